@@ -1,0 +1,281 @@
+"""Load and validate ``deploybot.toml`` into frozen dataclasses.
+
+One schema, in one place: every section is a frozen dataclass whose fields are the TOML keys
+(``from`` is spelled ``sender`` in Python). Each field's type and default is the validation rule.
+An unknown key is a :class:`~deploybot.errors.ConfigError` naming the key and the file and
+suggesting the nearest known key; so is a value of the wrong type. Paths are relative to the
+config file. Secrets never live in the file: ``password_env`` names an environment variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import tomllib
+import types
+import typing
+import zoneinfo
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from deploybot.errors import ConfigError
+
+DEFAULT_CONFIG_NAME = "deploybot.toml"
+CONFIG_ENV = "DEPLOYBOT_CONFIG"
+
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SCP_RE = re.compile(r"^[^/@:]+@[^/:]+:")  # user@host:path (ssh, scp-like)
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """``[source]``: the repository holding the site source."""
+
+    url: str
+    branch: str = "main"
+
+
+@dataclass(frozen=True)
+class PublishConfig:
+    """``[publish]``: where build commits go.
+
+    ``url`` defaults to ``source.url``; ``timezone`` (IANA) is used for ``{date}`` in
+    ``message`` and defaults to the site's timezone, else UTC; ``keep`` lists path prefixes on
+    the publish branch that builds never touch.
+    """
+
+    url: str = ""
+    branch: str = "asf-site"
+    author: str = "deploybot <deploybot@localhost>"
+    message: str = "Build at {date}"
+    timezone: str | None = None
+    keep: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RenderConfig:
+    """``[render]``: ``theme`` is ``"default"`` (the bundled theme) or a folder in the source."""
+
+    theme: str = "default"
+    timezone: str | None = None
+    feed_limit: int = 20
+
+
+@dataclass(frozen=True)
+class SmtpConfig:
+    """``[notify.smtp]``: ``security`` is ``none``, ``starttls`` or ``ssl``; ``timeout`` in s."""
+
+    host: str = "localhost"
+    port: int = 25
+    security: str = "none"
+    username: str | None = None
+    password_env: str | None = None
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class NotifyConfig:
+    """``[notify]``: how the commit email is delivered and what it says.
+
+    ``transport`` is ``smtp``, ``sendmail``, ``mbox`` or ``none``. ``sender`` is the TOML key
+    ``from``. ``repository_url`` defaults to ``publish.url``; ``pusher`` to the publish
+    author's name.
+    """
+
+    transport: str = "none"
+    to: tuple[str, ...] = ()
+    sender: str = "deploybot@localhost"
+    mbox: Path | None = None
+    repository_url: str = ""
+    pusher: str = ""
+    smtp: SmtpConfig = field(default_factory=SmtpConfig)
+
+
+@dataclass(frozen=True)
+class StateConfig:
+    """``[state]``: ``dir`` holds the mirrors, caches, outbox and lock."""
+
+    dir: Path = Path(".deploybot")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration. ``path`` is the file it came from (None when built in code)."""
+
+    source: SourceConfig
+    publish: PublishConfig = field(default_factory=PublishConfig)
+    render: RenderConfig = field(default_factory=RenderConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
+    state: StateConfig = field(default_factory=StateConfig)
+    path: Path | None = None
+
+
+_TOML_NAMES = {"sender": "from"}
+_CHOICES = {
+    "notify.transport": ("smtp", "sendmail", "mbox", "none"),
+    "notify.smtp.security": ("none", "starttls", "ssl"),
+}
+
+T = TypeVar("T")
+
+
+def default_config_path() -> Path:
+    """Return ``$DEPLOYBOT_CONFIG`` when set, else ``./deploybot.toml``."""
+    return Path(os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME)
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate the TOML file at ``path``.
+
+    Returns:
+        A :class:`Config` with relative paths resolved against the file's folder and every
+        default filled in.
+
+    Raises:
+        ConfigError: the file is missing or not TOML, a key is unknown, a value has the wrong
+            type or is not one of the allowed choices. The message names the key and the file.
+    """
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    return config_from_dict(raw, path)
+
+
+def config_from_dict(raw: dict[str, Any], path: Path) -> Config:
+    """Validate an already-parsed TOML document; see :func:`load_config`."""
+    if "source" not in raw:
+        raise ConfigError(f"{path}: missing required section [source] (with key 'url')")
+    parsed = _build(Config, raw, path, prefix="", skip={"path"})
+    return _resolve(parsed, path)
+
+
+def _build(cls: type[T], raw: Any, path: Path, prefix: str, skip: set[str] = frozenset()) -> T:  # type: ignore[assignment]
+    where = prefix.rstrip(".") or "top level"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: [{where}] must be a table")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in skip}  # type: ignore[arg-type]
+    toml_to_py = {_TOML_NAMES.get(name, name): name for name in fields}
+    kwargs: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in toml_to_py:
+            raise ConfigError(_unknown_key(path, prefix + key, key, list(toml_to_py)))
+        name = toml_to_py[key]
+        kwargs[name] = _convert(hints[name], value, path, prefix + key)
+    for name, f in fields.items():
+        if name not in kwargs and f.default is dataclasses.MISSING and (
+            f.default_factory is dataclasses.MISSING
+        ):
+            raise ConfigError(f"{path}: missing required key '{prefix}{_TOML_NAMES.get(name, name)}'")
+    return cls(**kwargs)
+
+
+def _unknown_key(path: Path, dotted: str, key: str, known: list[str]) -> str:
+    near = difflib.get_close_matches(key, known, n=1)
+    hint = f"; did you mean '{near[0]}'?" if near else f"; known keys: {', '.join(sorted(known))}"
+    return f"{path}: unknown key '{dotted}'{hint}"
+
+
+def _convert(hint: Any, value: Any, path: Path, dotted: str) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, path, prefix=dotted + ".")  # type: ignore[arg-type]
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        inner = [a for a in args if a is not type(None)]
+        return _convert(inner[0], value, path, dotted)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ConfigError(f"{path}: '{dotted}' must be a list of strings")
+        return tuple(_convert(args[0], item, path, dotted) for item in value)
+    if hint is Path:
+        return Path(_expect(str, value, path, dotted))
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    value = _expect(hint, value, path, dotted)
+    choices = _CHOICES.get(dotted)
+    if choices and value not in choices:
+        raise ConfigError(f"{path}: '{dotted}' must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def _expect(kind: type[T], value: Any, path: Path, dotted: str) -> T:
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok:
+        raise ConfigError(
+            f"{path}: '{dotted}' must be {_TYPE_NAMES.get(kind, kind.__name__)}, "
+            f"not {type(value).__name__} {value!r}"
+        )
+    return value
+
+
+def is_remote_url(url: str) -> bool:
+    """True for ``scheme://…`` URLs and scp-like ``user@host:path``; False for local paths."""
+    return bool(_URL_RE.match(url) or _SCP_RE.match(url))
+
+
+def _resolve_location(url: str, base: Path) -> str:
+    if is_remote_url(url):
+        return url
+    return str((base / os.path.expanduser(url)).resolve())
+
+
+def _resolve(cfg: Config, path: Path) -> Config:
+    base = path.parent.resolve()
+    source = dataclasses.replace(cfg.source, url=_resolve_location(cfg.source.url, base))
+    publish_url = _resolve_location(cfg.publish.url, base) if cfg.publish.url else source.url
+    publish = dataclasses.replace(cfg.publish, url=publish_url)
+    _check_author(publish.author, path)
+    for key, tz in (("publish.timezone", publish.timezone), ("render.timezone", cfg.render.timezone)):
+        _check_timezone(tz, key, path)
+    if cfg.render.feed_limit < 0:
+        raise ConfigError(f"{path}: 'render.feed_limit' must be 0 or more")
+    notify = cfg.notify
+    mbox = (base / notify.mbox).resolve() if notify.mbox else None
+    if notify.transport == "mbox" and mbox is None:
+        raise ConfigError(f"{path}: 'notify.mbox' is required when notify.transport = \"mbox\"")
+    if notify.transport in ("smtp", "sendmail", "mbox") and not notify.to:
+        raise ConfigError(f"{path}: 'notify.to' must list at least one address")
+    notify = dataclasses.replace(
+        notify,
+        mbox=mbox,
+        repository_url=notify.repository_url or publish.url,
+        pusher=notify.pusher or author_name(publish.author),
+    )
+    state = StateConfig(dir=(base / cfg.state.dir).resolve())
+    return Config(cfg.source, publish, cfg.render, notify, state, path=path.resolve())
+
+
+_AUTHOR_RE = re.compile(r"^\s*([^<>]*?)\s*<([^<>\s]+)>\s*$")
+
+
+def author_name(author: str) -> str:
+    """Return the name part of ``"Name <email>"``."""
+    m = _AUTHOR_RE.match(author)
+    return m.group(1) if m else author
+
+
+def _check_author(author: str, path: Path) -> None:
+    if not _AUTHOR_RE.match(author) or "\n" in author:
+        raise ConfigError(f"{path}: 'publish.author' must look like 'Name <email>', not {author!r}")
+
+
+def _check_timezone(tz: str | None, key: str, path: Path) -> None:
+    if tz is None:
+        return
+    try:
+        zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{path}: '{key}' is not a known IANA timezone: {tz!r}") from None

@@ -1,0 +1,69 @@
+"""The one small error hierarchy; the CLI maps each class to a sysexits-style exit code."""
+
+from __future__ import annotations
+
+EX_OK = 0
+EX_INPUT = 1  # bad input in the source (names file and line)
+EX_TEMPFAIL = 75  # try again later: network, lock held, push rejected, mail not delivered
+EX_CONFIG = 78  # bad configuration (names the key and the file)
+
+
+class DeploybotError(Exception):
+    """Base class of every error deploybot reports to its user.
+
+    ``exit_code`` is the process exit status the CLI uses for it.
+    """
+
+    exit_code: int = EX_INPUT
+
+
+class ConfigError(DeploybotError):
+    """A configuration file or key is wrong; the message names the key and the file."""
+
+    exit_code = EX_CONFIG
+
+
+class SourceError(DeploybotError):
+    """Bad input in the site source.
+
+    Args:
+        message: what is wrong.
+        path: the source path (relative to the source tree root), if known.
+        line: the 1-based line number in ``path``, if known.
+    """
+
+    exit_code = EX_INPUT
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or ""
+        if self.path and self.line is not None:
+            where = f"{self.path}:{self.line}"
+        return f"{where}: {self.message}" if where else self.message
+
+
+class TemporaryError(DeploybotError):
+    """A failure that a later run may not meet: network down, lock held, and the like."""
+
+    exit_code = EX_TEMPFAIL
+
+
+class FetchError(TemporaryError):
+    """The source repository could not be fetched."""
+
+
+class LockHeldError(TemporaryError):
+    """Another deploybot run holds the state directory's lock."""
+
+
+class PublishError(TemporaryError):
+    """The build commit could not be pushed (rejected, or the remote is unreachable)."""
+
+
+class NotifyError(TemporaryError):
+    """The commit email could not be delivered; it stays in the outbox for the next run."""
