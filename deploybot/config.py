@@ -255,7 +255,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
         pusher=notify.pusher or author_name(publish.author),
     )
     state = StateConfig(dir=(base / cfg.state.dir).resolve())
-    return Config(cfg.source, publish, cfg.render, notify, state, path=path.resolve())
+    return Config(source, publish, cfg.render, notify, state, path=path.resolve())
 
 
 _AUTHOR_RE = re.compile(r"^\s*([^<>]*?)\s*<([^<>\s]+)>\s*$")
