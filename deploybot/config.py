@@ -152,8 +152,6 @@ def load_config(path: Path) -> Config:
 
 def config_from_dict(raw: dict[str, Any], path: Path) -> Config:
     """Validate an already-parsed TOML document; see :func:`load_config`."""
-    if "source" not in raw:
-        raise ConfigError(f"{path}: missing required section [source] (with key 'url')")
     parsed = _build(Config, raw, path, prefix="", skip={"path"})
     return _resolve(parsed, path)
 

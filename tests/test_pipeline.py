@@ -1,0 +1,239 @@
+"""The main job end to end on the real tvm corpus: real repos on disk, real SMTP, real CLI."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import mailbox
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+from click.testing import CliRunner
+from dulwich.repo import Repo
+
+from deploybot.cli import main
+from tests.gitrepo import commit_files, corpus_files, head, read_branch
+
+BUILD_RE = re.compile(r"^Build at (Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ \d{4}\n$")
+ATOM = "{http://www.w3.org/2005/Atom}"
+BERT = "2020/07/14/bert-pytorch-tvm.html"
+BERT_SRC = "_posts/2020-07-14-bert-pytorch-tvm.md"
+
+
+class Site:
+    """A real source repo holding the tvm corpus, an empty bare publish repo, and a config."""
+
+    def __init__(self, tmp_path: Path, tvm: Path, notify: str) -> None:
+        self.source = tmp_path / "source.git"
+        self.publish = tmp_path / "publish.git"
+        Repo.init_bare(str(self.source), mkdir=True).close()
+        Repo.init_bare(str(self.publish), mkdir=True).close()
+        self.first = commit_files(self.source, corpus_files(tvm / "source"), "Import tvm site")
+        self.mbox = tmp_path / "commits.mbox"
+        self.config = tmp_path / "deploybot.toml"
+        self.config.write_text(
+            f"""
+[source]
+url = "source.git"
+[publish]
+url = "publish.git"
+author = "Build Bot <bot@example.org>"
+timezone = "America/Los_Angeles"
+keep = ["docs/", ".asf.yaml"]
+[render]
+timezone = "America/Los_Angeles"
+[notify]
+to = ["commits@tvm.example.org"]
+from = "bot@example.org"
+repository_url = "https://gitbox.example.org/repos/asf/incubator-tvm-site.git"
+{notify}
+"""
+        )
+
+    def run(self, *args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(main, ["run-once", "--config", str(self.config), *args])
+        return result.exit_code, result.output
+
+    def emails(self) -> list[email.message.EmailMessage]:
+        if not self.mbox.exists():
+            return []
+        box = mailbox.mbox(str(self.mbox))
+        try:
+            return [email.message_from_bytes(box.get_bytes(k), policy=email.policy.default) for k in box.keys()]  # type: ignore[misc]
+        finally:
+            box.close()
+
+
+@pytest.fixture
+def site(tmp_path: Path, tvm_site: Path) -> Site:
+    return Site(tmp_path, tvm_site, 'transport = "mbox"\nmbox = "commits.mbox"')
+
+
+def test_first_run_publishes_the_real_site(site: Site) -> None:
+    code, out = site.run()
+    assert code == 0, out
+    assert "published" in out
+    with Repo(str(site.publish)) as repo:
+        commit = repo[repo.refs[b"refs/heads/asf-site"]]
+        assert BUILD_RE.match(commit.message.decode()), commit.message  # type: ignore[attr-defined]
+        assert commit.author == b"Build Bot <bot@example.org>"  # type: ignore[attr-defined]
+        assert commit.committer == commit.author  # type: ignore[attr-defined]
+    files = read_branch(site.publish, "asf-site")
+    assert BERT in files and "2019/04/29/opt-cuda-quantized.html" in files
+    page = files[BERT].decode()
+    assert "Bridging PyTorch and TVM" in page
+    assert '<div class="language-python highlighter-rouge"><div class="highlight"><pre class="highlight"><code>' in page
+    assert '<span class="kn">import</span>' in page
+    atom = ET.fromstring(files["atom.xml"])
+    entries = atom.findall(f"{ATOM}entry")
+    assert len(entries) == 20
+    updated = [e.findtext(f"{ATOM}updated") or "" for e in entries]
+    assert updated == sorted(updated, reverse=True)
+    assert entries[0].findtext(f"{ATOM}title") == "Bridging PyTorch and TVM"
+    items = ET.fromstring(files["rss.xml"]).findall("./channel/item")
+    assert len(items) == 20
+    assert items[0].findtext("link") == "https://tvm.apache.org/2020/07/14/bert-pytorch-tvm"
+    mails = site.emails()
+    assert len(mails) == 1
+    assert mails[0]["Subject"].startswith("[incubator-tvm-site] branch asf-site updated: Build at ")
+
+
+def test_second_run_is_up_to_date(site: Site) -> None:
+    assert site.run()[0] == 0
+    before = head(site.publish, "asf-site")
+    code, out = site.run()
+    assert code == 0
+    assert "up to date" in out
+    assert head(site.publish, "asf-site") == before
+    assert len(site.emails()) == 1
+
+
+def test_state_lost_still_up_to_date(site: Site, tmp_path: Path) -> None:
+    """A fresh machine (no state dir) finds the last built source commit on the publish branch."""
+    assert site.run()[0] == 0
+    import shutil
+
+    shutil.rmtree(tmp_path / ".deploybot")
+    code, out = site.run()
+    assert (code, "up to date" in out) == (0, True)
+
+
+def test_edit_one_post(site: Site) -> None:
+    assert site.run()[0] == 0
+    first_build = head(site.publish, "asf-site")
+    old = read_branch(site.source, "main")[BERT_SRC]
+    new = old.replace(b"Bridging PyTorch and TVM", b"Bridging PyTorch and TVM, revisited", 1)
+    commit_files(site.source, {BERT_SRC: new}, "Retitle the BERT post", when=1_700_000_100)
+    code, out = site.run()
+    assert code == 0, out
+    with Repo(str(site.publish)) as repo:
+        build = repo[repo.refs[b"refs/heads/asf-site"]]
+        assert build.parents == [first_build.encode()]  # type: ignore[attr-defined]
+    mails = site.emails()
+    assert len(mails) == 2
+    body = mails[1].get_content()
+    changed = re.findall(r"^diff --git a/(\S+) ", body, flags=re.M)
+    assert set(changed) == {BERT, "atom.xml", "rss.xml"}, changed
+    assert " 3 files changed" in body
+    assert "revisited" in read_branch(site.publish, "asf-site")[BERT].decode()
+
+
+def test_keep_paths_survive_every_build(site: Site) -> None:
+    assert site.run()[0] == 0
+    commit_files(site.publish, {"docs/index.html": b"<p>API docs</p>\n", ".asf.yaml": b"publish: {}\n"},
+                 "Docs build", branch="asf-site")
+    old = read_branch(site.source, "main")[BERT_SRC]
+    commit_files(site.source, {BERT_SRC: old + b"\nOne more line.\n"}, "Add a line", when=1_700_000_200)
+    assert site.run()[0] == 0
+    files = read_branch(site.publish, "asf-site")
+    assert files["docs/index.html"] == b"<p>API docs</p>\n"
+    assert files[".asf.yaml"] == b"publish: {}\n"
+    assert "One more line." in files[BERT].decode()
+
+
+def test_broken_front_matter_exits_1_and_publishes_nothing(site: Site) -> None:
+    assert site.run()[0] == 0
+    before = head(site.publish, "asf-site")
+    broken = b"---\nlayout: post\ntitle: [unclosed\n---\n\nBody\n"
+    commit_files(site.source, {"_posts/2020-08-01-broken.md": broken}, "Broken post", when=1_700_000_300)
+    code, out = site.run()
+    assert code == 1, out
+    assert "_posts/2020-08-01-broken.md:" in out
+    assert re.search(r"_posts/2020-08-01-broken\.md:\d+", out), out
+    assert head(site.publish, "asf-site") == before
+    assert len(site.emails()) == 1
+
+
+def test_unknown_config_key_exits_78(site: Site) -> None:
+    site.config.write_text(site.config.read_text() + "\n[state]\ndirr = 'x'\n")
+    code, out = site.run()
+    assert code == 78
+    assert "unknown key 'state.dirr'" in out
+    assert str(site.config) in out
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.messages: list[bytes] = []
+
+    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:  # noqa: N802
+        self.messages.append(envelope.content)  # type: ignore[attr-defined]
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[tuple[Controller, _Collector]]:
+    handler = _Collector()
+    controller = Controller(handler, hostname="127.0.0.1", port=0)
+    controller.start()
+    try:
+        yield controller, handler
+    finally:
+        controller.stop()
+
+
+def test_email_over_smtp(tmp_path: Path, tvm_site: Path, smtp_server: tuple[Controller, _Collector]) -> None:
+    controller, handler = smtp_server
+    port = controller.server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    site = Site(tmp_path, tvm_site, f'transport = "smtp"\n[notify.smtp]\nhost = "127.0.0.1"\nport = {port}\n')
+    code, out = site.run()
+    assert code == 0, out
+    assert len(handler.messages) == 1
+    msg = email.message_from_bytes(handler.messages[0], policy=email.policy.default)
+    build = head(site.publish, "asf-site")
+    assert msg["Subject"].startswith("[incubator-tvm-site] branch asf-site updated: Build at ")
+    assert msg["X-Git-Refname"] == "refs/heads/asf-site"
+    assert msg["X-Git-Rev"] == build
+    assert msg["X-Git-Newrev"] == build
+    assert msg["X-Git-Oldrev"] == "0" * 40
+    assert msg["X-Git-Reftype"] == "branch"
+    body = msg.get_content()
+    assert re.search(r"^ \d+ files changed, \d+ insertions\(\+\)$", body, flags=re.M), body[-2000:]
+
+
+def test_smtp_down_keeps_email_and_exits_75(tmp_path: Path, tvm_site: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    site = Site(tmp_path, tvm_site, f'transport = "smtp"\n[notify.smtp]\nhost = "127.0.0.1"\nport = {port}\ntimeout = 2\n')
+    code, out = site.run()
+    assert code == 75, out
+    assert head(site.publish, "asf-site") is not None
+    assert "kept in the outbox" in out
+    pending = list((tmp_path / ".deploybot" / "outbox").glob("*.eml"))
+    assert len(pending) == 1
+    handler = _Collector()
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        code, out = site.run()
+    finally:
+        controller.stop()
+    assert code == 0, out
+    assert len(handler.messages) == 1
