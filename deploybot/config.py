@@ -170,10 +170,14 @@ def _build(cls: type[T], raw: Any, path: Path, prefix: str, skip: set[str] = fro
         name = toml_to_py[key]
         kwargs[name] = _convert(hints[name], value, path, prefix + key)
     for name, f in fields.items():
-        if name not in kwargs and f.default is dataclasses.MISSING and (
-            f.default_factory is dataclasses.MISSING
+        if (
+            name not in kwargs
+            and f.default is dataclasses.MISSING
+            and (f.default_factory is dataclasses.MISSING)
         ):
-            raise ConfigError(f"{path}: missing required key '{prefix}{_TOML_NAMES.get(name, name)}'")
+            raise ConfigError(
+                f"{path}: missing required key '{prefix}{_TOML_NAMES.get(name, name)}'"
+            )
     return cls(**kwargs)
 
 
@@ -236,7 +240,10 @@ def _resolve(cfg: Config, path: Path) -> Config:
     publish_url = _resolve_location(cfg.publish.url, base) if cfg.publish.url else source.url
     publish = dataclasses.replace(cfg.publish, url=publish_url)
     _check_author(publish.author, path)
-    for key, tz in (("publish.timezone", publish.timezone), ("render.timezone", cfg.render.timezone)):
+    for key, tz in (
+        ("publish.timezone", publish.timezone),
+        ("render.timezone", cfg.render.timezone),
+    ):
         _check_timezone(tz, key, path)
     if cfg.render.feed_limit < 0:
         raise ConfigError(f"{path}: 'render.feed_limit' must be 0 or more")

@@ -30,10 +30,20 @@ def setup(demo_dir: Path) -> Path:
         shutil.copytree(DEMO_CONFIG / "site", source)
         repo = porcelain.init(str(source), default_branch=b"main")
         with repo:
-            porcelain.add(repo, paths=[str(p) for p in sorted(source.rglob("*")) if p.is_file()
-                                       and ".git" not in p.relative_to(source).parts])
-            porcelain.commit(repo, message=b"Demo site: three posts, an about page, a logo\n",
-                             author=DEMO_AUTHOR, committer=DEMO_AUTHOR)
+            porcelain.add(
+                repo,
+                paths=[
+                    str(p)
+                    for p in sorted(source.rglob("*"))
+                    if p.is_file() and ".git" not in p.relative_to(source).parts
+                ],
+            )
+            porcelain.commit(
+                repo,
+                message=b"Demo site: three posts, an about page, a logo\n",
+                author=DEMO_AUTHOR,
+                committer=DEMO_AUTHOR,
+            )
     publish = demo_dir / "publish.git"
     if not publish.exists():
         Repo.init_bare(str(publish), mkdir=True).close()

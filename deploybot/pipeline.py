@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -66,7 +66,7 @@ class _Timer:
 
 
 def state_paths(config: Config) -> dict[str, Path]:
-    """Return the state directory's layout: ``lock``, ``source`` and ``publish`` mirrors, ``outbox``."""
+    """Return the state dir's layout: ``lock``, the ``source``/``publish`` mirrors, ``outbox``."""
     root = config.state.dir
     return {
         "lock": root / "lock",
@@ -111,7 +111,7 @@ def run_once(
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _run_locked(

@@ -7,7 +7,7 @@ calls it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
@@ -48,10 +48,10 @@ def _open_source(source: Path, rev: str | None) -> tuple[SourceTree, datetime]:
     except NotGitRepository:
         if rev is not None:
             raise SourceError(f"--rev given but {source} is not a git repository") from None
-        return DirTree(source), datetime.now(timezone.utc)
+        return DirTree(source), datetime.now(UTC)
     with repo:
         if not repo.bare and rev is None:
-            return DirTree(source), datetime.now(timezone.utc)
+            return DirTree(source), datetime.now(UTC)
         return gitutil.tree_at_revision(repo, rev or "HEAD")
 
 

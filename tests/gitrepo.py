@@ -39,7 +39,7 @@ def commit_files(
     """Commit ``changes`` ({path: bytes, or None to delete}) on top of ``branch``; return the id."""
     ref = f"refs/heads/{branch}".encode()
     with Repo(str(repo_path)) as repo:
-        parent = repo.refs[ref] if ref in repo.refs else None
+        parent = repo.refs.get(ref, None)
         files = tree_files(repo, repo[parent].tree) if parent else {}  # type: ignore[attr-defined]
         for path, data in changes.items():
             if data is None:
@@ -80,4 +80,8 @@ def head(repo_path: Path, branch: str) -> str | None:
 
 def corpus_files(root: Path) -> dict[str, bytes]:
     """Return ``{relative path: bytes}`` for every file under ``root``."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }

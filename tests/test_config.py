@@ -84,14 +84,32 @@ dir = "/var/lib/deploybot"
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('[source]\nurl = "s"\nbrnch = "x"\n', "unknown key 'source.brnch'; did you mean 'branch'?"),
-        ('[source]\nurl = "s"\n[render]\nfeed_limit = "x"\n', "'render.feed_limit' must be an integer"),
-        ('[source]\nurl = "s"\n[notify]\ntransport = "pigeon"\n', "'notify.transport' must be one of"),
-        ('[source]\nurl = "s"\n[notify.smtp]\nsecurity = "tls"\n', "'notify.smtp.security' must be one of"),
+        (
+            '[source]\nurl = "s"\nbrnch = "x"\n',
+            "unknown key 'source.brnch'; did you mean 'branch'?",
+        ),
+        (
+            '[source]\nurl = "s"\n[render]\nfeed_limit = "x"\n',
+            "'render.feed_limit' must be an integer",
+        ),
+        (
+            '[source]\nurl = "s"\n[notify]\ntransport = "pigeon"\n',
+            "'notify.transport' must be one of",
+        ),
+        (
+            '[source]\nurl = "s"\n[notify.smtp]\nsecurity = "tls"\n',
+            "'notify.smtp.security' must be one of",
+        ),
         ('[source]\nurl = "s"\n[publish]\nkeep = "docs/"\n', "'publish.keep' must be a list"),
         ('[source]\nurl = "s"\n[publish]\nauthor = "nobody"\n', "'publish.author' must look like"),
-        ('[source]\nurl = "s"\n[render]\ntimezone = "Mars/Base"\n', "'render.timezone' is not a known"),
-        ('[source]\nurl = "s"\n[notify]\ntransport = "mbox"\nto = ["a@b"]\n', "'notify.mbox' is required"),
+        (
+            '[source]\nurl = "s"\n[render]\ntimezone = "Mars/Base"\n',
+            "'render.timezone' is not a known",
+        ),
+        (
+            '[source]\nurl = "s"\n[notify]\ntransport = "mbox"\nto = ["a@b"]\n',
+            "'notify.mbox' is required",
+        ),
         ('[sorce]\nurl = "s"\n', "unknown key 'sorce'; did you mean 'source'?"),
         ('[source]\nbranch = "x"\n', "missing required key 'source.url'"),
         ("[source\n", "not valid TOML"),

@@ -18,7 +18,9 @@ from dulwich.repo import Repo
 from deploybot.cli import main
 from tests.gitrepo import commit_files, corpus_files, head, read_branch
 
-BUILD_RE = re.compile(r"^Build at (Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ \d{4}\n$")
+BUILD_RE = re.compile(
+    r"^Build at (Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ \d{4}\n$"
+)
 ATOM = "{http://www.w3.org/2005/Atom}"
 BERT = "2020/07/14/bert-pytorch-tvm.html"
 BERT_SRC = "_posts/2020-07-14-bert-pytorch-tvm.md"
@@ -63,7 +65,10 @@ repository_url = "https://gitbox.example.org/repos/asf/incubator-tvm-site.git"
             return []
         box = mailbox.mbox(str(self.mbox))
         try:
-            return [email.message_from_bytes(box.get_bytes(k), policy=email.policy.default) for k in box.keys()]  # type: ignore[misc]
+            return [
+                email.message_from_bytes(box.get_bytes(k), policy=email.policy.default)
+                for k in box.iterkeys()
+            ]  # type: ignore[misc]
         finally:
             box.close()
 
@@ -86,7 +91,10 @@ def test_first_run_publishes_the_real_site(site: Site) -> None:
     assert BERT in files and "2019/04/29/opt-cuda-quantized.html" in files
     page = files[BERT].decode()
     assert "Bridging PyTorch and TVM" in page
-    assert '<div class="language-python highlighter-rouge"><div class="highlight"><pre class="highlight"><code>' in page
+    assert (
+        '<div class="language-python highlighter-rouge"><div class="highlight">'
+        '<pre class="highlight"><code>' in page
+    )
     assert '<span class="kn">import</span>' in page
     atom = ET.fromstring(files["atom.xml"])
     entries = atom.findall(f"{ATOM}entry")
@@ -144,10 +152,16 @@ def test_edit_one_post(site: Site) -> None:
 
 def test_keep_paths_survive_every_build(site: Site) -> None:
     assert site.run()[0] == 0
-    commit_files(site.publish, {"docs/index.html": b"<p>API docs</p>\n", ".asf.yaml": b"publish: {}\n"},
-                 "Docs build", branch="asf-site")
+    commit_files(
+        site.publish,
+        {"docs/index.html": b"<p>API docs</p>\n", ".asf.yaml": b"publish: {}\n"},
+        "Docs build",
+        branch="asf-site",
+    )
     old = read_branch(site.source, "main")[BERT_SRC]
-    commit_files(site.source, {BERT_SRC: old + b"\nOne more line.\n"}, "Add a line", when=1_700_000_200)
+    commit_files(
+        site.source, {BERT_SRC: old + b"\nOne more line.\n"}, "Add a line", when=1_700_000_200
+    )
     assert site.run()[0] == 0
     files = read_branch(site.publish, "asf-site")
     assert files["docs/index.html"] == b"<p>API docs</p>\n"
@@ -159,7 +173,9 @@ def test_broken_front_matter_exits_1_and_publishes_nothing(site: Site) -> None:
     assert site.run()[0] == 0
     before = head(site.publish, "asf-site")
     broken = b"---\nlayout: post\ntitle: [unclosed\n---\n\nBody\n"
-    commit_files(site.source, {"_posts/2020-08-01-broken.md": broken}, "Broken post", when=1_700_000_300)
+    commit_files(
+        site.source, {"_posts/2020-08-01-broken.md": broken}, "Broken post", when=1_700_000_300
+    )
     code, out = site.run()
     assert code == 1, out
     assert "_posts/2020-08-01-broken.md:" in out
@@ -180,7 +196,7 @@ class _Collector:
     def __init__(self) -> None:
         self.messages: list[bytes] = []
 
-    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:  # noqa: N802
+    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
         self.messages.append(envelope.content)  # type: ignore[attr-defined]
         return "250 OK"
 
@@ -196,10 +212,16 @@ def smtp_server() -> Iterator[tuple[Controller, _Collector]]:
         controller.stop()
 
 
-def test_email_over_smtp(tmp_path: Path, tvm_site: Path, smtp_server: tuple[Controller, _Collector]) -> None:
+def test_email_over_smtp(
+    tmp_path: Path, tvm_site: Path, smtp_server: tuple[Controller, _Collector]
+) -> None:
     controller, handler = smtp_server
     port = controller.server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    site = Site(tmp_path, tvm_site, f'transport = "smtp"\n[notify.smtp]\nhost = "127.0.0.1"\nport = {port}\n')
+    site = Site(
+        tmp_path,
+        tvm_site,
+        f'transport = "smtp"\n[notify.smtp]\nhost = "127.0.0.1"\nport = {port}\n',
+    )
     code, out = site.run()
     assert code == 0, out
     assert len(handler.messages) == 1
@@ -221,7 +243,11 @@ def test_smtp_down_keeps_email_and_exits_75(tmp_path: Path, tvm_site: Path) -> N
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    site = Site(tmp_path, tvm_site, f'transport = "smtp"\n[notify.smtp]\nhost = "127.0.0.1"\nport = {port}\ntimeout = 2\n')
+    site = Site(
+        tmp_path,
+        tvm_site,
+        f'transport = "smtp"\n[notify.smtp]\nhost = "127.0.0.1"\nport = {port}\ntimeout = 2\n',
+    )
     code, out = site.run()
     assert code == 75, out
     assert head(site.publish, "asf-site") is not None
