@@ -1,0 +1,299 @@
+"""The publish stage: build output -> one ``Build at ...`` commit on the publish branch -> push.
+
+The new tree is built from git objects in a local bare mirror, with no work tree, on top of
+the remote publish head as just fetched. The build owns every path not under a ``keep``
+prefix: owned paths are replaced by the build output and owned paths the build no longer
+makes are deleted; kept paths (``.asf.yaml``, ``CNAME``, a ``docs/`` folder maintained by
+hand) keep their blob ids. A build whose tree equals its parent's makes no commit.
+
+The push is never forced. ``send_pack`` gets a compare-and-swap: when the advertised tip is
+not the head the commit was built on, nothing is sent, and the build is redone on the new tip
+(up to :data:`MAX_TRIES` times). The server's per-ref status is checked, because dulwich does
+not raise on a server-side rejection. The mirror's refs move only after a successful push.
+
+**Where the source commit is recorded.** Each push also updates the git notes ref
+:data:`NOTES_REF` (``refs/notes/deploybot``), in the same (atomic, where the server allows)
+push as the branch. Its tree holds one note, named by the publish head's 40-hex id, reading
+``source-commit <40 hex>\\n``; each record is a new notes commit whose parent is the previous
+one, so ``git log -p refs/notes/deploybot`` is the full record and the tree stays one entry
+small. Notes are plain git refs, so a fresh machine recovers the record by fetching them
+(:func:`fetch_publish_head`), and ``git notes --ref=deploybot show asf-site`` reads it; unlike
+a trailer in the commit message, the record can also be updated without a new commit, for a
+build whose tree did not change. A head without a note (someone else pushed) has an unknown
+source commit, so the next run rebuilds, finds the same tree, and records it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from dulwich.objects import Blob
+from dulwich.repo import Repo
+
+from deploybot import gitutil
+from deploybot.errors import ConfigError, PublishError
+from deploybot.gitutil import MODE_FILE, RemoteMovedError
+
+NOTES_REF = "refs/notes/deploybot"
+"""The git notes ref recording which source commit each publish head was built from."""
+
+MAX_TRIES = 3
+"""How many times a build is redone on a new remote tip before giving up."""
+
+_RECORD_KEY = "source-commit"
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+@dataclass(frozen=True)
+class PublishHead:
+    """The remote publish branch as last fetched.
+
+    Attributes:
+        commit: the branch head (40 hex), ``None`` when the branch does not exist.
+        source_commit: the source commit that head was built from, per the record in
+            :data:`NOTES_REF`; ``None`` when unknown.
+    """
+
+    commit: str | None
+    source_commit: str | None
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """What :func:`publish_build` did.
+
+    Attributes:
+        repo_path: the local bare mirror holding ``old`` and ``new`` (for the commit email).
+        refname: the publish branch's full ref name, e.g. ``refs/heads/asf-site``.
+        old: the previous head (40 hex), ``None`` when the branch was created.
+        new: the build commit (40 hex), ``None`` when the tree did not change.
+        changed_paths: the sorted paths that differ between the old and new trees.
+    """
+
+    repo_path: Path
+    refname: str
+    old: str | None
+    new: str | None
+    changed_paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    updates: dict[str, tuple[str | None, str]]  # refname -> (expected remote tip, new tip)
+    result: PublishResult
+
+
+def format_build_message(template: str, when: datetime) -> str:
+    """Return ``template`` with ``{date}`` replaced by ``when`` as date(1) prints it.
+
+    The format is ``date``'s default, ``%a %b %e %H:%M:%S %Z %Y`` in the C locale, e.g.
+    ``Sun Jul  5 09:12:04 PDT 2020`` (``%e`` pads the day with a space). ``when`` must be
+    aware; its zone abbreviation is ``%Z``. Other braces in ``template`` are left alone.
+    Raises ``ValueError`` for a naive ``when``.
+    """
+    return template.replace("{date}", format_date(when))
+
+
+def format_date(when: datetime) -> str:
+    """Return ``when`` (aware) in date(1)'s default C-locale format; see above."""
+    offset = when.utcoffset()
+    if offset is None:
+        raise ValueError("the build time must be a timezone-aware datetime")
+    zone = when.tzname() or _numeric_offset(int(offset.total_seconds()))
+    day, month = _DAYS[when.weekday()], _MONTHS[when.month - 1]
+    clock = f"{when.hour:02d}:{when.minute:02d}:{when.second:02d}"
+    return f"{day} {month} {when.day:2d} {clock} {zone} {when.year}"
+
+
+def _numeric_offset(seconds: int) -> str:
+    sign = "-" if seconds < 0 else "+"
+    minutes = abs(seconds) // 60
+    return f"{sign}{minutes // 60:02d}{minutes % 60:02d}"
+
+
+def fetch_publish_head(url: str, branch: str, mirror: Path) -> PublishHead:
+    """Fetch the publish ``branch`` and the record from ``url`` into the bare ``mirror``.
+
+    ``mirror`` is created when missing; a brand-new mirror recovers the source commit from
+    the remote's :data:`NOTES_REF`.
+
+    Raises:
+        PublishError: the remote cannot be reached or read.
+    """
+    refname = f"refs/heads/{branch}"
+    with gitutil.bare_repo(mirror) as repo:
+        tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
+        head = tips[refname]
+        source = _read_record(repo, tips[NOTES_REF], head) if head else None
+    return PublishHead(commit=head, source_commit=source)
+
+
+def publish_build(
+    url: str,
+    branch: str,
+    mirror: Path,
+    files: Mapping[str, bytes],
+    *,
+    keep: Sequence[str],
+    author: str,
+    message: str,
+    when: datetime,
+    source_commit: str,
+) -> PublishResult:
+    """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``; push.
+
+    ``keep`` lists path prefixes the build never touches (``"docs/"`` is a folder; ``"CNAME"``
+    is that path or a folder of that name). ``author`` (``Name <email>``) is author and
+    committer; ``when`` (aware) gives both times and the zone; the commit message is
+    ``message`` plus a newline. A missing branch is created with a root commit. The record
+    (see the module docstring) is updated to ``source_commit`` even when no commit is made.
+
+    Returns:
+        A :class:`PublishResult`; ``new`` is ``None`` when the tree did not change.
+
+    Raises:
+        PublishError: the remote is unreachable, rejected the push (the server's reason is in
+            the message), or moved under us :data:`MAX_TRIES` times.
+        ConfigError: a build output path clashes with a kept path (``publish.keep``).
+        ValueError: a path in ``files`` is not a clean relative path, or ``when`` is naive.
+    """
+    refname = f"refs/heads/{branch}"
+    with gitutil.bare_repo(mirror) as repo:
+        owned = [(p, data) for p, data in files.items() if not _is_kept(_clean(p), keep)]
+        built = gitutil.blob_ids(repo, owned)
+        for _ in range(MAX_TRIES):
+            tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
+            build = _Build(repo, mirror, refname, author, message, when, source_commit)
+            plan = build.plan(tips[refname], tips[NOTES_REF], built, keep)
+            if not plan.updates:
+                return plan.result
+            try:
+                gitutil.push_refs(url, repo, plan.updates, PublishError)
+            except RemoteMovedError:
+                continue
+            gitutil.set_local_refs(repo, {ref: new for ref, (_, new) in plan.updates.items()})
+            return plan.result
+    raise PublishError(f"push to {url}: {refname} kept moving; gave up after {MAX_TRIES} tries")
+
+
+@dataclass(frozen=True)
+class _Build:
+    """One attempt at a build commit on top of a given remote head."""
+
+    repo: Repo
+    mirror: Path
+    refname: str
+    author: str
+    message: str
+    when: datetime
+    source_commit: str
+
+    def plan(
+        self,
+        old: str | None,
+        notes_old: str | None,
+        built: Mapping[str, str],
+        keep: Sequence[str],
+    ) -> _Plan:
+        """Write the build commit (if the tree changed) and the record; return the push."""
+        old_tree = gitutil.commit_tree_id(self.repo, old) if old else None
+        old_entries = gitutil.tree_entries(self.repo, old_tree, include_gitlinks=True)
+        kept = {p: entry for p, entry in old_entries.items() if _is_kept(p, keep)}
+        entries = {p: (MODE_FILE, sha) for p, sha in built.items()} | kept
+        _check_no_clash(entries, kept)
+        new_tree = gitutil.write_tree(self.repo, entries)
+        updates: dict[str, tuple[str | None, str]] = {}
+        new: str | None = None
+        changed: tuple[str, ...] = ()
+        if old is None or new_tree != old_tree:
+            new = gitutil.make_commit(
+                self.repo,
+                new_tree,
+                [old] if old else [],
+                author=self.author,
+                message=self.message.rstrip("\n") + "\n",
+                when=self.when,
+            )
+            changed = tuple(sorted(gitutil.changed_paths(self.repo, old_tree, new_tree)))
+            updates[self.refname] = (old, new)
+        head = new or old
+        assert head is not None
+        if _read_record(self.repo, notes_old, head) != self.source_commit:
+            updates[NOTES_REF] = (notes_old, self._record(notes_old, head))
+        result = PublishResult(self.mirror, self.refname, old, new, changed)
+        return _Plan(updates, result)
+
+    def _record(self, notes_parent: str | None, head: str) -> str:
+        """Write a notes commit saying ``head`` was built from the source commit."""
+        blob = gitutil.add_blob(self.repo, f"{_RECORD_KEY} {self.source_commit}\n".encode())
+        tree = gitutil.write_tree(self.repo, {head: (MODE_FILE, blob)})
+        return gitutil.make_commit(
+            self.repo,
+            tree,
+            [notes_parent] if notes_parent else [],
+            author=self.author,
+            message=f"deploybot: {head} built from {self.source_commit}\n",
+            when=self.when,
+        )
+
+
+def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:
+    """Return the source commit the note on ``head`` names, or ``None`` when there is none.
+
+    Reads flat and fanned-out (``ab/cdef...``) notes trees alike, as ``git notes`` writes both.
+    """
+    if notes_commit is None:
+        return None
+    entries = gitutil.tree_entries(repo, gitutil.commit_tree_id(repo, notes_commit))
+    for path, (_mode, sha) in entries.items():
+        if path.replace("/", "") == head:
+            blob = repo[gitutil.oid(sha)]
+            if isinstance(blob, Blob):
+                return _parse_record(blob.as_raw_string().decode("utf-8", "replace"))
+    return None
+
+
+def _parse_record(text: str) -> str | None:
+    for line in text.splitlines():
+        key, _, value = line.strip().partition(" ")
+        value = value.strip()
+        if key == _RECORD_KEY and len(value) == 40 and all(c in "0123456789abcdef" for c in value):
+            return value
+    return None
+
+
+def _is_kept(path: str, keep: Iterable[str]) -> bool:
+    """Return whether ``path`` is under a ``keep`` prefix (folder ``x/``, or path-or-folder)."""
+    for prefix in keep:
+        if prefix.endswith("/"):
+            if path.startswith(prefix):
+                return True
+        elif path == prefix or path.startswith(prefix + "/"):
+            return True
+    return False
+
+
+def _clean(path: str) -> str:
+    """Return ``path`` unchanged; raise ``ValueError`` unless it is a clean relative path."""
+    parts = path.split("/")
+    if not path or any(part in ("", ".", "..", ".git") for part in parts):
+        raise ValueError(f"not a clean relative path for the publish tree: {path!r}")
+    return path
+
+
+def _check_no_clash(entries: Mapping[str, object], kept: Mapping[str, object]) -> None:
+    """Raise when a path is both a file and a folder (e.g. ``docs`` and ``docs/x``)."""
+    for path in entries:
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent in entries:
+                if parent in kept or path in kept:
+                    raise ConfigError(
+                        f"publish.keep: build output and kept path clash: {parent!r} vs {path!r}"
+                    )
+                raise ValueError(f"build output has both a file and a folder {parent!r}")

@@ -1,0 +1,95 @@
+"""The watch stage: fetch the source branch into a local bare mirror and snapshot its tip.
+
+The mirror (a bare repository under the state folder) keeps every object it has fetched, so a
+repeated fetch only transfers what is new.
+The snapshot's tree is read straight from git objects (no checkout), and ``changed_paths``
+says which files differ from the commit of the previous run, for incremental builds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dulwich.objects import Commit
+from dulwich.repo import Repo
+
+from deploybot import gitutil
+from deploybot.errors import ConfigError, FetchError
+from deploybot.gitutil import GitTree
+
+
+@dataclass(frozen=True)
+class SourceSnapshot:
+    """The source branch's tip as fetched.
+
+    ``tree`` reads blobs through a repository handle it opens on first read; the caller
+    closes it with ``snapshot.tree.close()`` (or ``with snapshot.tree:``) when done.
+
+    Attributes:
+        commit: the source commit id (40 hex).
+        tree: the commit's tree, as a ``SourceTree``.
+        commit_time: committer time, seconds since the epoch.
+        commit_tz_offset: committer timezone, seconds east of UTC.
+        since: the commit ``changed_paths`` is relative to (as passed in).
+        changed_paths: files added, edited or deleted since ``since`` (both sides of a
+            rename); ``None`` when ``since`` is ``None`` or not in the mirror.
+    """
+
+    commit: str
+    tree: GitTree
+    commit_time: int
+    commit_tz_offset: int
+    since: str | None
+    changed_paths: frozenset[str] | None
+
+
+def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) -> SourceSnapshot:
+    """Fetch ``branch`` from ``url`` into the bare mirror ``mirror``; snapshot its tip.
+
+    ``url`` is anything dulwich's ``get_transport_and_path`` takes: a local path, ``file://``,
+    ``http(s)://``, ``git://``, ``ssh://`` or ``user@host:path``. ``mirror`` is created when
+    missing. ``since`` is the source commit of the previous build, if any.
+
+    Raises:
+        FetchError: the remote cannot be reached or read (one line, naming ``url``).
+        ConfigError: the remote has no such branch (names ``source.branch``).
+    """
+    refname = f"refs/heads/{branch}"
+    with gitutil.bare_repo(mirror) as repo:
+        tip = gitutil.fetch_refs(url, repo, [refname], FetchError)[refname]
+        if tip is None:
+            raise ConfigError(f"source.branch: no branch {branch!r} in {url}")
+        commit = _commit(repo, tip)
+        tree_id = commit.tree.decode("ascii")
+        changed = _changed_since(repo, since, tree_id)
+    return SourceSnapshot(
+        commit=tip,
+        tree=GitTree(mirror, tree_id),
+        commit_time=commit.commit_time,
+        commit_tz_offset=commit.commit_timezone,
+        since=since,
+        changed_paths=changed,
+    )
+
+
+def _commit(repo: Repo, commit_id: str) -> Commit:
+    obj = repo[gitutil.oid(commit_id)]
+    if not isinstance(obj, Commit):
+        raise ConfigError(f"source.branch: tip {commit_id} is not a commit")
+    return obj
+
+
+def _changed_since(repo: Repo, since: str | None, tree_id: str) -> frozenset[str] | None:
+    """Return the paths changed from ``since``'s tree to ``tree_id``; ``None`` if unknown."""
+    if since is None or not _is_hex40(since):
+        return None
+    try:
+        old_tree = gitutil.commit_tree_id(repo, since)
+        return gitutil.changed_paths(repo, old_tree, tree_id)
+    except (KeyError, TypeError):  # not in the mirror: the caller rebuilds everything
+        return None
+
+
+def _is_hex40(text: str) -> bool:
+    return len(text) == 40 and all(c in "0123456789abcdef" for c in text)

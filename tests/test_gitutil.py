@@ -1,0 +1,184 @@
+"""Tests for deploybot.gitutil: trees read and written as objects, diffs, fetch and push helpers.
+
+git itself is the oracle where it can be: ``git ls-tree``, ``git diff-tree`` and ``git fsck``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from deploybot import gitutil
+from deploybot.errors import FetchError, PublishError
+from deploybot.gitutil import MODE_FILE, GitTree, RemoteMovedError
+from deploybot.render.source import SourceTree, git_blob_id
+
+WHEN = datetime(2024, 3, 1, 12, 0, 0, tzinfo=timezone(timedelta(hours=1)))
+AUTHOR = "Site Author <author@example.org>"
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` and return its stdout."""
+    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    return out.stdout.decode()
+
+
+def commit_files(
+    repo_path: Path,
+    files: dict[str, bytes],
+    *,
+    parents: tuple[str, ...] = (),
+    branch: str = "main",
+    modes: dict[str, int] | None = None,
+) -> str:
+    """Commit ``files`` as the whole tree of a new commit on ``branch``; return its id."""
+    with gitutil.bare_repo(repo_path) as repo:
+        blobs = gitutil.blob_ids(repo, files.items())
+        entries = {p: ((modes or {}).get(p, MODE_FILE), sha) for p, sha in blobs.items()}
+        tree = gitutil.write_tree(repo, entries)
+        commit = gitutil.make_commit(
+            repo, tree, list(parents), author=AUTHOR, message="change\n", when=WHEN
+        )
+        gitutil.set_local_refs(repo, {f"refs/heads/{branch}": commit})
+    return commit
+
+
+def test_git_tree_reads_a_tree_without_checkout(tmp_path: Path) -> None:
+    repo_path = tmp_path / "src.git"
+    files = {"index.md": b"# Home\n", "_posts/2024-01-01-a.md": b"post", "run.sh": b"#!/bin/sh\n"}
+    commit = commit_files(repo_path, files, modes={"run.sh": 0o100755})
+    tree_id = git(repo_path, "rev-parse", f"{commit}^{{tree}}").strip()
+
+    with GitTree(repo_path, tree_id) as tree:
+        assert isinstance(tree, SourceTree)
+        assert list(tree.paths()) == sorted(files)
+        for path, data in files.items():
+            assert tree.read(path) == data
+            assert tree.blob_id(path) == git_blob_id(data)
+        assert tree.entries()["run.sh"][0] == 0o100755
+        with pytest.raises(KeyError):
+            tree.read("missing.md")
+        with pytest.raises(KeyError):
+            tree.blob_id("_posts")
+    # reading after close reopens the repository
+    assert tree.read("index.md") == b"# Home\n"
+    tree.close()
+
+
+def test_git_tree_skips_submodules_and_keeps_symlinks(tmp_path: Path) -> None:
+    repo_path = tmp_path / "src.git"
+    with gitutil.bare_repo(repo_path) as repo:
+        page = gitutil.add_blob(repo, b"page")
+        link = gitutil.add_blob(repo, b"page.md")
+        tree_id = gitutil.write_tree(
+            repo,
+            {
+                "page.md": (MODE_FILE, page),
+                "alias.md": (0o120000, link),
+                "vendor/theme": (0o160000, "1" * 40),
+            },
+        )
+    listing = git(repo_path, "ls-tree", "-r", tree_id)
+    assert "160000 commit 1111111111111111111111111111111111111111\tvendor/theme" in listing
+
+    with GitTree(repo_path, tree_id) as tree:
+        assert list(tree.paths()) == ["alias.md", "page.md"]
+        assert tree.is_symlink("alias.md")
+        assert tree.read("alias.md") == b"page.md"
+
+
+def test_write_tree_matches_git(tmp_path: Path) -> None:
+    repo_path = tmp_path / "r.git"
+    with gitutil.bare_repo(repo_path) as repo:
+        blobs = gitutil.blob_ids(repo, [("a/b/c.txt", b"c"), ("a/d.txt", b"d"), ("e.txt", b"e")])
+        tree_id = gitutil.write_tree(repo, {p: (MODE_FILE, sha) for p, sha in blobs.items()})
+        empty = gitutil.write_tree(repo, {})
+        assert gitutil.tree_entries(repo, tree_id) == {
+            p: (MODE_FILE, sha) for p, sha in blobs.items()
+        }
+    assert git(repo_path, "ls-tree", "-r", "--name-only", tree_id).split() == [
+        "a/b/c.txt",
+        "a/d.txt",
+        "e.txt",
+    ]
+    assert empty == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree
+
+
+def test_make_commit_is_what_git_would_store(tmp_path: Path) -> None:
+    repo_path = tmp_path / "r.git"
+    commit = commit_files(repo_path, {"a.txt": b"a"})
+    raw = git(repo_path, "cat-file", "commit", commit)
+    assert f"author {AUTHOR} {int(WHEN.timestamp())} +0100\n" in raw
+    assert f"committer {AUTHOR} {int(WHEN.timestamp())} +0100\n" in raw
+    assert raw.endswith("\n\nchange\n")
+    git(repo_path, "fsck", "--strict")
+    with gitutil.bare_repo(repo_path) as repo, pytest.raises(ValueError):
+        gitutil.make_commit(repo, "0" * 40, [], author=AUTHOR, message="m\n", when=datetime.now())
+
+
+def test_changed_paths_add_edit_delete_rename(tmp_path: Path) -> None:
+    repo_path = tmp_path / "src.git"
+    old = {"keep.md": b"same", "edit.md": b"v1", "gone.md": b"bye", "old/name.md": b"moved text"}
+    new = {"keep.md": b"same", "edit.md": b"v2", "added.md": b"hi", "new/name.md": b"moved text"}
+    c1 = commit_files(repo_path, old)
+    c2 = commit_files(repo_path, new, parents=(c1,))
+    with gitutil.bare_repo(repo_path) as repo:
+        t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
+        changed = gitutil.changed_paths(repo, t1, t2)
+        assert gitutil.changed_paths(repo, t1, t1) == frozenset()
+        assert gitutil.changed_paths(repo, None, t1) == frozenset(old)
+    expected = {"edit.md", "gone.md", "added.md", "old/name.md", "new/name.md"}
+    assert changed == expected
+    oracle = git(repo_path, "diff-tree", "-r", "--no-renames", "--name-only", c1, c2).split()
+    assert changed == set(oracle)
+
+
+def test_changed_paths_sees_a_mode_change(tmp_path: Path) -> None:
+    repo_path = tmp_path / "src.git"
+    c1 = commit_files(repo_path, {"run.sh": b"x"})
+    c2 = commit_files(repo_path, {"run.sh": b"x"}, parents=(c1,), modes={"run.sh": 0o100755})
+    with gitutil.bare_repo(repo_path) as repo:
+        t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
+        assert gitutil.changed_paths(repo, t1, t2) == {"run.sh"}
+
+
+def test_non_utf8_paths_round_trip(tmp_path: Path) -> None:
+    repo_path = tmp_path / "r.git"
+    odd = b"caf\xe9.md".decode("utf-8", "surrogateescape")
+    commit = commit_files(repo_path, {odd: b"x", "café.md": b"y"})
+    with gitutil.bare_repo(repo_path) as repo:
+        tree_id = gitutil.commit_tree_id(repo, commit)
+    with GitTree(repo_path, tree_id) as tree:
+        assert set(tree.paths()) == {odd, "café.md"}
+        assert tree.read(odd) == b"x"
+
+
+def test_fetch_and_push_refs_between_local_repos(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
+    c1 = commit_files(remote, {"a": b"1"})
+    with gitutil.bare_repo(mirror) as repo:
+        tips = gitutil.fetch_refs(
+            str(remote), repo, ["refs/heads/main", "refs/heads/x"], FetchError
+        )
+        assert tips == {"refs/heads/main": c1, "refs/heads/x": None}
+        assert gitutil.local_ref(repo, "refs/heads/main") == c1
+
+        tree = gitutil.write_tree(repo, {"a": (MODE_FILE, gitutil.add_blob(repo, b"2"))})
+        c2 = gitutil.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
+        with pytest.raises(RemoteMovedError):  # expected tip is wrong: nothing is sent
+            gitutil.push_refs(str(remote), repo, {"refs/heads/main": (None, c2)}, PublishError)
+        assert git(remote, "rev-parse", "main").strip() == c1
+        gitutil.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
+        assert gitutil.local_ref(repo, "refs/heads/main") == c1  # push leaves local refs
+    assert git(remote, "rev-parse", "main").strip() == c2
+
+
+def test_fetch_refs_names_the_url_when_unreachable(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.git"
+    with gitutil.bare_repo(tmp_path / "mirror.git") as repo, pytest.raises(FetchError) as err:
+        gitutil.fetch_refs(str(missing), repo, ["refs/heads/main"], FetchError)
+    assert str(missing) in str(err.value)
+    assert "\n" not in str(err.value)

@@ -1,0 +1,397 @@
+"""Tests for deploybot.publish: build commits on the publish branch, the record, the push.
+
+Remotes are bare repositories in ``tmp_path``: as a path, over HTTP by dulwich.web in-process
+(where another writer can move the branch right before our push), and over ``git://`` by a
+real ``git daemon`` whose ``pre-receive`` hook rejects pushes. 127.0.0.1 only. git is the
+oracle for what landed on the remote.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import make_server
+from zoneinfo import ZoneInfo
+
+import pytest
+from dulwich.repo import Repo
+from dulwich.server import BackendRepo, DictBackend
+from dulwich.web import WSGIRequestHandlerLogger, WSGIServerLogger, make_wsgi_chain
+
+from deploybot import gitutil
+from deploybot.errors import EX_TEMPFAIL, ConfigError, PublishError
+from deploybot.gitutil import MODE_FILE
+from deploybot.publish import (
+    MAX_TRIES,
+    NOTES_REF,
+    PublishHead,
+    fetch_publish_head,
+    format_build_message,
+    publish_build,
+)
+
+LA = ZoneInfo("America/Los_Angeles")
+WHEN = datetime(2020, 7, 14, 9, 12, 4, tzinfo=LA)
+BOT = "deploybot <bot@example.org>"
+SRC1, SRC2, SRC3 = "1" * 40, "2" * 40, "3" * 40
+SITE = {
+    "index.html": b"<h1>Hi</h1>\n",
+    "2020/07/post.html": b"<p>post</p>\n",
+    "feed.xml": b"<feed/>",
+}
+KEEP = ("docs/", ".asf.yaml", "CNAME")
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` and return its stdout."""
+    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    return out.stdout.decode()
+
+
+def remote_head(remote: Path, branch: str = "asf-site") -> str | None:
+    with gitutil.bare_repo(remote) as repo:
+        return gitutil.local_ref(repo, f"refs/heads/{branch}")
+
+
+def remote_files(remote: Path, rev: str = "asf-site") -> dict[str, bytes]:
+    names = git(remote, "ls-tree", "-r", "--name-only", "-z", rev).split("\0")
+    return {n: git(remote, "cat-file", "blob", f"{rev}:{n}").encode() for n in names if n}
+
+
+def other_writer_commits(remote: Path, changes: dict[str, bytes], branch: str = "asf-site") -> str:
+    """Commit ``changes`` on top of ``branch`` (or as its first commit), as a person would."""
+    with gitutil.bare_repo(remote) as repo:
+        ref = f"refs/heads/{branch}"
+        head = gitutil.local_ref(repo, ref)
+        tree = gitutil.commit_tree_id(repo, head) if head else None
+        entries = gitutil.tree_entries(repo, tree)
+        for path, data in changes.items():
+            entries[path] = (MODE_FILE, gitutil.add_blob(repo, data))
+        new_tree = gitutil.write_tree(repo, entries)
+        when = datetime(2020, 7, 14, 8, 0, tzinfo=LA)
+        parents = [head] if head else []
+        commit = gitutil.make_commit(
+            repo,
+            new_tree,
+            parents,
+            author="Doc Writer <doc@example.org>",
+            message="docs\n",
+            when=when,
+        )
+        gitutil.set_local_refs(repo, {ref: commit})
+    return commit
+
+
+def publish(url: str, mirror: Path, files: dict[str, bytes], source: str, **kw: Any) -> Any:
+    options: dict[str, Any] = {"keep": KEEP, "author": BOT, "when": WHEN}
+    options |= kw
+    message = format_build_message("Build at {date}", options["when"])
+    return publish_build(
+        url, "asf-site", mirror, files, message=message, source_commit=source, **options
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serve_http(repo_path: Path, before_push: Callable[[], None] | None = None) -> Iterator[str]:
+    """Serve ``repo_path`` over HTTP on 127.0.0.1; call ``before_push`` as a push starts."""
+    repo = Repo(str(repo_path))
+    repos: dict[str, BackendRepo] = {"/site.git": repo}
+    app = make_wsgi_chain(DictBackend(repos))
+
+    def hooked(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        advertising = environ.get("PATH_INFO", "").endswith("/info/refs")
+        pushing = "git-receive-pack" in environ.get("QUERY_STRING", "")
+        if advertising and pushing and before_push is not None:
+            before_push()
+        result: Iterable[bytes] = app(environ, start_response)
+        return result
+
+    server = make_server(
+        "127.0.0.1",
+        0,
+        hooked,
+        handler_class=WSGIRequestHandlerLogger,
+        server_class=WSGIServerLogger,
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/site.git"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+        repo.close()
+
+
+@contextmanager
+def git_daemon(base: Path) -> Iterator[str]:
+    """Run ``git daemon`` over ``base`` on 127.0.0.1; yield ``git://127.0.0.1:PORT``; stop it."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    port = free_port()
+    args = ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}"]
+    args += [f"--base-path={base}", "--export-all", "--enable=receive-pack", str(base)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("git daemon did not start") from None
+                time.sleep(0.05)
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# --- the commit message ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("when", "expected"),
+    [
+        (WHEN, "Build at Tue Jul 14 09:12:04 PDT 2020"),
+        (datetime(2020, 7, 5, 23, 0, 9, tzinfo=LA), "Build at Sun Jul  5 23:00:09 PDT 2020"),
+        (datetime(2020, 12, 1, 0, 5, 0, tzinfo=LA), "Build at Tue Dec  1 00:05:00 PST 2020"),
+        (
+            datetime(2021, 1, 31, 7, 8, 9, tzinfo=UTC),
+            "Build at Sun Jan 31 07:08:09 UTC 2021",
+        ),
+    ],
+)
+def test_build_message_uses_dates_default_format(when: datetime, expected: str) -> None:
+    assert format_build_message("Build at {date}", when) == expected
+
+
+@pytest.mark.skipif(shutil.which("date") is None, reason="date(1) is not installed")
+@pytest.mark.parametrize("stamp", [1594743124, 1593990000, 1604217600, 1615712400, 1636275600])
+def test_build_message_matches_date_itself(stamp: int) -> None:
+    """Around both DST switches in Los Angeles, date(1) in the C locale is the oracle."""
+    env = {"TZ": "America/Los_Angeles", "LC_ALL": "C", "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(["date", "-d", f"@{stamp}"], env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip("date(1) does not take -d @SECONDS")
+    when = datetime.fromtimestamp(stamp, LA)
+    assert format_build_message("{date}", when) == proc.stdout.strip()
+
+
+def test_build_message_wants_an_aware_time() -> None:
+    with pytest.raises(ValueError):
+        format_build_message("Build at {date}", datetime(2020, 7, 14))
+
+
+# --- building and pushing ----------------------------------------------------------------
+
+
+def test_first_publish_creates_the_branch_as_a_root_commit(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "state" / "publish.git"
+    gitutil.open_bare(remote).close()
+    assert fetch_publish_head(str(remote), "asf-site", mirror) == PublishHead(None, None)
+
+    result = publish(str(remote), mirror, SITE, SRC1)
+
+    assert result.old is None and result.new is not None
+    assert result.refname == "refs/heads/asf-site"
+    assert result.repo_path == mirror
+    assert result.changed_paths == tuple(sorted(SITE))
+    assert remote_head(remote) == result.new
+    assert remote_files(remote) == SITE
+    raw = git(remote, "cat-file", "commit", result.new)
+    assert "\nparent " not in raw
+    assert f"author {BOT} 1594743124 -0700\n" in raw
+    assert f"committer {BOT} 1594743124 -0700\n" in raw
+    assert raw.endswith("\n\nBuild at Tue Jul 14 09:12:04 PDT 2020\n")
+    git(remote, "fsck", "--strict")
+    with gitutil.bare_repo(mirror) as repo:  # the mirror shows what was pushed
+        assert gitutil.local_ref(repo, "refs/heads/asf-site") == result.new
+
+
+def test_same_output_makes_no_commit_but_updates_the_record(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    first = publish(str(remote), mirror, SITE, SRC1)
+    notes_before = git(remote, "rev-parse", NOTES_REF).strip()
+
+    again = publish(str(remote), mirror, SITE, SRC1)
+    assert (again.old, again.new, again.changed_paths) == (first.new, None, ())
+    assert git(remote, "rev-parse", NOTES_REF).strip() == notes_before  # nothing pushed
+
+    newer_source = publish(str(remote), mirror, SITE, SRC2)
+    assert newer_source.new is None
+    assert remote_head(remote) == first.new
+    head = fetch_publish_head(str(remote), "asf-site", tmp_path / "fresh.git")
+    assert head == PublishHead(first.new, SRC2)
+
+
+def test_record_survives_a_fresh_mirror_and_git_reads_it(tmp_path: Path) -> None:
+    remote = tmp_path / "site.git"
+    gitutil.open_bare(remote).close()
+    publish(str(remote), tmp_path / "m1.git", SITE, SRC1)
+    second = publish(str(remote), tmp_path / "m1.git", {**SITE, "new.html": b"new"}, SRC2)
+
+    head = fetch_publish_head(str(remote), "asf-site", tmp_path / "brand-new.git")
+    assert head == PublishHead(second.new, SRC2)
+    assert second.new is not None
+    assert git(remote, "notes", "--ref=deploybot", "show", second.new) == f"source-commit {SRC2}\n"
+    assert len(git(remote, "rev-list", NOTES_REF).split()) == 2  # each record is a notes commit
+
+
+def test_head_without_a_record_has_an_unknown_source(tmp_path: Path) -> None:
+    remote = tmp_path / "site.git"
+    gitutil.open_bare(remote).close()
+    publish(str(remote), tmp_path / "m.git", SITE, SRC1)
+    theirs = other_writer_commits(remote, {"docs/guide.md": b"guide"})
+    assert fetch_publish_head(str(remote), "asf-site", tmp_path / "m.git") == PublishHead(
+        theirs, None
+    )
+
+
+def test_keep_paths_survive_and_stay_byte_identical(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    kept = {"docs/guide.md": b"hand-written", ".asf.yaml": b"publish: {}\n", "CNAME/x": b"c"}
+    theirs = other_writer_commits(remote, {**kept, "stale.html": b"old build"})
+    ids_before = {p: git(remote, "rev-parse", f"{theirs}:{p}").strip() for p in kept}
+
+    result = publish(str(remote), mirror, {**SITE, "docs/guide.md": b"generated"}, SRC1)
+
+    assert result.old == theirs
+    assert remote_files(remote) == {**SITE, **kept}
+    assert {p: git(remote, "rev-parse", f"asf-site:{p}").strip() for p in kept} == ids_before
+    assert result.changed_paths == tuple(sorted([*SITE, "stale.html"]))
+    assert git(remote, "rev-parse", "asf-site^").strip() == theirs
+
+
+def test_dropped_outputs_are_deleted(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    first = publish(str(remote), mirror, SITE, SRC1)
+    smaller = {k: v for k, v in SITE.items() if k != "2020/07/post.html"}
+    second = publish(str(remote), mirror, {**smaller, "index.html": b"v2"}, SRC2)
+    assert second.old == first.new
+    assert second.changed_paths == ("2020/07/post.html", "index.html")
+    assert remote_files(remote) == {**smaller, "index.html": b"v2"}
+
+
+def test_output_clashing_with_a_kept_folder_is_a_config_error(tmp_path: Path) -> None:
+    remote = tmp_path / "site.git"
+    gitutil.open_bare(remote).close()
+    other_writer_commits(remote, {"docs/guide.md": b"guide"})
+    with pytest.raises(ConfigError, match=r"publish\.keep"):
+        publish(str(remote), tmp_path / "m.git", {"docs": b"a file"}, SRC1, keep=["docs/"])
+    with pytest.raises(ValueError):
+        publish(str(remote), tmp_path / "m.git", {"../escape": b"x"}, SRC1)
+
+
+def test_lost_race_is_rebuilt_on_the_new_tip(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    first = publish(str(remote), mirror, SITE, SRC1)
+    moved: list[str] = []
+
+    def someone_pushes_docs() -> None:
+        if not moved:  # once: between our fetch and our push
+            moved.append(other_writer_commits(remote, {"docs/news.md": b"news"}))
+
+    with serve_http(remote, someone_pushes_docs) as url:
+        result = publish(url, mirror, {**SITE, "index.html": b"v2"}, SRC2)
+
+    assert moved and result.old == moved[0]
+    assert git(remote, "rev-list", "--parents", "-n1", "asf-site").split() == [result.new, moved[0]]
+    assert git(remote, "rev-parse", f"{moved[0]}^").strip() == first.new
+    assert remote_files(remote) == {**SITE, "index.html": b"v2", "docs/news.md": b"news"}
+    assert result.changed_paths == ("index.html",)
+    assert fetch_publish_head(url="file://" + str(remote), branch="asf-site", mirror=mirror) == (
+        PublishHead(result.new, SRC2)
+    )
+
+
+def test_remote_that_keeps_moving_is_given_up(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    publish(str(remote), mirror, SITE, SRC1)
+    pushes: list[str] = []
+
+    def someone_always_pushes() -> None:
+        pushes.append(other_writer_commits(remote, {"docs/n.md": str(len(pushes)).encode()}))
+
+    with serve_http(remote, someone_always_pushes) as url, pytest.raises(PublishError) as err:
+        publish(url, mirror, {**SITE, "index.html": b"v2"}, SRC2)
+    assert len(pushes) == MAX_TRIES
+    assert "gave up" in str(err.value)
+    assert remote_head(remote) == pushes[-1]  # only the other writer's commits landed
+
+
+def test_server_side_rejection_is_a_publish_error(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    first = publish(str(remote), mirror, SITE, SRC1)
+    hook = remote / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'site frozen for the release' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    notes_before = git(remote, "rev-parse", NOTES_REF).strip()
+
+    with git_daemon(tmp_path) as base, pytest.raises(PublishError) as err:
+        publish(f"{base}/site.git", mirror, {**SITE, "index.html": b"v2"}, SRC2)
+
+    message = str(err.value)
+    assert err.value.exit_code == EX_TEMPFAIL
+    assert "pre-receive hook declined" in message and "site frozen" in message
+    assert "\n" not in message
+    assert remote_head(remote) == first.new  # nothing half-published
+    assert git(remote, "rev-parse", NOTES_REF).strip() == notes_before
+    with gitutil.bare_repo(mirror) as repo:  # and the mirror does not pretend otherwise
+        assert gitutil.local_ref(repo, "refs/heads/asf-site") == first.new
+        assert gitutil.local_ref(repo, NOTES_REF) == notes_before
+
+
+def test_publish_over_git_daemon(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    with git_daemon(tmp_path) as base:
+        url = f"{base}/site.git"
+        first = publish(url, mirror, SITE, SRC1)
+        second = publish(url, mirror, {**SITE, "index.html": b"v3"}, SRC3)
+        head = fetch_publish_head(url, "asf-site", tmp_path / "fresh.git")
+    assert second.old == first.new
+    assert head == PublishHead(second.new, SRC3)
+    assert remote_files(remote)["index.html"] == b"v3"
+
+
+def test_unreachable_remote_is_a_publish_error(tmp_path: Path) -> None:
+    url = f"git://127.0.0.1:{free_port()}/site.git"
+    with pytest.raises(PublishError) as err:
+        publish(url, tmp_path / "m.git", SITE, SRC1)
+    assert err.value.exit_code == EX_TEMPFAIL and url in str(err.value)
+    with pytest.raises(PublishError):
+        fetch_publish_head(url, "asf-site", tmp_path / "m.git")
+
+
+def test_commit_time_keeps_the_utc_offset(tmp_path: Path) -> None:
+    remote = tmp_path / "site.git"
+    gitutil.open_bare(remote).close()
+    when = datetime(2020, 7, 14, 21, 42, 4, tzinfo=timezone(timedelta(hours=5, minutes=30)))
+    result = publish(str(remote), tmp_path / "m.git", SITE, SRC1, when=when)
+    raw = git(remote, "cat-file", "commit", result.new)
+    assert f"committer {BOT} 1594743124 +0530\n" in raw
