@@ -1,0 +1,260 @@
+"""The full build: site model -> rendered documents -> output files.
+
+Each post or page is rendered by a pure function of its own document, the layouts and the site
+settings (:func:`render_post`, :func:`render_page`); the feeds and the index are functions of
+the post list and the rendered post contents. :func:`build_site` only joins them, so an
+incremental build can call the same functions for what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import jinja2
+import mistune
+
+from deploybot.errors import SourceError
+from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
+from deploybot.render.layouts import (
+    bundled_templates_dir,
+    choose_layout,
+    make_environment,
+    render_layout,
+)
+from deploybot.render.liquid import render_liquid, restore_fragments
+from deploybot.render.markdown import make_markdown, markdown_to_html
+from deploybot.render.model import (
+    Document,
+    LayoutKind,
+    Page,
+    Post,
+    RenderOptions,
+    RenderWarning,
+    SiteBuild,
+    SiteModel,
+)
+from deploybot.render.site import load_site
+from deploybot.render.siteconfig import load_config
+from deploybot.render.source import SourceTree
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """The read-only inputs every document render shares: layouts, Markdown, ``site``."""
+
+    env: jinja2.Environment
+    md: mistune.Markdown
+    site: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RenderedDocument:
+    """A rendered post or page: ``content`` is the HTML before the layout (feeds use it),
+    ``output`` the final file bytes."""
+
+    source: str
+    output_path: str
+    content: str
+    output: bytes
+    warnings: tuple[RenderWarning, ...]
+
+
+def site_variables(model: SiteModel) -> dict[str, Any]:
+    """Return the ``site`` mapping for templates and Liquid: ``_config.yml``'s keys plus
+    ``time`` and ``posts`` (newest first; each with ``title``, ``url``, ``date``, ``id``,
+    ``categories``, ``tags`` and its front matter, but not its content)."""
+    config = model.config
+    return {
+        **config.data,
+        "title": config.title,
+        "description": config.description,
+        "url": config.url,
+        "baseurl": config.baseurl,
+        "author": {"name": config.author_name, "email": config.author_email},
+        "timezone": config.timezone,
+        "time": model.time,
+        "posts": [post_variables(post) for post in model.posts],
+    }
+
+
+def post_variables(post: Post) -> dict[str, Any]:
+    """Return the ``page`` mapping of a post (front matter plus computed fields)."""
+    return {
+        **post.doc.front_matter,
+        "title": post.title,
+        "date": post.date,
+        "url": post.url,
+        "id": post.id,
+        "slug": post.slug,
+        "categories": list(post.categories),
+        "tags": list(post.tags),
+        "path": post.doc.path,
+    }
+
+
+def page_variables(page: Page) -> dict[str, Any]:
+    """Return the ``page`` mapping of a page (front matter plus computed fields)."""
+    return {
+        **page.doc.front_matter,
+        "title": page.title,
+        "url": page.url,
+        "date": page.date,
+        "path": page.doc.path,
+    }
+
+
+def render_content(
+    doc: Document, ctx: RenderContext, page: Mapping[str, Any]
+) -> tuple[str, tuple[RenderWarning, ...]]:
+    """Return ``doc``'s body as HTML (Liquid subset, then Markdown when it is Markdown)."""
+    liquid = render_liquid(
+        doc.body,
+        path=doc.path,
+        first_line=doc.body_line,
+        variables={"site": ctx.site, "page": page},
+    )
+    html = markdown_to_html(liquid.text, ctx.md) if doc.markdown else liquid.text
+    return restore_fragments(html, liquid.fragments), liquid.warnings
+
+
+def _render(
+    doc: Document, out: str, kind: LayoutKind, page: Mapping[str, Any], ctx: RenderContext
+) -> RenderedDocument:
+    content, warnings = render_content(doc, ctx, page)
+    try:
+        template, warning = choose_layout(
+            ctx.env, doc.front_matter.get("layout", ""), kind, doc.path
+        )
+        html = (
+            content
+            if template is None
+            else render_layout(template, content, {"site": ctx.site, "page": page})
+        )
+    except jinja2.TemplateSyntaxError as exc:
+        raise SourceError(f"layout: {exc.message}", exc.filename or exc.name, exc.lineno) from exc
+    except jinja2.TemplateNotFound as exc:
+        raise SourceError(f"the theme has no layout {exc.name!r}", doc.path) from exc
+    except jinja2.TemplateError as exc:
+        raise SourceError(f"layout failed: {exc}", doc.path) from exc
+    extra = (warning,) if warning else ()
+    return RenderedDocument(doc.path, out, content, html.encode("utf-8"), warnings + extra)
+
+
+def render_post(post: Post, ctx: RenderContext) -> RenderedDocument:
+    """Render one post through its layout (default ``post``). Raises ``SourceError``."""
+    return _render(post.doc, post.output_path, "post", post_variables(post), ctx)
+
+
+def render_page(page: Page, ctx: RenderContext) -> RenderedDocument:
+    """Render one page through its layout (default ``page``). Raises ``SourceError``."""
+    return _render(page.doc, page.output_path, "page", page_variables(page), ctx)
+
+
+def site_root(model: SiteModel) -> str:
+    """Return the absolute site URL (``url`` + ``baseurl``), without a trailing slash."""
+    return model.config.url + model.config.baseurl
+
+
+def feed_files(model: SiteModel, contents: Mapping[str, str], limit: int) -> dict[str, bytes]:
+    """Return ``{"atom.xml": …, "rss.xml": …}`` for the newest ``limit`` posts.
+
+    ``contents`` maps a post's source path to its rendered content HTML.
+    """
+    config = model.config
+    description = config.description or f"{config.title} - {config.author_name}"
+    root = site_root(model)
+    info = FeedInfo(
+        config.title, description, root, config.author_name, config.author_email, model.time
+    )
+    entries = [
+        FeedEntry(p.title, root + p.url, p.date, contents[p.doc.path])
+        for p in model.posts[: max(limit, 0)]
+    ]
+    return {"atom.xml": atom_feed(info, entries), "rss.xml": rss_feed(info, entries)}
+
+
+def render_index(ctx: RenderContext) -> bytes | None:
+    """Return the theme's ``index.html`` listing ``site.posts``, or ``None`` when the theme
+    has none."""
+    try:
+        template = ctx.env.get_template("index.html")
+    except jinja2.TemplateNotFound:
+        return None
+    page = {"title": ctx.site.get("title", ""), "url": "/"}
+    return template.render(site=ctx.site, page=page).encode("utf-8")
+
+
+def theme_assets(tree: SourceTree, theme: str) -> Iterator[tuple[str, bytes]]:
+    """Yield ``(output path, bytes)`` for the theme's ``assets/`` files, sorted by path."""
+    if theme == "default":
+        root = bundled_templates_dir() / "assets"
+        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+        for file in files:
+            yield "assets/" + file.relative_to(root).as_posix(), file.read_bytes()
+        return
+    prefix = theme.strip("/") + "/assets/"
+    for path in tree.paths():
+        if path.startswith(prefix):
+            yield "assets/" + path[len(prefix) :], tree.read(path)
+
+
+class _Output:
+    """Output files with their producers, warning when one path is written twice."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.owner: dict[str, str] = {}
+        self.warnings: list[RenderWarning] = []
+
+    def put(self, path: str, data: bytes, owner: str) -> None:
+        if path in self.files:
+            message = f"output {path} (from {self.owner[path]}) is overwritten by {owner}"
+            self.warnings.append(RenderWarning(owner, None, message))
+        self.files[path] = data
+        self.owner[path] = owner
+
+
+def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
+    """Build the whole site from ``tree`` (see :mod:`deploybot.render`).
+
+    Raises ``SourceError`` (message, path, line) for bad input.
+    """
+    config = load_config(tree, options.timezone)
+    hidden = () if options.theme == "default" else (options.theme.strip("/"),)
+    model, warnings = load_site(tree, config, _aware(options.build_time), hidden)
+    ctx = RenderContext(
+        make_environment(tree, options.theme, config), make_markdown(), site_variables(model)
+    )
+    out = _Output()
+    for path, data in theme_assets(tree, options.theme):
+        out.put(path, data, f"theme {options.theme}")
+    for path in model.static:
+        out.put(path, tree.read(path), path)
+    index = render_index(ctx)
+    if index is not None and not any(p.output_path == "index.html" for p in model.pages):
+        out.put("index.html", index, f"theme {options.theme}")
+    contents: dict[str, str] = {}
+    for rendered in [
+        *(render_page(p, ctx) for p in model.pages),
+        *(render_post(p, ctx) for p in model.posts),
+    ]:
+        out.put(rendered.output_path, rendered.output, rendered.source)
+        contents[rendered.source] = rendered.content
+        warnings.extend(rendered.warnings)
+    for path, data in feed_files(model, contents, options.feed_limit).items():
+        out.put(path, data, "feeds")
+    if not config.url and model.posts:
+        warnings.append(
+            RenderWarning("_config.yml", None, "no 'url' set: feed links are not absolute")
+        )
+    every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
+    return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    if moment is not None and moment.tzinfo is None:
+        raise ValueError("RenderOptions.build_time must be timezone-aware")
+    return moment

@@ -1,0 +1,137 @@
+"""Dates as Jekyll reads and prints them, independent of the machine's TZ and locale.
+
+Reading follows Jekyll's front-matter docs (``YYYY-MM-DD HH:MM:SS +/-TTTT``; time and offset
+optional; a date without an offset is in the site timezone). Printing covers Liquid's
+``date_to_xmlschema`` (RFC 3339), ``date_to_rfc822`` (RFC 822/2822) and a locale-free subset of
+``strftime``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+
+_DATE_RE = re.compile(
+    r"""^\s*(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})
+    (?:[ T\t]+(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<frac>\d+))?)?
+       \s*(?P<tz>Z|UTC|GMT|[+-]\d{2}:?\d{2}|[+-]\d{2})?)?\s*$""",
+    re.VERBOSE,
+)
+
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def _offset(text: str) -> tzinfo:
+    if text in ("Z", "UTC", "GMT"):
+        return UTC
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:] or 0)
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+def parse_date(value: object, tz: tzinfo) -> datetime:
+    """Return ``value`` (a front-matter ``date``) as an aware datetime in ``tz``.
+
+    Accepts what PyYAML gives: ``datetime.date`` (midnight in ``tz``), naive ``datetime``
+    (read as ``tz`` wall time), aware ``datetime``, and strings such as
+    ``"2017-10-06 11:30:00 -0400"`` which YAML 1.1 does not recognise.
+    Raises ``ValueError`` for anything else.
+    """
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            return value.replace(tzinfo=tz).astimezone(tz)
+        return value.astimezone(tz)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=tz).astimezone(tz)
+    if not isinstance(value, str):
+        raise ValueError(f"not a date: {value!r}")
+    m = _DATE_RE.match(value)
+    if m is None:
+        raise ValueError(f"not a date: {value!r} (expected YYYY-MM-DD [HH:MM[:SS]] [+/-TTTT])")
+    micro = int((m["frac"] or "0")[:6].ljust(6, "0"))
+    parsed = datetime(
+        int(m["y"]),
+        int(m["mo"]),
+        int(m["d"]),
+        int(m["h"] or 0),
+        int(m["mi"] or 0),
+        int(m["s"] or 0),
+        micro,
+        tzinfo=_offset(m["tz"]) if m["tz"] else tz,
+    )
+    return parsed.astimezone(tz)
+
+
+def xmlschema(moment: datetime) -> str:
+    """``date_to_xmlschema``: ``YYYY-MM-DDTHH:MM:SS+hh:mm`` (RFC 3339; seconds precision)."""
+    return moment.replace(microsecond=0).isoformat()
+
+
+def rfc822(moment: datetime) -> str:
+    """``date_to_rfc822``: ``Tue, 14 Jul 2020 09:12:02 -0700`` (RFC 2822 §3.3), English names."""
+    return strftime(moment, "%a, %d %b %Y %H:%M:%S %z")
+
+
+def _utc_offset(moment: datetime, colon: bool) -> str:
+    delta = moment.utcoffset() or timedelta(0)
+    minutes = int(delta.total_seconds()) // 60
+    sign = "-" if minutes < 0 else "+"
+    hours, mins = divmod(abs(minutes), 60)
+    return f"{sign}{hours:02d}{':' if colon else ''}{mins:02d}"
+
+
+def _fields(moment: datetime) -> dict[str, str]:
+    return {
+        "a": DAYS[moment.weekday()][:3],
+        "A": DAYS[moment.weekday()],
+        "b": MONTHS[moment.month - 1][:3],
+        "h": MONTHS[moment.month - 1][:3],
+        "B": MONTHS[moment.month - 1],
+        "d": f"{moment.day:02d}",
+        "-d": str(moment.day),
+        "e": f"{moment.day:2d}",
+        "m": f"{moment.month:02d}",
+        "-m": str(moment.month),
+        "Y": f"{moment.year:04d}",
+        "y": f"{moment.year % 100:02d}",
+        "H": f"{moment.hour:02d}",
+        "-H": str(moment.hour),
+        "I": f"{(moment.hour % 12) or 12:02d}",
+        "-I": str((moment.hour % 12) or 12),
+        "p": "AM" if moment.hour < 12 else "PM",
+        "M": f"{moment.minute:02d}",
+        "S": f"{moment.second:02d}",
+        "j": f"{moment.timetuple().tm_yday:03d}",
+        "z": _utc_offset(moment, colon=False),
+        ":z": _utc_offset(moment, colon=True),
+        "Z": moment.tzname() or "",
+        "%": "%",
+    }
+
+
+_STRFTIME_RE = re.compile(r"%(-?[a-zA-Z%]|:z)")
+
+
+def strftime(moment: datetime, fmt: str) -> str:
+    """Format ``moment`` like Ruby's ``strftime`` for the common directives, without locale.
+
+    Supports ``%a %A %b %h %B %d %-d %e %m %-m %Y %y %H %-H %I %-I %p %M %S %j %z %:z %Z %%``;
+    an unknown directive is left as written.
+    """
+    values = _fields(moment)
+    return _STRFTIME_RE.sub(lambda m: values.get(m.group(1), m.group(0)), fmt)

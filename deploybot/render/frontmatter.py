@@ -1,0 +1,107 @@
+"""YAML front matter: detect, split and parse it, with errors that name the file and line.
+
+Follows Jekyll's rules (``Document::YAML_FRONT_MATTER_REGEXP``, ``Utils.has_yaml_header?``):
+the file must begin with ``---`` on its first line (after an optional UTF-8 BOM); the front
+matter ends at the next line that is ``---`` or ``...``. Values are read with PyYAML's safe
+loader.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from deploybot.errors import SourceError
+
+_OPEN_RE = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
+_CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """A file split at its front matter.
+
+    Attributes:
+        data: the YAML mapping (empty when the front matter is empty).
+        body: the text after the closing fence.
+        body_line: the 1-based line of the file on which ``body`` starts.
+        yaml_text: the raw YAML, for finding a key's line (see :func:`key_line`).
+    """
+
+    data: Mapping[str, Any]
+    body: str
+    body_line: int
+    yaml_text: str
+
+
+def has_front_matter(data: bytes) -> bool:
+    """Return whether ``data`` begins with a front-matter fence (Jekyll's ``has_yaml_header?``)."""
+    return _OPEN_RE.match(data) is not None
+
+
+def decode(data: bytes, path: str) -> str:
+    """Decode UTF-8 (dropping a BOM, turning CRLF into LF).
+
+    Raises ``SourceError`` naming ``path`` and the line of the first invalid byte.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SourceError("not valid UTF-8", path, line) from exc
+    return text.replace("\r\n", "\n")
+
+
+def parse_front_matter(data: bytes, path: str) -> FrontMatter | None:
+    """Split and parse the front matter of ``data`` (the bytes of source file ``path``).
+
+    Returns ``None`` when the file has no front matter. Raises ``SourceError`` (with ``path``
+    and the file's line number) when the closing fence is missing, the YAML is malformed, or
+    the YAML is not a mapping.
+    """
+    if not has_front_matter(data):
+        return None
+    text = decode(data, path)
+    first_nl = text.index("\n") + 1
+    close = _CLOSE_RE.search(text, first_nl)
+    if close is None:
+        raise SourceError("front matter is not closed (no '---' line after the first)", path, 1)
+    yaml_text = text[first_nl : close.start()]
+    body_start = close.end() + 1 if close.end() < len(text) else close.end()
+    body_line = text.count("\n", 0, body_start) + 1
+    return FrontMatter(_load_yaml(yaml_text, path), text[body_start:], body_line, yaml_text)
+
+
+def _load_yaml(yaml_text: str, path: str) -> Mapping[str, Any]:
+    try:
+        loaded = yaml.safe_load(yaml_text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        # YAML line 0 is file line 2: the opening fence is line 1.
+        line = mark.line + 2 if mark is not None else 1
+        problem = exc.problem or exc.context or "malformed YAML"
+        raise SourceError(f"front matter: {problem}", path, line) from exc
+    except yaml.YAMLError as exc:
+        raise SourceError(f"front matter: {exc}", path, 1) from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise SourceError(
+            f"front matter must be a mapping of keys to values, not {type(loaded).__name__}",
+            path,
+            2,
+        )
+    return {str(key): value for key, value in loaded.items()}
+
+
+def key_line(front: FrontMatter, key: str) -> int | None:
+    """Return the 1-based file line where top-level ``key`` is set, or ``None``."""
+    pattern = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*:", re.MULTILINE)
+    m = pattern.search(front.yaml_text)
+    if m is None:
+        return None
+    return front.yaml_text.count("\n", 0, m.start()) + 2

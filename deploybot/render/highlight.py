@@ -1,0 +1,81 @@
+"""Code highlighting with Pygments, in the HTML wrappers Jekyll (kramdown + Rouge) emits.
+
+Rouge's classes are "CSS-compatible to Pygments" (kramdown's ``syntax_highlighter/rouge.rb``),
+so a Pygments stylesheet for ``.highlight`` styles either. The wrappers come from kramdown's
+``convert_codeblock`` (fenced blocks) and Jekyll's ``tags/highlight.rb`` (``{% highlight %}``).
+"""
+
+from __future__ import annotations
+
+import html
+from functools import lru_cache
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+_SPANS = HtmlFormatter(nowrap=True)
+
+
+@lru_cache(maxsize=256)
+def lexer_for(lang: str) -> Lexer | None:
+    """Return a (cached, reusable) Pygments lexer for ``lang``, or ``None`` when unknown.
+
+    ``stripnl=False`` keeps leading blank lines, as Rouge does.
+    """
+    try:
+        lexer: Lexer = get_lexer_by_name(lang.lower(), stripnl=False)
+    except ClassNotFound:
+        return None
+    return lexer
+
+
+def code_spans(code: str, lang: str | None) -> str:
+    """Return ``code`` as HTML: Pygments token spans, or escaped text for unknown languages.
+
+    Only ``& < >`` are escaped in the fallback, like Rouge's plain-text output.
+    """
+    lexer = lexer_for(lang) if lang else None
+    if lexer is None:
+        return html.escape(code, quote=False)
+    spans: str = highlight(code, lexer, _SPANS)
+    if not code.endswith("\n") and spans.endswith("\n"):
+        spans = spans[:-1]  # Pygments ensures a final newline; keep the source's ending
+    return spans
+
+
+def fenced_block(code: str, lang: str | None) -> str:
+    """Return kramdown's HTML for a fenced code block (``lang=None``: ``language-plaintext``).
+
+    Shape: ``<div class="language-X highlighter-rouge"><div class="highlight"><pre
+    class="highlight"><code>…</code></pre></div></div>`` plus a newline.
+    """
+    label = html.escape(lang or "plaintext")
+    return (
+        f'<div class="language-{label} highlighter-rouge"><div class="highlight">'
+        f'<pre class="highlight"><code>{code_spans(code, lang)}</code></pre></div></div>\n'
+    )
+
+
+def figure_block(code: str, lang: str) -> str:
+    """Return Jekyll's ``{% highlight LANG %}`` HTML.
+
+    Shape: ``<figure class="highlight"><pre><code class="language-L" data-lang="LANG">…
+    </code></pre></figure>``; ``+`` in the class becomes ``-`` (``c++`` -> ``language-c--``),
+    and leading/trailing line breaks of ``code`` are dropped as Jekyll does.
+    """
+    body = code.strip("\r\n")
+    spans = code_spans(body, lang).rstrip("\n")
+    css = html.escape(lang.replace("+", "-"))
+    return (
+        f'<figure class="highlight"><pre><code class="language-{css}" '
+        f'data-lang="{html.escape(lang)}">{spans}</code></pre></figure>'
+    )
+
+
+def stylesheet(style: str = "default") -> str:
+    """Return Pygments CSS rules for ``.highlight`` in ``style`` (a Pygments style name)."""
+    rules: str = HtmlFormatter(style=style).get_style_defs(".highlight")
+    return rules

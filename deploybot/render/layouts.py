@@ -1,0 +1,116 @@
+"""Layouts: Jinja2 templates from the bundled theme or from a theme folder in the source tree.
+
+A Jekyll ``layout: NAME`` maps to the template ``NAME.html``; ``default`` also finds
+``base.html``. ``layout: null`` or ``none`` renders without a layout. Templates get ``site``,
+``page`` and ``content`` (``content`` is :class:`markupsafe.Markup`: already HTML); autoescape
+is on. Filters: ``date(fmt)`` (Ruby ``strftime`` subset, no locale), ``date_to_xmlschema``,
+``date_to_rfc822``, ``relative_url`` and ``absolute_url`` (Jekyll's URL filters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+import deploybot
+from deploybot.render.dates import rfc822, strftime, xmlschema
+from deploybot.render.model import RenderWarning, SiteConfig
+from deploybot.render.source import SourceTree
+
+NO_LAYOUT = frozenset({"none", "null", "false"})
+ALIASES: Mapping[str, tuple[str, ...]] = {"default": ("default.html", "base.html")}
+
+
+def bundled_templates_dir() -> Path:
+    """Return the bundled theme folder: ``<repo>/templates`` in a checkout, else the copy the
+    wheel force-includes at ``deploybot/templates``."""
+    package = Path(deploybot.__file__).parent
+    checkout = package.parent / "templates"
+    return checkout if checkout.is_dir() else package / "templates"
+
+
+class SourceTreeLoader(jinja2.BaseLoader):
+    """Load ``NAME`` from ``<folder>/NAME`` in a :class:`SourceTree` (a theme in the source)."""
+
+    def __init__(self, tree: SourceTree, folder: str) -> None:
+        self.tree = tree
+        self.folder = folder.strip("/")
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        """Return ``(source, path, uptodate)``; raises ``TemplateNotFound`` when absent."""
+        path = f"{self.folder}/{template}"
+        try:
+            data = self.tree.read(path)
+        except KeyError as exc:
+            raise jinja2.TemplateNotFound(template) from exc
+        return data.decode("utf-8-sig"), path, lambda: True
+
+    def list_templates(self) -> list[str]:
+        """Return template names (paths below the folder), sorted."""
+        prefix = self.folder + "/"
+        return [p[len(prefix) :] for p in self.tree.paths() if p.startswith(prefix)]
+
+
+def make_environment(tree: SourceTree, theme: str, config: SiteConfig) -> jinja2.Environment:
+    """Return a Jinja2 environment for ``theme`` (``"default"`` or a source-tree folder)."""
+    loader: jinja2.BaseLoader
+    if theme == "default":
+        loader = jinja2.FileSystemLoader(str(bundled_templates_dir()))
+    else:
+        loader = SourceTreeLoader(tree, theme)
+    env = jinja2.Environment(
+        loader=loader,
+        autoescape=jinja2.select_autoescape(["html", "htm", "xml"], default_for_string=True),
+        keep_trailing_newline=True,
+    )
+    prefix = config.baseurl
+
+    def relative_url(value: str) -> str:
+        return prefix + "/" + str(value).lstrip("/") if value else prefix or "/"
+
+    def absolute_url(value: str) -> str:
+        return config.url + relative_url(value)
+
+    env.filters.update(
+        date=lambda d, fmt: strftime(d, fmt) if isinstance(d, datetime) else d,
+        date_to_xmlschema=xmlschema,
+        date_to_rfc822=rfc822,
+        relative_url=relative_url,
+        absolute_url=absolute_url,
+    )
+    return env
+
+
+def choose_layout(
+    env: jinja2.Environment, name: object, fallback: str, path: str
+) -> tuple[jinja2.Template | None, RenderWarning | None]:
+    """Return the template for front-matter ``layout: name`` of ``path``.
+
+    ``name`` ``""`` (no ``layout`` key) -> the ``fallback`` (``"post"``/``"page"``);
+    ``null``/``none``/``false`` -> no template. An unknown name gives a warning and the
+    fallback. Raises ``jinja2.TemplateNotFound`` when the fallback is missing too.
+    """
+    if name is None or name is False or str(name).strip().lower() in NO_LAYOUT:
+        return None, None
+    if str(name).strip() == "":
+        return env.get_template(f"{fallback}.html"), None
+    wanted = str(name).strip()
+    for candidate in ALIASES.get(wanted, (f"{wanted}.html",)):
+        try:
+            return env.get_template(candidate), None
+        except jinja2.TemplateNotFound:
+            continue
+    message = f"unknown layout {wanted!r}: using {fallback!r}"
+    return env.get_template(f"{fallback}.html"), RenderWarning(path, None, message)
+
+
+def render_layout(template: jinja2.Template, content: str, context: Mapping[str, Any]) -> str:
+    """Return ``template`` rendered with ``context`` plus ``content`` (trusted HTML)."""
+    return template.render({**context, "content": Markup(content)})

@@ -1,0 +1,157 @@
+"""The render stage's data: its options and result, and the site model built from the source.
+
+The site model (:class:`SiteConfig`, :class:`Document`, :class:`Post`, :class:`Page`,
+:class:`SiteModel`) is what the source *says*; turning it into output bytes happens elsewhere
+(:mod:`deploybot.render.build`), so an incremental build can re-render one post from its own
+model entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """How to build the site.
+
+    Attributes:
+        theme: ``"default"`` for the bundled Jinja2 theme (the repository's ``templates/``),
+            else a folder inside the source tree holding Jinja2 layouts ``<theme>/NAME.html``.
+        timezone: an IANA zone name; overrides ``_config.yml``'s ``timezone``.
+        feed_limit: how many posts (newest first) the feeds carry.
+        build_time: an aware datetime used as Jekyll's ``site.time`` (feed-level timestamps,
+            future-post cut-off). ``None`` means 1970-01-01T00:00:00Z and no future cut-off.
+    """
+
+    theme: str = "default"
+    timezone: str | None = None
+    feed_limit: int = 20
+    build_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RenderWarning:
+    """Something the build skipped or approximated; ``line`` is 1-based in ``path``."""
+
+    path: str
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class SiteBuild:
+    """A built site.
+
+    Attributes:
+        files: output path (POSIX, relative, e.g. ``"2020/07/14/bert-pytorch-tvm.html"``) ->
+            file bytes.
+        warnings: what was skipped or approximated, in source-path order.
+        timezone: the IANA name of the site timezone in force (``"UTC"`` when none was set).
+    """
+
+    files: Mapping[str, bytes]
+    warnings: tuple[RenderWarning, ...]
+    timezone: str
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    """The ``_config.yml`` settings the build uses (Jekyll's names and defaults).
+
+    ``url`` falls back to Jekyll-Bootstrap's ``production_url`` when unset; ``baseurl`` has
+    no trailing slash; ``data`` is the whole parsed file, for templates (``site.*``).
+    """
+
+    title: str = ""
+    description: str = ""
+    url: str = ""
+    baseurl: str = ""
+    author_name: str = ""
+    author_email: str = ""
+    permalink: str = "date"
+    timezone: str = "UTC"
+    exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    future: bool = False
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source file with front matter.
+
+    Attributes:
+        path: source path in the tree.
+        front_matter: the parsed YAML mapping.
+        body: the text after the closing fence (UTF-8 decoded, BOM removed).
+        body_line: the 1-based file line on which ``body`` starts.
+        markdown: whether the body is Markdown (``.md``/``.markdown``) rather than HTML.
+    """
+
+    path: str
+    front_matter: Mapping[str, Any]
+    body: str
+    body_line: int
+    markdown: bool
+
+
+@dataclass(frozen=True)
+class Post:
+    """A blog post (``_posts/YYYY-MM-DD-slug.ext``).
+
+    ``date`` is aware, in the site timezone; ``url`` is the escaped, usually extensionless
+    link (Jekyll's ``post.url``); ``output_path`` the file it is written to.
+    """
+
+    doc: Document
+    slug: str
+    date: datetime
+    title: str
+    categories: tuple[str, ...]
+    tags: tuple[str, ...]
+    url: str
+    output_path: str
+
+    @property
+    def id(self) -> str:
+        """Jekyll's ``post.id``: the URL's folder joined with the slug."""
+        folder = self.url.rsplit("/", 1)[0]
+        return f"{folder}/{self.slug}"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page: any ``.md``/``.markdown``/``.html`` file outside ``_*`` folders with front
+    matter. ``date`` is the front-matter date (site timezone) or ``None``."""
+
+    doc: Document
+    title: str
+    url: str
+    output_path: str
+    date: datetime | None
+
+
+LayoutKind = Literal["post", "page"]
+
+
+@dataclass(frozen=True)
+class SiteModel:
+    """Everything read from the source tree, before rendering.
+
+    Attributes:
+        config: the site settings.
+        posts: published posts, newest first (date, then source path, descending).
+        pages: pages in source-path order.
+        static: source paths copied unchanged (their output path is the same).
+        time: Jekyll's ``site.time`` (aware).
+    """
+
+    config: SiteConfig
+    posts: tuple[Post, ...]
+    pages: tuple[Page, ...]
+    static: tuple[str, ...]
+    time: datetime

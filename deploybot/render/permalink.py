@@ -1,0 +1,124 @@
+"""Permalinks: Jekyll's URL templates, placeholders, and the output path each URL writes.
+
+Sources: Jekyll's docs ("Permalinks"), ``configuration.rb`` (built-in styles), ``url.rb``
+(placeholder expansion, ``//`` collapsing), ``utils.rb#add_permalink_suffix`` (pages),
+``document.rb``/``page.rb#destination`` (``slug`` -> ``slug.html``, ``dir/`` -> ``dir/index.html``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from posixpath import normpath
+from urllib.parse import quote, unquote
+
+from deploybot.render.dates import DAYS, MONTHS
+
+STYLES: Mapping[str, str] = {
+    "date": "/:categories/:year/:month/:day/:title:output_ext",
+    "pretty": "/:categories/:year/:month/:day/:title/",
+    "ordinal": "/:categories/:year/:y_day/:title:output_ext",
+    "weekdate": "/:categories/:year/W:week/:short_day/:title:output_ext",
+    "none": "/:categories/:title:output_ext",
+}
+
+_PLACEHOLDER_RE = re.compile(
+    r":(output_ext|categories|short_year|short_month|long_month|short_day|long_day|"
+    r"i_month|i_day|y_day|year|month|day|hour|minute|second|title|slug|week|path|basename|name)"
+)
+_URL_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def post_template(permalink: str) -> str:
+    """Return the URL template for a site or front-matter ``permalink`` (a style name or a
+    template such as ``/:categories/:year/:month/:day/:title``)."""
+    return STYLES.get(permalink, permalink)
+
+
+def page_template(site_permalink: str, *, index: bool) -> str:
+    """Return the template for an HTML page under site style ``site_permalink`` (Jekyll's
+    ``Page#template``): ``/:path/`` for ``index``, else ``/:path/:basename`` plus the
+    style's suffix (``/`` for ``pretty``, ``:output_ext`` for built-in styles, and for a custom
+    template whatever it ends with)."""
+    if index:
+        return "/:path/"
+    template = "/:path/:basename"
+    if site_permalink == "pretty":
+        return template + "/"
+    if site_permalink in STYLES:
+        return template + ":output_ext"
+    if site_permalink.endswith("/"):
+        template += "/"
+    elif site_permalink.endswith(":output_ext"):
+        template += ":output_ext"
+    return template
+
+
+def post_placeholders(
+    date: datetime, slug: str, categories: tuple[str, ...], output_ext: str = ".html"
+) -> dict[str, str]:
+    """Return Jekyll's post placeholders (``url.rb``/``drops/url_drop.rb``) for a post."""
+    iso_week = date.isocalendar()[1]
+    return {
+        "year": f"{date.year:04d}",
+        "short_year": f"{date.year % 100:02d}",
+        "month": f"{date.month:02d}",
+        "i_month": str(date.month),
+        "short_month": MONTHS[date.month - 1][:3],
+        "long_month": MONTHS[date.month - 1],
+        "day": f"{date.day:02d}",
+        "i_day": str(date.day),
+        "y_day": f"{date.timetuple().tm_yday:03d}",
+        "short_day": DAYS[date.weekday()][:3],
+        "long_day": DAYS[date.weekday()],
+        "week": f"{iso_week:02d}",
+        "hour": f"{date.hour:02d}",
+        "minute": f"{date.minute:02d}",
+        "second": f"{date.second:02d}",
+        "title": slug,
+        "slug": slug.lower(),
+        "name": slug,
+        "categories": "/".join(dict.fromkeys(c.lower() for c in categories)),
+        "output_ext": output_ext,
+    }
+
+
+def expand(template: str, values: Mapping[str, str]) -> str:
+    """Return the URL for ``template`` with ``values`` filled in.
+
+    Values are percent-escaped (``/`` kept), ``//`` runs collapse (so an empty
+    ``:categories`` vanishes) and the URL starts with ``/``; unknown placeholders stay as
+    written. Raises ``ValueError`` when the URL would leave the site root (see
+    :func:`output_path`).
+    """
+    filled = _PLACEHOLDER_RE.sub(
+        lambda m: quote(values.get(m.group(1), m.group(0)), _URL_SAFE), template
+    )
+    url = "/" + re.sub(r"/{2,}", "/", filled).lstrip("/")
+    output_path(url)  # validates
+    return url
+
+
+def output_path(url: str, output_ext: str = ".html") -> str:
+    """Return the relative POSIX file path a URL is written to (Jekyll's ``destination``).
+
+    ``/a/b/`` -> ``a/b/index.html``; ``/a/b`` -> ``a/b.html``; ``/a/b.html`` stays.
+    Raises ``ValueError`` when the unescaped path contains ``..``, a backslash or NUL, or
+    is absolute after normalisation.
+    """
+    raw = unquote(url)
+    if "\\" in raw or "\x00" in raw:
+        raise ValueError(f"permalink {url!r} contains a backslash or NUL")
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ValueError(f"permalink {url!r} leaves the site root")
+    path = "/".join(parts)
+    if raw.endswith("/") or not path:
+        path = f"{path}/index.html" if path else "index.html"
+    elif not path.endswith(output_ext):
+        path += output_ext
+    normal = normpath(path)
+    if normal.startswith(("/", "../")) or normal != path:
+        raise ValueError(f"permalink {url!r} is not a plain relative path")
+    return path

@@ -1,0 +1,103 @@
+"""Read ``_config.yml`` into :class:`~deploybot.render.model.SiteConfig` (Jekyll's keys).
+
+Keys used: ``title``, ``description``, ``url`` (else Jekyll-Bootstrap's ``production_url``),
+``baseurl``, ``author`` (a name or ``{name, email}``), ``permalink``, ``timezone``,
+``exclude``, ``include``, ``future``. Other keys are kept in ``SiteConfig.data`` for templates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+
+from deploybot.errors import SourceError
+from deploybot.render.model import SiteConfig
+from deploybot.render.source import SourceTree
+
+CONFIG_PATH = "_config.yml"
+
+
+def load_config(tree: SourceTree, timezone_override: str | None = None) -> SiteConfig:
+    """Return the site settings of ``tree`` (defaults when ``_config.yml`` is absent).
+
+    ``timezone_override`` (IANA) wins over the file's ``timezone``; ``UTC`` when neither.
+    Raises ``SourceError`` (path, line) for malformed YAML, a non-mapping document, a wrong
+    value type, or an unknown timezone.
+    """
+    data = _read_yaml(tree)
+    zone = timezone_override or _text(data, "timezone") or "UTC"
+    _check_zone(zone, from_file=timezone_override is None)
+    author = data.get("author")
+    author_name = author_email = ""
+    if isinstance(author, Mapping):
+        author_name = _str(author.get("name"))
+        author_email = _str(author.get("email"))
+    elif author is not None:
+        author_name = _str(author)
+    return SiteConfig(
+        title=_text(data, "title"),
+        description=_text(data, "description"),
+        url=(_text(data, "url") or _text(data, "production_url")).rstrip("/"),
+        baseurl=_text(data, "baseurl").rstrip("/"),
+        author_name=author_name,
+        author_email=author_email,
+        permalink=_text(data, "permalink") or "date",
+        timezone=zone,
+        exclude=_str_list(data, "exclude"),
+        include=_str_list(data, "include"),
+        future=bool(data.get("future", False)),
+        data=data,
+    )
+
+
+def _read_yaml(tree: SourceTree) -> dict[str, Any]:
+    try:
+        raw = tree.read(CONFIG_PATH)
+    except KeyError:
+        return {}
+    try:
+        loaded = yaml.safe_load(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise SourceError("not valid UTF-8", CONFIG_PATH) from exc
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise SourceError(f"{exc.problem or exc.context}", CONFIG_PATH, line) from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise SourceError("the site config must be a mapping", CONFIG_PATH, 1)
+    return {str(k): v for k, v in loaded.items()}
+
+
+def _str(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _text(data: Mapping[str, Any], key: str) -> str:
+    value = data.get(key)
+    if isinstance(value, Mapping | list):
+        raise SourceError(f"'{key}' must be a string", CONFIG_PATH)
+    return _str(value).strip()
+
+
+def _str_list(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = data.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list):
+        raise SourceError(f"'{key}' must be a list of paths", CONFIG_PATH)
+    return tuple(str(v) for v in value)
+
+
+def _check_zone(zone: str, *, from_file: bool) -> None:
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        where = CONFIG_PATH if from_file else None
+        raise SourceError(f"unknown timezone {zone!r} (expected an IANA name)", where) from exc

@@ -1,0 +1,133 @@
+"""Front matter splitting/parsing and Jekyll date reading (deploybot.render.frontmatter, .dates)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from deploybot.errors import SourceError
+from deploybot.render import RenderOptions, build_site
+from deploybot.render.dates import parse_date, rfc822, strftime, xmlschema
+from deploybot.render.frontmatter import key_line, parse_front_matter
+from deploybot.render.source import MemoryTree
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+POSTS = SHARED / "corpus" / "tvm-site" / "source" / "_posts"
+LA = ZoneInfo("America/Los_Angeles")
+
+
+def test_splits_front_matter_and_body_line() -> None:
+    fm = parse_front_matter(b"---\ntitle: Hi\nlayout: post\n---\nbody\n", "a.md")
+    assert fm is not None
+    assert fm.data == {"title": "Hi", "layout": "post"}
+    assert fm.body == "body\n"
+    assert fm.body_line == 5
+
+
+def test_no_front_matter_is_none() -> None:
+    assert parse_front_matter(b"# just text\n---\n", "a.md") is None
+    assert parse_front_matter(b"\n---\ntitle: x\n---\n", "a.md") is None  # must be line 1
+
+
+def test_bom_crlf_dots_and_empty() -> None:
+    fm = parse_front_matter(b"\xef\xbb\xbf---\r\ntitle: x\r\n...\r\nbody\r\n", "a.md")
+    assert fm is not None and fm.data == {"title": "x"} and fm.body == "body\n"
+    empty = parse_front_matter(b"---\n---\n", "a.md")
+    assert empty is not None and empty.data == {} and empty.body == ""
+
+
+def test_body_thematic_break_is_kept() -> None:
+    fm = parse_front_matter(b"---\na: 1\n---\ntext\n\n---\n\nmore\n", "a.md")
+    assert fm is not None and fm.body == "text\n\n---\n\nmore\n"
+
+
+def test_unquoted_colon_names_the_line() -> None:
+    data = b"---\nlayout: post\ntitle: TVM: fast\ndate: 2020-01-01\n---\nx\n"
+    with pytest.raises(SourceError) as info:
+        parse_front_matter(data, "_posts/2020-01-01-x.md")
+    assert info.value.path == "_posts/2020-01-01-x.md"
+    assert info.value.line == 3
+    assert "mapping values" in info.value.message
+
+
+def test_tab_indentation_names_the_line() -> None:
+    with pytest.raises(SourceError) as info:
+        parse_front_matter(b"---\ntitle: x\nauthor:\n\tname: y\n---\n", "p.md")
+    assert info.value.line == 4
+
+
+def test_unclosed_and_non_mapping() -> None:
+    with pytest.raises(SourceError, match="not closed") as info:
+        parse_front_matter(b"---\ntitle: x\nno end\n", "p.md")
+    assert info.value.line == 1
+    with pytest.raises(SourceError, match="mapping"):
+        parse_front_matter(b"---\n- a\n- b\n---\n", "p.md")
+
+
+def test_invalid_utf8_names_the_line() -> None:
+    with pytest.raises(SourceError, match="UTF-8") as info:
+        parse_front_matter(b"---\ntitle: x\n---\nok\n\xff\n", "p.md")
+    assert info.value.line == 5
+
+
+def test_key_line() -> None:
+    fm = parse_front_matter(b"---\n title: x\n\n date: 2020-01-01\n---\n", "p.md")
+    assert fm is not None
+    assert key_line(fm, "date") == 4
+    assert key_line(fm, "missing") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (date(2020, 7, 14), "2020-07-14T00:00:00-07:00"),
+        (datetime(2017, 10, 6, 11, 30), "2017-10-06T11:30:00-07:00"),
+        (datetime(2017, 10, 6, 11, 30, tzinfo=UTC), "2017-10-06T04:30:00-07:00"),
+        ("2017-10-06 11:30:00 -0400", "2017-10-06T08:30:00-07:00"),
+        ("2019-04-30 00:00:00 +0800", "2019-04-29T09:00:00-07:00"),
+        ("2017-10-06T11:30:00+02:00", "2017-10-06T02:30:00-07:00"),
+        ("2017-1-6", "2017-01-06T00:00:00-08:00"),
+        ("2017-01-06 10:15", "2017-01-06T10:15:00-08:00"),
+        ("  2019-05-30 ", "2019-05-30T00:00:00-07:00"),
+    ],
+)
+def test_parse_date_in_site_zone(value: object, expected: str) -> None:
+    assert xmlschema(parse_date(value, LA)) == expected
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2020-13-01", 42, ["2020-01-01"]])
+def test_parse_date_rejects(value: object) -> None:
+    with pytest.raises(ValueError):
+        parse_date(value, LA)
+
+
+def test_formatting_is_locale_free() -> None:
+    moment = datetime(2020, 7, 14, 9, 12, 2, tzinfo=timezone(timedelta(hours=-7)))
+    assert rfc822(moment) == "Tue, 14 Jul 2020 09:12:02 -0700"
+    assert (
+        strftime(moment, "%b %-d, %Y %A %B %j %:z %%") == "Jul 14, 2020 Tuesday July 196 -07:00 %"
+    )
+
+
+def test_bad_date_in_post_names_the_line() -> None:
+    tree = MemoryTree({"_posts/2020-01-01-x.md": b"---\ntitle: x\ndate: someday\n---\nhi\n"})
+    with pytest.raises(SourceError) as info:
+        build_site(tree, RenderOptions())
+    assert (info.value.path, info.value.line) == ("_posts/2020-01-01-x.md", 3)
+
+
+@pytest.mark.skipif(not POSTS.is_dir(), reason="tvm corpus not found at ../shared")
+def test_broken_real_post_names_file_and_line() -> None:
+    name = "2020-07-14-bert-pytorch-tvm.md"
+    text = (POSTS / name).read_bytes()
+    broken = text.replace(b'title: "Bridging PyTorch and TVM"', b"title: Bridging: PyTorch and TVM")
+    assert broken != text
+    tree = MemoryTree({f"_posts/{name}": broken})
+    with pytest.raises(SourceError) as info:
+        build_site(tree, RenderOptions(timezone="America/Los_Angeles"))
+    assert info.value.path == f"_posts/{name}"
+    assert info.value.line == 3
+    assert str(info.value).startswith(f"_posts/{name}:3: ")
