@@ -220,7 +220,7 @@ def _expect(kind: type[T], value: Any, path: Path, dotted: str) -> T:
             f"{path}: '{dotted}' must be {_TYPE_NAMES.get(kind, kind.__name__)}, "
             f"not {type(value).__name__} {value!r}"
         )
-    return value
+    return typing.cast(T, value)
 
 
 def is_remote_url(url: str) -> bool:

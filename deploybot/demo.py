@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 
 from dulwich import porcelain
+from dulwich.refs import Ref
 from dulwich.repo import Repo
+
+from deploybot import gitutil
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO_CONFIG = REPO_ROOT / "config" / "demo"
@@ -28,16 +31,10 @@ def setup(demo_dir: Path) -> Path:
     source = demo_dir / "source"
     if not source.exists():
         shutil.copytree(DEMO_CONFIG / "site", source)
-        repo = porcelain.init(str(source), default_branch=b"main")
-        with repo:
-            porcelain.add(
-                repo,
-                paths=[
-                    str(p)
-                    for p in sorted(source.rglob("*"))
-                    if p.is_file() and ".git" not in p.relative_to(source).parts
-                ],
-            )
+        with Repo.init(str(source)) as repo:
+            repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(b"refs/heads/main"))
+            files = [p for p in sorted(source.rglob("*")) if p.is_file()]
+            porcelain.add(repo, paths=[str(p) for p in files if ".git" not in p.parts])
             porcelain.commit(
                 repo,
                 message=b"Demo site: three posts, an about page, a logo\n",
@@ -46,18 +43,19 @@ def setup(demo_dir: Path) -> Path:
             )
     publish = demo_dir / "publish.git"
     if not publish.exists():
-        Repo.init_bare(str(publish), mkdir=True).close()
+        gitutil.open_bare(publish).close()
     shutil.copyfile(DEMO_CONFIG / "deploybot.toml", config)
     return config
 
 
-def print_publish_log(publish: Path, branch: bytes = b"refs/heads/asf-site") -> None:
+def print_publish_log(publish: Path, branch: str = "refs/heads/asf-site") -> None:
     """Print ``sha7 subject (author)`` for each commit on the publish branch, newest first."""
-    with Repo(str(publish)) as repo:
-        if branch not in repo.refs:
+    with gitutil.bare_repo(publish) as repo:
+        tip = gitutil.local_ref(repo, branch)
+        if tip is None:
             print("(the publish branch does not exist yet)")
             return
-        for entry in repo.get_walker(include=[repo.refs[branch]]):
+        for entry in repo.get_walker(include=[gitutil.oid(tip)]):
             commit = entry.commit
             subject = commit.message.decode("utf-8", "replace").splitlines()[0]
             author = commit.author.decode("utf-8", "replace")

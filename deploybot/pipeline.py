@@ -135,7 +135,8 @@ def _run_locked(
             elapsed=timer.total(),
             timings=timer.marks,
         )
-    site = render.build_site(snap.tree, _render_options(config, snap))
+    with snap.tree:
+        site = render.build_site(snap.tree, _render_options(config, snap))
     timer.mark("render")
     for warning in site.warnings:
         log.warning("%s", format_warning(warning))

@@ -7,10 +7,11 @@ calls it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
+from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
 from deploybot import gitutil, render
@@ -37,7 +38,11 @@ def build_to_folder(
     options = render.RenderOptions(
         theme=cfg.theme, timezone=cfg.timezone, feed_limit=cfg.feed_limit, build_time=build_time
     )
-    build = render.build_site(tree, options)
+    try:
+        build = render.build_site(tree, options)
+    finally:
+        if isinstance(tree, gitutil.GitTree):
+            tree.close()
     _write(out, build.files)
     return build
 
@@ -52,7 +57,17 @@ def _open_source(source: Path, rev: str | None) -> tuple[SourceTree, datetime]:
     with repo:
         if not repo.bare and rev is None:
             return DirTree(source), datetime.now(UTC)
-        return gitutil.tree_at_revision(repo, rev or "HEAD")
+        return _tree_at(repo, source, rev or "HEAD")
+
+
+def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
+    try:
+        commit = parse_commit(repo, rev.encode())
+    except (KeyError, ValueError) as exc:
+        raise SourceError(f"no commit {rev!r} in {source}: {gitutil.one_line(exc)}") from None
+    offset = timezone(timedelta(seconds=commit.commit_timezone))
+    when = datetime.fromtimestamp(commit.commit_time, tz=offset)
+    return gitutil.GitTree(Path(repo.path), commit.tree.decode("ascii")), when
 
 
 def _write(out: Path, files: Mapping[str, bytes]) -> None:
