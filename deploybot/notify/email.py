@@ -1,0 +1,359 @@
+"""Compose the commit email: git-multimail's "combined" email, as ASF's gitbox sends it.
+
+Pure: no git, no network, no clock. The caller passes the ``git log -C --stat -p --cc -1``
+text of the build commit, the commit subject and the send time; :func:`compose_combined_email`
+returns the whole message as bytes (UTF-8, ``\\n`` line endings; the SMTP transport turns them
+into CRLF on the wire).
+
+Formats followed:
+
+- Header order and values: git-multimail's ``COMBINED_HEADER_TEMPLATE`` in ASF's fork
+  (``apache/infrastructure-puppet`` ``modules/gitbox/files/asfgit/git_multimail.py``); see
+  ``notifier-research.md`` §1.4. Address headers are built like multimail's
+  ``addr_header_encode`` (``"addr" <addr>`` for a bare list address), other headers like its
+  ``header_encode``: :class:`email.header.Header` folding at 76 columns, RFC 2047 encoded words
+  (utf-8) only for non-ASCII text.
+- ``Date``: RFC 5322 §3.3 (``email.utils.format_datetime``).
+- Body: multimail's combined intro + ``generate_update_summary`` + ``Revision`` body, with
+  ``emailMaxLineLength`` / ``emailMaxLines`` / ``dateSubstitute`` (research §1.5, §1.6).
+
+Deliberate differences from ASF (documented in the project's notes):
+
+- Intro line 1 reads ``This is an automated email from the git repository.`` (ASF's says
+  "ASF dual-hosted git repository", upstream's "git hooks/post-receive script").
+- ``X-Git-Multimail-Version`` is replaced by ``X-Deploybot-Version`` in the same place: the mail
+  is not produced by git-multimail, so it should not claim to be.
+- ``Message-ID`` is deterministic (:func:`message_id`) instead of ``make_msgid()``, so a re-send
+  after an uncertain delivery carries the same id and recipients can drop the duplicate.
+- A created branch (``old is None``) still gets one combined-style email (intro, "new" line,
+  full log), with ``X-Git-Oldrev`` all zeros and multimail's create-summary subject
+  ``[repo] branch B created (now abc1234)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from email.charset import Charset
+from email.header import Header
+from email.utils import format_datetime, formataddr
+
+from deploybot import __version__
+
+ZERO_SHA = "0" * 40
+INTRO_LINE = "This is an automated email from the git repository."
+BRANCH_PREFIX = "refs/heads/"
+DATE_SUBSTITUTE = "AuthorDate: "
+DEFAULT_ABBREV = 7
+
+_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+_HOST_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_INDEX_RE = re.compile(r"^index ([0-9a-f]{4,40})(?:,[0-9a-f]+)*\.\.[0-9a-f]+", re.MULTILINE)
+# Every character str.splitlines() breaks at, plus the other C0 controls and DEL: none of them
+# may reach a header value (header injection) or split a one-line body field.
+_USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+_NAME_ADDR_RE = re.compile(r"^(.*?)\s*<([^<>]*)>$")
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def compose_combined_email(
+    *,
+    log_text: str,
+    repo_name: str,
+    repository_url: str,
+    refname: str,
+    old: str | None,
+    new: str,
+    subject_line: str,
+    pusher: str,
+    sender: str,
+    to: Sequence[str],
+    host: str,
+    date: datetime,
+    max_line_length: int = 500,
+    max_lines: int = 10000,
+) -> bytes:
+    """Return the combined commit email for one new commit on a branch, as bytes.
+
+    Args:
+        log_text: output of ``git log -C --stat -p --cc -1 <new>`` (``Date:   `` line as git
+            prints it; it becomes ``AuthorDate: ``).
+        repo_name: short name for the ``[repo]`` subject prefix and ``X-Git-Repo``.
+        repository_url: shown in the intro; any ``user:password@`` part is removed.
+        refname: full ref, ``refs/heads/<branch>``.
+        old: previous 40-hex tip, or None when the branch was created.
+        new: the new 40-hex tip (the build commit).
+        subject_line: the commit subject (``git log --format=%s``; see :func:`commit_subject`).
+        pusher: name shown in ``<pusher> pushed a commit to branch ...``.
+        sender: ``From`` address (``addr`` or ``Name <addr>``).
+        to: list addresses (bare ``addr``), each rendered ``"addr" <addr>``.
+        host: FQDN for ``X-Git-Host`` and the Message-ID domain.
+        date: send time, timezone-aware; goes into ``Date`` (RFC 5322).
+        max_line_length: body lines longer than this many characters are cut to
+            ``max_line_length - 7`` characters + ``" [...]"``; 0 disables.
+        max_lines: at most this many body lines (from "The following commit(s)" on), then
+            ``... N lines suppressed ...``; 0 disables.
+
+    Returns:
+        The message: ASCII headers (folded by :class:`email.header.Header` at 76 columns; a
+        line of encoded words may reach 78, RFC 5322's limit), a blank line, the UTF-8 body
+        (unencodable lone surrogates become ``?``), every line ending in ``\\n``.
+
+    Raises:
+        ValueError: ``old``/``new`` not 40 lowercase hex, ``refname`` not under
+            ``refs/heads/``, ``host`` not a host name, ``to`` empty or an address not a bare
+            ASCII addr-spec, ``sender`` without an ASCII address, ``date`` naive.
+    """
+    _check_args(refname, old, new, host, to, date)
+    branch = refname[len(BRANCH_PREFIX) :]
+    short = new[: abbrev_length(log_text)]
+    headers = _combined_headers(
+        repo_name=one_line(repo_name),
+        refname=refname,
+        old=old,
+        new=new,
+        subject=_email_subject(one_line(repo_name), branch, old, short, subject_line),
+        sender=sender,
+        to=to,
+        host=host,
+        date=date,
+    )
+    intro = _intro_lines(one_line(pusher), branch, redact_url(one_line(repository_url)))
+    body = _limit_lines(
+        _limit_line_length(_body_lines(refname, short, subject_line, log_text), max_line_length),
+        max_lines,
+    )
+    text = "".join(line + "\n" for line in [*headers, "", *intro, *body, ""])
+    return text.encode("utf-8", "replace")
+
+
+def message_id(new: str, to: Sequence[str], host: str) -> str:
+    """Return the deterministic Message-ID (RFC 5322 §3.6.4) for commit ``new`` sent to ``to``.
+
+    Shape: ``<{new}.{sha1(sorted lowercased addresses joined by ",")[:12]}.deploybot@{host}>``.
+    The same commit announced to the same list always gets the same id, so a re-send after an
+    uncertain delivery is recognisable as a duplicate; a different list gets a different id.
+    """
+    digest = hashlib.sha1(",".join(sorted(a.lower() for a in to)).encode("utf-8")).hexdigest()
+    return f"<{new}.{digest[:12]}.deploybot@{host}>"
+
+
+def commit_subject(message: str) -> str:
+    """Return the subject of a commit message the way ``git log --format=%s`` prints it.
+
+    git's ``pretty.c`` (``format_subject``): skip leading blank lines, then join the lines of
+    the first paragraph with one space, each stripped of trailing whitespace; a line that is
+    empty or only whitespace ends the paragraph.
+    """
+    lines = message.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    parts: list[str] = []
+    for line in lines:
+        if not line.strip():
+            break
+        parts.append(line.rstrip())
+    return " ".join(parts)
+
+
+def abbrev_length(log_text: str) -> int:
+    """Return the short-SHA length the log text uses (its first ``index a..b`` line), else 7.
+
+    git abbreviates every object of a repository to the same automatic length
+    (``core.abbrev``: 7 below 2^14 objects, 8 from 16384, ...), so the ``new abc1234`` line
+    then matches the ``index`` lines of the diff below it.
+    """
+    match = _INDEX_RE.search(log_text)
+    return len(match.group(1)) if match else DEFAULT_ABBREV
+
+
+def is_host_name(name: str) -> bool:
+    """True for a plain ASCII host name (letters, digits, ``.``, ``-``, ``_``)."""
+    return bool(_HOST_RE.match(name))
+
+
+def one_line(text: str) -> str:
+    """Return ``text`` with every line break and control character replaced by a space."""
+    return _CONTROL_RE.sub(" ", text)
+
+
+def redact_url(url: str) -> str:
+    """Return ``url`` without any ``user[:password]@`` part (tokens never go into an email)."""
+    return _USERINFO_RE.sub(r"\1", url)
+
+
+def _check_args(
+    refname: str, old: str | None, new: str, host: str, to: Sequence[str], date: datetime
+) -> None:
+    for name, value in (("new", new), ("old", old)):
+        if value is not None and not _SHA_RE.match(value):
+            raise ValueError(f"{name} must be a 40-character lowercase hex commit id: {value!r}")
+    if not refname.startswith(BRANCH_PREFIX) or one_line(refname) != refname or " " in refname:
+        raise ValueError(f"refname must be a branch ref (refs/heads/...): {refname!r}")
+    if not is_host_name(host):
+        raise ValueError(f"host must be a host name: {host!r}")
+    if not to:
+        raise ValueError("to must list at least one address")
+    for addr in to:
+        if not addr.isascii() or re.search(r"[\x00-\x20\x7f<>\",]", addr):
+            raise ValueError(f"addresses must be bare ASCII addr-specs: {addr!r}")
+    if date.tzinfo is None or date.utcoffset() is None:
+        raise ValueError("date must be timezone-aware")
+
+
+def _email_subject(repo: str, branch: str, old: str | None, short: str, subject: str) -> str:
+    if old is None:
+        return f"[{repo}] branch {branch} created (now {short})"
+    return f"[{repo}] branch {branch} updated: {_cut_subject(one_line(subject))}"
+
+
+def _cut_subject(subject: str, max_length: int = 500) -> str:
+    # multimail's subjectMaxLength: the commit subject, not the whole header, is cut.
+    if max_length > 0 and len(subject) > max_length:
+        return subject[: max_length - 6] + " [...]"
+    return subject
+
+
+def _combined_headers(
+    *,
+    repo_name: str,
+    refname: str,
+    old: str | None,
+    new: str,
+    subject: str,
+    sender: str,
+    to: Sequence[str],
+    host: str,
+    date: datetime,
+) -> list[str]:
+    """Return the header lines (folded, without line ends) in ASF's combined-email order."""
+    fields: list[tuple[str, str]] = [
+        ("Date", format_datetime(date)),
+        ("To", format_recipients(to)),
+        ("Subject", subject),
+        ("MIME-Version", "1.0"),
+        ("Content-Type", "text/plain; charset=utf-8"),
+        ("Content-Transfer-Encoding", "8bit"),
+        ("Message-ID", message_id(new, to, host)),
+        ("From", format_sender(sender)),
+        ("X-Git-Host", host),
+        ("X-Git-Repo", repo_name),
+        ("X-Git-Refname", refname),
+        ("X-Git-Reftype", "branch"),
+        ("X-Git-Oldrev", old or ZERO_SHA),
+        ("X-Git-Newrev", new),
+        ("X-Git-Rev", new),
+        ("X-Git-NotificationType", "ref_changed_plus_diff"),
+        ("X-Deploybot-Version", __version__),
+        ("Auto-Submitted", "auto-generated"),
+    ]
+    return [_header_line(name, value) for name, value in fields]
+
+
+def _header_line(name: str, value: str) -> str:
+    value = one_line(value)
+    if name in ("Message-ID", "To", "From"):
+        # Built from validated parts. The Message-ID is one token: folding would only move it
+        # onto a line of its own.
+        return f"{name}: {value}"
+    return f"{name}: {_encode(value, name)}"
+
+
+def _encode(text: str, header_name: str | None) -> str:
+    """multimail's ``header_encode``: fold at 76 columns; RFC 2047 (utf-8) only if needed.
+
+    Needed for non-ASCII text, and (as ``email.policy`` does) for ASCII text holding ``=?``,
+    so that a literal ``=?utf-8?q?...?=`` in a commit subject is shown as typed, not decoded.
+    """
+    plain = text.isascii() and "=?" not in text
+    charset = Charset("ascii" if plain else "utf-8")
+    return Header(text, charset=charset, header_name=header_name).encode()
+
+
+def format_recipients(to: Sequence[str]) -> str:
+    """Return the ``To`` value: ``"addr" <addr>`` per address (as ASF), joined by ``, ``."""
+    joined = ", ".join(formataddr((addr, addr)) for addr in to)
+    return Header(joined, charset=Charset("ascii"), header_name="To").encode()
+
+
+def format_sender(sender: str) -> str:
+    """Return the ``From`` value for ``addr`` or ``Name <addr>``: the name RFC 2047 encoded
+    when needed (multimail's ``addr_header_encode``), the address never.
+
+    Raises:
+        ValueError: the address is empty, not ASCII, or holds spaces or angle brackets.
+    """
+    match = _NAME_ADDR_RE.match(one_line(sender).strip())
+    name, addr = (match.group(1), match.group(2)) if match else ("", one_line(sender).strip())
+    if not addr or not addr.isascii() or re.search(r"[\s<>]", addr):
+        raise ValueError(f"sender must be 'addr' or 'Name <addr>' with an ASCII addr: {sender!r}")
+    name = name.strip()
+    if len(name) >= 2 and name[0] == name[-1] == '"':
+        name = name[1:-1]
+    if not name:
+        return addr
+    if name.isascii() and "=?" not in name:
+        return formataddr((name, addr))
+    # One RFC 2047 word. Also for ASCII with "=?": readers decode encoded words even inside a
+    # quoted string, so only encoding keeps a literal "=?...?=" literal.
+    return f"{Charset('utf-8').header_encode(name)} <{addr}>"
+
+
+def _intro_lines(pusher: str, branch: str, repository_url: str) -> list[str]:
+    return [
+        INTRO_LINE,
+        "",
+        f"{pusher} pushed a commit to branch {branch}",
+        f"in repository {repository_url}",
+        "",
+        "",
+    ]
+
+
+def _body_lines(refname: str, short: str, subject: str, log_text: str) -> list[str]:
+    """The part subject to the size limits: the "new" list, then the git log text."""
+    head = [
+        f"The following commit(s) were added to {refname} by this push:",
+        f"{'new':>8} {short:<8} {one_line(subject)}",  # multimail's "%8s %-8s %s"
+        f"{short} is described below",
+        "",
+    ]
+    return head + _substitute_date(_split_lines(log_text))
+
+
+def _split_lines(text: str) -> list[str]:
+    """Split git output at ``\\n`` only (a ``\\r`` or ``\\f`` inside a diff line stays there)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _substitute_date(lines: list[str]) -> list[str]:
+    """multimail's dateSubstitute: the commit header's ``Date:   `` becomes ``AuthorDate: ``."""
+    out = list(lines)
+    for i, line in enumerate(out):
+        if line == "":  # the commit header ends at the first empty line
+            break
+        if line.startswith("Date:   "):
+            out[i] = DATE_SUBSTITUTE + line[len("Date:   ") :]
+    return out
+
+
+def _limit_line_length(lines: Iterable[str], max_line_length: int) -> list[str]:
+    """multimail's ``limit_linelength``: > N characters -> first N-7 + ``" [...]"``."""
+    if max_line_length <= 0:
+        return list(lines)
+    return [
+        line[: max_line_length - 7] + " [...]" if len(line) > max_line_length else line
+        for line in lines
+    ]
+
+
+def _limit_lines(lines: list[str], max_lines: int) -> list[str]:
+    """multimail's ``limit_lines``: the first ``max_lines`` + ``... N lines suppressed ...``."""
+    if max_lines <= 0 or len(lines) <= max_lines:
+        return lines
+    return [*lines[:max_lines], f"... {len(lines) - max_lines} lines suppressed ..."]

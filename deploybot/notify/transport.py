@@ -1,0 +1,260 @@
+"""Deliver a composed message (``bytes``, ``\\n`` line endings) by mbox, SMTP, sendmail or stdout.
+
+Every function raises :class:`~deploybot.errors.NotifyError` (exit 75, "try again later") with
+a one-line reason when delivery fails, so the message stays in the outbox. Configuration
+problems that no retry can fix (a missing password variable) are
+:class:`~deploybot.errors.ConfigError` and are raised by :func:`make_transport`, before any
+message is touched.
+"""
+
+from __future__ import annotations
+
+import logging
+import mailbox
+import os
+import re
+import shutil
+import smtplib
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from email.utils import parseaddr
+from pathlib import Path
+from typing import BinaryIO
+
+from deploybot.config import NotifyConfig, SmtpConfig
+from deploybot.errors import ConfigError, NotifyError
+
+Send = Callable[[bytes], None]
+
+log = logging.getLogger(__name__)
+
+SENDMAIL_FALLBACKS = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
+_EOL_RE = re.compile(rb"\r\n|\r|\n")
+
+
+def make_transport(
+    notify: NotifyConfig,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    stream: BinaryIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Send:
+    """Return ``send(message: bytes) -> None`` for ``notify.transport``.
+
+    Transports: ``smtp``, ``sendmail``, ``mbox``, ``stdout`` (to ``stream``, default
+    ``sys.stdout.buffer``) and ``none`` (drops the message).
+
+    Args:
+        ssl_context: used for ``starttls``/``ssl`` instead of ``ssl.create_default_context()``
+            (tests pass one that trusts their self-signed certificate).
+        environ: where ``notify.smtp.password_env`` is looked up (default ``os.environ``).
+
+    Raises:
+        ConfigError: unknown transport; ``mbox`` without a path; SMTP ``username`` set but
+            ``password_env`` unset, or the variable it names is not set.
+    """
+    kind = notify.transport
+    envelope_from = bare_address(notify.sender)
+    if kind == "smtp":
+        password = smtp_password(notify.smtp, os.environ if environ is None else environ)
+        recipients = [bare_address(a) for a in notify.to]
+        return lambda message: send_smtp(
+            message,
+            notify.smtp,
+            sender=envelope_from,
+            recipients=recipients,
+            password=password,
+            ssl_context=ssl_context,
+        )
+    if kind == "sendmail":
+        return lambda message: send_sendmail(message, sender=envelope_from)
+    if kind == "mbox":
+        if notify.mbox is None:
+            raise ConfigError("'notify.mbox' is required when notify.transport = \"mbox\"")
+        path = notify.mbox
+        return lambda message: append_mbox(message, path, sender=envelope_from)
+    if kind == "stdout":
+        return lambda message: write_stream(message, stream)
+    if kind == "none":
+        return _drop
+    raise ConfigError(f"'notify.transport' must be smtp, sendmail, mbox or none, not {kind!r}")
+
+
+def _drop(message: bytes) -> None:
+    """The ``none`` transport: nothing is sent."""
+
+
+def bare_address(address: str) -> str:
+    """Return the ``addr`` of ``"Name <addr>"`` (or ``addr`` itself), for SMTP envelopes."""
+    return parseaddr(address)[1] or address.strip()
+
+
+def smtp_password(smtp: SmtpConfig, environ: Mapping[str, str]) -> str | None:
+    """Return the SMTP password from the variable named by ``password_env``; None if no login.
+
+    Raises:
+        ConfigError: ``username`` is set but ``password_env`` is not, or the variable is unset.
+    """
+    if smtp.username is None:
+        return None
+    if not smtp.password_env:
+        raise ConfigError(
+            "'notify.smtp.password_env' must name an environment variable "
+            "when 'notify.smtp.username' is set"
+        )
+    password = environ.get(smtp.password_env)
+    if password is None:
+        raise ConfigError(
+            f"'notify.smtp.password_env': environment variable {smtp.password_env} is not set"
+        )
+    return password
+
+
+def to_crlf(message: bytes) -> bytes:
+    """Return ``message`` with every line end (``\\n``, ``\\r\\n``, lone ``\\r``) as CRLF.
+
+    SMTP requires CRLF and forbids bare CR/LF (RFC 5321 §2.3.8); smtplib only converts ``str``
+    messages, so bytes are converted here, the same way (``smtplib._fix_eols``).
+    """
+    return _EOL_RE.sub(b"\r\n", message)
+
+
+def send_smtp(
+    message: bytes,
+    smtp: SmtpConfig,
+    *,
+    sender: str,
+    recipients: Sequence[str],
+    password: str | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> None:
+    """Send ``message`` over SMTP (RFC 5321) to ``recipients`` with envelope ``sender``.
+
+    ``smtp.security``: ``none``; ``starttls`` (RFC 3207, fails if the server does not offer
+    it); ``ssl`` (implicit TLS, RFC 8314). Certificates are verified with
+    ``ssl.create_default_context()`` unless ``ssl_context`` is given. Logs in when
+    ``smtp.username`` is set. ``smtp.timeout`` (seconds) applies to connect and each reply.
+    ``BODY=8BITMIME`` is declared when the server offers it.
+
+    Raises:
+        NotifyError: connection, TLS, login or any refusal; a one-line reason.
+    """
+    where = f"{smtp.host}:{smtp.port}"
+    try:
+        with _connect(smtp, ssl_context) as client:
+            if smtp.username is not None and password is not None:
+                client.login(smtp.username, password)
+            client.ehlo_or_helo_if_needed()
+            options = ["BODY=8BITMIME"] if client.has_extn("8bitmime") else []
+            refused = client.sendmail(sender, list(recipients), to_crlf(message), options)
+    except smtplib.SMTPRecipientsRefused as exc:
+        reason = _refusals(exc.recipients)
+        raise NotifyError(f"SMTP {where}: all recipients refused: {reason}") from exc
+    except smtplib.SMTPResponseException as exc:
+        reason = _one_line(exc.smtp_error)
+        raise NotifyError(f"SMTP {where}: {exc.smtp_code} {reason}") from exc
+    except (smtplib.SMTPException, OSError) as exc:  # ssl.SSLError and timeouts are OSErrors
+        raise NotifyError(f"SMTP {where}: {_one_line(str(exc)) or type(exc).__name__}") from exc
+    if refused:  # accepted for the others: a retry would duplicate it for them
+        log.warning("SMTP %s: some recipients refused: %s", where, _refusals(refused))
+
+
+def _connect(smtp: SmtpConfig, ssl_context: ssl.SSLContext | None) -> smtplib.SMTP:
+    context = ssl_context or ssl.create_default_context()
+    if smtp.security == "ssl":
+        return smtplib.SMTP_SSL(smtp.host, smtp.port, timeout=smtp.timeout, context=context)
+    client = smtplib.SMTP(smtp.host, smtp.port, timeout=smtp.timeout)
+    if smtp.security == "starttls":
+        try:
+            client.starttls(context=context)
+        except BaseException:
+            client.close()
+            raise
+    return client
+
+
+def _refusals(refused: Mapping[str, tuple[int, bytes]]) -> str:
+    return "; ".join(f"{addr} ({code} {_one_line(msg)})" for addr, (code, msg) in refused.items())
+
+
+def _one_line(text: str | bytes) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return " ".join(text.split())
+
+
+def find_sendmail(path: str | None = None) -> str | None:
+    """Return ``sendmail`` from ``PATH`` (or ``path``), else /usr/sbin's or /usr/lib's, or None."""
+    found = shutil.which("sendmail", path=path)
+    if found:
+        return found
+    return next((p for p in SENDMAIL_FALLBACKS if os.access(p, os.X_OK)), None)
+
+
+def send_sendmail(message: bytes, *, sender: str, timeout: float = 60.0) -> None:
+    """Pipe ``message`` to ``sendmail -oi -t -f <sender>`` (git-multimail's SendMailer).
+
+    ``-t`` takes the recipients from the ``To`` header; ``-oi`` keeps a lone ``.`` line.
+
+    Raises:
+        NotifyError: no sendmail found, it ran longer than ``timeout`` seconds, or it exited
+            non-zero (the reason quotes its first stderr line).
+    """
+    command = find_sendmail()
+    if command is None:
+        raise NotifyError("sendmail: no sendmail program on PATH, /usr/sbin or /usr/lib")
+    argv = [command, "-oi", "-t", "-f", sender]
+    try:
+        done = subprocess.run(argv, input=message, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise NotifyError(f"sendmail: no answer after {timeout:g} s") from None
+    except OSError as exc:
+        raise NotifyError(f"sendmail: cannot run {command}: {exc.strerror or exc}") from exc
+    if done.returncode != 0:
+        first = next(iter(done.stderr.decode("utf-8", "replace").splitlines()), "").strip()
+        raise NotifyError(f"sendmail exited with status {done.returncode}: {first or '-'}")
+
+
+def append_mbox(message: bytes, path: Path, *, sender: str = "MAILER-DAEMON") -> None:
+    """Append ``message`` to the mbox at ``path`` (created if missing), under its lock.
+
+    Written by :class:`mailbox.mbox`: a ``From <sender> <asctime UTC>`` separator line,
+    body lines starting ``From `` escaped as ``>From `` (mboxo, as Python reads it back), an
+    empty line after the message; ``fcntl`` + dot-file locking, fsynced.
+
+    Raises:
+        NotifyError: the file cannot be locked, read or written.
+    """
+    envelope = bare_address(sender).replace(" ", "") or "MAILER-DAEMON"
+    from_line = f"From {envelope} {time.asctime(time.gmtime())}\n".encode("ascii", "replace")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        box = mailbox.mbox(path, create=True)
+        try:
+            box.lock()
+            try:
+                box.add(from_line + message)
+                box.flush()
+            finally:
+                box.unlock()
+        finally:
+            box.close()
+    except (OSError, mailbox.Error) as exc:
+        raise NotifyError(f"mbox {path}: {_one_line(str(exc))}") from exc
+
+
+def write_stream(message: bytes, stream: BinaryIO | None = None) -> None:
+    """Write ``message`` to ``stream`` (default ``sys.stdout.buffer``) and flush it.
+
+    Raises:
+        NotifyError: the stream cannot be written.
+    """
+    out = stream if stream is not None else sys.stdout.buffer
+    try:
+        out.write(message)
+        out.flush()
+    except OSError as exc:
+        raise NotifyError(f"stdout: {_one_line(str(exc))}") from exc

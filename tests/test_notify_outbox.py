@@ -1,0 +1,230 @@
+"""The outbox with a real SMTP server on 127.0.0.1: queue, fail, retry, crash, no duplicates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from deploybot.errors import NotifyError
+from deploybot.notify import (
+    DeliveryReport,
+    deliver_pending,
+    list_pending,
+    make_sender,
+    queue_email,
+)
+from deploybot.notify.transport import make_transport
+from tests.test_notify_transport import (
+    Collector,
+    LocalController,
+    sample_message,
+    smtp_notify,
+)
+
+SHA1 = "1" * 40
+SHA2 = "2" * 40
+
+
+def sidecar(path: Path) -> dict[str, object]:
+    data = json.loads(path.with_suffix(".json").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def collecting_send() -> tuple[list[bytes], Callable[[bytes], None]]:
+    sent: list[bytes] = []
+    return sent, sent.append
+
+
+# --- queue and list ------------------------------------------------------------------------
+
+
+def test_queue_is_atomic_and_idempotent(tmp_path: Path) -> None:
+    outbox = tmp_path / "outbox"
+    path = queue_email(outbox, SHA1, b"first")
+    assert path == outbox / f"{SHA1}.eml"
+    assert queue_email(outbox, SHA1, b"second") == path
+    assert path.read_bytes() == b"first"
+    assert sorted(p.name for p in outbox.iterdir()) == [f"{SHA1}.eml", f"{SHA1}.json"]
+    assert sidecar(path)["state"] == "queued"
+
+
+def test_queue_after_sent_does_not_send_again(tmp_path: Path) -> None:
+    outbox = tmp_path / "outbox"
+    queue_email(outbox, SHA1, b"m")
+    sent, send = collecting_send()
+    assert deliver_pending(outbox, send) == DeliveryReport(sent=(SHA1,), failed=())
+    assert queue_email(outbox, SHA1, b"m") == outbox / "sent" / f"{SHA1}.eml"
+    assert deliver_pending(outbox, send) == DeliveryReport(sent=(), failed=())
+    assert sent == [b"m"]
+
+
+@pytest.mark.parametrize("key", ["", "../x", ".hidden", "a/b", "a b", "x" * 201])
+def test_bad_keys_are_refused(tmp_path: Path, key: str) -> None:
+    with pytest.raises(ValueError, match="outbox key"):
+        queue_email(tmp_path, key, b"m")
+
+
+def test_list_pending_oldest_first(tmp_path: Path) -> None:
+    outbox = tmp_path / "outbox"
+    assert list_pending(outbox) == []
+    for key in ("c" * 40, "a" * 40, "b" * 40):
+        queue_email(outbox, key, key.encode())
+    (outbox / ".stray.eml.123.tmp").write_bytes(b"half")  # an interrupted write
+    pending = list_pending(outbox)
+    assert [p.key for p in pending] == ["c" * 40, "a" * 40, "b" * 40]
+    assert [(p.attempts, p.state, p.last_error) for p in pending] == [(0, "queued", None)] * 3
+    sent, send = collecting_send()
+    deliver_pending(outbox, send)
+    assert sent == [b"c" * 40, b"a" * 40, b"b" * 40]
+
+
+def test_missing_sidecar_counts_as_queued(tmp_path: Path) -> None:
+    outbox = tmp_path / "outbox"
+    path = queue_email(outbox, SHA1, b"m")
+    path.with_suffix(".json").unlink()  # a crash between the two writes of an older version
+    assert [(p.key, p.state, p.attempts) for p in list_pending(outbox)] == [(SHA1, "queued", 0)]
+
+
+# --- SMTP down, then back ------------------------------------------------------------------
+
+
+def test_smtp_down_then_back_delivers_exactly_once(tmp_path: Path) -> None:
+    outbox = tmp_path / "outbox"
+    handler = Collector()
+    controller = LocalController(handler)
+    controller.start()
+    port = controller.port
+    controller.stop()  # the server is down
+    send = make_sender(smtp_notify(port))
+    path = queue_email(outbox, SHA1, sample_message(SHA1))
+
+    report = deliver_pending(outbox, send)
+    assert report.sent == ()
+    assert [key for key, _ in report.failed] == [SHA1]
+    assert report.failed[0][1].startswith(f"SMTP 127.0.0.1:{port}: ")
+    assert path.exists()
+    [pending] = list_pending(outbox)
+    assert (pending.attempts, pending.state, pending.last_error) == (
+        1,
+        "failed",
+        report.failed[0][1],
+    )
+    assert pending.last_attempt is not None
+
+    deliver_pending(outbox, send)  # still down: a second attempt is counted
+    assert list_pending(outbox)[0].attempts == 2
+
+    controller = LocalController(handler, port=port)
+    controller.start()
+    try:
+        assert deliver_pending(outbox, send) == DeliveryReport(sent=(SHA1,), failed=())
+        assert deliver_pending(outbox, send) == DeliveryReport(sent=(), failed=())
+    finally:
+        controller.stop()
+    assert len(handler.messages) == 1
+    assert list_pending(outbox) == []
+    done = outbox / "sent" / f"{SHA1}.eml"
+    assert done.read_bytes() == sample_message(SHA1)
+    assert sidecar(done)["state"] == "sent"
+    assert sidecar(done)["attempts"] == 3
+    assert sidecar(done)["uncertain"] is False
+
+
+def test_one_failure_does_not_block_the_others(tmp_path: Path) -> None:
+    outbox = tmp_path / "outbox"
+    queue_email(outbox, SHA1, b"bad")
+    queue_email(outbox, SHA2, b"good")
+    delivered: list[bytes] = []
+
+    def send(message: bytes) -> None:
+        if message == b"bad":
+            raise NotifyError("SMTP x:25: 552 message too big")
+        delivered.append(message)
+
+    report = deliver_pending(outbox, send)
+    assert report == DeliveryReport(
+        sent=(SHA2,), failed=((SHA1, "SMTP x:25: 552 message too big"),)
+    )
+    assert delivered == [b"good"]
+
+
+# --- a crash between send and move ---------------------------------------------------------
+
+
+class Crash(BaseException):
+    """Stands for the process dying (SIGKILL, power loss) right after the server said 250."""
+
+
+def crash_after(send: Callable[[bytes], None]) -> Callable[[bytes], None]:
+    def sending_then_dying(message: bytes) -> None:
+        send(message)
+        raise Crash
+
+    return sending_then_dying
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[LocalController, Collector]]:
+    handler = Collector()
+    controller = LocalController(handler)
+    controller.start()
+    try:
+        yield controller, handler
+    finally:
+        controller.stop()
+
+
+def test_crash_after_send_resends_with_the_same_message_id(
+    tmp_path: Path, server: tuple[LocalController, Collector]
+) -> None:
+    """At-least-once: the uncertain copy is sent again, byte for byte, same Message-ID."""
+    controller, handler = server
+    outbox = tmp_path / "outbox"
+    send = make_transport(smtp_notify(controller.port))
+    queue_email(outbox, SHA1, sample_message(SHA1))
+    with pytest.raises(Crash):
+        deliver_pending(outbox, crash_after(send))
+    [pending] = list_pending(outbox)
+    assert (pending.state, pending.attempts) == ("sending", 1)  # uncertain, shown as such
+
+    assert deliver_pending(outbox, send) == DeliveryReport(sent=(SHA1,), failed=())
+    assert len(handler.messages) == 2  # the MTA saw the message twice ...
+    assert len(set(handler.message_ids())) == 1  # ... as one email: a list dedupes it
+    assert handler.messages[0].content == handler.messages[1].content
+    assert sidecar(outbox / "sent" / f"{SHA1}.eml")["uncertain_before"] is True
+    assert deliver_pending(outbox, send) == DeliveryReport(sent=(), failed=())
+    assert len(handler.messages) == 2
+
+
+def test_crash_after_send_at_most_once(
+    tmp_path: Path, server: tuple[LocalController, Collector]
+) -> None:
+    """With resend_uncertain=False the uncertain message is filed, never sent twice."""
+    controller, handler = server
+    outbox = tmp_path / "outbox"
+    send = make_transport(smtp_notify(controller.port))
+    queue_email(outbox, SHA1, sample_message(SHA1))
+    queue_email(outbox, SHA2, sample_message(SHA2))
+    with pytest.raises(Crash):
+        deliver_pending(outbox, crash_after(send))
+    report = deliver_pending(outbox, send, resend_uncertain=False)
+    assert report == DeliveryReport(sent=(SHA2,), failed=())
+    assert len(handler.messages) == 2
+    assert len(set(handler.message_ids())) == 2
+    assert sidecar(outbox / "sent" / f"{SHA1}.eml")["uncertain"] is True
+
+
+def test_an_unexpected_error_propagates_and_leaves_the_message(tmp_path: Path) -> None:
+    outbox = tmp_path / "outbox"
+    queue_email(outbox, SHA1, b"m")
+
+    def broken(message: bytes) -> None:
+        raise RuntimeError("a bug, not a delivery failure")
+
+    with pytest.raises(RuntimeError):
+        deliver_pending(outbox, broken)
+    assert [(p.state, p.attempts) for p in list_pending(outbox)] == [("sending", 1)]
