@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aiosmtpd.controller import Controller
 from click.testing import CliRunner
 from dulwich.repo import Repo
 
 from deploybot.cli import main
 from tests.gitrepo import commit_files, corpus_files, head, read_branch
+from tests.test_notify_transport import Collector, LocalController
 
 BUILD_RE = re.compile(
     r"^Build at (Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ \d{4}\n$"
@@ -107,7 +107,8 @@ def test_first_run_publishes_the_real_site(site: Site) -> None:
     assert items[0].findtext("link") == "https://tvm.apache.org/2020/07/14/bert-pytorch-tvm"
     mails = site.emails()
     assert len(mails) == 1
-    assert mails[0]["Subject"].startswith("[incubator-tvm-site] branch asf-site updated: Build at ")
+    build = head(site.publish, "asf-site") or ""
+    assert mails[0]["Subject"] == f"[incubator-tvm-site] branch asf-site created (now {build[:7]})"
 
 
 def test_second_run_is_up_to_date(site: Site) -> None:
@@ -134,8 +135,9 @@ def test_edit_one_post(site: Site) -> None:
     assert site.run()[0] == 0
     first_build = head(site.publish, "asf-site")
     old = read_branch(site.source, "main")[BERT_SRC]
-    new = old.replace(b"Bridging PyTorch and TVM", b"Bridging PyTorch and TVM, revisited", 1)
-    commit_files(site.source, {BERT_SRC: new}, "Retitle the BERT post", when=1_700_000_100)
+    new = old.replace(b"So how do we get BERT", b"So how, revisited, do we get BERT", 1)
+    assert new != old
+    commit_files(site.source, {BERT_SRC: new}, "Edit the BERT post", when=1_700_000_100)
     code, out = site.run()
     assert code == 0, out
     with Repo(str(site.publish)) as repo:
@@ -143,11 +145,20 @@ def test_edit_one_post(site: Site) -> None:
         assert build.parents == [first_build.encode()]  # type: ignore[attr-defined]
     mails = site.emails()
     assert len(mails) == 2
+    build = head(site.publish, "asf-site") or ""
+    assert mails[1]["Subject"] == (
+        f"[incubator-tvm-site] branch asf-site updated: {_subject(site.publish, build)}"
+    )
     body = mails[1].get_content()
     changed = re.findall(r"^diff --git a/(\S+) ", body, flags=re.M)
     assert set(changed) == {BERT, "atom.xml", "rss.xml"}, changed
     assert " 3 files changed" in body
     assert "revisited" in read_branch(site.publish, "asf-site")[BERT].decode()
+
+
+def _subject(repo_path: Path, commit: str) -> str:
+    with Repo(str(repo_path)) as repo:
+        return repo[commit.encode()].message.decode().splitlines()[0]  # type: ignore[attr-defined]
 
 
 def test_keep_paths_survive_every_build(site: Site) -> None:
@@ -192,19 +203,10 @@ def test_unknown_config_key_exits_78(site: Site) -> None:
     assert str(site.config) in out
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.messages: list[bytes] = []
-
-    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
-        self.messages.append(envelope.content)  # type: ignore[attr-defined]
-        return "250 OK"
-
-
 @pytest.fixture
-def smtp_server() -> Iterator[tuple[Controller, _Collector]]:
-    handler = _Collector()
-    controller = Controller(handler, hostname="127.0.0.1", port=0)
+def smtp_server() -> Iterator[tuple[LocalController, Collector]]:
+    handler = Collector()
+    controller = LocalController(handler)
     controller.start()
     try:
         yield controller, handler
@@ -213,10 +215,10 @@ def smtp_server() -> Iterator[tuple[Controller, _Collector]]:
 
 
 def test_email_over_smtp(
-    tmp_path: Path, tvm_site: Path, smtp_server: tuple[Controller, _Collector]
+    tmp_path: Path, tvm_site: Path, smtp_server: tuple[LocalController, Collector]
 ) -> None:
     controller, handler = smtp_server
-    port = controller.server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = controller.port
     site = Site(
         tmp_path,
         tvm_site,
@@ -225,16 +227,17 @@ def test_email_over_smtp(
     code, out = site.run()
     assert code == 0, out
     assert len(handler.messages) == 1
-    msg = email.message_from_bytes(handler.messages[0], policy=email.policy.default)
+    msg = email.message_from_bytes(handler.messages[0].content, policy=email.policy.default)
     build = head(site.publish, "asf-site")
-    assert msg["Subject"].startswith("[incubator-tvm-site] branch asf-site updated: Build at ")
+    # The first build creates the branch: git-multimail's "created" subject.
+    assert msg["Subject"] == f"[incubator-tvm-site] branch asf-site created (now {build[:7]})"
     assert msg["X-Git-Refname"] == "refs/heads/asf-site"
     assert msg["X-Git-Rev"] == build
     assert msg["X-Git-Newrev"] == build
     assert msg["X-Git-Oldrev"] == "0" * 40
     assert msg["X-Git-Reftype"] == "branch"
     body = msg.get_content()
-    assert re.search(r"^ \d+ files changed, \d+ insertions\(\+\)$", body, flags=re.M), body[-2000:]
+    assert re.search(r"^ \d+ files changed, \d+ insertions\(\+\)\r?$", body, flags=re.M), body[-2000:]
 
 
 def test_smtp_down_keeps_email_and_exits_75(tmp_path: Path, tvm_site: Path) -> None:
@@ -254,8 +257,8 @@ def test_smtp_down_keeps_email_and_exits_75(tmp_path: Path, tvm_site: Path) -> N
     assert "kept in the outbox" in out
     pending = list((tmp_path / ".deploybot" / "outbox").glob("*.eml"))
     assert len(pending) == 1
-    handler = _Collector()
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    handler = Collector()
+    controller = LocalController(handler, port=port)
     controller.start()
     try:
         code, out = site.run()
