@@ -23,6 +23,7 @@ from deploybot import gitutil
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO_CONFIG = REPO_ROOT / "config" / "demo"
 DEMO_AUTHOR = b"Demo Author <author@demo.example.org>"
+EMAIL_PREVIEW_LINES = 70
 
 
 def setup(demo_dir: Path) -> Path:
@@ -73,7 +74,11 @@ def print_last_email(mbox_path: Path) -> None:
         if not keys:
             print("(no email yet)")
             return
-        print(box.get_bytes(keys[-1]).decode("utf-8", "replace"))
+        lines = box.get_bytes(keys[-1]).decode("utf-8", "replace").splitlines()
+        print("\n".join(lines[:EMAIL_PREVIEW_LINES]))
+        if len(lines) > EMAIL_PREVIEW_LINES:
+            rest = len(lines) - EMAIL_PREVIEW_LINES
+            print(f"[... {rest} more lines: the whole email is in {mbox_path}]")
     finally:
         box.close()
 
