@@ -1,0 +1,221 @@
+"""``git log -C --stat -p --cc -1 <commit>``, reproduced byte for byte with dulwich.
+
+This is the body of a git-multimail commit email (``commitLogOpts``). The layout follows
+git's ``log-tree.c`` (``show_log``, ``log_tree_diff_flush``), ``pretty.c`` (medium format:
+``pp_header``, ``pp_remainder``) and ``diff.c``; the diff itself is :mod:`.diff`, the
+stat :mod:`.diffstat`, renames :mod:`.diff_renames`. Assumes git's defaults: no
+``.mailmap``, no gitattributes, no ``diff.*``/``core.abbrev`` config, stat width 80.
+
+:func:`format_commit_log_bytes` returns git's exact bytes; :func:`format_commit_log`
+returns them decoded as UTF-8 with ``errors="replace"``, as git-multimail decodes them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.objectspec import parse_commit
+from dulwich.repo import Repo
+
+from deploybot.notify.diff_patch import NULL_SHA, patch_text, stat_entry
+from deploybot.notify.diff_renames import FilePair, Side, detect_copies
+from deploybot.notify.diffstat import StatEntry, format_diffstat, str_width
+
+S_IFDIR = 0o040000
+S_IFGITLINK = 0o160000
+MIN_ABBREV = 7
+TAB_WIDTH = 8  # git log's default --expand-tabs for the medium format
+_GIT_SPACE = b" \t\n\r"
+
+__all__ = ["abbrev_length", "format_commit_log", "format_commit_log_bytes"]
+
+
+class _Objects:
+    """Blob contents and short ids from one repository, cached."""
+
+    def __init__(self, repo: Repo, abbrev: int | None) -> None:
+        self.repo = repo
+        self.length = abbrev if abbrev is not None else abbrev_length(repo)
+        self._blobs: dict[bytes, bytes] = {}
+
+    def load(self, sha: bytes) -> bytes:
+        if sha == NULL_SHA:
+            return b""
+        data = self._blobs.get(sha)
+        if data is None:
+            obj = self.repo.object_store[ObjectID(sha)]
+            data = obj.as_raw_string() if isinstance(obj, Blob) else b""
+            self._blobs[sha] = data
+        return data
+
+    def content(self, side: Side | None) -> bytes:
+        if side is None:
+            return b""
+        if side.mode & 0o170000 == S_IFGITLINK:
+            return b"Subproject commit " + side.sha + b"\n"
+        return self.load(side.sha)
+
+    def abbrev(self, sha: bytes) -> bytes:
+        """``find_unique_abbrev``: ``length`` digits, more while another object shares them."""
+        n = self.length
+        if sha != NULL_SHA:
+            for other in self.repo.object_store.iter_prefix(sha[:n]):
+                if other != sha:
+                    common = next((i for i in range(40) if sha[i] != other[i]), 40)
+                    n = max(n, common + 1)
+        return sha[:n]
+
+
+def abbrev_length(repo: Repo) -> int:
+    """git's automatic abbreviation length (``find_unique_abbrev_r`` with ``core.abbrev`` auto).
+
+    From the number of *packed* objects (``repo_approximate_object_count``), alternates
+    included: ``max(7, ceil((bit_length(count) + 1) / 2))``, i.e. 7 below 2**14 objects.
+    """
+    stores = [repo.object_store, *getattr(repo.object_store, "alternates", [])]
+    count = sum(len(pack.index) for store in stores for pack in getattr(store, "packs", []))
+    bits = max(count.bit_length(), 1)
+    return max(MIN_ABBREV, (bits + 1) // 2)
+
+
+def _flatten(repo: Repo, tree_id: bytes | None, prefix: bytes = b"") -> dict[bytes, Side]:
+    """All non-tree entries under a tree, by full path."""
+    out: dict[bytes, Side] = {}
+    if tree_id is None:
+        return out
+    tree = repo.object_store[ObjectID(tree_id)]
+    assert isinstance(tree, Tree)
+    for entry in tree.iteritems():
+        path = prefix + entry.path
+        if entry.mode & 0o170000 == S_IFDIR:
+            out.update(_flatten(repo, entry.sha, path + b"/"))
+        else:
+            out[path] = Side(path, entry.mode, entry.sha)
+    return out
+
+
+def tree_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes) -> list[FilePair]:
+    """The recursive tree diff in git's order (byte order of full paths)."""
+    old, new = _flatten(repo, old_tree), _flatten(repo, new_tree)
+    pairs: list[FilePair] = []
+    for path in sorted(old.keys() | new.keys()):
+        a, b = old.get(path), new.get(path)
+        if a == b:
+            continue
+        if a is None:
+            pairs.append(FilePair(None, b, "A"))
+        elif b is None:
+            pairs.append(FilePair(a, None, "D"))
+        else:
+            pairs.append(FilePair(a, b, "T" if (a.mode ^ b.mode) & 0o170000 else "M"))
+    return pairs
+
+
+def _date(when: int, offset: int) -> bytes:
+    """git's default date format: ``Tue Jul 14 09:12:04 2020 -0700`` (day not padded)."""
+    dt = datetime.fromtimestamp(when, timezone(timedelta(seconds=offset)))
+    sign = "-" if offset < 0 else "+"
+    hhmm = abs(offset) // 3600 * 100 + abs(offset) % 3600 // 60
+    text = f"{dt:%a %b} {dt.day} {dt:%H:%M:%S} {dt.year} {sign}{hhmm:04d}"
+    return text.encode("ascii")
+
+
+def _expand_tabs(line: bytes) -> bytes:
+    """``strbuf_add_tabexpand`` with width 8, columns counted in display width."""
+    if b"\t" not in line:
+        return line
+    out = b""
+    for seg in line.split(b"\t")[:-1]:
+        try:
+            width = str_width(seg.decode("utf-8"))
+        except UnicodeDecodeError:
+            width = len(seg)
+        out += seg + b" " * (TAB_WIDTH - width % TAB_WIDTH)
+    return out + line.rsplit(b"\t", 1)[1]
+
+
+def _message(message: bytes) -> bytes:
+    """``pp_remainder`` for the medium format: each line indented 4, trailing space dropped.
+
+    Leading blank lines are skipped, blank lines inside become four spaces, trailing blank
+    lines disappear (git right-trims the whole text), and tabs are expanded.
+    """
+    out: list[bytes] = []
+    for raw in message.split(b"\n"):
+        line = raw.rstrip(_GIT_SPACE)
+        if not line and not out:
+            continue
+        out.append(b"    " + _expand_tabs(line))
+    text = b"\n".join(out).rstrip(_GIT_SPACE)
+    return text + b"\n" if text else b""
+
+
+def _header(commit: Commit) -> bytes:
+    out = b"commit " + bytes(commit.id) + b"\n"
+    author: bytes = commit.author
+    out += b"Author: " + author + b"\n"
+    out += b"Date:   " + _date(commit.author_time, commit.author_timezone) + b"\n"
+    body = _message(commit.message)
+    return out + (b"\n" + body if body else b"")
+
+
+def _stat_and_patches(obj: _Objects, pairs: list[FilePair]) -> tuple[list[StatEntry], bytes]:
+    entries: list[StatEntry] = []
+    patches: list[bytes] = []
+    for pair in pairs:
+        old_data, new_data = obj.content(pair.old), obj.content(pair.new)
+        entries.append(stat_entry(pair, old_data, new_data))
+        patches.append(patch_text(pair, old_data, new_data, obj.abbrev))
+    return entries, b"".join(patches)
+
+
+def format_commit_log_bytes(
+    repo_path: Path, commit: str, abbrev: int | None = None, width: int = 80
+) -> bytes:
+    """Exactly what ``git log -C --stat -p --cc -1 <commit>`` writes to a pipe.
+
+    Args:
+        repo_path: the repository (bare or not).
+        commit: a commit id (full or at least 4 hex digits) or a ref name.
+        abbrev: the short-id length; None computes git's default (see :func:`abbrev_length`).
+        width: the stat width: git uses ``COLUMNS`` or the terminal's, else 80 (a hook's
+            stdout is a pipe, so 80).
+
+    Returns:
+        The raw output bytes (paths and contents as stored; never re-encoded).
+
+    Raises:
+        KeyError: ``commit`` does not name a commit in the repository.
+        NotImplementedError: ``commit`` is a merge. git prints ``Merge: <p1> <p2>``, the
+            stat against the first parent (without ``---``) and a dense combined diff
+            (``diff --cc``, ``combine-diff.c``); build commits never have two parents.
+    """
+    with Repo(str(repo_path)) as repo:
+        obj = _Objects(repo, abbrev)
+        target = parse_commit(repo, commit.encode())
+        if len(target.parents) > 1:
+            raise NotImplementedError(
+                "merge commits need git's combined diff (--cc), which is not implemented"
+            )
+        parent_tree = None
+        if target.parents:
+            parent = repo.object_store[target.parents[0]]
+            assert isinstance(parent, Commit)
+            parent_tree = parent.tree
+        pairs = detect_copies(tree_changes(repo, parent_tree, target.tree), obj.load)
+        out = _header(target)
+        if not pairs:
+            return out
+        entries, patches = _stat_and_patches(obj, pairs)
+        stat = "".join(line + "\n" for line in format_diffstat(entries, width))
+        return out + b"---\n" + stat.encode("ascii") + b"\n" + patches
+
+
+def format_commit_log(
+    repo_path: Path, commit: str, abbrev: int | None = None, width: int = 80
+) -> str:
+    """:func:`format_commit_log_bytes` decoded as UTF-8 with ``errors="replace"``."""
+    raw = format_commit_log_bytes(repo_path, commit, abbrev, width)
+    return raw.decode("utf-8", errors="replace")
