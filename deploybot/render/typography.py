@@ -1,0 +1,241 @@
+"""kramdown's default typography: smart quotes and typographic symbols, as characters.
+
+Rules from kramdown's parser (``lib/kramdown/parser/kramdown/smart_quotes.rb``: ``SQ_RULES``,
+a port of SmartyPants; ``typographic_symbol.rb``: ``TYPOGRAPHIC_SYMS``) with Jekyll's
+defaults ``smart_quotes: lsquo,rsquo,ldquo,rdquo`` and ``entity_output: as_char``, so the
+output holds the characters themselves (``’`` rather than ``&#8217;``), as the published
+TVM pages do:
+
+- ``'`` -> ‘ ’ and ``"`` -> “ ” depending on the neighbouring characters;
+- ``---`` -> —, ``--`` -> –, ``...`` -> …, ``<<`` -> «, ``>>`` -> », and ``<< `` / `` >>``
+  -> ``«`` / ``»`` joined to the word by a no-break space (U+00A0).
+
+Only Markdown text is changed: never code spans, code blocks, raw HTML, link URLs, autolinks,
+image alt text, or characters escaped with a backslash (``\\"``, ``\\--``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import mistune
+from mistune.core import InlineState
+from mistune.helpers import PUNCTUATION
+from mistune.inline_parser import InlineParser
+from mistune.plugins import Plugin
+from mistune.util import escape_url
+
+from deploybot.render.mistune_hooks import Token, wrap_inline_render
+
+_LITERAL = "typography_literal"
+_PROTECTED = frozenset("'\"-.<>")
+_SQ_PUNCT = r"""[!"#$%'()*+,\-./:;<=>?@\[\\\]^_`{|}~]"""
+_SQ_CLOSE = r"[^ \\\t\r\n\[{(-]"
+_A = re.ASCII
+# (pattern, keeps group 1 as text, symbols for the quotes that follow): SQ_RULES in order.
+_RULES: list[tuple[re.Pattern[str], bool, tuple[str, ...]]] = [
+    (re.compile(r"""(["'])(?=[_*]{1,2}\S)""", _A), False, ("open",)),
+    (re.compile(r"""(["'])(?=""" + _SQ_PUNCT + r"""(?!\.\.)\B)""", _A), False, ("close",)),
+    (re.compile(r"""(\s?)"'(?=\w)""", _A), True, ("“", "‘")),
+    (re.compile(r"""(\s?)'"(?=\w)""", _A), True, ("‘", "“")),
+    (re.compile(r"""(\s?)'(?=\d\ds)""", _A), True, ("’",)),
+    (re.compile(r"""(\s)(['"])(?=\w)""", _A), True, ("open",)),
+    (re.compile("(" + _SQ_CLOSE + r""")(['"])""", _A), True, ("close",)),
+    (re.compile(r"""(["'])(?=\s|s\b|$)""", _A | re.M), False, ("close",)),
+    (re.compile(r"""(.?)'""", _A | re.S), True, ("‘",)),
+    (re.compile(r"""(.?)\"""", _A | re.S), True, ("“",)),
+]
+_QUOTES = {("open", "'"): "‘", ("close", "'"): "’", ("open", '"'): "“", ("close", '"'): "”"}
+_SYMBOLS = re.compile(r"---|--|\.\.\.|<< | >>|<<|>>")
+_SYMBOL_CHARS = {
+    "---": "—",
+    "--": "–",
+    "...": "…",
+    "<< ": "«\u00a0",
+    " >>": "\u00a0»",
+    "<<": "«",
+    ">>": "»",
+}
+# Characters at which a kramdown span parser always starts (emphasis, code, link, escape):
+# a quote right after one of them does not see it as its preceding character.
+_SPAN_STARTS = frozenset("*_`[\\")
+_MARKERS = {"emphasis": "*", "strong": "**", "strikethrough": "~~", "mark": "==", "insert": "^^"}
+
+
+def make_typography(*, enabled: bool = True) -> Plugin:
+    """Return a mistune plugin for kramdown typography; with ``enabled=False`` a no-op."""
+
+    def plugin(md: mistune.Markdown) -> None:
+        if enabled:
+            typography(md)
+
+    return plugin
+
+
+def typography(md: mistune.Markdown) -> None:
+    """mistune plugin: smart quotes and typographic symbols in Markdown text (see module doc).
+
+    Register it after plugins that add inline syntax whose text must not change.
+    """
+    escape = r"(?:\\" + PUNCTUATION + ")+"
+    md.inline.register(
+        "typography_escape", escape, _parse_escape, before="escape", start_chars="\\"
+    )
+    wrap_inline_render(md, _smarten_tokens)
+
+
+def smarten(text: str) -> str:
+    """Return plain ``text`` with kramdown's smart quotes and symbols (no markup handling)."""
+    buf = _Buffer()
+    buf.add(text, editable=True)
+    replaced = _replacements(_scan(buf))
+    return "".join(replaced.get(i, char) for i, char in enumerate(text))
+
+
+def _parse_escape(inline: InlineParser, m: Any, state: InlineState) -> int:
+    # Like mistune's parse_escape, but quotes, dashes, dots and angle brackets escaped with a
+    # backslash stay literal: they become tokens that _smarten_tokens does not touch.
+    plain: list[str] = []
+    for char in m.group(0)[1::2]:
+        if char in _PROTECTED:
+            if plain:
+                inline.process_text("".join(plain), state, parse_emphasis=False)
+                plain = []
+            state.append_token({"type": _LITERAL, "raw": char})
+        else:
+            plain.append(char)
+    if plain:
+        inline.process_text("".join(plain), state, parse_emphasis=False)
+    end: int = m.end()
+    return end
+
+
+@dataclass
+class _Buffer:
+    """The inline content as one string, with what may change and what counts as text."""
+
+    text: list[str] = field(default_factory=list)
+    editable: list[bool] = field(default_factory=list)
+    textual: list[bool] = field(default_factory=list)
+    owners: list[tuple[int, Token]] = field(default_factory=list)
+
+    def add(self, text: str, *, editable: bool = False, textual: bool | None = None) -> None:
+        self.text.extend(text)
+        self.editable.extend([editable] * len(text))
+        self.textual.extend([editable if textual is None else textual] * len(text))
+
+    def add_token(self, token: Token) -> None:
+        self.owners.append((len(self.text), token))
+        self.add(token["raw"], editable=True)
+
+    @property
+    def string(self) -> str:
+        return "".join(self.text)
+
+
+def _smarten_tokens(tokens: list[Token], env: MutableMapping[str, Any]) -> list[Token]:
+    buf = _Buffer()
+    _flatten(tokens, buf)
+    replaced = _replacements(_scan(buf))
+    for start, token in buf.owners:
+        raw: str = token["raw"]
+        token["raw"] = "".join(replaced.get(start + i, char) for i, char in enumerate(raw))
+    return _unliteral(tokens)
+
+
+def _replacements(edits: dict[int, tuple[int, str]]) -> dict[int, str]:
+    """Return position -> new text: an edit's first character carries it, the rest vanish."""
+    replaced: dict[int, str] = {}
+    for pos, (length, text) in edits.items():
+        replaced[pos] = text
+        for extra in range(pos + 1, pos + length):
+            replaced[extra] = ""
+    return replaced
+
+
+def _flatten(tokens: list[Token], buf: _Buffer) -> None:
+    """Append ``tokens`` to ``buf`` roughly as the Markdown source looked (markers opaque)."""
+    for token in tokens:
+        kind = token["type"]
+        children = token.get("children")
+        if kind == "text":
+            buf.add_token(token)
+        elif kind == "softbreak":
+            buf.add("\n", textual=True)
+        elif kind == "codespan":
+            buf.add("`" + token["raw"] + "`")
+        elif kind == "image" or (kind == "link" and _is_autolink(token)):
+            buf.add("![]()" if kind == "image" else "<" + token["attrs"]["url"] + ">")
+        elif kind == "link" and isinstance(children, list):
+            buf.add("[")
+            _flatten(children, buf)
+            buf.add("](" + token["attrs"].get("url", "") + ")")
+        elif isinstance(children, list):
+            marker = _MARKERS.get(kind, "")
+            buf.add(marker)
+            _flatten(children, buf)
+            buf.add(marker)
+        else:
+            buf.add(token.get("raw") or "\ufffc")
+
+
+def _is_autolink(token: Token) -> bool:
+    children = token.get("children") or []
+    if len(children) != 1 or children[0]["type"] != "text":
+        return False
+    url: str = token.get("attrs", {}).get("url", "")
+    text: str = children[0]["raw"]
+    return url in (text, "mailto:" + text) or url == escape_url(text)
+
+
+def _scan(buf: _Buffer) -> dict[int, tuple[int, str]]:
+    """Return position -> (length, replacement) for every change kramdown would make."""
+    s = buf.string
+    edits: dict[int, tuple[int, str]] = {}
+    pos = consumed = 0
+    while pos < len(s):
+        if not buf.editable[pos]:
+            pos += 1
+            continue
+        symbol = _SYMBOLS.match(s, pos)
+        if symbol and all(buf.editable[pos : symbol.end()]):
+            edits[pos] = (len(symbol.group(0)), _SYMBOL_CHARS[symbol.group(0)])
+            pos = consumed = symbol.end()
+        elif s[pos] in "'\"":
+            pos = consumed = _smart_quote(s, buf, pos, consumed, edits)
+        else:
+            pos += 1
+    return edits
+
+
+def _smart_quote(
+    s: str, buf: _Buffer, pos: int, consumed: int, edits: dict[int, tuple[int, str]]
+) -> int:
+    """Apply the first matching SQ_RULE for the quote at ``pos``; return the end of the match."""
+    before = pos - 1
+    start = before if before >= consumed and buf.textual[before] else pos
+    if start == before and s[before] in _SPAN_STARTS:
+        start = pos
+    for pattern, keeps_prefix, symbols in _RULES:
+        m = pattern.match(s, start)
+        if m is None:
+            continue
+        first = m.end(1) if keeps_prefix else m.start()
+        for offset, symbol in zip(range(first, m.end()), symbols, strict=False):
+            if buf.editable[offset]:
+                edits[offset] = (1, _QUOTES.get((symbol, s[offset]), symbol))
+        return max(m.end(), pos + 1)
+    return pos + 1
+
+
+def _unliteral(tokens: list[Token]) -> list[Token]:
+    for token in tokens:
+        if token["type"] == _LITERAL:
+            token["type"] = "text"
+        children = token.get("children")
+        if isinstance(children, list):
+            _unliteral(children)
+    return tokens
