@@ -36,7 +36,12 @@ def build_to_folder(
     cfg = render_config or RenderConfig()
     tree, build_time = _open_source(source, rev)
     options = render.RenderOptions(
-        theme=cfg.theme, timezone=cfg.timezone, feed_limit=cfg.feed_limit, build_time=build_time
+        theme=cfg.theme,
+        timezone=cfg.timezone,
+        feed_limit=cfg.feed_limit,
+        build_time=build_time,
+        typography=cfg.typography,
+        footnotes=cfg.footnotes,
     )
     try:
         build = render.build_site(tree, options)

@@ -131,3 +131,53 @@ def test_broken_real_post_names_file_and_line() -> None:
     assert info.value.path == f"_posts/{name}"
     assert info.value.line == 3
     assert str(info.value).startswith(f"_posts/{name}:3: ")
+
+
+@pytest.mark.parametrize(
+    ("data", "expected", "body"),
+    [
+        (b" layout: post\n title: Indented\n", {"layout": "post", "title": "Indented"}, "x\n"),
+        (b"layout: post\n\n\ntitle: Gaps\n\n", {"layout": "post", "title": "Gaps"}, "x\n"),
+        (b"title:\tTabbed\t\nlayout: post\n", {"title": "Tabbed", "layout": "post"}, "x\n"),
+        (b"title: 'a\tb'\n", {"title": "a\tb"}, "x\n"),
+    ],
+)
+def test_jekyll_tolerated_front_matter_shapes(
+    data: bytes, expected: dict[str, str], body: str
+) -> None:
+    fm = parse_front_matter(b"---\n" + data + b"---\nx\n", "p.md")
+    assert fm is not None and fm.data == expected and fm.body == body
+
+
+def test_crlf_keeps_line_numbers() -> None:
+    fm = parse_front_matter(b"---\r\ntitle: x\r\n\r\ndate: 2020-01-01\r\n---\r\nbody\r\n", "p.md")
+    assert fm is not None and fm.body_line == 6 and key_line(fm, "date") == 4
+
+
+def test_tab_indentation_is_an_error_naming_the_line() -> None:
+    with pytest.raises(SourceError) as info:
+        parse_front_matter(b"---\ntitle: x\nauthor:\n\tname: y\n---\n", "p.md")
+    assert (info.value.path, info.value.line) == ("p.md", 4)
+    assert "tab in the indentation" in str(info.value)
+
+
+def test_missing_closing_fence_is_an_error_not_a_silent_drop() -> None:
+    with pytest.raises(SourceError) as info:
+        parse_front_matter(b"---\ntitle: x\n\nBody text\n", "p.md")
+    assert (info.value.path, info.value.line) == ("p.md", 1)
+
+
+def test_a_body_that_starts_with_a_rule_keeps_it() -> None:
+    fm = parse_front_matter(b"---\ntitle: x\n---\n---\n\nText\n", "p.md")
+    assert fm is not None and fm.data == {"title": "x"} and fm.body == "---\n\nText\n"
+    built = build_site(
+        MemoryTree({"_posts/2020-01-01-a.md": b"---\ntitle: x\n---\n---\n\nText\n"}),
+        RenderOptions(),
+    )
+    assert "<hr />\n<p>Text</p>" in built.files["2020/01/01/a.html"].decode()
+
+
+def test_a_file_that_starts_with_a_rule_but_has_no_mapping_is_an_error() -> None:
+    with pytest.raises(SourceError) as info:
+        parse_front_matter(b"---\n\nJust a paragraph.\n\n---\nMore\n", "p.md")
+    assert info.value.line == 2 and "mapping" in str(info.value)

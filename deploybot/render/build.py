@@ -8,7 +8,9 @@ incremental build can call the same functions for what changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+import posixpath
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +19,7 @@ import jinja2
 import mistune
 
 from deploybot.errors import SourceError
+from deploybot.render.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
 from deploybot.render.layouts import (
     bundled_templates_dir,
@@ -25,7 +28,7 @@ from deploybot.render.layouts import (
     render_layout,
 )
 from deploybot.render.liquid import render_liquid, restore_fragments
-from deploybot.render.markdown import make_markdown, markdown_to_html
+from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
     Document,
     LayoutKind,
@@ -38,16 +41,21 @@ from deploybot.render.model import (
 )
 from deploybot.render.site import load_site
 from deploybot.render.siteconfig import load_config
+from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
+from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
 
 
 @dataclass(frozen=True)
 class RenderContext:
-    """The read-only inputs every document render shares: layouts, Markdown, ``site``."""
+    """The read-only inputs every document render shares: layouts, Markdown, ``site``, and
+    the source tree for ``{% include %}`` (``None``: includes render nothing, with a warning).
+    """
 
     env: jinja2.Environment
     md: mistune.Markdown
     site: Mapping[str, Any]
+    tree: SourceTree | None = None
 
 
 @dataclass(frozen=True)
@@ -62,11 +70,15 @@ class RenderedDocument:
     warnings: tuple[RenderWarning, ...]
 
 
-def site_variables(model: SiteModel) -> dict[str, Any]:
+def site_variables(model: SiteModel, md: mistune.Markdown | None = None) -> dict[str, Any]:
     """Return the ``site`` mapping for templates and Liquid: ``_config.yml``'s keys plus
-    ``time`` and ``posts`` (newest first; each with ``title``, ``url``, ``date``, ``id``,
-    ``categories``, ``tags`` and its front matter, but not its content)."""
+    ``time``, ``posts`` (newest first; each with ``title``, ``url``, ``date``, ``id``,
+    ``categories``, ``tags``, ``excerpt`` and its front matter, but not its content),
+    ``pages`` (:func:`page_variables`), ``static_files`` (``path``, ``url``, ``name``,
+    ``basename``, ``extname``) and ``categories``/``tags`` (name -> posts, newest first).
+    ``md`` renders excerpts (default: :func:`make_markdown`'s defaults)."""
     config = model.config
+    posts = [post_variables(post, md) for post in model.posts]
     return {
         **config.data,
         "title": config.title,
@@ -76,12 +88,28 @@ def site_variables(model: SiteModel) -> dict[str, Any]:
         "author": {"name": config.author_name, "email": config.author_email},
         "timezone": config.timezone,
         "time": model.time,
-        "posts": [post_variables(post) for post in model.posts],
+        "posts": posts,
+        **content_variables(model, posts),
     }
 
 
-def post_variables(post: Post) -> dict[str, Any]:
-    """Return the ``page`` mapping of a post (front matter plus computed fields)."""
+def post_variables(
+    post: Post,
+    md: mistune.Markdown | None = None,
+    previous: Post | None = None,
+    next: Post | None = None,  # Jekyll's name
+) -> dict[str, Any]:
+    """Return the ``page`` mapping of a post (front matter plus computed fields).
+
+    ``excerpt`` renders lazily with ``md``; ``previous``/``next`` (the older and the newer
+    post, Jekyll's ``page.previous``/``page.next``) are added as their own mappings (without
+    neighbours of their own) when given.
+    """
+    neighbours = {
+        name: post_variables(other, md)
+        for name, other in (("previous", previous), ("next", next))
+        if other is not None
+    }
     return {
         **post.doc.front_matter,
         "title": post.title,
@@ -92,6 +120,8 @@ def post_variables(post: Post) -> dict[str, Any]:
         "categories": list(post.categories),
         "tags": list(post.tags),
         "path": post.doc.path,
+        "excerpt": post_excerpt(post.doc, post.excerpt_separator, _markdown_fn(md)),
+        **neighbours,
     }
 
 
@@ -115,6 +145,7 @@ def render_content(
         path=doc.path,
         first_line=doc.body_line,
         variables={"site": ctx.site, "page": page},
+        include=_include_reader(ctx.tree),
     )
     html = markdown_to_html(liquid.text, ctx.md) if doc.markdown else liquid.text
     return restore_fragments(html, liquid.fragments), liquid.warnings
@@ -143,9 +174,13 @@ def _render(
     return RenderedDocument(doc.path, out, content, html.encode("utf-8"), warnings + extra)
 
 
-def render_post(post: Post, ctx: RenderContext) -> RenderedDocument:
-    """Render one post through its layout (default ``post``). Raises ``SourceError``."""
-    return _render(post.doc, post.output_path, "post", post_variables(post), ctx)
+def render_post(
+    post: Post, ctx: RenderContext, neighbours: tuple[Post | None, Post | None] = (None, None)
+) -> RenderedDocument:
+    """Render one post through its layout (default ``post``); ``neighbours`` is
+    ``(previous, next)``: the older and the newer post. Raises ``SourceError``."""
+    page = post_variables(post, ctx.md, *neighbours)
+    return _render(post.doc, post.output_path, "post", page, ctx)
 
 
 def render_page(page: Page, ctx: RenderContext) -> RenderedDocument:
@@ -225,9 +260,9 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     config = load_config(tree, options.timezone)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
     model, warnings = load_site(tree, config, _aware(options.build_time), hidden)
-    ctx = RenderContext(
-        make_environment(tree, options.theme, config), make_markdown(), site_variables(model)
-    )
+    md = markdown_for(options)
+    env = make_environment(tree, options.theme, config)
+    ctx = RenderContext(env, md, site_variables(model, md), tree)
     out = _Output()
     for path, data in theme_assets(tree, options.theme):
         out.put(path, data, f"theme {options.theme}")
@@ -239,19 +274,83 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     contents: dict[str, str] = {}
     for rendered in [
         *(render_page(p, ctx) for p in model.pages),
-        *(render_post(p, ctx) for p in model.posts),
+        *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(model.posts)),
     ]:
         out.put(rendered.output_path, rendered.output, rendered.source)
         contents[rendered.source] = rendered.content
         warnings.extend(rendered.warnings)
     for path, data in feed_files(model, contents, options.feed_limit).items():
         out.put(path, data, "feeds")
+    if sitemap_wanted(model):
+        out.put(SITEMAP_PATH, sitemap_xml(model, site_root(model)), "sitemap")
     if not config.url and model.posts:
         warnings.append(
             RenderWarning("_config.yml", None, "no 'url' set: feed links are not absolute")
         )
     every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
+
+
+def neighbours(posts: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:
+    """Return ``(previous, next)`` of ``posts[index]`` in a newest-first list: the older and
+    the newer post (``None`` at either end)."""
+    older = posts[index + 1] if index + 1 < len(posts) else None
+    newer = posts[index - 1] if index > 0 else None
+    return older, newer
+
+
+def content_variables(model: SiteModel, posts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return ``site.pages``, ``site.static_files``, ``site.categories`` and ``site.tags``
+    (``posts`` are the post mappings in ``model.posts`` order)."""
+    categories: dict[str, list[dict[str, Any]]] = {}
+    tags: dict[str, list[dict[str, Any]]] = {}
+    for post, variables in zip(model.posts, posts, strict=True):
+        for name in dict.fromkeys(post.categories):
+            categories.setdefault(name, []).append(variables)
+        for name in dict.fromkeys(post.tags):
+            tags.setdefault(name, []).append(variables)
+    static = [
+        {
+            "path": "/" + path,
+            "url": "/" + path,
+            "name": posixpath.basename(path),
+            "basename": posixpath.splitext(posixpath.basename(path))[0],
+            "extname": posixpath.splitext(path)[1],
+        }
+        for path in model.static
+    ]
+    return {
+        "pages": [page_variables(page) for page in model.pages],
+        "static_files": static,
+        "categories": categories,
+        "tags": tags,
+    }
+
+
+def _markdown_fn(md: mistune.Markdown | None) -> MarkdownFn:
+    def convert(text: str) -> str:
+        return markdown_to_html(text, md or _default_markdown())
+
+    return convert
+
+
+@functools.cache
+def _default_markdown() -> mistune.Markdown:
+    return make_markdown()
+
+
+def _include_reader(tree: SourceTree | None) -> Callable[[str], bytes | None] | None:
+    if tree is None:
+        return None
+    source = tree
+
+    def read(name: str) -> bytes | None:
+        try:
+            return source.read(f"_includes/{name}")
+        except KeyError:
+            return None
+
+    return read
 
 
 def _aware(moment: datetime | None) -> datetime | None:

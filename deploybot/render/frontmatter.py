@@ -3,7 +3,11 @@
 Follows Jekyll's rules (``Document::YAML_FRONT_MATTER_REGEXP``, ``Utils.has_yaml_header?``):
 the file must begin with ``---`` on its first line (after an optional UTF-8 BOM); the front
 matter ends at the next line that is ``---`` or ``...``. Values are read with PyYAML's safe
-loader.
+loader (libyaml's when available, like Jekyll's Psych). A BOM is dropped and CRLF becomes LF;
+indented keys, blank lines between keys and tabs after ``key:`` parse as in Jekyll; a tab in
+the indentation, a missing closing fence or a non-mapping document is a ``SourceError``
+naming the file and line. A body that starts with a ``---`` rule keeps it (the first fence
+line after the opening one closes the front matter).
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import yaml
 
 from deploybot.errors import SourceError
 
+# libyaml (what Jekyll's Psych uses too) when PyYAML was built with it: it accepts a tab
+# after "key:" or at the end of a line, which PyYAML's pure-Python scanner rejects.
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _OPEN_RE = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
 _CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
@@ -78,12 +85,14 @@ def parse_front_matter(data: bytes, path: str) -> FrontMatter | None:
 
 def _load_yaml(yaml_text: str, path: str) -> Mapping[str, Any]:
     try:
-        loaded = yaml.safe_load(yaml_text)
+        loaded = yaml.load(yaml_text, Loader=_LOADER)  # a safe loader (Safe or CSafe)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         # YAML line 0 is file line 2: the opening fence is line 1.
         line = mark.line + 2 if mark is not None else 1
         problem = exc.problem or exc.context or "malformed YAML"
+        if mark is not None and _tab_indented(yaml_text, mark.line):
+            problem = "a tab in the indentation (YAML indents with spaces only)"
         raise SourceError(f"front matter: {problem}", path, line) from exc
     except yaml.YAMLError as exc:
         raise SourceError(f"front matter: {exc}", path, 1) from exc
@@ -96,6 +105,14 @@ def _load_yaml(yaml_text: str, path: str) -> Mapping[str, Any]:
             2,
         )
     return {str(key): value for key, value in loaded.items()}
+
+
+def _tab_indented(yaml_text: str, index: int) -> bool:
+    lines = yaml_text.split("\n")
+    if index >= len(lines):
+        return False
+    line = lines[index]
+    return "\t" in line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def key_line(front: FrontMatter, key: str) -> int | None:

@@ -59,15 +59,24 @@ def fenced_block(code: str, lang: str | None) -> str:
     )
 
 
-def figure_block(code: str, lang: str) -> str:
-    """Return Jekyll's ``{% highlight LANG %}`` HTML.
+def figure_block(code: str, lang: str, *, linenos: bool = False) -> str:
+    """Return Jekyll's ``{% highlight LANG [linenos] %}`` HTML.
 
     Shape: ``<figure class="highlight"><pre><code class="language-L" data-lang="LANG">…
     </code></pre></figure>``; ``+`` in the class becomes ``-`` (``c++`` -> ``language-c--``),
-    and leading/trailing line breaks of ``code`` are dropped as Jekyll does.
+    and leading/trailing line breaks of ``code`` are dropped as Jekyll does. ``linenos`` puts
+    the code in Rouge's ``HTMLTable`` (``<table class="rouge-table">`` with a ``gutter gl``
+    cell of line numbers and a ``code`` cell).
     """
     body = code.strip("\r\n")
     spans = code_spans(body, lang).rstrip("\n")
+    if linenos:
+        numbers = "".join(f"{n}\n" for n in range(1, body.count("\n") + 2))
+        spans = (
+            '<table class="rouge-table"><tbody><tr><td class="gutter gl">'
+            f'<pre class="lineno">{numbers}</pre></td><td class="code"><pre>{spans}\n</pre>'
+            "</td></tr></tbody></table>"
+        )
     css = html.escape(lang.replace("+", "-"))
     return (
         f'<figure class="highlight"><pre><code class="language-{css}" '

@@ -21,7 +21,7 @@ Integration (order matters)::
 - mistune's own plugins first: ``kramdown_plugins()`` wraps the renderer and the inline
   parser of the instance it is given, and its footnote plugin overrides the renderers that
   mistune's ``footnotes`` registers (it registers ``footnotes`` itself when it is missing).
-- Keep ``kramdown_plugins()`` in its own order (attributes, heading ids, footnotes,
+- Keep ``kramdown_plugins()`` in its own order (attributes, heading ids, tables, footnotes,
   typography): typography must see span IALs already removed from the text.
 - Drop any other heading-id hook: :func:`deploybot.render.headings.heading_ids` assigns ids at
   render time and leaves headings that already carry an id alone.
@@ -48,7 +48,8 @@ from deploybot.render.kramdown_attrs import (
     parse_attribute_list,
     resolve_attributes,
 )
-from deploybot.render.kramdown_footnotes import kramdown_footnotes
+from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
+from deploybot.render.kramdown_tables import kramdown_tables
 from deploybot.render.mistune_hooks import (
     RenderNext,
     Token,
@@ -97,17 +98,20 @@ def kramdown_attributes(md: mistune.Markdown) -> None:
     wrap_render_token(md, _render_with_attributes)
 
 
-def kramdown_plugins(*, typography: bool = True, footnotes: bool = True) -> list[Plugin]:
+def kramdown_plugins(
+    *, typography: bool = True, footnotes: bool = True, legacy_footnotes: bool = False
+) -> list[Plugin]:
     """Return the mistune plugins that make output look like Jekyll's kramdown (GFM input).
 
     In order: :func:`kramdown_attributes`, :func:`~deploybot.render.headings.heading_ids`,
-    :func:`~deploybot.render.kramdown_footnotes.kramdown_footnotes` (unless ``footnotes`` is
-    False) and :func:`~deploybot.render.typography.typography` (unless ``typography`` is
-    False). Pass them after mistune's own plugins, in this order; see the module docstring.
+    :func:`~deploybot.render.kramdown_tables.kramdown_tables`, the kramdown footnotes (2.x
+    markup, or 1.x with ``legacy_footnotes``; none when ``footnotes`` is False) and
+    :func:`~deploybot.render.typography.typography` (unless ``typography`` is False). Pass
+    them after mistune's own plugins, in this order; see the module docstring.
     """
-    plugins: list[Plugin] = [kramdown_attributes, heading_ids]
+    plugins: list[Plugin] = [kramdown_attributes, heading_ids, kramdown_tables]
     if footnotes:
-        plugins.append(kramdown_footnotes)
+        plugins.append(make_kramdown_footnotes(legacy=legacy_footnotes))
     if typography:
         plugins.append(_typography)
     return plugins

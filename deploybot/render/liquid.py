@@ -1,35 +1,55 @@
 """A small, safe subset of Liquid for post and page content (content is data, never code).
 
-Jekyll runs Liquid over a document before converting it (Jekyll's docs, "Liquid"). This module
-handles what Jekyll blogs use most and reports the rest:
+Jekyll runs Liquid over a document before converting it (Jekyll's docs, "Liquid", "Tags").
+This module has its own scanner; nothing in a document can reach a Python object. It handles
+what Jekyll blogs use and reports the rest as warnings with file and line:
 
-- ``{% highlight LANG [opts] %}…{% endhighlight %}`` -> Jekyll's ``<figure class="highlight">``
-  block (``tags/highlight.rb``); the language is the first word, lower-cased.
-- ``{% raw %}…{% endraw %}`` -> its content, untouched.
-- ``{% include JB/setup %}`` -> nothing, with a warning (Jekyll-Bootstrap's setup include).
-- ``{{ site.x.y }}`` / ``{{ page.x }}`` -> the value (``None`` -> empty); anything with filters
-  or other names -> removed, with a warning.
-- Any other ``{% … %}`` tag -> removed, with a warning.
+- ``{% highlight LANG [linenos] %}…{% endhighlight %}`` -> Jekyll's ``<figure class="highlight">``
+  (``tags/highlight.rb``; the language is the first word, lower-cased; Liquid inside the body
+  is rendered first, as Jekyll does);
+- ``{% raw %}…{% endraw %}`` -> its content, untouched;
+  ``{% comment %}…{% endcomment %}`` -> nothing;
+- ``{{ EXPR }}`` -> the value of a literal or ``site.*``/``page.*`` path with filters
+  (:mod:`.liquid_filters`); an undefined variable renders empty, with a warning;
+- ``{% post_url NAME %}``, ``{% link PATH %}`` -> the ``baseurl``-prefixed URL (Jekyll 4);
+- ``{% include NAME %}`` -> ``_includes/NAME`` when it is plain HTML (no Liquid in it);
+  otherwise nothing, with a warning (``JB/setup``: Jekyll-Bootstrap's setup include);
+- any other tag -> removed, with a warning (a block tag's body stays).
 
 Whitespace control (``{%-``/``-%}``) trims as Liquid does. Generated HTML is not put into the
 text directly (Markdown would mangle it): each block becomes a placeholder word, and
-:func:`restore_fragments` swaps the HTML in after conversion.
+:func:`restore_fragments` swaps the HTML in after conversion. Scanning is linear in the input.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deploybot.errors import SourceError
 from deploybot.render.highlight import figure_block
+from deploybot.render.liquid_filters import (
+    ExpressionError,
+    evaluate,
+    parse_expression,
+    relative_url,
+    to_text,
+)
+from deploybot.render.liquid_links import find_url, post_url
 from deploybot.render.model import RenderWarning
 
-_MARKUP_RE = re.compile(r"\{%(-?)\s*(.*?)\s*(-?)%\}|\{\{(-?)\s*(.*?)\s*(-?)\}\}", re.DOTALL)
-_VARIABLE_RE = re.compile(r"^[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*$")
+IncludeReader = Callable[[str], bytes | None]
+"""``read(name) -> bytes`` of ``_includes/NAME``, or ``None`` when there is no such file."""
+
+MAX_WARNINGS = 100
+"""Warnings kept per document; one more line says how many were left out."""
+_INCLUDE_NAME = re.compile(r"^[A-Za-z0-9_][\w.+-]*(?:/[A-Za-z0-9_][\w.+-]*)*$")
+_OPENERS = ("{%", "{{")
+_CLOSERS = {"{%": "%}", "{{": "}}"}
 
 
 @dataclass(frozen=True)
@@ -48,15 +68,23 @@ class _State:
     source: str
     first_line: int
     variables: Mapping[str, Any]
+    include: IncludeReader | None
     nonce: str
-    out: list[str]
-    fragments: dict[str, str]
-    warnings: list[RenderWarning]
+    out: list[str] = field(default_factory=list)
+    fragments: dict[str, str] = field(default_factory=dict)
+    warnings: list[RenderWarning] = field(default_factory=list)
+    suppressed: int = 0
+    _newlines: list[int] | None = None
 
     def line_at(self, offset: int) -> int:
-        return self.first_line + self.source.count("\n", 0, offset)
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.source)]
+        return self.first_line + bisect.bisect_left(self._newlines, offset)
 
     def warn(self, offset: int, message: str) -> None:
+        if len(self.warnings) >= MAX_WARNINGS:
+            self.suppressed += 1
+            return
         self.warnings.append(RenderWarning(self.path, self.line_at(offset), message))
 
     def fragment(self, html: str) -> str:
@@ -69,88 +97,186 @@ class _State:
             self.out[-1] = self.out[-1].rstrip()
 
 
-BlockHandler = Callable[[_State, str, str, int], str]
+@dataclass(frozen=True)
+class _Markup:
+    """One ``{% … %}`` or ``{{ … }}``: offsets, the inner text and the trim flags."""
+
+    start: int
+    end: int
+    tag: bool
+    inner: str
+    trim_left: bool
+    trim_right: bool
 
 
-def _highlight(state: _State, args: str, body: str, offset: int) -> str:
-    words = args.split()
-    if not words:
-        raise SourceError("{% highlight %} needs a language", state.path, state.line_at(offset))
-    return state.fragment(figure_block(body, words[0].lower()))
+class _Scanner:
+    """Finds markup left to right in linear time (each opener kind is searched once per
+    position, and a kind whose closer never appears is not searched again)."""
 
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.next_at: dict[str, int] = {o: -2 for o in _OPENERS}
 
-def _raw(state: _State, args: str, body: str, offset: int) -> str:
-    return body
-
-
-BLOCK_TAGS: dict[str, BlockHandler] = {"highlight": _highlight, "raw": _raw}
-"""Block tags: name -> handler(state, arguments, body, offset) returning replacement text."""
+    def find(self, pos: int) -> _Markup | None:
+        while True:
+            for opener in _OPENERS:
+                at = self.next_at[opener]
+                if at != -1 and at < pos:
+                    self.next_at[opener] = self.text.find(opener, pos)
+            found = [self.next_at[o] for o in _OPENERS if self.next_at[o] != -1]
+            if not found:
+                return None
+            start = min(found)
+            opener = self.text[start : start + 2]
+            close = self.text.find(_CLOSERS[opener], start + 2)
+            if close == -1:
+                self.next_at[opener] = -1  # no closer at all after here: plain text
+                continue
+            inner = self.text[start + 2 : close]
+            left, right = inner.startswith("-"), inner.endswith("-")
+            inner = inner[1 if left else 0 : len(inner) - 1 if right else len(inner)].strip()
+            return _Markup(start, close + 2, opener == "{%", inner, left, right)
 
 
 def render_liquid(
-    text: str, *, path: str, first_line: int = 1, variables: Mapping[str, Any] | None = None
+    text: str,
+    *,
+    path: str,
+    first_line: int = 1,
+    variables: Mapping[str, Any] | None = None,
+    include: IncludeReader | None = None,
 ) -> LiquidResult:
     """Apply the Liquid subset to ``text`` (the body of ``path``, starting at file line
-    ``first_line``). ``variables`` maps top-level names (``site``, ``page``) to mappings.
+    ``first_line``). ``variables`` maps ``site`` and ``page`` to mappings (``site.posts``,
+    ``site.pages``, ``site.static_files`` serve ``post_url`` and ``link``); ``include`` reads
+    ``_includes/`` files (``None``: every include warns).
 
     Raises ``SourceError`` (path, line) for a block tag that is never closed.
     """
-    nonce = hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
-    state = _State(path, text, first_line, variables or {}, nonce, [], {}, [])
-    pos = 0
-    while (m := _MARKUP_RE.search(text, pos)) is not None:
-        state.out.append(text[pos : m.start()])
-        if m.group(1) or m.group(4):
-            state.trim_left()
-        if m.group(0).startswith("{%"):
-            pos = _tag(state, m)
-            trim_right = bool(m.group(3))
-        else:
-            state.out.append(_output(state, m.group(5), m.start()))
-            pos = m.end()
-            trim_right = bool(m.group(6))
-        if trim_right:
-            while pos < len(text) and text[pos].isspace():
-                pos += 1
-    state.out.append(text[pos:])
+    nonce = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    state = _State(path, text, first_line, variables or {}, include, nonce)
+    _render_into(state)
+    if state.suppressed:
+        last = RenderWarning(path, None, f"{state.suppressed} more Liquid warnings not shown")
+        state.warnings.append(last)
     return LiquidResult("".join(state.out), dict(state.fragments), tuple(state.warnings))
 
 
-def _tag(state: _State, m: re.Match[str]) -> int:
-    name, _, args = m.group(2).partition(" ")
-    args = args.strip()
-    if name in BLOCK_TAGS:
-        end_re = re.compile(r"\{%-?\s*end" + re.escape(name) + r"\s*-?%\}")
-        end = end_re.search(state.source, m.end())
-        if end is None:
-            raise SourceError(
-                f"{{% {name} %}} is never closed", state.path, state.line_at(m.start())
-            )
-        body = state.source[m.end() : end.start()]
-        state.out.append(BLOCK_TAGS[name](state, args, body, m.start()))
+def _render_into(state: _State) -> None:
+    text, scanner, pos = state.source, _Scanner(state.source), 0
+    while (m := scanner.find(pos)) is not None:
+        state.out.append(text[pos : m.start])
+        if m.trim_left:
+            state.trim_left()
+        pos = _tag(state, m) if m.tag else _output(state, m)
+        if m.trim_right:
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+    state.out.append(text[pos:])
+
+
+def _output(state: _State, m: _Markup) -> int:
+    try:
+        value = evaluate(
+            parse_expression(m.inner), state.variables, lambda msg: state.warn(m.start, msg)
+        )
+        state.out.append(to_text(value))
+    except ExpressionError as exc:
+        state.warn(m.start, f"Liquid output {{{{ {_short(m.inner)} }}}} rendered empty: {exc}")
+    return m.end
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _block_end(state: _State, name: str, m: _Markup) -> re.Match[str]:
+    end_re = re.compile(r"\{%-?\s*end" + re.escape(name) + r"\s*-?%\}")
+    end = end_re.search(state.source, m.end)
+    if end is None:
+        raise SourceError(f"{{% {name} %}} is never closed", state.path, state.line_at(m.start))
+    return end
+
+
+def _tag(state: _State, m: _Markup) -> int:
+    name, _, args = m.inner.partition(" ")
+    name, args = name.strip(), args.strip()
+    if name in ("raw", "comment", "highlight"):
+        end = _block_end(state, name, m)
+        body = state.source[m.end : end.start()]
+        if name == "raw":
+            state.out.append(body)
+        elif name == "highlight":
+            state.out.append(_highlight(state, args, body, m))
         return end.end()
-    if name == "include" and args == "JB/setup":
-        state.warn(m.start(), "{% include JB/setup %} (Jekyll-Bootstrap setup) renders nothing")
+    handler = _SIMPLE_TAGS.get(name)
+    if handler is not None:
+        state.out.append(handler(state, args, m))
     else:
-        state.warn(m.start(), f"unsupported Liquid tag {{% {m.group(2)} %}} removed")
-    return m.end()
+        state.warn(m.start, f"unsupported Liquid tag {{% {_short(m.inner)} %}} removed")
+    return m.end
 
 
-def _output(state: _State, expression: str, offset: int) -> str:
-    if not _VARIABLE_RE.match(expression):
-        state.warn(offset, f"unsupported Liquid output {{{{ {expression} }}}} removed")
+def _highlight(state: _State, args: str, body: str, m: _Markup) -> str:
+    words = args.split()
+    if not words:
+        raise SourceError("{% highlight %} needs a language", state.path, state.line_at(m.start))
+    inner = render_liquid(
+        body,
+        path=state.path,
+        first_line=state.line_at(m.end),
+        variables=state.variables,
+        include=state.include,
+    )
+    state.warnings.extend(inner.warnings)
+    linenos = any(w == "linenos" or w.startswith("linenos=") for w in words[1:])
+    return state.fragment(figure_block(inner.text, words[0].lower(), linenos=linenos))
+
+
+def _include(state: _State, args: str, m: _Markup) -> str:
+    name = args.split(None, 1)[0] if args else ""
+    if not _INCLUDE_NAME.match(name):
+        state.warn(m.start, f"{{% include {_short(args)} %}}: not a file name in _includes/")
         return ""
-    value: Any = state.variables
-    for part in expression.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            state.warn(offset, f"Liquid variable {expression} is not defined; rendered empty")
-            return ""
-        value = value[part]
-    if value is None:
+    data = state.include(name) if state.include is not None else None
+    if data is None:
+        if name == "JB/setup":
+            state.warn(m.start, "{% include JB/setup %} (Jekyll-Bootstrap setup) renders nothing")
+        else:
+            state.warn(m.start, f"{{% include {name} %}}: no file _includes/{name}")
         return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        state.warn(m.start, f"{{% include {name} %}}: _includes/{name} is not UTF-8")
+        return ""
+    if "{{" in text or "{%" in text:
+        state.warn(m.start, f"{{% include {name} %}}: _includes/{name} uses Liquid; not rendered")
+        return ""
+    return text
+
+
+def _post_url(state: _State, args: str, m: _Markup) -> str:
+    url = post_url(state.variables.get("site", {}), args.strip())
+    if url is None:
+        state.warn(m.start, f"{{% post_url {_short(args)} %}}: no such post")
+        return ""
+    return relative_url(url, [], state.variables.get("site", {}))
+
+
+def _link(state: _State, args: str, m: _Markup) -> str:
+    url = find_url(state.variables.get("site", {}), args.strip())
+    if url is None:
+        state.warn(m.start, f"{{% link {_short(args)} %}}: no such file in the site")
+        return ""
+    return relative_url(url, [], state.variables.get("site", {}))
+
+
+_SIMPLE_TAGS: Mapping[str, Callable[[_State, str, _Markup], str]] = {
+    "include": _include,
+    "post_url": _post_url,
+    "link": _link,
+}
 
 
 def restore_fragments(html: str, fragments: Mapping[str, str]) -> str:

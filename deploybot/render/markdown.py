@@ -1,29 +1,39 @@
 """Markdown to HTML with mistune 3, shaped like Jekyll's kramdown (GFM input) output.
 
-- Fenced code: Pygments spans inside kramdown's Rouge wrapper (:mod:`.highlight`).
-- Inline code: ``<code class="language-plaintext highlighter-rouge">`` (Jekyll >= 4.1).
-- Headings get kramdown-parser-gfm ids (``generate_gfm_header_id``: downcase, keep word
-  characters, ``-`` and spaces, spaces -> ``-``, ``-1``, ``-2``… for duplicates).
-- Tables, footnotes and strikethrough are on; raw HTML passes through (``escape=False``).
+- Fenced code: Pygments spans inside kramdown's Rouge wrapper (:mod:`.highlight`); a fence
+  without a language is ``language-plaintext`` (Jekyll >= 4.1, ``default_lang``).
+- Inline code: ``<code class="language-plaintext highlighter-rouge">``.
+- kramdown extensions (:func:`deploybot.render.kramdown.kramdown_plugins`): attribute lists,
+  GFM heading ids, kramdown tables, footnotes and typography.
+- Text keeps ``"`` bare, as kramdown writes it (``escape_html(text, :text)`` escapes only
+  ``& < >``); raw HTML passes through (``escape=False``).
 """
 
 from __future__ import annotations
 
 import html
-import re
-from typing import Any
+from typing import Literal, get_args
 
 import mistune
-from mistune.core import BlockState
+from mistune.util import escape, unescape
 
+from deploybot.render.headings import gfm_header_id
 from deploybot.render.highlight import fenced_block
+from deploybot.render.kramdown import kramdown_plugins
+from deploybot.render.model import RenderOptions
 
-_NOT_ID_CHARS = re.compile(r"[^\w\- \t]")
-_SPACES = re.compile(r"[ \t]")
+FootnoteStyle = Literal["kramdown", "kramdown1", "mistune", "none"]
+"""``[render] footnotes``: kramdown 2.x markup, kramdown 1.x markup (no ``rel``/``role``),
+mistune's own markup, or no footnote syntax at all (``[^x]`` stays text)."""
+FOOTNOTE_STYLES: tuple[str, ...] = get_args(FootnoteStyle)
 
 
 class JekyllRenderer(mistune.HTMLRenderer):
-    """mistune's HTML renderer with kramdown/Rouge code markup."""
+    """mistune's HTML renderer with kramdown/Rouge code markup and kramdown text escaping."""
+
+    def text(self, text: str) -> str:
+        """Return text with ``& < >`` escaped and quotes left bare (kramdown's text output)."""
+        return escape(unescape(text), quote=False)
 
     def block_code(self, code: str, info: str | None = None) -> str:
         """Return a fenced block; ``info``'s first word is the language (none: plaintext)."""
@@ -37,40 +47,39 @@ class JekyllRenderer(mistune.HTMLRenderer):
 
 
 def gfm_heading_id(text: str) -> str:
-    """Return kramdown-parser-gfm's id for a heading whose raw text is ``text``."""
-    return _SPACES.sub("-", _NOT_ID_CHARS.sub("", text.lower()))
+    """Return kramdown-parser-gfm's id for a heading whose text is ``text`` (no de-dup).
+
+    Kept for callers of the old API; see :func:`deploybot.render.headings.gfm_header_id`.
+    """
+    return gfm_header_id(text)
 
 
-def _heading_ids(md: mistune.Markdown, state: BlockState) -> None:
-    seen: dict[str, int] = {}
-    for token in _walk(state.tokens):
-        if token["type"] != "heading" or token["attrs"].get("id"):
-            continue
-        base = gfm_heading_id(token.get("text", ""))
-        count = seen.get(base, 0)
-        seen[base] = count + 1
-        token["attrs"]["id"] = base if count == 0 else f"{base}-{count}"
+def make_markdown(*, typography: bool = True, footnotes: str = "kramdown") -> mistune.Markdown:
+    """Return a fresh mistune ``Markdown`` (reusable across documents; not thread-safe).
 
-
-def _walk(tokens: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for token in tokens:
-        found.append(token)
-        children = token.get("children")
-        if isinstance(children, list) and token["type"] in ("block_quote", "list", "list_item"):
-            found.extend(_walk(children))
-    return found
-
-
-def make_markdown() -> mistune.Markdown:
-    """Return a fresh mistune ``Markdown`` (reusable across documents; not thread-safe)."""
-    md = mistune.create_markdown(
+    ``typography``: kramdown smart quotes and dashes; ``footnotes``: one of
+    :data:`FOOTNOTE_STYLES`. Raises ``ValueError`` for another ``footnotes`` value.
+    """
+    if footnotes not in FOOTNOTE_STYLES:
+        raise ValueError(f"footnotes must be one of {', '.join(FOOTNOTE_STYLES)}: {footnotes!r}")
+    mistune_plugins: list[mistune.plugins.PluginRef] = ["table", "strikethrough"]
+    if footnotes != "none":
+        mistune_plugins.append("footnotes")
+    kramdown = kramdown_plugins(
+        typography=typography,
+        footnotes=footnotes in ("kramdown", "kramdown1"),
+        legacy_footnotes=footnotes == "kramdown1",
+    )
+    return mistune.create_markdown(
         escape=False,
         renderer=JekyllRenderer(escape=False),
-        plugins=["table", "footnotes", "strikethrough"],
+        plugins=[*mistune_plugins, *kramdown],
     )
-    md.before_render_hooks.append(_heading_ids)
-    return md
+
+
+def markdown_for(options: RenderOptions) -> mistune.Markdown:
+    """Return :func:`make_markdown` for ``options.typography`` and ``options.footnotes``."""
+    return make_markdown(typography=options.typography, footnotes=options.footnotes)
 
 
 def markdown_to_html(text: str, md: mistune.Markdown) -> str:

@@ -25,12 +25,17 @@ class RenderOptions:
         feed_limit: how many posts (newest first) the feeds carry.
         build_time: an aware datetime used as Jekyll's ``site.time`` (feed-level timestamps,
             future-post cut-off). ``None`` means 1970-01-01T00:00:00Z and no future cut-off.
+        typography: kramdown's smart quotes and dashes in Markdown text.
+        footnotes: footnote markup: ``"kramdown"`` (2.x), ``"kramdown1"`` (1.x, no
+            ``rel``/``role``), ``"mistune"`` or ``"none"`` (no footnote syntax).
     """
 
     theme: str = "default"
     timezone: str | None = None
     feed_limit: int = 20
     build_time: datetime | None = None
+    typography: bool = True
+    footnotes: str = "kramdown"
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,9 @@ class Post:
     """A blog post (``_posts/YYYY-MM-DD-slug.ext``).
 
     ``date`` is aware, in the site timezone; ``url`` is the escaped, usually extensionless
-    link (Jekyll's ``post.url``); ``output_path`` the file it is written to.
+    link (Jekyll's ``post.url``); ``output_path`` the file it is written to;
+    ``excerpt_separator`` ends the excerpt (front matter, else ``_config.yml``, else a blank
+    line).
     """
 
     doc: Document
@@ -115,6 +122,7 @@ class Post:
     tags: tuple[str, ...]
     url: str
     output_path: str
+    excerpt_separator: str = "\n\n"
 
     @property
     def id(self) -> str:

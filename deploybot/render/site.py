@@ -6,15 +6,17 @@
   ``ext`` one of ``.md .markdown .html``; folders before ``_posts`` are categories; front
   matter ``date`` overrides the file name's; ``published: false`` and (with a build time)
   future posts are skipped (``publisher.rb``).
-- Pages: publishable ``.md``/``.markdown``/``.html`` files with front matter; everything else
-  publishable is a static file.
+- Pages: publishable Markdown/``.html`` files with front matter (``published: false`` skips
+  them); a root ``404.html``/``404.md`` is written to ``404.html`` unless it has its own
+  permalink (what GitHub Pages and most hosts serve); everything else publishable is a
+  static file. ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from posixpath import basename, dirname, splitext
 from typing import Any
@@ -34,11 +36,13 @@ from deploybot.render.permalink import (
 from deploybot.render.source import SourceTree
 
 POST_NAME_RE = re.compile(r"^(\d{2,4})-(\d{1,2})-(\d{1,2})-(.+)(\.[^.]+)$")
-MARKDOWN_EXTS = frozenset({".md", ".markdown"})
+# Jekyll's default ``markdown_ext``: "markdown,mkdown,mkdn,mkd,md".
+MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mkdown", ".mkdn", ".mkd"})
 PAGE_EXTS = MARKDOWN_EXTS | {".html"}
 DEFAULT_EXCLUDE = ("Gemfile", "Gemfile.lock", "node_modules", "vendor", ".jekyll-cache")
 DEFAULT_INCLUDE = (".htaccess",)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+NOT_FOUND_PAGES = frozenset({"404.html", "404.md", "404.markdown"})
 
 
 def _matches(patterns: Iterable[str], path: str) -> bool:
@@ -100,7 +104,7 @@ def load_site(
 def _keep_post(
     post: Post, config: SiteConfig, build_time: datetime | None, warnings: list[RenderWarning]
 ) -> bool:
-    if post.doc.front_matter.get("published", True) is False:
+    if not _published(post.doc.front_matter):
         return False
     if build_time is not None and not config.future and post.date > build_time:
         warnings.append(RenderWarning(post.doc.path, None, "skipped: the post has a future date"))
@@ -121,7 +125,8 @@ def _read_public(
     data = tree.read(path)
     front = parse_front_matter(data, path) if ext in PAGE_EXTS else None
     if front is not None:
-        pages.append(_make_page(path, front, config, tz))
+        if _published(front.data):
+            pages.append(_make_page(path, front, config, tz))
     elif ext not in PAGE_EXTS and data.startswith(b"---") and parse_front_matter(data, path):
         message = "has front matter but is not Markdown or HTML: not published (no Liquid)"
         warnings.append(RenderWarning(path, 1, message))
@@ -180,7 +185,15 @@ def _read_post(
     values = post_placeholders(date, slug, categories)
     url, out = _url(post_template(permalink), values, front, path, bool(fm.get("permalink")))
     title = str(fm["title"]) if fm.get("title") is not None else _titleize(slug)
-    return Post(_document(path, front), slug, date, title, categories, tags, url, out)
+    separator = fm.get("excerpt_separator", config.data.get("excerpt_separator", "\n\n"))
+    doc = _document(path, front)
+    return Post(doc, slug, date, title, categories, tags, url, out, str(separator or ""))
+
+
+def _published(front_matter: Mapping[str, Any]) -> bool:
+    # Jekyll: ``data.fetch("published", true)``; only a YAML false hides (a quoted 'false'
+    # is a true-ish string in Ruby too).
+    return front_matter.get("published", True) is not False
 
 
 def _titleize(slug: str) -> str:
@@ -206,9 +219,12 @@ def _make_page(path: str, front: FrontMatter, config: SiteConfig, tz: ZoneInfo) 
     stem = splitext(basename(path))[0]
     values = {"path": dirname(path), "basename": stem, "output_ext": ".html", "name": stem}
     permalink = front.data.get("permalink")
-    template = (
-        str(permalink) if permalink else page_template(config.permalink, index=stem == "index")
-    )
+    if permalink:
+        template = str(permalink)
+    elif path in NOT_FOUND_PAGES:
+        template = "/404.html"
+    else:
+        template = page_template(config.permalink, index=stem == "index")
     url, out = _url(template, values, front, path, bool(permalink))
     title = front.data.get("title")
     return Page(

@@ -1,0 +1,82 @@
+"""Post excerpts: Jekyll's ``post.excerpt``, rendered only when a template prints it.
+
+Jekyll (``lib/jekyll/excerpt.rb``, ``extract_excerpt``; docs "Posts", "Post excerpts"): the
+excerpt is the post's content up to the first ``excerpt_separator`` (front matter, else
+``_config.yml``, default ``"\\n\\n"``: the first paragraph), plus the Markdown link reference
+definitions of the rest so its links still resolve; it is rendered like the post (Liquid,
+then Markdown). A front-matter ``excerpt`` is used as written instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from deploybot.render.liquid import render_liquid, restore_fragments
+from deploybot.render.model import Document
+
+DEFAULT_SEPARATOR = "\n\n"
+_LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:.+$", re.MULTILINE)
+
+MarkdownFn = Callable[[str], str]
+"""Markdown text -> HTML (the build's Markdown instance)."""
+
+
+def excerpt_source(body: str, separator: str = DEFAULT_SEPARATOR) -> str:
+    """Return the excerpt's source text of a document ``body`` (leading blank lines skipped).
+
+    The whole body when ``separator`` does not occur (or is empty).
+    """
+    text = body.lstrip("\n")
+    if not separator:
+        return text
+    head, found, tail = text.partition(separator)
+    if not found:
+        return head
+    definitions = _LINK_DEFINITION.findall(tail)
+    return head + "\n\n" + "\n".join(definitions) if definitions else head
+
+
+class Excerpt:
+    """A lazily rendered excerpt: ``str()`` and ``__html__()`` give the HTML.
+
+    ``repr`` and equality use the source text only, so a dependency fingerprint of an
+    excerpt changes exactly when its source does.
+    """
+
+    def __init__(self, source: str, doc: Document, markdown: MarkdownFn) -> None:
+        self.source = source
+        self._doc = doc
+        self._markdown = markdown
+        self._html: str | None = None
+
+    def __html__(self) -> str:
+        """Return the rendered HTML (trusted markup, for Jinja2's autoescape)."""
+        if self._html is None:
+            # No site/page variables: the excerpt is a listing detail, and undefined output
+            # was already reported when the post itself was rendered.
+            liquid = render_liquid(self.source, path=self._doc.path)
+            text = self._markdown(liquid.text) if self._doc.markdown else liquid.text
+            self._html = restore_fragments(text, liquid.fragments)
+        return self._html
+
+    def __str__(self) -> str:
+        return self.__html__()
+
+    def __repr__(self) -> str:
+        return f"Excerpt({self.source!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Excerpt) and other.source == self.source
+
+    def __hash__(self) -> int:
+        return hash(self.source)
+
+
+def post_excerpt(doc: Document, separator: str, markdown: MarkdownFn) -> Any:
+    """Return ``doc``'s ``excerpt``: front matter's value when set, else an :class:`Excerpt`."""
+    given = doc.front_matter.get("excerpt")
+    if given is not None:
+        return given
+    return Excerpt(excerpt_source(doc.body, separator), doc, markdown)

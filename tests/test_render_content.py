@@ -1,0 +1,171 @@
+"""Jekyll's content model: publishing rules, categories, excerpts, neighbours, sitemap, 404."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
+
+from deploybot.render import RenderOptions, build_site
+from deploybot.render.build import site_variables
+from deploybot.render.excerpt import excerpt_source
+from deploybot.render.site import load_site
+from deploybot.render.siteconfig import load_config
+from deploybot.render.source import MemoryTree
+
+NOW = datetime(2021, 6, 1, 12, 0, tzinfo=UTC)
+# A theme in the source that prints what layouts can read.
+THEME = {
+    "theme/post.html": (
+        b"<article>{{ content }}</article>\n"
+        b"excerpt=[{{ page.excerpt }}]\n"
+        b"prev={{ page.previous.url if page.previous else '-' }} "
+        b"next={{ page.next.url if page.next else '-' }}\n"
+        b"cats={{ page.categories | join(',') }} tags={{ page.tags | join(',') }}\n"
+    ),
+    "theme/page.html": (
+        b"{{ content }}\n"
+        b"{% for name, posts in site.categories | dictsort %}{{ name }}:{{ posts | length }} "
+        b"{% endfor %}\n"
+        b"{% for p in site.posts %}[{{ p.excerpt }}]{% endfor %}\n"
+        b"pages={% for p in site.pages %}{{ p.url }} {% endfor %}\n"
+    ),
+}
+
+
+def build(files: dict[str, bytes], **options: object) -> dict[str, str]:
+    tree = MemoryTree({**THEME, **files})
+    opts = RenderOptions(theme="theme", build_time=NOW, **options)  # type: ignore[arg-type]
+    return {path: data.decode() for path, data in build_site(tree, opts).files.items()}
+
+
+def post(title: str, extra: str = "", body: str = "Body.\n") -> bytes:
+    return f"---\ntitle: {title}\n{extra}---\n{body}".encode()
+
+
+def test_unpublished_posts_and_pages_are_skipped() -> None:
+    out = build(
+        {
+            "_posts/2020-01-01-a.md": post("A", "published: false\n"),
+            "_posts/2020-01-02-b.md": post("B", "published: 'false'\n"),  # a string: shown
+            "hidden.md": post("H", "published: false\n"),
+            "shown.md": post("S"),
+        }
+    )
+    assert "2020/01/01/a.html" not in out and "2020/01/02/b.html" in out
+    assert "hidden.html" not in out and "shown.html" in out
+    assert "/2020/01/01/a" not in out["atom.xml"]
+
+
+def test_future_posts_wait_unless_future_is_true() -> None:
+    files = {"_posts/2030-01-01-later.md": post("Later"), "_posts/2020-01-01-now.md": post("Now")}
+    assert "2030/01/01/later.html" not in build(files)
+    files["_config.yml"] = b"future: true\n"
+    assert "2030/01/01/later.html" in build(files)
+
+
+def test_drafts_are_not_published() -> None:
+    out = build({"_drafts/idea.md": post("Idea"), "_posts/2020-01-01-a.md": post("A")})
+    assert not any("idea" in path for path in out)
+    assert "Idea" not in out["atom.xml"]
+
+
+def test_folder_and_front_matter_categories_in_permalinks_and_site() -> None:
+    out = build(
+        {
+            "blog/_posts/2020-01-01-a.md": post("A", "tags: [x, y]\n"),
+            "_posts/2020-01-02-b.markdown": post("B", "categories: News Tech\n", "*hi*\n"),
+            "index.md": post("Home"),
+        }
+    )
+    assert "cats=blog tags=x,y" in out["blog/2020/01/01/a.html"]
+    b = out["news/tech/2020/01/02/b.html"]
+    assert "<em>hi</em>" in b and "cats=News,Tech" in b
+    assert "blog:1 News:1 Tech:1" in out["index.html"]
+
+
+def test_excerpt_is_the_first_paragraph_or_up_to_the_separator() -> None:
+    out = build(
+        {
+            "_config.yml": b"excerpt_separator: <!--more-->\n",
+            "_posts/2020-01-01-a.md": post("A", "", "\nFirst *para*.\n\nMore<!--more-->rest\n"),
+            "_posts/2020-01-02-b.md": post("B", 'excerpt_separator: "\\n\\n"\n', "One.\n\nTwo.\n"),
+            "_posts/2020-01-03-c.md": post("C", "excerpt: Given <b>text</b>\n"),
+            "index.md": post("Home"),
+        }
+    )
+    assert "excerpt=[<p>First <em>para</em>.</p>\n<p>More</p>\n]" in out["2020/01/01/a.html"]
+    assert "excerpt=[<p>One.</p>\n]" in out["2020/01/02/b.html"]
+    # A front-matter excerpt is data: autoescaped like any other string.
+    assert "excerpt=[Given &lt;b&gt;text&lt;/b&gt;]" in out["2020/01/03/c.html"]
+    assert "[<p>One.</p>\n]" in out["index.html"]
+
+
+def test_excerpt_source_keeps_link_definitions() -> None:
+    body = "See [a][x].\n\nMore.\n\n[x]: https://example.org\n"
+    assert excerpt_source(body) == "See [a][x].\n\n[x]: https://example.org"
+    assert excerpt_source("No separator", "<!--more-->") == "No separator"
+
+
+def test_previous_and_next_are_the_older_and_newer_posts() -> None:
+    out = build(
+        {
+            "_posts/2020-01-01-a.md": post("A"),
+            "_posts/2020-01-02-b.md": post("B"),
+            "_posts/2020-01-03-c.md": post("C"),
+        }
+    )
+    assert "prev=- next=/2020/01/02/b.html" in out["2020/01/01/a.html"]
+    assert "prev=/2020/01/01/a.html next=/2020/01/03/c.html" in out["2020/01/02/b.html"]
+    assert "prev=/2020/01/02/b.html next=-" in out["2020/01/03/c.html"]
+
+
+def test_site_variables_list_pages_static_files_and_tags() -> None:
+    tree = MemoryTree(
+        {
+            "about.md": post("About"),
+            "images/a.png": b"png",
+            "_posts/2020-01-01-a.md": post("A", "tags: t\n"),
+        }
+    )
+    config = load_config(tree)
+    model, _ = load_site(tree, config, None)
+    site = site_variables(model)
+    assert [p["url"] for p in site["pages"]] == ["/about.html"]
+    assert site["static_files"][0]["path"] == "/images/a.png"
+    assert [p["title"] for p in site["tags"]["t"]] == ["A"]
+
+
+def test_sitemap_with_the_jekyll_sitemap_plugin() -> None:
+    files = {
+        "_config.yml": b"url: https://example.org\nplugins: [jekyll-sitemap]\n",
+        "_posts/2020-01-01-a.md": post("A"),
+        "_posts/2020-01-02-b.md": post("B", "sitemap: false\n"),
+        "about.md": post("About", "last_modified_at: 2021-02-03\n"),
+        "404.html": post("Not found"),
+        "style.css": b"body {}",
+    }
+    out = build(files)
+    root = ET.fromstring(out["sitemap.xml"])
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [u.findtext("s:loc", namespaces=ns) for u in root.findall("s:url", ns)]
+    assert locs == ["https://example.org/2020/01/01/a.html", "https://example.org/about.html"]
+    lastmods = [u.findtext("s:lastmod", namespaces=ns) for u in root.findall("s:url", ns)]
+    assert lastmods == ["2020-01-01T00:00:00+00:00", "2021-02-03T00:00:00+00:00"]
+    del files["_config.yml"]
+    assert "sitemap.xml" not in build(files)  # Jekyll writes none without the plugin
+
+
+def test_a_source_sitemap_wins() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-sitemap]\n",
+        "sitemap.xml": b"<mine/>",
+        "_posts/2020-01-01-a.md": post("A"),
+    }
+    assert build(files)["sitemap.xml"] == "<mine/>"
+
+
+def test_404_page_is_written_at_the_root_under_any_permalink_style() -> None:
+    out = build({"_config.yml": b"permalink: pretty\n", "404.md": post("Lost", "", "*Gone*\n")})
+    assert "<em>Gone</em>" in out["404.html"]
+    assert "404/index.html" not in out
+    assert "404.html" not in build({"_posts/2020-01-01-a.md": post("A")})
