@@ -25,15 +25,15 @@ source commit, so the next run rebuilds, finds the same tree, and records it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
-from deploybot import gitutil
+from deploybot import gitutil, treeedit
 from deploybot.errors import ConfigError, PublishError
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
 
@@ -79,6 +79,67 @@ class PublishResult:
     old: str | None
     new: str | None
     changed_paths: tuple[str, ...]
+
+
+class StaleBaseError(PublishError):
+    """The publish head is no longer the commit an incremental build was made on top of;
+    the caller builds fully and publishes again."""
+
+
+@dataclass(frozen=True)
+class TreePatch:
+    """Apply a build onto ``base``'s tree instead of replacing every owned path.
+
+    Attributes:
+        base: the publish head (40 hex) the build's outputs were computed against.
+        deletions: output paths to remove (kept paths and absent paths are ignored).
+    """
+
+    base: str
+    deletions: frozenset[str] = field(default_factory=frozenset)
+
+
+class BlobWriter:
+    """Stores build outputs as blobs in the publish mirror as they are produced, so a build
+    never holds every output in memory (the render stage's ``OutputSink``).
+
+    ``blobs`` maps each written output path to its blob id; ``deleted`` holds the deleted
+    paths. Use as a context manager; the mirror is created when missing.
+    """
+
+    def __init__(self, mirror: Path) -> None:
+        self.repo = gitutil.open_bare(mirror)
+        self.blobs: dict[str, str] = {}
+        self.deleted: set[str] = set()
+
+    def write(self, path: str, data: bytes) -> None:
+        """Store ``data`` as the output ``path``."""
+        self.blobs[path] = gitutil.add_blob(self.repo, data)
+        self.deleted.discard(path)
+
+    def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
+        """Use the blob ``blob_id`` for ``path``; ``read()`` is only called when the mirror
+        does not have it yet."""
+        if gitutil.oid(blob_id) in self.repo.object_store:
+            self.blobs[path] = blob_id
+            self.deleted.discard(path)
+        else:
+            self.write(path, read())
+
+    def delete(self, path: str) -> None:
+        """Remove the output ``path``."""
+        self.blobs.pop(path, None)
+        self.deleted.add(path)
+
+    def close(self) -> None:
+        """Close the mirror."""
+        self.repo.close()
+
+    def __enter__(self) -> BlobWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 @dataclass(frozen=True)
@@ -143,8 +204,16 @@ def publish_build(
     message: str,
     when: datetime,
     source_commit: str,
+    blobs: Mapping[str, str] | None = None,
+    patch: TreePatch | None = None,
 ) -> PublishResult:
     """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``; push.
+
+    ``blobs`` adds outputs already stored in ``mirror`` (``{path: blob hex}``, e.g. from a
+    :class:`BlobWriter`). Without ``patch`` the outputs replace every owned path of the
+    publish tree. With ``patch`` they are written onto ``patch.base``'s tree and
+    ``patch.deletions`` removed; every other path stays (an incremental build); the push
+    then requires the remote head to still be ``patch.base``, else :class:`StaleBaseError`.
 
     ``keep`` lists path prefixes the build never touches (``"docs/"`` is a folder; ``"CNAME"``
     is that path or a folder of that name). ``author`` (``Name <email>``) is author and
@@ -159,16 +228,20 @@ def publish_build(
         PublishError: the remote is unreachable, rejected the push (the server's reason is in
             the message), or moved under us :data:`MAX_TRIES` times.
         ConfigError: a build output path clashes with a kept path (``publish.keep``).
+        StaleBaseError: with ``patch``, the remote head is not ``patch.base``.
         ValueError: a path in ``files`` is not a clean relative path, or ``when`` is naive.
     """
     refname = f"refs/heads/{branch}"
     with gitutil.bare_repo(mirror) as repo:
         owned = [(p, data) for p, data in files.items() if not _is_kept(_clean(p), keep)]
         built = gitutil.blob_ids(repo, owned)
+        built |= {p: b for p, b in (blobs or {}).items() if not _is_kept(_clean(p), keep)}
         for _ in range(MAX_TRIES):
             tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
             build = _Build(repo, mirror, refname, author, message, when, source_commit)
-            plan = build.plan(tips[refname], tips[NOTES_REF], built, keep)
+            if patch is not None and tips[refname] != patch.base:
+                raise StaleBaseError(f"{refname} moved from {patch.base[:12]}: build again")
+            plan = build.plan(tips[refname], tips[NOTES_REF], built, keep, patch)
             if not plan.updates:
                 return plan.result
             try:
@@ -198,14 +271,18 @@ class _Build:
         notes_old: str | None,
         built: Mapping[str, str],
         keep: Sequence[str],
+        patch: TreePatch | None = None,
     ) -> _Plan:
         """Write the build commit (if the tree changed) and the record; return the push."""
         old_tree = gitutil.commit_tree_id(self.repo, old) if old else None
-        old_entries = gitutil.tree_entries(self.repo, old_tree, include_gitlinks=True)
-        kept = {p: entry for p, entry in old_entries.items() if _is_kept(p, keep)}
-        entries = {p: (MODE_FILE, sha) for p, sha in built.items()} | kept
-        _check_no_clash(entries, kept)
-        new_tree = gitutil.write_tree(self.repo, entries)
+        if patch is None:
+            new_tree = self._replace(old_tree, built, keep)
+        else:
+            edits: dict[str, tuple[int, str] | None] = {
+                p: None for p in patch.deletions if not _is_kept(p, keep)
+            }
+            edits.update({p: (MODE_FILE, sha) for p, sha in built.items()})
+            new_tree = treeedit.edit_tree(self.repo, old_tree, edits)
         updates: dict[str, tuple[str | None, str]] = {}
         new: str | None = None
         changed: tuple[str, ...] = ()
@@ -226,6 +303,14 @@ class _Build:
             updates[NOTES_REF] = (notes_old, self._record(notes_old, head))
         result = PublishResult(self.mirror, self.refname, old, new, changed)
         return _Plan(updates, result)
+
+    def _replace(self, old_tree: str | None, built: Mapping[str, str], keep: Sequence[str]) -> str:
+        """Return the tree of ``built`` plus the kept paths of ``old_tree``."""
+        old_entries = gitutil.tree_entries(self.repo, old_tree, include_gitlinks=True)
+        kept = {p: entry for p, entry in old_entries.items() if _is_kept(p, keep)}
+        entries = {p: (MODE_FILE, sha) for p, sha in built.items()} | kept
+        _check_no_clash(entries, kept)
+        return gitutil.write_tree(self.repo, entries)
 
     def _record(self, notes_parent: str | None, head: str) -> str:
         """Write a notes commit saying ``head`` was built from the source commit."""

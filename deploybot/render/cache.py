@@ -1,0 +1,365 @@
+"""The build cache: one sqlite3 file under ``state.dir/cache/`` describing the last build.
+
+It holds what an incremental build needs without re-reading unchanged sources: for every
+source path its blob id, kind and (for posts and pages) the model without the body; the
+rendered content HTML of posts (zlib, for feeds); which outputs each producer wrote; and the
+dependencies each producer read (:mod:`.deps`), indexed by key. ``meta`` says which source
+commit and publish commit the rows belong to.
+
+Every write happens in one transaction that the caller commits only once the build is
+published (:meth:`BuildCache.commit`), so the cache never runs ahead of the publish branch.
+A file from another renderer version, or one sqlite cannot read, is replaced by an empty
+cache; a row that cannot be decoded raises :class:`CacheError`, and the caller rebuilds
+fully. Either way the cache only ever costs time, never changes the output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import sqlite3
+import sys
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import deploybot
+from deploybot.render.layouts import bundled_templates_dir
+
+SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE sources(path TEXT PRIMARY KEY, blob TEXT NOT NULL, kind TEXT NOT NULL,
+    published INTEGER NOT NULL, date_us INTEGER NOT NULL, model BLOB, warnings BLOB);
+CREATE INDEX sources_order ON sources(kind, published, date_us, path);
+CREATE TABLE contents(path TEXT PRIMARY KEY, content BLOB NOT NULL);
+CREATE TABLE outputs(producer TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY(producer, path));
+CREATE INDEX outputs_path ON outputs(path);
+CREATE TABLE deps(producer TEXT NOT NULL, key TEXT NOT NULL, fp TEXT NOT NULL);
+CREATE INDEX deps_key ON deps(key);
+CREATE INDEX deps_producer ON deps(producer);
+CREATE TABLE rwarnings(producer TEXT NOT NULL, path TEXT NOT NULL, line INTEGER,
+    message TEXT NOT NULL);
+CREATE INDEX rwarnings_producer ON rwarnings(producer);
+"""
+
+
+class CacheError(Exception):
+    """A cache row could not be read or decoded; the caller falls back to a full build."""
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """What the last build knew of one source path.
+
+    Attributes:
+        path: the source path.
+        blob: its git blob id (40 hex).
+        kind: ``"post"``, ``"page"``, ``"static"`` or ``"other"`` (read, publishes nothing).
+        published: for posts, whether the post is a real post not marked ``published:
+            false``; the future cut-off is applied on ``date_us`` at query time.
+        date_us: a post's date as microseconds since the epoch (0 for other kinds).
+        model: the ``Post``/``Page`` without its body, or ``None``.
+        warnings: ``(line, message)`` pairs the reading gave.
+    """
+
+    path: str
+    blob: str
+    kind: str
+    published: bool
+    date_us: int
+    model: Any
+    warnings: tuple[tuple[int | None, str], ...]
+
+
+def renderer_version() -> str:
+    """Return a digest (16 hex) of deploybot's version, Python's, the render modules' source
+    and the bundled theme: a cache written by any other renderer is ignored."""
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{deploybot.__version__} {sys.version_info[:2]}".encode())
+    roots = [Path(__file__).parent, bundled_templates_dir()]
+    for root in roots:
+        for file in sorted(
+            p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+        ):
+            digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+
+
+class BuildCache:
+    """The cache file; see the module docstring. Use :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
+        self.conn = conn
+        self.path = path
+        self.conn.execute("BEGIN")
+
+    @classmethod
+    def open(cls, path: Path | None, version: str) -> BuildCache:
+        """Open (or create) the cache at ``path`` (``None``: in memory) for ``version``.
+
+        A file sqlite cannot read or with another version is emptied. Raises ``OSError``
+        when the folder cannot be created.
+        """
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = _connect(path)
+            ok = _version(conn) == version
+        except sqlite3.DatabaseError:
+            ok = False
+        if not ok or conn is None:
+            if conn is not None:
+                conn.close()
+            if path is not None:
+                path.unlink(missing_ok=True)
+                for extra in ("-journal", "-wal", "-shm"):
+                    path.with_name(path.name + extra).unlink(missing_ok=True)
+            conn = _connect(path)
+            conn.executescript(SCHEMA)
+            conn.execute("INSERT INTO meta VALUES ('version', ?)", (version,))
+        return cls(conn, path)
+
+    def close(self) -> None:
+        """Roll back what was not committed and close the file."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+        self.conn.close()
+
+    def commit(self, values: Mapping[str, str]) -> None:
+        """Set ``meta`` ``values`` (e.g. ``source_commit``) and commit every pending write
+        atomically (one sqlite transaction)."""
+        self.set_meta(values)
+        self.conn.execute("COMMIT")
+        self.conn.execute("BEGIN")
+
+    def set_meta(self, values: Mapping[str, str]) -> None:
+        """Set ``meta`` ``values`` (uncommitted)."""
+        self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    def rollback(self) -> None:
+        """Drop every write since the last commit."""
+        self.conn.execute("ROLLBACK")
+        self.conn.execute("BEGIN")
+
+    def __enter__(self) -> BuildCache:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def meta(self, key: str) -> str | None:
+        """Return ``meta[key]``, or ``None``."""
+        row = self._one("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if row is None else str(row[0])
+
+    def clear(self) -> None:
+        """Delete every row but the version (before a full build)."""
+        for table in ("sources", "contents", "outputs", "deps", "rwarnings"):
+            self.conn.execute(f"DELETE FROM {table}")
+        self.conn.execute("DELETE FROM meta WHERE key != 'version'")
+
+    # sources
+
+    def source(self, path: str) -> SourceRow | None:
+        """Return the row of ``path``, or ``None``. Raises :class:`CacheError`."""
+        row = self._one("SELECT * FROM sources WHERE path = ?", (path,))
+        return None if row is None else _source_row(row)
+
+    def put_source(self, row: SourceRow) -> None:
+        """Insert or replace the row of ``row.path``."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.path,
+                row.blob,
+                row.kind,
+                int(row.published),
+                row.date_us,
+                None if row.model is None else pickle.dumps(row.model, protocol=5),
+                pickle.dumps(row.warnings, protocol=5) if row.warnings else None,
+            ),
+        )
+
+    def delete_source(self, path: str) -> None:
+        """Forget ``path`` (and its cached content)."""
+        self.conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+        self.conn.execute("DELETE FROM contents WHERE path = ?", (path,))
+
+    def posts(
+        self, cut_us: int, limit: int | None = None, *, lo_us: int | None = None
+    ) -> list[SourceRow]:
+        """Return visible posts (published, ``date_us <= cut_us``, and ``> lo_us`` if given),
+        newest first (date, then path, descending); at most ``limit``."""
+        sql = "SELECT * FROM sources WHERE kind = 'post' AND published = 1 AND date_us <= ?"
+        args: list[Any] = [cut_us]
+        if lo_us is not None:
+            sql += " AND date_us > ?"
+            args.append(lo_us)
+        sql += " ORDER BY date_us DESC, path DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [_source_row(r) for r in self._all(sql, args)]
+
+    def neighbours(self, date_us: int, path: str, cut_us: int) -> list[SourceRow]:
+        """Return the visible posts just newer and just older than ``(date_us, path)``."""
+        base = "SELECT * FROM sources WHERE kind = 'post' AND published = 1 AND date_us <= ? AND "
+        newer = base + "(date_us, path) > (?, ?) ORDER BY date_us, path LIMIT 1"
+        older = base + "(date_us, path) < (?, ?) ORDER BY date_us DESC, path DESC LIMIT 1"
+        rows = [
+            *self._all(newer, (cut_us, date_us, path)),
+            *self._all(older, (cut_us, date_us, path)),
+        ]
+        return [_source_row(r) for r in rows]
+
+    def future_warnings(self, cut_us: int) -> list[str]:
+        """Return the paths of published posts dated after ``cut_us``, sorted."""
+        sql = "SELECT path FROM sources WHERE kind = 'post' AND published = 1 AND date_us > ?"
+        return sorted(str(r[0]) for r in self._all(sql, (cut_us,)))
+
+    def all_warnings(self) -> list[tuple[str, int | None, str]]:
+        """Return every reading warning as ``(path, line, message)``."""
+        out: list[tuple[str, int | None, str]] = []
+        for path, data in self._all(
+            "SELECT path, warnings FROM sources WHERE warnings IS NOT NULL", ()
+        ):
+            out.extend((str(path), line, message) for line, message in _loads(data))
+        return out
+
+    def kinds(self, kind: str) -> list[str]:
+        """Return the paths of every source of ``kind``, sorted."""
+        return sorted(
+            str(r[0]) for r in self._all("SELECT path FROM sources WHERE kind = ?", (kind,))
+        )
+
+    # contents
+
+    def content(self, path: str) -> str | None:
+        """Return the cached content HTML of post ``path``, or ``None``.
+
+        Raises :class:`CacheError` for an undecodable row."""
+        row = self._one("SELECT content FROM contents WHERE path = ?", (path,))
+        if row is None:
+            return None
+        try:
+            return zlib.decompress(row[0]).decode("utf-8", "surrogatepass")
+        except (zlib.error, UnicodeDecodeError, TypeError) as exc:
+            raise CacheError(f"content of {path}: {exc}") from exc
+
+    def put_content(self, path: str, content: str) -> None:
+        """Store post ``path``'s content HTML."""
+        data = zlib.compress(content.encode("utf-8", "surrogatepass"), 1)
+        self.conn.execute("INSERT OR REPLACE INTO contents VALUES (?, ?)", (path, data))
+
+    # outputs and dependencies
+
+    def outputs_of(self, producer: str) -> list[str]:
+        """Return the output paths ``producer`` wrote, sorted."""
+        rows = self._all("SELECT path FROM outputs WHERE producer = ?", (producer,))
+        return sorted(str(r[0]) for r in rows)
+
+    def producers_of(self, path: str) -> list[str]:
+        """Return the producers that wrote output ``path``, sorted."""
+        rows = self._all("SELECT producer FROM outputs WHERE path = ?", (path,))
+        return sorted(str(r[0]) for r in rows)
+
+    def set_outputs(self, producer: str, paths: Iterable[str]) -> None:
+        """Replace the outputs of ``producer``."""
+        self.conn.execute("DELETE FROM outputs WHERE producer = ?", (producer,))
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO outputs VALUES (?, ?)", ((producer, p) for p in paths)
+        )
+
+    def users(self, key: str) -> set[str]:
+        """Return the producers whose last render read dependency ``key``."""
+        return {str(r[0]) for r in self._all("SELECT producer FROM deps WHERE key = ?", (key,))}
+
+    def users_prefixed(self, prefix: str) -> list[tuple[str, str]]:
+        """Return ``(producer, key)`` for every dependency key starting with ``prefix``."""
+        sql = "SELECT producer, key FROM deps WHERE key >= ? AND key < ?"
+        return [(str(p), str(k)) for p, k in self._all(sql, (prefix, prefix + "\uffff"))]
+
+    def deps_of(self, producer: str) -> dict[str, str]:
+        """Return ``{key: fingerprint}`` recorded for ``producer``."""
+        rows = self._all("SELECT key, fp FROM deps WHERE producer = ?", (producer,))
+        return {str(k): str(f) for k, f in rows}
+
+    def set_deps(self, producer: str, deps: Mapping[str, str]) -> None:
+        """Replace the dependencies of ``producer``."""
+        self.conn.execute("DELETE FROM deps WHERE producer = ?", (producer,))
+        self.conn.executemany(
+            "INSERT INTO deps VALUES (?, ?, ?)", ((producer, k, f) for k, f in deps.items())
+        )
+
+    def set_render_warnings(
+        self, producer: str, warnings: Iterable[tuple[str, int | None, str]]
+    ) -> None:
+        """Replace the ``(path, line, message)`` warnings ``producer``'s render gave."""
+        self.conn.execute("DELETE FROM rwarnings WHERE producer = ?", (producer,))
+        rows = ((producer, path, line, message) for path, line, message in warnings)
+        self.conn.executemany("INSERT INTO rwarnings VALUES (?, ?, ?, ?)", rows)
+
+    def render_warnings(self) -> list[tuple[str, int | None, str]]:
+        """Return every render warning as ``(path, line, message)``."""
+        rows = self._all("SELECT path, line, message FROM rwarnings", ())
+        return [(str(p), None if n is None else int(n), str(m)) for p, n, m in rows]
+
+    def collisions(self) -> list[str]:
+        """Return output paths written by more than one producer, sorted."""
+        sql = "SELECT path FROM outputs GROUP BY path HAVING count(*) > 1 ORDER BY path"
+        return [str(r[0]) for r in self._all(sql, ())]
+
+    def forget(self, producer: str) -> None:
+        """Drop ``producer``'s outputs, dependencies and render warnings."""
+        for table in ("outputs", "deps", "rwarnings"):
+            self.conn.execute(f"DELETE FROM {table} WHERE producer = ?", (producer,))
+
+    def _one(self, sql: str, args: Iterable[Any]) -> Any:
+        try:
+            return self.conn.execute(sql, tuple(args)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(str(exc)) from exc
+
+    def _all(self, sql: str, args: Iterable[Any]) -> list[Any]:
+        try:
+            return self.conn.execute(sql, tuple(args)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(str(exc)) from exc
+
+
+def _connect(path: Path | None) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:" if path is None else str(path), isolation_level=None)
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _version(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return None if row is None else str(row[0])
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        return pickle.loads(data)
+    except Exception as exc:  # any unpickling failure means a corrupt row
+        raise CacheError(f"cannot decode a cache row: {exc}") from exc
+
+
+def _source_row(row: Any) -> SourceRow:
+    path, blob, kind, published, date_us, model, warnings = row
+    return SourceRow(
+        str(path),
+        str(blob),
+        str(kind),
+        bool(published),
+        int(date_us),
+        None if model is None else _loads(model),
+        () if warnings is None else tuple(_loads(warnings)),
+    )

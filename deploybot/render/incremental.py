@@ -1,0 +1,272 @@
+"""The incremental build: from the source paths a commit changed to the producers to re-run.
+
+:func:`build_into` is the render stage's entry point for the pipeline. Given the previous
+build's cache (:mod:`.cache`) and the paths changed since its source commit, it works out
+what changed and re-runs exactly the producers whose recorded dependencies (:mod:`.deps`)
+it reaches:
+
+- an added, edited or deleted source re-renders (or removes) its own outputs, and every
+  producer that read its blob (``b:PATH``);
+- a post whose visibility, date or path changed dirties the post order (``o``): every
+  listing of ``site.posts`` is re-made; a changed post field dirties ``k:FIELD``: the
+  listings that show that field; the post's neighbours are re-checked by the value of the
+  ``page`` fields they read (``page.previous``/``page.next`` style);
+- a changed layout or include (a file of the theme folder) re-renders the users of
+  ``t:NAME``; a file of the theme's ``assets/`` re-copies the assets;
+- a new build time (``site.time``, the source commit's date) re-makes the readers of
+  ``s:time`` (the feeds) and moves the future-post cut-off;
+- ``_config.yml``, other options or a different renderer version: a full build.
+
+Every case it cannot decide (e.g. two producers writing one output path) falls back to the
+full build, whose result is the same by construction; tests check the equality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from deploybot.render import build
+from deploybot.render.cache import BuildCache, CacheError, SourceRow, renderer_version
+from deploybot.render.deps import ORDER, PATHS, WHOLE, fingerprint
+from deploybot.render.engine import (
+    ASSETS,
+    ASSETS_KEY,
+    INDEX,
+    BuildReport,
+    Engine,
+    NeedFullBuild,
+    OutputSink,
+    options_key,
+)
+from deploybot.render.model import RenderOptions
+from deploybot.render.siteconfig import CONFIG_PATH
+from deploybot.render.source import SourceTree
+
+CACHE_FILE = "build.sqlite"
+
+
+def open_cache(folder: Path | None) -> BuildCache:
+    """Open the build cache in ``folder`` (``None``: a throw-away one in memory)."""
+    return BuildCache.open(None if folder is None else folder / CACHE_FILE, renderer_version())
+
+
+def build_into(
+    tree: SourceTree,
+    options: RenderOptions,
+    cache: BuildCache,
+    sink: OutputSink,
+    changed: Iterable[str] | None,
+) -> BuildReport:
+    """Build the site of ``tree`` into ``sink``, incrementally when possible.
+
+    Args:
+        tree: the new source tree.
+        options: how to build.
+        cache: the cache of the build the sink's current content came from.
+        sink: holds the previous build's outputs (incremental) or nothing (full).
+        changed: source paths changed since the cached build (adds, edits, deletes, both
+            sides of renames), or ``None`` for a full build.
+
+    Returns:
+        A :class:`BuildReport`. The cache holds the new state, uncommitted: the caller
+        commits it (:meth:`BuildCache.commit`) once the output is published.
+
+    Raises:
+        SourceError: bad input in the source (nothing is committed to the cache).
+        NeedFullBuild: only from an incremental attempt when ``changed`` is given but the
+            sink was partly written; the caller starts again with a fresh sink and
+            ``changed=None``. Raised before anything was written when possible.
+    """
+    engine = Engine(tree, options, cache, sink)
+    if changed is None:
+        report = engine.full("no previous build to start from")
+    else:
+        reason = _why_full(engine, cache, changed)
+        if reason:
+            raise NeedFullBuild(reason)
+        try:
+            report = _incremental(engine, sorted(set(changed)))
+        except CacheError as exc:
+            raise NeedFullBuild(f"unreadable cache: {exc}") from exc
+    cache.set_meta(engine.meta())
+    return report
+
+
+def _why_full(engine: Engine, cache: BuildCache, changed: Iterable[str]) -> str:
+    """Return why an incremental build is not possible ('' when it is)."""
+    try:
+        if cache.meta("options") != options_key(engine.options):
+            return "no usable cache for these render options"
+        if cache.meta("config") != engine.config_blob() or CONFIG_PATH in changed:
+            return "the site config changed"
+        if cache.collisions():
+            return "two sources write the same output"
+    except CacheError as exc:
+        return f"unreadable cache: {exc}"
+    return ""
+
+
+class _Plan:
+    """The producers to re-run and remove, and the dirty dependency keys."""
+
+    def __init__(self) -> None:
+        self.render: set[str] = set()
+        self.remove: set[str] = set()
+        self.dirty: set[str] = set()
+        self.check: set[str] = set()  # posts whose ``page`` fields are re-checked by value
+
+
+def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
+    cache = engine.cache
+    old_time, old_cut = int(cache.meta("time_us") or -1), int(cache.meta("cut_us") or -1)
+    plan = _Plan()
+    if old_time != engine.time_us:
+        plan.dirty.add("s:time")
+    theme = "" if engine.options.theme == "default" else engine.options.theme.strip("/") + "/"
+    updates: list[tuple[SourceRow | None, SourceRow | None]] = []
+    for path in changed:
+        plan.dirty.add("b:" + path)
+        if theme and path.startswith(theme):
+            rel = path[len(theme) :]
+            plan.dirty.add(ASSETS_KEY if rel.startswith("assets/") else "t:" + rel)
+        old, new = cache.source(path), engine.read_source(path)
+        if old is None or new is None:
+            plan.dirty.add(PATHS)
+        if old is not None and old.kind == "post":
+            plan.check.update(r.path for r in cache.neighbours(old.date_us, path, old_cut))
+        updates.append((old, new))
+    for old, new in updates:
+        if old is not None or new is not None:
+            _apply(engine, plan, old, new, old_cut)
+    if old_cut != engine.cut_us:
+        _time_window(engine, plan, old_cut)
+    for _old, new in updates:
+        if new is not None and new.kind == "post":
+            plan.check.update(
+                r.path for r in cache.neighbours(new.date_us, new.path, engine.cut_us)
+            )
+    return _run(engine, plan)
+
+
+def _apply(
+    engine: Engine, plan: _Plan, old: SourceRow | None, new: SourceRow | None, old_cut: int
+) -> None:
+    """Store ``new`` in the cache and note what the change from ``old`` dirties."""
+    path = (new or old).path  # type: ignore[union-attr]
+    if new is not None and (new.kind != "other" or new.warnings):
+        engine.cache.put_source(new)
+    else:
+        engine.cache.delete_source(path)
+    was, now = engine.visible(old, old_cut), engine.visible(new, engine.cut_us)
+    if now:
+        plan.render.add(path)
+    elif was or (old is not None and engine.cache.outputs_of(path)):
+        plan.remove.add(path)
+    if "post" not in (getattr(old, "kind", ""), getattr(new, "kind", "")):
+        return
+    was = was and old is not None and old.kind == "post"
+    now = now and new is not None and new.kind == "post"
+    if was != now or (was and now and old.date_us != new.date_us):  # type: ignore[union-attr]
+        plan.dirty.add(ORDER)
+    if was and now:
+        _dirty_fields(plan, old, new)  # type: ignore[arg-type]
+
+
+def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:
+    """Dirty ``k:FIELD`` for each post field whose value differs between ``old`` and ``new``."""
+    before, after = build.post_variables(old.model), build.post_variables(new.model)
+    for key in set(before) | set(after):
+        if (
+            key not in before
+            or key not in after
+            or fingerprint(before[key]) != fingerprint(after[key])
+        ):
+            plan.dirty.update({"k:" + key, "k:" + WHOLE})
+
+
+def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> None:
+    """Posts crossing the future cut-off between the old and new build times."""
+    lo, hi = sorted((old_cut, engine.cut_us))
+    for row in engine.cache.posts(hi, lo_us=lo):
+        plan.dirty.add(ORDER)
+        (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
+
+
+def _users(engine: Engine, plan: _Plan) -> set[str]:
+    """Return the producers that read a dirty key."""
+    dirty = set(plan.dirty)
+    if any(k == ORDER or k.startswith(("k:", "s:")) for k in dirty):
+        dirty.add("s:" + WHOLE)
+    users: set[str] = set()
+    for key in dirty:
+        users |= engine.cache.users(key)
+    return users
+
+
+def _changed_page_fields(engine: Engine, path: str) -> bool:
+    """Return whether a post's ``page`` fields it read now have other values."""
+    row = engine.cache.source(path)
+    if row is None or not engine.visible(row, engine.cut_us):
+        return False
+    page = build.post_variables(row.model)
+    for key, fp in engine.cache.deps_of(path).items():
+        if not key.startswith("p:"):
+            continue
+        name = key[2:]
+        if name == WHOLE:
+            now = fingerprint(list(page.items()))
+        else:
+            now = fingerprint(page[name]) if name in page else ""
+        if now != fp:
+            return True
+    return False
+
+
+def _run(engine: Engine, plan: _Plan) -> BuildReport:
+    cache = engine.cache
+    todo = plan.render | (_users(engine, plan) - plan.remove)
+    todo |= {p for p in plan.check - todo - plan.remove if _changed_page_fields(engine, p)}
+    for producer in sorted(plan.remove):
+        for output in cache.outputs_of(producer):
+            engine.sink.delete(output)
+        cache.forget(producer)
+    sources = sorted(p for p in todo if not p.startswith(":"))
+    for path in sources:
+        row = cache.source(path)
+        if row is None or not engine.visible(row, engine.cut_us):
+            continue
+        before = cache.outputs_of(path)
+        engine.render_source(row)
+        for output in set(before) - set(cache.outputs_of(path)):
+            if not cache.producers_of(output):
+                engine.sink.delete(output)
+    if ASSETS in todo:
+        _rerun(engine, ASSETS, engine.render_assets)
+    _theme_index(engine, INDEX in todo)
+    engine.render_feeds()  # on every build: the feeds carry site.time (the commit's date)
+    if cache.collisions():
+        raise NeedFullBuild("two sources write the same output")
+    return BuildReport(
+        False, "", frozenset(engine.rendered), engine.warnings(), engine.config.timezone
+    )
+
+
+def _rerun(engine: Engine, producer: str, render: Callable[[], None]) -> None:
+    """Run ``render`` for ``producer``; delete the outputs it no longer writes."""
+    before = engine.cache.outputs_of(producer)
+    render()
+    for output in set(before) - set(engine.cache.outputs_of(producer)):
+        if not engine.cache.producers_of(output):
+            engine.sink.delete(output)
+
+
+def _theme_index(engine: Engine, dirty: bool) -> None:
+    """Make, re-make or drop the theme's index as pages take or free ``index.html``."""
+    had = bool(engine.cache.deps_of(INDEX))
+    if engine.page_owns_index():
+        if had:
+            engine.cache.forget(INDEX)
+        return
+    if dirty or not had:
+        _rerun(engine, INDEX, engine.render_index)

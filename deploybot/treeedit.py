@@ -1,0 +1,95 @@
+"""Edit a git tree in place of rewriting it: only the trees on changed paths are written.
+
+An incremental build changes a handful of files of a publish tree that may hold 10k; rebuilding
+every tree object (``dulwich.index.commit_tree``) would cost time in the tree's size.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator, Mapping
+
+from dulwich.objects import ObjectID, Tree
+from dulwich.repo import Repo
+
+from deploybot.gitutil import encode_path, oid
+
+
+def edit_tree(
+    repo: Repo, tree_id: str | None, changes: Mapping[str, tuple[int, str] | None]
+) -> str:
+    """Return the id (40 hex) of ``tree_id`` with ``changes`` applied; write only the trees
+    on the changed paths, so the cost follows the change, not the tree's size.
+
+    ``changes`` maps a file path to ``(mode, blob hex)`` (add or replace) or ``None``
+    (delete; absent paths are ignored). Folders left empty disappear. ``tree_id`` ``None``
+    is the empty tree. Blobs must already be in ``repo``.
+
+    Raises:
+        ValueError: a path would be both a file and a folder (e.g. ``a`` and ``a/b``).
+        KeyError: ``tree_id`` or a tree under it is not in ``repo``.
+    """
+    nested: dict[bytes, object] = {}
+    for path, entry in changes.items():
+        parts = encode_path(path).split(b"/")
+        node = nested
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ValueError(f"build output has both a file and a folder {path!r}")
+            node = child
+        if isinstance(node.get(parts[-1]), dict):
+            raise ValueError(f"build output has both a file and a folder {path!r}")
+        node[parts[-1]] = entry
+    new = _edit(repo, oid(tree_id) if tree_id else None, nested)
+    if new is None:
+        empty = Tree()
+        repo.object_store.add_object(empty)
+        return empty.id.decode("ascii")
+    return new.decode("ascii")
+
+
+def _edit(repo: Repo, tree_id: bytes | None, changes: Mapping[bytes, object]) -> bytes | None:
+    """Apply nested ``changes`` to one tree; return its new id (``None`` when empty)."""
+    tree = Tree()
+    if tree_id is not None:
+        old = repo[tree_id]
+        if not isinstance(old, Tree):
+            raise KeyError(tree_id.decode("ascii"))
+        for entry in old.iteritems():
+            tree.add(entry.path, entry.mode, entry.sha)
+    for name, change in changes.items():
+        current = tree[name] if name in tree else None  # noqa: SIM401 (Tree has no get)
+        if isinstance(change, dict):
+            if current is not None and not stat.S_ISDIR(current[0]):
+                if any(v is not None for v in _leaves(change)):
+                    raise ValueError(f"build output has both a file and a folder {name!r}")
+                continue
+            sub = _edit(repo, current[1] if current else None, change)
+            if sub is None:
+                if current is not None:
+                    del tree[name]
+            else:
+                tree.add(name, stat.S_IFDIR, ObjectID(sub))
+        elif change is None:
+            if current is not None and not stat.S_ISDIR(current[0]):
+                del tree[name]
+        else:
+            if current is not None and stat.S_ISDIR(current[0]):
+                raise ValueError(f"build output has both a file and a folder {name!r}")
+            assert isinstance(change, tuple)
+            mode, sha = change
+            tree.add(name, int(mode), oid(str(sha)))
+    if not len(tree):
+        return None
+    if tree.id not in repo.object_store:
+        repo.object_store.add_object(tree)
+    return bytes(tree.id)
+
+
+def _leaves(nested: Mapping[bytes, object]) -> Iterator[object]:
+    for value in nested.values():
+        if isinstance(value, dict):
+            yield from _leaves(value)
+        else:
+            yield value

@@ -1,0 +1,158 @@
+"""Incremental builds equal full builds, byte for byte; and they re-make only what a change
+reaches (the oracle is :func:`deploybot.render.build_site`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from deploybot.render import RenderOptions, build_site, open_cache
+from deploybot.render.source import MemoryTree
+from tests.incremental_site import T0, THEME, Incremental, apply, change, initial_site
+
+OPTIONS = RenderOptions(theme=THEME, timezone="UTC", feed_limit=3, build_time=T0)
+
+
+def _options(step: int) -> RenderOptions:
+    return RenderOptions(
+        theme=THEME, timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=step)
+    )
+
+
+def _check(inc: Incremental, files: dict[str, bytes], options: RenderOptions) -> None:
+    report = inc.build(files, options)
+    full = build_site(MemoryTree(files), options)
+    assert inc.outputs == dict(full.files)
+    assert report.warnings == full.warnings
+
+
+@given(st.data())
+def test_incremental_equals_full_for_random_commit_sequences(data: st.DataObject) -> None:
+    files = initial_site()
+    inc = Incremental(open_cache(None), OPTIONS, {})
+    _check(inc, files, _options(0))
+    steps = data.draw(st.integers(1, 20), label="commits")
+    for step in range(1, steps + 1):
+        files = apply(files, data.draw(change(files), label=f"commit {step}"))
+        same_time = data.draw(st.integers(0, 4)) == 0
+        _check(inc, files, _options(step - 1 if same_time else step))
+
+
+# The rules, one by one
+
+
+def _site() -> tuple[Incremental, dict[str, bytes]]:
+    files = initial_site()
+    inc = Incremental(open_cache(None), OPTIONS, {})
+    inc.build(files, OPTIONS)
+    return inc, files
+
+
+POST = "_posts/2021-01-02-post-1.md"
+POST_OUT = "2021/01/post-1.html"
+OTHER_OUT = "2021/01/post-0.html"
+
+
+def test_body_edit_touches_the_post_and_the_feeds_only() -> None:
+    inc, files = _site()
+    files = apply(files, {POST: files[POST].replace(b"x = 1", b"x = 2")})
+    report = inc.build(files, OPTIONS)
+    assert not report.full
+    assert report.rendered == {POST, ":feeds"}
+    assert inc.written == {POST_OUT, "atom.xml", "rss.xml"}
+
+
+def test_title_edit_also_remakes_the_listing() -> None:
+    inc, files = _site()
+    files = apply(files, {POST: files[POST].replace(b"title: Second", b"title: Deux")})
+    report = inc.build(files, OPTIONS)
+    assert report.rendered == {POST, ":feeds", ":theme-index"}
+    assert inc.written == {POST_OUT, "atom.xml", "rss.xml", "index.html"}
+
+
+def test_include_edit_remakes_exactly_its_users() -> None:
+    inc, files = _site()
+    nav = f"{THEME}/nav.html"
+    files = apply(files, {nav: b"<nav>new</nav>\n"})
+    report = inc.build(files, OPTIONS)
+    assert not report.full
+    users = {POST, "_posts/2021-01-01-post-0.md", "about.md", ":theme-index", ":feeds"}
+    assert report.rendered == users
+    assert inc.written == {POST_OUT, OTHER_OUT, "about.html", "index.html"}
+
+
+def test_unused_layout_edit_remakes_nothing_but_feeds() -> None:
+    inc, files = _site()
+    files = apply(files, {f"{THEME}/plain.html": b"<section>{{ content }}</section>\n"})
+    report = inc.build(files, OPTIONS)
+    assert report.rendered == {":feeds"}
+    assert inc.written == frozenset()
+
+
+def test_deleted_post_disappears_from_everything_that_listed_it() -> None:
+    inc, files = _site()
+    files = apply(files, {POST: None})
+    report = inc.build(files, OPTIONS)
+    assert not report.full
+    assert POST_OUT not in inc.outputs
+    assert b"post-1" not in inc.outputs["index.html"]
+    assert b"Second" not in inc.outputs["atom.xml"]
+    assert inc.outputs == dict(build_site(MemoryTree(files), OPTIONS).files)
+
+
+def test_config_change_is_a_full_build() -> None:
+    inc, files = _site()
+    files = apply(files, {"_config.yml": files["_config.yml"] + b"description: d\n"})
+    assert inc.build(files, OPTIONS).full
+
+
+def test_future_post_appears_when_its_date_passes() -> None:
+    inc, files = _site()
+    later = "_posts/2021-01-20-post-7.md"
+    files = apply(files, {later: b"---\ntitle: Later\n---\nsoon\n"})
+    inc.build(files, OPTIONS)
+    assert "2021/01/post-7.html" not in inc.outputs
+    options = RenderOptions(
+        theme=THEME, timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=20)
+    )
+    report = inc.build(files, options)
+    assert not report.full
+    assert "2021/01/post-7.html" in inc.outputs
+    assert inc.outputs == dict(build_site(MemoryTree(files), options).files)
+
+
+def test_corrupt_cache_gives_the_same_result(tmp_path: Path) -> None:
+    files = initial_site()
+    cache = open_cache(tmp_path)
+    inc = Incremental(cache, OPTIONS, {})
+    inc.build(files, OPTIONS)
+    cache.close()
+    with sqlite3.connect(tmp_path / "build.sqlite") as conn:
+        conn.execute("UPDATE sources SET model = x'00ff'")
+        conn.execute("UPDATE contents SET content = x'0102'")
+    inc.cache = open_cache(tmp_path)
+    files = apply(files, {POST: files[POST] + b"more\n"})
+    report = inc.build(files, OPTIONS)
+    assert report.full
+    assert inc.outputs == dict(build_site(MemoryTree(files), OPTIONS).files)
+    inc.cache.close()
+    (tmp_path / "build.sqlite").write_bytes(b"not a database at all" * 100)
+    cache = open_cache(tmp_path)
+    assert cache.meta("options") is None
+    cache.close()
+
+
+def test_cache_from_another_version_is_ignored(tmp_path: Path) -> None:
+    files = initial_site()
+    inc = Incremental(open_cache(tmp_path), OPTIONS, {})
+    inc.build(files, OPTIONS)
+    inc.cache.close()
+    with sqlite3.connect(tmp_path / "build.sqlite") as conn:
+        conn.execute("UPDATE meta SET value = 'other' WHERE key = 'version'")
+    cache = open_cache(tmp_path)
+    assert cache.meta("options") is None
+    cache.close()
