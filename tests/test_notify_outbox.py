@@ -115,13 +115,20 @@ def test_smtp_down_then_back_delivers_exactly_once(tmp_path: Path) -> None:
     )
     assert pending.last_attempt is not None
 
-    deliver_pending(outbox, send)  # still down: a second attempt is counted
+    assert pending.next_attempt == pytest.approx(pending.last_attempt + 60, abs=1)
+    skipped = deliver_pending(outbox, send)  # backing off: not even tried
+    assert (skipped.sent, skipped.failed) == ((), ())
+    assert skipped.deferred == ((SHA1, pending.next_attempt),)
+    assert list_pending(outbox)[0].attempts == 1
+
+    deliver_pending(outbox, send, retry_now=True)  # still down: a second attempt is counted
     assert list_pending(outbox)[0].attempts == 2
 
     controller = LocalController(handler, port=port)
     controller.start()
     try:
-        assert deliver_pending(outbox, send) == DeliveryReport(sent=(SHA1,), failed=())
+        report = deliver_pending(outbox, send, retry_now=True)
+        assert report == DeliveryReport(sent=(SHA1,), failed=())
         assert deliver_pending(outbox, send) == DeliveryReport(sent=(), failed=())
     finally:
         controller.stop()

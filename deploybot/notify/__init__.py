@@ -1,31 +1,28 @@
-"""The notify stage: the commit email for a build commit, its outbox and its delivery.
+"""The notify stage: the emails (and webhook) for a build commit, the outbox, delivery.
 
 What the pipeline calls::
 
-    message = build_email(repo, "refs/heads/asf-site", old, new, config.notify, now=now)
-    queue_email(config.state.dir / "outbox", new, message)
-    report = deliver_pending(config.state.dir / "outbox", make_sender(config.notify))
+    report = announce(repo, "refs/heads/asf-site", old, new, config.notify,
+                      state_dir=config.state.dir, now=now)   # queue, record, deliver
+    report = deliver_all(config.notify, config.state.dir / "outbox")   # retries only
 
-With ``notify.transport = "none"`` the pipeline should not queue at all (the ``none`` sender
-would file every message as sent). Composition is pure (:mod:`deploybot.notify.email`); the git
-reads live here; transports in :mod:`deploybot.notify.transport`; the outbox in
-:mod:`deploybot.notify.outbox`.
+:func:`announce` decides between the combined email and a summary + ``NN/TT`` series
+(:mod:`.announce`), queues the webhook entry (:mod:`.webhook`) and delivers both channels.
+With ``notify.transport = "none"`` no email is queued (the record still moves on).
+Composition is pure (:mod:`.email`, :mod:`.series`); git reads live in :mod:`.gitlog` and
+:mod:`.summary`; transports in :mod:`.transport`; the outbox in :mod:`.outbox`.
 """
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 from deploybot.config import NotifyConfig
-from deploybot.notify.email import (
-    commit_subject,
-    compose_combined_email,
-    is_host_name,
-    message_id,
-)
+from deploybot.notify.delivery import announce, deliver_all, list_outbox, merge_reports
+from deploybot.notify.email import commit_subject, compose_combined_email, message_id
+from deploybot.notify.names import default_host, repo_name_from_url
 from deploybot.notify.outbox import (
     DeliveryReport,
     PendingEmail,
@@ -38,11 +35,15 @@ from deploybot.notify.transport import make_transport
 __all__ = [
     "DeliveryReport",
     "PendingEmail",
+    "announce",
     "build_email",
     "default_host",
+    "deliver_all",
     "deliver_pending",
+    "list_outbox",
     "list_pending",
     "make_sender",
+    "merge_reports",
     "message_id",
     "queue_email",
     "read_commit_subject",
@@ -91,6 +92,9 @@ def build_email(
         to=notify.to,
         host=host or default_host(),
         date=now,
+        max_line_length=notify.max_line_length,
+        max_lines=notify.max_lines,
+        subject_max_length=notify.subject_max_length,
     )
 
 
@@ -122,25 +126,3 @@ def read_commit_subject(repo_path: Path, commit: str) -> str:
     except LookupError:  # an unknown encoding name in the commit header
         text = obj.message.decode("utf-8", "replace")
     return commit_subject(text)
-
-
-def repo_name_from_url(url: str) -> str:
-    """Return the repository's short name: the URL's last path component without ``.git``.
-
-    ``https://gitbox.apache.org/repos/asf/tvm-site.git`` -> ``tvm-site``; also scp-like
-    ``git@host:org/site.git`` and local paths. Empty for an empty URL.
-    """
-    last = url.rstrip("/").replace(":", "/").rsplit("/", 1)[-1]
-    return last.removesuffix(".git")
-
-
-def default_host() -> str:
-    """Return this machine's FQDN (``socket.getfqdn()``), as git-multimail does.
-
-    Falls back to ``socket.gethostname()`` when the FQDN is ``localhost``-ish (git-multimail
-    1.6), and to ``localhost`` when neither is a plain host name.
-    """
-    for name in (socket.getfqdn(), socket.gethostname()):
-        if not name.startswith("localhost") and is_host_name(name):
-            return name
-    return "localhost"

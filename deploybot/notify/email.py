@@ -74,6 +74,7 @@ def compose_combined_email(
     date: datetime,
     max_line_length: int = 500,
     max_lines: int = 10000,
+    subject_max_length: int = 500,
 ) -> bytes:
     """Return the combined commit email for one new commit on a branch, as bytes.
 
@@ -95,6 +96,8 @@ def compose_combined_email(
             ``max_line_length - 7`` characters + ``" [...]"``; 0 disables.
         max_lines: at most this many body lines (from "The following commit(s)" on), then
             ``... N lines suppressed ...``; 0 disables.
+        subject_max_length: a longer commit subject is cut to ``subject_max_length - 6``
+            characters + ``" [...]"`` in the Subject header (subjectMaxLength); 0 disables.
 
     Returns:
         The message: ASCII headers (folded by :class:`email.header.Header` at 76 columns; a
@@ -106,7 +109,7 @@ def compose_combined_email(
             ``refs/heads/``, ``host`` not a host name, ``to`` empty or an address not a bare
             ASCII addr-spec, ``sender`` without an ASCII address, ``date`` naive.
     """
-    _check_args(refname, old, new, host, to, date)
+    check_args(refname, old, new, host, to, date)
     branch = refname[len(BRANCH_PREFIX) :]
     short = new[: abbrev_length(log_text)]
     headers = _combined_headers(
@@ -114,17 +117,27 @@ def compose_combined_email(
         refname=refname,
         old=old,
         new=new,
-        subject=_email_subject(one_line(repo_name), branch, old, short, subject_line),
+        subject=_email_subject(
+            one_line(repo_name), branch, old, short, cut_subject(subject_line, subject_max_length)
+        ),
         sender=sender,
         to=to,
         host=host,
         date=date,
     )
     intro = _intro_lines(one_line(pusher), branch, redact_url(one_line(repository_url)))
-    body = _limit_lines(
-        _limit_line_length(_body_lines(refname, short, subject_line, log_text), max_line_length),
-        max_lines,
+    body = limit_body(
+        _body_lines(refname, short, subject_line, log_text), max_line_length, max_lines
     )
+    return assemble(headers, intro, body)
+
+
+def assemble(headers: Sequence[str], intro: Sequence[str], body: Sequence[str]) -> bytes:
+    """Return the message bytes: header lines, a blank line, intro, body, the blank footer.
+
+    ASF's footer template is a single empty line (research §1.5), so every message ends with
+    one empty line. Unencodable lone surrogates become ``?``.
+    """
     text = "".join(line + "\n" for line in [*headers, "", *intro, *body, ""])
     return text.encode("utf-8", "replace")
 
@@ -184,9 +197,14 @@ def redact_url(url: str) -> str:
     return _USERINFO_RE.sub(r"\1", url)
 
 
-def _check_args(
+def check_args(
     refname: str, old: str | None, new: str, host: str, to: Sequence[str], date: datetime
 ) -> None:
+    """Validate the arguments every email kind shares.
+
+    Raises:
+        ValueError: see :func:`compose_combined_email`.
+    """
     for name, value in (("new", new), ("old", old)):
         if value is not None and not _SHA_RE.match(value):
             raise ValueError(f"{name} must be a 40-character lowercase hex commit id: {value!r}")
@@ -206,11 +224,14 @@ def _check_args(
 def _email_subject(repo: str, branch: str, old: str | None, short: str, subject: str) -> str:
     if old is None:
         return f"[{repo}] branch {branch} created (now {short})"
-    return f"[{repo}] branch {branch} updated: {_cut_subject(one_line(subject))}"
+    return f"[{repo}] branch {branch} updated: {subject}"
 
 
-def _cut_subject(subject: str, max_length: int = 500) -> str:
-    # multimail's subjectMaxLength: the commit subject, not the whole header, is cut.
+def cut_subject(subject: str, max_length: int = 500) -> str:
+    """multimail's subjectMaxLength: a commit subject (made one line) longer than
+    ``max_length`` characters becomes its first ``max_length - 6`` + ``" [...]"``; 0 disables.
+    """
+    subject = one_line(subject)
     if max_length > 0 and len(subject) > max_length:
         return subject[: max_length - 6] + " [...]"
     return subject
@@ -249,12 +270,18 @@ def _combined_headers(
         ("X-Deploybot-Version", __version__),
         ("Auto-Submitted", "auto-generated"),
     ]
-    return [_header_line(name, value) for name, value in fields]
+    return [header_line(name, value) for name, value in fields]
 
 
-def _header_line(name: str, value: str) -> str:
+def header_line(name: str, value: str) -> str:
+    """Return one header field, ``Name: value``, folded and encoded as multimail does.
+
+    ``value`` is made one line first (no header injection). ``Message-ID``, ``In-Reply-To``,
+    ``References``, ``To`` and ``From`` values are used as given (built from validated
+    parts); the others go through :func:`_encode`.
+    """
     value = one_line(value)
-    if name in ("Message-ID", "To", "From"):
+    if name in ("Message-ID", "In-Reply-To", "References", "To", "From"):
         # Built from validated parts. The Message-ID is one token: folding would only move it
         # onto a line of its own.
         return f"{name}: {value}"
@@ -316,11 +343,26 @@ def _body_lines(refname: str, short: str, subject: str, log_text: str) -> list[s
     """The part subject to the size limits: the "new" list, then the git log text."""
     head = [
         f"The following commit(s) were added to {refname} by this push:",
-        f"{'new':>8} {short:<8} {one_line(subject)}",  # multimail's "%8s %-8s %s"
+        brief_line("new", short, subject),
         f"{short} is described below",
         "",
     ]
-    return head + _substitute_date(_split_lines(log_text))
+    return head + log_lines(log_text)
+
+
+def brief_line(action: str, short: str, subject: str) -> str:
+    """multimail's BRIEF_SUMMARY_TEMPLATE ``%(action)8s %(rev_short)-8s %(text)s``."""
+    return f"{action:>8} {short:<8} {one_line(subject)}"
+
+
+def log_lines(log_text: str) -> list[str]:
+    """The ``git log`` text as body lines, with multimail's dateSubstitute applied."""
+    return _substitute_date(_split_lines(log_text))
+
+
+def limit_body(lines: Iterable[str], max_line_length: int, max_lines: int) -> list[str]:
+    """multimail's body filter: cut long lines, then cap the line count (research §1.6)."""
+    return _limit_lines(_limit_line_length(lines, max_line_length), max_lines)
 
 
 def _split_lines(text: str) -> list[str]:

@@ -1,15 +1,27 @@
-"""The outbox: every email is on disk before it is sent, and moves to ``sent/`` once sent.
+"""The outbox: every message is on disk before it is sent, and moves to ``sent/`` once sent.
 
 Layout under ``outbox_dir`` (``<state_dir>/outbox``)::
 
-    <key>.eml          the message, exactly the bytes to send (written atomically)
+    <key>.eml          an email, exactly the bytes to send (written atomically)
+    <key>.http         a webhook request body (see :mod:`.webhook`), same rules
     <key>.json         sidecar: {"queued_at": float s, "attempts": int, "state": str,
-                                 "last_error": str | null, "last_attempt": float s | null}
-    sent/<key>.eml     delivered (the sidecar moves along, with "sent_at")
+                                 "last_error": str | null, "last_attempt": float s | null,
+                                 "next_attempt": float s | null, "seq": int,
+                                 "subject": str, "batch": str, "batch_keys": [str], ...}
+    sent/<key>.<ext>   delivered (the sidecar moves along, with "sent_at")
+    superseded/        messages withdrawn before any delivery (see :func:`withdraw`)
 
-``key`` is the delivery id, normally the build commit id. ``state`` is ``queued``, ``sending``
-or ``failed``. ``sending`` is written (fsynced) *before* the transport is called, so a crash
-during or right after a send leaves ``sending`` behind: the delivery is then *uncertain*.
+``key`` is the delivery id (the commit id for a commit email). ``state`` is ``queued``,
+``sending`` or ``failed``. ``sending`` is written (fsynced) *before* the transport is called,
+so a crash during or right after a send leaves ``sending`` behind: the delivery is then
+*uncertain*. Extra sidecar fields (``subject``, ``batch``, ``refname``, ``old``, ``new``)
+come from the caller and are kept as they are.
+
+Retries back off: after the n-th failed attempt the message waits
+``min(BACKOFF_FIRST * 2**(n-1), BACKOFF_MAX)`` seconds (1 min, 2, 4, ... up to 1 h;
+``next_attempt`` in the sidecar); :func:`deliver_pending` skips it until then unless
+``retry_now``. Messages of one batch (a summary email and its commit emails) go out in
+``seq`` order: while one is waiting or failed, the later ones wait too.
 
 What is guaranteed (and what is not):
 
@@ -32,31 +44,46 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from deploybot.errors import NotifyError
 
 SENT_DIR = "sent"
+SUPERSEDED_DIR = "superseded"
+EMAIL = ".eml"
+BACKOFF_FIRST = 60.0
+"""Seconds to wait after the first failed attempt; doubled after each further one."""
+BACKOFF_MAX = 3600.0
+"""The longest wait between two attempts, in seconds."""
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
 
 @dataclass(frozen=True)
 class DeliveryReport:
-    """What one :func:`deliver_pending` run did: delivered keys, and (key, reason) failures."""
+    """What one :func:`deliver_pending` run did.
+
+    ``sent``: keys delivered; ``failed``: ``(key, reason)``; ``deferred``: ``(key, next
+    attempt as Unix time in s)`` for messages left alone because their backoff has not
+    expired (or an earlier message of their batch is still waiting).
+    """
 
     sent: tuple[str, ...]
     failed: tuple[tuple[str, str], ...]
+    deferred: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
 class PendingEmail:
     """One message waiting in the outbox, for ``deploybot outbox``.
 
-    ``queued_at``/``last_attempt`` are Unix times in seconds; ``state`` is ``queued``,
-    ``sending`` (a previous send was interrupted: uncertain) or ``failed``.
+    ``queued_at``/``last_attempt``/``next_attempt`` are Unix times in seconds
+    (``next_attempt`` None: try at the next run); ``state`` is ``queued``, ``sending`` (a
+    previous send was interrupted: uncertain) or ``failed``; ``subject`` as recorded at queue
+    time ("" if unknown); ``kind`` the file suffix: ``.eml`` email, ``.http`` webhook.
     """
 
     key: str
@@ -66,113 +93,197 @@ class PendingEmail:
     state: str
     last_error: str | None
     last_attempt: float | None
+    next_attempt: float | None = None
+    subject: str = ""
+    kind: str = EMAIL
+    batch: str | None = None
+    seq: int = 0
+
+    def __str__(self) -> str:
+        """Two to four lines: key, kind, state and attempts, then subject, error, next try."""
+        what = "webhook" if self.kind != EMAIL else "email"
+        tries = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
+        state = {"sending": "uncertain (interrupted while sending)"}.get(self.state, self.state)
+        lines = [f"{self.key}  {what}, {state}, {tries}, queued {_when(self.queued_at)}"]
+        if self.subject:
+            lines.append(f"    subject: {self.subject}")
+        if self.last_error:
+            lines.append(f"    last error: {self.last_error}")
+        due = self.next_attempt
+        lines.append(f"    next attempt: {_when(due) if due else 'at the next run'}")
+        return "\n".join(lines)
 
 
-def queue_email(outbox_dir: Path, key: str, message: bytes) -> Path:
-    """Store ``message`` as ``<outbox_dir>/<key>.eml`` and return its path.
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+
+
+def backoff_delay(attempts: int) -> float:
+    """Seconds to wait after ``attempts`` failed attempts (>= 1): 60, 120, 240, ... <= 3600."""
+    return min(BACKOFF_FIRST * float(2 ** max(attempts - 1, 0)), BACKOFF_MAX)
+
+
+def queue_email(
+    outbox_dir: Path,
+    key: str,
+    message: bytes,
+    *,
+    meta: Mapping[str, Any] | None = None,
+    suffix: str = EMAIL,
+) -> Path:
+    """Store ``message`` as ``<outbox_dir>/<key><suffix>`` and return its path.
 
     Idempotent per key: if the key is already queued, or already in ``sent/``, nothing is
     written and the existing file's path is returned. Writes are atomic (temp file, fsync,
-    rename, fsync of the folder).
+    rename, fsync of the folder). ``meta`` (JSON values) goes into the sidecar: ``subject``
+    for listings, ``seq``/``batch``/``batch_keys`` for ordering and :func:`withdraw`,
+    ``queued_at`` to give a batch one time.
 
     Raises:
         ValueError: ``key`` is not 1-200 characters of ``[A-Za-z0-9._-]`` starting alnum.
         OSError: the outbox cannot be written.
     """
     _check_key(key)
-    pending = outbox_dir / f"{key}.eml"
-    sent = outbox_dir / SENT_DIR / f"{key}.eml"
+    pending = outbox_dir / f"{key}{suffix}"
+    sent = outbox_dir / SENT_DIR / f"{key}{suffix}"
     for existing in (pending, sent):
         if existing.exists():
             return existing
     outbox_dir.mkdir(parents=True, exist_ok=True)
-    # Sidecar first: the .eml is the commit point, and a sidecar without one is ignored.
-    _write_json(_sidecar(pending), _new_status())
-    _write_atomic(pending, message)
+    # Sidecar first: the message file is the commit point, and a sidecar without one is ignored.
+    write_json(_sidecar(pending), {**_new_status(), **(meta or {})})
+    write_atomic(pending, message)
     return pending
 
 
-def list_pending(outbox_dir: Path) -> list[PendingEmail]:
-    """Return the messages waiting in the outbox, oldest first (``queued_at``, then key)."""
+def list_pending(outbox_dir: Path, suffix: str = EMAIL) -> list[PendingEmail]:
+    """Return the messages waiting in the outbox, oldest first (``queued_at``, ``seq``, key)."""
     if not outbox_dir.is_dir():
         return []
     items = []
-    for path in outbox_dir.glob("*.eml"):
+    for path in outbox_dir.glob(f"*{suffix}"):
         if not _KEY_RE.match(path.stem):
             continue  # a temp file of an interrupted write
-        status = _read_status(path)
-        items.append(
-            PendingEmail(
-                key=path.stem,
-                path=path,
-                queued_at=float(status.get("queued_at") or path.stat().st_mtime),
-                attempts=int(status.get("attempts", 0)),
-                state=str(status.get("state", "queued")),
-                last_error=status.get("last_error"),
-                last_attempt=status.get("last_attempt"),
-            )
-        )
-    return sorted(items, key=lambda p: (p.queued_at, p.key))
+        items.append(_pending(path, _read_status(path), suffix))
+    return sorted(items, key=lambda p: (p.queued_at, p.seq, p.key))
+
+
+def _pending(path: Path, status: dict[str, Any], suffix: str) -> PendingEmail:
+    return PendingEmail(
+        key=path.stem,
+        path=path,
+        queued_at=float(status.get("queued_at") or path.stat().st_mtime),
+        attempts=int(status.get("attempts", 0)),
+        state=str(status.get("state", "queued")),
+        last_error=status.get("last_error"),
+        last_attempt=status.get("last_attempt"),
+        next_attempt=status.get("next_attempt"),
+        subject=str(status.get("subject") or ""),
+        kind=suffix,
+        batch=status.get("batch"),
+        seq=int(status.get("seq", 0)),
+    )
 
 
 def deliver_pending(
-    outbox_dir: Path, send: Callable[[bytes], None], *, resend_uncertain: bool = True
+    outbox_dir: Path,
+    send: Callable[[bytes], None],
+    *,
+    resend_uncertain: bool = True,
+    retry_now: bool = False,
+    now: Callable[[], float] = time.time,
+    suffix: str = EMAIL,
 ) -> DeliveryReport:
-    """Send every queued message, oldest first; move each one sent to ``sent/``.
+    """Send every queued message that is due, oldest first; move each one sent to ``sent/``.
 
     ``send`` raises :class:`~deploybot.errors.NotifyError` on a failed delivery: the message
-    stays, its sidecar records ``attempts``, ``last_error`` and ``state = "failed"``, and the
-    next message is tried. Any other exception (including ``BaseException``) propagates and
-    leaves ``state = "sending"``: an uncertain delivery, handled on the next run as described
-    in the module docstring (``resend_uncertain``).
+    stays, its sidecar records ``attempts``, ``last_error``, ``state = "failed"`` and
+    ``next_attempt`` (:func:`backoff_delay`), and the next message is tried. A message whose
+    ``next_attempt`` is later than ``now()`` is skipped unless ``retry_now``; so are the later
+    messages of a batch with a message still waiting. Any other exception (including
+    ``BaseException``) propagates and leaves ``state = "sending"``: an uncertain delivery,
+    handled on the next run as described in the module docstring (``resend_uncertain``).
 
     Returns:
-        The keys sent, and ``(key, reason)`` for each failure, in the order tried.
+        The keys sent, ``(key, reason)`` for each failure, ``(key, next attempt)`` for each
+        message skipped, in the order tried.
     """
     sent: list[str] = []
     failed: list[tuple[str, str]] = []
-    for item in list_pending(outbox_dir):
-        if item.state == "sending" and not resend_uncertain:
+    deferred: list[tuple[str, float]] = []
+    blocked: dict[str, float] = {}  # batch -> when its first waiting message is due
+    for item in list_pending(outbox_dir, suffix):
+        due = item.next_attempt or 0.0
+        if item.batch in blocked or (due > now() and not retry_now):
+            deferred.append((item.key, max(due, blocked.get(item.batch or "", 0.0))))
+        elif item.state == "sending" and not resend_uncertain:
             _mark_sent(item.path, uncertain=True)
             continue
-        error = _deliver_one(item.path, send)
-        if error is None:
-            sent.append(item.key)
         else:
+            error = _deliver_one(item.path, send, now)
+            if error is None:
+                sent.append(item.key)
+                continue
             failed.append((item.key, error))
-    return DeliveryReport(sent=tuple(sent), failed=tuple(failed))
+            due = float(_read_status(item.path).get("next_attempt") or 0.0)
+        if item.batch:
+            blocked.setdefault(item.batch, due)
+    return DeliveryReport(sent=tuple(sent), failed=tuple(failed), deferred=tuple(deferred))
 
 
-def _deliver_one(path: Path, send: Callable[[bytes], None]) -> str | None:
+def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], float]) -> str | None:
     """Send one message; return None when sent, else the failure's one-line reason."""
     message = path.read_bytes()
     status = _read_status(path)
     uncertain = status.get("state") == "sending"
+    attempts = int(status.get("attempts", 0)) + 1
     status.update(
         state="sending",
-        attempts=int(status.get("attempts", 0)) + 1,
-        last_attempt=time.time(),
+        attempts=attempts,
+        last_attempt=now(),
         uncertain_before=uncertain or bool(status.get("uncertain_before")),
     )
-    _write_json(_sidecar(path), status)
+    write_json(_sidecar(path), status)
     try:
         send(message)
     except NotifyError as exc:
-        status.update(state="failed", last_error=str(exc))
-        _write_json(_sidecar(path), status)
+        next_attempt = now() + backoff_delay(attempts)
+        status.update(state="failed", last_error=str(exc), next_attempt=next_attempt)
+        write_json(_sidecar(path), status)
         return str(exc)
     _mark_sent(path, uncertain=False)
     return None
 
 
+def read_status(path: Path) -> dict[str, Any]:
+    """The sidecar fields of the message at ``path`` (pending, sent or superseded)."""
+    return _read_status(path)
+
+
+def withdraw(paths: list[Path]) -> None:
+    """Move never-delivered messages (and sidecars) to ``superseded/``, the messages first.
+
+    Used when the messages are replaced by others covering the same commits (a summary email
+    replacing combined ones). The caller checks that none is ``sending`` or sent.
+    """
+    for path in paths:
+        folder = path.parent / SUPERSEDED_DIR
+        folder.mkdir(exist_ok=True)
+        os.replace(path, folder / path.name)
+        if _sidecar(path).exists():
+            os.replace(_sidecar(path), folder / _sidecar(path).name)
+        _fsync_dir(folder)
+        _fsync_dir(path.parent)
+
+
 def _mark_sent(path: Path, *, uncertain: bool) -> None:
-    """Move ``path`` and its sidecar to ``sent/`` (sidecar first: the .eml move commits)."""
+    """Move ``path`` and its sidecar to ``sent/`` (sidecar first: the message move commits)."""
     sent_dir = path.parent / SENT_DIR
     sent_dir.mkdir(exist_ok=True)
     status = _read_status(path)
     status.update(state="sent", sent_at=time.time(), uncertain=uncertain)
     target = sent_dir / path.name
-    _write_json(_sidecar(target), status)
+    write_json(_sidecar(target), status)
     _sidecar(path).unlink(missing_ok=True)
     os.replace(path, target)
     _fsync_dir(sent_dir)
@@ -184,8 +295,8 @@ def _check_key(key: str) -> None:
         raise ValueError(f"outbox key must match {_KEY_RE.pattern}: {key!r}")
 
 
-def _sidecar(eml: Path) -> Path:
-    return eml.with_suffix(".json")
+def _sidecar(path: Path) -> Path:
+    return path.with_suffix(".json")
 
 
 def _new_status() -> dict[str, Any]:
@@ -195,24 +306,30 @@ def _new_status() -> dict[str, Any]:
         "state": "queued",
         "last_error": None,
         "last_attempt": None,
+        "next_attempt": None,
     }
 
 
-def _read_status(eml: Path) -> dict[str, Any]:
+def _read_status(path: Path) -> dict[str, Any]:
     """The sidecar's fields; a missing or unreadable sidecar counts as freshly queued."""
     try:
-        data = json.loads(_sidecar(eml).read_text(encoding="utf-8"))
+        data = json.loads(_sidecar(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"attempts": 0, "state": "queued"}
     return data if isinstance(data, dict) else {"attempts": 0, "state": "queued"}
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    _write_atomic(path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8") + b"\n")
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as indented, key-sorted JSON, atomically (:func:`write_atomic`)."""
+    write_atomic(path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8") + b"\n")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same folder, fsync and rename."""
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same folder, fsync and rename.
+
+    Raises:
+        OSError: the folder cannot be written.
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         f.write(data)

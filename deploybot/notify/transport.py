@@ -80,7 +80,9 @@ def make_transport(
         return lambda message: write_stream(message, stream)
     if kind == "none":
         return _drop
-    raise ConfigError(f"'notify.transport' must be smtp, sendmail, mbox or none, not {kind!r}")
+    raise ConfigError(
+        f"'notify.transport' must be smtp, sendmail, mbox, stdout or none, not {kind!r}"
+    )
 
 
 def _drop(message: bytes) -> None:

@@ -1,0 +1,282 @@
+"""Which emails a new build commit calls for, and queueing them exactly once.
+
+The state is a record of the last commit emailed per publish branch,
+``<state_dir>/notify/last-emailed.json`` = ``{refname: {"commit": 40 hex, "at": Unix s}}``,
+written atomically only after the emails are in the outbox. With it, git-multimail's rules
+(``notifier-research.md`` §1.2) apply to everything the branch gained since the last email,
+not only to the newest build:
+
+- one new commit: the combined email (:func:`.email.compose_combined_email`);
+- several (builds made while mail was off, or commits pushed by hand): the summary email and
+  one ``NN/TT`` email per commit, oldest first (:mod:`.series`); more than
+  ``max_commit_emails``: the summary only;
+- no record (a fresh machine): only the new build commit, never the whole history;
+- a record that is not an ancestor of the new commit (history rewritten): only the new build.
+
+Emails that are still waiting in the outbox and were never handed to a transport with an
+uncertain outcome (state ``queued`` or ``failed``, no message of their batch sent) are
+*withdrawn* and folded into the new announcement: three builds made while the SMTP server is
+down become one summary and three commit emails when it is back, not three combined emails.
+A commit email keeps the Message-ID of the combined email it replaces (both derive from the
+commit id), so even a failed attempt that did reach the list is recognisable as a duplicate.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from deploybot.config import NotifyConfig
+from deploybot.notify.email import compose_combined_email
+from deploybot.notify.gitlog import format_commit_log
+from deploybot.notify.outbox import (
+    EMAIL,
+    SENT_DIR,
+    SUPERSEDED_DIR,
+    queue_email,
+    read_status,
+    withdraw,
+    write_json,
+)
+from deploybot.notify.series import (
+    compose_commit_email,
+    compose_summary_email,
+    summary_message_id,
+)
+from deploybot.notify.summary import brief_summary, diff_tree_summary, is_ancestor, new_commits
+
+log = logging.getLogger(__name__)
+
+RECORD = Path("notify") / "last-emailed.json"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every email of one announcement shares."""
+
+    repo_path: Path
+    refname: str
+    notify: NotifyConfig
+    repo_name: str
+    host: str
+    now: datetime
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The range to announce: ``start..new`` holds ``commits`` (oldest first); ``withdrawn``
+    are the outbox messages it replaces."""
+
+    start: str | None
+    commits: tuple[str, ...]
+    withdrawn: tuple[Path, ...]
+
+
+def read_record(state_dir: Path, refname: str) -> str | None:
+    """Return the last commit emailed for ``refname``, or None (no record, unreadable)."""
+    try:
+        data = json.loads((state_dir / RECORD).read_text(encoding="utf-8"))
+        commit = data[refname]["commit"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return commit if isinstance(commit, str) else None
+
+
+def write_record(state_dir: Path, refname: str, commit: str) -> None:
+    """Record ``commit`` as the last commit emailed for ``refname`` (atomic write).
+
+    Raises:
+        OSError: the state directory cannot be written.
+    """
+    path = state_dir / RECORD
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    data[refname] = {"commit": commit, "at": time.time()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, data)
+
+
+def plan(ctx: Context, old: str | None, new: str, outbox: Path, state_dir: Path) -> Plan | None:
+    """Return what to announce for ``new`` (whose parent on the branch is ``old``), or None
+    when ``new`` was already announced. See the module docstring for the rules."""
+    record = read_record(state_dir, ctx.refname)
+    if record == new:
+        return None
+    start = old
+    if record is not None and record != old:
+        if is_ancestor(ctx.repo_path, record, new):
+            start = record
+        else:
+            log.warning("last emailed commit %s is not an ancestor of %s", record[:12], new[:12])
+    withdrawn: list[Path] = []
+    while start is not None:
+        batch = _withdrawable(outbox, ctx.refname, start)
+        if batch is None:
+            break
+        start, paths = batch
+        withdrawn += paths
+    return Plan(start, tuple(new_commits(ctx.repo_path, start, new)), tuple(withdrawn))
+
+
+def queue_plan(ctx: Context, chosen: Plan, outbox: Path) -> list[str]:
+    """Compose the emails for ``chosen``, withdraw what it replaces, queue them in order.
+
+    Returns:
+        The outbox keys queued (summary first).
+
+    Raises:
+        ValueError: see :func:`.email.compose_combined_email`.
+        OSError: the outbox cannot be written.
+    """
+    new = chosen.commits[-1]
+    if len(chosen.commits) == 1:
+        messages = [(new, _combined(ctx, chosen.start, new), "combined")]
+    else:
+        messages = _series(ctx, chosen)
+    keys = [key for key, _, _ in messages]
+    withdraw(list(chosen.withdrawn))
+    queued_at = time.time()
+    for seq, (key, message, role) in enumerate(messages):
+        meta = {
+            "queued_at": queued_at,
+            "seq": seq,
+            "subject": _subject_of(message),
+            "role": role,
+            "refname": ctx.refname,
+            "old": chosen.start,
+            "new": new,
+            "batch": keys[0],
+            "batch_keys": keys,
+        }
+        queue_email(outbox, key, message, meta=meta)
+    return keys
+
+
+def _combined(ctx: Context, old: str | None, new: str) -> bytes:
+    n = ctx.notify
+    [(_, subject)] = brief_summary(ctx.repo_path, [new])
+    return compose_combined_email(
+        log_text=format_commit_log(ctx.repo_path, new),
+        repo_name=ctx.repo_name,
+        repository_url=n.repository_url,
+        refname=ctx.refname,
+        old=old,
+        new=new,
+        subject_line=subject,
+        pusher=n.pusher,
+        sender=n.sender,
+        to=n.to,
+        host=ctx.host,
+        date=ctx.now,
+        max_line_length=n.max_line_length,
+        max_lines=n.max_lines,
+        subject_max_length=n.subject_max_length,
+    )
+
+
+def _series(ctx: Context, chosen: Plan) -> list[tuple[str, bytes, str]]:
+    """The summary email, then (within ``max_commit_emails``) one email per commit."""
+    assert chosen.start is not None  # a created branch is always announced as one email
+    start, commits, n = chosen.start, list(chosen.commits), ctx.notify
+    [old_brief, *new_brief] = brief_summary(ctx.repo_path, [start, *commits])
+    summary = compose_summary_email(
+        repo_name=ctx.repo_name,
+        repository_url=n.repository_url,
+        refname=ctx.refname,
+        old=start,
+        new=commits[-1],
+        old_brief=old_brief,
+        new_brief=new_brief,
+        changes=diff_tree_summary(ctx.repo_path, start, commits[-1]),
+        pusher=n.pusher,
+        sender=n.sender,
+        to=n.to,
+        host=ctx.host,
+        date=ctx.now,
+        max_line_length=n.max_line_length,
+        max_lines=n.max_lines,
+    )
+    out = [(f"{start}-{commits[-1]}", summary, "summary")]
+    if n.max_commit_emails and len(commits) > n.max_commit_emails:
+        log.warning(
+            "too many new commits (%d > max_commit_emails %d): summary email only",
+            len(commits),
+            n.max_commit_emails,
+        )
+        return out
+    msgid = summary_message_id(start, commits[-1], n.to, ctx.host)
+    for num, (commit, (_, subject)) in enumerate(zip(commits, new_brief, strict=True), 1):
+        out.append((commit, _commit_email(ctx, commit, num, len(commits), subject, msgid), "diff"))
+    return out
+
+
+def _commit_email(ctx: Context, commit: str, num: int, tot: int, subject: str, msgid: str) -> bytes:
+    n = ctx.notify
+    return compose_commit_email(
+        log_text=format_commit_log(ctx.repo_path, commit),
+        repo_name=ctx.repo_name,
+        repository_url=n.repository_url,
+        refname=ctx.refname,
+        commit=commit,
+        num=num,
+        tot=tot,
+        subject_line=subject,
+        in_reply_to=msgid,
+        pusher=n.pusher,
+        sender=n.sender,
+        to=n.to,
+        host=ctx.host,
+        # git-multimail's IncrementalDateTime: one second apart, so clients sort them.
+        date=ctx.now + timedelta(seconds=num),
+        max_line_length=n.max_line_length,
+        max_lines=n.max_lines,
+        subject_max_length=n.subject_max_length,
+    )
+
+
+def _subject_of(message: bytes) -> str:
+    """The decoded Subject of a composed message, for outbox listings."""
+    from email import message_from_bytes, policy
+
+    head = message.split(b"\n\n", 1)[0] + b"\n\n"
+    return str(message_from_bytes(head, policy=policy.default).get("Subject", ""))
+
+
+def _withdrawable(outbox: Path, refname: str, end: str) -> tuple[str, list[Path]] | None:
+    """A never-delivered batch of ``refname`` announcing ``..end``: (its start, pending paths).
+
+    Looks in the outbox and in ``superseded/`` (a run that withdrew a batch and died before
+    queueing its replacement). None when there is none, or when a message of it was sent or
+    is ``sending`` (uncertain), or when it announced a created branch.
+    """
+    for folder in (outbox, outbox / SUPERSEDED_DIR):
+        for path in sorted(folder.glob(f"*{EMAIL}")) if folder.is_dir() else []:
+            status = read_status(path)
+            if status.get("refname") != refname or status.get("new") != end:
+                continue
+            start, keys = status.get("old"), status.get("batch_keys") or [path.stem]
+            if isinstance(start, str) and _never_delivered(outbox, keys):
+                paths = [outbox / f"{key}{EMAIL}" for key in keys]
+                return start, [p for p in paths if p.exists()]
+    return None
+
+
+def _never_delivered(outbox: Path, keys: list[str]) -> bool:
+    for key in keys:
+        if (outbox / SENT_DIR / f"{key}{EMAIL}").exists():
+            return False
+        pending = outbox / f"{key}{EMAIL}"
+        if pending.exists() and read_status(pending).get("state") == "sending":
+            return False
+    return True
+
+
+__all__ = ["Context", "Plan", "plan", "queue_plan", "read_record", "write_record"]

@@ -1,0 +1,214 @@
+"""The notify stage's entry points: announce a build commit, deliver what waits, list it.
+
+Two channels share the outbox: email (``*.eml``, :mod:`.transport`) and the webhook
+(``*.http``, :mod:`.webhook`). :func:`deliver_all` runs them in two threads, so a slow or
+failing channel neither blocks nor delays the other; each keeps its own retries and backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+
+from deploybot.config import NotifyConfig
+from deploybot.notify.announce import Context, plan, queue_plan, write_record
+from deploybot.notify.names import default_host, repo_name_from_url
+from deploybot.notify.outbox import (
+    EMAIL,
+    DeliveryReport,
+    PendingEmail,
+    deliver_pending,
+    list_pending,
+)
+from deploybot.notify.summary import brief_summary, diff_tree
+from deploybot.notify.transport import make_transport
+from deploybot.notify.webhook import (
+    WEBHOOK,
+    make_webhook_sender,
+    queue_webhook,
+    webhook_payload,
+    webhook_url,
+)
+
+log = logging.getLogger(__name__)
+
+OUTBOX = "outbox"
+
+
+def announce(
+    repo_path: Path,
+    refname: str,
+    old: str | None,
+    new: str,
+    notify: NotifyConfig,
+    *,
+    state_dir: Path,
+    now: datetime,
+    host: str | None = None,
+    retry_now: bool = False,
+) -> DeliveryReport:
+    """Queue the emails and the webhook entry for build commit ``new``, then deliver.
+
+    Args:
+        repo_path: a repository (bare or not) holding the publish branch's history.
+        refname: ``refs/heads/<publish branch>``.
+        old: the branch's tip before ``new`` (``new``'s parent), None when it was created.
+        new: the build commit (40 hex).
+        notify: the ``[notify]`` configuration.
+        state_dir: holds ``outbox/`` and the last-emailed record (``notify/``).
+        now: send time, timezone-aware (``Date`` headers).
+        host: ``X-Git-Host`` and Message-ID domain; default :func:`.names.default_host`.
+        retry_now: also retry messages whose backoff has not expired.
+
+    Returns:
+        The merged :class:`DeliveryReport` of both channels.
+
+    Raises:
+        ConfigError: an unusable transport setting (email channel).
+        OSError: the state directory cannot be written.
+    """
+    outbox = state_dir / OUTBOX
+    queue_emails(repo_path, refname, old, new, notify, state_dir=state_dir, now=now, host=host)
+    if notify.webhook.url or notify.webhook.url_env:
+        queue_webhook(outbox, _payload(repo_path, refname, old, new, notify))
+    return deliver_all(notify, outbox, retry_now=retry_now)
+
+
+def queue_emails(
+    repo_path: Path,
+    refname: str,
+    old: str | None,
+    new: str,
+    notify: NotifyConfig,
+    *,
+    state_dir: Path,
+    now: datetime,
+    host: str | None = None,
+) -> list[str]:
+    """Queue the emails announcing everything up to ``new`` and move the record to ``new``.
+
+    See :mod:`.announce` for which emails; with ``transport = "none"`` nothing is queued.
+
+    Returns:
+        The outbox keys queued, in sending order (empty when nothing was due).
+    """
+    if notify.transport == "none":
+        write_record(state_dir, refname, new)
+        return []
+    name = repo_name_from_url(notify.repository_url) or repo_name_from_url(str(repo_path))
+    ctx = Context(repo_path, refname, notify, name, host or default_host(), now)
+    outbox = state_dir / OUTBOX
+    chosen = plan(ctx, old, new, outbox, state_dir)
+    keys = queue_plan(ctx, chosen, outbox) if chosen and chosen.commits else []
+    write_record(state_dir, refname, new)
+    return keys
+
+
+def _payload(
+    repo_path: Path, refname: str, old: str | None, new: str, notify: NotifyConfig
+) -> dict[str, object]:
+    from dulwich.objects import Commit
+    from dulwich.repo import Repo
+
+    with Repo(str(repo_path)) as repo:
+        obj = repo[new.encode("ascii")]
+        author = obj.author.decode("utf-8", "replace") if isinstance(obj, Commit) else ""
+    [(_, subject)] = brief_summary(repo_path, [new])
+    return webhook_payload(
+        repo_name=repo_name_from_url(notify.repository_url) or repo_name_from_url(str(repo_path)),
+        repository_url=notify.repository_url,
+        refname=refname,
+        old=old,
+        new=new,
+        subject=subject,
+        author=author,
+        diff=diff_tree(repo_path, old, new, harder=False),
+    )
+
+
+def deliver_all(
+    notify: NotifyConfig,
+    outbox: Path,
+    *,
+    retry_now: bool = False,
+    clock: Callable[[], float] = time.time,
+) -> DeliveryReport:
+    """Deliver the due emails and webhook entries in ``outbox``, each channel in its thread.
+
+    A channel that is off (``transport = "none"``, no webhook URL) is left alone. If a channel
+    raises (a ConfigError for its settings, or a bug), the other still finishes first; then
+    the first such exception is raised.
+
+    Returns:
+        Both channels' reports merged (emails first).
+    """
+    if not outbox.is_dir():
+        return DeliveryReport(sent=(), failed=())
+    jobs: list[Callable[[], DeliveryReport]] = []
+    if notify.transport != "none":
+        jobs.append(lambda: _deliver_email(notify, outbox, retry_now, clock))
+    if notify.webhook.url or notify.webhook.url_env:
+        jobs.append(lambda: _deliver_webhook(notify, outbox, retry_now, clock))
+    with ThreadPoolExecutor(max_workers=max(len(jobs), 1)) as pool:
+        futures = [pool.submit(job) for job in jobs]
+    reports, errors = [], []
+    for future in futures:
+        error = future.exception()
+        if error is None:
+            reports.append(future.result())
+        else:
+            errors.append(error)
+    if errors:
+        raise errors[0]
+    return merge_reports(*reports)
+
+
+def _deliver_email(
+    notify: NotifyConfig, outbox: Path, retry_now: bool, clock: Callable[[], float]
+) -> DeliveryReport:
+    send = make_transport(notify)
+    return deliver_pending(outbox, send, retry_now=retry_now, now=clock, suffix=EMAIL)
+
+
+def _deliver_webhook(
+    notify: NotifyConfig, outbox: Path, retry_now: bool, clock: Callable[[], float]
+) -> DeliveryReport:
+    send = make_webhook_sender(notify.webhook)
+    if send is None:
+        return DeliveryReport(sent=(), failed=())
+    return deliver_pending(outbox, send, retry_now=retry_now, now=clock, suffix=WEBHOOK)
+
+
+def merge_reports(*reports: DeliveryReport) -> DeliveryReport:
+    """One report for several runs: a key sent in a later run leaves the failures."""
+    sent: list[str] = []
+    failed: dict[str, str] = {}
+    deferred: dict[str, float] = {}
+    for report in reports:
+        sent += report.sent
+        failed.update(dict(report.failed))
+        deferred.update(dict(report.deferred))
+        for key in report.sent:
+            failed.pop(key, None)
+            deferred.pop(key, None)
+    return DeliveryReport(tuple(sent), tuple(failed.items()), tuple(deferred.items()))
+
+
+def list_outbox(outbox: Path) -> list[PendingEmail]:
+    """Everything waiting in ``outbox``: emails and webhook entries, oldest first."""
+    items = list_pending(outbox, EMAIL) + list_pending(outbox, WEBHOOK)
+    return sorted(items, key=lambda p: (p.queued_at, p.seq, p.key))
+
+
+__all__ = [
+    "announce",
+    "deliver_all",
+    "list_outbox",
+    "merge_reports",
+    "queue_emails",
+    "webhook_url",
+]

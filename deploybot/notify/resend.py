@@ -1,0 +1,127 @@
+"""``deploybot notify --commit REV``: the combined email for any existing commit, sent now.
+
+For re-sending an email that was lost, and for checking the format against real history:
+the email is composed exactly as the pipeline composes it (:func:`deploybot.notify.build_email`)
+with ``old`` = the commit's first parent, and handed straight to a transport, bypassing the
+outbox (whose ``sent/`` would otherwise refuse a second copy).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from dulwich.errors import NotGitRepository
+from dulwich.objectspec import parse_commit
+from dulwich.refs import HEADREF
+from dulwich.repo import Repo
+
+from deploybot.config import NotifyConfig, author_name
+from deploybot.errors import DeploybotError
+from deploybot.notify.email import BRANCH_PREFIX
+from deploybot.notify.transport import make_transport
+
+PLACEHOLDER_TO = "commits@example.org"
+PLACEHOLDER_FROM = "deploybot@example.org"
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """The commit to announce: its id, first parent (None for a root commit), full refname
+    and committer name (the default pusher)."""
+
+    commit: str
+    parent: str | None
+    refname: str
+    committer: str
+
+
+def default_notify(repo_path: Path, transport: str = "stdout") -> NotifyConfig:
+    """``[notify]`` for use without a config file: placeholder addresses, the repository
+    path as ``repository_url`` (its last component is the ``[repo]`` name)."""
+    return NotifyConfig(
+        transport=transport,
+        to=(PLACEHOLDER_TO,),
+        sender=PLACEHOLDER_FROM,
+        repository_url=str(repo_path.resolve()),
+    )
+
+
+def resolve(repo_path: Path, rev: str, branch: str | None) -> Target:
+    """Resolve ``rev`` (commit id, unique prefix, or ref name) and the branch in ``repo_path``.
+
+    ``branch`` None means the repository's current branch (where ``HEAD`` points, bare or
+    not).
+
+    Raises:
+        DeploybotError: not a repository, ``rev`` names no commit, or ``HEAD`` is detached
+            and no ``branch`` was given (exit 1).
+    """
+    try:
+        repo = Repo(str(repo_path))
+    except (NotGitRepository, OSError) as exc:
+        raise DeploybotError(f"{repo_path}: not a git repository ({exc})") from None
+    with repo:
+        try:
+            commit = parse_commit(repo, rev.encode("utf-8"))
+        except (KeyError, ValueError) as exc:
+            raise DeploybotError(f"{rev}: no such commit in {repo_path} ({exc})") from None
+        return Target(
+            commit=commit.id.decode("ascii"),
+            parent=commit.parents[0].decode("ascii") if commit.parents else None,
+            refname=_refname(repo, branch),
+            committer=author_name(commit.committer.decode("utf-8", "replace")),
+        )
+
+
+def _refname(repo: Repo, branch: str | None) -> str:
+    if branch:
+        return branch if branch.startswith(BRANCH_PREFIX) else BRANCH_PREFIX + branch
+    head = repo.refs.read_ref(HEADREF) or b""
+    if not head.startswith(b"ref: " + BRANCH_PREFIX.encode()):
+        raise DeploybotError("HEAD is not on a branch: name one with --branch")
+    return head[len(b"ref: ") :].decode("utf-8")
+
+
+def commit_email(
+    repo_path: Path, target: Target, notify: NotifyConfig, *, now: datetime, host: str | None
+) -> bytes:
+    """Compose the combined email for ``target`` (see :func:`deploybot.notify.build_email`)."""
+    from deploybot.notify import build_email
+
+    if not notify.pusher:
+        notify = dataclasses.replace(notify, pusher=target.committer)
+    return build_email(
+        repo_path, target.refname, target.parent, target.commit, notify, now=now, host=host
+    )
+
+
+def resend_commit(
+    repo_path: Path,
+    rev: str,
+    notify: NotifyConfig,
+    *,
+    branch: str | None = None,
+    now: datetime,
+    host: str | None = None,
+    stream: BinaryIO | None = None,
+) -> str:
+    """Compose the email for ``rev`` and send it with ``notify.transport`` right away.
+
+    ``stdout`` writes the whole message, headers included, to ``stream`` (default
+    ``sys.stdout.buffer``).
+
+    Returns:
+        The commit id announced (40 hex).
+
+    Raises:
+        DeploybotError: see :func:`resolve`.
+        ConfigError: see :func:`deploybot.notify.transport.make_transport`.
+        NotifyError: the transport failed (exit 75).
+    """
+    target = resolve(repo_path, rev, branch)
+    send = make_transport(notify, stream=stream)
+    send(commit_email(repo_path, target, notify, now=now, host=host))
+    return target.commit

@@ -1,0 +1,182 @@
+"""The second channel: a JSON summary of each build commit POSTed to an incoming webhook.
+
+Targets chat systems whose incoming webhooks take a JSON object with a ``text`` field and
+ignore the other fields: Slack ("Sending messages using incoming webhooks": ``text``, with
+``\\n`` line breaks), Mattermost and Rocket.Chat (Slack-compatible ``text``), and any HTTP
+endpoint that wants the structured fields. Those fields follow the shape of GitHub's
+``push`` webhook event where one exists (``ref``, ``before``, ``after``, ``compare``), with
+git-multimail's vocabulary for the rest (``refname``, ``subject``, the diffstat lines).
+
+Entries wait in the same outbox as the emails, as ``webhook-<commit>.http`` (the exact body
+to POST) beside their sidecar, with the same retries and backoff
+(:mod:`deploybot.notify.outbox`), so a webhook that is down never holds up an email and
+the other way round.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+
+from deploybot import __version__
+from deploybot.config import WebhookConfig
+from deploybot.errors import ConfigError, NotifyError
+from deploybot.notify.email import BRANCH_PREFIX, ZERO_SHA, one_line, redact_url
+from deploybot.notify.outbox import queue_email
+from deploybot.notify.summary import DiffTree
+
+WEBHOOK = ".http"
+"""The outbox suffix of a webhook entry."""
+KEY_PREFIX = "webhook-"
+
+Send = Callable[[bytes], None]
+
+
+def webhook_payload(
+    *,
+    repo_name: str,
+    repository_url: str,
+    refname: str,
+    old: str | None,
+    new: str,
+    subject: str,
+    author: str,
+    diff: DiffTree,
+) -> dict[str, Any]:
+    """Return the JSON object announcing build commit ``new`` (``old`` its parent or None).
+
+    Shape (all strings unless said)::
+
+        text            the chat message: "[repo] branch B updated: <subject>" + the
+                        diffstat summary line, or "... created (now abc1234)"
+        repository      short name; repository_url (any user:password@ removed)
+        branch, ref, refname   "asf-site", "refs/heads/asf-site" (ref = refname, GitHub's name)
+        commit, after   the 40-hex build commit; old (null when created), before (zeros then)
+        compare         "old7..new7" (null when created)
+        subject, author the commit subject and "Name <email>"
+        diffstat        list of git's --stat lines, the summary line last
+        summary         list of --summary lines (" create mode 100644 P", ...)
+        files_changed, insertions, deletions   integers
+    """
+    branch = refname[len(BRANCH_PREFIX) :]
+    repo, subject = one_line(repo_name), one_line(subject)
+    headline = (
+        f"[{repo}] branch {branch} updated: {subject}"
+        if old
+        else f"[{repo}] branch {branch} created (now {new[:7]})"
+    )
+    total = diff.stat[-1].strip() if diff.stat else "no files changed"
+    return {
+        "text": f"{headline}\n{total}",
+        "repository": repo,
+        "repository_url": redact_url(one_line(repository_url)),
+        "branch": branch,
+        "ref": refname,
+        "refname": refname,
+        "commit": new,
+        "after": new,
+        "old": old,
+        "before": old or ZERO_SHA,
+        "compare": f"{old[:7]}..{new[:7]}" if old else None,
+        "subject": subject,
+        "author": one_line(author),
+        "diffstat": list(diff.stat),
+        "summary": list(diff.summary),
+        "files_changed": diff.files,
+        "insertions": diff.insertions,
+        "deletions": diff.deletions,
+    }
+
+
+def queue_webhook(outbox_dir: Path, payload: Mapping[str, Any]) -> Path:
+    """Queue ``payload`` (as UTF-8 JSON) under key ``webhook-<commit>``; idempotent per commit.
+
+    Raises:
+        ValueError: the payload has no 40-hex ``commit``.
+        OSError: the outbox cannot be written.
+    """
+    body = json.dumps(payload, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
+    meta = {"subject": str(payload.get("text", "")).split("\n", 1)[0], "channel": "webhook"}
+    key = KEY_PREFIX + str(payload.get("commit"))
+    return queue_email(outbox_dir, key, body, meta=meta, suffix=WEBHOOK)
+
+
+def webhook_url(webhook: WebhookConfig, environ: Mapping[str, str] | None = None) -> str | None:
+    """Return the URL to POST to, or None when the channel is off.
+
+    Raises:
+        ConfigError: ``url_env`` names a variable that is not set.
+    """
+    if webhook.url_env:
+        env = os.environ if environ is None else environ
+        url = env.get(webhook.url_env)
+        if not url:
+            raise ConfigError(
+                f"'notify.webhook.url_env': environment variable {webhook.url_env} is not set"
+            )
+        return url
+    return webhook.url or None
+
+
+def make_webhook_sender(
+    webhook: WebhookConfig, environ: Mapping[str, str] | None = None
+) -> Send | None:
+    """Return ``send(body: bytes)`` POSTing to the webhook, or None when it is off.
+
+    Raises:
+        ConfigError: see :func:`webhook_url`.
+    """
+    url = webhook_url(webhook, environ)
+    if url is None:
+        return None
+    return lambda body: post_json(url, body, timeout=webhook.timeout)
+
+
+def post_json(url: str, body: bytes, *, timeout: float) -> None:
+    """POST ``body`` as ``application/json``; any 2xx answer counts as delivered.
+
+    Redirects are not followed (a POST must not silently become a GET). Error messages name
+    only ``scheme://host:port``: a chat webhook URL's path is its secret.
+
+    Raises:
+        NotifyError: connection failure, timeout (``timeout`` s for connect and read), or a
+            non-2xx status.
+    """
+    where = _where(url)
+    headers = {
+        "Content-Type": "application/json; charset=utf-8",
+        "User-Agent": f"deploybot/{__version__}",
+    }
+    try:
+        response = requests.post(
+            url, data=body, headers=headers, timeout=timeout, allow_redirects=False
+        )
+    except requests.RequestException as exc:
+        raise NotifyError(f"webhook {where}: {_reason(exc, url)}") from exc
+    with response:
+        if not 200 <= response.status_code < 300:
+            reason = one_line(response.reason or "")
+            raise NotifyError(f"webhook {where}: HTTP {response.status_code} {reason}".rstrip())
+
+
+def _where(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def _reason(exc: requests.RequestException, url: str) -> str:
+    """A one-line reason with the URL's path and query hidden."""
+    parts = urlsplit(url)
+    secret = parts.path + (f"?{parts.query}" if parts.query else "")
+    text = " ".join(str(exc).split())
+    if secret and secret != "/":
+        text = text.replace(secret, "/[...]")
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
