@@ -8,6 +8,7 @@ printing one clear line; ``-v`` adds detail and the traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import sys
@@ -71,11 +72,17 @@ def main(ctx: click.Context, verbose: bool) -> None:
     )
 
 
+_retry_now_option = click.option(
+    "--retry-now", is_flag=True, help="Retry waiting emails and webhook posts, ignoring backoff."
+)
+
+
 @main.command("run-once")
 @_config_option
 @click.option("--full", is_flag=True, help="Build even if the source has not moved.")
+@_retry_now_option
 @_handle_errors
-def run_once_cmd(config_path: Path | None, full: bool) -> None:
+def run_once_cmd(config_path: Path | None, full: bool, retry_now: bool) -> None:
     """Fetch the source, build, publish one build commit and email it.
 
     Exit status: 0 published or nothing to do; 1 bad input in the source; 75 try again
@@ -84,7 +91,7 @@ def run_once_cmd(config_path: Path | None, full: bool) -> None:
     from deploybot import pipeline, report
 
     config = _load(config_path)
-    result = pipeline.run_once(config, full=full)
+    result = pipeline.run_once(config, full=full, retry_now=retry_now)
     report.print_run(result, config, verbose=_verbose())
     if result.mail_failures:
         sys.exit(EX_TEMPFAIL)
@@ -112,14 +119,60 @@ def build_cmd(source: Path, out: Path, rev: str | None, config_path: Path | None
 
 @main.command("outbox")
 @_config_option
+@_retry_now_option
 @_handle_errors
-def outbox_cmd(config_path: Path | None) -> None:
-    """List the emails waiting in the outbox, with their attempts and last error."""
+def outbox_cmd(config_path: Path | None, retry_now: bool) -> None:
+    """List the emails and webhook posts waiting in the outbox: state, attempts, last error
+    and next attempt. With --retry-now, first try to deliver them all (exit 75 if some fail).
+    """
     from deploybot import notify, pipeline, report
 
     config = _load(config_path)
-    pending = notify.list_pending(pipeline.state_paths(config)["outbox"])
-    report.print_outbox(pending)
+    delivered = pipeline.deliver_outbox(config, retry_now=True) if retry_now else None
+    if delivered is not None:
+        report.print_delivery(delivered)
+    report.print_outbox(notify.list_outbox(pipeline.state_paths(config)["outbox"]))
+    if delivered is not None and delivered.failed:
+        sys.exit(EX_TEMPFAIL)
+
+
+@main.command("notify")
+@click.option("--commit", "rev", required=True, help="The commit to announce (id or ref).")
+@click.option(
+    "--repo",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Repository, bare or not (default: the publish mirror with --config, else .).",
+)
+@click.option("--branch", default=None, help="Branch named in the email (default: HEAD's).")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdout", "mbox", "smtp", "sendmail"]),
+    default=None,
+    help="How to send it (default: notify.transport with --config, else stdout).",
+)
+@_config_option
+@_handle_errors
+def notify_cmd(
+    rev: str, repo: Path | None, branch: str | None, transport: str | None, config_path: Path | None
+) -> None:
+    """Compose the commit email for an existing commit and send it now (old = first parent).
+
+    For re-sending a lost email or checking the format against any history; --transport
+    stdout prints the whole message, headers included. The outbox is not used.
+    """
+    from datetime import UTC, datetime
+
+    from deploybot import pipeline
+    from deploybot.notify.resend import default_notify, resend_commit
+
+    config = load_config(config_path) if config_path else None
+    repo = repo or (pipeline.state_paths(config)["publish"] if config else Path("."))
+    settings = config.notify if config else default_notify(repo)
+    settings = dataclasses.replace(settings, transport=transport or settings.transport)
+    commit = resend_commit(repo, rev, settings, branch=branch, now=datetime.now(UTC))
+    if settings.transport != "stdout":
+        click.echo(f"email for {commit[:12]} sent via {settings.transport}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -57,11 +57,18 @@ class PublishConfig:
 
 @dataclass(frozen=True)
 class RenderConfig:
-    """``[render]``: ``theme`` is ``"default"`` (the bundled theme) or a folder in the source."""
+    """``[render]``: ``theme`` is ``"default"`` (the bundled theme) or a folder in the source.
+
+    ``typography`` turns kramdown's smart quotes and dashes on or off; ``footnotes`` picks the
+    footnote markup: ``kramdown`` (kramdown 2.x, Jekyll 4), ``kramdown1`` (kramdown 1.x, no
+    ``rel``/``role`` attributes), ``mistune`` (mistune's own) or ``none`` (no footnotes).
+    """
 
     theme: str = "default"
     timezone: str | None = None
     feed_limit: int = 20
+    typography: bool = True
+    footnotes: str = "kramdown"
 
 
 @dataclass(frozen=True)
@@ -77,12 +84,28 @@ class SmtpConfig:
 
 
 @dataclass(frozen=True)
+class WebhookConfig:
+    """``[notify.webhook]``: a JSON summary POSTed to a chat system's incoming webhook.
+
+    Off while neither ``url`` nor ``url_env`` is set. ``url_env`` names an environment
+    variable holding the URL (chat webhook URLs embed their secret); ``timeout`` in s.
+    """
+
+    url: str = ""
+    url_env: str | None = None
+    timeout: float = 10.0
+
+
+@dataclass(frozen=True)
 class NotifyConfig:
     """``[notify]``: how the commit email is delivered and what it says.
 
-    ``transport`` is ``smtp``, ``sendmail``, ``mbox`` or ``none``. ``sender`` is the TOML key
-    ``from``. ``repository_url`` defaults to ``publish.url``; ``pusher`` to the publish
-    author's name.
+    ``transport`` is ``smtp``, ``sendmail``, ``mbox``, ``stdout`` or ``none``. ``sender`` is
+    the TOML key ``from``. ``repository_url`` defaults to ``publish.url``; ``pusher`` to the
+    publish author's name. The limits are git-multimail's (0 disables each):
+    ``max_line_length`` (emailMaxLineLength, characters), ``max_lines`` (emailMaxLines, body
+    lines), ``subject_max_length`` (subjectMaxLength, characters of the commit subject) and
+    ``max_commit_emails`` (maxCommitEmails: above it only the summary email is sent).
     """
 
     transport: str = "none"
@@ -91,7 +114,12 @@ class NotifyConfig:
     mbox: Path | None = None
     repository_url: str = ""
     pusher: str = ""
+    max_line_length: int = 500
+    max_lines: int = 10000
+    subject_max_length: int = 500
+    max_commit_emails: int = 50
     smtp: SmtpConfig = field(default_factory=SmtpConfig)
+    webhook: WebhookConfig = field(default_factory=WebhookConfig)
 
 
 @dataclass(frozen=True)
@@ -115,8 +143,9 @@ class Config:
 
 _TOML_NAMES = {"sender": "from"}
 _CHOICES = {
-    "notify.transport": ("smtp", "sendmail", "mbox", "none"),
+    "notify.transport": ("smtp", "sendmail", "mbox", "stdout", "none"),
     "notify.smtp.security": ("none", "starttls", "ssl"),
+    "render.footnotes": ("kramdown", "kramdown1", "mistune", "none"),
 }
 
 T = TypeVar("T")
@@ -248,6 +277,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
     if cfg.render.feed_limit < 0:
         raise ConfigError(f"{path}: 'render.feed_limit' must be 0 or more")
     notify = cfg.notify
+    _check_limits(notify, path)
     mbox = (base / notify.mbox).resolve() if notify.mbox else None
     if notify.transport == "mbox" and mbox is None:
         raise ConfigError(f"{path}: 'notify.mbox' is required when notify.transport = \"mbox\"")
@@ -261,6 +291,26 @@ def _resolve(cfg: Config, path: Path) -> Config:
     )
     state = StateConfig(dir=(base / cfg.state.dir).resolve())
     return Config(source, publish, cfg.render, notify, state, path=path.resolve())
+
+
+# The smallest useful non-zero value of each limit: a cut keeps N-7 (N-6) characters + " [...]".
+_LIMIT_MINIMUM = {
+    "max_line_length": 8,
+    "max_lines": 1,
+    "subject_max_length": 7,
+    "max_commit_emails": 1,
+}
+
+
+def _check_limits(notify: NotifyConfig, path: Path) -> None:
+    for key, minimum in _LIMIT_MINIMUM.items():
+        value = getattr(notify, key)
+        if value != 0 and value < minimum:
+            raise ConfigError(
+                f"{path}: 'notify.{key}' must be 0 (no limit) or at least {minimum}, not {value}"
+            )
+    if notify.webhook.timeout <= 0:
+        raise ConfigError(f"{path}: 'notify.webhook.timeout' must be more than 0 seconds")
 
 
 _AUTHOR_RE = re.compile(r"^\s*([^<>]*?)\s*<([^<>\s]+)>\s*$")

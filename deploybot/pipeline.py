@@ -8,9 +8,10 @@ a failed run leaves the publish branch and the mail outbox as they were.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -73,11 +74,16 @@ def state_paths(config: Config) -> dict[str, Path]:
         "source": root / "source.git",
         "publish": root / "publish.git",
         "outbox": root / "outbox",
+        "cache": root / "cache",
     }
 
 
 def run_once(
-    config: Config, *, full: bool = False, now: Callable[[], datetime] | None = None
+    config: Config,
+    *,
+    full: bool = False,
+    now: Callable[[], datetime] | None = None,
+    retry_now: bool = False,
 ) -> RunResult:
     """Run the whole pipeline once, holding the state directory's lock.
 
@@ -86,6 +92,7 @@ def run_once(
         full: build even when the publish head was already built from the source head.
         now: the wall clock (for the build commit's date and the email's ``Date``); tests
             may pin it. Returns an aware datetime.
+        retry_now: retry waiting emails and webhook posts even before their backoff expired.
 
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
@@ -98,14 +105,21 @@ def run_once(
         ConfigError: the configuration is unusable (exit 78).
     """
     paths = state_paths(config)
-    paths["lock"].parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(paths["lock"]))
+    with _locked(paths["lock"]):
+        return _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold the state directory's lock (``LockHeldError`` when another run holds it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(path))
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
-        raise LockHeldError(f"another deploybot run holds the lock {paths['lock']}") from None
+        raise LockHeldError(f"another deploybot run holds the lock {path}") from None
     try:
-        return _run_locked(config, paths, full=full, now=now or _utcnow)
+        yield
     finally:
         lock.release()
 
@@ -115,10 +129,15 @@ def _utcnow() -> datetime:
 
 
 def _run_locked(
-    config: Config, paths: dict[str, Path], *, full: bool, now: Callable[[], datetime]
+    config: Config,
+    paths: dict[str, Path],
+    *,
+    full: bool,
+    now: Callable[[], datetime],
+    retry_now: bool = False,
 ) -> RunResult:
     timer = _Timer()
-    earlier = _deliver(config, paths["outbox"])
+    earlier = _deliver(config, paths["outbox"], retry_now=retry_now)
     head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
     snap = watch.fetch_source(
         config.source.url, config.source.branch, paths["source"], since=head.source_commit
@@ -131,35 +150,30 @@ def _run_locked(
             source_commit=snap.commit,
             build_commit=head.commit,
             mail_sent=earlier.sent,
-            mail_failures=earlier.failed,
+            mail_failures=_waiting(earlier),
             elapsed=timer.total(),
             timings=timer.marks,
         )
-    with snap.tree:
-        site = render.build_site(snap.tree, _render_options(config, snap))
-    timer.mark("render")
+    with snap.tree, render.open_cache(paths["cache"]) as cache:
+        site, result = _build_and_publish(config, paths, snap, head, cache, full=full, now=now)
+        timer.mark("render+publish")
+        built_on = result.new or result.old or ""
+        cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     for warning in site.warnings:
         log.warning("%s", format_warning(warning))
-    when = now().astimezone(ZoneInfo(config.publish.timezone or site.timezone))
-    result = publish.publish_build(
-        config.publish.url,
-        config.publish.branch,
-        paths["publish"],
-        site.files,
-        keep=config.publish.keep,
-        author=config.publish.author,
-        message=publish.format_build_message(config.publish.message, when),
-        when=when,
-        source_commit=snap.commit,
-    )
-    timer.mark("publish")
     report = earlier
-    if result.new is not None and config.notify.transport != "none":
-        message = notify.build_email(
-            result.repo_path, result.refname, result.old, result.new, config.notify, now=now()
+    if result.new is not None:
+        announced = notify.announce(
+            result.repo_path,
+            result.refname,
+            result.old,
+            result.new,
+            config.notify,
+            state_dir=config.state.dir,
+            now=now(),
+            retry_now=retry_now,
         )
-        notify.queue_email(paths["outbox"], result.new, message)
-        report = _merge(earlier, _deliver(config, paths["outbox"]))
+        report = notify.merge_reports(earlier, announced)
         timer.mark("notify")
     return RunResult(
         PUBLISHED if result.new else UNCHANGED,
@@ -168,9 +182,71 @@ def _run_locked(
         changed_paths=result.changed_paths,
         warnings=site.warnings,
         mail_sent=report.sent,
-        mail_failures=report.failed,
+        mail_failures=_waiting(report),
         elapsed=timer.total(),
         timings=timer.marks,
+    )
+
+
+def _build_and_publish(
+    config: Config,
+    paths: dict[str, Path],
+    snap: watch.SourceSnapshot,
+    head: publish.PublishHead,
+    cache: render.BuildCache,
+    *,
+    full: bool,
+    now: Callable[[], datetime],
+) -> tuple[render.BuildReport, publish.PublishResult]:
+    """Render and publish, incrementally when the cache, the publish head's record and the
+    source diff all describe the same previous build; else (or when that build cannot be
+    used after all) fully. The cache is left uncommitted for the caller."""
+    options = _render_options(config, snap)
+    usable = (
+        not full
+        and head.commit is not None
+        and snap.changed_paths is not None
+        and cache.meta("source_commit") == head.source_commit
+        and cache.meta("publish_commit") == head.commit
+    )
+    if usable and head.commit is not None:
+        try:
+            with publish.BlobWriter(paths["publish"]) as sink:
+                report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
+                patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
+                return report, _publish(config, paths, snap, report, sink.blobs, patch, now)
+        except (render.NeedFullBuild, publish.StaleBaseError) as exc:
+            log.info("full build: %s", exc)
+            cache.rollback()
+    with publish.BlobWriter(paths["publish"]) as sink:
+        report = render.build_into(snap.tree, options, cache, sink, None)
+        return report, _publish(config, paths, snap, report, sink.blobs, None, now)
+
+
+def _publish(
+    config: Config,
+    paths: dict[str, Path],
+    snap: watch.SourceSnapshot,
+    report: render.BuildReport,
+    blobs: dict[str, str],
+    patch: publish.TreePatch | None,
+    now: Callable[[], datetime],
+) -> publish.PublishResult:
+    when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
+    kind = f"full ({report.reason})" if report.full else "incremental"
+    log.info("%s build: %d producers rendered", kind, len(report.rendered))
+    return publish.publish_build(
+        config.publish.url,
+        config.publish.branch,
+        paths["publish"],
+        {},
+        keep=config.publish.keep,
+        author=config.publish.author,
+        message=publish.format_build_message(config.publish.message, when),
+        when=when,
+        source_commit=snap.commit,
+        blobs=blobs,
+        patch=patch,
     )
 
 
@@ -181,25 +257,34 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         timezone=config.render.timezone,
         feed_limit=config.render.feed_limit,
         build_time=datetime.fromtimestamp(snap.commit_time, tz=offset),
+        typography=config.render.typography,
+        footnotes=config.render.footnotes,
     )
 
 
-def _deliver(config: Config, outbox: Path) -> notify.DeliveryReport:
-    if config.notify.transport == "none" or not outbox.exists():
-        return notify.DeliveryReport(sent=(), failed=())
+def _deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> notify.DeliveryReport:
     try:
-        send = notify.make_sender(config.notify)
+        return notify.deliver_all(config.notify, outbox, retry_now=retry_now)
     except NotifyError as exc:
         return notify.DeliveryReport(sent=(), failed=(("*", str(exc)),))
-    return notify.deliver_pending(outbox, send)
 
 
-def _merge(a: notify.DeliveryReport, b: notify.DeliveryReport) -> notify.DeliveryReport:
-    failed = {key: reason for key, reason in a.failed}
-    failed.update(dict(b.failed))
-    for key in b.sent:
-        failed.pop(key, None)
-    return notify.DeliveryReport(sent=a.sent + b.sent, failed=tuple(failed.items()))
+def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.DeliveryReport:
+    """Deliver what waits in the outbox (both channels), holding the state directory's lock.
+
+    ``retry_now`` ignores the retry backoff. Raises LockHeldError when a run holds the lock.
+    """
+    with _locked(state_paths(config)["lock"]):
+        return _deliver(config, state_paths(config)["outbox"], retry_now=retry_now)
+
+
+def _waiting(report: notify.DeliveryReport) -> tuple[tuple[str, str], ...]:
+    """Failures, and messages left for a later retry (backoff), as (key, reason) pairs."""
+    later = tuple(
+        (key, f"waiting for a retry after {time.strftime('%H:%M:%S', time.localtime(due))}")
+        for key, due in report.deferred
+    )
+    return report.failed + later
 
 
 def format_warning(warning: render.RenderWarning) -> str:

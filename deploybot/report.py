@@ -50,9 +50,20 @@ def print_build(build: Any, out: Path) -> None:
 
 
 def print_outbox(pending: Sequence[Any]) -> None:
-    """Print one line per email waiting in the outbox (key, attempts, last error)."""
+    """Print what waits in the outbox: a count, then per message (see ``PendingEmail.__str__``)
+    its key, kind, state, attempts, subject, last error and next attempt."""
     if not pending:
         click.echo("outbox is empty")
         return
+    n = len(pending)
+    click.echo(f"{n} message{'s' if n != 1 else ''} waiting in the outbox:")
     for item in pending:
         click.echo(str(item))
+
+
+def print_delivery(report: Any) -> None:
+    """Print what an outbox delivery did: one line per message sent or failed."""
+    for key in report.sent:
+        click.echo(f"sent {key}")
+    for key, reason in report.failed:
+        click.echo(f"not delivered {key}: {reason}", err=True)

@@ -39,7 +39,7 @@ def commit_files(
     """Commit ``changes`` ({path: bytes, or None to delete}) on top of ``branch``; return the id."""
     ref = f"refs/heads/{branch}".encode()
     with Repo(str(repo_path)) as repo:
-        parent = repo.refs.get(ref, None)
+        parent = repo.refs[ref] if ref in repo.refs else None  # noqa: SIM401 (no .get on refs)
         files = tree_files(repo, repo[parent].tree) if parent else {}  # type: ignore[attr-defined]
         for path, data in changes.items():
             if data is None:
