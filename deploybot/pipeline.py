@@ -160,7 +160,7 @@ def _run_locked(
         built_on = result.new or result.old or ""
         cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     for warning in site.warnings:
-        log.warning("%s", format_warning(warning))
+        log.debug("%s", format_warning(warning))  # the CLI report prints them
     report = earlier
     if result.new is not None:
         announced = notify.announce(
