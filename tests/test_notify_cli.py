@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from deploybot.cli import main
 from deploybot.notify import announce
+from tests.servers import Collector, LocalController
 from tests.test_notify_series import REF, WHEN, build, git, header_names, history
-from tests.test_notify_transport import Collector, LocalController
 
 COMBINED_ORDER = [
     "Date",

@@ -17,12 +17,8 @@ from deploybot.notify import (
     queue_email,
 )
 from deploybot.notify.transport import make_transport
-from tests.test_notify_transport import (
-    Collector,
-    LocalController,
-    sample_message,
-    smtp_notify,
-)
+from tests.servers import Collector, LocalController, smtp_server
+from tests.test_notify_transport import sample_message, smtp_notify
 
 SHA1 = "1" * 40
 SHA2 = "2" * 40
@@ -176,13 +172,8 @@ def crash_after(send: Callable[[bytes], None]) -> Callable[[bytes], None]:
 
 @pytest.fixture
 def server() -> Iterator[tuple[LocalController, Collector]]:
-    handler = Collector()
-    controller = LocalController(handler)
-    controller.start()
-    try:
-        yield controller, handler
-    finally:
-        controller.stop()
+    with smtp_server() as running:
+        yield running
 
 
 def test_crash_after_send_resends_with_the_same_message_id(

@@ -23,7 +23,8 @@ from deploybot.notify.announce import read_record, write_record
 from deploybot.notify.delivery import queue_emails
 from deploybot.notify.series import summary_message_id
 from deploybot.notify.summary import diff_tree_summary
-from tests.test_notify_transport import Collector, LocalController, smtp_notify
+from tests.servers import Collector, LocalController
+from tests.test_notify_transport import smtp_notify
 
 REF = "refs/heads/asf-site"
 HOST = "bot.example.org"

@@ -3,7 +3,6 @@ mbox file read back with :mod:`mailbox`, a fake ``sendmail`` process, a byte str
 
 from __future__ import annotations
 
-import asyncio
 import email
 import email.policy
 import io
@@ -13,19 +12,19 @@ import shutil
 import ssl
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from deploybot.config import NotifyConfig, SmtpConfig
 from deploybot.errors import ConfigError, NotifyError
 from deploybot.notify.email import compose_combined_email
 from deploybot.notify.transport import make_transport, to_crlf
+from tests.servers import Collector, LocalController, smtp_server
 
 LIST = "commits@example.org"
 NEW = "202b30a45f2d83f44e07227e2523030d199c298c"
@@ -70,58 +69,10 @@ def sample_message(new: str = NEW, *, pusher: str = "tqchen", log: str = LOG) ->
 # --- a real SMTP server --------------------------------------------------------------------
 
 
-@dataclass
-class Received:
-    mail_from: str
-    rcpt_tos: list[str]
-    mail_options: list[str]
-    content: bytes
-    tls: bool
-
-
-@dataclass
-class Collector:
-    """aiosmtpd handler keeping every message it accepts."""
-
-    messages: list[Received] = field(default_factory=list)
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        self.messages.append(
-            Received(
-                envelope.mail_from,
-                list(envelope.rcpt_tos),
-                list(envelope.mail_options),
-                envelope.content,
-                session.ssl is not None,
-            )
-        )
-        return "250 OK"
-
-    def message_ids(self) -> list[str]:
-        return [email.message_from_bytes(m.content)["Message-ID"] for m in self.messages]
-
-
-class LocalController(Controller):
-    """A Controller on 127.0.0.1 that may listen on port 0 (the real port goes to ``.port``)."""
-
-    def __init__(self, handler: Collector, port: int = 0, **kwargs: Any) -> None:
-        super().__init__(handler, hostname="127.0.0.1", port=port, **kwargs)
-
-    def _trigger_server(self) -> None:
-        assert isinstance(self.server, asyncio.Server)
-        self.port = self.server.sockets[0].getsockname()[1]
-        super()._trigger_server()  # type: ignore[no-untyped-call]
-
-
 @pytest.fixture
 def smtpd() -> Iterator[tuple[LocalController, Collector]]:
-    handler = Collector()
-    controller = LocalController(handler)
-    controller.start()
-    try:
-        yield controller, handler
-    finally:
-        controller.stop()
+    with smtp_server() as running:
+        yield running
 
 
 @dataclass(frozen=True)

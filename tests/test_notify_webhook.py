@@ -16,8 +16,9 @@ from deploybot.config import NotifyConfig, WebhookConfig
 from deploybot.errors import ConfigError
 from deploybot.notify import announce, deliver_all, list_outbox
 from deploybot.notify.webhook import make_webhook_sender
+from tests.servers import Collector, LocalController
 from tests.test_notify_series import REF, WHEN, build, git, history
-from tests.test_notify_transport import Collector, LocalController, smtp_notify
+from tests.test_notify_transport import smtp_notify
 
 
 class Hook:

@@ -16,7 +16,7 @@ from dulwich.repo import Repo
 
 from deploybot.cli import main
 from tests.gitrepo import commit_files, corpus_files, head, read_branch
-from tests.test_notify_transport import Collector, LocalController
+from tests.servers import Collector, LocalController, smtp_server
 
 BUILD_RE = re.compile(
     r"^Build at (Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ \d{4}\n$"
@@ -205,20 +205,15 @@ def test_unknown_config_key_exits_78(site: Site) -> None:
 
 
 @pytest.fixture
-def smtp_server() -> Iterator[tuple[LocalController, Collector]]:
-    handler = Collector()
-    controller = LocalController(handler)
-    controller.start()
-    try:
-        yield controller, handler
-    finally:
-        controller.stop()
+def smtp() -> Iterator[tuple[LocalController, Collector]]:
+    with smtp_server() as running:
+        yield running
 
 
 def test_email_over_smtp(
-    tmp_path: Path, tvm_site: Path, smtp_server: tuple[LocalController, Collector]
+    tmp_path: Path, tvm_site: Path, smtp: tuple[LocalController, Collector]
 ) -> None:
-    controller, handler = smtp_server
+    controller, handler = smtp
     port = controller.port
     site = Site(
         tmp_path,

@@ -9,22 +9,13 @@ oracle for what landed on the remote.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
-from wsgiref.simple_server import make_server
 from zoneinfo import ZoneInfo
 
 import pytest
-from dulwich.repo import Repo
-from dulwich.server import BackendRepo, DictBackend
-from dulwich.web import WSGIRequestHandlerLogger, WSGIServerLogger, make_wsgi_chain
 
 from deploybot import gitutil
 from deploybot.errors import EX_TEMPFAIL, ConfigError, PublishError
@@ -37,6 +28,7 @@ from deploybot.publish import (
     format_build_message,
     publish_build,
 )
+from tests.servers import free_port, git_daemon, serve_http
 
 LA = ZoneInfo("America/Los_Angeles")
 WHEN = datetime(2020, 7, 14, 9, 12, 4, tzinfo=LA)
@@ -97,71 +89,6 @@ def publish(url: str, mirror: Path, files: dict[str, bytes], source: str, **kw: 
     return publish_build(
         url, "asf-site", mirror, files, message=message, source_commit=source, **options
     )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def serve_http(repo_path: Path, before_push: Callable[[], None] | None = None) -> Iterator[str]:
-    """Serve ``repo_path`` over HTTP on 127.0.0.1; call ``before_push`` as a push starts."""
-    repo = Repo(str(repo_path))
-    repos: dict[str, BackendRepo] = {"/site.git": repo}
-    app = make_wsgi_chain(DictBackend(repos))
-
-    def hooked(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        advertising = environ.get("PATH_INFO", "").endswith("/info/refs")
-        pushing = "git-receive-pack" in environ.get("QUERY_STRING", "")
-        if advertising and pushing and before_push is not None:
-            before_push()
-        result: Iterable[bytes] = app(environ, start_response)
-        return result
-
-    server = make_server(
-        "127.0.0.1",
-        0,
-        hooked,
-        handler_class=WSGIRequestHandlerLogger,
-        server_class=WSGIServerLogger,
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/site.git"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-        repo.close()
-
-
-@contextmanager
-def git_daemon(base: Path) -> Iterator[str]:
-    """Run ``git daemon`` over ``base`` on 127.0.0.1; yield ``git://127.0.0.1:PORT``; stop it."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    port = free_port()
-    args = ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}"]
-    args += [f"--base-path={base}", "--export-all", "--enable=receive-pack", str(base)]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("git daemon did not start") from None
-                time.sleep(0.05)
-        yield f"git://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 # --- the commit message ------------------------------------------------------------------

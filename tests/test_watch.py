@@ -6,26 +6,16 @@ dulwich.web in-process and over ``git://`` by ``git daemon``, all on 127.0.0.1 o
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from wsgiref.simple_server import make_server
 
 import pytest
-from dulwich.repo import Repo
-from dulwich.server import BackendRepo, DictBackend
-from dulwich.web import WSGIRequestHandlerLogger, WSGIServerLogger, make_wsgi_chain
 
 from deploybot import gitutil
 from deploybot.errors import EX_TEMPFAIL, ConfigError, FetchError
 from deploybot.gitutil import MODE_FILE
 from deploybot.watch import fetch_source
+from tests.servers import free_port, git_daemon, serve_http
 
 WHEN = datetime(2024, 3, 1, 12, 0, 0, tzinfo=timezone(timedelta(hours=-7)))
 AUTHOR = "Site Author <author@example.org>"
@@ -42,58 +32,6 @@ def commit_files(repo_path: Path, files: dict[str, bytes], parents: tuple[str, .
         )
         gitutil.set_local_refs(repo, {"refs/heads/main": commit})
     return commit
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def serve_http(repo_path: Path) -> Iterator[str]:
-    """Serve ``repo_path`` with dulwich.web on 127.0.0.1; yield its URL; stop the server."""
-    repo = Repo(str(repo_path))
-    repos: dict[str, BackendRepo] = {"/site.git": repo}
-    app = make_wsgi_chain(DictBackend(repos))
-    server = make_server(
-        "127.0.0.1", 0, app, handler_class=WSGIRequestHandlerLogger, server_class=WSGIServerLogger
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/site.git"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-        repo.close()
-
-
-@contextmanager
-def git_daemon(base: Path) -> Iterator[str]:
-    """Run ``git daemon`` over ``base`` on 127.0.0.1; yield ``git://127.0.0.1:PORT``; stop it."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    port = free_port()
-    args = ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}"]
-    args += [f"--base-path={base}", "--export-all", "--enable=receive-pack", str(base)]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("git daemon did not start") from None
-                time.sleep(0.05)
-        yield f"git://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def pack_object_counts(repo_path: Path) -> list[int]:

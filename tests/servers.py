@@ -1,0 +1,153 @@
+"""Real servers for tests, all on 127.0.0.1: git over HTTP (dulwich.web), ``git daemon``, SMTP.
+
+Each is a context manager (or fixture) that stops its server when the test ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import make_server
+
+import pytest
+from aiosmtpd.controller import Controller
+from dulwich.repo import Repo
+from dulwich.server import BackendRepo, DictBackend
+from dulwich.web import WSGIRequestHandlerLogger, WSGIServerLogger, make_wsgi_chain
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serve_http(repo_path: Path, before_push: Callable[[], None] | None = None) -> Iterator[str]:
+    """Serve ``repo_path`` with dulwich.web on 127.0.0.1; yield its URL; stop the server.
+
+    ``before_push`` (optional) runs as a push starts (when receive-pack's refs are
+    advertised), so a test can play another writer moving the branch first.
+    """
+    repo = Repo(str(repo_path))
+    repos: dict[str, BackendRepo] = {"/site.git": repo}
+    app = make_wsgi_chain(DictBackend(repos))
+
+    def hooked(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        advertising = environ.get("PATH_INFO", "").endswith("/info/refs")
+        pushing = "git-receive-pack" in environ.get("QUERY_STRING", "")
+        if advertising and pushing and before_push is not None:
+            before_push()
+        result: Iterable[bytes] = app(environ, start_response)
+        return result
+
+    server = make_server(
+        "127.0.0.1",
+        0,
+        hooked,
+        handler_class=WSGIRequestHandlerLogger,
+        server_class=WSGIServerLogger,
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/site.git"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+        repo.close()
+
+
+@contextmanager
+def git_daemon(base: Path) -> Iterator[str]:
+    """Run ``git daemon`` over ``base`` on 127.0.0.1; yield ``git://127.0.0.1:PORT``; stop it."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    port = free_port()
+    args = ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}"]
+    args += [f"--base-path={base}", "--export-all", "--enable=receive-pack", str(base)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("git daemon did not start") from None
+                time.sleep(0.05)
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@dataclass(frozen=True)
+class Received:
+    """One message as the SMTP server accepted it."""
+
+    mail_from: str
+    rcpt_tos: list[str]
+    mail_options: list[str]
+    content: bytes
+    tls: bool
+
+
+@dataclass
+class Collector:
+    """aiosmtpd handler keeping every message it accepts."""
+
+    messages: list[Received] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append(
+            Received(
+                envelope.mail_from,
+                list(envelope.rcpt_tos),
+                list(envelope.mail_options),
+                envelope.content,
+                session.ssl is not None,
+            )
+        )
+        return "250 OK"
+
+    def message_ids(self) -> list[str]:
+        return [email.message_from_bytes(m.content)["Message-ID"] for m in self.messages]
+
+
+class LocalController(Controller):
+    """A Controller on 127.0.0.1 that may listen on port 0 (the real port goes to ``.port``)."""
+
+    def __init__(self, handler: Collector, port: int = 0, **kwargs: Any) -> None:
+        super().__init__(handler, hostname="127.0.0.1", port=port, **kwargs)
+
+    def _trigger_server(self) -> None:
+        assert isinstance(self.server, asyncio.Server)
+        self.port = self.server.sockets[0].getsockname()[1]
+        super()._trigger_server()  # type: ignore[no-untyped-call]
+
+
+@contextmanager
+def smtp_server(port: int = 0) -> Iterator[tuple[LocalController, Collector]]:
+    """Run an aiosmtpd server on 127.0.0.1; yield (controller, collector); stop it."""
+    handler = Collector()
+    controller = LocalController(handler, port=port)
+    controller.start()
+    try:
+        yield controller, handler
+    finally:
+        controller.stop()
