@@ -59,6 +59,14 @@ def _load(config_path: Path | None) -> Config:
     return load_config(config_path or default_config_path())
 
 
+def _load_optional(config_path: Path | None) -> Config | None:
+    """Load ``--config``, else the default config when that file exists, else None."""
+    if config_path is not None:
+        return load_config(config_path)
+    default = default_config_path()
+    return load_config(default) if default.is_file() else None
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Show detail, timings and tracebacks.")
 @click.version_option(__version__, prog_name="deploybot")
@@ -70,6 +78,7 @@ def main(ctx: click.Context, verbose: bool) -> None:
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(message)s" if not verbose else "%(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("filelock").setLevel(logging.WARNING)  # acquire/release noise
 
 
 _retry_now_option = click.option(
@@ -108,11 +117,15 @@ def build_cmd(source: Path, out: Path, rev: str | None, config_path: Path | None
 
     A bare repository, or any repository with --rev, is read from git objects at that
     revision; a plain folder (or a work tree without --rev) is read as it is on disk, so
-    uncommitted edits can be previewed. Only the [render] keys of --config are used.
+    uncommitted edits can be previewed. Only the [render] keys of the config are used
+    (--config, else $DEPLOYBOT_CONFIG or ./deploybot.toml when present). OUT must be empty,
+    or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
+    not be inside SOURCE.
     """
     from deploybot import preview, report
 
-    render_config = load_config(config_path).render if config_path else None
+    config = _load_optional(config_path)
+    render_config = config.render if config else None
     build = preview.build_to_folder(source, out, rev=rev, render_config=render_config)
     report.print_build(build, out)
 
@@ -142,14 +155,18 @@ def outbox_cmd(config_path: Path | None, retry_now: bool) -> None:
     "--repo",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="Repository, bare or not (default: the publish mirror with --config, else .).",
+    help="Repository, bare or not (default: the publish mirror with a config, else .).",
 )
-@click.option("--branch", default=None, help="Branch named in the email (default: HEAD's).")
+@click.option(
+    "--branch",
+    default=None,
+    help="Branch named in the email (default: publish.branch with a config, else HEAD's).",
+)
 @click.option(
     "--transport",
     type=click.Choice(["stdout", "mbox", "smtp", "sendmail"]),
     default=None,
-    help="How to send it (default: notify.transport with --config, else stdout).",
+    help="How to send it (default: notify.transport with a config, else stdout).",
 )
 @_config_option
 @_handle_errors
@@ -166,10 +183,12 @@ def notify_cmd(
     from deploybot import pipeline
     from deploybot.notify.resend import default_notify, resend_commit
 
-    config = load_config(config_path) if config_path else None
+    config = _load_optional(config_path)
     repo = repo or (pipeline.state_paths(config)["publish"] if config else Path("."))
     settings = config.notify if config else default_notify(repo)
     settings = dataclasses.replace(settings, transport=transport or settings.transport)
+    if branch is None and config is not None:
+        branch = config.publish.branch
     commit = resend_commit(repo, rev, settings, branch=branch, now=datetime.now(UTC))
     if settings.transport != "stdout":
         click.echo(f"email for {commit[:12]} sent via {settings.transport}")

@@ -283,6 +283,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
         raise ConfigError(f"{path}: 'notify.mbox' is required when notify.transport = \"mbox\"")
     if notify.transport in ("smtp", "sendmail", "mbox") and not notify.to:
         raise ConfigError(f"{path}: 'notify.to' must list at least one address")
+    _check_addresses(notify, path)
     notify = dataclasses.replace(
         notify,
         mbox=mbox,
@@ -325,6 +326,27 @@ def author_name(author: str) -> str:
 def _check_author(author: str, path: Path) -> None:
     if not _AUTHOR_RE.match(author) or "\n" in author:
         raise ConfigError(f"{path}: 'publish.author' must look like 'Name <email>', not {author!r}")
+
+
+_BARE_ADDR_RE = re.compile(r"^[^\x00-\x20\x7f<>\",@]+@[^\x00-\x20\x7f<>\",@]+$")
+_SENDER_RE = re.compile(r"^\s*(?:[^<>]*<([^<>]+)>|([^<>\s]+))\s*$")
+
+
+def _check_addresses(notify: NotifyConfig, path: Path) -> None:
+    """Reject addresses the email layer cannot use, at load time (exit 78), not mid-run."""
+    for addr in notify.to:
+        if not (addr.isascii() and _BARE_ADDR_RE.match(addr)):
+            raise ConfigError(
+                f"{path}: 'notify.to' entries must be bare addresses like "
+                f"'commits@example.org' (no display name), not {addr!r}"
+            )
+    m = _SENDER_RE.match(notify.sender)
+    addr = (m.group(1) or m.group(2)) if m else ""
+    if not (addr.isascii() and _BARE_ADDR_RE.match(addr)):
+        raise ConfigError(
+            f"{path}: 'notify.from' must be 'addr@host' or 'Name <addr@host>', "
+            f"not {notify.sender!r}"
+        )
 
 
 def _check_timezone(tz: str | None, key: str, path: Path) -> None:

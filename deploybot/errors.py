@@ -4,6 +4,7 @@ from __future__ import annotations
 
 EX_OK = 0
 EX_INPUT = 1  # bad input in the source (names file and line)
+EX_USAGE = 2  # a command used wrongly (as click reports usage errors)
 EX_TEMPFAIL = 75  # try again later: network, lock held, push rejected, mail not delivered
 EX_CONFIG = 78  # bad configuration (names the key and the file)
 
@@ -45,6 +46,12 @@ class SourceError(DeploybotError):
         if self.path and self.line is not None:
             where = f"{self.path}:{self.line}"
         return f"{where}: {self.message}" if where else self.message
+
+
+class UsageError(DeploybotError):
+    """A command was used in a way that cannot work (e.g. an output folder inside the source)."""
+
+    exit_code = EX_USAGE
 
 
 class TemporaryError(DeploybotError):

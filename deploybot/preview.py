@@ -11,13 +11,13 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
-from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
 from deploybot import gitutil, render
 from deploybot.config import RenderConfig
-from deploybot.errors import SourceError
+from deploybot.errors import SourceError, UsageError
 from deploybot.render.source import DirTree, SourceTree
+from deploybot.revision import resolve_commit
 
 
 def build_to_folder(
@@ -27,12 +27,16 @@ def build_to_folder(
 
     A bare repository, or any repository when ``rev`` is given, is read from git objects at
     ``rev`` (default ``HEAD``) and the feeds' build time is that commit's committer date; a
-    folder is read from disk and the build time is now. Files in ``out`` that the build does
-    not produce are left alone.
+    folder is read from disk and the build time is now. ``out`` must be missing, empty, or a
+    folder an earlier build made (it holds :data:`MANIFEST`): files of that earlier build
+    that this one does not produce are removed; nothing else in ``out`` is touched.
 
     Raises:
         SourceError: ``rev`` does not name a commit, or the source has bad input.
+        UsageError: ``out`` is inside ``source`` (or the other way round), or is a non-empty
+            folder no earlier build made.
     """
+    _check_out(source, out)
     cfg = render_config or RenderConfig()
     tree, build_time = _open_source(source, rev)
     options = render.RenderOptions(
@@ -52,6 +56,23 @@ def build_to_folder(
     return build
 
 
+MANIFEST = ".deploybot-build"
+"""The file in a ``deploybot build`` output folder listing the paths that build wrote."""
+
+
+def _check_out(source: Path, out: Path) -> None:
+    src, dst = source.resolve(), out.resolve()
+    if dst == src or src in dst.parents or dst in src.parents:
+        raise UsageError(f"OUT ({out}) and SOURCE ({source}) must not contain each other")
+    if dst.exists() and not dst.is_dir():
+        raise UsageError(f"OUT ({out}) is not a folder")
+    if dst.is_dir() and any(dst.iterdir()) and not (dst / MANIFEST).is_file():
+        raise UsageError(
+            f"OUT ({out}) is not empty and no earlier 'deploybot build' made it; "
+            "choose an empty or new folder"
+        )
+
+
 def _open_source(source: Path, rev: str | None) -> tuple[SourceTree, datetime]:
     try:
         repo = Repo(str(source))
@@ -67,16 +88,33 @@ def _open_source(source: Path, rev: str | None) -> tuple[SourceTree, datetime]:
 
 def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
     try:
-        commit = parse_commit(repo, rev.encode())
-    except (KeyError, ValueError) as exc:
-        raise SourceError(f"no commit {rev!r} in {source}: {gitutil.one_line(exc)}") from None
+        commit = resolve_commit(repo, rev)
+    except KeyError as exc:
+        raise SourceError(f"{source}: {exc.args[0]}") from None
     offset = timezone(timedelta(seconds=commit.commit_timezone))
     when = datetime.fromtimestamp(commit.commit_time, tz=offset)
     return gitutil.GitTree(Path(repo.path), commit.tree.decode("ascii")), when
 
 
 def _write(out: Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` under ``out``, remove what the previous build wrote and this one did
+    not, and record the new list in :data:`MANIFEST`."""
+    manifest = out / MANIFEST
+    previous = manifest.read_text("utf-8").splitlines() if manifest.is_file() else []
     for rel, data in files.items():
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
+    for rel in sorted(set(previous) - set(files), reverse=True):
+        stale = out / rel
+        if stale.is_file() and out.resolve() in stale.resolve().parents:
+            stale.unlink()
+            _remove_empty_parents(stale.parent, out)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest.write_text("".join(f"{rel}\n" for rel in sorted(files)), "utf-8")
+
+
+def _remove_empty_parents(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent

@@ -72,3 +72,51 @@ def test_build_bad_rev_exits_1(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["build", str(repo), str(tmp_path / "o"), "--rev", "nope"])
     assert result.exit_code == 1
     assert "nope" in result.output
+
+
+def _site(root: Path) -> Path:
+    (root / "_posts").mkdir(parents=True)
+    (root / "_posts/2024-01-02-one.md").write_text("---\ntitle: One\n---\nHello\n")
+    (root / "_posts/2024-01-03-two.md").write_text("---\ntitle: Two\n---\nWorld\n")
+    return root
+
+
+def test_build_out_must_not_be_inside_source(tmp_path: Path) -> None:
+    src = _site(tmp_path / "site")
+    result = CliRunner().invoke(main, ["build", str(src), str(src / "preview")])
+    assert result.exit_code == 2
+    assert "must not contain each other" in result.output
+    assert not (src / "preview").exists()
+
+
+def test_build_refuses_a_foreign_non_empty_folder(tmp_path: Path) -> None:
+    src = _site(tmp_path / "site")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "precious.txt").write_text("mine\n")
+    result = CliRunner().invoke(main, ["build", str(src), str(out)])
+    assert result.exit_code == 2
+    assert "not empty" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["precious.txt"]
+
+
+def test_build_again_removes_stale_outputs(tmp_path: Path) -> None:
+    src = _site(tmp_path / "site")
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", str(src), str(out)]).exit_code == 0
+    assert (out / "2024/01/03/two.html").is_file()
+    (src / "_posts/2024-01-03-two.md").unlink()
+    result = CliRunner().invoke(main, ["build", str(src), str(out)])
+    assert result.exit_code == 0, result.output
+    assert not (out / "2024/01/03/two.html").exists()
+    assert not (out / "2024/01/03").exists()
+    assert (out / "2024/01/02/one.html").is_file()
+
+
+def test_build_uses_the_default_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _site(tmp_path / "site")
+    cfg = tmp_path / "deploybot.toml"
+    cfg.write_text('[source]\nurl = "site"\n[render]\ntimezone = "Asia/Tokyo"\n')
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, ["build", "site", "out"]).exit_code == 0
+    assert "+09:00" in (tmp_path / "out/atom.xml").read_text()

@@ -113,6 +113,9 @@ dir = "/var/lib/deploybot"
         ('[sorce]\nurl = "s"\n', "unknown key 'sorce'; did you mean 'source'?"),
         ('[source]\nbranch = "x"\n', "missing required key 'source.url'"),
         ("[source\n", "not valid TOML"),
+        ('[source]\nurl = "s"\n[notify]\nto = ["TVM <c@x.org>"]\n', "'notify.to' entries must be"),
+        ('[source]\nurl = "s"\n[notify]\nto = ["nobody"]\n', "'notify.to' entries must be"),
+        ('[source]\nurl = "s"\n[notify]\nfrom = "not an address"\n', "'notify.from' must be"),
         ("", "missing required key 'source'"),
     ],
 )
@@ -123,6 +126,11 @@ def test_errors_name_key_and_file(tmp_path: Path, text: str, expected: str) -> N
     assert str(path) in str(info.value)
     assert expected in str(info.value)
     assert info.value.exit_code == EX_CONFIG
+
+
+def test_sender_with_display_name(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, '[source]\nurl = "s"\n[notify]\nfrom = "Bot <b@x.org>"\n'))
+    assert cfg.notify.sender == "Bot <b@x.org>"
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ def test_notify_unknown_commit_exits_1(tmp_path: Path) -> None:
     build(repo, {"a": "1\n"}, "Build")
     code, _, err = run("notify", "--commit", "nope", "--repo", str(repo))
     assert code == 1
-    assert "nope: no such commit" in err
+    assert "unknown revision 'nope'" in err
 
 
 def test_outbox_lists_why_and_retry_now_delivers(tmp_path: Path) -> None:

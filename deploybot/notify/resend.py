@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from dulwich.errors import NotGitRepository
-from dulwich.objectspec import parse_commit
 from dulwich.refs import HEADREF
 from dulwich.repo import Repo
 
@@ -22,6 +21,7 @@ from deploybot.config import NotifyConfig, author_name
 from deploybot.errors import DeploybotError
 from deploybot.notify.email import BRANCH_PREFIX
 from deploybot.notify.transport import make_transport
+from deploybot.revision import resolve_commit
 
 PLACEHOLDER_TO = "commits@example.org"
 PLACEHOLDER_FROM = "deploybot@example.org"
@@ -50,7 +50,7 @@ def default_notify(repo_path: Path, transport: str = "stdout") -> NotifyConfig:
 
 
 def resolve(repo_path: Path, rev: str, branch: str | None) -> Target:
-    """Resolve ``rev`` (commit id, unique prefix, or ref name) and the branch in ``repo_path``.
+    """Resolve ``rev`` (id, prefix, ref name, ``~N``/``^N``) and the branch in ``repo_path``.
 
     ``branch`` None means the repository's current branch (where ``HEAD`` points, bare or
     not).
@@ -65,9 +65,9 @@ def resolve(repo_path: Path, rev: str, branch: str | None) -> Target:
         raise DeploybotError(f"{repo_path}: not a git repository ({exc})") from None
     with repo:
         try:
-            commit = parse_commit(repo, rev.encode("utf-8"))
-        except (KeyError, ValueError) as exc:
-            raise DeploybotError(f"{rev}: no such commit in {repo_path} ({exc})") from None
+            commit = resolve_commit(repo, rev)
+        except KeyError as exc:
+            raise DeploybotError(f"{repo_path}: {exc.args[0]}") from None
         return Target(
             commit=commit.id.decode("ascii"),
             parent=commit.parents[0].decode("ascii") if commit.parents else None,

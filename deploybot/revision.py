@@ -1,0 +1,56 @@
+"""Resolve a revision the way ``git rev-parse`` does for the common forms.
+
+dulwich's ``parse_commit`` takes names and (abbreviated) ids only; people also type
+``HEAD~1``, ``main^`` and ``asf-site^2``. Supported here: any name or id dulwich resolves,
+followed by any chain of ``~N``, ``~``, ``^N`` and ``^`` (git's ``gitrevisions(7)``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dulwich.objects import Commit
+from dulwich.objectspec import parse_commit
+from dulwich.repo import Repo
+
+_SUFFIX_RE = re.compile(r"(~\d*|\^\d*)$")
+
+
+def resolve_commit(repo: Repo, rev: str) -> Commit:
+    """Return the commit ``rev`` names in ``repo``.
+
+    Raises:
+        KeyError: ``rev`` names no commit (the message quotes ``rev`` as typed), or asks for
+            a parent the commit does not have.
+    """
+    steps: list[str] = []
+    base = rev
+    while (m := _SUFFIX_RE.search(base)) and m.start() > 0:
+        steps.insert(0, m.group(1))
+        base = base[: m.start()]
+    try:
+        commit = parse_commit(repo, base.encode("utf-8"))
+    except (KeyError, ValueError):
+        raise KeyError(f"unknown revision {rev!r}") from None
+    for step in steps:
+        commit = _step(repo, commit, step, rev)
+    return commit
+
+
+def _step(repo: Repo, commit: Commit, step: str, rev: str) -> Commit:
+    count = int(step[1:]) if len(step) > 1 else 1
+    if step[0] == "~":
+        for _ in range(count):
+            commit = _parent(repo, commit, 1, rev)
+        return commit
+    return commit if count == 0 else _parent(repo, commit, count, rev)
+
+
+def _parent(repo: Repo, commit: Commit, number: int, rev: str) -> Commit:
+    if len(commit.parents) < number:
+        raise KeyError(
+            f"unknown revision {rev!r}: {commit.id.decode()[:12]} has no parent {number}"
+        )
+    parent = repo[commit.parents[number - 1]]
+    assert isinstance(parent, Commit)
+    return parent

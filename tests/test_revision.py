@@ -1,0 +1,54 @@
+"""Revision syntax against git rev-parse itself."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from dulwich.repo import Repo
+
+from deploybot.revision import resolve_commit
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@x",
+        "GIT_COMMITTER_NAME": "A",
+        "GIT_COMMITTER_EMAIL": "a@x",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(repo),
+    }
+    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+    return out.stdout.decode().strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    git(tmp_path, "init", "-q", "-b", "main")
+    for i in range(3):
+        (tmp_path / "f").write_text(f"{i}\n")
+        git(tmp_path, "add", "f")
+        git(tmp_path, "commit", "-qm", f"c{i}")
+    git(tmp_path, "checkout", "-q", "-b", "side", "main~2")
+    (tmp_path / "g").write_text("side\n")
+    git(tmp_path, "add", "g")
+    git(tmp_path, "commit", "-qm", "side")
+    git(tmp_path, "checkout", "-q", "main")
+    git(tmp_path, "merge", "-q", "--no-ff", "-m", "merge", "side")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "rev", ["HEAD", "main", "HEAD~1", "HEAD^", "HEAD^2", "main~2", "HEAD~", "HEAD^1~1", "side^0"]
+)
+def test_same_as_git(repo: Path, rev: str) -> None:
+    with Repo(str(repo)) as r:
+        assert resolve_commit(r, rev).id.decode() == git(repo, "rev-parse", rev)
+
+
+@pytest.mark.parametrize("rev", ["nope", "HEAD~9", "HEAD^3", "main~1^2"])
+def test_unknown(repo: Path, rev: str) -> None:
+    with Repo(str(repo)) as r, pytest.raises(KeyError, match="unknown revision"):
+        resolve_commit(r, rev)
