@@ -306,6 +306,29 @@ def test_publish_over_git_daemon(tmp_path: Path) -> None:
     assert remote_files(remote)["index.html"] == b"v3"
 
 
+@pytest.mark.parametrize("scheme", ["", "file://"])
+def test_local_remote_runs_its_hooks(tmp_path: Path, scheme: str) -> None:
+    """A publish repo given as a path or file:// still runs its pre-receive and post-receive
+    hooks (dulwich's LocalGitClient alone would skip them)."""
+    remote = tmp_path / "site.git"
+    gitutil.open_bare(remote).close()
+    url = f"{scheme}{remote}"
+    first = publish(url, tmp_path / "m.git", SITE, SRC1)
+    post = remote / "hooks" / "post-receive"
+    post.write_text(f"#!/bin/sh\ncat > {tmp_path / 'post-receive.log'}\n")
+    post.chmod(0o755)
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'site is frozen' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    with pytest.raises(PublishError, match="site is frozen"):
+        publish(url, tmp_path / "m.git", {**SITE, "index.html": b"v2"}, SRC2)
+    assert remote_head(remote) == first.new
+    hook.unlink()
+    second = publish(url, tmp_path / "m.git", {**SITE, "index.html": b"v2"}, SRC2)
+    log = (tmp_path / "post-receive.log").read_text()
+    assert f"{first.new} {second.new} refs/heads/asf-site" in log
+
+
 def test_unreachable_remote_is_a_publish_error(tmp_path: Path) -> None:
     url = f"git://127.0.0.1:{free_port()}/site.git"
     with pytest.raises(PublishError) as err:
