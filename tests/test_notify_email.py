@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from deploybot.config import NotifyConfig
 from deploybot.notify import build_email, read_commit_subject, repo_name_from_url
+from deploybot.notify.body import abbrev_length
 from deploybot.notify.email import (
-    abbrev_length,
     commit_subject,
     compose_combined_email,
     message_id,

@@ -77,10 +77,13 @@ def build_email(
         ValueError: see :func:`compose_combined_email`.
         KeyError: ``new`` is not in the repository.
     """
-    from deploybot.notify.gitlog import format_commit_log  # a sibling module, written later
+    from deploybot.notify.gitlog import read_log_excerpt  # a sibling module, written later
 
+    log = read_log_excerpt(
+        repo_path, new, max_lines=notify.max_lines, max_line_length=notify.max_line_length
+    )
     return compose_combined_email(
-        log_text=format_commit_log(repo_path, new),
+        log_text=log,
         repo_name=repo_name_from_url(notify.repository_url) or repo_name_from_url(str(repo_path)),
         repository_url=notify.repository_url,
         refname=refname,

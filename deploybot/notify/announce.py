@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from deploybot.config import NotifyConfig
+from deploybot.notify.body import LogExcerpt
 from deploybot.notify.email import compose_combined_email
-from deploybot.notify.gitlog import format_commit_log
+from deploybot.notify.gitlog import read_log_excerpt
 from deploybot.notify.outbox import (
     EMAIL,
     SENT_DIR,
@@ -164,7 +165,7 @@ def _combined(ctx: Context, old: str | None, new: str) -> bytes:
     n = ctx.notify
     [(_, subject)] = brief_summary(ctx.repo_path, [new])
     return compose_combined_email(
-        log_text=format_commit_log(ctx.repo_path, new),
+        log_text=_log(ctx, new),
         repo_name=ctx.repo_name,
         repository_url=n.repository_url,
         refname=ctx.refname,
@@ -221,7 +222,7 @@ def _series(ctx: Context, chosen: Plan) -> list[tuple[str, bytes, str]]:
 def _commit_email(ctx: Context, commit: str, num: int, tot: int, subject: str, msgid: str) -> bytes:
     n = ctx.notify
     return compose_commit_email(
-        log_text=format_commit_log(ctx.repo_path, commit),
+        log_text=_log(ctx, commit),
         repo_name=ctx.repo_name,
         repository_url=n.repository_url,
         refname=ctx.refname,
@@ -239,6 +240,14 @@ def _commit_email(ctx: Context, commit: str, num: int, tot: int, subject: str, m
         max_line_length=n.max_line_length,
         max_lines=n.max_lines,
         subject_max_length=n.subject_max_length,
+    )
+
+
+def _log(ctx: Context, commit: str) -> LogExcerpt:
+    """The part of ``commit``'s ``git log`` text its email shows (cost bounded by that)."""
+    n = ctx.notify
+    return read_log_excerpt(
+        ctx.repo_path, commit, max_lines=n.max_lines, max_line_length=n.max_line_length
     )
 
 

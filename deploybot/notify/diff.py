@@ -24,6 +24,7 @@ What is matched, with its source in git:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from deploybot.notify.diff_myers import classify, mark_changes
@@ -40,8 +41,11 @@ __all__ = [
     "Change",
     "Hunk",
     "count_changes",
+    "count_lines",
     "diff_lines",
     "edit_script",
+    "hunk_line_count",
+    "hunk_lines",
     "is_binary",
     "split_lines",
     "unified_diff",
@@ -159,15 +163,22 @@ def _record(prefix: bytes, line: bytes) -> bytes:
     return prefix + line + b"\n" + NO_NEWLINE
 
 
-def _make_hunk(old: list[bytes], new: list[bytes], group: list[Change], context: int) -> Hunk:
+def _bounds(n_old: int, n_new: int, group: list[Change], context: int) -> tuple[int, ...]:
+    """A hunk's 0-based ranges ``(s1, e1, s2, e2)``: its changes plus the context around."""
     first, last = group[0], group[-1]
-    s1 = max(first.i1 - context, 0)
-    s2 = max(first.i2 - context, 0)
-    lctx = min(context, len(old) - (last.i1 + last.chg1), len(new) - (last.i2 + last.chg2))
-    e1 = last.i1 + last.chg1 + lctx
-    e2 = last.i2 + last.chg2 + lctx
-    body = [_record(b" ", old[i]) for i in range(s1, first.i1)]
-    pos = first.i1
+    lctx = min(context, n_old - (last.i1 + last.chg1), n_new - (last.i2 + last.chg2))
+    return (
+        max(first.i1 - context, 0),
+        last.i1 + last.chg1 + lctx,
+        max(first.i2 - context, 0),
+        last.i2 + last.chg2 + lctx,
+    )
+
+
+def _make_hunk(old: list[bytes], new: list[bytes], group: list[Change], context: int) -> Hunk:
+    s1, e1, s2, e2 = _bounds(len(old), len(new), group, context)
+    body: list[bytes] = []
+    pos = s1
     for ch in group:
         body.extend(_record(b" ", old[i]) for i in range(pos, ch.i1))
         body.extend(_record(b"-", old[i]) for i in range(ch.i1, ch.i1 + ch.chg1))
@@ -203,6 +214,67 @@ def unified_diff(old: bytes, new: bytes, context: int = CONTEXT) -> bytes:
     return b"".join(h.text() for h in diff_lines(old, new, context))
 
 
+def count_lines(data: bytes) -> int:
+    """The number of xdiff records in ``data`` (:func:`split_lines`, without splitting)."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def hunk_lines(old: bytes, new: bytes, context: int = CONTEXT) -> Iterator[bytes]:
+    """:func:`unified_diff` one output line at a time (each ending in ``\\n``).
+
+    An added or deleted file (one side empty) is not diffed: its one hunk holds every line.
+    Memory: one hunk at a time besides the two contents.
+    """
+    if old == new:
+        return
+    if not old or not new:
+        lines = split_lines(new or old)
+        n = len(lines)
+        yield Hunk(0, 0, 1, n, b"", ()).header() if new else Hunk(1, n, 0, 0, b"", ()).header()
+        mark = b"+" if new else b"-"
+        for line in lines:
+            yield from _split_record(_record(mark, line))
+        return
+    a, b = split_lines(old), split_lines(new)
+    for group in _group(edit_script(a, b), context):
+        hunk = _make_hunk(a, b, group, context)
+        yield hunk.header()
+        for record in hunk.lines:
+            yield from _split_record(record)
+
+
+def _split_record(record: bytes) -> list[bytes]:
+    """A body record is one line, or a line and the ``\\ No newline`` line after it."""
+    if record.endswith(NO_NEWLINE) and len(record) > len(NO_NEWLINE):
+        cut = len(record) - len(NO_NEWLINE)
+        if record[cut - 1 : cut] == b"\n":
+            return [record[:cut], record[cut:]]
+    return [record]
+
+
+def hunk_line_count(old: bytes, new: bytes, context: int = CONTEXT) -> int:
+    """``len(list(hunk_lines(old, new)))``, without making the lines.
+
+    Per hunk: its header, every old line in its range (context or ``-``), its ``+`` lines,
+    and a ``\\ No newline at end of file`` after a shown last line that lacks its newline.
+    """
+    if old == new:
+        return 0
+    if not old or not new:
+        data = new or old
+        return 1 + count_lines(data) + (0 if data.endswith(b"\n") else 1)
+    a, b = split_lines(old), split_lines(new)
+    old_open = not a[-1].endswith(b"\n")
+    new_open = not b[-1].endswith(b"\n")
+    total = 0
+    for group in _group(edit_script(a, b), context):
+        s1, e1, _, _ = _bounds(len(a), len(b), group, context)
+        total += 1 + (e1 - s1) + sum(ch.chg2 for ch in group)
+        total += old_open and s1 <= len(a) - 1 < e1
+        total += new_open and any(ch.i2 <= len(b) - 1 < ch.i2 + ch.chg2 for ch in group)
+    return total
+
+
 def _trim_common_tail(a: bytes, b: bytes) -> tuple[bytes, bytes]:
     """``trim_common_tail``: drop equal 1024-byte tail blocks, then give back to a newline."""
     blk = 1024
@@ -227,6 +299,8 @@ def count_changes(old: bytes, new: bytes) -> tuple[int, int]:
     """``(added, deleted)`` line counts as ``git diff --stat`` shows them for a text file."""
     if old == new:
         return 0, 0
+    if not old or not new:  # one side empty: every line of the other changed, no diff needed
+        return count_lines(new), count_lines(old)
     a_bytes, b_bytes = _trim_common_tail(old, new)
     script = edit_script(split_lines(a_bytes), split_lines(b_bytes))
     return sum(c.chg2 for c in script), sum(c.chg1 for c in script)

@@ -15,9 +15,9 @@ function that abbreviates object ids. Follows ``builtin_diff``, ``fill_metainfo`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from deploybot.notify.diff import count_changes, diff_lines, is_binary
+from deploybot.notify.diff import count_changes, hunk_line_count, hunk_lines, is_binary
 from deploybot.notify.diff_renames import S_IFMT, FilePair, Side, similarity_percent
 from deploybot.notify.diffstat import StatEntry, path_name, print_name, quote_path
 
@@ -60,17 +60,20 @@ def _metainfo(pair: FilePair, abbrev: Abbrev) -> bytes:
     return out
 
 
-def patch_text(pair: FilePair, old_data: bytes, new_data: bytes, abbrev: Abbrev) -> bytes:
-    """The ``diff --git`` section of one pair (``builtin_diff``), as bytes.
+def _sections(
+    pair: FilePair, old_data: bytes, new_data: bytes, abbrev: Abbrev
+) -> Iterator[tuple[bytes, bytes, bytes, bool]]:
+    """``(header, old, new, has_hunks)`` per printed section: two for a type change (``T``),
+    printed as a deletion followed by an addition, as ``run_diff`` splits it; else one.
 
-    A pair whose two sides differ in file type (``T``) is printed as a deletion followed by
-    an addition, as ``run_diff`` splits it.
+    The header runs from ``diff --git`` to ``+++`` (or the ``Binary files`` line); when
+    ``has_hunks``, the hunks of ``old`` -> ``new`` follow it.
     """
     old, new = pair.old, pair.new
     if old is not None and new is not None and (old.mode ^ new.mode) & S_IFMT:
-        return patch_text(FilePair(old, None, "D"), old_data, b"", abbrev) + patch_text(
-            FilePair(None, new, "A"), b"", new_data, abbrev
-        )
+        yield from _sections(FilePair(old, None, "D"), old_data, b"", abbrev)
+        yield from _sections(FilePair(None, new, "A"), b"", new_data, abbrev)
+        return
     a_path = old.path if old is not None else new.path if new is not None else b""
     b_path = new.path if new is not None else a_path
     header = b"diff --git " + _label(b"a/", a_path) + b" " + _label(b"b/", b_path) + b"\n"
@@ -83,16 +86,48 @@ def patch_text(pair: FilePair, old_data: bytes, new_data: bytes, abbrev: Abbrev)
     header += _metainfo(pair, abbrev)
     lbl_a, lbl_b = _side_label(b"a/", old), _side_label(b"b/", new)
     if old_data == new_data:
-        return header
-    if is_binary(old_data) or is_binary(new_data):
-        return header + b"Binary files " + lbl_a + b" and " + lbl_b + b" differ\n"
-    hunks = diff_lines(old_data, new_data)
-    return (
-        header
-        + _filepair_line(b"---", lbl_a)
-        + _filepair_line(b"+++", lbl_b)
-        + b"".join(h.text() for h in hunks)
-    )
+        yield header, old_data, new_data, False
+    elif is_binary(old_data) or is_binary(new_data):
+        binary = b"Binary files " + lbl_a + b" and " + lbl_b + b" differ\n"
+        yield header + binary, old_data, new_data, False
+    else:
+        files = _filepair_line(b"---", lbl_a) + _filepair_line(b"+++", lbl_b)
+        yield header + files, old_data, new_data, True
+
+
+def patch_headers(pair: FilePair, old_data: bytes, new_data: bytes, abbrev: Abbrev) -> bytes:
+    """The section headers of one pair without its hunks (cheap: no diff is made)."""
+    return b"".join(head for head, _, _, _ in _sections(pair, old_data, new_data, abbrev))
+
+
+def patch_lines(
+    pair: FilePair, old_data: bytes, new_data: bytes, abbrev: Abbrev
+) -> Iterator[bytes]:
+    """:func:`patch_text` one line at a time, each ending in ``\\n``."""
+    for head, old, new, has_hunks in _sections(pair, old_data, new_data, abbrev):
+        yield from (line + b"\n" for line in head.split(b"\n")[:-1])
+        if has_hunks:
+            yield from hunk_lines(old, new)
+
+
+def patch_line_count(pair: FilePair, old_data: bytes, new_data: bytes, abbrev: Abbrev) -> int:
+    """The number of lines of :func:`patch_text`, without making its hunks' text.
+
+    An added or deleted file costs a newline count; a modified one a diff (its edit script).
+    """
+    total = 0
+    for head, old, new, has_hunks in _sections(pair, old_data, new_data, abbrev):
+        total += head.count(b"\n") + (hunk_line_count(old, new) if has_hunks else 0)
+    return total
+
+
+def patch_text(pair: FilePair, old_data: bytes, new_data: bytes, abbrev: Abbrev) -> bytes:
+    """The ``diff --git`` section of one pair (``builtin_diff``), as bytes.
+
+    A pair whose two sides differ in file type (``T``) is printed as a deletion followed by
+    an addition, as ``run_diff`` splits it.
+    """
+    return b"".join(patch_lines(pair, old_data, new_data, abbrev))
 
 
 def stat_entry(pair: FilePair, old_data: bytes, new_data: bytes) -> StatEntry:

@@ -56,6 +56,8 @@ class FilePair:
 class _Src:
     side: Side
     used: int = 0
+    unmodified: bool = False  # an unchanged file, a source only under --find-copies-harder
+    size: int | None = None
     counts: dict[int, int] | None = field(default=None, repr=False)
 
 
@@ -115,15 +117,17 @@ class _Detector:
         self.match[d] = (s, score)
 
     def exact(self) -> None:
+        """``find_exact_renames``: sources looked up by blob id (git's hash table), in order."""
+        by_sha: dict[bytes, list[int]] = {}
+        for s, src in enumerate(self.srcs):
+            by_sha.setdefault(src.side.sha, []).append(s)
         for d, dst in enumerate(self.dsts):
             best, best_score, tries = -1, -1, 100
-            for s, src in enumerate(self.srcs):
-                side = src.side
-                if side.sha != dst.sha:
-                    continue
+            for s in by_sha.get(dst.sha, ()):
+                side = self.srcs[s].side
                 if (not _is_reg(side.mode) or not _is_reg(dst.mode)) and side.mode != dst.mode:
                     continue
-                score = (0 if src.used else 1) + _basename_same(side.path, dst.path)
+                score = (0 if self.srcs[s].used else 1) + _basename_same(side.path, dst.path)
                 if score > best_score:
                     best, best_score = s, score
                     if score == 2:
@@ -134,36 +138,55 @@ class _Detector:
             if best >= 0:
                 self.record(d, best, MAX_SCORE)
 
-    def estimate(self, src: _Src, dst: Side, dst_counts: dict[int, int]) -> int:
+    def _source(self, src: _Src, need_counts: bool) -> None:
+        """Fill ``src.size`` (and ``src.counts``): git keeps these, not the blob."""
+        if src.size is not None and (src.counts is not None or not need_counts):
+            return
+        data = self.load(src.side.sha)
+        src.size = len(data)
+        if need_counts:
+            src.counts = span_counts(data)
+
+    def estimate(self, src: _Src, dst: Side, dst_size: int, dst_counts: dict[int, int]) -> int:
         """``estimate_similarity`` of one source for one destination."""
         if not _is_reg(src.side.mode) or not _is_reg(dst.mode):
             return 0
-        src_data = self.load(src.side.sha)
-        dst_size = len(self.load(dst.sha))
-        max_size = max(len(src_data), dst_size)
-        delta = max_size - min(len(src_data), dst_size)
+        self._source(src, need_counts=False)
+        assert src.size is not None
+        max_size = max(src.size, dst_size)
+        delta = max_size - min(src.size, dst_size)
         if max_size * (MAX_SCORE - DEFAULT_RENAME_SCORE) < delta * MAX_SCORE:
             return 0
-        if src.counts is None:
-            src.counts = span_counts(src_data)
         if not dst_size:
             return 0
+        self._source(src, need_counts=True)
+        assert src.counts is not None
         return _copied(src.counts, dst_counts) * MAX_SCORE // max_size
 
-    def inexact(self) -> None:
+    def inexact(self, rename_limit: int) -> None:
+        """``diffcore_rename``'s similarity matrix, unless ``too_many_rename_candidates``."""
         todo = [d for d in range(len(self.dsts)) if d not in self.match]
-        if not todo or len(todo) * len(self.srcs) > RENAME_LIMIT * RENAME_LIMIT:
+        if not todo:
             return
+        srcs = list(enumerate(self.srcs))
+        if rename_limit > 0 and len(todo) * len(srcs) > rename_limit * rename_limit:
+            # git: under --find-copies-harder, retry without the unchanged sources (the -C
+            # matrix); plain -C has none, so it gives up here.
+            srcs = [(s, src) for s, src in srcs if not src.unmodified]
+            if len(srcs) == len(self.srcs) or len(todo) * len(srcs) > rename_limit**2:
+                return
         mx: list[tuple[int, int, int, int]] = []  # (dst, src, score, name_score); dst -1 unused
         for d in todo:
             dst = self.dsts[d]
-            dst_counts = span_counts(self.load(dst.sha))
+            data = self.load(dst.sha)
+            dst_size, dst_counts = len(data), span_counts(data)
+            del data
             slots = [(-1, 0, 0, 0)] * NUM_CANDIDATE_PER_DST
-            for s, src in enumerate(self.srcs):
+            for s, src in srcs:
                 cand = (
                     d,
                     s,
-                    self.estimate(src, dst, dst_counts),
+                    self.estimate(src, dst, dst_size, dst_counts),
                     _basename_same(src.side.path, dst.path),
                 )
                 worst = 0
@@ -204,10 +227,16 @@ def detect_copies(
     """Apply ``git log -C`` rename/copy detection to a path-sorted change list.
 
     Args:
-        pairs: the tree diff, sorted by path, statuses ``A``/``D``/``M``/``T``.
-        load: returns a blob's content from its id.
-        rename_limit: ``diff.renameLimit`` (inexact matching is skipped when there are
-            more than its square of candidate pairs).
+        pairs: the tree diff, sorted by path, statuses ``A``/``D``/``M``/``T``; unchanged
+            files (``M`` with equal sides) make it ``--find-copies-harder``.
+        load: returns a blob's content from its id. Called once per destination and at most
+            twice per source; nothing loaded is kept but sizes and chunk counts.
+        rename_limit: ``diff.renameLimit``, git's ``too_many_rename_candidates``: the
+            inexact (similarity) matching is skipped when the destinations left after exact
+            matching times the sources exceed its square (git 2.39 default 1000, checked
+            against git in the tests); 0 or less is unlimited. Under
+            ``--find-copies-harder``, git first retries without the unchanged sources.
+            Exact matching (same blob) always runs, by blob id: linear in the pairs.
 
     Returns:
         The new queue, in the same order, with matched additions turned into ``R``/``C``
@@ -221,13 +250,12 @@ def detect_copies(
             dsts.append(p.new)
         elif p.old is not None:
             src_of[p.old.path] = len(srcs)
-            srcs.append(_Src(p.old, used=0 if p.new is None else 1))
+            srcs.append(_Src(p.old, used=0 if p.new is None else 1, unmodified=p.old == p.new))
     if not dsts or not srcs:
         return list(pairs)
     det = _Detector(srcs, dsts, load)
     det.exact()
-    if len(dsts) - len(det.match) and rename_limit > 0:
-        det.inexact()
+    det.inexact(rename_limit)
     return _rebuild(pairs, det, src_of)
 
 

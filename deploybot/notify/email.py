@@ -34,23 +34,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from email.charset import Charset
 from email.header import Header
 from email.utils import format_datetime, formataddr
 
 from deploybot import __version__
+from deploybot.notify.body import LogExcerpt, as_excerpt, limit_log_body
 
 ZERO_SHA = "0" * 40
 INTRO_LINE = "This is an automated email from the git repository."
 BRANCH_PREFIX = "refs/heads/"
-DATE_SUBSTITUTE = "AuthorDate: "
-DEFAULT_ABBREV = 7
 
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _HOST_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_INDEX_RE = re.compile(r"^index ([0-9a-f]{4,40})(?:,[0-9a-f]+)*\.\.[0-9a-f]+", re.MULTILINE)
 # Every character str.splitlines() breaks at, plus the other C0 controls and DEL: none of them
 # may reach a header value (header injection) or split a one-line body field.
 _USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
@@ -60,7 +58,7 @@ _CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 def compose_combined_email(
     *,
-    log_text: str,
+    log_text: str | LogExcerpt,
     repo_name: str,
     repository_url: str,
     refname: str,
@@ -80,7 +78,9 @@ def compose_combined_email(
 
     Args:
         log_text: output of ``git log -C --stat -p --cc -1 <new>`` (``Date:   `` line as git
-            prints it; it becomes ``AuthorDate: ``).
+            prints it; it becomes ``AuthorDate: ``), or its :class:`.body.LogExcerpt` made
+            with ``max_line_length`` and at least ``max_lines`` (what a huge commit needs:
+            :func:`.gitlog.read_log_excerpt`).
         repo_name: short name for the ``[repo]`` subject prefix and ``X-Git-Repo``.
         repository_url: shown in the intro; any ``user:password@`` part is removed.
         refname: full ref, ``refs/heads/<branch>``.
@@ -105,13 +105,15 @@ def compose_combined_email(
         (unencodable lone surrogates become ``?``), every line ending in ``\\n``.
 
     Raises:
-        ValueError: ``old``/``new`` not 40 lowercase hex, ``refname`` not under
-            ``refs/heads/``, ``host`` not a host name, ``to`` empty or an address not a bare
-            ASCII addr-spec, ``sender`` without an ASCII address, ``date`` naive.
+        ValueError: ``log_text`` an excerpt made for other limits (see
+            :func:`.body.limit_log_body`); ``old``/``new`` not 40 lowercase hex, ``refname``
+            not under ``refs/heads/``, ``host`` not a host name, ``to`` empty or an address
+            not a bare ASCII addr-spec, ``sender`` without an ASCII address, ``date`` naive.
     """
     check_args(refname, old, new, host, to, date)
     branch = refname[len(BRANCH_PREFIX) :]
-    short = new[: abbrev_length(log_text)]
+    log = as_excerpt(log_text, max_lines, max_line_length)
+    short = new[: log.short_length]
     headers = _combined_headers(
         repo_name=one_line(repo_name),
         refname=refname,
@@ -126,9 +128,7 @@ def compose_combined_email(
         date=date,
     )
     intro = _intro_lines(one_line(pusher), branch, redact_url(one_line(repository_url)))
-    body = limit_body(
-        _body_lines(refname, short, subject_line, log_text), max_line_length, max_lines
-    )
+    body = limit_log_body(_body_head(refname, short, subject_line), log, max_line_length, max_lines)
     return assemble(headers, intro, body)
 
 
@@ -169,17 +169,6 @@ def commit_subject(message: str) -> str:
             break
         parts.append(line.rstrip())
     return " ".join(parts)
-
-
-def abbrev_length(log_text: str) -> int:
-    """Return the short-SHA length the log text uses (its first ``index a..b`` line), else 7.
-
-    git abbreviates every object of a repository to the same automatic length
-    (``core.abbrev``: 7 below 2^14 objects, 8 from 16384, ...), so the ``new abc1234`` line
-    then matches the ``index`` lines of the diff below it.
-    """
-    match = _INDEX_RE.search(log_text)
-    return len(match.group(1)) if match else DEFAULT_ABBREV
 
 
 def is_host_name(name: str) -> bool:
@@ -339,63 +328,16 @@ def _intro_lines(pusher: str, branch: str, repository_url: str) -> list[str]:
     ]
 
 
-def _body_lines(refname: str, short: str, subject: str, log_text: str) -> list[str]:
-    """The part subject to the size limits: the "new" list, then the git log text."""
-    head = [
+def _body_head(refname: str, short: str, subject: str) -> list[str]:
+    """The body lines before the git log text: the "new" list."""
+    return [
         f"The following commit(s) were added to {refname} by this push:",
         brief_line("new", short, subject),
         f"{short} is described below",
         "",
     ]
-    return head + log_lines(log_text)
 
 
 def brief_line(action: str, short: str, subject: str) -> str:
     """multimail's BRIEF_SUMMARY_TEMPLATE ``%(action)8s %(rev_short)-8s %(text)s``."""
     return f"{action:>8} {short:<8} {one_line(subject)}"
-
-
-def log_lines(log_text: str) -> list[str]:
-    """The ``git log`` text as body lines, with multimail's dateSubstitute applied."""
-    return _substitute_date(_split_lines(log_text))
-
-
-def limit_body(lines: Iterable[str], max_line_length: int, max_lines: int) -> list[str]:
-    """multimail's body filter: cut long lines, then cap the line count (research §1.6)."""
-    return _limit_lines(_limit_line_length(lines, max_line_length), max_lines)
-
-
-def _split_lines(text: str) -> list[str]:
-    """Split git output at ``\\n`` only (a ``\\r`` or ``\\f`` inside a diff line stays there)."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def _substitute_date(lines: list[str]) -> list[str]:
-    """multimail's dateSubstitute: the commit header's ``Date:   `` becomes ``AuthorDate: ``."""
-    out = list(lines)
-    for i, line in enumerate(out):
-        if line == "":  # the commit header ends at the first empty line
-            break
-        if line.startswith("Date:   "):
-            out[i] = DATE_SUBSTITUTE + line[len("Date:   ") :]
-    return out
-
-
-def _limit_line_length(lines: Iterable[str], max_line_length: int) -> list[str]:
-    """multimail's ``limit_linelength``: > N characters -> first N-7 + ``" [...]"``."""
-    if max_line_length <= 0:
-        return list(lines)
-    return [
-        line[: max_line_length - 7] + " [...]" if len(line) > max_line_length else line
-        for line in lines
-    ]
-
-
-def _limit_lines(lines: list[str], max_lines: int) -> list[str]:
-    """multimail's ``limit_lines``: the first ``max_lines`` + ``... N lines suppressed ...``."""
-    if max_lines <= 0 or len(lines) <= max_lines:
-        return lines
-    return [*lines[:max_lines], f"... {len(lines) - max_lines} lines suppressed ..."]

@@ -12,6 +12,7 @@ returns them decoded as UTF-8 with ``errors="replace"``, as git-multimail decode
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -19,8 +20,15 @@ from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
-from deploybot.notify.diff_patch import NULL_SHA, patch_text, stat_entry
-from deploybot.notify.diff_renames import FilePair, Side, detect_copies
+from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
+from deploybot.notify.diff_patch import (
+    NULL_SHA,
+    patch_headers,
+    patch_line_count,
+    patch_lines,
+    stat_entry,
+)
+from deploybot.notify.diff_renames import RENAME_LIMIT, FilePair, Side, detect_copies
 from deploybot.notify.diffstat import StatEntry, format_diffstat, str_width
 
 S_IFDIR = 0o040000
@@ -28,27 +36,28 @@ S_IFGITLINK = 0o160000
 MIN_ABBREV = 7
 TAB_WIDTH = 8  # git log's default --expand-tabs for the medium format
 _GIT_SPACE = b" \t\n\r"
+UNLIMITED = 1 << 62
 
-__all__ = ["abbrev_length", "format_commit_log", "format_commit_log_bytes"]
+__all__ = ["abbrev_length", "format_commit_log", "format_commit_log_bytes", "read_log_excerpt"]
 
 
 class _Objects:
-    """Blob contents and short ids from one repository, cached."""
+    """Blob contents and short ids from one repository.
+
+    Blobs are read when asked for and not kept: a build commit can hold hundreds of MB of
+    them, and each is needed once for the stat and patch (rename detection keeps its own
+    compact per-file data, see :mod:`.diff_renames`).
+    """
 
     def __init__(self, repo: Repo, abbrev: int | None) -> None:
         self.repo = repo
         self.length = abbrev if abbrev is not None else abbrev_length(repo)
-        self._blobs: dict[bytes, bytes] = {}
 
     def load(self, sha: bytes) -> bytes:
         if sha == NULL_SHA:
             return b""
-        data = self._blobs.get(sha)
-        if data is None:
-            obj = self.repo.object_store[ObjectID(sha)]
-            data = obj.as_raw_string() if isinstance(obj, Blob) else b""
-            self._blobs[sha] = data
-        return data
+        obj = self.repo.object_store[ObjectID(sha)]
+        return obj.as_raw_string() if isinstance(obj, Blob) else b""
 
     def content(self, side: Side | None) -> bytes:
         if side is None:
@@ -161,20 +170,80 @@ def _header(commit: Commit) -> bytes:
     return out + (b"\n" + body if body else b"")
 
 
-def _stat_and_patches(obj: _Objects, pairs: list[FilePair]) -> tuple[list[StatEntry], bytes]:
+def _scan(
+    obj: _Objects, pairs: list[FilePair], room: int, emit: Callable[[bytes], None]
+) -> tuple[list[StatEntry], int, int | None]:
+    """Read each pair's blobs once: its stat entry, and its patch lines while ``room`` lasts.
+
+    The first ``room`` patch lines (each ending in ``\\n``) go to ``emit``; the rest are only
+    counted (:func:`.diff_patch.patch_line_count`: no text is made for them).
+
+    Returns:
+        ``(stat entries, number of patch lines, length of the first index line's old id or
+        None)``.
+    """
     entries: list[StatEntry] = []
-    patches: list[bytes] = []
+    total = 0
+    short: int | None = None
     for pair in pairs:
         old_data, new_data = obj.content(pair.old), obj.content(pair.new)
         entries.append(stat_entry(pair, old_data, new_data))
-        patches.append(patch_text(pair, old_data, new_data, obj.abbrev))
-    return entries, b"".join(patches)
+        if short is None:
+            heads = patch_headers(pair, old_data, new_data, obj.abbrev)
+            short = index_abbrev(heads.decode("utf-8", "replace"))
+        if room > 0:
+            shown = 0
+            for line in patch_lines(pair, old_data, new_data, obj.abbrev):
+                emit(line)
+                shown += 1
+                if shown == room:
+                    break
+            room -= shown
+            # The budget ran out inside this file: count its lines instead of making them.
+            total += shown if room else patch_line_count(pair, old_data, new_data, _any_id)
+        else:
+            total += patch_line_count(pair, old_data, new_data, _any_id)
+    return entries, total, short
+
+
+def _any_id(sha: bytes) -> bytes:
+    """For counting only: an id's text never changes a line count, so skip the unique-prefix
+    search (one object-store lookup per file)."""
+    return sha
+
+
+def _commit_pairs(
+    repo: Repo, commit: str, abbrev: int | None, rename_limit: int
+) -> tuple[_Objects, Commit, list[FilePair]]:
+    obj = _Objects(repo, abbrev)
+    target = parse_commit(repo, commit.encode())
+    if len(target.parents) > 1:
+        raise NotImplementedError(
+            "merge commits need git's combined diff (--cc), which is not implemented"
+        )
+    parent_tree = None
+    if target.parents:
+        parent = repo.object_store[target.parents[0]]
+        assert isinstance(parent, Commit)
+        parent_tree = parent.tree
+    changes = tree_changes(repo, parent_tree, target.tree)
+    return obj, target, detect_copies(changes, obj.load, rename_limit)
+
+
+def _stat_text(entries: list[StatEntry], width: int) -> bytes:
+    return "".join(line + "\n" for line in format_diffstat(entries, width)).encode("ascii")
 
 
 def format_commit_log_bytes(
-    repo_path: Path, commit: str, abbrev: int | None = None, width: int = 80
+    repo_path: Path,
+    commit: str,
+    abbrev: int | None = None,
+    width: int = 80,
+    rename_limit: int = RENAME_LIMIT,
 ) -> bytes:
     """Exactly what ``git log -C --stat -p --cc -1 <commit>`` writes to a pipe.
+
+    Holds the whole text; an email needs only its start (:func:`read_log_excerpt`).
 
     Args:
         repo_path: the repository (bare or not).
@@ -182,6 +251,7 @@ def format_commit_log_bytes(
         abbrev: the short-id length; None computes git's default (see :func:`abbrev_length`).
         width: the stat width: git uses ``COLUMNS`` or the terminal's, else 80 (a hook's
             stdout is a pipe, so 80).
+        rename_limit: ``diff.renameLimit`` (git's default 1000; 0 = unlimited).
 
     Returns:
         The raw output bytes (paths and contents as stored; never re-encoded).
@@ -193,24 +263,13 @@ def format_commit_log_bytes(
             (``diff --cc``, ``combine-diff.c``); build commits never have two parents.
     """
     with Repo(str(repo_path)) as repo:
-        obj = _Objects(repo, abbrev)
-        target = parse_commit(repo, commit.encode())
-        if len(target.parents) > 1:
-            raise NotImplementedError(
-                "merge commits need git's combined diff (--cc), which is not implemented"
-            )
-        parent_tree = None
-        if target.parents:
-            parent = repo.object_store[target.parents[0]]
-            assert isinstance(parent, Commit)
-            parent_tree = parent.tree
-        pairs = detect_copies(tree_changes(repo, parent_tree, target.tree), obj.load)
+        obj, target, pairs = _commit_pairs(repo, commit, abbrev, rename_limit)
         out = _header(target)
         if not pairs:
             return out
-        entries, patches = _stat_and_patches(obj, pairs)
-        stat = "".join(line + "\n" for line in format_diffstat(entries, width))
-        return out + b"---\n" + stat.encode("ascii") + b"\n" + patches
+        patches: list[bytes] = []
+        entries, _, _ = _scan(obj, pairs, UNLIMITED, patches.append)
+        return out + b"---\n" + _stat_text(entries, width) + b"\n" + b"".join(patches)
 
 
 def format_commit_log(
@@ -219,3 +278,46 @@ def format_commit_log(
     """:func:`format_commit_log_bytes` decoded as UTF-8 with ``errors="replace"``."""
     raw = format_commit_log_bytes(repo_path, commit, abbrev, width)
     return raw.decode("utf-8", errors="replace")
+
+
+def read_log_excerpt(
+    repo_path: Path,
+    commit: str,
+    *,
+    max_lines: int,
+    max_line_length: int,
+    abbrev: int | None = None,
+    width: int = 80,
+    rename_limit: int = RENAME_LIMIT,
+) -> LogExcerpt:
+    """What an email shows of :func:`format_commit_log`, at a cost bounded by what it shows.
+
+    Equal to ``excerpt_from_text(format_commit_log(...), max_lines, max_line_length)``
+    (:mod:`.body`), but the patch text is made only for the first ``max_lines`` lines; past
+    them each file's patch is only counted (an added or deleted file by its newlines, a
+    modified one by its edit script), and each blob is read once and then dropped. Memory:
+    the kept lines, the stat (one entry per file) and the largest file pair.
+
+    Args:
+        max_lines, max_line_length: the email's ``emailMaxLines``/``emailMaxLineLength``
+            (0 = unlimited); the log's lines need at most ``max_lines`` of them.
+        abbrev, width, rename_limit: as :func:`format_commit_log_bytes`.
+
+    Raises:
+        KeyError, NotImplementedError: as :func:`format_commit_log_bytes`.
+    """
+    builder = ExcerptBuilder(max_lines, max_line_length)
+    with Repo(str(repo_path)) as repo:
+        obj, target, pairs = _commit_pairs(repo, commit, abbrev, rename_limit)
+        builder.add_text(_header(target))
+        if not pairs:
+            return builder.build(DEFAULT_ABBREV)
+        # The stat comes first but needs every file; its size is known: a line per file,
+        # the summary line, the "---" above and the blank line below.
+        keep = builder.room - (len(pairs) + 3)
+        patches = ExcerptBuilder(max_lines, max_line_length, keep=max(keep, 0), in_header=False)
+        entries, total, short = _scan(obj, pairs, patches.room, lambda line: patches.add(line[:-1]))
+        patches.skip(total - patches.total)  # the lines only counted
+    builder.add_text(b"---\n" + _stat_text(entries, width) + b"\n")
+    builder.extend(patches)
+    return builder.build(short or DEFAULT_ABBREV)

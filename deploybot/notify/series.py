@@ -33,6 +33,7 @@ from datetime import datetime
 from email.utils import format_datetime
 
 from deploybot import __version__
+from deploybot.notify.body import LogExcerpt, as_excerpt, limit_body, limit_log_body
 from deploybot.notify.email import (
     BRANCH_PREFIX,
     INTRO_LINE,
@@ -43,8 +44,6 @@ from deploybot.notify.email import (
     format_recipients,
     format_sender,
     header_line,
-    limit_body,
-    log_lines,
     message_id,
     one_line,
     redact_url,
@@ -128,7 +127,7 @@ def compose_summary_email(
 
 def compose_commit_email(
     *,
-    log_text: str,
+    log_text: str | LogExcerpt,
     repo_name: str,
     repository_url: str,
     refname: str,
@@ -149,7 +148,8 @@ def compose_commit_email(
     """Return the ``[repo] NN/TT: <subject>`` email for one commit of a summarised push.
 
     Args:
-        log_text: ``git log -C --stat -p --cc -1 <commit>`` output.
+        log_text: ``git log -C --stat -p --cc -1 <commit>`` output, or its excerpt (as
+            :func:`.email.compose_combined_email`).
         commit: the commit (40 hex); ``X-Git-Rev`` and the Message-ID.
         num, tot: its 1-based position and the number of new commits (``%02d/%02d``).
         in_reply_to: the summary's Message-ID (``<...>``).
@@ -184,7 +184,8 @@ def compose_commit_email(
     intro = [INTRO_LINE, "", f"{one_line(pusher)} pushed a commit to branch {branch}"]
     intro += [f"in repository {url}", ""]
     headers = [header_line(name, value) for name, value in fields]
-    return assemble(headers, intro, limit_body(log_lines(log_text), max_line_length, max_lines))
+    log = as_excerpt(log_text, max_lines, max_line_length)
+    return assemble(headers, intro, limit_log_body([], log, max_line_length, max_lines))
 
 
 def _mime_fields() -> list[tuple[str, str]]:

@@ -209,19 +209,18 @@ def _unmodified(pair: FilePair) -> bool:
 
 
 class _Loader:
-    """Blob contents by id, cached; gitlinks read as ``Subproject commit <id>``."""
+    """Blob contents by id, read when asked for and not kept (a range can hold hundreds of MB
+    of blobs; rename detection keeps only sizes and chunk counts); gitlinks read as
+    ``Subproject commit <id>``."""
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
-        self._cache: dict[bytes, bytes] = {}
 
     def load(self, sha: bytes) -> bytes:
         if sha == NULL_SHA:
             return b""
-        if sha not in self._cache:
-            obj = self.repo.object_store[ObjectID(sha)]
-            self._cache[sha] = obj.as_raw_string() if isinstance(obj, Blob) else b""
-        return self._cache[sha]
+        obj = self.repo.object_store[ObjectID(sha)]
+        return obj.as_raw_string() if isinstance(obj, Blob) else b""
 
     def content(self, side: Side | None) -> bytes:
         if side is None:
