@@ -181,3 +181,18 @@ def test_a_file_that_starts_with_a_rule_but_has_no_mapping_is_an_error() -> None
     with pytest.raises(SourceError) as info:
         parse_front_matter(b"---\n\nJust a paragraph.\n\n---\nMore\n", "p.md")
     assert info.value.line == 2 and "mapping" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        (b'---\nlayout: post\ntitle: "Broken: quote\nauthor: x\n---\nbody\n', 3, "quoted scalar"),
+        (b"---\ntitle: x\ndate: 2020-13-45\n---\nbody\n", 3, "month must be in 1..12"),
+        (b"---\ntitle: x\ndate: 2026-10-15 25:00:00\n---\n", 3, "hour must be in 0..23"),
+    ],
+)
+def test_errors_point_at_where_the_problem_starts(text: bytes, line: int, message: str) -> None:
+    with pytest.raises(SourceError) as info:
+        parse_front_matter(text, "_posts/p.md")
+    assert (info.value.path, info.value.line) == ("_posts/p.md", line)
+    assert message in str(info.value)

@@ -23,7 +23,24 @@ from deploybot.errors import SourceError
 
 # libyaml (what Jekyll's Psych uses too) when PyYAML was built with it: it accepts a tab
 # after "key:" or at the end of a line, which PyYAML's pure-Python scanner rejects.
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[valid-type,misc]
+    """The safe loader, with impossible dates (``2020-13-45``) as marked YAML errors."""
+
+
+def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+    except ValueError as exc:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"not a valid date: {node.value!r} ({exc})", node.start_mark
+        ) from exc
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+_LOADER: type[yaml.SafeLoader] = _Loader
 _OPEN_RE = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
 _CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
@@ -87,10 +104,14 @@ def _load_yaml(yaml_text: str, path: str) -> Mapping[str, Any]:
     try:
         loaded = yaml.load(yaml_text, Loader=_LOADER)  # a safe loader (Safe or CSafe)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        # Where the construct began (e.g. an unclosed quote) says more than where the
+        # scanner gave up (often the end of the front matter).
+        mark = exc.context_mark or exc.problem_mark
         # YAML line 0 is file line 2: the opening fence is line 1.
         line = mark.line + 2 if mark is not None else 1
         problem = exc.problem or exc.context or "malformed YAML"
+        if exc.context and exc.problem:
+            problem = f"{exc.problem} {exc.context}"
         if mark is not None and _tab_indented(yaml_text, mark.line):
             problem = "a tab in the indentation (YAML indents with spaces only)"
         raise SourceError(f"front matter: {problem}", path, line) from exc
