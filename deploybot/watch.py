@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from dulwich.errors import NotGitRepository
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
 from deploybot import gitutil
+from deploybot.config import is_remote_url
 from deploybot.errors import ConfigError, FetchError
 from deploybot.gitutil import GitTree
 
@@ -53,8 +55,11 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
 
     Raises:
         FetchError: the remote cannot be reached or read (one line, naming ``url``).
-        ConfigError: the remote has no such branch (names ``source.branch``).
+        ConfigError: the remote has no such branch (names ``source.branch``), or ``url`` is
+            a local path that holds no git repository (names ``source.url``): retrying
+            would not help, so it is not a FetchError.
     """
+    _check_local_source(url)
     refname = f"refs/heads/{branch}"
     with gitutil.bare_repo(mirror) as repo:
         tip = gitutil.fetch_refs(url, repo, [refname], FetchError)[refname]
@@ -71,6 +76,17 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
         since=since,
         changed_paths=changed,
     )
+
+
+def _check_local_source(url: str) -> None:
+    if is_remote_url(url) and not url.startswith("file://"):
+        return
+    path = Path(url.removeprefix("file://"))
+    try:
+        Repo(str(path)).close()
+    except (NotGitRepository, OSError):
+        what = "does not exist" if not path.exists() else "is not a git repository"
+        raise ConfigError(f"source.url: {path} {what}") from None
 
 
 def _commit(repo: Repo, commit_id: str) -> Commit:

@@ -134,10 +134,17 @@ def test_missing_branch_is_a_config_error(tmp_path: Path) -> None:
         fetch_source(str(remote), "trunk", tmp_path / "mirror.git")
 
 
+@pytest.mark.parametrize("url", ["{tmp}/nowhere.git", "file://{tmp}/nowhere.git", "{tmp}"])
+def test_local_path_without_a_repository_is_a_config_error(tmp_path: Path, url: str) -> None:
+    """Retrying cannot fix a wrong path: exit 78 naming source.url, not 75."""
+    with pytest.raises(ConfigError, match=r"^source\.url: .* (does not exist|is not a git repo)"):
+        fetch_source(url.format(tmp=tmp_path), "main", tmp_path / "mirror.git")
+
+
 @pytest.mark.parametrize(
     "url",
-    ["git://127.0.0.1:{port}/src.git", "http://127.0.0.1:{port}/src.git", "{tmp}/nowhere.git"],
-    ids=["git", "http", "path"],
+    ["git://127.0.0.1:{port}/src.git", "http://127.0.0.1:{port}/src.git"],
+    ids=["git", "http"],
 )
 def test_unreachable_remote_is_a_fetch_error(tmp_path: Path, url: str) -> None:
     location = url.format(port=free_port(), tmp=tmp_path)
