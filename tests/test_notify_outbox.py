@@ -155,6 +155,24 @@ def test_one_failure_does_not_block_the_others(tmp_path: Path) -> None:
     assert delivered == [b"good"]
 
 
+def test_a_due_message_takes_older_waiting_ones_first(tmp_path: Path) -> None:
+    """Mail was down for build 1 (its email backs off); build 2's email is queued when mail is
+    back: build 1's goes first, not after its backoff, so the list sees builds in order."""
+    outbox = tmp_path / "outbox"
+    queue_email(outbox, SHA1, b"build 1")
+
+    def down(message: bytes) -> None:
+        raise NotifyError("SMTP x:25: connection refused")
+
+    deliver_pending(outbox, down, now=lambda: 1000.0)
+    assert list_pending(outbox)[0].next_attempt == 1060.0
+    queue_email(outbox, SHA2, b"build 2")
+    delivered, send = collecting_send()
+    report = deliver_pending(outbox, send, now=lambda: 1001.0)
+    assert report.sent == (SHA1, SHA2)
+    assert delivered == [b"build 1", b"build 2"]
+
+
 # --- a crash between send and move ---------------------------------------------------------
 
 

@@ -199,8 +199,9 @@ def deliver_pending(
     ``send`` raises :class:`~deploybot.errors.NotifyError` on a failed delivery: the message
     stays, its sidecar records ``attempts``, ``last_error``, ``state = "failed"`` and
     ``next_attempt`` (:func:`backoff_delay`), and the next message is tried. A message whose
-    ``next_attempt`` is later than ``now()`` is skipped unless ``retry_now``; so are the later
-    messages of a batch with a message still waiting. Any other exception (including
+    ``next_attempt`` is later than ``now()`` is skipped unless ``retry_now`` or a newer message
+    is due (then the older ones go first, so builds reach the list in order); so are the
+    later messages of a batch with a message still waiting. Any other exception (including
     ``BaseException``) propagates and leaves ``state = "sending"``: an uncertain delivery,
     handled on the next run as described in the module docstring (``resend_uncertain``).
 
@@ -212,9 +213,15 @@ def deliver_pending(
     failed: list[tuple[str, str]] = []
     deferred: list[tuple[str, float]] = []
     blocked: dict[str, float] = {}  # batch -> when its first waiting message is due
-    for item in list_pending(outbox_dir, suffix):
+    pending = list_pending(outbox_dir, suffix)
+    # A message that is due takes every older waiting one with it, so a later build's email
+    # never overtakes an earlier one's (the list sees builds in order).
+    due_index = max(
+        (i for i, it in enumerate(pending) if (it.next_attempt or 0) <= now()), default=-1
+    )
+    for index, item in enumerate(pending):
         due = item.next_attempt or 0.0
-        if item.batch in blocked or (due > now() and not retry_now):
+        if item.batch in blocked or (due > now() and not retry_now and index > due_index):
             deferred.append((item.key, max(due, blocked.get(item.batch or "", 0.0))))
         elif item.state == "sending" and not resend_uncertain:
             _mark_sent(item.path, uncertain=True)
