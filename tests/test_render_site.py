@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.errors import SourceError
+from deploybot.errors import ConfigError, SourceError
 from deploybot.render import RenderOptions, SiteBuild, build_site
 from deploybot.render.layouts import bundled_templates_dir
 from deploybot.render.source import DirTree, MemoryTree
@@ -263,3 +263,9 @@ def test_tvm_full_build_is_fast() -> None:
     start = time.perf_counter()
     build_site(DirTree(TVM / "source"), TVM_OPTIONS)
     assert time.perf_counter() - start < 10
+
+
+def test_unknown_theme_folder_is_a_config_error() -> None:
+    tree = MemoryTree({"_posts/2024-01-02-a.md": b"---\ntitle: A\n---\nhi\n"})
+    with pytest.raises(ConfigError, match=r"^render\.theme: no folder 'fancy'"):
+        build_site(tree, RenderOptions(theme="fancy"))

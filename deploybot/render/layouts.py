@@ -18,6 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 import deploybot
+from deploybot.errors import ConfigError
 from deploybot.render.dates import rfc822, strftime, xmlschema
 from deploybot.render.model import RenderWarning, SiteConfig
 from deploybot.render.source import SourceTree
@@ -59,11 +60,16 @@ class SourceTreeLoader(jinja2.BaseLoader):
 
 
 def make_environment(tree: SourceTree, theme: str, config: SiteConfig) -> jinja2.Environment:
-    """Return a Jinja2 environment for ``theme`` (``"default"`` or a source-tree folder)."""
+    """Return a Jinja2 environment for ``theme`` (``"default"`` or a source-tree folder).
+
+    Raises:
+        ConfigError: ``theme`` names no folder of the source tree (``render.theme``).
+    """
     loader: jinja2.BaseLoader
     if theme == "default":
         loader = jinja2.FileSystemLoader(str(bundled_templates_dir()))
     else:
+        _check_theme(tree, theme)
         loader = SourceTreeLoader(tree, theme)
     env = jinja2.Environment(
         loader=loader,
@@ -86,6 +92,15 @@ def make_environment(tree: SourceTree, theme: str, config: SiteConfig) -> jinja2
         absolute_url=absolute_url,
     )
     return env
+
+
+def _check_theme(tree: SourceTree, theme: str) -> None:
+    folder = theme.strip("/") + "/"
+    if not any(path.startswith(folder) for path in tree.paths()):
+        raise ConfigError(
+            f"render.theme: no folder {theme!r} in the source tree "
+            '(use "default" for the bundled theme)'
+        )
 
 
 def choose_layout(
