@@ -145,6 +145,7 @@ def _run_locked(
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     if snap.commit == head.source_commit and not full:
+        earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
         return RunResult(
             UP_TO_DATE,
             source_commit=snap.commit,
@@ -162,7 +163,9 @@ def _run_locked(
     for warning in site.warnings:
         log.debug("%s", format_warning(warning))  # the CLI report prints them
     report = earlier
-    if result.new is not None:
+    if result.new is None:
+        report = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
+    else:
         announced = notify.announce(
             result.repo_path,
             result.refname,
@@ -248,6 +251,36 @@ def _publish(
         blobs=blobs,
         patch=patch,
     )
+
+
+def _catch_up(
+    config: Config,
+    paths: dict[str, Path],
+    head: publish.PublishHead,
+    earlier: notify.DeliveryReport,
+    *,
+    now: Callable[[], datetime],
+    retry_now: bool,
+) -> notify.DeliveryReport:
+    """Announce the publish head when a run pushed it but died before queueing its email."""
+    refname = f"refs/heads/{config.publish.branch}"
+    if head.commit is None or head.source_commit is None:
+        return earlier
+    owed = notify.unannounced(paths["publish"], refname, head.commit, config.state.dir)
+    if owed is None:
+        return earlier
+    log.info("the email for %s was never queued: sending it now", head.commit[:12])
+    announced = notify.announce(
+        paths["publish"],
+        refname,
+        owed[0],
+        owed[1],
+        config.notify,
+        state_dir=config.state.dir,
+        now=now(),
+        retry_now=retry_now,
+    )
+    return notify.merge_reports(earlier, announced)
 
 
 def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.RenderOptions:

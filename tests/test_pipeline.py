@@ -265,3 +265,36 @@ def test_smtp_down_keeps_email_and_exits_75(tmp_path: Path, tvm_site: Path) -> N
         controller.stop()
     assert code == 0, out
     assert len(handler.messages) == 1
+
+
+class _Killed(BaseException):
+    """Stands for the process dying (SIGKILL, power loss)."""
+
+
+def test_killed_after_push_still_emails_once(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that pushed its build but died before queueing the email: the next run, finding
+    the source up to date, still sends that build's email, once."""
+    import deploybot.notify
+
+    assert site.run()[0] == 0
+    old = read_branch(site.source, "main")[BERT_SRC]
+    commit_files(site.source, {BERT_SRC: old + b"\nMore.\n"}, "More", when=1_700_000_400)
+
+    def die(*args: object, **kwargs: object) -> None:
+        raise _Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(deploybot.notify, "announce", die)
+        with pytest.raises(_Killed):
+            CliRunner().invoke(
+                main, ["run-once", "--config", str(site.config)], catch_exceptions=False
+            )
+    build = head(site.publish, "asf-site") or ""
+    assert len(site.emails()) == 1
+    code, out = site.run()
+    assert code == 0 and "up to date" in out, out
+    mails = site.emails()
+    assert len(mails) == 2
+    assert mails[1]["X-Git-Rev"] == build
+    assert site.run()[0] == 0
+    assert len(site.emails()) == 2

@@ -20,7 +20,13 @@ from datetime import datetime
 from pathlib import Path
 
 from deploybot.config import NotifyConfig
-from deploybot.notify.delivery import announce, deliver_all, list_outbox, merge_reports
+from deploybot.notify.delivery import (
+    announce,
+    deliver_all,
+    list_outbox,
+    merge_reports,
+    unannounced,
+)
 from deploybot.notify.email import commit_subject, compose_combined_email, message_id
 from deploybot.notify.names import default_host, repo_name_from_url
 from deploybot.notify.outbox import (
@@ -48,6 +54,7 @@ __all__ = [
     "queue_email",
     "read_commit_subject",
     "repo_name_from_url",
+    "unannounced",
 ]
 
 

@@ -14,8 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
+from dulwich.objects import Commit, ObjectID
+from dulwich.repo import Repo
+
 from deploybot.config import NotifyConfig
-from deploybot.notify.announce import Context, plan, queue_plan, write_record
+from deploybot.notify.announce import Context, plan, queue_plan, read_record, write_record
 from deploybot.notify.names import default_host, repo_name_from_url
 from deploybot.notify.outbox import (
     EMAIL,
@@ -24,7 +27,7 @@ from deploybot.notify.outbox import (
     deliver_pending,
     list_pending,
 )
-from deploybot.notify.summary import brief_summary, diff_tree
+from deploybot.notify.summary import brief_summary, diff_tree, is_ancestor
 from deploybot.notify.transport import make_transport
 from deploybot.notify.webhook import (
     WEBHOOK,
@@ -76,6 +79,26 @@ def announce(
     if notify.webhook.url or notify.webhook.url_env:
         queue_webhook(outbox, _payload(repo_path, refname, old, new, notify))
     return deliver_all(notify, outbox, retry_now=retry_now)
+
+
+def unannounced(
+    repo_path: Path, refname: str, head: str, state_dir: Path
+) -> tuple[str | None, str] | None:
+    """Return ``(head's first parent, head)`` when ``head`` still needs its email, else None.
+
+    That is the case when this state directory has emailed the branch before, the record is
+    an older commit of ``head``'s history, and ``head`` itself was never announced: a run
+    that pushed ``head`` died before its email reached the outbox. With no record (a fresh
+    machine) nothing is owed: the email went out from wherever the record was.
+    """
+    record = read_record(state_dir, refname)
+    if record is None or record == head or not is_ancestor(repo_path, record, head):
+        return None
+    with Repo(str(repo_path)) as repo:
+        commit = repo[ObjectID(head.encode("ascii"))]
+        assert isinstance(commit, Commit)
+        parents = commit.parents
+    return (parents[0].decode("ascii") if parents else None), head
 
 
 def queue_emails(
