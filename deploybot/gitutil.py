@@ -11,7 +11,6 @@ sequence survives the round trip. Object ids are 40-hex ``str``.
 from __future__ import annotations
 
 import shutil
-import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
@@ -28,13 +27,30 @@ from dulwich.client import (
 )
 from dulwich.errors import GitProtocolError, NotGitRepository, SendPackError
 from dulwich.index import commit_tree
-from dulwich.object_store import iter_tree_contents
-from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tree
+from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.pack import UnpackedObject, pack_objects_to_data
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot.errors import TemporaryError
+from deploybot.gittree import (
+    GitTree,
+    changed_paths,
+    decode_path,
+    encode_path,
+    new_objects,
+    oid,
+    tree_entries,
+)
+
+__all__ = [
+    "GitTree",
+    "changed_paths",
+    "decode_path",
+    "encode_path",
+    "oid",
+    "tree_entries",
+]
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
@@ -56,21 +72,6 @@ class RemoteMovedError(Exception):
     """
 
 
-def encode_path(path: str) -> bytes:
-    """Return git's bytes for ``path`` (UTF-8, lone surrogates back to raw bytes)."""
-    return path.encode("utf-8", "surrogateescape")
-
-
-def decode_path(path: bytes) -> str:
-    """Return ``path`` as ``str`` (UTF-8; undecodable bytes become lone surrogates)."""
-    return path.decode("utf-8", "surrogateescape")
-
-
-def oid(hexsha: str) -> ObjectID:
-    """Return a 40-hex ``str`` object id as dulwich's ``bytes`` id."""
-    return ObjectID(hexsha.encode("ascii"))
-
-
 def open_bare(path: Path) -> Repo:
     """Open the bare repository at ``path``, creating it (and its parents) when missing.
 
@@ -90,24 +91,6 @@ def bare_repo(path: Path) -> Iterator[Repo]:
         yield repo
     finally:
         repo.close()
-
-
-def tree_entries(
-    repo: Repo, tree_id: str | None, *, include_gitlinks: bool = False
-) -> dict[str, tuple[int, str]]:
-    """Return every blob under the tree ``tree_id`` as ``{path: (mode, blob hex)}``.
-
-    Submodules (gitlinks, mode 160000) are skipped unless ``include_gitlinks``. ``tree_id``
-    ``None`` gives ``{}``. Raises ``KeyError`` when the tree is not in ``repo``.
-    """
-    if tree_id is None:
-        return {}
-    entries: dict[str, tuple[int, str]] = {}
-    for entry in iter_tree_contents(repo.object_store, oid(tree_id)):
-        if S_ISGITLINK(entry.mode) and not include_gitlinks:
-            continue
-        entries[decode_path(entry.path)] = (entry.mode, entry.sha.decode("ascii"))
-    return entries
 
 
 def add_blob(repo: Repo, data: bytes) -> str:
@@ -171,56 +154,6 @@ def make_commit(
     commit.message = message.encode("utf-8")
     repo.object_store.add_object(commit)
     return commit.id.decode("ascii")
-
-
-def changed_paths(repo: Repo, old_tree: str | None, new_tree: str | None) -> frozenset[str]:
-    """Return the file paths that differ between two trees (40-hex ids, ``None`` = empty).
-
-    Adds, edits (content or mode) and deletes; a rename counts as both its old and its new
-    path. Submodule entries are ignored, as :class:`GitTree` ignores them. Only subtrees
-    whose ids differ are read, and each pair of trees is compared as two sets of entries,
-    so the cost follows the change (and the size of the folders it touches), not the tree.
-    Raises ``KeyError`` when a tree is not in ``repo``.
-    """
-    paths: set[str] = set()
-    _diff_trees(
-        repo, oid(old_tree) if old_tree else None, oid(new_tree) if new_tree else None, b"", paths
-    )
-    return frozenset(paths)
-
-
-def _tree_items(repo: Repo, tree_id: bytes | None) -> dict[bytes, tuple[int, bytes]]:
-    if tree_id is None:
-        return {}
-    tree = repo[tree_id]
-    if not isinstance(tree, Tree):
-        raise KeyError(tree_id.decode("ascii"))
-    return {entry.path: (entry.mode, entry.sha) for entry in tree.iteritems()}
-
-
-def _diff_trees(
-    repo: Repo, old_id: bytes | None, new_id: bytes | None, prefix: bytes, out: set[str]
-) -> None:
-    """Add to ``out`` the file paths under ``prefix`` that differ between two trees."""
-    if old_id == new_id:
-        return
-    old, new = _tree_items(repo, old_id), _tree_items(repo, new_id)
-    for name in set(old) | set(new):
-        a, b = old.get(name), new.get(name)
-        if a == b:
-            continue
-        path = prefix + name
-        a_dir = a is not None and stat.S_ISDIR(a[0])
-        b_dir = b is not None and stat.S_ISDIR(b[0])
-        if a_dir or b_dir:
-            _diff_trees(repo, a[1] if a_dir else None, b[1] if b_dir else None, path + b"/", out)
-        for side, is_dir in ((a, a_dir), (b, b_dir)):
-            if side is not None and not is_dir and not _is_gitlink(side[0]):
-                out.add(decode_path(path))
-
-
-def _is_gitlink(mode: int | None) -> bool:
-    return mode is not None and S_ISGITLINK(mode)
 
 
 def set_local_refs(repo: Repo, refs: Mapping[str, str | None]) -> None:
@@ -305,7 +238,7 @@ def push_refs(
         ofs_delta: bool = False,
         progress: Callable[[bytes], None] | None = None,
     ) -> tuple[int, Iterator[UnpackedObject]]:
-        new = _new_objects(repo, set(have), set(want))
+        new = new_objects(repo, set(have), set(want))
         if new is None:
             return repo.generate_pack_data(set(have), set(want), ofs_delta=ofs_delta)
         return pack_objects_to_data([(repo[sha], None) for sha in new], ofs_delta=ofs_delta)
@@ -351,154 +284,10 @@ def _push_client(url: str) -> tuple[GitClient, str]:
     return client, path
 
 
-def _new_objects(
-    repo: Repo, have: AbstractSet[ObjectID], want: AbstractSet[ObjectID]
-) -> list[ObjectID] | None:
-    """Return the objects a push of ``want`` must send when every wanted commit's parents
-    are in ``have`` (the fast-forward a build makes): each commit, and what its tree has
-    that its first parent's tree has not at the same path (only differing subtrees are
-    read, so the cost follows the change). ``None`` otherwise: the caller lets dulwich walk
-    the history. An object the remote has elsewhere may be sent again, which git accepts."""
-    found: dict[ObjectID, None] = {}
-    for sha in want - have:
-        commit = repo[sha]
-        if not isinstance(commit, Commit) or not commit.parents:
-            return None
-        if any(parent not in have for parent in commit.parents):
-            return None
-        parent = repo[commit.parents[0]]
-        if not isinstance(parent, Commit):
-            return None
-        found[sha] = None
-        _new_tree_objects(repo, parent.tree, commit.tree, found)
-    return list(found)
-
-
-def _new_tree_objects(
-    repo: Repo, old_id: ObjectID | None, new_id: ObjectID, found: dict[ObjectID, None]
-) -> None:
-    if old_id == new_id or new_id in found:
-        return
-    found[new_id] = None
-    old = _tree_items(repo, old_id)
-    for name, (mode, sha) in _tree_items(repo, new_id).items():
-        before = old.get(name)
-        if before is not None and before[1] == sha:
-            continue
-        if stat.S_ISDIR(mode):
-            below = before[1] if before is not None and stat.S_ISDIR(before[0]) else None
-            _new_tree_objects(repo, below, ObjectID(sha), found)
-        elif not S_ISGITLINK(mode):
-            found[ObjectID(sha)] = None
-
-
 def _last_words(progress: bytes, limit: int = 300) -> str:
     """Return the server's side-band lines as one line, at most the last ``limit`` characters."""
     lines = [line.strip() for line in progress.decode("utf-8", "replace").splitlines()]
     return " / ".join(line for line in lines if line)[-limit:]
-
-
-class GitTree:
-    """A :class:`~deploybot.render.source.SourceTree` over a tree object in a bare repository.
-
-    Lazy: :meth:`blob_id` and :meth:`read` walk only the folders on the path asked for (each
-    folder's tree object is read once), so an incremental build that reads a few files of a
-    10k-file tree never lists it; :meth:`paths` and :meth:`entries` index the whole tree
-    (``{path: (mode, blob hex)}``, submodules skipped) on first use. Objects are read through
-    a repository handle opened on first use; call :meth:`close` (or use it as a context
-    manager) to release it; a later read reopens it.
-
-    Args:
-        repo_path: the bare repository holding the tree.
-        tree_id: the tree's 40-hex id.
-
-    Raises:
-        KeyError: when the tree is not in the repository.
-    """
-
-    def __init__(self, repo_path: Path, tree_id: str) -> None:
-        self.repo_path = Path(repo_path)
-        self.tree_id = tree_id
-        self._repo: Repo | None = None
-        self._entries: dict[str, tuple[int, str]] | None = None
-        self._sorted: list[str] | None = None
-        self._folders: dict[bytes, dict[bytes, tuple[int, bytes]] | None] = {}
-        with bare_repo(self.repo_path) as repo:
-            if not isinstance(repo.object_store[oid(tree_id)], Tree):
-                raise KeyError(tree_id)
-
-    def _handle(self) -> Repo:
-        if self._repo is None:
-            self._repo = Repo(str(self.repo_path))
-        return self._repo
-
-    def entries(self) -> Mapping[str, tuple[int, str]]:
-        """Return ``{path: (mode, blob hex)}`` for every file (and symlink) in the tree."""
-        if self._entries is None:
-            self._entries = tree_entries(self._handle(), self.tree_id)
-        return self._entries
-
-    def paths(self) -> Iterator[str]:
-        """Yield every file path in the tree, sorted."""
-        if self._sorted is None:
-            self._sorted = sorted(self.entries())
-        return iter(self._sorted)
-
-    def _folder(self, folder: bytes) -> dict[bytes, tuple[int, bytes]] | None:
-        """Return ``{name: (mode, sha)}`` of the folder ``folder`` (``b""``: the root), or
-        ``None`` when there is no such folder."""
-        if folder not in self._folders:
-            if not folder:
-                tree_id: bytes | None = oid(self.tree_id)
-            else:
-                parent, _, name = folder.rpartition(b"/")
-                items = self._folder(parent)
-                entry = None if items is None else items.get(name)
-                tree_id = entry[1] if entry is not None and stat.S_ISDIR(entry[0]) else None
-            self._folders[folder] = (
-                None if tree_id is None else _tree_items(self._handle(), tree_id)
-            )
-        return self._folders[folder]
-
-    def _entry(self, path: str) -> tuple[int, str]:
-        if self._entries is not None:
-            return self._entries[path]
-        folder, _, name = encode_path(path).rpartition(b"/")
-        items = self._folder(folder)
-        entry = None if items is None or not name else items.get(name)
-        if entry is None or stat.S_ISDIR(entry[0]) or S_ISGITLINK(entry[0]):
-            raise KeyError(path)
-        return entry[0], entry[1].decode("ascii")
-
-    def blob_id(self, path: str) -> str:
-        """Return the blob id (40 hex) of ``path``. Raises ``KeyError`` when absent."""
-        return self._entry(path)[1]
-
-    def is_symlink(self, path: str) -> bool:
-        """Return whether ``path`` is a symlink (its blob is the link target)."""
-        return stat.S_ISLNK(self._entry(path)[0])
-
-    def read(self, path: str) -> bytes:
-        """Return the bytes of ``path``. Raises ``KeyError`` when absent."""
-        blob = self._handle()[oid(self._entry(path)[1])]
-        if not isinstance(blob, Blob):
-            raise KeyError(path)
-        return blob.as_raw_string()
-
-    def close(self) -> None:
-        """Release the repository handle used for reads (safe to call more than once)."""
-        if self._repo is not None:
-            self._repo.close()
-            self._repo = None
-
-    def __enter__(self) -> GitTree:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"GitTree({str(self.repo_path)!r}, {self.tree_id!r})"
 
 
 def blob_ids(repo: Repo, files: Iterable[tuple[str, bytes]]) -> dict[str, str]:

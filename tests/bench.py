@@ -1,10 +1,12 @@
 """Benchmark: full vs incremental ``run_once`` at 1,000 and 10,000 posts (``make bench``).
 
 Sites are made by repeating the tvm posts under new names and dates (generated posts when
-../shared is missing). For each size: a full build (first ``run_once``), then one post's
-body is edited and ``run_once`` runs incrementally (fetch -> render -> commit -> push ->
-email formatted into an mbox). Each measurement runs in its own subprocess, so the peak RSS
-(``resource.getrusage``) of one does not mix with another's.
+../shared is missing). For each size: a full build (first ``run_once``, with
+``notify.transport = "none"``: the first build's email, a diff of every file, is the notify
+stage's cost, not the build's), then one post's body is edited and ``run_once`` runs
+incrementally (fetch -> render -> commit -> push -> email formatted into an mbox). Each
+measurement runs in its own subprocess, so the peak RSS (``resource.getrusage``) of one does
+not mix with another's.
 
     python -m tests.bench [--sizes 1000,10000] [--keep DIR]
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import resource
 import subprocess
 import sys
@@ -36,6 +40,16 @@ def _posts() -> list[bytes]:
     return [f"---\nlayout: post\ntitle: Post {i}\n---\n{body}\n{code}".encode() for i in range(21)]
 
 
+def write_config(root: Path, transport: str) -> None:
+    """Write ``root``/deploybot.toml with ``notify.transport`` = ``transport``."""
+    (root / "deploybot.toml").write_text(
+        '[source]\nurl = "source.git"\n[publish]\nurl = "publish.git"\n'
+        'author = "Bot <bot@example.org>"\n'
+        f'[notify]\ntransport = "{transport}"\nmbox = "mail.mbox"\n'
+        'to = ["commits@example.org"]\nfrom = "bot@example.org"\n'
+    )
+
+
 def make_site(root: Path, count: int) -> None:
     """Create ``root``/source.git (``count`` posts), publish.git and deploybot.toml."""
     source, publish = root / "source.git", root / "publish.git"
@@ -50,11 +64,7 @@ def make_site(root: Path, count: int) -> None:
         day = start + timedelta(days=i)
         files[f"_posts/{day.isoformat()}-post-{i}.md"] = texts[i % len(texts)]
     commit_files(source, files, "Import", when=1_700_000_000)
-    (root / "deploybot.toml").write_text(
-        '[source]\nurl = "source.git"\n[publish]\nurl = "publish.git"\n'
-        'author = "Bot <bot@example.org>"\n[notify]\ntransport = "mbox"\nmbox = "mail.mbox"\n'
-        'to = ["commits@example.org"]\nfrom = "bot@example.org"\n'
-    )
+    write_config(root, "none")
 
 
 def edit_one_post(root: Path, count: int) -> None:
@@ -75,6 +85,11 @@ def measure(root: Path, full: bool) -> dict[str, object]:
     from deploybot.config import load_config
 
     config = load_config(root / "deploybot.toml")
+    if os.environ.get("DEPLOYBOT_BENCH_LOG"):  # say why a run was full, on stderr
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+        logging.getLogger("deploybot.pipeline").addFilter(
+            lambda r: not r.getMessage().startswith("warning:")
+        )
     start = time.perf_counter()
     result = pipeline.run_once(config, full=full)
     elapsed = time.perf_counter() - start
@@ -102,6 +117,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--measure", type=Path)
     parser.add_argument("--full", action="store_true")
+    parser.add_argument("--keep", type=Path, help="make the sites here and keep them")
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure, args.full)))
@@ -109,10 +125,11 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for count in (int(s) for s in args.sizes.split(",")):
-            root = Path(tmp) / str(count)
-            root.mkdir()
+            root = (args.keep or Path(tmp)) / str(count)
+            root.mkdir(parents=True)
             make_site(root, count)
             full = _child(root, False)
+            write_config(root, "mbox")
             edit_one_post(root, count)
             inc = _child(root, False)
             rows.append((count, full, inc))
@@ -122,7 +139,10 @@ def main() -> None:
                 flush=True,
             )
     print(f"\n{datetime.now(UTC):%Y-%m-%d}, python -m tests.bench --sizes {args.sizes}\n")
-    print("| posts | full run-once | peak RSS | incremental run-once | peak RSS | incr/full |")
+    print(
+        "| posts | full run-once (no email) | peak RSS | incremental run-once | peak RSS "
+        "| incr/full |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     for count, full, inc in rows:
         ratio = float(inc["seconds"]) / float(full["seconds"])  # type: ignore[arg-type]

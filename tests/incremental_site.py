@@ -1,5 +1,15 @@
 """Test helper: a small generated Jekyll site and random commits over it (hypothesis), plus
-the incremental-vs-full oracle used by the render and pipeline tests."""
+the incremental-vs-full oracle used by the render and pipeline tests.
+
+The site exercises every part of the content model a full build supports, so that an
+incremental build that misses a dependency shows up as a difference: layouts reading
+``page.previous``/``page.next``, ``page.excerpt`` and ``site.tags``/``site.categories``/
+``site.pages``/``site.static_files``; Jinja2 includes in layouts and Liquid includes from
+``_includes/`` in posts; ``{% post_url %}``/``{% link %}``; ``{{ site.title }}`` and
+``{{ page.title }}`` in bodies; ``published: false``, future dates, drafts, category folders
+and ``:categories`` permalinks, ``excerpt_separator``; the ``jekyll-sitemap`` plugin; and the
+typography/footnotes render options.
+"""
 
 from __future__ import annotations
 
@@ -27,18 +37,52 @@ LAYOUTS: dict[str, bytes] = {
     b"{% include 'nav.html' %}{% block main %}{{ content }}{% endblock %}</html>\n",
     f"{THEME}/nav.html": b"<nav>{{ site.title }}</nav>\n",
     f"{THEME}/post.html": b"{% extends 'base.html' %}{% block main %}<h1>{{ page.title }}</h1>"
-    b"{{ page.date | date_to_xmlschema }} {{ page.tags | join(',') }}{{ content }}{% endblock %}\n",
+    b"{{ page.date | date_to_xmlschema }} {{ page.tags | join(',') }}{{ content }}"
+    b"{% if page.previous %}<a rel=prev href='{{ page.previous.url }}'>prev</a>{% endif %}"
+    b"{% if page.next %}<a rel=next>{{ page.next.title }}</a>{% endif %}{% endblock %}\n",
     f"{THEME}/page.html": b"{% extends 'base.html' %}\n",
     f"{THEME}/index.html": b"{% extends 'base.html' %}{% block main %}"
-    b"{% for p in site.posts %}<a href='{{ p.url }}'>{{ p.title }}</a>{% endfor %}"
-    b"{% endblock %}\n",
+    b"{% for p in site.posts %}<a href='{{ p.url }}'>{{ p.title }}</a>{{ p.excerpt }}"
+    b"{% endfor %}{% endblock %}\n",
     f"{THEME}/plain.html": b"<div>{{ content }}</div>\n",
+    f"{THEME}/teaser.html": b"<p>{{ page.excerpt }}</p><div>{{ content }}</div>\n",
+    f"{THEME}/tags.html": b"{% extends 'base.html' %}{% block main %}"
+    b"{% for name, posts in site.tags | dictsort %}<h2>{{ name }}</h2>"
+    b"{% for p in posts %}<a href='{{ p.url }}'>{{ p.title }}</a>{% endfor %}{% endfor %}"
+    b"{% for name in site.categories %}<h3>{{ name }} {{ site.categories[name] | length }}"
+    b"</h3>{% endfor %}{% endblock %}\n",
+    f"{THEME}/pages.html": b"{% extends 'base.html' %}{% block main %}"
+    b"{% for p in site.pages %}<a href='{{ p.url }}'>{{ p.title }}</a>{% endfor %}"
+    b"{% for f in site.static_files %}<img src='{{ f.path }}'>{% endfor %}{% endblock %}\n",
     f"{THEME}/assets/site.css": b"body { color: black }\n",
 }
+INCLUDES: dict[str, bytes] = {
+    "_includes/note.html": b"<aside>note</aside>\n",
+    "_includes/liquid.html": b"<aside>{{ page.title }}</aside>\n",
+}
 CONFIG = b"title: Gen\nurl: https://gen.example.org\npermalink: /:year/:month/:title\n"
+SITEMAP = b"plugins: [jekyll-sitemap]\n"
 
 words = st.sampled_from(["alpha", "beta", "gamma", "delta", "tvm", "code", "x"])
 slugs = st.sampled_from([f"post-{i}" for i in range(8)])
+folders = st.sampled_from(["", "", "", "news/", "news/tech/"])
+SNIPPETS = [
+    "{{ site.title }}",
+    "{{ page.title }}",
+    "{{ page.url }}",
+    "{% include note.html %}",
+    "{% include liquid.html %}",
+    "{% include missing.html %}",
+    "{% post_url 2021-01-03-post-2 %}",
+    "{% post_url news/2021-01-05-post-3 %}",
+    "{% link about.md %}",
+    "{% link img/logo.png %}",
+    "{% link img/alpha.png %}",
+    '"Quoted" -- and...',
+    "note[^1]\n\n[^1]: the footnote",
+    "<!--more-->",
+    "\n\n",
+]
 
 
 def post_text(title: str, body: str, extra: str = "") -> bytes:
@@ -47,38 +91,51 @@ def post_text(title: str, body: str, extra: str = "") -> bytes:
 
 
 @st.composite
+def body_text(draw: st.DrawFn) -> str:
+    """Random body: words, Liquid snippets and paragraph breaks."""
+    parts = draw(st.lists(st.one_of(words, st.sampled_from(SNIPPETS)), max_size=8))
+    return " ".join(parts)
+
+
+@st.composite
 def front_extra(draw: st.DrawFn) -> str:
-    """Random extra front matter: date, tags, permalink, published."""
+    """Random extra front matter: date, tags, categories, permalink, published, layout,
+    excerpt separator."""
     lines = []
     if draw(st.booleans()):
         days = draw(st.integers(-30, 30))
         lines.append(f"date: {(T0 + timedelta(days=days)).strftime('%Y-%m-%d %H:%M:%S')}")
     if draw(st.booleans()):
         lines.append(f"tags: [{', '.join(draw(st.lists(words, max_size=3)))}]")
+    if draw(st.integers(0, 3)) == 0:
+        lines.append(f"categories: [{', '.join(draw(st.lists(words, max_size=2)))}]")
     if draw(st.integers(0, 5)) == 0:
-        lines.append(f"permalink: {draw(st.sampled_from(['/fixed.html', '/p/:title/']))}")
+        permalinks = ["/fixed.html", "/p/:title/", "/:categories/:title.html"]
+        lines.append(f"permalink: {draw(st.sampled_from(permalinks))}")
     if draw(st.integers(0, 6)) == 0:
         lines.append("published: false")
-    if draw(st.integers(0, 6)) == 0:
-        lines.append("layout: plain")
+    if draw(st.integers(0, 4)) == 0:
+        lines.append(f"layout: {draw(st.sampled_from(['plain', 'teaser', 'none', 'nope']))}")
+    if draw(st.integers(0, 4)) == 0:
+        lines.append("excerpt_separator: <!--more-->")
     return "".join(line + "\n" for line in lines)
+
+
+def _post_path(draw: st.DrawFn) -> str:
+    day = draw(st.integers(1, 28))
+    return f"{draw(folders)}_posts/2021-01-{day:02d}-{draw(slugs)}.md"
 
 
 @st.composite
 def change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, bytes | None]:
     """Return one commit's changes ({path: bytes or None}) over ``files``."""
-    posts = sorted(p for p in files if p.startswith("_posts/"))
-    kind = draw(
-        st.sampled_from(
-            ["add", "body", "front", "rename", "delete", "layout", "config", "static", "page"]
-        )
-    )
+    posts = sorted(p for p in files if "_posts/" in p)
+    kinds = ["add", "body", "front", "rename", "delete", "layout", "config", "static", "page"]
+    kind = draw(st.sampled_from([*kinds, "include", "draft", "add", "body", "front"]))
     title = " ".join(draw(st.lists(words, min_size=1, max_size=3)))
-    body = " ".join(draw(st.lists(words, max_size=6)))
+    body = draw(body_text())
     if kind == "add" or not posts:
-        day = draw(st.integers(1, 28))
-        path = f"_posts/2021-01-{day:02d}-{draw(slugs)}.md"
-        return {path: post_text(title, body, draw(front_extra()))}
+        return {_post_path(draw): post_text(title, body, draw(front_extra()))}
     path = draw(st.sampled_from(posts))
     if kind == "body":
         head, _, _ = files[path].decode().rpartition("---\n")
@@ -86,31 +143,45 @@ def change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, bytes | Non
     if kind == "front":
         return {path: post_text(title, body, draw(front_extra()))}
     if kind == "rename":
-        day = draw(st.integers(1, 28))
-        return {path: None, f"_posts/2021-01-{day:02d}-{draw(slugs)}.md": files[path]}
+        return {path: None, _post_path(draw): files[path]}
     if kind == "delete":
         return {path: None}
     if kind == "layout":
         name = draw(st.sampled_from(sorted(LAYOUTS)))
-        return {name: LAYOUTS[name] + f"<!-- {body} -->\n".encode()}
+        return {name: LAYOUTS[name] + f"<!-- {title} -->\n".encode()}
+    if kind == "include":
+        name = draw(st.sampled_from([*sorted(INCLUDES), "_includes/missing.html"]))
+        if name in files and draw(st.booleans()):
+            return {name: None}
+        return {name: draw(st.sampled_from([b"<b>", b"{{ site.title }}"])) + title.encode()}
+    if kind == "draft":
+        return {f"_drafts/{draw(slugs)}.md": post_text(title, body)}
     if kind == "config":
-        return {"_config.yml": CONFIG + f"description: {title}\n".encode()}
+        extra = draw(st.sampled_from([b"", SITEMAP, b"excerpt_separator: <!--more-->\n"]))
+        return {"_config.yml": CONFIG + f"description: {title}\n".encode() + extra}
     if kind == "static":
         name = f"img/{draw(words)}.png"
         return {name: None if name in files and draw(st.booleans()) else body.encode()}
     name = f"{draw(words)}.md"
-    page = f"---\ntitle: {title}\n---\n{body} {{{{ site.title }}}}\n".encode()
+    layout = draw(st.sampled_from(["page", "tags", "pages"]))
+    extra = "published: false\n" if draw(st.integers(0, 5)) == 0 else ""
+    page = f"---\ntitle: {title}\nlayout: {layout}\n{extra}---\n{body}\n".encode()
     return {name: None if name in files and draw(st.booleans()) else page}
 
 
 def initial_site() -> dict[str, bytes]:
-    """Return the starting source files: config, theme, two posts, a page, a static file."""
+    """Return the starting source files: config, theme, includes, posts, pages, a static file."""
     return {
         "_config.yml": CONFIG,
         **LAYOUTS,
+        **INCLUDES,
         "_posts/2021-01-01-post-0.md": post_text("First", "Hello **world**"),
         "_posts/2021-01-02-post-1.md": post_text("Second", "```python\nx = 1\n```", "tags: [a]\n"),
+        "news/_posts/2021-01-05-post-3.md": post_text(
+            "Third", "See {% post_url 2021-01-02-post-1 %}\n\nmore", "tags: [a, b]\n"
+        ),
         "about.md": b"---\ntitle: About\n---\nAbout {{ site.title }}\n",
+        "tags.md": b"---\ntitle: Tags\nlayout: tags\n---\n",
         "img/logo.png": b"\x89PNG fake",
     }
 

@@ -17,9 +17,14 @@ from tests.incremental_site import T0, THEME, Incremental, apply, change, initia
 OPTIONS = RenderOptions(theme=THEME, timezone="UTC", feed_limit=3, build_time=T0)
 
 
-def _options(step: int) -> RenderOptions:
+def _options(step: int, typography: bool = True, footnotes: str = "kramdown") -> RenderOptions:
     return RenderOptions(
-        theme=THEME, timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=step)
+        theme=THEME,
+        timezone="UTC",
+        feed_limit=3,
+        build_time=T0 + timedelta(days=step),
+        typography=typography,
+        footnotes=footnotes,
     )
 
 
@@ -33,13 +38,16 @@ def _check(inc: Incremental, files: dict[str, bytes], options: RenderOptions) ->
 @given(st.data())
 def test_incremental_equals_full_for_random_commit_sequences(data: st.DataObject) -> None:
     files = initial_site()
+    typography = data.draw(st.booleans(), label="typography")
+    footnotes = data.draw(st.sampled_from(["kramdown", "mistune", "none"]), label="footnotes")
     inc = Incremental(open_cache(None), OPTIONS, {})
-    _check(inc, files, _options(0))
-    steps = data.draw(st.integers(1, 20), label="commits")
+    _check(inc, files, _options(0, typography, footnotes))
+    steps = data.draw(st.integers(1, 12), label="commits")
     for step in range(1, steps + 1):
         files = apply(files, data.draw(change(files), label=f"commit {step}"))
         same_time = data.draw(st.integers(0, 4)) == 0
-        _check(inc, files, _options(step - 1 if same_time else step))
+        when = step - 1 if same_time else step
+        _check(inc, files, _options(when, typography, footnotes))
 
 
 # The rules, one by one
@@ -54,24 +62,37 @@ def _site() -> tuple[Incremental, dict[str, bytes]]:
 
 POST = "_posts/2021-01-02-post-1.md"
 POST_OUT = "2021/01/post-1.html"
+OTHER = "_posts/2021-01-01-post-0.md"
 OTHER_OUT = "2021/01/post-0.html"
+POST3 = "news/_posts/2021-01-05-post-3.md"
+POST3_OUT = "2021/01/post-3.html"
 
 
 def test_body_edit_touches_the_post_and_the_feeds_only() -> None:
     inc, files = _site()
-    files = apply(files, {POST: files[POST].replace(b"x = 1", b"x = 2")})
+    files = apply(files, {POST3: files[POST3].replace(b"more", b"more, after the excerpt")})
     report = inc.build(files, OPTIONS)
     assert not report.full
-    assert report.rendered == {POST, ":feeds"}
-    assert inc.written == {POST_OUT, "atom.xml", "rss.xml"}
+    assert report.rendered == {POST3, ":feeds"}
+    assert inc.written == {POST3_OUT, "atom.xml", "rss.xml"}
+
+
+def test_excerpt_edit_remakes_the_listing_that_shows_it() -> None:
+    inc, files = _site()
+    files = apply(files, {POST: files[POST].replace(b"x = 1", b"x = 2")})
+    report = inc.build(files, OPTIONS)
+    assert report.rendered == {POST, ":feeds", ":theme-index"}
+    assert inc.written == {POST_OUT, "atom.xml", "rss.xml", "index.html"}
 
 
 def test_title_edit_also_remakes_the_listing() -> None:
     inc, files = _site()
     files = apply(files, {POST: files[POST].replace(b"title: Second", b"title: Deux")})
     report = inc.build(files, OPTIONS)
-    assert report.rendered == {POST, ":feeds", ":theme-index"}
-    assert inc.written == {POST_OUT, "atom.xml", "rss.xml", "index.html"}
+    # the index and the tags page list titles; post-0 shows its next post's title, while
+    # post-3 shows only its previous post's URL, which did not change
+    assert report.rendered == {POST, ":feeds", ":theme-index", "tags.md", OTHER}
+    assert inc.written == {POST_OUT, OTHER_OUT, "atom.xml", "rss.xml", "index.html", "tags.html"}
 
 
 def test_include_edit_remakes_exactly_its_users() -> None:
@@ -80,9 +101,10 @@ def test_include_edit_remakes_exactly_its_users() -> None:
     files = apply(files, {nav: b"<nav>new</nav>\n"})
     report = inc.build(files, OPTIONS)
     assert not report.full
-    users = {POST, "_posts/2021-01-01-post-0.md", "about.md", ":theme-index", ":feeds"}
+    users = {POST, OTHER, POST3, "about.md", "tags.md", ":theme-index", ":feeds"}
     assert report.rendered == users
-    assert inc.written == {POST_OUT, OTHER_OUT, "about.html", "index.html"}
+    outputs = {POST_OUT, OTHER_OUT, POST3_OUT, "about.html", "tags.html", "index.html"}
+    assert inc.written == outputs
 
 
 def test_unused_layout_edit_remakes_nothing_but_feeds() -> None:

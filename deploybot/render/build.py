@@ -309,21 +309,24 @@ def content_variables(model: SiteModel, posts: list[dict[str, Any]]) -> dict[str
             categories.setdefault(name, []).append(variables)
         for name in dict.fromkeys(post.tags):
             tags.setdefault(name, []).append(variables)
-    static = [
-        {
-            "path": "/" + path,
-            "url": "/" + path,
-            "name": posixpath.basename(path),
-            "basename": posixpath.splitext(posixpath.basename(path))[0],
-            "extname": posixpath.splitext(path)[1],
-        }
-        for path in model.static
-    ]
     return {
         "pages": [page_variables(page) for page in model.pages],
-        "static_files": static,
+        "static_files": [static_file_variables(path) for path in model.static],
         "categories": categories,
         "tags": tags,
+    }
+
+
+def static_file_variables(path: str) -> dict[str, Any]:
+    """Return the ``site.static_files`` entry of the static file ``path`` (``path``, ``url``,
+    ``name``, ``basename``, ``extname``)."""
+    name = posixpath.basename(path)
+    return {
+        "path": "/" + path,
+        "url": "/" + path,
+        "name": name,
+        "basename": posixpath.splitext(name)[0],
+        "extname": posixpath.splitext(path)[1],
     }
 
 

@@ -204,16 +204,23 @@ class BuildCache:
             args.append(limit)
         return [_source_row(r) for r in self._all(sql, args)]
 
-    def neighbours(self, date_us: int, path: str, cut_us: int) -> list[SourceRow]:
-        """Return the visible posts just newer and just older than ``(date_us, path)``."""
+    def neighbours(
+        self, date_us: int, path: str, cut_us: int
+    ) -> tuple[SourceRow | None, SourceRow | None]:
+        """Return ``(older, newer)``: the visible posts just before and just after
+        ``(date_us, path)`` in date order (``None`` at either end), i.e. Jekyll's
+        ``page.previous`` and ``page.next``."""
         base = "SELECT * FROM sources WHERE kind = 'post' AND published = 1 AND date_us <= ? AND "
         newer = base + "(date_us, path) > (?, ?) ORDER BY date_us, path LIMIT 1"
         older = base + "(date_us, path) < (?, ?) ORDER BY date_us DESC, path DESC LIMIT 1"
-        rows = [
-            *self._all(newer, (cut_us, date_us, path)),
-            *self._all(older, (cut_us, date_us, path)),
-        ]
-        return [_source_row(r) for r in rows]
+        found = [self._one(sql, (cut_us, date_us, path)) for sql in (older, newer)]
+        before, after = (None if r is None else _source_row(r) for r in found)
+        return before, after
+
+    def rows(self, kind: str) -> list[SourceRow]:
+        """Return the rows of every source of ``kind``, in path order."""
+        sql = "SELECT * FROM sources WHERE kind = ? ORDER BY path"
+        return [_source_row(r) for r in self._all(sql, (kind,))]
 
     def future_warnings(self, cut_us: int) -> list[str]:
         """Return the paths of published posts dated after ``cut_us``, sorted."""

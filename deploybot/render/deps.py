@@ -8,9 +8,15 @@ every read into the current :class:`Recorder` frame:
   ``t:NAME`` with a fingerprint of the template source ('' when it does not exist).
 - :class:`TrackedDict` is a ``dict`` whose reads record ``PREFIX+KEY``: ``page`` (``p:``),
   ``site`` (``s:``) and each post of ``site.posts`` (``k:``, a key read on *some* post).
-  Whole-mapping reads (iteration, ``repr``) record ``PREFIX*``.
-- :class:`TrackedPosts` is ``site.posts``: any use of the list (iteration, length, index)
-  records ``o`` (the post order and membership).
+  Whole-mapping reads (iteration, ``repr``) record ``PREFIX*``. A post's neighbours
+  (``page.previous``/``page.next``) are tracked mappings of their own (``p:previous.KEY``),
+  so a post depends only on what it shows of its neighbours.
+- :class:`TrackedList` is a list of the ``site`` mapping: any use (iteration, length, index)
+  records its key: ``o`` for ``site.posts`` (the post order and membership), ``g`` for
+  ``site.pages`` (the pages and their fields), ``f`` for ``site.static_files``.
+- :class:`LazySite` makes ``posts``, ``pages``, ``static_files``, ``categories`` and ``tags``
+  on first read; reading ``categories``/``tags`` also records ``o`` and ``k:categories``/
+  ``k:tags`` (they group the posts by those fields).
 - :class:`TrackingTree` wraps the source tree: ``read``/``blob_id`` record ``b:PATH`` and
   ``paths()`` records ``L`` (the list of paths).
 
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import jinja2
 
@@ -32,6 +38,17 @@ ORDER = "o"
 """Key: the visible posts, their order (``site.posts``)."""
 PATHS = "L"
 """Key: the list of paths in the source tree."""
+PAGES = "g"
+"""Key: the pages and their ``page`` fields (``site.pages``)."""
+STATIC = "f"
+"""Key: the static files (``site.static_files``)."""
+SITEMAP = "m"
+"""Key: what the sitemap shows of some post (its URL, date, ``sitemap``/
+``last_modified_at`` front matter)."""
+NEIGHBOURS = frozenset({"previous", "next"})
+"""``page`` keys holding a post's neighbours, tracked as mappings of their own."""
+PRESENT = "{}"
+"""Fingerprint recorded when a nested tracked mapping is read (its keys are tracked apart)."""
 WHOLE = "*"
 """Suffix of a key naming a whole mapping (iteration, ``repr``)."""
 
@@ -73,34 +90,57 @@ class TrackedDict(dict[str, Any]):
     """A ``dict`` recording ``prefix + key`` on reads. Same ``repr`` and equality as a dict.
 
     ``page`` values are recorded with a fingerprint (so a changed neighbour can be checked
-    by value); other prefixes record keys only.
+    by value); other prefixes record keys only. A mapping value under a key in ``nested`` is
+    handed out as a :class:`TrackedDict` with prefix ``prefix + key + "."`` and records
+    :data:`PRESENT` itself (:func:`read_fingerprint` recomputes the same). ``bool()`` records
+    nothing: the mappings tracked here (``page``, ``site``, posts) are never empty.
     """
 
     def __init__(
-        self, data: dict[str, Any], recorder: Recorder, prefix: str, with_value: bool
+        self,
+        data: dict[str, Any],
+        recorder: Recorder,
+        prefix: str,
+        with_value: bool,
+        nested: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__(data)
         self._recorder = recorder
         self._prefix = prefix
         self._with_value = with_value
+        self._nested = nested
 
     def _note(self, key: object) -> None:
         if isinstance(key, str):
             value = dict.get(self, key, _ABSENT)
-            fp = fingerprint(value) if self._with_value and value is not _ABSENT else ""
+            fp = ""
+            if self._with_value and value is not _ABSENT:
+                fp = PRESENT if self._is_nested(key, value) else fingerprint(value)
             self._recorder.add(self._prefix + key, fp)
+
+    def _is_nested(self, key: str, value: Any) -> bool:
+        return key in self._nested and isinstance(value, dict)
+
+    def _wrap(self, key: str, value: Any) -> Any:
+        if self._is_nested(key, value) and not isinstance(value, TrackedDict):
+            value = TrackedDict(value, self._recorder, f"{self._prefix}{key}.", self._with_value)
+            dict.__setitem__(self, key, value)
+        return value
 
     def _note_all(self) -> None:
         fp = fingerprint(list(dict.items(self))) if self._with_value else ""
         self._recorder.add(self._prefix + WHOLE, fp)
 
+    def __bool__(self) -> bool:
+        return dict.__len__(self) > 0
+
     def __getitem__(self, key: str) -> Any:
         self._note(key)
-        return super().__getitem__(key)
+        return self._wrap(key, super().__getitem__(key))
 
     def get(self, key: str, default: Any = None) -> Any:
         self._note(key)
-        return super().get(key, default)
+        return self._wrap(key, super().get(key, default))
 
     def __contains__(self, key: object) -> bool:
         self._note(key)
@@ -131,60 +171,118 @@ class TrackedDict(dict[str, Any]):
         return super().__repr__()
 
 
-class TrackedPosts(list[TrackedDict]):
-    """``site.posts``: a list of post mappings (``k:`` keys) whose use records ``o``."""
+def read_fingerprint(page: dict[str, Any], name: str, nested: frozenset[str] = NEIGHBOURS) -> str:
+    """Return the fingerprint a :class:`TrackedDict` (``with_value``, ``nested``) over
+    ``page`` records for the key ``name`` (the recorded key without its prefix: ``title``,
+    ``*``, ``previous``, ``previous.url``, ``previous.*``); ``""`` when absent."""
+    head, dot, rest = name.partition(".")
+    if dot and head in nested and isinstance(page.get(head), dict):
+        return read_fingerprint(page[head], rest, frozenset())
+    if name == WHOLE:
+        return fingerprint(list(page.items()))
+    if name not in page:
+        return ""
+    value = page[name]
+    return PRESENT if name in nested and isinstance(value, dict) else fingerprint(value)
 
-    def __init__(self, posts: list[TrackedDict], recorder: Recorder) -> None:
-        super().__init__(posts)
+
+class TrackedList(list[Any]):
+    """A list of the ``site`` mapping whose every use records ``key`` (see the module
+    docstring: ``o``, ``g`` or ``f``)."""
+
+    def __init__(self, items: list[Any], recorder: Recorder, key: str) -> None:
+        super().__init__(items)
         self._recorder = recorder
+        self._key = key
 
-    def __iter__(self) -> Iterator[TrackedDict]:
-        self._recorder.add(ORDER)
+    def __iter__(self) -> Iterator[Any]:
+        self._recorder.add(self._key)
         return super().__iter__()
 
     def __len__(self) -> int:
-        self._recorder.add(ORDER)
+        self._recorder.add(self._key)
         return super().__len__()
 
     def __getitem__(self, index: Any) -> Any:
-        self._recorder.add(ORDER)
+        self._recorder.add(self._key)
         return super().__getitem__(index)
 
     def __repr__(self) -> str:
-        self._recorder.add(ORDER)
+        self._recorder.add(self._key)
         return super().__repr__()
 
 
+class SiteContent(Protocol):
+    """Where :class:`LazySite` gets the content lists from (the engine, over the cache)."""
+
+    def site_posts(self) -> list[tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]]:
+        """Return ``(post mapping, categories, tags)`` of every visible post, newest first."""
+        ...
+
+    def site_pages(self) -> list[dict[str, Any]]:
+        """Return the ``page`` mapping of every page, in source-path order."""
+        ...
+
+    def site_static_files(self) -> list[dict[str, Any]]:
+        """Return the ``site.static_files`` entries, in source-path order."""
+        ...
+
+
+_LAZY = ("posts", "pages", "static_files", "categories", "tags")
+_GROUPS = {"categories": ("k:categories",), "tags": ("k:tags",)}
+
+
 class LazySite(TrackedDict):
-    """The ``site`` mapping (``s:`` keys); ``posts`` is made by ``make_posts`` on first read,
-    so a build that renders no listing never loads every post."""
+    """The ``site`` mapping (``s:`` keys); ``posts``, ``pages``, ``static_files``,
+    ``categories`` and ``tags`` are made from ``content`` on first read, so a build that
+    renders no listing never loads every post."""
 
-    def __init__(
-        self,
-        data: dict[str, Any],
-        recorder: Recorder,
-        make_posts: Callable[[], list[dict[str, Any]]],
-    ) -> None:
-        super().__init__({**data, "posts": _ABSENT}, recorder, "s:", False)
-        self._make_posts = make_posts
+    def __init__(self, data: dict[str, Any], recorder: Recorder, content: SiteContent) -> None:
+        super().__init__({**data, **dict.fromkeys(_LAZY, _ABSENT)}, recorder, "s:", False)
+        self._content = content
 
-    def _load(self) -> None:
-        if dict.get(self, "posts") is _ABSENT:
-            posts = [TrackedDict(p, self._recorder, "k:", False) for p in self._make_posts()]
-            dict.__setitem__(self, "posts", TrackedPosts(posts, self._recorder))
+    def _load(self, key: str) -> None:
+        if key not in _LAZY or dict.get(self, key) is not _ABSENT:
+            return
+        recorder = self._recorder
+        if key in ("posts", "categories", "tags"):
+            rows = self._content.site_posts()
+            posts = [TrackedDict(p, recorder, "k:", False) for p, _, _ in rows]
+            categories: dict[str, list[TrackedDict]] = {}
+            tags: dict[str, list[TrackedDict]] = {}
+            for post, (_, cats, names) in zip(posts, rows, strict=True):
+                for name in dict.fromkeys(cats):
+                    categories.setdefault(name, []).append(post)
+                for name in dict.fromkeys(names):
+                    tags.setdefault(name, []).append(post)
+            dict.__setitem__(self, "posts", TrackedList(posts, recorder, ORDER))
+            dict.__setitem__(self, "categories", categories)
+            dict.__setitem__(self, "tags", tags)
+        elif key == "pages":
+            pages = self._content.site_pages()
+            dict.__setitem__(self, "pages", TrackedList(pages, recorder, PAGES))
+        else:
+            static = self._content.site_static_files()
+            dict.__setitem__(self, "static_files", TrackedList(static, recorder, STATIC))
+
+    def _note(self, key: object) -> None:
+        super()._note(key)
+        if isinstance(key, str) and key in _GROUPS:
+            self._recorder.add(ORDER)
+            for extra in _GROUPS[key]:
+                self._recorder.add(extra)
 
     def __getitem__(self, key: str) -> Any:
-        if key == "posts":
-            self._load()
+        self._load(key)
         return super().__getitem__(key)
 
     def get(self, key: str, default: Any = None) -> Any:
-        if key == "posts":
-            self._load()
+        self._load(key)
         return super().get(key, default)
 
     def _note_all(self) -> None:
-        self._load()
+        for key in _LAZY:
+            self._load(key)
         super()._note_all()
 
 

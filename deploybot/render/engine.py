@@ -1,140 +1,105 @@
 """Rendering with recorded dependencies, streaming into a sink, and the full build.
 
 A *producer* makes some outputs: a source path (post, page or static file), the theme's
-index (:data:`INDEX`), the theme's assets (:data:`ASSETS`) or the feeds (:data:`FEEDS`).
-:class:`Engine` renders one producer at a time with the functions of :mod:`.build`, records
-what it read (:mod:`.deps`), writes its outputs to an :class:`OutputSink` (so a 10k-post
-build never holds every output in memory) and its outputs, dependencies, warnings and
-content to the :class:`~deploybot.render.cache.BuildCache`. :meth:`Engine.full` is the
-full build, in :func:`~deploybot.render.build.build_site`'s order and with its warnings;
-:mod:`.incremental` re-runs only the producers a change reaches.
+index (:data:`INDEX`), the theme's assets (:data:`ASSETS`), the feeds (:data:`FEEDS`) or the
+sitemap (:data:`SITEMAP_PRODUCER`). :class:`Engine` renders one producer at a time with the
+functions of :mod:`.build`, records what it read (:mod:`.deps`), writes its outputs to an
+:class:`~deploybot.render.outputs.OutputSink` (so a 10k-post build never holds every output
+in memory) and its outputs, dependencies, warnings and content to the
+:class:`~deploybot.render.cache.BuildCache`. :meth:`Engine.full` is the full build, in
+:func:`~deploybot.render.build.build_site`'s order and with its warnings; :mod:`.incremental`
+re-runs only the producers a change reaches.
+
+The ``site`` the templates see is a :class:`~deploybot.render.deps.LazySite` over the cache
+(posts, pages, static files, categories, tags), a post's ``page`` carries its neighbours
+from the cache, and ``{% include %}`` reads through the tracking tree; so everything a render
+reads is recorded, and the result equals :func:`~deploybot.render.build.build_site`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from collections.abc import Iterable
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from deploybot.render import build
 from deploybot.render.cache import BuildCache, CacheError, SourceRow
-from deploybot.render.deps import LazySite, Recorder, TrackedDict, TrackingLoader, TrackingTree
+from deploybot.render.deps import (
+    NEIGHBOURS,
+    ORDER,
+    PAGES,
+    SITEMAP,
+    STATIC,
+    LazySite,
+    Recorder,
+    TrackedDict,
+    TrackingLoader,
+    TrackingTree,
+)
+from deploybot.render.excerpt import excerpt_source
 from deploybot.render.layouts import make_environment
-from deploybot.render.markdown import make_markdown
+from deploybot.render.markdown import markdown_for
 from deploybot.render.model import Page, Post, RenderOptions, RenderWarning, SiteModel
+from deploybot.render.outputs import (
+    EPOCH,
+    BuildReport,
+    MemorySink,
+    NeedFullBuild,
+    OutputSink,
+    SubsetTree,
+    micros,
+)
 from deploybot.render.site import load_site
 from deploybot.render.siteconfig import CONFIG_PATH, load_config
+from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
+from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
+
+__all__ = ["BuildReport", "Engine", "MemorySink", "NeedFullBuild", "OutputSink"]
 
 FEEDS = ":feeds"
 INDEX = ":theme-index"
 ASSETS = ":theme-assets"
+SITEMAP_PRODUCER = ":sitemap"
 ASSETS_KEY = "a"
 """Dependency key of the theme's ``assets/`` folder (any file in it changed)."""
 NEVER = 2**62
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-class NeedFullBuild(Exception):
-    """An incremental build cannot tell what changed; the message says why."""
-
-
-class OutputSink(Protocol):
-    """Where outputs go. Paths are the publish tree's (POSIX, relative)."""
-
-    def write(self, path: str, data: bytes) -> None:
-        """Store ``data`` as the output ``path``."""
-        ...
-
-    def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
-        """Store the source blob ``blob_id`` as ``path``; ``read()`` gives its bytes when
-        the sink does not have the blob already."""
-        ...
-
-    def delete(self, path: str) -> None:
-        """Remove the output ``path`` (no error when absent)."""
-        ...
-
-
-class MemorySink:
-    """An :class:`OutputSink` over a ``{path: bytes}`` dict (tests, previews)."""
-
-    def __init__(self, base: Mapping[str, bytes] | None = None) -> None:
-        self.files: dict[str, bytes] = dict(base or {})
-        self.written: set[str] = set()
-        self.deleted: set[str] = set()
-
-    def write(self, path: str, data: bytes) -> None:
-        """Set ``files[path]``."""
-        self.files[path] = data
-        self.written.add(path)
-        self.deleted.discard(path)
-
-    def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
-        """Set ``files[path]`` to ``read()``."""
-        self.write(path, read())
-
-    def delete(self, path: str) -> None:
-        """Remove ``files[path]``."""
-        self.files.pop(path, None)
-        self.deleted.add(path)
-        self.written.discard(path)
-
-
-@dataclasses.dataclass(frozen=True)
-class BuildReport:
-    """What a build did.
-
-    Attributes:
-        full: whether it was a full build.
-        reason: why it was full ('' for an incremental build).
-        rendered: the producers that ran (source paths, or ``:feeds`` etc.).
-        warnings: as :attr:`~deploybot.render.model.SiteBuild.warnings`.
-        timezone: the site's IANA timezone.
-    """
-
-    full: bool
-    reason: str
-    rendered: frozenset[str]
-    warnings: tuple[RenderWarning, ...]
-    timezone: str
-
-
-class SubsetTree:
-    """A :class:`SourceTree` showing only ``paths`` of ``inner`` (to read one source)."""
-
-    def __init__(self, inner: SourceTree, paths: Iterable[str]) -> None:
-        self.inner = inner
-        self._paths = sorted(paths)
-
-    def paths(self) -> Iterator[str]:
-        """Yield the chosen paths, sorted."""
-        return iter(self._paths)
-
-    def read(self, path: str) -> bytes:
-        """Return the inner tree's bytes. Raises ``KeyError`` when absent."""
-        return self.inner.read(path)
-
-    def blob_id(self, path: str) -> str:
-        """Return the inner tree's blob id. Raises ``KeyError`` when absent."""
-        return self.inner.blob_id(path)
-
-
-def micros(moment: datetime) -> int:
-    """Return an aware ``moment`` as whole microseconds since the epoch (exact)."""
-    return (moment - EPOCH) // timedelta(microseconds=1)
+Neighbours = tuple[Post | None, Post | None]
 
 
 def options_key(options: RenderOptions) -> str:
-    """Return the options a cache is only valid for (theme, timezone, feed limit)."""
-    return f"{options.theme}\0{options.timezone}\0{options.feed_limit}"
+    """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
+    typography and footnotes)."""
+    return "\0".join(
+        str(v)
+        for v in (
+            options.theme,
+            options.timezone,
+            options.feed_limit,
+            options.typography,
+            options.footnotes,
+        )
+    )
 
 
 def _strip(model: Post | Page) -> Post | Page:
-    """Return ``model`` without its body (what the cache keeps)."""
+    """Return ``model`` as the cache keeps it: a page without its body; a post with only its
+    excerpt's source as the body (and no separator, so its ``excerpt`` is unchanged)."""
+    if isinstance(model, Post):
+        source = excerpt_source(model.doc.body, model.excerpt_separator)
+        doc = dataclasses.replace(model.doc, body=source)
+        return dataclasses.replace(model, doc=doc, excerpt_separator="")
     return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
+
+
+def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
+    """Return what the sitemap shows of a post row (its URL, date and the front-matter keys
+    it reads); ``()`` for anything else."""
+    if row is None or row.kind != "post":
+        return ()
+    fm = row.model.doc.front_matter
+    return (row.model.url, row.date_us, fm.get("sitemap"), fm.get("last_modified_at"))
 
 
 class Engine:
@@ -159,10 +124,13 @@ class Engine:
         self.time_us = micros(self.time)
         cutoff = options.build_time is None or self.config.future
         self.cut_us = NEVER if cutoff else micros(self.time)
-        data = build.site_variables(SiteModel(self.config, (), (), (), self.time))
-        del data["posts"]
-        site = LazySite(data, self.recorder, self._site_posts)
-        self.ctx = build.RenderContext(env, make_markdown(), site)
+        self.md = markdown_for(options)
+        data = build.site_variables(SiteModel(self.config, (), (), (), self.time), self.md)
+        for key in ("posts", "pages", "static_files", "categories", "tags"):
+            del data[key]
+        site = LazySite(data, self.recorder, self)
+        tracked = TrackingTree(tree, self.recorder)
+        self.ctx = build.RenderContext(env, self.md, site, tracked)
         self.rendered: set[str] = set()
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
         self.overwrites: list[RenderWarning] = []
@@ -183,8 +151,34 @@ class Engine:
             "cut_us": str(self.cut_us),
         }
 
-    def _site_posts(self) -> list[dict[str, Any]]:
-        return [build.post_variables(row.model) for row in self.cache.posts(self.cut_us)]
+    # the content lists of ``site`` (:class:`~deploybot.render.deps.SiteContent`)
+
+    def site_posts(self) -> list[tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]]:
+        """Return ``(post mapping, categories, tags)`` of every visible post, newest first."""
+        return [
+            (build.post_variables(r.model, self.md), r.model.categories, r.model.tags)
+            for r in self.cache.posts(self.cut_us)
+        ]
+
+    def site_pages(self) -> list[dict[str, Any]]:
+        """Return the ``page`` mapping of every page, in source-path order."""
+        return [build.page_variables(row.model) for row in self.cache.rows("page")]
+
+    def site_static_files(self) -> list[dict[str, Any]]:
+        """Return the ``site.static_files`` entries, in source-path order."""
+        return [build.static_file_variables(path) for path in self.cache.kinds("static")]
+
+    def neighbours(self, row: SourceRow) -> Neighbours:
+        """Return the ``(previous, next)`` post models of the post ``row`` (older, newer)."""
+        older, newer = self.cache.neighbours(row.date_us, row.path, self.cut_us)
+        return (
+            None if older is None else older.model,
+            None if newer is None else newer.model,
+        )
+
+    def post_page(self, row: SourceRow) -> dict[str, Any]:
+        """Return the ``page`` mapping the post ``row`` is rendered with now."""
+        return build.post_variables(row.model, self.md, *self.neighbours(row))
 
     def read_source(self, path: str) -> SourceRow | None:
         """Return what ``path`` is (post, page, static, other) per Jekyll's reading rules, or
@@ -227,8 +221,9 @@ class Engine:
         self.cache.set_deps(producer, deps)
         self.cache.set_render_warnings(producer, ((w.path, w.line, w.message) for w in warnings))
 
-    def render_source(self, row: SourceRow) -> None:
-        """Render the post, page or static file ``row`` into the sink and the cache.
+    def render_source(self, row: SourceRow, neighbours: Neighbours | None = None) -> None:
+        """Render the post, page or static file ``row`` into the sink and the cache; a post
+        gets ``neighbours`` (``(previous, next)``; default: from the cache).
 
         Raises ``SourceError`` for bad input."""
         path = row.path
@@ -241,7 +236,14 @@ class Engine:
         doc: Post | Page = model.posts[0] if row.kind == "post" else model.pages[0]
         self.recorder.push()
         try:
-            rendered = self._render(doc)
+            if isinstance(doc, Post):
+                pair = self.neighbours(row) if neighbours is None else neighbours
+                page = build.post_variables(doc, self.md, *pair)
+                tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
+                rendered = build._render(doc.doc, doc.output_path, "post", tracked, self.ctx)
+            else:
+                tracked = TrackedDict(build.page_variables(doc), self.recorder, "p:", True)
+                rendered = build._render(doc.doc, doc.output_path, "page", tracked, self.ctx)
         finally:
             deps = self.recorder.pop()
         deps["b:" + path] = row.blob
@@ -250,14 +252,6 @@ class Engine:
         if row.kind == "post":
             self.cache.put_content(path, rendered.content)
         self._record(path, [rendered.output_path], deps, rendered.warnings)
-
-    def _render(self, doc: Post | Page) -> build.RenderedDocument:
-        # build.render_post/render_page with a tracked ``page`` mapping
-        if isinstance(doc, Post):
-            page = TrackedDict(build.post_variables(doc), self.recorder, "p:", True)
-            return build._render(doc.doc, doc.output_path, "post", page, self.ctx)
-        page = TrackedDict(build.page_variables(doc), self.recorder, "p:", True)
-        return build._render(doc.doc, doc.output_path, "page", page, self.ctx)
 
     def render_assets(self) -> None:
         """Copy the theme's ``assets/`` files (recording ``a``)."""
@@ -297,6 +291,22 @@ class Engine:
             self._put(path, "feeds")
             self.sink.write(path, data)
         self._record(FEEDS, sorted(files), {"s:time": ""}, ())
+
+    def render_sitemap(self) -> None:
+        """Write ``sitemap.xml`` when ``_config.yml`` enables jekyll-sitemap and no source
+        writes it (recording the post order, the pages, the static files and ``m``)."""
+        deps = dict.fromkeys((ORDER, PAGES, STATIC, SITEMAP), "")
+        pages = tuple(row.model for row in self.cache.rows("page"))
+        static = tuple(self.cache.kinds("static"))
+        model = SiteModel(self.config, (), pages, static, self.time)
+        outputs: list[str] = []
+        if sitemap_wanted(model):
+            posts = tuple(row.model for row in self.cache.posts(self.cut_us))
+            model = dataclasses.replace(model, posts=posts)
+            self._put(SITEMAP_PATH, "sitemap")
+            self.sink.write(SITEMAP_PATH, sitemap_xml(model, build.site_root(model)))
+            outputs.append(SITEMAP_PATH)
+        self._record(SITEMAP_PRODUCER, outputs, deps, ())
 
     def page_owns_index(self) -> bool:
         """Return whether a page writes ``index.html`` (then the theme index is not made)."""
@@ -339,9 +349,13 @@ class Engine:
             self.render_index()
         for row in pages:
             self.render_source(row)
-        for row in self.cache.posts(self.cut_us):
-            self.render_source(row)
+        posts = self.cache.posts(self.cut_us)
+        for i, row in enumerate(posts):
+            older = posts[i + 1].model if i + 1 < len(posts) else None
+            newer = posts[i - 1].model if i > 0 else None
+            self.render_source(row, (older, newer))
         self.render_feeds()
+        self.render_sitemap()
         return BuildReport(
             True, reason, frozenset(self.rendered), self.warnings(), self.config.timezone
         )

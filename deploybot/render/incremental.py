@@ -8,9 +8,16 @@ it reaches:
 - an added, edited or deleted source re-renders (or removes) its own outputs, and every
   producer that read its blob (``b:PATH``);
 - a post whose visibility, date or path changed dirties the post order (``o``): every
-  listing of ``site.posts`` is re-made; a changed post field dirties ``k:FIELD``: the
-  listings that show that field; the post's neighbours are re-checked by the value of the
-  ``page`` fields they read (``page.previous``/``page.next`` style);
+  listing of ``site.posts`` (and ``site.tags``/``site.categories``, ``post_url``) is
+  re-made; a changed post field dirties ``k:FIELD``: the listings that show that field; a
+  changed sitemap entry dirties ``m``;
+- the neighbours of every post that changed, moved, appeared or disappeared (also by
+  crossing the future cut-off), in the old and the new post order, are re-checked by the
+  value of the ``page`` fields they read (``page.previous.url`` etc.), and re-rendered only
+  when one differs;
+- a page added, removed or with other ``page`` fields dirties ``g`` (``site.pages``); a
+  static file added or removed dirties ``f`` (``site.static_files``); ``{% link %}`` reads
+  both lists, so it follows;
 - a changed layout or include (a file of the theme folder) re-renders the users of
   ``t:NAME``; a file of the theme's ``assets/`` re-copies the assets;
 - a new build time (``site.time``, the source commit's date) re-makes the readers of
@@ -28,16 +35,27 @@ from pathlib import Path
 
 from deploybot.render import build
 from deploybot.render.cache import BuildCache, CacheError, SourceRow, renderer_version
-from deploybot.render.deps import ORDER, PATHS, WHOLE, fingerprint
+from deploybot.render.deps import (
+    ORDER,
+    PAGES,
+    PATHS,
+    SITEMAP,
+    STATIC,
+    WHOLE,
+    fingerprint,
+    read_fingerprint,
+)
 from deploybot.render.engine import (
     ASSETS,
     ASSETS_KEY,
     INDEX,
+    SITEMAP_PRODUCER,
     BuildReport,
     Engine,
     NeedFullBuild,
     OutputSink,
     options_key,
+    sitemap_entry,
 )
 from deploybot.render.model import RenderOptions
 from deploybot.render.siteconfig import CONFIG_PATH
@@ -133,20 +151,28 @@ def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
         old, new = cache.source(path), engine.read_source(path)
         if old is None or new is None:
             plan.dirty.add(PATHS)
-        if old is not None and old.kind == "post":
-            plan.check.update(r.path for r in cache.neighbours(old.date_us, path, old_cut))
         updates.append((old, new))
+    # neighbours in the old post order: of changed posts and of posts crossing the cut-off
+    lo, hi = sorted((old_cut, engine.cut_us))
+    window = cache.posts(hi, lo_us=lo) if old_cut != engine.cut_us else []
+    moved = [old for old, _ in updates if old is not None and old.kind == "post"]
+    _check_neighbours(engine, plan, [*moved, *window], old_cut)
     for old, new in updates:
         if old is not None or new is not None:
             _apply(engine, plan, old, new, old_cut)
     if old_cut != engine.cut_us:
-        _time_window(engine, plan, old_cut)
-    for _old, new in updates:
-        if new is not None and new.kind == "post":
-            plan.check.update(
-                r.path for r in cache.neighbours(new.date_us, new.path, engine.cut_us)
-            )
+        window = _time_window(engine, plan, old_cut)
+    moved = [new for _, new in updates if new is not None and new.kind == "post"]
+    _check_neighbours(engine, plan, [*moved, *window], engine.cut_us)
     return _run(engine, plan)
+
+
+def _check_neighbours(engine: Engine, plan: _Plan, rows: list[SourceRow], cut_us: int) -> None:
+    """Re-check the posts next to each of ``rows`` in the order visible under ``cut_us``."""
+    for row in rows:
+        for other in engine.cache.neighbours(row.date_us, row.path, cut_us):
+            if other is not None:
+                plan.check.add(other.path)
 
 
 def _apply(
@@ -163,14 +189,28 @@ def _apply(
         plan.render.add(path)
     elif was or (old is not None and engine.cache.outputs_of(path)):
         plan.remove.add(path)
-    if "post" not in (getattr(old, "kind", ""), getattr(new, "kind", "")):
+    kinds = (getattr(old, "kind", ""), getattr(new, "kind", ""))
+    if (kinds[0] == "static") != (kinds[1] == "static"):
+        plan.dirty.add(STATIC)
+    if "page" in kinds and _page_fields(old) != _page_fields(new):
+        plan.dirty.add(PAGES)
+    if "post" not in kinds:
         return
     was = was and old is not None and old.kind == "post"
     now = now and new is not None and new.kind == "post"
     if was != now or (was and now and old.date_us != new.date_us):  # type: ignore[union-attr]
         plan.dirty.add(ORDER)
+    if sitemap_entry(old if was else None) != sitemap_entry(new if now else None):
+        plan.dirty.add(SITEMAP)
     if was and now:
         _dirty_fields(plan, old, new)  # type: ignore[arg-type]
+
+
+def _page_fields(row: SourceRow | None) -> str:
+    """Return a fingerprint of a page row's ``page`` mapping ('' for anything else)."""
+    if row is None or row.kind != "page":
+        return ""
+    return fingerprint(list(build.page_variables(row.model).items()))
 
 
 def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:
@@ -185,18 +225,20 @@ def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:
             plan.dirty.update({"k:" + key, "k:" + WHOLE})
 
 
-def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> None:
-    """Posts crossing the future cut-off between the old and new build times."""
+def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
+    """Posts crossing the future cut-off between the old and new build times (returned)."""
     lo, hi = sorted((old_cut, engine.cut_us))
-    for row in engine.cache.posts(hi, lo_us=lo):
-        plan.dirty.add(ORDER)
+    rows = engine.cache.posts(hi, lo_us=lo)
+    for row in rows:
+        plan.dirty.update((ORDER, SITEMAP))
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
+    return rows
 
 
 def _users(engine: Engine, plan: _Plan) -> set[str]:
     """Return the producers that read a dirty key."""
     dirty = set(plan.dirty)
-    if any(k == ORDER or k.startswith(("k:", "s:")) for k in dirty):
+    if any(k in (ORDER, PAGES, STATIC) or k.startswith(("k:", "s:")) for k in dirty):
         dirty.add("s:" + WHOLE)
     users: set[str] = set()
     for key in dirty:
@@ -205,20 +247,14 @@ def _users(engine: Engine, plan: _Plan) -> set[str]:
 
 
 def _changed_page_fields(engine: Engine, path: str) -> bool:
-    """Return whether a post's ``page`` fields it read now have other values."""
+    """Return whether a post's ``page`` fields it read (its neighbours' included) now have
+    other values."""
     row = engine.cache.source(path)
     if row is None or not engine.visible(row, engine.cut_us):
         return False
-    page = build.post_variables(row.model)
+    page = engine.post_page(row)
     for key, fp in engine.cache.deps_of(path).items():
-        if not key.startswith("p:"):
-            continue
-        name = key[2:]
-        if name == WHOLE:
-            now = fingerprint(list(page.items()))
-        else:
-            now = fingerprint(page[name]) if name in page else ""
-        if now != fp:
+        if key.startswith("p:") and read_fingerprint(page, key[2:]) != fp:
             return True
     return False
 
@@ -244,6 +280,8 @@ def _run(engine: Engine, plan: _Plan) -> BuildReport:
     if ASSETS in todo:
         _rerun(engine, ASSETS, engine.render_assets)
     _theme_index(engine, INDEX in todo)
+    if SITEMAP_PRODUCER in todo:
+        _rerun(engine, SITEMAP_PRODUCER, engine.render_sitemap)
     engine.render_feeds()  # on every build: the feeds carry site.time (the commit's date)
     if cache.collisions():
         raise NeedFullBuild("two sources write the same output")

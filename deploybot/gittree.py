@@ -1,0 +1,252 @@
+"""Reading git trees without a work tree: paths, lazy lookups, tree diffs and the objects a
+fast-forward push must send. Costs follow the folders a change touches, not the tree's size.
+
+Paths are ``str``, decoded from git's bytes as UTF-8 with ``surrogateescape`` so that any byte
+sequence survives the round trip. Object ids are 40-hex ``str`` (dulwich's ``bytes`` inside).
+Re-exported by :mod:`deploybot.gitutil`.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+
+from dulwich.object_store import iter_tree_contents
+from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tree
+from dulwich.repo import Repo
+
+
+def encode_path(path: str) -> bytes:
+    """Return git's bytes for ``path`` (UTF-8, lone surrogates back to raw bytes)."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def decode_path(path: bytes) -> str:
+    """Return ``path`` as ``str`` (UTF-8; undecodable bytes become lone surrogates)."""
+    return path.decode("utf-8", "surrogateescape")
+
+
+def oid(hexsha: str) -> ObjectID:
+    """Return a 40-hex ``str`` object id as dulwich's ``bytes`` id."""
+    return ObjectID(hexsha.encode("ascii"))
+
+
+def tree_entries(
+    repo: Repo, tree_id: str | None, *, include_gitlinks: bool = False
+) -> dict[str, tuple[int, str]]:
+    """Return every blob under the tree ``tree_id`` as ``{path: (mode, blob hex)}``.
+
+    Submodules (gitlinks, mode 160000) are skipped unless ``include_gitlinks``. ``tree_id``
+    ``None`` gives ``{}``. Raises ``KeyError`` when the tree is not in ``repo``.
+    """
+    if tree_id is None:
+        return {}
+    entries: dict[str, tuple[int, str]] = {}
+    for entry in iter_tree_contents(repo.object_store, oid(tree_id)):
+        if S_ISGITLINK(entry.mode) and not include_gitlinks:
+            continue
+        entries[decode_path(entry.path)] = (entry.mode, entry.sha.decode("ascii"))
+    return entries
+
+
+def changed_paths(repo: Repo, old_tree: str | None, new_tree: str | None) -> frozenset[str]:
+    """Return the file paths that differ between two trees (40-hex ids, ``None`` = empty).
+
+    Adds, edits (content or mode) and deletes; a rename counts as both its old and its new
+    path. Submodule entries are ignored, as :class:`GitTree` ignores them. Only subtrees
+    whose ids differ are read, and each pair of trees is compared as two sets of entries,
+    so the cost follows the change (and the size of the folders it touches), not the tree.
+    Raises ``KeyError`` when a tree is not in ``repo``.
+    """
+    paths: set[str] = set()
+    _diff_trees(
+        repo, oid(old_tree) if old_tree else None, oid(new_tree) if new_tree else None, b"", paths
+    )
+    return frozenset(paths)
+
+
+def _tree_items(repo: Repo, tree_id: bytes | None) -> dict[bytes, tuple[int, bytes]]:
+    if tree_id is None:
+        return {}
+    tree = repo[tree_id]
+    if not isinstance(tree, Tree):
+        raise KeyError(tree_id.decode("ascii"))
+    return {entry.path: (entry.mode, entry.sha) for entry in tree.iteritems()}
+
+
+def _diff_trees(
+    repo: Repo, old_id: bytes | None, new_id: bytes | None, prefix: bytes, out: set[str]
+) -> None:
+    """Add to ``out`` the file paths under ``prefix`` that differ between two trees."""
+    if old_id == new_id:
+        return
+    old, new = _tree_items(repo, old_id), _tree_items(repo, new_id)
+    for name in set(old) | set(new):
+        a, b = old.get(name), new.get(name)
+        if a == b:
+            continue
+        path = prefix + name
+        a_dir = a is not None and stat.S_ISDIR(a[0])
+        b_dir = b is not None and stat.S_ISDIR(b[0])
+        if a_dir or b_dir:
+            old_sub = a[1] if a is not None and a_dir else None
+            new_sub = b[1] if b is not None and b_dir else None
+            _diff_trees(repo, old_sub, new_sub, path + b"/", out)
+        for side, is_dir in ((a, a_dir), (b, b_dir)):
+            if side is not None and not is_dir and not _is_gitlink(side[0]):
+                out.add(decode_path(path))
+
+
+def _is_gitlink(mode: int | None) -> bool:
+    return mode is not None and S_ISGITLINK(mode)
+
+
+def new_objects(
+    repo: Repo, have: AbstractSet[ObjectID], want: AbstractSet[ObjectID]
+) -> list[ObjectID] | None:
+    """Return the objects a push of ``want`` must send when every wanted commit's parents
+    are in ``have`` (the fast-forward a build makes): each commit, and what its tree has
+    that its first parent's tree has not at the same path (only differing subtrees are
+    read, so the cost follows the change). ``None`` otherwise: the caller lets dulwich walk
+    the history. An object the remote has elsewhere may be sent again, which git accepts."""
+    found: dict[ObjectID, None] = {}
+    for sha in want - have:
+        commit = repo[sha]
+        if not isinstance(commit, Commit) or not commit.parents:
+            return None
+        if any(parent not in have for parent in commit.parents):
+            return None
+        parent = repo[commit.parents[0]]
+        if not isinstance(parent, Commit):
+            return None
+        found[sha] = None
+        _new_tree_objects(repo, parent.tree, commit.tree, found)
+    return list(found)
+
+
+def _new_tree_objects(
+    repo: Repo, old_id: ObjectID | None, new_id: ObjectID, found: dict[ObjectID, None]
+) -> None:
+    if old_id == new_id or new_id in found:
+        return
+    found[new_id] = None
+    old = _tree_items(repo, old_id)
+    for name, (mode, sha) in _tree_items(repo, new_id).items():
+        before = old.get(name)
+        if before is not None and before[1] == sha:
+            continue
+        if stat.S_ISDIR(mode):
+            below = before[1] if before is not None and stat.S_ISDIR(before[0]) else None
+            _new_tree_objects(
+                repo, None if below is None else ObjectID(below), ObjectID(sha), found
+            )
+        elif not S_ISGITLINK(mode):
+            found[ObjectID(sha)] = None
+
+
+class GitTree:
+    """A :class:`~deploybot.render.source.SourceTree` over a tree object in a bare repository.
+
+    Lazy: :meth:`blob_id` and :meth:`read` walk only the folders on the path asked for (each
+    folder's tree object is read once), so an incremental build that reads a few files of a
+    10k-file tree never lists it; :meth:`paths` and :meth:`entries` index the whole tree
+    (``{path: (mode, blob hex)}``, submodules skipped) on first use. Objects are read through
+    a repository handle opened on first use; call :meth:`close` (or use it as a context
+    manager) to release it; a later read reopens it.
+
+    Args:
+        repo_path: the bare repository holding the tree.
+        tree_id: the tree's 40-hex id.
+
+    Raises:
+        KeyError: when the tree is not in the repository.
+    """
+
+    def __init__(self, repo_path: Path, tree_id: str) -> None:
+        self.repo_path = Path(repo_path)
+        self.tree_id = tree_id
+        self._repo: Repo | None = None
+        self._entries: dict[str, tuple[int, str]] | None = None
+        self._sorted: list[str] | None = None
+        self._folders: dict[bytes, dict[bytes, tuple[int, bytes]] | None] = {}
+        repo = Repo(str(self.repo_path))
+        try:
+            if not isinstance(repo.object_store[oid(tree_id)], Tree):
+                raise KeyError(tree_id)
+        finally:
+            repo.close()
+
+    def _handle(self) -> Repo:
+        if self._repo is None:
+            self._repo = Repo(str(self.repo_path))
+        return self._repo
+
+    def entries(self) -> Mapping[str, tuple[int, str]]:
+        """Return ``{path: (mode, blob hex)}`` for every file (and symlink) in the tree."""
+        if self._entries is None:
+            self._entries = tree_entries(self._handle(), self.tree_id)
+        return self._entries
+
+    def paths(self) -> Iterator[str]:
+        """Yield every file path in the tree, sorted."""
+        if self._sorted is None:
+            self._sorted = sorted(self.entries())
+        return iter(self._sorted)
+
+    def _folder(self, folder: bytes) -> dict[bytes, tuple[int, bytes]] | None:
+        """Return ``{name: (mode, sha)}`` of the folder ``folder`` (``b""``: the root), or
+        ``None`` when there is no such folder."""
+        if folder not in self._folders:
+            if not folder:
+                tree_id: bytes | None = oid(self.tree_id)
+            else:
+                parent, _, name = folder.rpartition(b"/")
+                items = self._folder(parent)
+                entry = None if items is None else items.get(name)
+                tree_id = entry[1] if entry is not None and stat.S_ISDIR(entry[0]) else None
+            self._folders[folder] = (
+                None if tree_id is None else _tree_items(self._handle(), tree_id)
+            )
+        return self._folders[folder]
+
+    def _entry(self, path: str) -> tuple[int, str]:
+        if self._entries is not None:
+            return self._entries[path]
+        folder, _, name = encode_path(path).rpartition(b"/")
+        items = self._folder(folder)
+        entry = None if items is None or not name else items.get(name)
+        if entry is None or stat.S_ISDIR(entry[0]) or S_ISGITLINK(entry[0]):
+            raise KeyError(path)
+        return entry[0], entry[1].decode("ascii")
+
+    def blob_id(self, path: str) -> str:
+        """Return the blob id (40 hex) of ``path``. Raises ``KeyError`` when absent."""
+        return self._entry(path)[1]
+
+    def is_symlink(self, path: str) -> bool:
+        """Return whether ``path`` is a symlink (its blob is the link target)."""
+        return stat.S_ISLNK(self._entry(path)[0])
+
+    def read(self, path: str) -> bytes:
+        """Return the bytes of ``path``. Raises ``KeyError`` when absent."""
+        blob = self._handle()[oid(self._entry(path)[1])]
+        if not isinstance(blob, Blob):
+            raise KeyError(path)
+        return blob.as_raw_string()
+
+    def close(self) -> None:
+        """Release the repository handle used for reads (safe to call more than once)."""
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
+
+    def __enter__(self) -> GitTree:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"GitTree({str(self.repo_path)!r}, {self.tree_id!r})"

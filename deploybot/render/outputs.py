@@ -1,0 +1,104 @@
+"""What the engine writes to and reports: output sinks, the build report, a one-source view
+of a tree, and the microsecond clock the cache keys dates by."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from deploybot.render.model import RenderWarning
+from deploybot.render.source import SourceTree
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class NeedFullBuild(Exception):
+    """An incremental build cannot tell what changed; the message says why."""
+
+
+class OutputSink(Protocol):
+    """Where outputs go. Paths are the publish tree's (POSIX, relative)."""
+
+    def write(self, path: str, data: bytes) -> None:
+        """Store ``data`` as the output ``path``."""
+        ...
+
+    def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
+        """Store the source blob ``blob_id`` as ``path``; ``read()`` gives its bytes when
+        the sink does not have the blob already."""
+        ...
+
+    def delete(self, path: str) -> None:
+        """Remove the output ``path`` (no error when absent)."""
+        ...
+
+
+class MemorySink:
+    """An :class:`OutputSink` over a ``{path: bytes}`` dict (tests, previews)."""
+
+    def __init__(self, base: Mapping[str, bytes] | None = None) -> None:
+        self.files: dict[str, bytes] = dict(base or {})
+        self.written: set[str] = set()
+        self.deleted: set[str] = set()
+
+    def write(self, path: str, data: bytes) -> None:
+        """Set ``files[path]``."""
+        self.files[path] = data
+        self.written.add(path)
+        self.deleted.discard(path)
+
+    def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
+        """Set ``files[path]`` to ``read()``."""
+        self.write(path, read())
+
+    def delete(self, path: str) -> None:
+        """Remove ``files[path]``."""
+        self.files.pop(path, None)
+        self.deleted.add(path)
+        self.written.discard(path)
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildReport:
+    """What a build did.
+
+    Attributes:
+        full: whether it was a full build.
+        reason: why it was full ('' for an incremental build).
+        rendered: the producers that ran (source paths, or ``:feeds`` etc.).
+        warnings: as :attr:`~deploybot.render.model.SiteBuild.warnings`.
+        timezone: the site's IANA timezone.
+    """
+
+    full: bool
+    reason: str
+    rendered: frozenset[str]
+    warnings: tuple[RenderWarning, ...]
+    timezone: str
+
+
+class SubsetTree:
+    """A :class:`SourceTree` showing only ``paths`` of ``inner`` (to read one source)."""
+
+    def __init__(self, inner: SourceTree, paths: Iterable[str]) -> None:
+        self.inner = inner
+        self._paths = sorted(paths)
+
+    def paths(self) -> Iterator[str]:
+        """Yield the chosen paths, sorted."""
+        return iter(self._paths)
+
+    def read(self, path: str) -> bytes:
+        """Return the inner tree's bytes. Raises ``KeyError`` when absent."""
+        return self.inner.read(path)
+
+    def blob_id(self, path: str) -> str:
+        """Return the inner tree's blob id. Raises ``KeyError`` when absent."""
+        return self.inner.blob_id(path)
+
+
+def micros(moment: datetime) -> int:
+    """Return an aware ``moment`` as whole microseconds since the epoch (exact)."""
+    return (moment - EPOCH) // timedelta(microseconds=1)

@@ -1,0 +1,66 @@
+"""Tests for deploybot.gittree: lazy tree lookups, the folder-by-folder tree diff and the
+objects a fast-forward push sends (git itself is the oracle: ``diff-tree``, ``fsck``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deploybot import gitutil
+from deploybot.errors import PublishError
+from deploybot.gittree import new_objects
+from deploybot.gitutil import MODE_FILE, GitTree
+from deploybot.treeedit import edit_tree
+from tests.test_gitutil import AUTHOR, WHEN, commit_files, git
+
+
+def test_lazy_lookups_match_the_full_index(tmp_path: Path) -> None:
+    repo_path = tmp_path / "src.git"
+    files = {"a/b/c.md": b"1", "a/d.md": b"2", "e.md": b"3"}
+    commit = commit_files(repo_path, files)
+    tree_id = git(repo_path, "rev-parse", f"{commit}^{{tree}}").strip()
+    with GitTree(repo_path, tree_id) as lazy, GitTree(repo_path, tree_id) as full:
+        full.entries()
+        for path in [*files, "a", "a/b", "a/x.md", "e.md/f", "", "a//d.md", "zz/y"]:
+            for tree in (lazy, full):
+                if path in files:
+                    assert tree.read(path) == files[path]
+                else:
+                    with pytest.raises(KeyError):
+                        tree.blob_id(path)
+    with pytest.raises(KeyError):
+        GitTree(repo_path, "0" * 40)
+
+
+def test_changed_paths_across_file_and_folder_swaps(tmp_path: Path) -> None:
+    repo_path = tmp_path / "src.git"
+    old = {"x": b"file", "d/a.md": b"1", "d/s/b.md": b"2", "keep/k.md": b"k"}
+    new = {"x/inner.md": b"now a folder", "d": b"now a file", "keep/k.md": b"k"}
+    c1 = commit_files(repo_path, old)
+    c2 = commit_files(repo_path, new, parents=(c1,))
+    with gitutil.bare_repo(repo_path) as repo:
+        t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
+        changed = gitutil.changed_paths(repo, t1, t2)
+        assert gitutil.changed_paths(repo, t2, t1) == changed
+    oracle = git(repo_path, "diff-tree", "-r", "--no-renames", "--name-only", c1, c2).split()
+    assert changed == set(oracle)
+
+
+def test_push_sends_only_what_the_new_commit_adds(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
+    files = {f"p/{i:03d}/index.html": b"page %d" % i for i in range(50)}
+    c1 = commit_files(remote, files)
+    with gitutil.bare_repo(mirror) as repo:
+        gitutil.fetch_refs(str(remote), repo, ["refs/heads/main"], PublishError)
+        old_tree = gitutil.commit_tree_id(repo, c1)
+        sent = {"p/007/index.html": b"changed", "new/one.html": b"new"}
+        edits = {p: (MODE_FILE, gitutil.add_blob(repo, data)) for p, data in sent.items()}
+        tree = edit_tree(repo, old_tree, {**edits, "p/001/index.html": None})
+        c2 = gitutil.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
+        new = new_objects(repo, {gitutil.oid(c1)}, {gitutil.oid(c2)})
+        assert new is not None
+        assert len(new) == 1 + 4 + 2  # commit; root, p, p/007, new trees; two blobs
+        gitutil.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
+    git(remote, "fsck", "--strict")
+    assert git(remote, "show", "main:p/007/index.html") == "changed"
