@@ -32,7 +32,8 @@ from dulwich.pack import UnpackedObject, pack_objects_to_data
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from deploybot.errors import TemporaryError
+from deploybot.config import is_remote_url
+from deploybot.errors import ConfigError, TemporaryError
 from deploybot.gittree import (
     GitTree,
     changed_paths,
@@ -193,7 +194,7 @@ def fetch_refs(
 
     Raises ``error`` (one line naming ``url``) when the remote cannot be reached or read.
     """
-    client, path = get_transport_and_path(url)
+    client, path = _client(url)
     names = [Ref(name.encode("utf-8")) for name in refnames]
 
     def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
@@ -228,7 +229,7 @@ def push_refs(
     Raises ``error`` with the server's reason when it rejects a ref (dulwich reports that in
     ``ref_status`` instead of raising) or when the remote cannot be reached.
     """
-    client, path = _push_client(url)
+    client, path = _client(url)
     wanted = {Ref(name.encode("utf-8")): (old, oid(new)) for name, (old, new) in updates.items()}
 
     def pack_data(
@@ -270,13 +271,28 @@ def push_refs(
         raise error(f"push to {url} rejected: {reasons}" + (f" (remote: {said})" if said else ""))
 
 
-def _push_client(url: str) -> tuple[GitClient, str]:
-    """Return the client for pushing to ``url``.
+def check_local_repository(url: str, key: str) -> None:
+    """Raise ConfigError naming ``key`` when ``url`` is a local path (or ``file://``) that
+    holds no git repository: retrying cannot fix that, so it is no TemporaryError."""
+    if is_remote_url(url) and not url.startswith("file://"):
+        return
+    path = Path(url.removeprefix("file://"))
+    try:
+        Repo(str(path)).close()
+    except (NotGitRepository, OSError):
+        what = "does not exist" if not path.exists() else "is not a git repository"
+        raise ConfigError(f"{key}: {path} {what}") from None
+
+
+def _client(url: str) -> tuple[GitClient, str]:
+    """Return the client for fetching from or pushing to ``url``.
 
     dulwich's ``LocalGitClient`` (plain paths, ``file://``) writes the refs itself, so the
     remote's hooks (``pre-receive``, ``update``, ``post-receive``) and
-    ``receive.denyNonFastForwards`` never run. Where the git CLI exists, a real ``git
-    receive-pack`` is run instead, exactly as ``git push`` to that path would.
+    ``receive.denyNonFastForwards`` never run, and it finds what to send by walking every
+    tree of the commits both sides have in Python. Where the git CLI exists, git's own
+    ``receive-pack`` / ``upload-pack`` run instead, exactly as ``git push``/``git fetch`` to
+    that path would.
     """
     client, path = get_transport_and_path(url)
     if isinstance(client, LocalGitClient) and shutil.which("git"):

@@ -184,7 +184,9 @@ def fetch_publish_head(url: str, branch: str, mirror: Path) -> PublishHead:
 
     Raises:
         PublishError: the remote cannot be reached or read.
+        ConfigError: ``url`` is a local path with no repository (names ``publish.url``).
     """
+    gitutil.check_local_repository(url, "publish.url")
     refname = f"refs/heads/{branch}"
     with gitutil.bare_repo(mirror) as repo:
         tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)

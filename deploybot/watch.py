@@ -11,12 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from dulwich.errors import NotGitRepository
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
 from deploybot import gitutil
-from deploybot.config import is_remote_url
 from deploybot.errors import ConfigError, FetchError
 from deploybot.gitutil import GitTree
 
@@ -59,7 +57,7 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
             a local path that holds no git repository (names ``source.url``): retrying
             would not help, so it is not a FetchError.
     """
-    _check_local_source(url)
+    gitutil.check_local_repository(url, "source.url")
     refname = f"refs/heads/{branch}"
     with gitutil.bare_repo(mirror) as repo:
         tip = gitutil.fetch_refs(url, repo, [refname], FetchError)[refname]
@@ -76,17 +74,6 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
         since=since,
         changed_paths=changed,
     )
-
-
-def _check_local_source(url: str) -> None:
-    if is_remote_url(url) and not url.startswith("file://"):
-        return
-    path = Path(url.removeprefix("file://"))
-    try:
-        Repo(str(path)).close()
-    except (NotGitRepository, OSError):
-        what = "does not exist" if not path.exists() else "is not a git repository"
-        raise ConfigError(f"source.url: {path} {what}") from None
 
 
 def _commit(repo: Repo, commit_id: str) -> Commit:

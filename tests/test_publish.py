@@ -329,6 +329,11 @@ def test_local_remote_runs_its_hooks(tmp_path: Path, scheme: str) -> None:
     assert f"{first.new} {second.new} refs/heads/asf-site" in log
 
 
+def test_local_publish_path_without_a_repository_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^publish\.url: .* does not exist"):
+        fetch_publish_head(str(tmp_path / "nowhere.git"), "asf-site", tmp_path / "m.git")
+
+
 def test_unreachable_remote_is_a_publish_error(tmp_path: Path) -> None:
     url = f"git://127.0.0.1:{free_port()}/site.git"
     with pytest.raises(PublishError) as err:

@@ -106,20 +106,54 @@ def _flatten(repo: Repo, tree_id: bytes | None, prefix: bytes = b"") -> dict[byt
 
 
 def tree_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes) -> list[FilePair]:
-    """The recursive tree diff in git's order (byte order of full paths)."""
-    old, new = _flatten(repo, old_tree), _flatten(repo, new_tree)
+    """The recursive tree diff in git's order (byte order of full paths).
+
+    Subtrees with the same id on both sides are never read, so a one-file change in a site of
+    10,000 pages reads a handful of trees, as git's ``diff-tree`` does.
+    """
     pairs: list[FilePair] = []
-    for path in sorted(old.keys() | new.keys()):
-        a, b = old.get(path), new.get(path)
+    _diff_trees(repo, old_tree, new_tree, b"", pairs)
+    pairs.sort(key=lambda pair: (pair.new or pair.old or _NO_SIDE).path)
+    return pairs
+
+
+def _tree_items(repo: Repo, tree_id: bytes | None) -> dict[bytes, tuple[int, bytes]]:
+    if tree_id is None:
+        return {}
+    tree = repo.object_store[ObjectID(tree_id)]
+    assert isinstance(tree, Tree)
+    return {entry.path: (entry.mode, entry.sha) for entry in tree.iteritems()}
+
+
+def _diff_trees(
+    repo: Repo, old_id: bytes | None, new_id: bytes | None, prefix: bytes, out: list[FilePair]
+) -> None:
+    if old_id == new_id:
+        return
+    old, new = _tree_items(repo, old_id), _tree_items(repo, new_id)
+    for name in old.keys() | new.keys():
+        a, b = old.get(name), new.get(name)
         if a == b:
             continue
-        if a is None:
-            pairs.append(FilePair(None, b, "A"))
-        elif b is None:
-            pairs.append(FilePair(a, None, "D"))
-        else:
-            pairs.append(FilePair(a, b, "T" if (a.mode ^ b.mode) & 0o170000 else "M"))
-    return pairs
+        path = prefix + name
+        a_dir = a is not None and a[0] & 0o170000 == S_IFDIR
+        b_dir = b is not None and b[0] & 0o170000 == S_IFDIR
+        if a_dir or b_dir:
+            sub_a = a[1] if a is not None and a_dir else None
+            sub_b = b[1] if b is not None and b_dir else None
+            _diff_trees(repo, sub_a, sub_b, path + b"/", out)
+        side_a = Side(path, a[0], a[1]) if a is not None and not a_dir else None
+        side_b = Side(path, b[0], b[1]) if b is not None and not b_dir else None
+        if side_a is None and side_b is not None:
+            out.append(FilePair(None, side_b, "A"))
+        elif side_b is None and side_a is not None:
+            out.append(FilePair(side_a, None, "D"))
+        elif side_a is not None and side_b is not None:
+            changed_type = (side_a.mode ^ side_b.mode) & 0o170000
+            out.append(FilePair(side_a, side_b, "T" if changed_type else "M"))
+
+
+_NO_SIDE = Side(b"", 0, b"")
 
 
 def _date(when: int, offset: int) -> bytes:
