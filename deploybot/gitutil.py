@@ -296,7 +296,9 @@ def _client(url: str) -> tuple[GitClient, str]:
     """
     client, path = get_transport_and_path(url)
     if isinstance(client, LocalGitClient) and shutil.which("git"):
-        return SubprocessGitClient(), path
+        # No thin packs: on one machine bytes are free, and completing a thin pack makes
+        # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.
+        return SubprocessGitClient(thin_packs=False), path
     return client, path
 
 
