@@ -14,28 +14,10 @@ from click.testing import CliRunner
 from deploybot.cli import main
 from deploybot.notify import announce
 from tests.servers import Collector, LocalController
+from tests.test_notify_email import HEADER_ORDER
 from tests.test_notify_series import REF, WHEN, build, git, header_names, history
 
-COMBINED_ORDER = [
-    "Date",
-    "To",
-    "Subject",
-    "MIME-Version",
-    "Content-Type",
-    "Content-Transfer-Encoding",
-    "Message-ID",
-    "From",
-    "X-Git-Host",
-    "X-Git-Repo",
-    "X-Git-Refname",
-    "X-Git-Reftype",
-    "X-Git-Oldrev",
-    "X-Git-Newrev",
-    "X-Git-Rev",
-    "X-Git-NotificationType",
-    "X-Deploybot-Version",
-    "Auto-Submitted",
-]
+COMBINED_ORDER = HEADER_ORDER  # the combined email's headers, as in test_notify_email
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TVM = SHARED / "corpus" / "tvm-site"
 REFERENCE = SHARED / "reference" / "asf-commit-email-202b30a.txt"
