@@ -205,25 +205,36 @@ def _build_and_publish(
     source diff all describe the same previous build; else (or when that build cannot be
     used after all) fully. The cache is left uncommitted for the caller."""
     options = _render_options(config, snap)
-    usable = (
-        not full
-        and head.commit is not None
-        and snap.changed_paths is not None
-        and cache.meta("source_commit") == head.source_commit
-        and cache.meta("publish_commit") == head.commit
-    )
-    if usable and head.commit is not None:
+    reason = _why_full(full, head, snap, cache)
+    if reason is None and head.commit is not None:
         try:
             with publish.BlobWriter(paths["publish"]) as sink:
                 report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
                 return report, _publish(config, paths, snap, report, sink.blobs, patch, now)
         except (render.NeedFullBuild, publish.StaleBaseError) as exc:
-            log.info("full build: %s", exc)
+            reason = str(exc)
             cache.rollback()
     with publish.BlobWriter(paths["publish"]) as sink:
-        report = render.build_into(snap.tree, options, cache, sink, None)
+        report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
         return report, _publish(config, paths, snap, report, sink.blobs, None, now)
+
+
+def _why_full(
+    full: bool, head: publish.PublishHead, snap: watch.SourceSnapshot, cache: render.BuildCache
+) -> str | None:
+    """Why this run cannot build incrementally, or None when it can."""
+    if full:
+        return "--full given"
+    if head.commit is None:
+        return "the publish branch does not exist yet"
+    if snap.changed_paths is None:
+        return "the publish head's source commit is unknown here"
+    if cache.meta("publish_commit") != head.commit or cache.meta("source_commit") != (
+        head.source_commit
+    ):
+        return "the cache does not describe the published build"
+    return None
 
 
 def _publish(

@@ -75,6 +75,8 @@ def build_into(
     cache: BuildCache,
     sink: OutputSink,
     changed: Iterable[str] | None,
+    *,
+    full_reason: str = "no previous build to start from",
 ) -> BuildReport:
     """Build the site of ``tree`` into ``sink``, incrementally when possible.
 
@@ -95,10 +97,12 @@ def build_into(
         NeedFullBuild: only from an incremental attempt when ``changed`` is given but the
             sink was partly written; the caller starts again with a fresh sink and
             ``changed=None``. Raised before anything was written when possible.
+
+    ``full_reason`` is what a full build's report gives as its reason (``changed`` None).
     """
     engine = Engine(tree, options, cache, sink)
     if changed is None:
-        report = engine.full("no previous build to start from")
+        report = engine.full(full_reason)
     else:
         reason = _why_full(engine, cache, changed)
         if reason:
