@@ -33,12 +33,27 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
     for warning in result.warnings:
         click.echo(format_warning(warning), err=True)
     for key in result.mail_sent:
-        click.echo(f"email sent for {key[:12]} via {config.notify.transport}")
+        click.echo(f"{describe_key(key)} sent via {_channel(key, config)}")
     for key, reason in result.mail_failures:
-        click.echo(f"email for {key[:12]} not delivered (kept in the outbox): {reason}", err=True)
+        click.echo(f"{describe_key(key)} not delivered (kept in the outbox): {reason}", err=True)
     if verbose and result.timings:
         parts = ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())
         click.echo(f"timings: {parts}; total {result.elapsed:.3f} s")
+
+
+def describe_key(key: str) -> str:
+    """Name an outbox key for people: ``email for <commit>``, ``summary email for
+    <old>..<new>``, ``webhook post for <commit>``."""
+    if key.startswith("webhook-"):
+        return f"webhook post for {key.removeprefix('webhook-')[:12]}"
+    old, dash, new = key.partition("-")
+    if dash and len(old) == len(new) == 40:
+        return f"summary email for {old[:7]}..{new[:7]}"
+    return f"email for {key[:12]}"
+
+
+def _channel(key: str, config: Config) -> str:
+    return "the webhook" if key.startswith("webhook-") else config.notify.transport
 
 
 def print_build(build: Any, out: Path) -> None:
