@@ -47,6 +47,7 @@ import sys, time
 from datetime import UTC, datetime
 from pathlib import Path
 from deploybot.notify.email import compose_combined_email
+from deploybot.notify.envelope import Envelope
 repo, mode, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 start = time.perf_counter()
 if mode == "old":
@@ -55,11 +56,13 @@ if mode == "old":
 else:
     from deploybot.notify.gitlog import read_log_excerpt
     log = read_log_excerpt(repo, "refs/heads/asf-site", max_lines=10000, max_line_length=500)
+envelope = Envelope(
+    repo_name="site", repository_url="https://example.org/site.git",
+    refname="refs/heads/asf-site", pusher="bot", sender="bot@example.org",
+    to=("commits@example.org",), host="example.org", date=datetime(2024, 1, 1, tzinfo=UTC),
+)
 email = compose_combined_email(
-    log_text=log, repo_name="site", repository_url="https://example.org/site.git",
-    refname="refs/heads/asf-site", old=None, new="b" * 40, subject_line="Build",
-    pusher="bot", sender="bot@example.org", to=["commits@example.org"],
-    host="example.org", date=datetime(2024, 1, 1, tzinfo=UTC),
+    envelope=envelope, log_text=log, old=None, new="b" * 40, subject_line="Build"
 )
 seconds = time.perf_counter() - start
 out.write_bytes(email)

@@ -8,9 +8,8 @@ from __future__ import annotations
 import email
 import email.policy
 import itertools
-import os
 import re
-import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from email.header import Header
 from pathlib import Path
@@ -24,11 +23,14 @@ from deploybot.config import NotifyConfig
 from deploybot.notify import build_email, read_commit_subject, repo_name_from_url
 from deploybot.notify.body import abbrev_length
 from deploybot.notify.email import (
+    DEFAULT_LIMITS,
     commit_subject,
     compose_combined_email,
     message_id,
     redact_url,
 )
+from deploybot.notify.envelope import Envelope, Limits
+from tests.gitcli import run_git
 
 LIST = "commits@tvm.apache.org"
 WHEN = datetime(2020, 7, 14, 16, 12, 5, tzinfo=UTC)
@@ -59,22 +61,7 @@ HEADER_ORDER = [
 
 
 def git(repo: Path, *args: str, input: bytes | None = None) -> str:
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(repo),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "tqchen",
-        "GIT_AUTHOR_EMAIL": "tqchen@example.org",
-        "GIT_COMMITTER_NAME": "tqchen",
-        "GIT_COMMITTER_EMAIL": "tqchen@example.org",
-        "GIT_AUTHOR_DATE": "2020-07-14T09:12:04-07:00",
-        "GIT_COMMITTER_DATE": "2020-07-14T09:12:04-07:00",
-    }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, input=input, capture_output=True, check=True
-    )
-    return done.stdout.decode("utf-8", "replace")
+    return run_git(repo, *args, name="tqchen", email="tqchen@example.org", input=input)
 
 
 def make_commit(repo: Path, files: dict[str, str], message: str = SUBJECT) -> tuple[str, str]:
@@ -98,23 +85,36 @@ def log_text(repo: Path, commit: str) -> str:
     return git(repo, "log", "-C", "--stat", "-p", "--cc", "-1", commit)
 
 
-def compose(log: str, old: str | None, new: str, **overrides: Any) -> bytes:
-    kwargs: dict[str, Any] = {
-        "log_text": log,
-        "repo_name": "incubator-tvm-site",
-        "repository_url": "https://gitbox.apache.org/repos/asf/incubator-tvm-site.git",
-        "refname": "refs/heads/asf-site",
-        "old": old,
-        "new": new,
-        "subject_line": SUBJECT,
-        "pusher": "tqchen",
-        "sender": "tqchen@apache.org",
-        "to": [LIST],
-        "host": "gitbox.apache.org",
-        "date": WHEN,
-    }
-    kwargs.update(overrides)
-    return compose_combined_email(**kwargs)
+ENVELOPE = Envelope(
+    repo_name="incubator-tvm-site",
+    repository_url="https://gitbox.apache.org/repos/asf/incubator-tvm-site.git",
+    refname="refs/heads/asf-site",
+    pusher="tqchen",
+    sender="tqchen@apache.org",
+    to=(LIST,),
+    host="gitbox.apache.org",
+    date=WHEN,
+)
+
+
+def compose(
+    log: str,
+    old: str | None,
+    new: str,
+    *,
+    subject_line: str = SUBJECT,
+    limits: Limits = DEFAULT_LIMITS,
+    **envelope: Any,
+) -> bytes:
+    """The combined email with :data:`ENVELOPE`, any of its fields replaced by ``envelope``."""
+    return compose_combined_email(
+        envelope=replace(ENVELOPE, **envelope),
+        log_text=log,
+        old=old,
+        new=new,
+        subject_line=subject_line,
+        limits=limits,
+    )
 
 
 def split(raw: bytes) -> tuple[list[str], list[str]]:
@@ -220,7 +220,7 @@ def test_short_sha_follows_the_log_abbreviation() -> None:
 
 def test_multiple_recipients_and_display_name_sender(repo: Path) -> None:
     old, new = make_commit(repo, {"a.txt": "a\n"})
-    raw = compose(log_text(repo, new), old, new, to=[LIST, "b@x.org"], sender="Bøt <b@x.org>")
+    raw = compose(log_text(repo, new), old, new, to=(LIST, "b@x.org"), sender="Bøt <b@x.org>")
     msg = email.message_from_bytes(raw, policy=email.policy.default)
     assert [a.addr_spec for a in msg["To"].addresses] == [LIST, "b@x.org"]
     assert str(msg["From"]) == "Bøt <b@x.org>"
@@ -243,8 +243,8 @@ def test_message_id_is_deterministic(repo: Path) -> None:
     first = mid()
     assert re.fullmatch(rf"<{new}\.[0-9a-f]{{12}}\.deploybot@gitbox\.apache\.org>", first)
     assert mid(date=WHEN + timedelta(hours=3), pusher="someone else") == first  # a retry
-    assert mid(to=["COMMITS@tvm.apache.org"]) == first  # addresses compare without case
-    assert mid(to=["dev@tvm.apache.org"]) != first  # another list, another id
+    assert mid(to=("COMMITS@tvm.apache.org",)) == first  # addresses compare without case
+    assert mid(to=("dev@tvm.apache.org",)) != first  # another list, another id
     assert mid(host="other.example.org") != first
 
 
@@ -264,9 +264,10 @@ def test_line_cut_at_exactly_500(repo: Path) -> None:
 
 def test_line_cut_configurable_and_off() -> None:
     log = "x" * 30 + "\n" + "y" * 31 + "\n"
-    body = split(compose(log, "1" * 40, "2" * 40, max_line_length=30))[1]
+    body = split(compose(log, "1" * 40, "2" * 40, limits=Limits(max_line_length=30)))[1]
     assert body[10:12] == ["x" * 30, "y" * 23 + " [...]"]
-    body = split(compose("z" * 2000 + "\n", "1" * 40, "2" * 40, max_line_length=0))[1]
+    off = Limits(max_line_length=0)
+    body = split(compose("z" * 2000 + "\n", "1" * 40, "2" * 40, limits=off))[1]
     assert body[10] == "z" * 2000
 
 
@@ -281,10 +282,11 @@ def test_line_count_suppression_matches_asf(repo: Path) -> None:
 
 def test_line_count_small_limit() -> None:
     log = "".join(f"line {i}\n" for i in range(10))
-    body = split(compose(log, "1" * 40, "2" * 40, max_lines=6))[1]
+    body = split(compose(log, "1" * 40, "2" * 40, limits=Limits(max_lines=6)))[1]
     # 4 lines of "new" list + 2 log lines are kept, 8 of the 14 are suppressed
     assert body[6:] == [*body[6:10], "line 0", "line 1", "... 8 lines suppressed ...", ""]
-    assert split(compose(log, "1" * 40, "2" * 40, max_lines=14))[1][-2:] == ["line 9", ""]
+    body = split(compose(log, "1" * 40, "2" * 40, limits=Limits(max_lines=14)))[1]
+    assert body[-2:] == ["line 9", ""]
 
 
 def test_long_subject_is_cut_at_500() -> None:
@@ -386,11 +388,11 @@ def test_bad_arguments_are_refused() -> None:
         compose("", "1" * 40, "2" * 40, host="evil\nX: y")
     for bad in ("a@b\nBcc: c@d", "a b@c", "<a@b>", "ä@b"):
         with pytest.raises(ValueError, match="addresses"):
-            compose("", "1" * 40, "2" * 40, to=[bad])
+            compose("", "1" * 40, "2" * 40, to=(bad,))
     with pytest.raises(ValueError, match="sender"):
         compose("", "1" * 40, "2" * 40, sender="Name <>")
     with pytest.raises(ValueError, match="to must"):
-        compose("", "1" * 40, "2" * 40, to=[])
+        compose("", "1" * 40, "2" * 40, to=())
     with pytest.raises(ValueError, match="timezone"):
         compose("", "1" * 40, "2" * 40, date=datetime(2020, 7, 14))
 

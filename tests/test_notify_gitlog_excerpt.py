@@ -20,6 +20,7 @@ from deploybot.notify.body import excerpt_from_text, limit_log_body
 from deploybot.notify.diff import hunk_line_count, hunk_lines, unified_diff
 from deploybot.notify.diff_renames import RENAME_LIMIT
 from deploybot.notify.email import compose_combined_email
+from deploybot.notify.envelope import Envelope, Limits
 from deploybot.notify.gitlog import format_commit_log_bytes, read_log_excerpt
 from tests.test_notify_gitlog import (
     DATES,
@@ -35,17 +36,19 @@ from tests.test_notify_gitlog import (
 
 NEW = "b" * 40
 EMAIL_ARGS: dict[str, Any] = {
-    "repo_name": "site",
-    "repository_url": "https://example.org/repos/site.git",
-    "refname": "refs/heads/asf-site",
+    "envelope": Envelope(
+        repo_name="site",
+        repository_url="https://example.org/repos/site.git",
+        refname="refs/heads/asf-site",
+        pusher="bot",
+        sender="bot@example.org",
+        to=("commits@example.org",),
+        host="example.org",
+        date=datetime(2020, 7, 14, 16, 12, 5, tzinfo=UTC),
+    ),
     "old": None,
     "new": NEW,
     "subject_line": "Build",
-    "pusher": "bot",
-    "sender": "bot@example.org",
-    "to": ["commits@example.org"],
-    "host": "example.org",
-    "date": datetime(2020, 7, 14, 16, 12, 5, tzinfo=UTC),
 }
 
 
@@ -64,9 +67,9 @@ def emails_equal(text: str, repo: Path, ref: str, max_lines: int, max_line_lengt
     """The excerpt equals git's text cut as the email cuts it; so do the two emails."""
     log = read_log_excerpt(repo, ref, max_lines=max_lines, max_line_length=max_line_length)
     assert log == excerpt_from_text(text, max_lines, max_line_length)
-    limits = {"max_lines": max_lines, "max_line_length": max_line_length}
-    want = compose_combined_email(log_text=text, **EMAIL_ARGS, **limits)
-    assert compose_combined_email(log_text=log, **EMAIL_ARGS, **limits) == want
+    limits = Limits(max_lines=max_lines, max_line_length=max_line_length)
+    want = compose_combined_email(log_text=text, **EMAIL_ARGS, limits=limits)
+    assert compose_combined_email(log_text=log, **EMAIL_ARGS, limits=limits) == want
 
 
 # ---------------------------------------------------------------- every budget, git's text

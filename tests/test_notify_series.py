@@ -9,7 +9,6 @@ from __future__ import annotations
 import email
 import email.policy
 import os
-import subprocess
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from deploybot.notify.announce import read_record, write_record
 from deploybot.notify.delivery import queue_emails
 from deploybot.notify.series import summary_message_id
 from deploybot.notify.summary import diff_tree_summary
+from tests.gitcli import run_git
 from tests.servers import Collector, LocalController
 from tests.test_notify_transport import smtp_notify
 
@@ -71,22 +71,7 @@ COMMIT_ORDER = [
 
 
 def git(repo: Path, *args: str, input: bytes | None = None) -> str:
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(repo),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "Build Bot",
-        "GIT_AUTHOR_EMAIL": "bot@example.org",
-        "GIT_COMMITTER_NAME": "Build Bot",
-        "GIT_COMMITTER_EMAIL": "bot@example.org",
-        "GIT_AUTHOR_DATE": "2020-07-14T09:12:04-07:00",
-        "GIT_COMMITTER_DATE": "2020-07-14T09:12:04-07:00",
-    }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, input=input, capture_output=True, check=True
-    )
-    return done.stdout.decode("utf-8", "replace")
+    return run_git(repo, *args, name="Build Bot", email="bot@example.org", input=input)
 
 
 def build(repo: Path, files: dict[str, str], message: str) -> str:

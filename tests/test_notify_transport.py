@@ -23,6 +23,7 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from deploybot.config import NotifyConfig, SmtpConfig
 from deploybot.errors import ConfigError, NotifyError
 from deploybot.notify.email import compose_combined_email
+from deploybot.notify.envelope import Envelope
 from deploybot.notify.transport import make_transport, to_crlf
 from tests.servers import Collector, LocalController, smtp_server
 
@@ -50,19 +51,22 @@ index 07f0cb6..7d0db87 100644
 
 def sample_message(new: str = NEW, *, pusher: str = "tqchen", log: str = LOG) -> bytes:
     """A combined email for a fixed commit (any 40-hex ``new`` gives another Message-ID)."""
-    return compose_combined_email(
-        log_text=log.replace(NEW, new),
+    envelope = Envelope(
         repo_name="site",
         repository_url="https://git.example.org/repos/site.git",
         refname="refs/heads/asf-site",
+        pusher=pusher,
+        sender="deploybot@example.org",
+        to=(LIST,),
+        host="bot.example.org",
+        date=datetime(2020, 7, 14, 16, 12, 4, tzinfo=UTC),
+    )
+    return compose_combined_email(
+        envelope=envelope,
+        log_text=log.replace(NEW, new),
         old=OLD,
         new=new,
         subject_line="Build at Tue Jul 14 09:12:04 PDT 2020",
-        pusher=pusher,
-        sender="deploybot@example.org",
-        to=[LIST],
-        host="bot.example.org",
-        date=datetime(2020, 7, 14, 16, 12, 4, tzinfo=UTC),
     )
 
 

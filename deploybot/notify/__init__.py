@@ -28,6 +28,7 @@ from deploybot.notify.delivery import (
     unannounced,
 )
 from deploybot.notify.email import commit_subject, compose_combined_email, message_id
+from deploybot.notify.envelope import Envelope, Limits
 from deploybot.notify.names import default_host, repo_name_from_url
 from deploybot.notify.outbox import (
     DeliveryReport,
@@ -40,6 +41,8 @@ from deploybot.notify.transport import make_transport
 
 __all__ = [
     "DeliveryReport",
+    "Envelope",
+    "Limits",
     "PendingEmail",
     "announce",
     "build_email",
@@ -86,25 +89,19 @@ def build_email(
     """
     from deploybot.notify.gitlog import read_log_excerpt  # a sibling module, written later
 
+    limits = Limits.from_config(notify)
     log = read_log_excerpt(
-        repo_path, new, max_lines=notify.max_lines, max_line_length=notify.max_line_length
+        repo_path, new, max_lines=limits.max_lines, max_line_length=limits.max_line_length
     )
     return compose_combined_email(
+        envelope=Envelope.from_config(
+            notify, repo_path=repo_path, refname=refname, date=now, host=host
+        ),
         log_text=log,
-        repo_name=repo_name_from_url(notify.repository_url) or repo_name_from_url(str(repo_path)),
-        repository_url=notify.repository_url,
-        refname=refname,
         old=old,
         new=new,
         subject_line=read_commit_subject(repo_path, new),
-        pusher=notify.pusher,
-        sender=notify.sender,
-        to=notify.to,
-        host=host or default_host(),
-        date=now,
-        max_line_length=notify.max_line_length,
-        max_lines=notify.max_lines,
-        subject_max_length=notify.subject_max_length,
+        limits=limits,
     )
 
 

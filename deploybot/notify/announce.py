@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from typing import Any
 from deploybot.config import NotifyConfig
 from deploybot.notify.body import LogExcerpt
 from deploybot.notify.email import compose_combined_email
+from deploybot.notify.envelope import Envelope, Limits
 from deploybot.notify.gitlog import read_log_excerpt
 from deploybot.notify.outbox import (
     EMAIL,
@@ -58,14 +59,25 @@ RECORD = Path("notify") / "last-emailed.json"
 
 @dataclass(frozen=True)
 class Context:
-    """What every email of one announcement shares."""
+    """What every email of one announcement shares: the repository the git data comes from,
+    the ``[notify]`` settings, the envelope (``date`` is the send time of the first email)
+    and the size limits."""
 
     repo_path: Path
-    refname: str
     notify: NotifyConfig
-    repo_name: str
-    host: str
-    now: datetime
+    envelope: Envelope
+    limits: Limits
+
+    @classmethod
+    def from_config(
+        cls, repo_path: Path, refname: str, notify: NotifyConfig, *, now: datetime, host: str | None
+    ) -> Context:
+        """The context for announcing ``refname`` of ``repo_path`` with ``notify`` at ``now``
+        (``host`` None: :func:`.names.default_host`); see :meth:`.Envelope.from_config`."""
+        envelope = Envelope.from_config(
+            notify, repo_path=repo_path, refname=refname, date=now, host=host
+        )
+        return cls(repo_path, notify, envelope, Limits.from_config(notify))
 
 
 @dataclass(frozen=True)
@@ -108,7 +120,7 @@ def write_record(state_dir: Path, refname: str, commit: str) -> None:
 def plan(ctx: Context, old: str | None, new: str, outbox: Path, state_dir: Path) -> Plan | None:
     """Return what to announce for ``new`` (whose parent on the branch is ``old``), or None
     when ``new`` was already announced. See the module docstring for the rules."""
-    record = read_record(state_dir, ctx.refname)
+    record = read_record(state_dir, ctx.envelope.refname)
     if record == new:
         return None
     start = old
@@ -119,7 +131,7 @@ def plan(ctx: Context, old: str | None, new: str, outbox: Path, state_dir: Path)
             log.warning("last emailed commit %s is not an ancestor of %s", record[:12], new[:12])
     withdrawn: list[Path] = []
     while start is not None:
-        batch = _withdrawable(outbox, ctx.refname, start)
+        batch = _withdrawable(outbox, ctx.envelope.refname, start)
         if batch is None:
             break
         start, paths = batch
@@ -151,7 +163,7 @@ def queue_plan(ctx: Context, chosen: Plan, outbox: Path) -> list[str]:
             "seq": seq,
             "subject": _subject_of(message),
             "role": role,
-            "refname": ctx.refname,
+            "refname": ctx.envelope.refname,
             "old": chosen.start,
             "new": new,
             "batch": keys[0],
@@ -162,24 +174,14 @@ def queue_plan(ctx: Context, chosen: Plan, outbox: Path) -> list[str]:
 
 
 def _combined(ctx: Context, old: str | None, new: str) -> bytes:
-    n = ctx.notify
     [(_, subject)] = brief_summary(ctx.repo_path, [new])
     return compose_combined_email(
+        envelope=ctx.envelope,
         log_text=_log(ctx, new),
-        repo_name=ctx.repo_name,
-        repository_url=n.repository_url,
-        refname=ctx.refname,
         old=old,
         new=new,
         subject_line=subject,
-        pusher=n.pusher,
-        sender=n.sender,
-        to=n.to,
-        host=ctx.host,
-        date=ctx.now,
-        max_line_length=n.max_line_length,
-        max_lines=n.max_lines,
-        subject_max_length=n.subject_max_length,
+        limits=ctx.limits,
     )
 
 
@@ -189,21 +191,13 @@ def _series(ctx: Context, chosen: Plan) -> list[tuple[str, bytes, str]]:
     start, commits, n = chosen.start, list(chosen.commits), ctx.notify
     [old_brief, *new_brief] = brief_summary(ctx.repo_path, [start, *commits])
     summary = compose_summary_email(
-        repo_name=ctx.repo_name,
-        repository_url=n.repository_url,
-        refname=ctx.refname,
+        envelope=ctx.envelope,
         old=start,
         new=commits[-1],
         old_brief=old_brief,
         new_brief=new_brief,
         changes=diff_tree_summary(ctx.repo_path, start, commits[-1]),
-        pusher=n.pusher,
-        sender=n.sender,
-        to=n.to,
-        host=ctx.host,
-        date=ctx.now,
-        max_line_length=n.max_line_length,
-        max_lines=n.max_lines,
+        limits=ctx.limits,
     )
     out = [(f"{start}-{commits[-1]}", summary, "summary")]
     if n.max_commit_emails and len(commits) > n.max_commit_emails:
@@ -213,41 +207,34 @@ def _series(ctx: Context, chosen: Plan) -> list[tuple[str, bytes, str]]:
             n.max_commit_emails,
         )
         return out
-    msgid = summary_message_id(start, commits[-1], n.to, ctx.host)
+    msgid = summary_message_id(start, commits[-1], ctx.envelope.to, ctx.envelope.host)
     for num, (commit, (_, subject)) in enumerate(zip(commits, new_brief, strict=True), 1):
         out.append((commit, _commit_email(ctx, commit, num, len(commits), subject, msgid), "diff"))
     return out
 
 
 def _commit_email(ctx: Context, commit: str, num: int, tot: int, subject: str, msgid: str) -> bytes:
-    n = ctx.notify
+    # git-multimail's IncrementalDateTime: one second apart, so clients sort them.
+    date = ctx.envelope.date + timedelta(seconds=num)
     return compose_commit_email(
+        envelope=replace(ctx.envelope, date=date),
         log_text=_log(ctx, commit),
-        repo_name=ctx.repo_name,
-        repository_url=n.repository_url,
-        refname=ctx.refname,
         commit=commit,
         num=num,
         tot=tot,
         subject_line=subject,
         in_reply_to=msgid,
-        pusher=n.pusher,
-        sender=n.sender,
-        to=n.to,
-        host=ctx.host,
-        # git-multimail's IncrementalDateTime: one second apart, so clients sort them.
-        date=ctx.now + timedelta(seconds=num),
-        max_line_length=n.max_line_length,
-        max_lines=n.max_lines,
-        subject_max_length=n.subject_max_length,
+        limits=ctx.limits,
     )
 
 
 def _log(ctx: Context, commit: str) -> LogExcerpt:
     """The part of ``commit``'s ``git log`` text its email shows (cost bounded by that)."""
-    n = ctx.notify
     return read_log_excerpt(
-        ctx.repo_path, commit, max_lines=n.max_lines, max_line_length=n.max_line_length
+        ctx.repo_path,
+        commit,
+        max_lines=ctx.limits.max_lines,
+        max_line_length=ctx.limits.max_line_length,
     )
 
 

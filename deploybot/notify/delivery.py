@@ -19,7 +19,7 @@ from dulwich.repo import Repo
 
 from deploybot.config import NotifyConfig
 from deploybot.notify.announce import Context, plan, queue_plan, read_record, write_record
-from deploybot.notify.names import default_host, repo_name_from_url
+from deploybot.notify.names import repo_name_for
 from deploybot.notify.outbox import (
     EMAIL,
     DeliveryReport,
@@ -122,8 +122,7 @@ def queue_emails(
     if notify.transport == "none":
         write_record(state_dir, refname, new)
         return []
-    name = repo_name_from_url(notify.repository_url) or repo_name_from_url(str(repo_path))
-    ctx = Context(repo_path, refname, notify, name, host or default_host(), now)
+    ctx = Context.from_config(repo_path, refname, notify, now=now, host=host)
     outbox = state_dir / OUTBOX
     chosen = plan(ctx, old, new, outbox, state_dir)
     keys = queue_plan(ctx, chosen, outbox) if chosen and chosen.commits else []
@@ -142,7 +141,7 @@ def _payload(
         author = obj.author.decode("utf-8", "replace") if isinstance(obj, Commit) else ""
     [(_, subject)] = brief_summary(repo_path, [new])
     return webhook_payload(
-        repo_name=repo_name_from_url(notify.repository_url) or repo_name_from_url(str(repo_path)),
+        repo_name=repo_name_for(notify.repository_url, repo_path),
         repository_url=notify.repository_url,
         refname=refname,
         old=old,

@@ -1,9 +1,11 @@
 """Compose the commit email: git-multimail's "combined" email, as ASF's gitbox sends it.
 
 Pure: no git, no network, no clock. The caller passes the ``git log -C --stat -p --cc -1``
-text of the build commit, the commit subject and the send time; :func:`compose_combined_email`
-returns the whole message as bytes (UTF-8, ``\\n`` line endings; the SMTP transport turns them
-into CRLF on the wire).
+text of the build commit, the commit subject, the :class:`.envelope.Envelope` (repository,
+branch, pusher, addresses, host, send time) and the :class:`.envelope.Limits`;
+:func:`compose_combined_email` returns the whole message as bytes (UTF-8, ``\\n`` line
+endings; the SMTP transport turns them into CRLF on the wire). The header block and intro
+every email kind shares are built here too (:func:`envelope_headers`, :func:`intro_lines`).
 
 Formats followed:
 
@@ -35,20 +37,20 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from datetime import datetime
 from email.charset import Charset
 from email.header import Header
 from email.utils import format_datetime, formataddr
 
 from deploybot import __version__
 from deploybot.notify.body import LogExcerpt, as_excerpt, limit_log_body
+from deploybot.notify.envelope import BRANCH_PREFIX, Envelope, Limits
+from deploybot.notify.names import is_host_name
 
 ZERO_SHA = "0" * 40
 INTRO_LINE = "This is an automated email from the git repository."
-BRANCH_PREFIX = "refs/heads/"
+DEFAULT_LIMITS = Limits()
 
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-_HOST_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 # Every character str.splitlines() breaks at, plus the other C0 controls and DEL: none of them
 # may reach a header value (header injection) or split a one-line body field.
 _USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
@@ -58,46 +60,27 @@ _CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 def compose_combined_email(
     *,
+    envelope: Envelope,
     log_text: str | LogExcerpt,
-    repo_name: str,
-    repository_url: str,
-    refname: str,
     old: str | None,
     new: str,
     subject_line: str,
-    pusher: str,
-    sender: str,
-    to: Sequence[str],
-    host: str,
-    date: datetime,
-    max_line_length: int = 500,
-    max_lines: int = 10000,
-    subject_max_length: int = 500,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> bytes:
     """Return the combined commit email for one new commit on a branch, as bytes.
 
     Args:
+        envelope: repository, branch, pusher, sender, recipients, host and send time
+            (:class:`.envelope.Envelope`).
         log_text: output of ``git log -C --stat -p --cc -1 <new>`` (``Date:   `` line as git
             prints it; it becomes ``AuthorDate: ``), or its :class:`.body.LogExcerpt` made
-            with ``max_line_length`` and at least ``max_lines`` (what a huge commit needs:
-            :func:`.gitlog.read_log_excerpt`).
-        repo_name: short name for the ``[repo]`` subject prefix and ``X-Git-Repo``.
-        repository_url: shown in the intro; any ``user:password@`` part is removed.
-        refname: full ref, ``refs/heads/<branch>``.
+            with ``limits.max_line_length`` and at least ``limits.max_lines`` (what a huge
+            commit needs: :func:`.gitlog.read_log_excerpt`).
         old: previous 40-hex tip, or None when the branch was created.
         new: the new 40-hex tip (the build commit).
         subject_line: the commit subject (``git log --format=%s``; see :func:`commit_subject`).
-        pusher: name shown in ``<pusher> pushed a commit to branch ...``.
-        sender: ``From`` address (``addr`` or ``Name <addr>``).
-        to: list addresses (bare ``addr``), each rendered ``"addr" <addr>``.
-        host: FQDN for ``X-Git-Host`` and the Message-ID domain.
-        date: send time, timezone-aware; goes into ``Date`` (RFC 5322).
-        max_line_length: body lines longer than this many characters are cut to
-            ``max_line_length - 7`` characters + ``" [...]"``; 0 disables.
-        max_lines: at most this many body lines (from "The following commit(s)" on), then
-            ``... N lines suppressed ...``; 0 disables.
-        subject_max_length: a longer commit subject is cut to ``subject_max_length - 6``
-            characters + ``" [...]"`` in the Subject header (subjectMaxLength); 0 disables.
+        limits: line length, line count and subject length limits (:class:`.envelope.Limits`;
+            default 500 / 10000 / 500 as git-multimail).
 
     Returns:
         The message: ASCII headers (folded by :class:`email.header.Header` at 76 columns; a
@@ -110,25 +93,30 @@ def compose_combined_email(
             not under ``refs/heads/``, ``host`` not a host name, ``to`` empty or an address
             not a bare ASCII addr-spec, ``sender`` without an ASCII address, ``date`` naive.
     """
-    check_args(refname, old, new, host, to, date)
-    branch = refname[len(BRANCH_PREFIX) :]
-    log = as_excerpt(log_text, max_lines, max_line_length)
+    check_args(envelope, old, new)
+    log = as_excerpt(log_text, limits.max_lines, limits.max_line_length)
     short = new[: log.short_length]
-    headers = _combined_headers(
-        repo_name=one_line(repo_name),
-        refname=refname,
-        old=old,
-        new=new,
-        subject=_email_subject(
-            one_line(repo_name), branch, old, short, cut_subject(subject_line, subject_max_length)
-        ),
-        sender=sender,
-        to=to,
-        host=host,
-        date=date,
+    subject = _email_subject(
+        one_line(envelope.repo_name),
+        envelope.branch,
+        old,
+        short,
+        cut_subject(subject_line, limits.subject_max_length),
     )
-    intro = _intro_lines(one_line(pusher), branch, redact_url(one_line(repository_url)))
-    body = limit_log_body(_body_head(refname, short, subject_line), log, max_line_length, max_lines)
+    headers = envelope_headers(
+        envelope,
+        subject,
+        message_id(new, envelope.to, envelope.host),
+        [
+            ("X-Git-Oldrev", old or ZERO_SHA),
+            ("X-Git-Newrev", new),
+            ("X-Git-Rev", new),
+            ("X-Git-NotificationType", "ref_changed_plus_diff"),
+        ],
+    )
+    intro = intro_lines(envelope, "a commit")
+    head = _body_head(envelope.refname, short, subject_line)
+    body = limit_log_body(head, log, limits.max_line_length, limits.max_lines)
     return assemble(headers, intro, body)
 
 
@@ -171,11 +159,6 @@ def commit_subject(message: str) -> str:
     return " ".join(parts)
 
 
-def is_host_name(name: str) -> bool:
-    """True for a plain ASCII host name (letters, digits, ``.``, ``-``, ``_``)."""
-    return bool(_HOST_RE.match(name))
-
-
 def one_line(text: str) -> str:
     """Return ``text`` with every line break and control character replaced by a space."""
     return _CONTROL_RE.sub(" ", text)
@@ -186,14 +169,13 @@ def redact_url(url: str) -> str:
     return _USERINFO_RE.sub(r"\1", url)
 
 
-def check_args(
-    refname: str, old: str | None, new: str, host: str, to: Sequence[str], date: datetime
-) -> None:
-    """Validate the arguments every email kind shares.
+def check_args(envelope: Envelope, old: str | None, new: str) -> None:
+    """Validate the arguments every email kind shares: the envelope and the commit ids.
 
     Raises:
         ValueError: see :func:`compose_combined_email`.
     """
+    refname, host, to, date = envelope.refname, envelope.host, envelope.to, envelope.date
     for name, value in (("new", new), ("old", old)):
         if value is not None and not _SHA_RE.match(value):
             raise ValueError(f"{name} must be a 40-character lowercase hex commit id: {value!r}")
@@ -226,36 +208,42 @@ def cut_subject(subject: str, max_length: int = 500) -> str:
     return subject
 
 
-def _combined_headers(
-    *,
-    repo_name: str,
-    refname: str,
-    old: str | None,
-    new: str,
+def envelope_headers(
+    envelope: Envelope,
     subject: str,
-    sender: str,
-    to: Sequence[str],
-    host: str,
-    date: datetime,
+    msgid: str,
+    rev_fields: Sequence[tuple[str, str]],
+    in_reply_to: str | None = None,
 ) -> list[str]:
-    """Return the header lines (folded, without line ends) in ASF's combined-email order."""
+    """Return the header lines (folded, without line ends) in ASF's order for every kind.
+
+    ``Date``, ``To``, ``Subject``, the MIME fields, ``Message-ID`` (``msgid``), ``From``,
+    ``In-Reply-To`` and ``References`` when ``in_reply_to`` is given (a ``NN/TT`` email),
+    ``X-Git-Host``/``-Repo``/``-Refname``/``-Reftype``, then ``rev_fields`` (the kind's
+    ``X-Git-Oldrev``/``-Newrev``/``-Rev`` and ``X-Git-NotificationType``), then
+    ``X-Deploybot-Version`` and ``Auto-Submitted`` (multimail's ``*_HEADER_TEMPLATE``s).
+
+    Raises:
+        ValueError: ``envelope.sender`` has no usable address (:func:`format_sender`).
+    """
     fields: list[tuple[str, str]] = [
-        ("Date", format_datetime(date)),
-        ("To", format_recipients(to)),
+        ("Date", format_datetime(envelope.date)),
+        ("To", format_recipients(envelope.to)),
         ("Subject", subject),
         ("MIME-Version", "1.0"),
         ("Content-Type", "text/plain; charset=utf-8"),
         ("Content-Transfer-Encoding", "8bit"),
-        ("Message-ID", message_id(new, to, host)),
-        ("From", format_sender(sender)),
-        ("X-Git-Host", host),
-        ("X-Git-Repo", repo_name),
-        ("X-Git-Refname", refname),
+        ("Message-ID", msgid),
+        ("From", format_sender(envelope.sender)),
+    ]
+    if in_reply_to is not None:
+        fields += [("In-Reply-To", one_line(in_reply_to)), ("References", one_line(in_reply_to))]
+    fields += [
+        ("X-Git-Host", envelope.host),
+        ("X-Git-Repo", one_line(envelope.repo_name)),
+        ("X-Git-Refname", envelope.refname),
         ("X-Git-Reftype", "branch"),
-        ("X-Git-Oldrev", old or ZERO_SHA),
-        ("X-Git-Newrev", new),
-        ("X-Git-Rev", new),
-        ("X-Git-NotificationType", "ref_changed_plus_diff"),
+        *rev_fields,
         ("X-Deploybot-Version", __version__),
         ("Auto-Submitted", "auto-generated"),
     ]
@@ -317,14 +305,20 @@ def format_sender(sender: str) -> str:
     return f"{Charset('utf-8').header_encode(name)} <{addr}>"
 
 
-def _intro_lines(pusher: str, branch: str, repository_url: str) -> list[str]:
+def intro_lines(
+    envelope: Envelope, pushed: str, url_end: str = "", blank_lines: int = 2
+) -> list[str]:
+    """Return the intro: :data:`INTRO_LINE`, who ``pushed`` (``a commit``, ``a change``) to
+    which branch, the repository URL (credentials removed) + ``url_end``, ``blank_lines``
+    empty lines. Combined: ``"a commit"``; REFCHANGE_INTRO_TEMPLATE: ``"a change"``, ``"."``;
+    REVISION_INTRO_TEMPLATE: ``"a commit"``, one blank line (research §1.5)."""
+    pusher, url = one_line(envelope.pusher), redact_url(one_line(envelope.repository_url))
     return [
         INTRO_LINE,
         "",
-        f"{pusher} pushed a commit to branch {branch}",
-        f"in repository {repository_url}",
-        "",
-        "",
+        f"{pusher} pushed {pushed} to branch {envelope.branch}",
+        f"in repository {url}{url_end}",
+        *[""] * blank_lines,
     ]
 
 

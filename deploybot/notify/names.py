@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import socket
+from pathlib import Path
 
-from deploybot.notify.email import is_host_name
+_HOST_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+def is_host_name(name: str) -> bool:
+    """True for a plain ASCII host name (letters, digits, ``.``, ``-``, ``_``)."""
+    return bool(_HOST_RE.match(name))
 
 
 def repo_name_from_url(url: str) -> str:
@@ -15,6 +22,12 @@ def repo_name_from_url(url: str) -> str:
     """
     last = url.rstrip("/").replace(":", "/").rsplit("/", 1)[-1]
     return last.removesuffix(".git")
+
+
+def repo_name_for(repository_url: str, repo_path: Path) -> str:
+    """Return the ``[repo]`` name: :func:`repo_name_from_url` of ``repository_url``, or of the
+    local ``repo_path`` when the URL is empty (or ends in an empty name)."""
+    return repo_name_from_url(repository_url) or repo_name_from_url(str(repo_path))
 
 
 def default_host() -> str:

@@ -19,7 +19,7 @@ from dulwich.repo import Repo
 
 from deploybot.config import NotifyConfig, author_name
 from deploybot.errors import DeploybotError
-from deploybot.notify.email import BRANCH_PREFIX
+from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.transport import make_transport
 from deploybot.revision import resolve_commit
 

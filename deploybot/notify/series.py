@@ -1,8 +1,9 @@
 """Compose git-multimail's summary ("refchange") email and its ``NN/TT`` commit emails.
 
 Pure, like :mod:`.email`: the caller passes the git data (brief list, diff-tree lines,
-``git log`` text) and the send time. Used when the publish branch gained several commits
-since the last email; one new commit keeps the combined email of :mod:`.email`.
+``git log`` text), the :class:`.envelope.Envelope` and the :class:`.envelope.Limits`. Used
+when the publish branch gained several commits since the last email; one new commit keeps the
+combined email of :mod:`.email`.
 
 Formats followed (ASF's git-multimail fork, ``notifier-research.md`` §1.2-§1.5):
 
@@ -29,25 +30,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import datetime
-from email.utils import format_datetime
 
-from deploybot import __version__
 from deploybot.notify.body import LogExcerpt, as_excerpt, limit_body, limit_log_body
 from deploybot.notify.email import (
-    BRANCH_PREFIX,
-    INTRO_LINE,
+    DEFAULT_LIMITS,
     assemble,
     brief_line,
     check_args,
     cut_subject,
-    format_recipients,
-    format_sender,
-    header_line,
+    envelope_headers,
+    intro_lines,
     message_id,
     one_line,
-    redact_url,
 )
+from deploybot.notify.envelope import Envelope, Limits
 
 NEW_REVISIONS = (
     'The {tot} revisions listed above as "new" are entirely new to this\n'
@@ -69,28 +65,22 @@ def summary_message_id(old: str, new: str, to: Sequence[str], host: str) -> str:
 
 def compose_summary_email(
     *,
-    repo_name: str,
-    repository_url: str,
-    refname: str,
+    envelope: Envelope,
     old: str,
     new: str,
     old_brief: tuple[str, str],
     new_brief: Sequence[tuple[str, str]],
     changes: Sequence[str],
-    pusher: str,
-    sender: str,
-    to: Sequence[str],
-    host: str,
-    date: datetime,
-    max_line_length: int = 500,
-    max_lines: int = 10000,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> bytes:
-    """Return the summary email for a fast-forward of ``refname`` from ``old`` to ``new``.
+    """Return the summary email for a fast-forward of ``envelope.refname`` from ``old`` to
+    ``new``.
 
     Args:
         old_brief: ``(short id, subject)`` of ``old`` (the ``from`` line).
         new_brief: ``(short id, subject)`` per new commit, oldest first (``new`` lines).
         changes: ``git diff-tree --stat --summary --find-copies-harder old..new`` lines.
+        limits: only ``max_line_length`` and ``max_lines`` apply (no commit subject here).
         Others: as :func:`.email.compose_combined_email`.
 
     Returns:
@@ -99,51 +89,32 @@ def compose_summary_email(
     Raises:
         ValueError: as :func:`.email.compose_combined_email`.
     """
-    check_args(refname, old, new, host, to, date)
-    repo, branch = one_line(repo_name), refname[len(BRANCH_PREFIX) :]
-    subject = f"[{repo}] branch {branch} updated ({old_brief[0]} -> {new_brief[-1][0]})"
-    fields = [
-        ("Date", format_datetime(date)),
-        ("To", format_recipients(to)),
-        ("Subject", subject),
-        *_mime_fields(),
-        ("Message-ID", summary_message_id(old, new, to, host)),
-        ("From", format_sender(sender)),
-        *_git_fields(host, repo, refname),
-        ("X-Git-Oldrev", old),
-        ("X-Git-Newrev", new),
-        ("X-Git-NotificationType", "ref_changed"),
-        *_trailer_fields(),
-    ]
-    url = redact_url(one_line(repository_url))
-    intro = [INTRO_LINE, "", f"{one_line(pusher)} pushed a change to branch {branch}"]
-    intro += [f"in repository {url}.", "", ""]
+    check_args(envelope, old, new)
+    repo = one_line(envelope.repo_name)
+    subject = f"[{repo}] branch {envelope.branch} updated ({old_brief[0]} -> {new_brief[-1][0]})"
+    headers = envelope_headers(
+        envelope,
+        subject,
+        summary_message_id(old, new, envelope.to, envelope.host),
+        [("X-Git-Oldrev", old), ("X-Git-Newrev", new), ("X-Git-NotificationType", "ref_changed")],
+    )
+    intro = intro_lines(envelope, "a change", url_end=".")
     body = [brief_line("from", *old_brief), *(brief_line("new", s, t) for s, t in new_brief)]
     body += ["", *NEW_REVISIONS.format(tot=len(new_brief)).split("\n"), "", ""]
     body += ["Summary of changes:", *changes]
-    headers = [header_line(name, value) for name, value in fields]
-    return assemble(headers, intro, limit_body(body, max_line_length, max_lines))
+    return assemble(headers, intro, limit_body(body, limits.max_line_length, limits.max_lines))
 
 
 def compose_commit_email(
     *,
+    envelope: Envelope,
     log_text: str | LogExcerpt,
-    repo_name: str,
-    repository_url: str,
-    refname: str,
     commit: str,
     num: int,
     tot: int,
     subject_line: str,
     in_reply_to: str,
-    pusher: str,
-    sender: str,
-    to: Sequence[str],
-    host: str,
-    date: datetime,
-    max_line_length: int = 500,
-    max_lines: int = 10000,
-    subject_max_length: int = 500,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> bytes:
     """Return the ``[repo] NN/TT: <subject>`` email for one commit of a summarised push.
 
@@ -159,51 +130,21 @@ def compose_commit_email(
         ValueError: as :func:`.email.compose_combined_email`; ``in_reply_to`` not one
             ``<...>`` token; ``num`` not in ``1..tot``.
     """
-    check_args(refname, None, commit, host, to, date)
+    check_args(envelope, None, commit)
     if not (in_reply_to.startswith("<") and in_reply_to.endswith(">")) or " " in in_reply_to:
         raise ValueError(f"in_reply_to must be one <message-id>: {in_reply_to!r}")
     if not 1 <= num <= tot:
         raise ValueError(f"num must be in 1..{tot}: {num}")
-    repo, branch = one_line(repo_name), refname[len(BRANCH_PREFIX) :]
-    subject = f"[{repo}] {num:02d}/{tot:02d}: {cut_subject(subject_line, subject_max_length)}"
-    fields = [
-        ("Date", format_datetime(date)),
-        ("To", format_recipients(to)),
-        ("Subject", subject),
-        *_mime_fields(),
-        ("Message-ID", message_id(commit, to, host)),
-        ("From", format_sender(sender)),
-        ("In-Reply-To", one_line(in_reply_to)),
-        ("References", one_line(in_reply_to)),
-        *_git_fields(host, repo, refname),
-        ("X-Git-Rev", commit),
-        ("X-Git-NotificationType", "diff"),
-        *_trailer_fields(),
-    ]
-    url = redact_url(one_line(repository_url))
-    intro = [INTRO_LINE, "", f"{one_line(pusher)} pushed a commit to branch {branch}"]
-    intro += [f"in repository {url}", ""]
-    headers = [header_line(name, value) for name, value in fields]
-    log = as_excerpt(log_text, max_lines, max_line_length)
-    return assemble(headers, intro, limit_log_body([], log, max_line_length, max_lines))
-
-
-def _mime_fields() -> list[tuple[str, str]]:
-    return [
-        ("MIME-Version", "1.0"),
-        ("Content-Type", "text/plain; charset=utf-8"),
-        ("Content-Transfer-Encoding", "8bit"),
-    ]
-
-
-def _git_fields(host: str, repo: str, refname: str) -> list[tuple[str, str]]:
-    return [
-        ("X-Git-Host", host),
-        ("X-Git-Repo", repo),
-        ("X-Git-Refname", refname),
-        ("X-Git-Reftype", "branch"),
-    ]
-
-
-def _trailer_fields() -> list[tuple[str, str]]:
-    return [("X-Deploybot-Version", __version__), ("Auto-Submitted", "auto-generated")]
+    cut = cut_subject(subject_line, limits.subject_max_length)
+    subject = f"[{one_line(envelope.repo_name)}] {num:02d}/{tot:02d}: {cut}"
+    headers = envelope_headers(
+        envelope,
+        subject,
+        message_id(commit, envelope.to, envelope.host),
+        [("X-Git-Rev", commit), ("X-Git-NotificationType", "diff")],
+        in_reply_to=in_reply_to,
+    )
+    intro = intro_lines(envelope, "a commit", blank_lines=1)
+    log = as_excerpt(log_text, limits.max_lines, limits.max_line_length)
+    body = limit_log_body([], log, limits.max_line_length, limits.max_lines)
+    return assemble(headers, intro, body)

@@ -27,7 +27,8 @@ import requests
 from deploybot import __version__
 from deploybot.config import WebhookConfig
 from deploybot.errors import ConfigError, NotifyError
-from deploybot.notify.email import BRANCH_PREFIX, ZERO_SHA, one_line, redact_url
+from deploybot.notify.email import ZERO_SHA, one_line, redact_url
+from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.outbox import queue_email
 from deploybot.notify.summary import DiffTree
 
