@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 import filelock
 
-from deploybot import notify, publish, render, watch
+from deploybot import housekeeping, notify, publish, render, watch
 from deploybot.config import Config
 from deploybot.errors import LockHeldError, NotifyError
 
@@ -106,7 +106,21 @@ def run_once(
     """
     paths = state_paths(config)
     with _locked(paths["lock"]):
-        return _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
+        result = _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
+        _housekeep(paths["source"], paths["publish"])
+        return result
+
+
+def _housekeep(*mirrors: Path) -> None:
+    """Pack the mirrors when past git's gc thresholds; a failure here never fails the run."""
+    for mirror in mirrors:
+        try:
+            done = housekeeping.housekeep(mirror)
+        except OSError as exc:
+            log.warning("could not pack %s: %s", mirror, exc)
+            continue
+        if done:
+            log.info("%s: %s", mirror, done)
 
 
 @contextlib.contextmanager
