@@ -108,6 +108,7 @@ def run_once(
     with _locked(paths["lock"]):
         result = _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
         _housekeep(paths["source"], paths["publish"])
+        notify.prune_delivered(paths["outbox"])
         return result
 
 

@@ -173,6 +173,24 @@ def test_a_due_message_takes_older_waiting_ones_first(tmp_path: Path) -> None:
     assert delivered == [b"build 1", b"build 2"]
 
 
+def test_prune_delivered_keeps_waiting_and_recent(tmp_path: Path) -> None:
+    import os
+
+    from deploybot.notify.outbox import prune_delivered
+
+    outbox = tmp_path / "outbox"
+    queue_email(outbox, SHA1, b"old")
+    queue_email(outbox, SHA2, b"new")
+    deliver_pending(outbox, collecting_send()[1])
+    queue_email(outbox, "3" * 40, b"waiting")
+    old = outbox / "sent" / f"{SHA1}.eml"
+    for path in (old, old.with_suffix(".json")):
+        os.utime(path, (1000.0, 1000.0))
+    assert prune_delivered(outbox, older_than=3600) == 2
+    assert sorted(p.name for p in (outbox / "sent").iterdir()) == [f"{SHA2}.eml", f"{SHA2}.json"]
+    assert [p.key for p in list_pending(outbox)] == ["3" * 40]
+
+
 # --- a crash between send and move ---------------------------------------------------------
 
 

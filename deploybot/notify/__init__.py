@@ -35,6 +35,7 @@ from deploybot.notify.outbox import (
     PendingEmail,
     deliver_pending,
     list_pending,
+    prune_delivered,
     queue_email,
 )
 from deploybot.notify.transport import make_transport
@@ -54,6 +55,7 @@ __all__ = [
     "make_sender",
     "merge_reports",
     "message_id",
+    "prune_delivered",
     "queue_email",
     "read_commit_subject",
     "repo_name_from_url",

@@ -283,6 +283,28 @@ def withdraw(paths: list[Path]) -> None:
         _fsync_dir(path.parent)
 
 
+KEEP_SENT = 90 * 24 * 3600.0
+"""Seconds a delivered (or superseded) message stays in ``sent/`` (``superseded/``)."""
+
+
+def prune_delivered(
+    outbox_dir: Path, *, older_than: float = KEEP_SENT, now: Callable[[], float] = time.time
+) -> int:
+    """Delete messages (and sidecars) filed in ``sent/`` or ``superseded/`` more than
+    ``older_than`` seconds ago; return how many files went. Waiting messages are never
+    touched. A re-queue of a pruned key is still refused by the last-emailed record."""
+    removed = 0
+    cutoff = now() - older_than
+    for folder in (outbox_dir / SENT_DIR, outbox_dir / SUPERSEDED_DIR):
+        if not folder.is_dir():
+            continue
+        for path in folder.iterdir():
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+    return removed
+
+
 def _mark_sent(path: Path, *, uncertain: bool) -> None:
     """Move ``path`` and its sidecar to ``sent/`` (sidecar first: the message move commits)."""
     sent_dir = path.parent / SENT_DIR
