@@ -281,7 +281,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
     mbox = (base / notify.mbox).resolve() if notify.mbox else None
     if notify.transport == "mbox" and mbox is None:
         raise ConfigError(f"{path}: 'notify.mbox' is required when notify.transport = \"mbox\"")
-    if notify.transport in ("smtp", "sendmail", "mbox") and not notify.to:
+    if notify.transport != "none" and not notify.to:
         raise ConfigError(f"{path}: 'notify.to' must list at least one address")
     _check_addresses(notify, path)
     notify = dataclasses.replace(

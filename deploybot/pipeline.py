@@ -181,6 +181,7 @@ def _run_locked(
     if result.new is None:
         report = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     else:
+        notify.note_published(config.state.dir, result.refname, result.new)
         announced = notify.announce(
             result.repo_path,
             result.refname,

@@ -173,6 +173,26 @@ def test_a_due_message_takes_older_waiting_ones_first(tmp_path: Path) -> None:
     assert delivered == [b"build 1", b"build 2"]
 
 
+def test_backoff_holds_for_a_waiting_batch(tmp_path: Path) -> None:
+    """A failed summary email and its never-tried commit emails (one batch): later runs
+    inside the backoff try nothing; the commit emails do not drag the summary along."""
+    outbox = tmp_path / "outbox"
+    meta = {"batch": "b1", "queued_at": 1000.0}
+    for seq, key in enumerate((f"{SHA1}-{SHA2}", SHA1, SHA2)):
+        queue_email(outbox, key, key.encode(), meta={**meta, "seq": seq})
+    attempts: list[bytes] = []
+
+    def down(message: bytes) -> None:
+        attempts.append(message)
+        raise NotifyError("SMTP x:25: connection refused")
+
+    first = deliver_pending(outbox, down, now=lambda: 1001.0)
+    assert len(attempts) == 1 and len(first.failed) == 1
+    later = deliver_pending(outbox, down, now=lambda: 1002.0)
+    assert len(attempts) == 1
+    assert [key for key, _ in later.deferred] == [f"{SHA1}-{SHA2}", SHA1, SHA2]
+
+
 def test_prune_delivered_keeps_waiting_and_recent(tmp_path: Path) -> None:
     import os
 

@@ -298,3 +298,26 @@ def test_killed_after_push_still_emails_once(site: Site, monkeypatch: pytest.Mon
     assert mails[1]["X-Git-Rev"] == build
     assert site.run()[0] == 0
     assert len(site.emails()) == 2
+
+
+def test_first_build_killed_after_push_still_emails(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No email was ever sent from this state dir: the record of what it pushed still
+    tells the next run that the first build's email is owed."""
+    import deploybot.notify
+
+    def die(*args: object, **kwargs: object) -> None:
+        raise _Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(deploybot.notify, "announce", die)
+        with pytest.raises(_Killed):
+            CliRunner().invoke(
+                main, ["run-once", "--config", str(site.config)], catch_exceptions=False
+            )
+    assert site.emails() == []
+    code, out = site.run()
+    assert code == 0 and "up to date" in out, out
+    mails = site.emails()
+    assert [m["X-Git-Rev"] for m in mails] == [head(site.publish, "asf-site")]

@@ -55,6 +55,9 @@ from deploybot.notify.summary import brief_summary, diff_tree_summary, is_ancest
 log = logging.getLogger(__name__)
 
 RECORD = Path("notify") / "last-emailed.json"
+PUBLISHED = Path("notify") / "last-published.json"
+"""The last build commit this state directory pushed, written right after the push, so a
+run that dies before queueing that build's email is caught up by the next one."""
 
 
 @dataclass(frozen=True)
@@ -90,23 +93,25 @@ class Plan:
     withdrawn: tuple[Path, ...]
 
 
-def read_record(state_dir: Path, refname: str) -> str | None:
-    """Return the last commit emailed for ``refname``, or None (no record, unreadable)."""
+def read_record(state_dir: Path, refname: str, record: Path = RECORD) -> str | None:
+    """Return the last commit emailed for ``refname`` (or, with ``record=PUBLISHED``, the
+    last one this state directory pushed), or None (no record, unreadable)."""
     try:
-        data = json.loads((state_dir / RECORD).read_text(encoding="utf-8"))
+        data = json.loads((state_dir / record).read_text(encoding="utf-8"))
         commit = data[refname]["commit"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return commit if isinstance(commit, str) else None
 
 
-def write_record(state_dir: Path, refname: str, commit: str) -> None:
-    """Record ``commit`` as the last commit emailed for ``refname`` (atomic write).
+def write_record(state_dir: Path, refname: str, commit: str, record: Path = RECORD) -> None:
+    """Record ``commit`` as the last commit emailed for ``refname`` (or, with
+    ``record=PUBLISHED``, pushed by this state directory); an atomic write.
 
     Raises:
         OSError: the state directory cannot be written.
     """
-    path = state_dir / RECORD
+    path = state_dir / record
     try:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -18,7 +18,14 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
 from deploybot.config import NotifyConfig
-from deploybot.notify.announce import Context, plan, queue_plan, read_record, write_record
+from deploybot.notify.announce import (
+    PUBLISHED,
+    Context,
+    plan,
+    queue_plan,
+    read_record,
+    write_record,
+)
 from deploybot.notify.names import repo_name_for
 from deploybot.notify.outbox import (
     EMAIL,
@@ -81,18 +88,28 @@ def announce(
     return deliver_all(notify, outbox, retry_now=retry_now)
 
 
+def note_published(state_dir: Path, refname: str, commit: str) -> None:
+    """Record that this state directory pushed build ``commit`` to ``refname`` (call it
+    right after the push, before announcing): :func:`unannounced` then knows its email is
+    owed even when the run dies first. Raises OSError when the state dir is unwritable."""
+    write_record(state_dir, refname, commit, PUBLISHED)
+
+
 def unannounced(
     repo_path: Path, refname: str, head: str, state_dir: Path
 ) -> tuple[str | None, str] | None:
     """Return ``(head's first parent, head)`` when ``head`` still needs its email, else None.
 
-    That is the case when this state directory has emailed the branch before, the record is
-    an older commit of ``head``'s history, and ``head`` itself was never announced: a run
-    that pushed ``head`` died before its email reached the outbox. With no record (a fresh
-    machine) nothing is owed: the email went out from wherever the record was.
+    ``head`` is owed an email when it was never announced and either this state directory
+    pushed it (:func:`note_published`) or it descends from the last commit emailed here:
+    in both cases a run pushed it and died before its email reached the outbox. A head
+    pushed from elsewhere, seen by a fresh state directory, is owed nothing here.
     """
     record = read_record(state_dir, refname)
-    if record is None or record == head or not is_ancestor(repo_path, record, head):
+    if record == head:
+        return None
+    pushed_here = read_record(state_dir, refname, PUBLISHED) == head
+    if not pushed_here and (record is None or not is_ancestor(repo_path, record, head)):
         return None
     with Repo(str(repo_path)) as repo:
         commit = repo[ObjectID(head.encode("ascii"))]

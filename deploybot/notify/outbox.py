@@ -214,11 +214,7 @@ def deliver_pending(
     deferred: list[tuple[str, float]] = []
     blocked: dict[str, float] = {}  # batch -> when its first waiting message is due
     pending = list_pending(outbox_dir, suffix)
-    # A message that is due takes every older waiting one with it, so a later build's email
-    # never overtakes an earlier one's (the list sees builds in order).
-    due_index = max(
-        (i for i, it in enumerate(pending) if (it.next_attempt or 0) <= now()), default=-1
-    )
+    due_index = _pull_forward_index(pending, now())
     for index, item in enumerate(pending):
         due = item.next_attempt or 0.0
         if item.batch in blocked or (due > now() and not retry_now and index > due_index):
@@ -236,6 +232,24 @@ def deliver_pending(
         if item.batch:
             blocked.setdefault(item.batch, due)
     return DeliveryReport(sent=tuple(sent), failed=tuple(failed), deferred=tuple(deferred))
+
+
+def _pull_forward_index(pending: list[PendingEmail], now: float) -> int:
+    """Return the index up to which waiting messages are tried despite their backoff.
+
+    A message queued *after* the last failed attempt of an older waiting one (a new build
+    announced since) takes the older ones with it, so builds reach the list in order and a
+    new build never waits an hour behind an old failure. Messages queued together with the
+    failed one (its own batch) do not: otherwise the backoff would never hold.
+    """
+    last_failure = float("-inf")
+    index = -1
+    for i, item in enumerate(pending):
+        if item.attempts == 0 and (item.next_attempt or 0) <= now and item.queued_at > last_failure:
+            index = i
+        if item.last_attempt is not None:
+            last_failure = max(last_failure, item.last_attempt)
+    return index
 
 
 def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], float]) -> str | None:
