@@ -78,7 +78,8 @@ def main(ctx: click.Context, verbose: bool) -> None:
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(message)s" if not verbose else "%(levelname)s %(name)s: %(message)s",
     )
-    logging.getLogger("filelock").setLevel(logging.WARNING)  # acquire/release noise
+    for noisy in ("filelock", "dulwich"):  # lock acquire/release, raw protocol lines
+        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 _retry_now_option = click.option(

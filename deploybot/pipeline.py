@@ -21,7 +21,7 @@ import filelock
 
 from deploybot import housekeeping, notify, publish, render, watch
 from deploybot.config import Config
-from deploybot.errors import LockHeldError, NotifyError
+from deploybot.errors import ConfigError, LockHeldError, NotifyError
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def run_once(
         ConfigError: the configuration is unusable (exit 78).
     """
     paths = state_paths(config)
-    with _locked(paths["lock"]):
+    with _locked(paths["lock"]), _config_errors_name(config):
         result = _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
         _housekeep(paths["source"], paths["publish"])
         notify.prune_delivered(paths["outbox"])
@@ -122,6 +122,17 @@ def _housekeep(*mirrors: Path) -> None:
             continue
         if done:
             log.info("%s: %s", mirror, done)
+
+
+@contextlib.contextmanager
+def _config_errors_name(config: Config) -> Iterator[None]:
+    """Prefix the config file to a stage's ConfigError (stages know the key, not the file)."""
+    try:
+        yield
+    except ConfigError as exc:
+        if config.path is None or str(config.path) in str(exc):
+            raise
+        raise ConfigError(f"{config.path}: {exc}") from exc
 
 
 @contextlib.contextmanager

@@ -90,7 +90,7 @@ def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
     try:
         commit = resolve_commit(repo, rev)
     except KeyError as exc:
-        raise SourceError(f"{source}: {exc.args[0]}") from None
+        raise UsageError(f"{source}: {exc.args[0]}") from None
     offset = timezone(timedelta(seconds=commit.commit_timezone))
     when = datetime.fromtimestamp(commit.commit_time, tz=offset)
     return gitutil.GitTree(Path(repo.path), commit.tree.decode("ascii")), when

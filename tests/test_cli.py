@@ -65,12 +65,12 @@ def test_build_folder_and_git_revision(tmp_path: Path, tvm_site: Path) -> None:
     assert (out / page).read_bytes() == (out2 / page).read_bytes()
 
 
-def test_build_bad_rev_exits_1(tmp_path: Path) -> None:
+def test_build_bad_rev_exits_2(tmp_path: Path) -> None:
     repo = tmp_path / "src.git"
     Repo.init_bare(str(repo), mkdir=True).close()
     commit_files(repo, {"index.md": b"---\ntitle: x\n---\nhi\n"}, "One")
     result = CliRunner().invoke(main, ["build", str(repo), str(tmp_path / "o"), "--rev", "nope"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "nope" in result.output
 
 

@@ -65,11 +65,25 @@ def test_notify_bare_repository_branch_and_root_commit(tmp_path: Path) -> None:
     assert msg["X-Git-Refname"] == "refs/heads/gh-pages"
 
 
-def test_notify_unknown_commit_exits_1(tmp_path: Path) -> None:
+def test_notify_branch_from_the_revision(tmp_path: Path) -> None:
+    """A bare repo whose HEAD is an unborn master: ``--commit asf-site~0`` names the branch."""
+    repo = tmp_path / "site"
+    _, c1 = history(repo, 1)
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    git(bare, "symbolic-ref", "HEAD", "refs/heads/master")
+    code, out, err = run("notify", "--commit", "asf-site~0", "--repo", str(bare))
+    assert code == 0, err
+    msg = email.message_from_bytes(out, policy=email.policy.default)
+    assert msg["X-Git-Refname"] == REF
+    assert msg["X-Git-Rev"] == c1
+
+
+def test_notify_unknown_commit_exits_2(tmp_path: Path) -> None:
     repo = tmp_path / "site"
     build(repo, {"a": "1\n"}, "Build")
     code, _, err = run("notify", "--commit", "nope", "--repo", str(repo))
-    assert code == 1
+    assert code == 2
     assert "unknown revision 'nope'" in err
 
 

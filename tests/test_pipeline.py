@@ -321,3 +321,12 @@ def test_first_build_killed_after_push_still_emails(
     assert code == 0 and "up to date" in out, out
     mails = site.emails()
     assert [m["X-Git-Rev"] for m in mails] == [head(site.publish, "asf-site")]
+
+
+def test_missing_source_path_exits_78_naming_key_and_file(site: Site) -> None:
+    site.config.write_text(
+        site.config.read_text().replace('url = "source.git"', 'url = "nope.git"')
+    )
+    code, out = site.run()
+    assert code == 78
+    assert f"{site.config}: source.url: " in out and "nope.git does not exist" in out

@@ -9,16 +9,17 @@ outbox (whose ``sent/`` would otherwise refuse a second copy).
 from __future__ import annotations
 
 import dataclasses
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
 from dulwich.errors import NotGitRepository
-from dulwich.refs import HEADREF
+from dulwich.refs import HEADREF, Ref
 from dulwich.repo import Repo
 
 from deploybot.config import NotifyConfig, author_name
-from deploybot.errors import DeploybotError
+from deploybot.errors import DeploybotError, UsageError
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.transport import make_transport
 from deploybot.revision import resolve_commit
@@ -67,13 +68,19 @@ def resolve(repo_path: Path, rev: str, branch: str | None) -> Target:
         try:
             commit = resolve_commit(repo, rev)
         except KeyError as exc:
-            raise DeploybotError(f"{repo_path}: {exc.args[0]}") from None
+            raise UsageError(f"{repo_path}: {exc.args[0]}") from None
         return Target(
             commit=commit.id.decode("ascii"),
             parent=commit.parents[0].decode("ascii") if commit.parents else None,
-            refname=_refname(repo, branch),
+            refname=_refname(repo, branch or _branch_named_in(repo, rev)),
             committer=author_name(commit.committer.decode("utf-8", "replace")),
         )
+
+
+def _branch_named_in(repo: Repo, rev: str) -> str | None:
+    """The branch ``rev`` starts from (``asf-site~1`` -> ``asf-site``), when it names one."""
+    base = re.split(r"[~^]", rev, maxsplit=1)[0].removeprefix(BRANCH_PREFIX)
+    return base if base and Ref((BRANCH_PREFIX + base).encode()) in repo.refs else None
 
 
 def _refname(repo: Repo, branch: str | None) -> str:
