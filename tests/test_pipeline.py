@@ -271,14 +271,9 @@ class _Killed(BaseException):
     """Stands for the process dying (SIGKILL, power loss)."""
 
 
-def test_killed_after_push_still_emails_once(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run that pushed its build but died before queueing the email: the next run, finding
-    the source up to date, still sends that build's email, once."""
+def _run_killed_before_announcing(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run once, dying right after the push, before the build's email reaches the outbox."""
     import deploybot.notify
-
-    assert site.run()[0] == 0
-    old = read_branch(site.source, "main")[BERT_SRC]
-    commit_files(site.source, {BERT_SRC: old + b"\nMore.\n"}, "More", when=1_700_000_400)
 
     def die(*args: object, **kwargs: object) -> None:
         raise _Killed
@@ -289,6 +284,15 @@ def test_killed_after_push_still_emails_once(site: Site, monkeypatch: pytest.Mon
             CliRunner().invoke(
                 main, ["run-once", "--config", str(site.config)], catch_exceptions=False
             )
+
+
+def test_killed_after_push_still_emails_once(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that pushed its build but died before queueing the email: the next run, finding
+    the source up to date, still sends that build's email, once."""
+    assert site.run()[0] == 0
+    old = read_branch(site.source, "main")[BERT_SRC]
+    commit_files(site.source, {BERT_SRC: old + b"\nMore.\n"}, "More", when=1_700_000_400)
+    _run_killed_before_announcing(site, monkeypatch)
     build = head(site.publish, "asf-site") or ""
     assert len(site.emails()) == 1
     code, out = site.run()
@@ -305,17 +309,7 @@ def test_first_build_killed_after_push_still_emails(
 ) -> None:
     """No email was ever sent from this state dir: the record of what it pushed still
     tells the next run that the first build's email is owed."""
-    import deploybot.notify
-
-    def die(*args: object, **kwargs: object) -> None:
-        raise _Killed
-
-    with monkeypatch.context() as patch:
-        patch.setattr(deploybot.notify, "announce", die)
-        with pytest.raises(_Killed):
-            CliRunner().invoke(
-                main, ["run-once", "--config", str(site.config)], catch_exceptions=False
-            )
+    _run_killed_before_announcing(site, monkeypatch)
     assert site.emails() == []
     code, out = site.run()
     assert code == 0 and "up to date" in out, out

@@ -38,33 +38,48 @@ TAB_WIDTH = 8  # git log's default --expand-tabs for the medium format
 _GIT_SPACE = b" \t\n\r"
 UNLIMITED = 1 << 62
 
-__all__ = ["abbrev_length", "format_commit_log", "format_commit_log_bytes", "read_log_excerpt"]
+__all__ = [
+    "BlobReader",
+    "abbrev_length",
+    "format_commit_log",
+    "format_commit_log_bytes",
+    "read_log_excerpt",
+]
 
 
-class _Objects:
-    """Blob contents and short ids from one repository.
+class BlobReader:
+    """Blob contents by id from one repository, read when asked for and not kept.
 
-    Blobs are read when asked for and not kept: a build commit can hold hundreds of MB of
-    them, and each is needed once for the stat and patch (rename detection keeps its own
-    compact per-file data, see :mod:`.diff_renames`).
+    A build commit can hold hundreds of MB of blobs and each is needed once for the stat
+    and patch (rename detection keeps its own compact per-file data, see
+    :mod:`.diff_renames`). Gitlinks read as ``Subproject commit <id>`` as in git's diff.
     """
 
-    def __init__(self, repo: Repo, abbrev: int | None) -> None:
+    def __init__(self, repo: Repo) -> None:
         self.repo = repo
-        self.length = abbrev if abbrev is not None else abbrev_length(repo)
 
     def load(self, sha: bytes) -> bytes:
+        """Return the blob ``sha`` (40 hex bytes); b"" for the null id or a non-blob."""
         if sha == NULL_SHA:
             return b""
         obj = self.repo.object_store[ObjectID(sha)]
         return obj.as_raw_string() if isinstance(obj, Blob) else b""
 
     def content(self, side: Side | None) -> bytes:
+        """Return one side of a file pair as git diffs it (b"" for a missing side)."""
         if side is None:
             return b""
         if side.mode & 0o170000 == S_IFGITLINK:
             return b"Subproject commit " + side.sha + b"\n"
         return self.load(side.sha)
+
+
+class _Objects(BlobReader):
+    """Blob contents (:class:`BlobReader`) and git's short ids from one repository."""
+
+    def __init__(self, repo: Repo, abbrev: int | None) -> None:
+        super().__init__(repo)
+        self.length = abbrev if abbrev is not None else abbrev_length(repo)
 
     def abbrev(self, sha: bytes) -> bytes:
         """``find_unique_abbrev``: ``length`` digits, more while another object shares them."""

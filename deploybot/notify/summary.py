@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dulwich.object_store import iter_tree_contents
-from dulwich.objects import Blob, Commit, ObjectID
+from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 from dulwich.walk import ORDER_TOPO, Walker
 
-from deploybot.notify.diff_patch import NULL_SHA, stat_entry
+from deploybot.notify.diff_patch import stat_entry
 from deploybot.notify.diff_renames import FilePair, Side, detect_copies, similarity_percent
 from deploybot.notify.diffstat import StatEntry, format_diffstat, path_name, rename_name
 from deploybot.notify.email import commit_subject
-from deploybot.notify.gitlog import abbrev_length
+from deploybot.notify.gitlog import BlobReader, abbrev_length
 
 DIFF_TREE_WIDTH = 80
 S_IFMT = 0o170000
@@ -143,7 +143,7 @@ def diff_tree(repo_path: Path, old: str | None, new: str, *, harder: bool = True
         before = _flatten(repo, _tree_of(repo, old)) if old else {}
         after = _flatten(repo, _tree_of(repo, new))
         pairs = _queue(before, after, keep_unchanged=harder)
-        loader = _Loader(repo)
+        loader = BlobReader(repo)
         found = [p for p in detect_copies(pairs, loader.load) if not _unmodified(p)]
         entries = tuple(stat_entry(p, loader.content(p.old), loader.content(p.new)) for p in found)
     stat = tuple(format_diffstat(entries, DIFF_TREE_WIDTH))
@@ -206,25 +206,3 @@ def _queue(
 
 def _unmodified(pair: FilePair) -> bool:
     return pair.status == "M" and pair.old == pair.new
-
-
-class _Loader:
-    """Blob contents by id, read when asked for and not kept (a range can hold hundreds of MB
-    of blobs; rename detection keeps only sizes and chunk counts); gitlinks read as
-    ``Subproject commit <id>``."""
-
-    def __init__(self, repo: Repo) -> None:
-        self.repo = repo
-
-    def load(self, sha: bytes) -> bytes:
-        if sha == NULL_SHA:
-            return b""
-        obj = self.repo.object_store[ObjectID(sha)]
-        return obj.as_raw_string() if isinstance(obj, Blob) else b""
-
-    def content(self, side: Side | None) -> bytes:
-        if side is None:
-            return b""
-        if side.mode & S_IFMT == S_IFGITLINK:
-            return b"Subproject commit " + side.sha + b"\n"
-        return self.load(side.sha)
