@@ -8,7 +8,6 @@ printing one clear line; ``-v`` adds detail and the traceback.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import sys
@@ -179,20 +178,12 @@ def notify_cmd(
     For re-sending a lost email or checking the format against any history; --transport
     stdout prints the whole message, headers included. The outbox is not used.
     """
-    from datetime import UTC, datetime
-
     from deploybot import pipeline
-    from deploybot.notify.resend import default_notify, resend_commit
 
     config = _load_optional(config_path)
-    repo = repo or (pipeline.state_paths(config)["publish"] if config else Path("."))
-    settings = config.notify if config else default_notify(repo)
-    settings = dataclasses.replace(settings, transport=transport or settings.transport)
-    if branch is None and config is not None:
-        branch = config.publish.branch
-    commit = resend_commit(repo, rev, settings, branch=branch, now=datetime.now(UTC))
-    if settings.transport != "stdout":
-        click.echo(f"email for {commit[:12]} sent via {settings.transport}")
+    commit, sent_via = pipeline.resend(config, rev, repo=repo, branch=branch, transport=transport)
+    if sent_via != "stdout":
+        click.echo(f"email for {commit[:12]} sent via {sent_via}")
 
 
 if __name__ == "__main__":  # pragma: no cover

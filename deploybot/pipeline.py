@@ -4,24 +4,32 @@
 all call. Stages hand each other plain frozen dataclasses; this module maps the configuration
 onto each stage's arguments and decides the order, the lock and what a failure leaves behind:
 a failed run leaves the publish branch and the mail outbox as they were.
+
+The render stage (mistune, Pygments, Jinja2) is imported only when a build happens, so a
+run that finds the publish branch up to date never pays for it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 import filelock
 
-from deploybot import housekeeping, notify, publish, render, watch
+from deploybot import housekeeping, notify, publish, watch
 from deploybot.config import Config
 from deploybot.errors import ConfigError, LockHeldError, NotifyError
+
+if TYPE_CHECKING:
+    from deploybot import render
 
 log = logging.getLogger(__name__)
 
@@ -181,13 +189,13 @@ def _run_locked(
             elapsed=timer.total(),
             timings=timer.marks,
         )
+    from deploybot import render
+
     with snap.tree, render.open_cache(paths["cache"]) as cache:
         site, result = _build_and_publish(config, paths, snap, head, cache, full=full, now=now)
         timer.mark("render+publish")
         built_on = result.new or result.old or ""
         cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
-    for warning in site.warnings:
-        log.debug("%s", format_warning(warning))  # the CLI report prints them
     report = earlier
     if result.new is None:
         report = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
@@ -231,6 +239,8 @@ def _build_and_publish(
     """Render and publish, incrementally when the cache, the publish head's record and the
     source diff all describe the same previous build; else (or when that build cannot be
     used after all) fully. The cache is left uncommitted for the caller."""
+    from deploybot import render
+
     options = _render_options(config, snap)
     reason = _why_full(full, head, snap, cache)
     if reason is None and head.commit is not None:
@@ -322,6 +332,8 @@ def _catch_up(
 
 
 def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.RenderOptions:
+    from deploybot import render
+
     offset = timezone(timedelta(seconds=snap.commit_tz_offset))
     return render.RenderOptions(
         theme=config.render.theme,
@@ -349,6 +361,38 @@ def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.Deliver
         return _deliver(config, state_paths(config)["outbox"], retry_now=retry_now)
 
 
+def resend(
+    config: Config | None,
+    rev: str,
+    *,
+    repo: Path | None = None,
+    branch: str | None = None,
+    transport: str | None = None,
+) -> tuple[str, str]:
+    """Send the combined email of commit ``rev`` now (``deploybot notify``); no outbox.
+
+    With a config, the repository defaults to the publish mirror, the branch to
+    ``publish.branch`` and the settings to ``[notify]``; without one, to ``.``, HEAD's branch
+    (or the branch ``rev`` names) and placeholder addresses. ``transport`` overrides.
+
+    Returns:
+        ``(commit id, transport used)``.
+
+    Raises:
+        UsageError: ``rev`` names no commit. DeploybotError: not a repository.
+        NotifyError: the transport failed.
+    """
+    from deploybot.notify.resend import default_notify, resend_commit
+
+    repo = repo or (state_paths(config)["publish"] if config else Path("."))
+    settings = config.notify if config else default_notify(repo)
+    settings = dataclasses.replace(settings, transport=transport or settings.transport)
+    if branch is None and config is not None:
+        branch = config.publish.branch
+    commit = resend_commit(repo, rev, settings, branch=branch, now=_utcnow())
+    return commit, settings.transport
+
+
 def _waiting(report: notify.DeliveryReport) -> tuple[tuple[str, str], ...]:
     """Failures, and messages left for a later retry (backoff), as (key, reason) pairs."""
     later = tuple(
@@ -356,9 +400,3 @@ def _waiting(report: notify.DeliveryReport) -> tuple[tuple[str, str], ...]:
         for key, due in report.deferred
     )
     return report.failed + later
-
-
-def format_warning(warning: render.RenderWarning) -> str:
-    """Return ``"warning: PATH:LINE: MESSAGE"`` for a render warning (one line)."""
-    where = warning.path if warning.line is None else f"{warning.path}:{warning.line}"
-    return f"warning: {where}: {warning.message}"

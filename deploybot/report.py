@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from deploybot.config import Config
-from deploybot.pipeline import PUBLISHED, UP_TO_DATE, RunResult, format_warning
+from deploybot.pipeline import PUBLISHED, UP_TO_DATE, RunResult
+
+if TYPE_CHECKING:
+    from deploybot.render import RenderWarning
 
 
 def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> None:
@@ -82,3 +85,9 @@ def print_delivery(report: Any) -> None:
         click.echo(f"sent {key}")
     for key, reason in report.failed:
         click.echo(f"not delivered {key}: {reason}", err=True)
+
+
+def format_warning(warning: RenderWarning) -> str:
+    """Return ``"warning: PATH:LINE: MESSAGE"`` for a render warning (one line)."""
+    where = warning.path if warning.line is None else f"{warning.path}:{warning.line}"
+    return f"warning: {where}: {warning.message}"
