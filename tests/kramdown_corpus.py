@@ -88,6 +88,15 @@ def feed_contents() -> dict[str, str]:
     return contents
 
 
+def feed_posts() -> list[tuple[Path, str]]:
+    """Return (post source, published HTML) for the 20 posts in the published atom.xml,
+    sorted by source name (requires the corpus)."""
+    feed = feed_contents()
+    pairs = [(path, feed[slug(path)]) for path in post_sources() if slug(path) in feed]
+    assert len(pairs) == 20, "every atom.xml entry has a source post"
+    return pairs
+
+
 def slug(path: Path) -> str:
     """Return the post slug of a source file name (date prefix and extension dropped)."""
     return re.sub(r"^\d{4}-\d\d-\d\d-", "", path.stem)

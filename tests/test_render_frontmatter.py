@@ -110,6 +110,11 @@ def test_formatting_is_locale_free() -> None:
     assert (
         strftime(moment, "%b %-d, %Y %A %B %j %:z %%") == "Jul 14, 2020 Tuesday July 196 -07:00 %"
     )
+    # A naive time (a custom front-matter key PyYAML read without an offset) prints as UTC.
+    assert rfc822(datetime(2020, 1, 5, 8, 0, 9)) == "Sun, 05 Jan 2020 08:00:09 +0000"
+    assert rfc822(datetime(2020, 1, 5, tzinfo=timezone(timedelta(hours=5, minutes=45)))) == (
+        "Sun, 05 Jan 2020 00:00:00 +0545"
+    )
 
 
 def test_bad_date_in_post_names_the_line() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+from email.utils import format_datetime
 
 _DATE_RE = re.compile(
     r"""^\s*(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})
@@ -83,8 +84,11 @@ def xmlschema(moment: datetime) -> str:
 
 
 def rfc822(moment: datetime) -> str:
-    """``date_to_rfc822``: ``Tue, 14 Jul 2020 09:12:02 -0700`` (RFC 2822 §3.3), English names."""
-    return strftime(moment, "%a, %d %b %Y %H:%M:%S %z")
+    """``date_to_rfc822``: ``Tue, 14 Jul 2020 09:12:02 -0700`` (RFC 2822 §3.3), English names.
+
+    A naive ``moment`` is printed as UTC (``+0000``).
+    """
+    return format_datetime(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
 def _utc_offset(moment: datetime, colon: bool) -> str:

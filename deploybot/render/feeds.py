@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from xml.sax.saxutils import escape
 
 from deploybot.render.dates import rfc822, xmlschema
 
@@ -45,10 +46,7 @@ _NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 def xml_escape(text: str) -> str:
     """Escape ``& < > "`` as Jekyll's ``xml_escape`` filter does (apostrophes stay) and drop
     the control characters XML 1.0 forbids, so the feed always parses."""
-    text = _NOT_XML_CHARS.sub("", text)
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
+    return escape(_NOT_XML_CHARS.sub("", text), {'"': "&quot;"})
 
 
 def atom_feed(info: FeedInfo, entries: Sequence[FeedEntry]) -> bytes:

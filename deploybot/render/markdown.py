@@ -17,7 +17,6 @@ from typing import Literal, get_args
 import mistune
 from mistune.util import escape, unescape
 
-from deploybot.render.headings import gfm_header_id
 from deploybot.render.highlight import fenced_block
 from deploybot.render.kramdown import kramdown_plugins
 from deploybot.render.model import RenderOptions
@@ -44,14 +43,6 @@ class JekyllRenderer(mistune.HTMLRenderer):
         """Return inline code with Jekyll's ``language-plaintext highlighter-rouge`` class."""
         escaped = html.escape(text, quote=False)
         return f'<code class="language-plaintext highlighter-rouge">{escaped}</code>'
-
-
-def gfm_heading_id(text: str) -> str:
-    """Return kramdown-parser-gfm's id for a heading whose text is ``text`` (no de-dup).
-
-    Kept for callers of the old API; see :func:`deploybot.render.headings.gfm_header_id`.
-    """
-    return gfm_header_id(text)
 
 
 def make_markdown(*, typography: bool = True, footnotes: str = "kramdown") -> mistune.Markdown:
