@@ -21,7 +21,7 @@ from deploybot.notify import announce, deliver_all, list_outbox, message_id
 from deploybot.notify.announce import read_record, write_record
 from deploybot.notify.delivery import queue_emails
 from deploybot.notify.series import summary_message_id
-from deploybot.notify.summary import diff_tree_summary
+from deploybot.notify.summary import diff_tree, diff_tree_summary
 from tests.gitcli import run_git
 from tests.servers import Collector, LocalController
 from tests.test_notify_transport import smtp_notify
@@ -304,6 +304,24 @@ def test_summary_of_changes_matches_git_diff_tree_with_copies(tmp_path: Path) ->
             repo, "diff-tree", "--stat", "--summary", "--find-copies-harder", f"{c0}..{c1}"
         ).splitlines()
     )
+
+
+def test_diff_tree_without_harder_matches_git_diff_tree_c(tmp_path: Path) -> None:
+    """``harder=False`` (the webhook's diff) is ``-C``: copies of modified files only;
+    also across a file that becomes a folder and a nested folder that goes away."""
+    repo = tmp_path / "site"
+    text = "".join(f"line {i}\n" for i in range(40))
+    c0 = build(repo, {"a.html": text, "m.html": text, "d/e/f.txt": "f\n", "p": "p\n"}, "Build 0")
+    git(repo, "rm", "-q", "-r", "d", "p")
+    c1 = build(
+        repo, {"copy.html": text, "m.html": text + "more\n", "m2.html": text, "p/q": "q\n"}, "1"
+    )
+    for old, new in ((c0, c1), (c1, c0)):
+        diff = diff_tree(repo, old, new, harder=False)
+        oracle = git(repo, "diff-tree", "--stat", "--summary", "-C", f"{old}..{new}")
+        assert [*diff.stat, *diff.summary] == oracle.splitlines()
+    forward = diff_tree(repo, c0, c1, harder=False).summary
+    assert " copy m.html => copy.html (100%)" in forward  # the unchanged a.html is no source
 
 
 def test_hostile_commit_messages_cannot_inject_headers(tmp_path: Path) -> None:

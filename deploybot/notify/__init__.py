@@ -127,13 +127,10 @@ def read_commit_subject(repo_path: Path, commit: str) -> str:
     from dulwich.objects import Commit
     from dulwich.repo import Repo
 
+    from deploybot.notify.summary import commit_message
+
     with Repo(str(repo_path)) as repo:
         obj = repo[commit.encode("ascii")]
     if not isinstance(obj, Commit):
         raise KeyError(f"{commit} is not a commit")
-    encoding = (obj.encoding or b"utf-8").decode("ascii", "replace")
-    try:
-        text = obj.message.decode(encoding, "replace")
-    except LookupError:  # an unknown encoding name in the commit header
-        text = obj.message.decode("utf-8", "replace")
-    return commit_subject(text)
+    return commit_subject(commit_message(obj))

@@ -150,9 +150,6 @@ def queue_emails(
 def _payload(
     repo_path: Path, refname: str, old: str | None, new: str, notify: NotifyConfig
 ) -> dict[str, object]:
-    from dulwich.objects import Commit
-    from dulwich.repo import Repo
-
     with Repo(str(repo_path)) as repo:
         obj = repo[new.encode("ascii")]
         author = obj.author.decode("utf-8", "replace") if isinstance(obj, Commit) else ""

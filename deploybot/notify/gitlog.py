@@ -44,6 +44,7 @@ __all__ = [
     "format_commit_log",
     "format_commit_log_bytes",
     "read_log_excerpt",
+    "unique_abbrev",
 ]
 
 
@@ -83,13 +84,18 @@ class _Objects(BlobReader):
 
     def abbrev(self, sha: bytes) -> bytes:
         """``find_unique_abbrev``: ``length`` digits, more while another object shares them."""
-        n = self.length
-        if sha != NULL_SHA:
-            for other in self.repo.object_store.iter_prefix(sha[:n]):
-                if other != sha:
-                    common = next((i for i in range(40) if sha[i] != other[i]), 40)
-                    n = max(n, common + 1)
-        return sha[:n]
+        return sha[: self.length] if sha == NULL_SHA else unique_abbrev(self.repo, sha, self.length)
+
+
+def unique_abbrev(repo: Repo, sha: bytes, length: int) -> bytes:
+    """git's ``find_unique_abbrev``: the first ``length`` digits of ``sha`` (40 hex bytes),
+    more while another object in ``repo`` shares them."""
+    n = length
+    for other in repo.object_store.iter_prefix(sha[:n]):
+        if other != sha:
+            common = next((i for i in range(40) if sha[i] != other[i]), 40)
+            n = max(n, common + 1)
+    return sha[:n]
 
 
 def abbrev_length(repo: Repo) -> int:
@@ -102,22 +108,6 @@ def abbrev_length(repo: Repo) -> int:
     count = sum(len(pack.index) for store in stores for pack in getattr(store, "packs", []))
     bits = max(count.bit_length(), 1)
     return max(MIN_ABBREV, (bits + 1) // 2)
-
-
-def _flatten(repo: Repo, tree_id: bytes | None, prefix: bytes = b"") -> dict[bytes, Side]:
-    """All non-tree entries under a tree, by full path."""
-    out: dict[bytes, Side] = {}
-    if tree_id is None:
-        return out
-    tree = repo.object_store[ObjectID(tree_id)]
-    assert isinstance(tree, Tree)
-    for entry in tree.iteritems():
-        path = prefix + entry.path
-        if entry.mode & 0o170000 == S_IFDIR:
-            out.update(_flatten(repo, entry.sha, path + b"/"))
-        else:
-            out[path] = Side(path, entry.mode, entry.sha)
-    return out
 
 
 def tree_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes) -> list[FilePair]:

@@ -27,7 +27,7 @@ from deploybot.notify.diff_patch import stat_entry
 from deploybot.notify.diff_renames import FilePair, Side, detect_copies, similarity_percent
 from deploybot.notify.diffstat import StatEntry, format_diffstat, path_name, rename_name
 from deploybot.notify.email import commit_subject
-from deploybot.notify.gitlog import BlobReader, abbrev_length
+from deploybot.notify.gitlog import BlobReader, abbrev_length, tree_changes, unique_abbrev
 
 DIFF_TREE_WIDTH = 80
 S_IFMT = 0o170000
@@ -36,6 +36,7 @@ S_IFGITLINK = 0o160000
 __all__ = [
     "DiffTree",
     "brief_summary",
+    "commit_message",
     "diff_tree",
     "diff_tree_summary",
     "is_ancestor",
@@ -100,13 +101,7 @@ def is_ancestor(repo_path: Path, ancestor: str, commit: str) -> bool:
 def short_id(repo: Repo, sha: str) -> str:
     """git's ``%h``: the automatic abbreviation length (:func:`.gitlog.abbrev_length`),
     longer while another object shares the prefix (``find_unique_abbrev``)."""
-    n = abbrev_length(repo)
-    raw = sha.encode("ascii")
-    for other in repo.object_store.iter_prefix(raw[:n]):
-        if other != raw:
-            common = next((i for i in range(40) if raw[i] != other[i]), 40)
-            n = max(n, common + 1)
-    return sha[:n]
+    return unique_abbrev(repo, sha.encode("ascii"), abbrev_length(repo)).decode("ascii")
 
 
 def brief_summary(repo_path: Path, commits: list[str]) -> list[tuple[str, str]]:
@@ -117,11 +112,13 @@ def brief_summary(repo_path: Path, commits: list[str]) -> list[tuple[str, str]]:
             obj = repo[sha.encode("ascii")]
             if not isinstance(obj, Commit):
                 raise KeyError(f"{sha} is not a commit")
-            out.append((short_id(repo, sha), commit_subject(_message(obj))))
+            out.append((short_id(repo, sha), commit_subject(commit_message(obj))))
         return out
 
 
-def _message(commit: Commit) -> str:
+def commit_message(commit: Commit) -> str:
+    """Return ``commit``'s message decoded with its ``encoding`` header (default UTF-8),
+    invalid bytes (or an unknown encoding name, then read as UTF-8) replaced by U+FFFD."""
     encoding = (commit.encoding or b"utf-8").decode("ascii", "replace")
     raw: bytes = commit.message
     try:
@@ -140,9 +137,12 @@ def diff_tree(repo_path: Path, old: str | None, new: str, *, harder: bool = True
         KeyError: ``old`` or ``new`` does not name a commit in the repository.
     """
     with Repo(str(repo_path)) as repo:
-        before = _flatten(repo, _tree_of(repo, old)) if old else {}
-        after = _flatten(repo, _tree_of(repo, new))
-        pairs = _queue(before, after, keep_unchanged=harder)
+        old_tree = _tree_of(repo, old) if old else None
+        if harder:
+            before = _flatten(repo, old_tree) if old_tree else {}
+            pairs = _queue(before, _flatten(repo, _tree_of(repo, new)))
+        else:  # only the folders that differ are read
+            pairs = tree_changes(repo, old_tree, _tree_of(repo, new))
         loader = BlobReader(repo)
         found = [p for p in detect_copies(pairs, loader.load) if not _unmodified(p)]
         entries = tuple(stat_entry(p, loader.content(p.old), loader.content(p.new)) for p in found)
@@ -188,10 +188,8 @@ def _flatten(repo: Repo, tree: bytes) -> dict[bytes, Side]:
     }
 
 
-def _queue(
-    before: dict[bytes, Side], after: dict[bytes, Side], *, keep_unchanged: bool
-) -> list[FilePair]:
-    """The path-ordered tree diff; unchanged files too when ``keep_unchanged``."""
+def _queue(before: dict[bytes, Side], after: dict[bytes, Side]) -> list[FilePair]:
+    """The path-ordered tree diff, unchanged files included (``--find-copies-harder``)."""
     pairs: list[FilePair] = []
     for path in sorted(before.keys() | after.keys()):
         a, b = before.get(path), after.get(path)
@@ -199,7 +197,7 @@ def _queue(
             pairs.append(FilePair(None, b, "A"))
         elif b is None:
             pairs.append(FilePair(a, None, "D"))
-        elif a != b or keep_unchanged:
+        else:
             pairs.append(FilePair(a, b, "T" if (a.mode ^ b.mode) & S_IFMT else "M"))
     return pairs
 

@@ -19,10 +19,8 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import requests
 
 from deploybot import __version__
 from deploybot.config import WebhookConfig
@@ -31,6 +29,9 @@ from deploybot.notify.email import ZERO_SHA, one_line, redact_url
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.outbox import queue_email
 from deploybot.notify.summary import DiffTree
+
+if TYPE_CHECKING:
+    import requests
 
 WEBHOOK = ".http"
 """The outbox suffix of a webhook entry."""
@@ -149,6 +150,9 @@ def post_json(url: str, body: bytes, *, timeout: float) -> None:
         NotifyError: connection failure, timeout (``timeout`` s for connect and read), or a
             non-2xx status.
     """
+    # Imported here: requests costs ~30 ms to import and a run with nothing to post needs none.
+    import requests
+
     where = _where(url)
     headers = {
         "Content-Type": "application/json; charset=utf-8",
