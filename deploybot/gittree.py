@@ -33,6 +33,11 @@ def oid(hexsha: str) -> ObjectID:
     return ObjectID(hexsha.encode("ascii"))
 
 
+def is_object_id(text: str) -> bool:
+    """Return whether ``text`` is a full object id: 40 lower-case hex digits, as git prints."""
+    return len(text) == 40 and all(c in "0123456789abcdef" for c in text)
+
+
 def tree_entries(
     repo: Repo, tree_id: str | None, *, include_gitlinks: bool = False
 ) -> dict[str, tuple[int, str]]:

@@ -1,4 +1,4 @@
-"""Small dulwich helpers shared by the watch, publish and notify stages.
+"""Small dulwich helpers shared by the watch and publish stages (and housekeeping).
 
 Everything here works on bare repositories, with no work tree and no index: trees are read and
 written as objects, refs are fetched into a local *mirror* (a bare repo whose ``refs/heads/*``
@@ -34,24 +34,13 @@ from dulwich.repo import Repo
 
 from deploybot.config import is_remote_url
 from deploybot.errors import ConfigError, TemporaryError
-from deploybot.gittree import (
-    GitTree,
-    changed_paths,
-    decode_path,
-    encode_path,
-    new_objects,
-    oid,
-    tree_entries,
-)
-
-__all__ = [
-    "GitTree",
-    "changed_paths",
-    "decode_path",
-    "encode_path",
-    "oid",
-    "tree_entries",
-]
+from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
+from deploybot.gittree import changed_paths as changed_paths
+from deploybot.gittree import encode_path as encode_path
+from deploybot.gittree import is_object_id as is_object_id
+from deploybot.gittree import new_objects
+from deploybot.gittree import oid as oid
+from deploybot.gittree import tree_entries as tree_entries
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""

@@ -348,7 +348,7 @@ def _parse_record(text: str) -> str | None:
     for line in text.splitlines():
         key, _, value = line.strip().partition(" ")
         value = value.strip()
-        if key == _RECORD_KEY and len(value) == 40 and all(c in "0123456789abcdef" for c in value):
+        if key == _RECORD_KEY and gitutil.is_object_id(value):
             return value
     return None
 

@@ -85,14 +85,10 @@ def _commit(repo: Repo, commit_id: str) -> Commit:
 
 def _changed_since(repo: Repo, since: str | None, tree_id: str) -> frozenset[str] | None:
     """Return the paths changed from ``since``'s tree to ``tree_id``; ``None`` if unknown."""
-    if since is None or not _is_hex40(since):
+    if since is None or not gitutil.is_object_id(since):
         return None
     try:
         old_tree = gitutil.commit_tree_id(repo, since)
         return gitutil.changed_paths(repo, old_tree, tree_id)
     except (KeyError, TypeError):  # not in the mirror: the caller rebuilds everything
         return None
-
-
-def _is_hex40(text: str) -> bool:
-    return len(text) == 40 and all(c in "0123456789abcdef" for c in text)

@@ -24,6 +24,8 @@ from deploybot.publish import (
     MAX_TRIES,
     NOTES_REF,
     PublishHead,
+    StaleBaseError,
+    TreePatch,
     fetch_publish_head,
     format_build_message,
     publish_build,
@@ -218,6 +220,34 @@ def test_dropped_outputs_are_deleted(tmp_path: Path) -> None:
     assert second.old == first.new
     assert second.changed_paths == ("2020/07/post.html", "index.html")
     assert remote_files(remote) == {**smaller, "index.html": b"v2"}
+
+
+def test_patch_edits_the_base_tree_and_leaves_the_rest(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    other_writer_commits(remote, {".asf.yaml": b"publish: {}\n"})
+    first = publish(str(remote), mirror, SITE, SRC1)
+    deletions = frozenset({"feed.xml", ".asf.yaml", "absent.html"})  # kept and absent: ignored
+
+    result = publish(
+        str(remote), mirror, {"index.html": b"v2"}, SRC2, patch=TreePatch(first.new, deletions)
+    )
+
+    assert (result.old, result.changed_paths) == (first.new, ("feed.xml", "index.html"))
+    expected = {"index.html": b"v2", "2020/07/post.html": SITE["2020/07/post.html"]}
+    assert remote_files(remote) == {**expected, ".asf.yaml": b"publish: {}\n"}
+    assert fetch_publish_head(str(remote), "asf-site", mirror) == PublishHead(result.new, SRC2)
+
+
+def test_patch_on_a_moved_head_is_refused(tmp_path: Path) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
+    gitutil.open_bare(remote).close()
+    first = publish(str(remote), mirror, SITE, SRC1)
+    theirs = other_writer_commits(remote, {"docs/news.md": b"news"})
+    with pytest.raises(StaleBaseError):
+        publish(str(remote), mirror, {"index.html": b"v2"}, SRC2, patch=TreePatch(first.new))
+    assert remote_head(remote) == theirs
+    assert remote_files(remote)["index.html"] == SITE["index.html"]
 
 
 def test_output_clashing_with_a_kept_folder_is_a_config_error(tmp_path: Path) -> None:
