@@ -283,8 +283,12 @@ class _Build:
             edits: dict[str, tuple[int, str] | None] = {
                 p: None for p in patch.deletions if not _is_kept(p, keep)
             }
-            edits.update({p: (MODE_FILE, sha) for p, sha in built.items()})
-            new_tree = treeedit.edit_tree(self.repo, old_tree, edits)
+            # As in a full build, kept paths stay as they are even when the build makes them.
+            edits.update({p: (MODE_FILE, s) for p, s in built.items() if not _is_kept(p, keep)})
+            try:
+                new_tree = treeedit.edit_tree(self.repo, old_tree, edits)
+            except ValueError as exc:  # outputs never clash with each other: a kept path does
+                raise ConfigError(f"publish.keep: build output and kept path clash: {exc}") from exc
         updates: dict[str, tuple[str | None, str]] = {}
         new: str | None = None
         changed: tuple[str, ...] = ()
