@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploybot.render import RenderOptions, build_site, open_cache
+from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
 from deploybot.render.source import MemoryTree
 from tests.incremental_site import T0, THEME, Incremental, apply, change, initial_site
 
@@ -178,3 +178,16 @@ def test_cache_from_another_version_is_ignored(tmp_path: Path) -> None:
     cache = open_cache(tmp_path)
     assert cache.meta("options") is None
     cache.close()
+
+
+def test_changed_paths_may_be_any_iterable() -> None:
+    # ``changed`` was read twice (the config check, then the plan); an iterator was used up
+    # by the first read and the edit went unbuilt.
+    inc, files = _site()
+    files = apply(files, {POST3: files[POST3].replace(b"more", b"more, edited")})
+    sink = MemorySink(inc.outputs)
+    tree = MemoryTree(files)
+    report = build_into(tree, OPTIONS, inc.cache, sink, iter([POST3]))
+    assert not report.full
+    assert POST3 in report.rendered
+    assert sink.files == dict(build_site(tree, OPTIONS).files)

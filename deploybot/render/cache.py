@@ -284,11 +284,6 @@ class BuildCache:
         """Return the producers whose last render read dependency ``key``."""
         return {str(r[0]) for r in self._all("SELECT producer FROM deps WHERE key = ?", (key,))}
 
-    def users_prefixed(self, prefix: str) -> list[tuple[str, str]]:
-        """Return ``(producer, key)`` for every dependency key starting with ``prefix``."""
-        sql = "SELECT producer, key FROM deps WHERE key >= ? AND key < ?"
-        return [(str(p), str(k)) for p, k in self._all(sql, (prefix, prefix + "\uffff"))]
-
     def deps_of(self, producer: str) -> dict[str, str]:
         """Return ``{key: fingerprint}`` recorded for ``producer``."""
         rows = self._all("SELECT key, fp FROM deps WHERE producer = ?", (producer,))

@@ -40,9 +40,8 @@ from deploybot.render.deps import (
 from deploybot.render.excerpt import excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.markdown import markdown_for
-from deploybot.render.model import Page, Post, RenderOptions, RenderWarning, SiteModel
+from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
 from deploybot.render.outputs import (
-    EPOCH,
     BuildReport,
     MemorySink,
     NeedFullBuild,
@@ -199,7 +198,7 @@ class Engine:
 
     def visible(self, row: SourceRow | None, cut_us: int) -> bool:
         """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""
-        if row is None or row.kind in ("other",):
+        if row is None or row.kind == "other":
             return False
         return row.kind != "post" or (row.published and row.date_us <= cut_us)
 
@@ -350,10 +349,9 @@ class Engine:
         for row in pages:
             self.render_source(row)
         posts = self.cache.posts(self.cut_us)
+        models = [row.model for row in posts]
         for i, row in enumerate(posts):
-            older = posts[i + 1].model if i + 1 < len(posts) else None
-            newer = posts[i - 1].model if i > 0 else None
-            self.render_source(row, (older, newer))
+            self.render_source(row, build.neighbours(models, i))
         self.render_feeds()
         self.render_sitemap()
         return BuildReport(

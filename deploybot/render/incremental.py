@@ -104,18 +104,19 @@ def build_into(
     if changed is None:
         report = engine.full(full_reason)
     else:
-        reason = _why_full(engine, cache, changed)
+        paths = sorted(set(changed))  # once: an iterator would be used up by the first look
+        reason = _why_full(engine, cache, paths)
         if reason:
             raise NeedFullBuild(reason)
         try:
-            report = _incremental(engine, sorted(set(changed)))
+            report = _incremental(engine, paths)
         except CacheError as exc:
             raise NeedFullBuild(f"unreadable cache: {exc}") from exc
     cache.set_meta(engine.meta())
     return report
 
 
-def _why_full(engine: Engine, cache: BuildCache, changed: Iterable[str]) -> str:
+def _why_full(engine: Engine, cache: BuildCache, changed: list[str]) -> str:
     """Return why an incremental build is not possible ('' when it is)."""
     try:
         if cache.meta("options") != options_key(engine.options):

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+"""Jekyll's ``site.time`` when :attr:`RenderOptions.build_time` is ``None``."""
 
 
 @dataclass(frozen=True)

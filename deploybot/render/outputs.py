@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Protocol
 
-from deploybot.render.model import RenderWarning
+from deploybot.render.model import EPOCH, RenderWarning
 from deploybot.render.source import SourceTree
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class NeedFullBuild(Exception):
@@ -40,14 +38,10 @@ class MemorySink:
 
     def __init__(self, base: Mapping[str, bytes] | None = None) -> None:
         self.files: dict[str, bytes] = dict(base or {})
-        self.written: set[str] = set()
-        self.deleted: set[str] = set()
 
     def write(self, path: str, data: bytes) -> None:
         """Set ``files[path]``."""
         self.files[path] = data
-        self.written.add(path)
-        self.deleted.discard(path)
 
     def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
         """Set ``files[path]`` to ``read()``."""
@@ -56,8 +50,6 @@ class MemorySink:
     def delete(self, path: str) -> None:
         """Remove ``files[path]``."""
         self.files.pop(path, None)
-        self.deleted.add(path)
-        self.written.discard(path)
 
 
 @dataclasses.dataclass(frozen=True)

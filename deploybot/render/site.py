@@ -17,7 +17,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from posixpath import basename, dirname, splitext
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -25,7 +25,15 @@ from zoneinfo import ZoneInfo
 from deploybot.errors import SourceError
 from deploybot.render.dates import parse_date
 from deploybot.render.frontmatter import FrontMatter, key_line, parse_front_matter
-from deploybot.render.model import Document, Page, Post, RenderWarning, SiteConfig, SiteModel
+from deploybot.render.model import (
+    EPOCH,
+    Document,
+    Page,
+    Post,
+    RenderWarning,
+    SiteConfig,
+    SiteModel,
+)
 from deploybot.render.permalink import (
     expand,
     output_path,
@@ -41,7 +49,6 @@ MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mkdown", ".mkdn", ".mkd"})
 PAGE_EXTS = MARKDOWN_EXTS | {".html"}
 DEFAULT_EXCLUDE = ("Gemfile", "Gemfile.lock", "node_modules", "vendor", ".jekyll-cache")
 DEFAULT_INCLUDE = (".htaccess",)
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 NOT_FOUND_PAGES = frozenset({"404.html", "404.md", "404.markdown"})
 
 
