@@ -167,6 +167,26 @@ def test_theme_folder_in_the_source_tree() -> None:
     assert "index.html" not in built.files  # this theme has no index layout
 
 
+def test_layouts_and_posts_share_jekyll_filters() -> None:
+    """A layout's relative_url/absolute_url/date behave as the same filters in a post."""
+    line = (
+        b"{{ '/a' | relative_url }} {{ 'https://x.org/b' | relative_url }} "
+        b"{{ '/c' | absolute_url }} {{ page.date | date: '%d %b %Y' }}|"
+    )
+    files = {
+        "_theme/post.html": line.replace(b"date: '%d %b %Y'", b"date('%d %b %Y')")
+        + b"{{ content }}",
+        "_theme/page.html": b"{{ content }}",
+        "_config.yml": b"url: https://site.org\nbaseurl: /blog\n",
+        "_posts/2020-01-02-x.md": b"---\ntitle: X\n---\n" + line + b"\n",
+    }
+    page = build(files, theme="_theme").files["2020/01/02/x.html"].decode()
+    layout, content = page.split("|", 1)
+    expected = "/blog/a https://x.org/b https://site.org/blog/c 02 Jan 2020"
+    assert layout == expected
+    assert content.strip() == f"<p>{expected}|</p>"
+
+
 def test_theme_syntax_error_names_the_template_line() -> None:
     files = {"theme/post.html": b"ok\n{% if %}\n", "_posts/2020-01-01-x.md": b"---\n---\nx\n"}
     with pytest.raises(SourceError) as info:

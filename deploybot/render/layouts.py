@@ -10,7 +10,6 @@ is on. Filters: ``date(fmt)`` (Ruby ``strftime`` subset, no locale), ``date_to_x
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from markupsafe import Markup
 
 import deploybot
 from deploybot.errors import ConfigError
-from deploybot.render.dates import rfc822, strftime, xmlschema
+from deploybot.render.liquid_filters import FILTERS, Filter
 from deploybot.render.model import RenderWarning, SiteConfig
 from deploybot.render.source import SourceTree
 
@@ -76,22 +75,31 @@ def make_environment(tree: SourceTree, theme: str, config: SiteConfig) -> jinja2
         autoescape=jinja2.select_autoescape(["html", "htm", "xml"], default_for_string=True),
         keep_trailing_newline=True,
     )
-    prefix = config.baseurl
-
-    def relative_url(value: str) -> str:
-        return prefix + "/" + str(value).lstrip("/") if value else prefix or "/"
-
-    def absolute_url(value: str) -> str:
-        return config.url + relative_url(value)
-
-    env.filters.update(
-        date=lambda d, fmt: strftime(d, fmt) if isinstance(d, datetime) else d,
-        date_to_xmlschema=xmlschema,
-        date_to_rfc822=rfc822,
-        relative_url=relative_url,
-        absolute_url=absolute_url,
-    )
+    # Jekyll's filters, with the same code Liquid in posts uses (liquid_filters), so a layout
+    # and a post agree on relative_url, dates and the rest.
+    site = {"baseurl": config.baseurl, "url": config.url}
+    env.filters.update({name: _jinja_filter(FILTERS[name], site) for name in JEKYLL_FILTERS})
     return env
+
+
+JEKYLL_FILTERS = (
+    "relative_url",
+    "absolute_url",
+    "date",
+    "date_to_xmlschema",
+    "date_to_rfc822",
+    "date_to_string",
+    "date_to_long_string",
+)
+"""The Liquid filters layouts get too; the text ones (``escape``, ``default``…) stay
+Jinja2's own, which know about autoescaping."""
+
+
+def _jinja_filter(fn: Filter, site: Mapping[str, Any]) -> Callable[..., Any]:
+    def apply(value: Any, *args: Any) -> Any:
+        return fn(value, list(args), site)
+
+    return apply
 
 
 def _check_theme(tree: SourceTree, theme: str) -> None:
