@@ -9,6 +9,18 @@ EX_TEMPFAIL = 75  # try again later: network, lock held, push rejected, mail not
 EX_CONFIG = 78  # bad configuration (names the key and the file)
 
 
+def one_line(what: BaseException | str | bytes) -> str:
+    """Return an exception, a server reply or any text as one line for an error message:
+    whitespace runs (line breaks included) folded to one space; an exception that says
+    nothing gives its type name. Bytes are decoded as UTF-8 with replacement."""
+    if isinstance(what, bytes):
+        what = what.decode("utf-8", "replace")
+    text = " ".join(str(what).split())
+    if not text and isinstance(what, BaseException):
+        return type(what).__name__
+    return text
+
+
 class DeploybotError(Exception):
     """Base class of every error deploybot reports to its user.
 

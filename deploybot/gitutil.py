@@ -33,7 +33,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot.config import is_remote_url
-from deploybot.errors import ConfigError, TemporaryError
+from deploybot.errors import ConfigError, TemporaryError, one_line
 from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
 from deploybot.gittree import changed_paths as changed_paths
 from deploybot.gittree import encode_path as encode_path
@@ -161,12 +161,6 @@ def local_ref(repo: Repo, name: str) -> str | None:
     """Return the 40-hex id the local ref ``name`` points at, or ``None`` when it is absent."""
     ref = Ref(name.encode("utf-8"))
     return repo.refs[ref].decode("ascii") if ref in repo.refs else None
-
-
-def one_line(exc: BaseException) -> str:
-    """Return ``exc`` as one line for an error message (its type name when it says nothing)."""
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def fetch_refs(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from deploybot.config import NotifyConfig, SmtpConfig
-from deploybot.errors import ConfigError, NotifyError
+from deploybot.errors import ConfigError, NotifyError, one_line
 
 Send = Callable[[bytes], None]
 
@@ -156,10 +156,10 @@ def send_smtp(
         reason = _refusals(exc.recipients)
         raise NotifyError(f"SMTP {where}: all recipients refused: {reason}") from exc
     except smtplib.SMTPResponseException as exc:
-        reason = _one_line(exc.smtp_error)
+        reason = one_line(exc.smtp_error)
         raise NotifyError(f"SMTP {where}: {exc.smtp_code} {reason}") from exc
     except (smtplib.SMTPException, OSError) as exc:  # ssl.SSLError and timeouts are OSErrors
-        raise NotifyError(f"SMTP {where}: {_one_line(str(exc)) or type(exc).__name__}") from exc
+        raise NotifyError(f"SMTP {where}: {one_line(exc)}") from exc
     if refused:  # accepted for the others: a retry would duplicate it for them
         log.warning("SMTP %s: some recipients refused: %s", where, _refusals(refused))
 
@@ -179,13 +179,7 @@ def _connect(smtp: SmtpConfig, ssl_context: ssl.SSLContext | None) -> smtplib.SM
 
 
 def _refusals(refused: Mapping[str, tuple[int, bytes]]) -> str:
-    return "; ".join(f"{addr} ({code} {_one_line(msg)})" for addr, (code, msg) in refused.items())
-
-
-def _one_line(text: str | bytes) -> str:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    return " ".join(text.split())
+    return "; ".join(f"{addr} ({code} {one_line(msg)})" for addr, (code, msg) in refused.items())
 
 
 def find_sendmail(path: str | None = None) -> str | None:
@@ -245,7 +239,7 @@ def append_mbox(message: bytes, path: Path, *, sender: str = "MAILER-DAEMON") ->
         finally:
             box.close()
     except (OSError, mailbox.Error) as exc:
-        raise NotifyError(f"mbox {path}: {_one_line(str(exc))}") from exc
+        raise NotifyError(f"mbox {path}: {one_line(str(exc))}") from exc
 
 
 def write_stream(message: bytes, stream: BinaryIO | None = None) -> None:
@@ -259,4 +253,4 @@ def write_stream(message: bytes, stream: BinaryIO | None = None) -> None:
         out.write(message)
         out.flush()
     except OSError as exc:
-        raise NotifyError(f"stdout: {_one_line(str(exc))}") from exc
+        raise NotifyError(f"stdout: {one_line(str(exc))}") from exc
