@@ -136,11 +136,3 @@ def test_sender_with_display_name(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "nope.toml")
-
-
-def test_one_line_error_text() -> None:
-    from deploybot.errors import one_line
-
-    assert one_line(OSError("disk\n  full\r\n")) == "disk full"
-    assert one_line(TimeoutError()) == "TimeoutError"
-    assert one_line(b"550 5.1.1\r\nno such user") == "550 5.1.1 no such user"
