@@ -16,10 +16,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
+from deploybot.gittree import Entry, iter_changes
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
 from deploybot.notify.diff_patch import (
     NULL_SHA,
@@ -116,46 +117,20 @@ def tree_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes) -> list[Fi
     Subtrees with the same id on both sides are never read, so a one-file change in a site of
     10,000 pages reads a handful of trees, as git's ``diff-tree`` does.
     """
-    pairs: list[FilePair] = []
-    _diff_trees(repo, old_tree, new_tree, b"", pairs)
+    pairs = [_pair(path, a, b) for path, a, b in iter_changes(repo, old_tree, new_tree)]
     pairs.sort(key=lambda pair: (pair.new or pair.old or _NO_SIDE).path)
     return pairs
 
 
-def _tree_items(repo: Repo, tree_id: bytes | None) -> dict[bytes, tuple[int, bytes]]:
-    if tree_id is None:
-        return {}
-    tree = repo.object_store[ObjectID(tree_id)]
-    assert isinstance(tree, Tree)
-    return {entry.path: (entry.mode, entry.sha) for entry in tree.iteritems()}
-
-
-def _diff_trees(
-    repo: Repo, old_id: bytes | None, new_id: bytes | None, prefix: bytes, out: list[FilePair]
-) -> None:
-    if old_id == new_id:
-        return
-    old, new = _tree_items(repo, old_id), _tree_items(repo, new_id)
-    for name in old.keys() | new.keys():
-        a, b = old.get(name), new.get(name)
-        if a == b:
-            continue
-        path = prefix + name
-        a_dir = a is not None and a[0] & 0o170000 == S_IFDIR
-        b_dir = b is not None and b[0] & 0o170000 == S_IFDIR
-        if a_dir or b_dir:
-            sub_a = a[1] if a is not None and a_dir else None
-            sub_b = b[1] if b is not None and b_dir else None
-            _diff_trees(repo, sub_a, sub_b, path + b"/", out)
-        side_a = Side(path, a[0], a[1]) if a is not None and not a_dir else None
-        side_b = Side(path, b[0], b[1]) if b is not None and not b_dir else None
-        if side_a is None and side_b is not None:
-            out.append(FilePair(None, side_b, "A"))
-        elif side_b is None and side_a is not None:
-            out.append(FilePair(side_a, None, "D"))
-        elif side_a is not None and side_b is not None:
-            changed_type = (side_a.mode ^ side_b.mode) & 0o170000
-            out.append(FilePair(side_a, side_b, "T" if changed_type else "M"))
+def _pair(path: bytes, a: Entry | None, b: Entry | None) -> FilePair:
+    side_a = Side(path, a[0], a[1]) if a is not None else None
+    side_b = Side(path, b[0], b[1]) if b is not None else None
+    if side_a is None:
+        return FilePair(None, side_b, "A")
+    if side_b is None:
+        return FilePair(side_a, None, "D")
+    changed_type = (side_a.mode ^ side_b.mode) & 0o170000
+    return FilePair(side_a, side_b, "T" if changed_type else "M")
 
 
 _NO_SIDE = Side(b"", 0, b"")
