@@ -80,3 +80,29 @@ def corpus_files(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
+
+
+SNAPSHOT_WHEN = datetime(2024, 3, 1, 12, 0, 0, tzinfo=timezone(timedelta(hours=1)))
+SNAPSHOT_AUTHOR = "Site Author <author@example.org>"
+
+
+def commit_snapshot(
+    repo_path: Path,
+    files: Mapping[str, bytes],
+    *,
+    parents: tuple[str, ...] = (),
+    branch: str = "main",
+    modes: Mapping[str, int] | None = None,
+    when: datetime = SNAPSHOT_WHEN,
+) -> str:
+    """Commit ``files`` as the whole tree of a new commit on ``branch`` (bare repo, made if
+    missing) by :data:`SNAPSHOT_AUTHOR` at ``when``; return its id."""
+    with gitutil.bare_repo(repo_path) as repo:
+        blobs = gitutil.blob_ids(repo, files.items())
+        entries = {p: ((modes or {}).get(p, gitutil.MODE_FILE), sha) for p, sha in blobs.items()}
+        tree = gitutil.write_tree(repo, entries)
+        commit = gitutil.make_commit(
+            repo, tree, list(parents), author=SNAPSHOT_AUTHOR, message="change\n", when=when
+        )
+        gitutil.set_local_refs(repo, {f"refs/heads/{branch}": commit})
+    return commit

@@ -12,13 +12,16 @@ from deploybot.errors import PublishError
 from deploybot.gittree import new_objects
 from deploybot.gitutil import MODE_FILE, GitTree
 from deploybot.treeedit import edit_tree
-from tests.test_gitutil import AUTHOR, WHEN, commit_files, git
+from tests.gitrepo import SNAPSHOT_AUTHOR as AUTHOR
+from tests.gitrepo import SNAPSHOT_WHEN as WHEN
+from tests.gitrepo import commit_snapshot
+from tests.test_gitutil import git
 
 
 def test_lazy_lookups_match_the_full_index(tmp_path: Path) -> None:
     repo_path = tmp_path / "src.git"
     files = {"a/b/c.md": b"1", "a/d.md": b"2", "e.md": b"3"}
-    commit = commit_files(repo_path, files)
+    commit = commit_snapshot(repo_path, files)
     tree_id = git(repo_path, "rev-parse", f"{commit}^{{tree}}").strip()
     with GitTree(repo_path, tree_id) as lazy, GitTree(repo_path, tree_id) as full:
         full.entries()
@@ -37,8 +40,8 @@ def test_changed_paths_across_file_and_folder_swaps(tmp_path: Path) -> None:
     repo_path = tmp_path / "src.git"
     old = {"x": b"file", "d/a.md": b"1", "d/s/b.md": b"2", "keep/k.md": b"k"}
     new = {"x/inner.md": b"now a folder", "d": b"now a file", "keep/k.md": b"k"}
-    c1 = commit_files(repo_path, old)
-    c2 = commit_files(repo_path, new, parents=(c1,))
+    c1 = commit_snapshot(repo_path, old)
+    c2 = commit_snapshot(repo_path, new, parents=(c1,))
     with gitutil.bare_repo(repo_path) as repo:
         t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
         changed = gitutil.changed_paths(repo, t1, t2)
@@ -50,7 +53,7 @@ def test_changed_paths_across_file_and_folder_swaps(tmp_path: Path) -> None:
 def test_push_sends_only_what_the_new_commit_adds(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
     files = {f"p/{i:03d}/index.html": b"page %d" % i for i in range(50)}
-    c1 = commit_files(remote, files)
+    c1 = commit_snapshot(remote, files)
     with gitutil.bare_repo(mirror) as repo:
         gitutil.fetch_refs(str(remote), repo, ["refs/heads/main"], PublishError)
         old_tree = gitutil.commit_tree_id(repo, c1)

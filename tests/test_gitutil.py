@@ -5,8 +5,7 @@ git itself is the oracle where it can be: ``git ls-tree``, ``git diff-tree`` and
 
 from __future__ import annotations
 
-import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -15,41 +14,21 @@ from deploybot import gitutil
 from deploybot.errors import FetchError, PublishError
 from deploybot.gitutil import MODE_FILE, GitTree, RemoteMovedError
 from deploybot.render.source import SourceTree, git_blob_id
+from tests.gitcli import run_git
+from tests.gitrepo import SNAPSHOT_AUTHOR, SNAPSHOT_WHEN, commit_snapshot
 
-WHEN = datetime(2024, 3, 1, 12, 0, 0, tzinfo=timezone(timedelta(hours=1)))
-AUTHOR = "Site Author <author@example.org>"
+WHEN, AUTHOR = SNAPSHOT_WHEN, SNAPSHOT_AUTHOR
 
 
 def git(repo: Path, *args: str) -> str:
-    """Run git in ``repo`` and return its stdout."""
-    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-    return out.stdout.decode()
-
-
-def commit_files(
-    repo_path: Path,
-    files: dict[str, bytes],
-    *,
-    parents: tuple[str, ...] = (),
-    branch: str = "main",
-    modes: dict[str, int] | None = None,
-) -> str:
-    """Commit ``files`` as the whole tree of a new commit on ``branch``; return its id."""
-    with gitutil.bare_repo(repo_path) as repo:
-        blobs = gitutil.blob_ids(repo, files.items())
-        entries = {p: ((modes or {}).get(p, MODE_FILE), sha) for p, sha in blobs.items()}
-        tree = gitutil.write_tree(repo, entries)
-        commit = gitutil.make_commit(
-            repo, tree, list(parents), author=AUTHOR, message="change\n", when=WHEN
-        )
-        gitutil.set_local_refs(repo, {f"refs/heads/{branch}": commit})
-    return commit
+    """Run git in ``repo`` (no user config) and return its stdout."""
+    return run_git(repo, *args, name="A", email="a@example.org")
 
 
 def test_git_tree_reads_a_tree_without_checkout(tmp_path: Path) -> None:
     repo_path = tmp_path / "src.git"
     files = {"index.md": b"# Home\n", "_posts/2024-01-01-a.md": b"post", "run.sh": b"#!/bin/sh\n"}
-    commit = commit_files(repo_path, files, modes={"run.sh": 0o100755})
+    commit = commit_snapshot(repo_path, files, modes={"run.sh": 0o100755})
     tree_id = git(repo_path, "rev-parse", f"{commit}^{{tree}}").strip()
 
     with GitTree(repo_path, tree_id) as tree:
@@ -109,7 +88,7 @@ def test_write_tree_matches_git(tmp_path: Path) -> None:
 
 def test_make_commit_is_what_git_would_store(tmp_path: Path) -> None:
     repo_path = tmp_path / "r.git"
-    commit = commit_files(repo_path, {"a.txt": b"a"})
+    commit = commit_snapshot(repo_path, {"a.txt": b"a"})
     raw = git(repo_path, "cat-file", "commit", commit)
     assert f"author {AUTHOR} {int(WHEN.timestamp())} +0100\n" in raw
     assert f"committer {AUTHOR} {int(WHEN.timestamp())} +0100\n" in raw
@@ -123,8 +102,8 @@ def test_changed_paths_add_edit_delete_rename(tmp_path: Path) -> None:
     repo_path = tmp_path / "src.git"
     old = {"keep.md": b"same", "edit.md": b"v1", "gone.md": b"bye", "old/name.md": b"moved text"}
     new = {"keep.md": b"same", "edit.md": b"v2", "added.md": b"hi", "new/name.md": b"moved text"}
-    c1 = commit_files(repo_path, old)
-    c2 = commit_files(repo_path, new, parents=(c1,))
+    c1 = commit_snapshot(repo_path, old)
+    c2 = commit_snapshot(repo_path, new, parents=(c1,))
     with gitutil.bare_repo(repo_path) as repo:
         t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
         changed = gitutil.changed_paths(repo, t1, t2)
@@ -138,8 +117,8 @@ def test_changed_paths_add_edit_delete_rename(tmp_path: Path) -> None:
 
 def test_changed_paths_sees_a_mode_change(tmp_path: Path) -> None:
     repo_path = tmp_path / "src.git"
-    c1 = commit_files(repo_path, {"run.sh": b"x"})
-    c2 = commit_files(repo_path, {"run.sh": b"x"}, parents=(c1,), modes={"run.sh": 0o100755})
+    c1 = commit_snapshot(repo_path, {"run.sh": b"x"})
+    c2 = commit_snapshot(repo_path, {"run.sh": b"x"}, parents=(c1,), modes={"run.sh": 0o100755})
     with gitutil.bare_repo(repo_path) as repo:
         t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
         assert gitutil.changed_paths(repo, t1, t2) == {"run.sh"}
@@ -148,7 +127,7 @@ def test_changed_paths_sees_a_mode_change(tmp_path: Path) -> None:
 def test_non_utf8_paths_round_trip(tmp_path: Path) -> None:
     repo_path = tmp_path / "r.git"
     odd = b"caf\xe9.md".decode("utf-8", "surrogateescape")
-    commit = commit_files(repo_path, {odd: b"x", "café.md": b"y"})
+    commit = commit_snapshot(repo_path, {odd: b"x", "café.md": b"y"})
     with gitutil.bare_repo(repo_path) as repo:
         tree_id = gitutil.commit_tree_id(repo, commit)
     with GitTree(repo_path, tree_id) as tree:
@@ -158,7 +137,7 @@ def test_non_utf8_paths_round_trip(tmp_path: Path) -> None:
 
 def test_fetch_and_push_refs_between_local_repos(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
-    c1 = commit_files(remote, {"a": b"1"})
+    c1 = commit_snapshot(remote, {"a": b"1"})
     with gitutil.bare_repo(mirror) as repo:
         tips = gitutil.fetch_refs(
             str(remote), repo, ["refs/heads/main", "refs/heads/x"], FetchError

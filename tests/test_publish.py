@@ -30,6 +30,7 @@ from deploybot.publish import (
     format_build_message,
     publish_build,
 )
+from tests.gitcli import run_git
 from tests.servers import free_port, git_daemon, serve_http
 
 LA = ZoneInfo("America/Los_Angeles")
@@ -45,9 +46,8 @@ KEEP = ("docs/", ".asf.yaml", "CNAME")
 
 
 def git(repo: Path, *args: str) -> str:
-    """Run git in ``repo`` and return its stdout."""
-    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-    return out.stdout.decode()
+    """Run git in ``repo`` (no user config) and return its stdout."""
+    return run_git(repo, *args, name="A", email="a@example.org")
 
 
 def remote_head(remote: Path, branch: str = "asf-site") -> str | None:

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from dulwich.repo import Repo
 
 from deploybot.revision import resolve_commit
+from tests.gitcli import run_git
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "A",
-        "GIT_AUTHOR_EMAIL": "a@x",
-        "GIT_COMMITTER_NAME": "A",
-        "GIT_COMMITTER_EMAIL": "a@x",
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(repo),
-    }
-    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
-    return out.stdout.decode().strip()
+    return run_git(repo, *args, name="A", email="a@x").strip()
 
 
 @pytest.fixture

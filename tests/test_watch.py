@@ -13,8 +13,8 @@ import pytest
 
 from deploybot import gitutil
 from deploybot.errors import EX_TEMPFAIL, ConfigError, FetchError
-from deploybot.gitutil import MODE_FILE
 from deploybot.watch import fetch_source
+from tests.gitrepo import commit_snapshot
 from tests.servers import free_port, git_daemon, serve_http
 
 WHEN = datetime(2024, 3, 1, 12, 0, 0, tzinfo=timezone(timedelta(hours=-7)))
@@ -23,15 +23,8 @@ SITE = {f"_posts/2024-01-{i:02d}-post.md": f"post {i}\n".encode() * 20 for i in 
 
 
 def commit_files(repo_path: Path, files: dict[str, bytes], parents: tuple[str, ...] = ()) -> str:
-    """Commit ``files`` as the whole tree of a new commit on ``main``; return its id."""
-    with gitutil.bare_repo(repo_path) as repo:
-        blobs = gitutil.blob_ids(repo, files.items())
-        tree = gitutil.write_tree(repo, {p: (MODE_FILE, sha) for p, sha in blobs.items()})
-        commit = gitutil.make_commit(
-            repo, tree, list(parents), author=AUTHOR, message="m\n", when=WHEN
-        )
-        gitutil.set_local_refs(repo, {"refs/heads/main": commit})
-    return commit
+    """Commit ``files`` as the whole tree of a new commit on ``main`` at :data:`WHEN`."""
+    return commit_snapshot(repo_path, files, parents=parents, when=WHEN)
 
 
 def pack_object_counts(repo_path: Path) -> list[int]:
