@@ -201,17 +201,7 @@ def _run_locked(
         report = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     else:
         notify.note_published(config.state.dir, result.refname, result.new)
-        announced = notify.announce(
-            result.repo_path,
-            result.refname,
-            result.old,
-            result.new,
-            config.notify,
-            state_dir=config.state.dir,
-            now=now(),
-            retry_now=retry_now,
-        )
-        report = notify.merge_reports(earlier, announced)
+        report = _announce(config, paths, result.old, result.new, earlier, now, retry_now)
         timer.mark("notify")
     return RunResult(
         PUBLISHED if result.new else UNCHANGED,
@@ -318,11 +308,24 @@ def _catch_up(
     if owed is None:
         return earlier
     log.info("the email for %s was never queued: sending it now", head.commit[:12])
+    return _announce(config, paths, owed[0], owed[1], earlier, now, retry_now)
+
+
+def _announce(
+    config: Config,
+    paths: dict[str, Path],
+    old: str | None,
+    new: str,
+    earlier: notify.DeliveryReport,
+    now: Callable[[], datetime],
+    retry_now: bool,
+) -> notify.DeliveryReport:
+    """Announce build ``new`` (its parent on the branch ``old``) and deliver what waits."""
     announced = notify.announce(
         paths["publish"],
-        refname,
-        owed[0],
-        owed[1],
+        f"refs/heads/{config.publish.branch}",
+        old,
+        new,
         config.notify,
         state_dir=config.state.dir,
         now=now(),
