@@ -185,10 +185,12 @@ def deliver_all(
     if not outbox.is_dir():
         return DeliveryReport(sent=(), failed=())
     jobs: list[Callable[[], DeliveryReport]] = []
-    if notify.transport != "none":
+    if notify.transport != "none" and any(outbox.glob(f"*{EMAIL}")):
         jobs.append(lambda: _deliver_email(notify, outbox, retry_now, clock))
-    if notify.webhook.url or notify.webhook.url_env:
+    if (notify.webhook.url or notify.webhook.url_env) and any(outbox.glob(f"*{WEBHOOK}")):
         jobs.append(lambda: _deliver_webhook(notify, outbox, retry_now, clock))
+    if not jobs:  # the common case: nothing waits; no transport set up, no threads
+        return DeliveryReport(sent=(), failed=())
     with ThreadPoolExecutor(max_workers=max(len(jobs), 1)) as pool:
         futures = [pool.submit(job) for job in jobs]
     reports, errors = [], []
