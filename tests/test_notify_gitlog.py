@@ -24,7 +24,8 @@ TVM = SHARED / "corpus" / "tvm-site"
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "LC_ALL": "C"}
 GIT_ENV.pop("COLUMNS", None)
 LOG_ARGS = ["log", "-C", "--stat", "-p", "--cc", "-1"]
-Tree = Mapping[bytes, tuple[int, bytes]]  # path -> (mode, content)
+Tree = Mapping[bytes, tuple[int, bytes]]  # path -> (mode, content; a gitlink's commit id)
+GITLINK = 0o160000
 
 
 def git(
@@ -85,7 +86,10 @@ def fast_import(repo: Path, ref: str, commits: list[Commit]) -> None:
             stream += b"from :%d\n" % (n - 1)
         stream += b"deleteall\n"
         for path, (mode, content) in sorted(c.tree.items()):
-            stream += b"M %o inline %s\n" % (mode, _quote(path)) + _data(content)
+            if mode == GITLINK:  # the content is the submodule's commit id (40 hex)
+                stream += b"M %o %s %s\n" % (mode, content, _quote(path))
+            else:
+                stream += b"M %o inline %s\n" % (mode, _quote(path)) + _data(content)
     git(repo, "fast-import", "--quiet", "--force", stdin=stream)
 
 
