@@ -187,3 +187,54 @@ def test_split_lines_splits_at_lf_only() -> None:
     assert split_lines(b"a\rb\r\nc") == [b"a\rb\r\n", b"c"]
     assert is_binary(b"x" * 7999 + b"\0")
     assert not is_binary(b"x" * 8000 + b"\0")
+
+
+# ---------------------------------------------------------------- hunk header function text
+
+CHARS = {
+    "2-byte": "é".encode(),
+    "3-byte": "€".encode(),
+    "4-byte": "😀".encode(),
+    "wide CJK": "日".encode(),
+}
+INVALID = {
+    "Latin-1": b"caf\xe9 x",
+    "lone continuation": b"a\x80b",
+    "truncated 3-byte": b"a\xe2\x82 b",
+    "truncated 4-byte": b"a\xf0\x9f\x98 b",
+    "overlong 2-byte": b"a\xc0\xafb",
+    "overlong 3-byte": b"a\xe0\x80\xafb",
+    "overlong 4-byte": b"a\xf0\x80\x80\xafb",
+    "surrogate": b"a\xed\xa0\x80b",
+    "U+FFFE": b"a\xef\xbf\xbeb",
+    "U+FFFF": b"a\xef\xbf\xbfb",
+    "U+FFFD is fine": b"a\xef\xbf\xbdb",
+    "above U+10FFFF": b"a\xf4\x90\x80\x80b",
+    "F5 lead": b"a\xf5\x80\x80\x80b",
+    "FF": b"a\xffb",
+}
+
+
+def _func_change(func: bytes) -> tuple[bytes, bytes]:
+    """A file whose first line is ``func`` and an edit 8 lines below it (one hunk)."""
+    body = b"".join(b"  %d\n" % i for i in range(10))
+    old = func + b"\n" + body
+    return old, old.replace(b"  8\n", b"  eight\n")
+
+
+@pytest.mark.parametrize("char", list(CHARS))
+@pytest.mark.parametrize("pad", range(74, 82))
+def test_function_text_cut_inside_a_character_drops_it(tmp_path: Path, char: str, pad: int) -> None:
+    """Issue 8.11b: the 80-byte cut (``def_ff``) lands inside a multibyte character; git's
+    ``sane_truncate_line`` (diff.c) drops the partial character instead of printing it."""
+    old, new = _func_change(b"f" + b"x" * (pad - 1) + CHARS[char] * 3 + b" tail")
+    assert unified_diff(old, new) == git_hunks(tmp_path, old, new)
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_function_text_stops_at_invalid_utf8(tmp_path: Path, name: str) -> None:
+    """git cuts the whole hunk header at the first byte that does not start a valid UTF-8
+    character (``pick_one_utf8_char`` in utf8.c: overlong forms, surrogates, U+FFFE/U+FFFF
+    and code points above U+10FFFF are invalid too)."""
+    old, new = _func_change(b"func " + INVALID[name] + b" tail")
+    assert unified_diff(old, new) == git_hunks(tmp_path, old, new)
