@@ -125,6 +125,10 @@ LINES = [
     b"caf\xc3\xa9",
     b"x\r",
     b"Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor " * 2,
+    b"function " + b"x" * 69 + "\u00e9\u20ac\U0001f600".encode() + b" cut inside",
+    b"latin1 caf\xe9 function",
+    b"crlf line\r",
+    b"<p>minified</p>" * 300,
 ]
 PATHS = [
     b"a.txt",
