@@ -253,15 +253,15 @@ def test_empty_commit_shows_header_only(repo: Path) -> None:
     check(repo, "refs/heads/empty")
 
 
-def test_merge_commits_are_refused(repo: Path) -> None:
-    """Combined diffs (``--cc``) are not implemented; build commits are never merges."""
+def test_merge_commit_matches_git(repo: Path) -> None:
+    """A merge is git's combined diff (tests/test_notify_gitlog_merge.py has the rest)."""
     stream = b"reset refs/heads/m\n"
     for n, frm in ((1, b""), (2, b"from :1\n"), (3, b"from :1\nmerge :2\n")):
         stream += b"commit refs/heads/m\nmark :%d\ncommitter C <c@x> 0 +0000\ndata 2\nm\n" % n
         stream += frm + b"M 100644 inline f\ndata 2\n%d\n\n" % n
     git(repo, "fast-import", "--quiet", "--force", stdin=stream)
-    with pytest.raises(NotImplementedError):
-        format_commit_log_bytes(repo, "refs/heads/m")
+    check(repo, "refs/heads/m")
+    assert b"\ndiff --cc f\n" in format_commit_log_bytes(repo, "refs/heads/m")
 
 
 def test_seed_case_202b30a(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ __all__ = [
     "is_binary",
     "split_lines",
     "unified_diff",
+    "zero_context_script",
 ]
 
 
@@ -298,12 +299,21 @@ def _trim_common_tail(a: bytes, b: bytes) -> tuple[bytes, bytes]:
     return a[: len(a) - cut], b[: len(b) - cut]
 
 
+def zero_context_script(old: bytes, new: bytes) -> list[Change]:
+    """The changes of a diff made with no context lines, as ``xdi_diff`` makes it: the common
+    tail is trimmed first (:func:`_trim_common_tail`), which can change the result of the
+    non-minimal search. Used by ``--stat`` and by the combined diff (``combine-diff.c``)."""
+    if old == new:
+        return []
+    a_bytes, b_bytes = _trim_common_tail(old, new)
+    return edit_script(split_lines(a_bytes), split_lines(b_bytes))
+
+
 def count_changes(old: bytes, new: bytes) -> tuple[int, int]:
     """``(added, deleted)`` line counts as ``git diff --stat`` shows them for a text file."""
     if old == new:
         return 0, 0
     if not old or not new:  # one side empty: every line of the other changed, no diff needed
         return count_lines(new), count_lines(old)
-    a_bytes, b_bytes = _trim_common_tail(old, new)
-    script = edit_script(split_lines(a_bytes), split_lines(b_bytes))
+    script = zero_context_script(old, new)
     return sum(c.chg2 for c in script), sum(c.chg1 for c in script)
