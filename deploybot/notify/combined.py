@@ -62,36 +62,32 @@ def _result_lines(data: bytes) -> list[bytes]:
 
 def _coalesce(base: list[_Lost], new: list[_Lost], parent: int) -> list[_Lost]:
     """``coalesce_lines``: merge ``new`` into ``base`` along their longest common
-    subsequence; a matched base line gains the parent's bit, unmatched new lines are
-    inserted where the DP table's backtrack puts them."""
+    subsequence; a matched base line gains the parent's bit, unmatched new lines go where
+    git's backtrack through its DP table puts them.
+
+    git fills an ``(len(base)+1) x (len(new)+1)`` table (quadratic time and memory); the
+    same table is read here from bit-parallel LCS rows (:func:`_lcs_rows`, one integer of
+    ``len(new)`` bits per base line), and only the cells on the backtrack path are
+    evaluated, with git's tie rules: a match first, then "new" when
+    ``lcs[i][j-1] >= lcs[i-1][j]``, else "base".
+    """
     if not new:
         return base
     if not base:
         return new
-    nb, nn = len(base), len(new)
-    match, newer = 0, 1  # directions; anything else is "base"
-    lcs = [[0] * (nn + 1) for _ in range(nb + 1)]
-    way = [[2] * (nn + 1) for _ in range(nb + 1)]
-    for j in range(1, nn + 1):
-        way[0][j] = newer
-    for i in range(1, nb + 1):
-        for j in range(1, nn + 1):
-            if base[i - 1].line == new[j - 1].line:
-                lcs[i][j] = lcs[i - 1][j - 1] + 1
-                way[i][j] = match
-            elif lcs[i][j - 1] >= lcs[i - 1][j]:
-                lcs[i][j] = lcs[i][j - 1]
-                way[i][j] = newer
-            else:
-                lcs[i][j] = lcs[i - 1][j]
+    rows = _lcs_rows([ll.line for ll in base], [ll.line for ll in new])
+
+    def lcs(i: int, j: int) -> int:
+        return j - (rows[i] & ((1 << j) - 1)).bit_count()
+
     out: list[_Lost] = []  # built backwards
-    i, j = nb, nn
+    i, j = len(base), len(new)
     while i or j:
-        if way[i][j] == match:
+        if i and j and base[i - 1].line == new[j - 1].line:
             base[i - 1].parent_map |= 1 << parent
             out.append(base[i - 1])
             i, j = i - 1, j - 1
-        elif way[i][j] == newer:
+        elif not i or (j and lcs(i, j - 1) >= lcs(i - 1, j)):
             out.append(new[j - 1])
             j -= 1
         else:
@@ -99,6 +95,23 @@ def _coalesce(base: list[_Lost], new: list[_Lost], parent: int) -> list[_Lost]:
             i -= 1
     out.reverse()
     return out
+
+
+def _lcs_rows(a: list[bytes], b: list[bytes]) -> list[int]:
+    """Row ``i`` encodes ``lcs[i][j]`` (LCS length of ``a[:i]`` and ``b[:j]``) as
+    ``j - popcount(row & (2**j - 1))``: the bit-vector LCS of Allison-Dix/Hyyrö
+    (H. Hyyrö, "Bit-parallel LCS-length computation revisited", 2004)."""
+    full = (1 << len(b)) - 1
+    masks: dict[bytes, int] = {}
+    for k, line in enumerate(b):
+        masks[line] = masks.get(line, 0) | (1 << k)
+    v = full
+    rows = [v]
+    for line in a:
+        u = v & masks.get(line, 0)
+        v = ((v + u) | (v - u)) & full
+        rows.append(v)
+    return rows
 
 
 def _combine(slines: list[_Line], parent: bytes, result: bytes, n: int) -> None:
