@@ -16,7 +16,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_notify_gitlog import GITLINK, Commit, Tree, check, contents, fast_import, git
+from deploybot.notify.body import excerpt_from_text
+from deploybot.notify.gitlog import read_log_excerpt
+from tests.test_notify_gitlog import (
+    GITLINK,
+    LOG_ARGS,
+    Commit,
+    Tree,
+    check,
+    contents,
+    fast_import,
+    git,
+)
 
 LINK = 0o120000
 EXE = 0o100755
@@ -163,3 +174,9 @@ def test_generated_type_changes_match_git(repo: Path, trees: tuple[Tree, Tree]) 
     old, new = trees
     fast_import(repo, "refs/heads/gen", [Commit(old), Commit(new)])
     check(repo, "refs/heads/gen")
+    text = git(repo, *LOG_ARGS, "refs/heads/gen").decode("utf-8", "replace")
+    for max_lines, max_line_length in ((8, 30), (25, 0)):
+        got = read_log_excerpt(
+            repo, "refs/heads/gen", max_lines=max_lines, max_line_length=max_line_length
+        )
+        assert got == excerpt_from_text(text, max_lines, max_line_length)
