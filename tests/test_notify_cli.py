@@ -195,3 +195,51 @@ def test_seed_case_matches_the_asf_email(tmp_path: Path) -> None:
     )
     assert diverge is None, f"token {diverge}: {where}"
     assert len(ours) == len(theirs)
+
+
+@pytest.mark.parametrize("tag", ["clean", "resolved", "octopus"])
+def test_notify_merge_commit_through_the_cli_without_git(tmp_path: Path, tag: str) -> None:
+    """Issue 8.10: ``notify --commit <merge>`` printed a NotImplementedError traceback. Now
+    the email holds git's ``log -C --stat -p --cc`` text, made without git (PATH has none)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.test_notify_gitlog_merge import real_merges
+
+    repo = real_merges(tmp_path)
+    bin_dir = tmp_path / "bin"  # python only: no git on PATH
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "PYTHONPATH")}
+    env["PATH"] = str(bin_dir)
+    assert shutil.which("git", path=env["PATH"]) is None
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "deploybot",
+            "notify",
+            "--commit",
+            tag,
+            "--repo",
+            str(repo),
+            "--branch",
+            "main",
+            "--transport",
+            "stdout",
+        ],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stderr == b""
+    body = proc.stdout.decode("utf-8").split("\n\n", 1)[1]
+    log = git(repo, "log", "-C", "--stat", "-p", "--cc", "-1", tag)
+    assert log.startswith("commit ") and "\nMerge: " in log
+    assert (
+        body[body.index("\ncommit ") + 1 :] == log.replace("\nDate:   ", "\nAuthorDate: ", 1) + "\n"
+    )

@@ -187,3 +187,107 @@ def test_split_lines_splits_at_lf_only() -> None:
     assert split_lines(b"a\rb\r\nc") == [b"a\rb\r\n", b"c"]
     assert is_binary(b"x" * 7999 + b"\0")
     assert not is_binary(b"x" * 8000 + b"\0")
+
+
+# ---------------------------------------------------------------- hunk header function text
+
+CHARS = {
+    "2-byte": "é".encode(),
+    "3-byte": "€".encode(),
+    "4-byte": "😀".encode(),
+    "wide CJK": "日".encode(),
+}
+INVALID = {
+    "Latin-1": b"caf\xe9 x",
+    "lone continuation": b"a\x80b",
+    "truncated 3-byte": b"a\xe2\x82 b",
+    "truncated 4-byte": b"a\xf0\x9f\x98 b",
+    "overlong 2-byte": b"a\xc0\xafb",
+    "overlong 3-byte": b"a\xe0\x80\xafb",
+    "overlong 4-byte": b"a\xf0\x80\x80\xafb",
+    "surrogate": b"a\xed\xa0\x80b",
+    "U+FFFE": b"a\xef\xbf\xbeb",
+    "U+FFFF": b"a\xef\xbf\xbfb",
+    "U+FFFD is fine": b"a\xef\xbf\xbdb",
+    "above U+10FFFF": b"a\xf4\x90\x80\x80b",
+    "F5 lead": b"a\xf5\x80\x80\x80b",
+    "FF": b"a\xffb",
+}
+
+
+def _func_change(func: bytes) -> tuple[bytes, bytes]:
+    """A file whose first line is ``func`` and an edit 8 lines below it (one hunk)."""
+    body = b"".join(b"  %d\n" % i for i in range(10))
+    old = func + b"\n" + body
+    return old, old.replace(b"  8\n", b"  eight\n")
+
+
+@pytest.mark.parametrize("char", list(CHARS))
+@pytest.mark.parametrize("pad", range(74, 82))
+def test_function_text_cut_inside_a_character_drops_it(tmp_path: Path, char: str, pad: int) -> None:
+    """Issue 8.11b: the 80-byte cut (``def_ff``) lands inside a multibyte character; git's
+    ``sane_truncate_line`` (diff.c) drops the partial character instead of printing it."""
+    old, new = _func_change(b"f" + b"x" * (pad - 1) + CHARS[char] * 3 + b" tail")
+    assert unified_diff(old, new) == git_hunks(tmp_path, old, new)
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_function_text_stops_at_invalid_utf8(tmp_path: Path, name: str) -> None:
+    """git cuts the whole hunk header at the first byte that does not start a valid UTF-8
+    character (``pick_one_utf8_char`` in utf8.c: overlong forms, surrogates, U+FFFE/U+FFFF
+    and code points above U+10FFFF are invalid too)."""
+    old, new = _func_change(b"func " + INVALID[name] + b" tail")
+    assert unified_diff(old, new) == git_hunks(tmp_path, old, new)
+
+
+# Pieces of function lines: ASCII, 2/3/4-byte characters, a Latin-1 byte, a lone lead byte,
+# a lone continuation byte, CR and blanks, so that the 80-byte cut and the UTF-8 check meet
+# every kind of boundary.
+FUNC_PIECES = [b"x", b"yz", b" ", b"\t", b"\r", "é".encode(), "€".encode(), "😀".encode()]
+FUNC_PIECES += [b"\xe9", b"\xc3", b"\x80", b"\xef\xbf\xbe"]
+
+
+@st.composite
+def func_lines(draw: st.DrawFn) -> bytes:
+    """A line that may give the hunk header's function text, 0 to ~200 bytes long."""
+    start = draw(st.sampled_from([b"f", b"_", b"$", b"Z", b" ", b"\t", "é".encode()]))
+    return start + b"".join(draw(st.lists(st.sampled_from(FUNC_PIECES), max_size=70)))
+
+
+@st.composite
+def long_line(draw: st.DrawFn) -> bytes:
+    """A line of 1,000 to 20,000 bytes (minified HTML, a data URI), maybe with one change."""
+    size = draw(st.integers(1000, 20000))
+    line = (b"<p>minified " * (size // 12 + 1))[:size]
+    at = draw(st.integers(0, size - 1))
+    return line[:at] + draw(st.sampled_from([b"", b"X", "é".encode()])) + line[at + 1 :]
+
+
+@st.composite
+def rich_pairs(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """Old and new texts mixing function lines, very long lines and short body lines, with
+    LF or CRLF endings: line-level edits of a common base."""
+    pool = draw(st.lists(st.one_of(func_lines(), long_line()), min_size=1, max_size=6))
+    pool += [b"  body", b"", b"}", b"  return 0;"]
+    old_lines = draw(st.lists(st.sampled_from(pool), max_size=40))
+    new_lines = list(old_lines)
+    for _ in range(draw(st.integers(0, 4))):
+        i = draw(st.integers(0, len(new_lines)))
+        j = draw(st.integers(i, min(len(new_lines), i + 3)))
+        new_lines[i:j] = draw(st.lists(st.sampled_from(pool), max_size=3))
+    eol = draw(st.sampled_from([b"\n", b"\r\n"]))
+    old = eol.join(old_lines) + (eol if old_lines and draw(st.booleans()) else b"")
+    new = eol.join(new_lines) + (eol if new_lines and draw(st.booleans()) else b"")
+    return old, new
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pair=rich_pairs())
+def test_function_lines_crlf_and_long_lines_match_git(
+    tmp_path: Path, pair: tuple[bytes, bytes]
+) -> None:
+    old, new = pair
+    assert unified_diff(old, new) == git_hunks(tmp_path, old, new)
+    assert count_changes(old, new) == git_numstat(tmp_path, old, new)

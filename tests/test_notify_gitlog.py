@@ -24,7 +24,8 @@ TVM = SHARED / "corpus" / "tvm-site"
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "LC_ALL": "C"}
 GIT_ENV.pop("COLUMNS", None)
 LOG_ARGS = ["log", "-C", "--stat", "-p", "--cc", "-1"]
-Tree = Mapping[bytes, tuple[int, bytes]]  # path -> (mode, content)
+Tree = Mapping[bytes, tuple[int, bytes]]  # path -> (mode, content; a gitlink's commit id)
+GITLINK = 0o160000
 
 
 def git(
@@ -85,7 +86,10 @@ def fast_import(repo: Path, ref: str, commits: list[Commit]) -> None:
             stream += b"from :%d\n" % (n - 1)
         stream += b"deleteall\n"
         for path, (mode, content) in sorted(c.tree.items()):
-            stream += b"M %o inline %s\n" % (mode, _quote(path)) + _data(content)
+            if mode == GITLINK:  # the content is the submodule's commit id (40 hex)
+                stream += b"M %o %s %s\n" % (mode, content, _quote(path))
+            else:
+                stream += b"M %o inline %s\n" % (mode, _quote(path)) + _data(content)
     git(repo, "fast-import", "--quiet", "--force", stdin=stream)
 
 
@@ -121,6 +125,10 @@ LINES = [
     b"caf\xc3\xa9",
     b"x\r",
     b"Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor " * 2,
+    b"function " + b"x" * 69 + "\u00e9\u20ac\U0001f600".encode() + b" cut inside",
+    b"latin1 caf\xe9 function",
+    b"crlf line\r",
+    b"<p>minified</p>" * 300,
 ]
 PATHS = [
     b"a.txt",
@@ -245,15 +253,15 @@ def test_empty_commit_shows_header_only(repo: Path) -> None:
     check(repo, "refs/heads/empty")
 
 
-def test_merge_commits_are_refused(repo: Path) -> None:
-    """Combined diffs (``--cc``) are not implemented; build commits are never merges."""
+def test_merge_commit_matches_git(repo: Path) -> None:
+    """A merge is git's combined diff (tests/test_notify_gitlog_merge.py has the rest)."""
     stream = b"reset refs/heads/m\n"
     for n, frm in ((1, b""), (2, b"from :1\n"), (3, b"from :1\nmerge :2\n")):
         stream += b"commit refs/heads/m\nmark :%d\ncommitter C <c@x> 0 +0000\ndata 2\nm\n" % n
         stream += frm + b"M 100644 inline f\ndata 2\n%d\n\n" % n
     git(repo, "fast-import", "--quiet", "--force", stdin=stream)
-    with pytest.raises(NotImplementedError):
-        format_commit_log_bytes(repo, "refs/heads/m")
+    check(repo, "refs/heads/m")
+    assert b"\ndiff --cc f\n" in format_commit_log_bytes(repo, "refs/heads/m")
 
 
 def test_seed_case_202b30a(tmp_path: Path) -> None:

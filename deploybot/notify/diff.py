@@ -14,7 +14,8 @@ What is matched, with its source in git:
   the function text after ``@@`` (``def_ff``: the nearest old-file line above the hunk that
   starts with an ASCII letter, ``_`` or ``$``, cut to 80 bytes, trailing whitespace removed),
   and ``\\ No newline at end of file`` (``xdl_emit_diffrec``) -- all ``xdiff/xemit.c`` and
-  ``xdiff/xutils.c``;
+  ``xdiff/xutils.c``; then the header line is cut before its first invalid or partial UTF-8
+  character (``diff.c`` ``sane_truncate_line``; :mod:`.diff_utf8`);
 * binary detection: a NUL byte in the first 8000 bytes (``xdiff-interface.c``
   ``buffer_is_binary``);
 * the line counts for ``--stat``: git diffs with no context there, and then first drops the
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 
 from deploybot.notify.diff_myers import classify, mark_changes
 from deploybot.notify.diff_slider import Change, compact_and_script
+from deploybot.notify.diff_utf8 import sane_truncate_line
 
 FIRST_FEW_BYTES = 8000
 CONTEXT = 3
@@ -49,6 +51,7 @@ __all__ = [
     "is_binary",
     "split_lines",
     "unified_diff",
+    "zero_context_script",
 ]
 
 
@@ -73,13 +76,14 @@ class Hunk:
     lines: tuple[bytes, ...]
 
     def header(self) -> bytes:
-        """The ``@@ -a,b +c,d @@ func`` line with its newline (``xdl_emit_hunk_hdr``)."""
+        """The ``@@ -a,b +c,d @@ func`` line with its newline (``xdl_emit_hunk_hdr``), cut
+        before a partial or invalid UTF-8 character (:func:`.diff_utf8.sane_truncate_line`)."""
         out = b"@@ -" + _range(self.old_start, self.old_count)
         out += b" +" + _range(self.new_start, self.new_count) + b" @@"
         if self.function:
             room = HUNK_HEADER_MAX - len(out) - 2  # git's 128-byte buffer, space and newline
             out += b" " + self.function[: max(room, 0)]
-        return out + b"\n"
+        return sane_truncate_line(out + b"\n")
 
     def text(self) -> bytes:
         """Header and body as git prints them."""
@@ -295,12 +299,21 @@ def _trim_common_tail(a: bytes, b: bytes) -> tuple[bytes, bytes]:
     return a[: len(a) - cut], b[: len(b) - cut]
 
 
+def zero_context_script(old: bytes, new: bytes) -> list[Change]:
+    """The changes of a diff made with no context lines, as ``xdi_diff`` makes it: the common
+    tail is trimmed first (:func:`_trim_common_tail`), which can change the result of the
+    non-minimal search. Used by ``--stat`` and by the combined diff (``combine-diff.c``)."""
+    if old == new:
+        return []
+    a_bytes, b_bytes = _trim_common_tail(old, new)
+    return edit_script(split_lines(a_bytes), split_lines(b_bytes))
+
+
 def count_changes(old: bytes, new: bytes) -> tuple[int, int]:
     """``(added, deleted)`` line counts as ``git diff --stat`` shows them for a text file."""
     if old == new:
         return 0, 0
     if not old or not new:  # one side empty: every line of the other changed, no diff needed
         return count_lines(new), count_lines(old)
-    a_bytes, b_bytes = _trim_common_tail(old, new)
-    script = edit_script(split_lines(a_bytes), split_lines(b_bytes))
+    script = zero_context_script(old, new)
     return sum(c.chg2 for c in script), sum(c.chg1 for c in script)

@@ -147,6 +147,15 @@ class _Detector:
         if need_counts:
             src.counts = span_counts(data)
 
+    def _destination(self, dst: Side) -> tuple[int, dict[int, int]]:
+        """A destination's size and chunk counts; a symlink or gitlink is never read, as
+        ``estimate_similarity`` gives 0 for it before populating anything (a gitlink's
+        commit is not in this repository)."""
+        if not _is_reg(dst.mode):
+            return 0, {}
+        data = self.load(dst.sha)
+        return len(data), span_counts(data)
+
     def estimate(self, src: _Src, dst: Side, dst_size: int, dst_counts: dict[int, int]) -> int:
         """``estimate_similarity`` of one source for one destination."""
         if not _is_reg(src.side.mode) or not _is_reg(dst.mode):
@@ -178,9 +187,7 @@ class _Detector:
         mx: list[tuple[int, int, int, int]] = []  # (dst, src, score, name_score); dst -1 unused
         for d in todo:
             dst = self.dsts[d]
-            data = self.load(dst.sha)
-            dst_size, dst_counts = len(data), span_counts(data)
-            del data
+            dst_size, dst_counts = self._destination(dst)
             slots = [(-1, 0, 0, 0)] * NUM_CANDIDATE_PER_DST
             for s, src in srcs:
                 cand = (
@@ -229,8 +236,10 @@ def detect_copies(
     Args:
         pairs: the tree diff, sorted by path, statuses ``A``/``D``/``M``/``T``; unchanged
             files (``M`` with equal sides) make it ``--find-copies-harder``.
-        load: returns a blob's content from its id. Called once per destination and at most
-            twice per source; nothing loaded is kept but sizes and chunk counts.
+        load: returns a blob's content from its id. Called once per regular-file
+            destination and at most twice per regular-file source (a symlink or gitlink
+            pairs only by an exact match of id and mode, so it is never read); nothing
+            loaded is kept but sizes and chunk counts.
         rename_limit: ``diff.renameLimit``, git's ``too_many_rename_candidates``: the
             inexact (similarity) matching is skipped when the destinations left after exact
             matching times the sources exceed its square (git 2.39 default 1000, checked

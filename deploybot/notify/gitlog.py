@@ -3,7 +3,8 @@
 This is the body of a git-multimail commit email (``commitLogOpts``). The layout follows
 git's ``log-tree.c`` (``show_log``, ``log_tree_diff_flush``), ``pretty.c`` (medium format:
 ``pp_header``, ``pp_remainder``) and ``diff.c``; the diff itself is :mod:`.diff`, the
-stat :mod:`.diffstat`, renames :mod:`.diff_renames`. Assumes git's defaults: no
+stat :mod:`.diffstat`, renames :mod:`.diff_renames`; a merge gets the first-parent stat and
+the dense combined diff (:mod:`.gitlog_merge`, :mod:`.combined`). Assumes git's defaults: no
 ``.mailmap``, no gitattributes, no ``diff.*``/``core.abbrev`` config, stat width 80.
 
 :func:`format_commit_log_bytes` returns git's exact bytes; :func:`format_commit_log`
@@ -31,6 +32,7 @@ from deploybot.notify.diff_patch import (
 )
 from deploybot.notify.diff_renames import RENAME_LIMIT, FilePair, Side, detect_copies
 from deploybot.notify.diffstat import StatEntry, format_diffstat, str_width
+from deploybot.notify.gitlog_merge import combined_diff, first_parent_stat
 
 S_IFDIR = 0o040000
 S_IFGITLINK = 0o160000
@@ -175,8 +177,10 @@ def _message(message: bytes) -> bytes:
     return text + b"\n" if text else b""
 
 
-def _header(commit: Commit) -> bytes:
+def _header(commit: Commit, obj: _Objects) -> bytes:
     out = b"commit " + bytes(commit.id) + b"\n"
+    if len(commit.parents) > 1:  # pretty.c add_merge_info
+        out += b"Merge:" + b"".join(b" " + obj.abbrev(p) for p in commit.parents) + b"\n"
     author: bytes = commit.author
     out += b"Author: " + author + b"\n"
     out += b"Date:   " + _date(commit.author_time, commit.author_timezone) + b"\n"
@@ -226,22 +230,29 @@ def _any_id(sha: bytes) -> bytes:
     return sha
 
 
-def _commit_pairs(
-    repo: Repo, commit: str, abbrev: int | None, rename_limit: int
-) -> tuple[_Objects, Commit, list[FilePair]]:
-    obj = _Objects(repo, abbrev)
-    target = parse_commit(repo, commit.encode())
-    if len(target.parents) > 1:
-        raise NotImplementedError(
-            "merge commits need git's combined diff (--cc), which is not implemented"
-        )
+def _open(repo: Repo, commit: str, abbrev: int | None) -> tuple[_Objects, Commit]:
+    return _Objects(repo, abbrev), parse_commit(repo, commit.encode())
+
+
+def _parent_pairs(
+    repo: Repo, obj: _Objects, target: Commit, parent: int | None, rename_limit: int
+) -> list[FilePair]:
+    """The change list from parent number ``parent`` (None: the empty tree) to ``target``,
+    through ``-C`` copy detection."""
     parent_tree = None
-    if target.parents:
-        parent = repo.object_store[target.parents[0]]
-        assert isinstance(parent, Commit)
-        parent_tree = parent.tree
+    if parent is not None:
+        commit = repo.object_store[target.parents[parent]]
+        assert isinstance(commit, Commit)
+        parent_tree = commit.tree
     changes = tree_changes(repo, parent_tree, target.tree)
-    return obj, target, detect_copies(changes, obj.load, rename_limit)
+    return detect_copies(changes, obj.load, rename_limit)
+
+
+def _merge_text(repo: Repo, obj: _Objects, target: Commit, width: int, rename_limit: int) -> bytes:
+    """A merge's whole log text: header, blank line, first-parent stat, ``--cc`` patch."""
+    queues = [_parent_pairs(repo, obj, target, n, rename_limit) for n in range(len(target.parents))]
+    entries = first_parent_stat(queues[0], obj)
+    return _header(target, obj) + b"\n" + _stat_text(entries, width) + combined_diff(queues, obj)
 
 
 def _stat_text(entries: list[StatEntry], width: int) -> bytes:
@@ -268,17 +279,19 @@ def format_commit_log_bytes(
         rename_limit: ``diff.renameLimit`` (git's default 1000; 0 = unlimited).
 
     Returns:
-        The raw output bytes (paths and contents as stored; never re-encoded).
+        The raw output bytes (paths and contents as stored; never re-encoded). For a merge:
+        ``Merge: <p1> <p2>...`` in the header, the stat against the first parent (without
+        ``---``) and the dense combined diff (:func:`.gitlog_merge.combined_diff`).
 
     Raises:
         KeyError: ``commit`` does not name a commit in the repository.
-        NotImplementedError: ``commit`` is a merge. git prints ``Merge: <p1> <p2>``, the
-            stat against the first parent (without ``---``) and a dense combined diff
-            (``diff --cc``, ``combine-diff.c``); build commits never have two parents.
     """
     with Repo(str(repo_path)) as repo:
-        obj, target, pairs = _commit_pairs(repo, commit, abbrev, rename_limit)
-        out = _header(target)
+        obj, target = _open(repo, commit, abbrev)
+        if len(target.parents) > 1:
+            return _merge_text(repo, obj, target, width, rename_limit)
+        pairs = _parent_pairs(repo, obj, target, 0 if target.parents else None, rename_limit)
+        out = _header(target, obj)
         if not pairs:
             return out
         patches: list[bytes] = []
@@ -310,7 +323,8 @@ def read_log_excerpt(
     (:mod:`.body`), but the patch text is made only for the first ``max_lines`` lines; past
     them each file's patch is only counted (an added or deleted file by its newlines, a
     modified one by its edit script), and each blob is read once and then dropped. Memory:
-    the kept lines, the stat (one entry per file) and the largest file pair.
+    the kept lines, the stat (one entry per file) and the largest file pair. A merge (never
+    a build commit) is made whole and then cut.
 
     Args:
         max_lines, max_line_length: the email's ``emailMaxLines``/``emailMaxLineLength``
@@ -318,12 +332,17 @@ def read_log_excerpt(
         abbrev, width, rename_limit: as :func:`format_commit_log_bytes`.
 
     Raises:
-        KeyError, NotImplementedError: as :func:`format_commit_log_bytes`.
+        KeyError: as :func:`format_commit_log_bytes`.
     """
     builder = ExcerptBuilder(max_lines, max_line_length)
     with Repo(str(repo_path)) as repo:
-        obj, target, pairs = _commit_pairs(repo, commit, abbrev, rename_limit)
-        builder.add_text(_header(target))
+        obj, target = _open(repo, commit, abbrev)
+        if len(target.parents) > 1:  # rare (never a build): made whole, then cut
+            text = _merge_text(repo, obj, target, width, rename_limit)
+            builder.add_text(text)
+            return builder.build(index_abbrev(text.decode("utf-8", "replace")) or DEFAULT_ABBREV)
+        pairs = _parent_pairs(repo, obj, target, 0 if target.parents else None, rename_limit)
+        builder.add_text(_header(target, obj))
         if not pairs:
             return builder.build(DEFAULT_ABBREV)
         # The stat comes first but needs every file; its size is known: a line per file,
