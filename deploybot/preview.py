@@ -13,7 +13,7 @@ from pathlib import Path
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
-from deploybot import gitutil, render
+from deploybot import gitutil, pathrules, render
 from deploybot.config import RenderConfig
 from deploybot.errors import SourceError, UsageError
 from deploybot.render.source import DirTree, SourceTree
@@ -30,6 +30,10 @@ def build_to_folder(
     folder is read from disk and the build time is now. ``out`` must be missing, empty, or a
     folder an earlier build made (it holds :data:`MANIFEST`): files of that earlier build
     that this one does not produce are removed; nothing else in ``out`` is touched.
+
+    Nothing is read outside ``source`` (:class:`~deploybot.render.source.DirTree` follows
+    no symlink) and nothing is written outside ``out``: a path :mod:`deploybot.pathrules`
+    refuses, in the source or the output, stops the build before anything is written.
 
     Raises:
         SourceError: ``rev`` does not name a commit, or the source has bad input.
@@ -98,7 +102,11 @@ def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
 
 def _write(out: Path, files: Mapping[str, bytes]) -> None:
     """Write ``files`` under ``out``, remove what the previous build wrote and this one did
-    not, and record the new list in :data:`MANIFEST`."""
+    not, and record the new list in :data:`MANIFEST`. Every path is checked first
+    (:mod:`deploybot.pathrules`), so a refused one (``SourceError``) leaves ``out`` as it was.
+    """
+    for rel in files:
+        pathrules.check_path(rel, "output path")
     manifest = out / MANIFEST
     previous = manifest.read_text("utf-8").splitlines() if manifest.is_file() else []
     for rel, data in files.items():

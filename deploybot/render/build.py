@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 import mistune
 
+from deploybot import pathrules
 from deploybot.errors import SourceError
 from deploybot.render.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
@@ -245,6 +246,7 @@ class _Output:
         self.warnings: list[RenderWarning] = []
 
     def put(self, path: str, data: bytes, owner: str) -> None:
+        pathrules.check_path(path, "output path")
         if path in self.files:
             message = f"output {path} (from {self.owner[path]}) is overwritten by {owner}"
             self.warnings.append(RenderWarning(owner, None, message))

@@ -43,6 +43,7 @@ from deploybot.render.markdown import markdown_for
 from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
 from deploybot.render.outputs import (
     BuildReport,
+    CheckedSink,
     MemorySink,
     NeedFullBuild,
     OutputSink,
@@ -112,7 +113,8 @@ class Engine:
     ) -> None:
         if options.build_time is not None and options.build_time.tzinfo is None:
             raise ValueError("RenderOptions.build_time must be timezone-aware")
-        self.tree, self.options, self.cache, self.sink = tree, options, cache, sink
+        self.tree, self.options, self.cache = tree, options, cache
+        self.sink: OutputSink = CheckedSink(sink)
         self.config = load_config(tree, options.timezone)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()

@@ -44,8 +44,9 @@ class SourceTreeLoader(jinja2.BaseLoader):
     def get_source(
         self, environment: jinja2.Environment, template: str
     ) -> tuple[str, str | None, Callable[[], bool] | None]:
-        """Return ``(source, path, uptodate)``; raises ``TemplateNotFound`` when absent."""
-        path = f"{self.folder}/{template}"
+        """Return ``(source, path, uptodate)``; raises ``TemplateNotFound`` when absent or
+        when ``template`` has a ``..`` or empty segment (as Jinja2's own file loader does)."""
+        path = "/".join([self.folder, *jinja2.loaders.split_template_path(template)])
         try:
             data = self.tree.read(path)
         except KeyError as exc:
