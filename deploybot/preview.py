@@ -50,6 +50,7 @@ def build_to_folder(
         build_time=build_time,
         typography=cfg.typography,
         footnotes=cfg.footnotes,
+        layout_limits=render.layout_limits(cfg),
     )
     try:
         build = render.build_site(tree, options)

@@ -70,7 +70,7 @@ Neighbours = tuple[Post | None, Post | None]
 
 def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
-    typography and footnotes)."""
+    typography and footnotes, layout limits: a page that fitted a looser limit is re-checked)."""
     return "\0".join(
         str(v)
         for v in (
@@ -79,6 +79,7 @@ def options_key(options: RenderOptions) -> str:
             options.feed_limit,
             options.typography,
             options.footnotes,
+            options.layout_limits,
         )
     )
 
@@ -118,7 +119,8 @@ class Engine:
         self.config = load_config(tree, options.timezone)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
-        env = make_environment(TrackingTree(tree, self.recorder), options.theme, self.config)
+        tracked_tree = TrackingTree(tree, self.recorder)
+        env = make_environment(tracked_tree, options.theme, self.config, options.layout_limits)
         assert env.loader is not None
         env.loader = TrackingLoader(env.loader, self.recorder)
         self.time = (options.build_time or EPOCH).astimezone(ZoneInfo(self.config.timezone))
