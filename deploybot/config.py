@@ -62,6 +62,10 @@ class RenderConfig:
     ``typography`` turns kramdown's smart quotes and dashes on or off; ``footnotes`` picks the
     footnote markup: ``kramdown`` (kramdown 2.x, Jekyll 4), ``kramdown1`` (kramdown 1.x, no
     ``rel``/``role`` attributes), ``mistune`` (mistune's own) or ``none`` (no footnotes).
+
+    ``layout_max_steps``, ``layout_max_output`` (characters) and ``layout_max_depth`` bound
+    each render of a layout (layouts are untrusted code; see ``render.sandbox``): each is at
+    least 1, and a layout past one is bad input (exit 1, naming the layout).
     """
 
     theme: str = "default"
@@ -69,6 +73,9 @@ class RenderConfig:
     feed_limit: int = 20
     typography: bool = True
     footnotes: str = "kramdown"
+    layout_max_steps: int = 10_000_000
+    layout_max_output: int = 50_000_000
+    layout_max_depth: int = 50
 
 
 @dataclass(frozen=True)
@@ -276,6 +283,9 @@ def _resolve(cfg: Config, path: Path) -> Config:
         _check_timezone(tz, key, path)
     if cfg.render.feed_limit < 0:
         raise ConfigError(f"{path}: 'render.feed_limit' must be 0 or more")
+    for key in ("layout_max_steps", "layout_max_output", "layout_max_depth"):
+        if getattr(cfg.render, key) < 1:
+            raise ConfigError(f"{path}: 'render.{key}' must be 1 or more")
     notify = cfg.notify
     _check_limits(notify, path)
     mbox = (base / notify.mbox).resolve() if notify.mbox else None

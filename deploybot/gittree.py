@@ -17,6 +17,8 @@ from dulwich.object_store import iter_tree_contents
 from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
+from deploybot import pathrules
+
 
 def encode_path(path: str) -> bytes:
     """Return git's bytes for ``path`` (UTF-8, lone surrogates back to raw bytes)."""
@@ -163,6 +165,12 @@ def _new_tree_objects(
             found[ObjectID(sha)] = None
 
 
+def _check_names(folder: bytes, items: Mapping[bytes, object]) -> None:
+    """Raise ``SourceError`` for the first (sorted) refused name among ``items``."""
+    for name in sorted(items):
+        pathrules.check_name(decode_path(name), decode_path(folder))
+
+
 class GitTree:
     """A :class:`~deploybot.render.source.SourceTree` over a tree object in a bare repository.
 
@@ -171,7 +179,9 @@ class GitTree:
     10k-file tree never lists it; :meth:`paths` and :meth:`entries` index the whole tree
     (``{path: (mode, blob hex)}``, submodules skipped) on first use. Objects are read through
     a repository handle opened on first use; call :meth:`close` (or use it as a context
-    manager) to release it; a later read reopens it.
+    manager) to release it; a later read reopens it. Each folder's entry names are checked
+    by :mod:`deploybot.pathrules` when the folder is first read (lookups and listings raise
+    ``SourceError`` naming a ``..``, ``.git``, control-character or non-UTF-8 entry).
 
     Args:
         repo_path: the bare repository holding the tree.
@@ -201,10 +211,22 @@ class GitTree:
         return self._repo
 
     def entries(self) -> Mapping[str, tuple[int, str]]:
-        """Return ``{path: (mode, blob hex)}`` for every file (and symlink) in the tree."""
+        """Return ``{path: (mode, blob hex)}`` for every file (and symlink) in the tree.
+
+        Raises ``SourceError`` when a name in the tree is refused (:mod:`deploybot.pathrules`).
+        """
         if self._entries is None:
-            self._entries = tree_entries(self._handle(), self.tree_id)
+            self._entries = dict(self._walk(b""))
         return self._entries
+
+    def _walk(self, folder: bytes) -> Iterator[tuple[str, tuple[int, str]]]:
+        items = self._folder(folder)
+        for name, (mode, sha) in (items or {}).items():
+            path = folder + b"/" + name if folder else name
+            if stat.S_ISDIR(mode):
+                yield from self._walk(path)
+            elif not S_ISGITLINK(mode):
+                yield decode_path(path), (mode, sha.decode("ascii"))
 
     def paths(self) -> Iterator[str]:
         """Yield every file path in the tree, sorted."""
@@ -214,7 +236,9 @@ class GitTree:
 
     def _folder(self, folder: bytes) -> dict[bytes, tuple[int, bytes]] | None:
         """Return ``{name: (mode, sha)}`` of the folder ``folder`` (``b""``: the root), or
-        ``None`` when there is no such folder."""
+        ``None`` when there is no such folder. Every name in a folder is checked when the
+        folder is first read, so nothing reads through a ``..`` or ``.git`` entry: raises
+        ``SourceError`` naming the first refused one (:mod:`deploybot.pathrules`)."""
         if folder not in self._folders:
             if not folder:
                 tree_id: bytes | None = oid(self.tree_id)
@@ -223,9 +247,10 @@ class GitTree:
                 items = self._folder(parent)
                 entry = None if items is None else items.get(name)
                 tree_id = entry[1] if entry is not None and stat.S_ISDIR(entry[0]) else None
-            self._folders[folder] = (
-                None if tree_id is None else _tree_items(self._handle(), tree_id)
-            )
+            items = None if tree_id is None else _tree_items(self._handle(), tree_id)
+            if items is not None:
+                _check_names(folder, items)
+            self._folders[folder] = items
         return self._folders[folder]
 
     def _entry(self, path: str) -> tuple[int, str]:

@@ -345,6 +345,7 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         build_time=datetime.fromtimestamp(snap.commit_time, tz=offset),
         typography=config.render.typography,
         footnotes=config.render.footnotes,
+        layout_limits=render.layout_limits(config.render),
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
-from deploybot import gitutil, render
+from deploybot import gitutil, pathrules, render
 from deploybot.config import RenderConfig
 from deploybot.errors import SourceError, UsageError
 from deploybot.render.source import DirTree, SourceTree
@@ -31,6 +31,10 @@ def build_to_folder(
     folder an earlier build made (it holds :data:`MANIFEST`): files of that earlier build
     that this one does not produce are removed; nothing else in ``out`` is touched.
 
+    Nothing is read outside ``source`` (:class:`~deploybot.render.source.DirTree` follows
+    no symlink) and nothing is written outside ``out``: a path :mod:`deploybot.pathrules`
+    refuses, in the source or the output, stops the build before anything is written.
+
     Raises:
         SourceError: ``rev`` does not name a commit, or the source has bad input.
         UsageError: ``out`` is inside ``source`` (or the other way round), or is a non-empty
@@ -46,6 +50,7 @@ def build_to_folder(
         build_time=build_time,
         typography=cfg.typography,
         footnotes=cfg.footnotes,
+        layout_limits=render.layout_limits(cfg),
     )
     try:
         build = render.build_site(tree, options)
@@ -98,7 +103,11 @@ def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
 
 def _write(out: Path, files: Mapping[str, bytes]) -> None:
     """Write ``files`` under ``out``, remove what the previous build wrote and this one did
-    not, and record the new list in :data:`MANIFEST`."""
+    not, and record the new list in :data:`MANIFEST`. Every path is checked first
+    (:mod:`deploybot.pathrules`), so a refused one (``SourceError``) leaves ``out`` as it was.
+    """
+    for rel in files:
+        pathrules.check_path(rel, "output path")
     manifest = out / MANIFEST
     previous = manifest.read_text("utf-8").splitlines() if manifest.is_file() else []
     for rel, data in files.items():

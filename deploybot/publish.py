@@ -33,7 +33,7 @@ from pathlib import Path
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
-from deploybot import gitutil, treeedit
+from deploybot import gitutil, pathrules, treeedit
 from deploybot.errors import ConfigError, PublishError
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
 
@@ -231,13 +231,17 @@ def publish_build(
             the message), or moved under us :data:`MAX_TRIES` times.
         ConfigError: a build output path clashes with a kept path (``publish.keep``).
         StaleBaseError: with ``patch``, the remote head is not ``patch.base``.
-        ValueError: a path in ``files`` is not a clean relative path, or ``when`` is naive.
+        SourceError: a path in ``files``, ``blobs`` or ``patch.deletions`` is refused by
+            :mod:`deploybot.pathrules` (checked before anything is written).
+        ValueError: ``when`` is naive.
     """
     refname = f"refs/heads/{branch}"
+    for path in [*files, *(blobs or {}), *(patch.deletions if patch else ())]:
+        pathrules.check_path(path, "output path")  # before anything is written
     with gitutil.bare_repo(mirror) as repo:
-        owned = [(p, data) for p, data in files.items() if not _is_kept(_clean(p), keep)]
+        owned = [(p, data) for p, data in files.items() if not _is_kept(p, keep)]
         built = gitutil.blob_ids(repo, owned)
-        built |= {p: b for p, b in (blobs or {}).items() if not _is_kept(_clean(p), keep)}
+        built |= {p: b for p, b in (blobs or {}).items() if not _is_kept(p, keep)}
         for _ in range(MAX_TRIES):
             tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
             build = _Build(repo, mirror, refname, author, message, when, source_commit)
@@ -366,14 +370,6 @@ def _is_kept(path: str, keep: Iterable[str]) -> bool:
         elif path == prefix or path.startswith(prefix + "/"):
             return True
     return False
-
-
-def _clean(path: str) -> str:
-    """Return ``path`` unchanged; raise ``ValueError`` unless it is a clean relative path."""
-    parts = path.split("/")
-    if not path or any(part in ("", ".", "..", ".git") for part in parts):
-        raise ValueError(f"not a clean relative path for the publish tree: {path!r}")
-    return path
 
 
 def _check_no_clash(entries: Mapping[str, object], kept: Mapping[str, object]) -> None:

@@ -24,6 +24,8 @@ def test_defaults_and_relative_paths(tmp_path: Path) -> None:
     assert cfg.publish.branch == "asf-site"
     assert cfg.publish.message == "Build at {date}"
     assert cfg.render.feed_limit == 20
+    limits = (cfg.render.layout_max_steps, cfg.render.layout_max_output)
+    assert (*limits, cfg.render.layout_max_depth) == (10_000_000, 50_000_000, 50)
     assert cfg.notify.transport == "none"
     assert cfg.notify.pusher == "deploybot"
     assert cfg.state.dir == tmp_path / ".deploybot"
@@ -109,6 +111,18 @@ dir = "/var/lib/deploybot"
         (
             '[source]\nurl = "s"\n[notify]\ntransport = "mbox"\nto = ["a@b"]\n',
             "'notify.mbox' is required",
+        ),
+        (
+            '[source]\nurl = "s"\n[render]\nlayout_max_steps = 0\n',
+            "'render.layout_max_steps' must be 1 or more",
+        ),
+        (
+            '[source]\nurl = "s"\n[render]\nlayout_max_output = -5\n',
+            "'render.layout_max_output' must be 1 or more",
+        ),
+        (
+            '[source]\nurl = "s"\n[render]\nlayout_max_depth = "deep"\n',
+            "'render.layout_max_depth' must be an integer",
         ),
         ('[sorce]\nurl = "s"\n', "unknown key 'sorce'; did you mean 'source'?"),
         ('[source]\nbranch = "x"\n', "missing required key 'source.url'"),

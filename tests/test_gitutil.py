@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import FetchError, PublishError
+from deploybot.errors import FetchError, PublishError, SourceError
 from deploybot.gitutil import MODE_FILE, GitTree, RemoteMovedError
 from deploybot.render.source import SourceTree, git_blob_id
 from tests.gitcli import run_git
@@ -130,9 +130,11 @@ def test_non_utf8_paths_round_trip(tmp_path: Path) -> None:
     commit = commit_snapshot(repo_path, {odd: b"x", "café.md": b"y"})
     with gitutil.bare_repo(repo_path) as repo:
         tree_id = gitutil.commit_tree_id(repo, commit)
-    with GitTree(repo_path, tree_id) as tree:
-        assert set(tree.paths()) == {odd, "café.md"}
-        assert tree.read(odd) == b"x"
+        assert set(gitutil.tree_entries(repo, tree_id)) == {odd, "café.md"}
+    # The source tree reader refuses such a name (issue 8, point 10), naming its bytes.
+    with GitTree(repo_path, tree_id) as tree, pytest.raises(SourceError) as caught:
+        tree.read("café.md")
+    assert str(caught.value) == "caf\\xe9.md: refused path: a name that is not UTF-8"
 
 
 def test_fetch_and_push_refs_between_local_repos(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import EX_TEMPFAIL, ConfigError, PublishError
+from deploybot.errors import EX_TEMPFAIL, ConfigError, PublishError, SourceError
 from deploybot.gitutil import MODE_FILE
 from deploybot.publish import (
     MAX_TRIES,
@@ -280,8 +280,33 @@ def test_output_clashing_with_a_kept_folder_is_a_config_error(tmp_path: Path) ->
     other_writer_commits(remote, {"docs/guide.md": b"guide"})
     with pytest.raises(ConfigError, match=r"publish\.keep"):
         publish(str(remote), tmp_path / "m.git", {"docs": b"a file"}, SRC1, keep=["docs/"])
-    with pytest.raises(ValueError):
+    with pytest.raises(SourceError, match=r"^\.\./escape: refused output path: a '\.\.' name$"):
         publish(str(remote), tmp_path / "m.git", {"../escape": b"x"}, SRC1)
+
+
+@pytest.mark.parametrize(
+    ("blobs", "deletions"),
+    [
+        ({".git/config": ""}, ()),
+        ({"x/.GIT/hooks/post-checkout": ""}, ()),
+        ({"a\nb.html": ""}, ()),
+        ({}, ("../outside",)),
+    ],
+)
+def test_refused_output_paths_write_no_tree(
+    tmp_path: Path, blobs: dict[str, str], deletions: tuple[str, ...]
+) -> None:
+    remote, mirror = tmp_path / "site.git", tmp_path / "m.git"
+    gitutil.open_bare(remote).close()
+    first = publish(str(remote), mirror, SITE, SRC1).new
+    with gitutil.bare_repo(mirror) as repo:
+        blob = gitutil.add_blob(repo, b"pwned")
+    blobs = {path: blob for path in blobs}
+    patch = TreePatch(first, frozenset(deletions))
+    with pytest.raises(SourceError, match="refused output path"):
+        publish(str(remote), mirror, {}, SRC2, blobs=blobs, patch=patch)
+    assert remote_head(remote) == first
+    assert remote_files(remote) == SITE
 
 
 def test_lost_race_is_rebuilt_on_the_new_tip(tmp_path: Path) -> None:

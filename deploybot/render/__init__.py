@@ -12,15 +12,17 @@ plugins of :mod:`.kramdown`: :mod:`.kramdown_attrs`, :mod:`.headings`, :mod:`.kr
 
 from __future__ import annotations
 
+from deploybot.config import RenderConfig
 from deploybot.render.build import build_site
 from deploybot.render.cache import BuildCache
 from deploybot.render.engine import BuildReport, MemorySink, NeedFullBuild, OutputSink
 from deploybot.render.incremental import build_into, open_cache
-from deploybot.render.model import RenderOptions, RenderWarning, SiteBuild
+from deploybot.render.model import LayoutLimits, RenderOptions, RenderWarning, SiteBuild
 
 __all__ = [
     "BuildCache",
     "BuildReport",
+    "LayoutLimits",
     "MemorySink",
     "NeedFullBuild",
     "OutputSink",
@@ -29,5 +31,15 @@ __all__ = [
     "SiteBuild",
     "build_into",
     "build_site",
+    "layout_limits",
     "open_cache",
 ]
+
+
+def layout_limits(config: RenderConfig) -> LayoutLimits:
+    """Return the ``[render] layout_max_*`` keys of ``config`` as :class:`LayoutLimits`."""
+    return LayoutLimits(
+        max_steps=config.layout_max_steps,
+        max_output=config.layout_max_output,
+        max_depth=config.layout_max_depth,
+    )

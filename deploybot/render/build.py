@@ -8,6 +8,7 @@ incremental build can call the same functions for what changed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,7 +19,8 @@ from typing import Any
 import jinja2
 import mistune
 
-from deploybot.errors import SourceError
+from deploybot import pathrules
+from deploybot.errors import SourceError, one_line
 from deploybot.render.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
 from deploybot.render.layouts import (
@@ -26,6 +28,7 @@ from deploybot.render.layouts import (
     choose_layout,
     make_environment,
     render_layout,
+    render_template,
 )
 from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
@@ -155,7 +158,7 @@ def _render(
     doc: Document, out: str, kind: LayoutKind, page: Mapping[str, Any], ctx: RenderContext
 ) -> RenderedDocument:
     content, warnings = render_content(doc, ctx, page)
-    try:
+    with layout_errors(doc.path):
         template, warning = choose_layout(
             ctx.env, doc.front_matter.get("layout", ""), kind, doc.path
         )
@@ -164,12 +167,6 @@ def _render(
             if template is None
             else render_layout(template, content, {"site": ctx.site, "page": page})
         )
-    except jinja2.TemplateSyntaxError as exc:
-        raise SourceError(f"layout: {exc.message}", exc.filename or exc.name, exc.lineno) from exc
-    except jinja2.TemplateNotFound as exc:
-        raise SourceError(f"the theme has no layout {exc.name!r}", doc.path) from exc
-    except jinja2.TemplateError as exc:
-        raise SourceError(f"layout failed: {exc}", doc.path) from exc
     extra = (warning,) if warning else ()
     return RenderedDocument(doc.path, out, content, html.encode("utf-8"), warnings + extra)
 
@@ -211,15 +208,32 @@ def feed_files(model: SiteModel, contents: Mapping[str, str], limit: int) -> dic
     return {"atom.xml": atom_feed(info, entries), "rss.xml": rss_feed(info, entries)}
 
 
+@contextlib.contextmanager
+def layout_errors(path: str) -> Iterator[None]:
+    """Turn what Jinja2 raises while loading or rendering a layout for the document ``path``
+    into a ``SourceError`` (one line): a syntax error names the layout file and line, a
+    missing layout or a sandbox refusal names ``path``."""
+    try:
+        yield
+    except jinja2.TemplateSyntaxError as exc:
+        raise SourceError(f"layout: {exc.message}", exc.filename or exc.name, exc.lineno) from exc
+    except jinja2.TemplateNotFound as exc:
+        raise SourceError(f"the theme has no layout {exc.name!r}", path) from exc
+    except jinja2.TemplateError as exc:
+        raise SourceError(f"layout failed: {one_line(exc)}", path) from exc
+
+
 def render_index(ctx: RenderContext) -> bytes | None:
     """Return the theme's ``index.html`` listing ``site.posts``, or ``None`` when the theme
-    has none."""
-    try:
-        template = ctx.env.get_template("index.html")
-    except jinja2.TemplateNotFound:
-        return None
-    page = {"title": ctx.site.get("title", ""), "url": "/"}
-    return template.render(site=ctx.site, page=page).encode("utf-8")
+    has none. Raises ``SourceError`` as :func:`layout_errors` and
+    :func:`~deploybot.render.layouts.render_template` do."""
+    with layout_errors("index.html"):
+        try:
+            template = ctx.env.get_template("index.html")
+        except jinja2.TemplateNotFound:
+            return None
+        page = {"title": ctx.site.get("title", ""), "url": "/"}
+        return render_template(template, {"site": ctx.site, "page": page}).encode("utf-8")
 
 
 def theme_assets(tree: SourceTree, theme: str) -> Iterator[tuple[str, bytes]]:
@@ -245,6 +259,7 @@ class _Output:
         self.warnings: list[RenderWarning] = []
 
     def put(self, path: str, data: bytes, owner: str) -> None:
+        pathrules.check_path(path, "output path")
         if path in self.files:
             message = f"output {path} (from {self.owner[path]}) is overwritten by {owner}"
             self.warnings.append(RenderWarning(owner, None, message))
@@ -261,7 +276,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
     model, warnings = load_site(tree, config, _aware(options.build_time), hidden)
     md = markdown_for(options)
-    env = make_environment(tree, options.theme, config)
+    env = make_environment(tree, options.theme, config, options.layout_limits)
     ctx = RenderContext(env, md, site_variables(model, md), tree)
     out = _Output()
     for path, data in theme_assets(tree, options.theme):

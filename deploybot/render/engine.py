@@ -43,6 +43,7 @@ from deploybot.render.markdown import markdown_for
 from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
 from deploybot.render.outputs import (
     BuildReport,
+    CheckedSink,
     MemorySink,
     NeedFullBuild,
     OutputSink,
@@ -69,7 +70,7 @@ Neighbours = tuple[Post | None, Post | None]
 
 def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
-    typography and footnotes)."""
+    typography and footnotes, layout limits: a page that fitted a looser limit is re-checked)."""
     return "\0".join(
         str(v)
         for v in (
@@ -78,6 +79,7 @@ def options_key(options: RenderOptions) -> str:
             options.feed_limit,
             options.typography,
             options.footnotes,
+            options.layout_limits,
         )
     )
 
@@ -112,11 +114,13 @@ class Engine:
     ) -> None:
         if options.build_time is not None and options.build_time.tzinfo is None:
             raise ValueError("RenderOptions.build_time must be timezone-aware")
-        self.tree, self.options, self.cache, self.sink = tree, options, cache, sink
+        self.tree, self.options, self.cache = tree, options, cache
+        self.sink: OutputSink = CheckedSink(sink)
         self.config = load_config(tree, options.timezone)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
-        env = make_environment(TrackingTree(tree, self.recorder), options.theme, self.config)
+        tracked_tree = TrackingTree(tree, self.recorder)
+        env = make_environment(tracked_tree, options.theme, self.config, options.layout_limits)
         assert env.loader is not None
         env.loader = TrackingLoader(env.loader, self.recorder)
         self.time = (options.build_time or EPOCH).astimezone(ZoneInfo(self.config.timezone))

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from deploybot.errors import SourceError
+from deploybot.errors import SourceError, one_line
 
 # libyaml (what Jekyll's Psych uses too) when PyYAML was built with it: it accepts a tab
 # after "key:" or at the end of a line, which PyYAML's pure-Python scanner rejects.
@@ -115,8 +115,11 @@ def _load_yaml(yaml_text: str, path: str) -> Mapping[str, Any]:
         if mark is not None and _tab_indented(yaml_text, mark.line):
             problem = "a tab in the indentation (YAML indents with spaces only)"
         raise SourceError(f"front matter: {problem}", path, line) from exc
+    except yaml.reader.ReaderError as exc:
+        message, line = reader_error(exc, yaml_text)
+        raise SourceError(f"front matter: {message}", path, line + 1) from exc
     except yaml.YAMLError as exc:
-        raise SourceError(f"front matter: {exc}", path, 1) from exc
+        raise SourceError(f"front matter: {one_line(exc)}", path, 1) from exc
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
@@ -126,6 +129,16 @@ def _load_yaml(yaml_text: str, path: str) -> Mapping[str, Any]:
             2,
         )
     return {str(key): value for key, value in loaded.items()}
+
+
+def reader_error(exc: yaml.reader.ReaderError, text: str) -> tuple[str, int]:
+    """Return ``(message, 1-based line in text)`` for PyYAML's ``ReaderError`` (a character
+    YAML 1.1 does not allow, e.g. a control character): one line, naming the code point."""
+    position = exc.position if isinstance(exc.position, int) else 0
+    line = text.count("\n", 0, position) + 1
+    char = exc.character
+    code = ord(char) if isinstance(char, str) and char else int(char or 0)
+    return f"character U+{code:04X} is not allowed in YAML ({exc.reason})", line
 
 
 def _tab_indented(yaml_text: str, index: int) -> bool:

@@ -1,5 +1,8 @@
 """Layouts: Jinja2 templates from the bundled theme or from a theme folder in the source tree.
 
+Layouts are untrusted code (anyone who can push writes the theme): every theme runs in
+:class:`~deploybot.render.sandbox.LayoutSandbox`, with a budget per render.
+
 A Jekyll ``layout: NAME`` maps to the template ``NAME.html``; ``default`` also finds
 ``base.html``. ``layout: null`` or ``none`` renders without a layout. Templates get ``site``,
 ``page`` and ``content`` (``content`` is :class:`markupsafe.Markup`: already HTML); autoescape
@@ -9,6 +12,7 @@ is on. Filters: ``date(fmt)`` (Ruby ``strftime`` subset, no locale), ``date_to_x
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,9 +21,10 @@ import jinja2
 from markupsafe import Markup
 
 import deploybot
-from deploybot.errors import ConfigError
+from deploybot.errors import ConfigError, DeploybotError, SourceError, one_line
 from deploybot.render.liquid_filters import FILTERS, Filter
-from deploybot.render.model import RenderWarning, SiteConfig
+from deploybot.render.model import LayoutLimits, RenderWarning, SiteConfig
+from deploybot.render.sandbox import LayoutLimitError, LayoutSandbox
 from deploybot.render.source import SourceTree
 
 NO_LAYOUT = frozenset({"none", "null", "false"})
@@ -44,8 +49,9 @@ class SourceTreeLoader(jinja2.BaseLoader):
     def get_source(
         self, environment: jinja2.Environment, template: str
     ) -> tuple[str, str | None, Callable[[], bool] | None]:
-        """Return ``(source, path, uptodate)``; raises ``TemplateNotFound`` when absent."""
-        path = f"{self.folder}/{template}"
+        """Return ``(source, path, uptodate)``; raises ``TemplateNotFound`` when absent or
+        when ``template`` has a ``..`` or empty segment (as Jinja2's own file loader does)."""
+        path = "/".join([self.folder, *jinja2.loaders.split_template_path(template)])
         try:
             data = self.tree.read(path)
         except KeyError as exc:
@@ -58,8 +64,12 @@ class SourceTreeLoader(jinja2.BaseLoader):
         return [p[len(prefix) :] for p in self.tree.paths() if p.startswith(prefix)]
 
 
-def make_environment(tree: SourceTree, theme: str, config: SiteConfig) -> jinja2.Environment:
-    """Return a Jinja2 environment for ``theme`` (``"default"`` or a source-tree folder).
+def make_environment(
+    tree: SourceTree, theme: str, config: SiteConfig, limits: LayoutLimits | None = None
+) -> jinja2.Environment:
+    """Return the sandboxed Jinja2 environment (:class:`~.sandbox.LayoutSandbox`, with
+    ``limits``) for ``theme`` (``"default"`` or a source-tree folder). The bundled theme runs
+    in the same sandbox: one set of rules for every layout.
 
     Raises:
         ConfigError: ``theme`` names no folder of the source tree (``render.theme``).
@@ -70,7 +80,8 @@ def make_environment(tree: SourceTree, theme: str, config: SiteConfig) -> jinja2
     else:
         _check_theme(tree, theme)
         loader = SourceTreeLoader(tree, theme)
-    env = jinja2.Environment(
+    env = LayoutSandbox(
+        limits or LayoutLimits(),
         loader=loader,
         autoescape=jinja2.select_autoescape(["html", "htm", "xml"], default_for_string=True),
         keep_trailing_newline=True,
@@ -78,7 +89,8 @@ def make_environment(tree: SourceTree, theme: str, config: SiteConfig) -> jinja2
     # Jekyll's filters, with the same code Liquid in posts uses (liquid_filters), so a layout
     # and a post agree on relative_url, dates and the rest.
     site = {"baseurl": config.baseurl, "url": config.url}
-    env.filters.update({name: _jinja_filter(FILTERS[name], site) for name in JEKYLL_FILTERS})
+    for name in JEKYLL_FILTERS:
+        env.add_filter(name, _jinja_filter(FILTERS[name], site))
     return env
 
 
@@ -135,5 +147,48 @@ def choose_layout(
 
 
 def render_layout(template: jinja2.Template, content: str, context: Mapping[str, Any]) -> str:
-    """Return ``template`` rendered with ``context`` plus ``content`` (trusted HTML)."""
-    return template.render({**context, "content": Markup(content)})
+    """Return ``template`` rendered with ``context`` plus ``content`` (trusted HTML).
+
+    Raises as :func:`render_template`."""
+    return render_template(template, {**context, "content": Markup(content)})
+
+
+def render_template(template: jinja2.Template, variables: Mapping[str, Any]) -> str:
+    """Render ``template`` with a fresh budget (:meth:`.LayoutSandbox.start_render`).
+
+    Raises:
+        SourceError: the layout ran past a limit (:class:`~.sandbox.LayoutLimitError`, or
+            nesting deeper than Python's stack allows), did what the sandbox forbids
+            (``jinja2.SecurityError``), or failed (an undefined value called, ``1/0``, a bad
+            ``range``); the message names the layout file and line it happened in.
+        jinja2.TemplateSyntaxError, jinja2.TemplateNotFound: from an ``{% include %}``; the
+            caller names the document.
+    """
+    env = template.environment
+    if isinstance(env, LayoutSandbox):
+        env.start_render()
+    try:
+        return template.render(variables)
+    except (DeploybotError, jinja2.TemplateSyntaxError, jinja2.TemplateNotFound):
+        raise
+    except jinja2.TemplateError as exc:
+        raise SourceError(f"layout failed: {one_line(exc)}", *_where(exc, template)) from exc
+    except LayoutLimitError as exc:
+        problem = f"layout ran past the render limit ({exc})"
+        raise SourceError(problem, *_where(exc, template)) from exc
+    except RecursionError as exc:
+        problem = "layout ran past the render limit (nested deeper than Python allows"
+        problem += ": an include or extends cycle?)"
+        raise SourceError(problem, *_where(exc, template)) from exc
+    except Exception as exc:  # a Python error in layout code: bad input, not a bot failure
+        problem = f"layout failed: {type(exc).__name__}: {one_line(exc)}"
+        raise SourceError(problem, *_where(exc, template)) from exc
+
+
+def _where(exc: BaseException, template: jinja2.Template) -> tuple[str | None, int | None]:
+    """Return the innermost template file and line in ``exc``'s traceback (Jinja2 rewrites
+    it so template code shows as the template's file and line), else ``template``'s file."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if not frame.filename.endswith(".py") and not frame.filename.startswith("<"):
+            return frame.filename, frame.lineno
+    return template.filename or template.name, None

@@ -18,6 +18,23 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
+class LayoutLimits:
+    """What one render of a layout may use (the ``[render] layout_max_*`` keys); see
+    :mod:`deploybot.render.sandbox` for what counts.
+
+    Attributes:
+        max_steps: loop iterations, calls, filters, tests and operators, plus one per list
+            item and per 1,000 characters they handle.
+        max_output: characters written in total, and the largest value a layout may make.
+        max_depth: calls nested in calls (macro, ``caller()``, ``loop()`` recursion).
+    """
+
+    max_steps: int = 10_000_000
+    max_output: int = 50_000_000
+    max_depth: int = 50
+
+
+@dataclass(frozen=True)
 class RenderOptions:
     """How to build the site.
 
@@ -31,6 +48,7 @@ class RenderOptions:
         typography: kramdown's smart quotes and dashes in Markdown text.
         footnotes: footnote markup: ``"kramdown"`` (2.x), ``"kramdown1"`` (1.x, no
             ``rel``/``role``), ``"mistune"`` or ``"none"`` (no footnote syntax).
+        layout_limits: the budget of each layout render.
     """
 
     theme: str = "default"
@@ -39,6 +57,7 @@ class RenderOptions:
     build_time: datetime | None = None
     typography: bool = True
     footnotes: str = "kramdown"
+    layout_limits: LayoutLimits = field(default_factory=LayoutLimits)
 
 
 @dataclass(frozen=True)

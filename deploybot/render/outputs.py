@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from deploybot import pathrules
 from deploybot.render.model import EPOCH, RenderWarning
 from deploybot.render.source import SourceTree
 
@@ -50,6 +51,30 @@ class MemorySink:
     def delete(self, path: str) -> None:
         """Remove ``files[path]``."""
         self.files.pop(path, None)
+
+
+class CheckedSink:
+    """An :class:`OutputSink` that refuses output paths :mod:`deploybot.pathrules` refuses
+    (``..``, ``.git``, control characters…) before they reach ``inner``.
+
+    Raises ``SourceError`` naming the path from :meth:`write`, :meth:`copy` and
+    :meth:`delete`; nothing is passed on for that path.
+    """
+
+    def __init__(self, inner: OutputSink) -> None:
+        self.inner = inner
+
+    def write(self, path: str, data: bytes) -> None:
+        """Pass ``write`` on once ``path`` is checked."""
+        self.inner.write(pathrules.check_path(path, "output path"), data)
+
+    def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
+        """Pass ``copy`` on once ``path`` is checked."""
+        self.inner.copy(pathrules.check_path(path, "output path"), blob_id, read)
+
+    def delete(self, path: str) -> None:
+        """Pass ``delete`` on once ``path`` is checked."""
+        self.inner.delete(pathrules.check_path(path, "output path"))
 
 
 @dataclasses.dataclass(frozen=True)

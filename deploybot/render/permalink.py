@@ -13,6 +13,7 @@ from datetime import datetime
 from posixpath import normpath
 from urllib.parse import quote, unquote
 
+from deploybot import pathrules
 from deploybot.render.dates import DAYS, MONTHS
 
 STYLES: Mapping[str, str] = {
@@ -104,8 +105,9 @@ def output_path(url: str, output_ext: str = ".html") -> str:
     """Return the relative POSIX file path a URL is written to (Jekyll's ``destination``).
 
     ``/a/b/`` -> ``a/b/index.html``; ``/a/b`` -> ``a/b.html``; ``/a/b.html`` stays.
-    Raises ``ValueError`` when the unescaped path contains ``..``, a backslash or NUL, or
-    is absolute after normalisation.
+    Raises ``ValueError`` when the unescaped path contains ``..``, a backslash or NUL, is
+    absolute after normalisation, or breaks a rule of :mod:`deploybot.pathrules` (a
+    ``.git`` folder in any spelling, a control character…).
     """
     raw = unquote(url)
     if "\\" in raw or "\x00" in raw:
@@ -121,4 +123,7 @@ def output_path(url: str, output_ext: str = ".html") -> str:
     normal = normpath(path)
     if normal.startswith(("/", "../")) or normal != path:
         raise ValueError(f"permalink {url!r} is not a plain relative path")
+    problem = pathrules.path_problem(path)
+    if problem is not None:
+        raise ValueError(f"permalink {url!r} gives a refused output path: {problem}")
     return path

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 from deploybot.errors import SourceError
+from deploybot.render.frontmatter import reader_error
 from deploybot.render.model import SiteConfig
 from deploybot.render.source import SourceTree
 
@@ -66,6 +67,9 @@ def _read_yaml(tree: SourceTree) -> dict[str, Any]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         raise SourceError(f"{exc.problem or exc.context}", CONFIG_PATH, line) from exc
+    except yaml.reader.ReaderError as exc:  # a control character: YAML 1.1 allows none
+        message, line = reader_error(exc, raw.decode("utf-8-sig"))
+        raise SourceError(message, CONFIG_PATH, line) from exc
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):

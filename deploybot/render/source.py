@@ -7,11 +7,15 @@ implements it over a git tree object (no checkout), :class:`DirTree` over a fold
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+from deploybot import pathrules
 
 
 def git_blob_id(data: bytes) -> str:
@@ -54,25 +58,73 @@ class MemoryTree:
 
 
 class DirTree:
-    """A :class:`SourceTree` over a folder on disk; ``.git`` folders are skipped."""
+    """A :class:`SourceTree` over a folder on disk, read as git would store it.
+
+    Nothing outside ``root`` is ever read: a symlink is never followed, and is a file whose
+    bytes are its target (as a git tree stores a symlink; a folder symlink too), and every
+    folder on a path is opened with ``O_NOFOLLOW``. ``.git`` (the repository itself, or a
+    submodule's link file) is skipped; FIFOs, sockets and devices are skipped (git does not
+    store them either). Paths are checked by :mod:`deploybot.pathrules`.
+
+    Raises:
+        SourceError: from :meth:`paths`, :meth:`read` and :meth:`blob_id` when a name is
+            refused (``..``, ``.GIT``, control characters, not UTF-8); the message names it.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
     def paths(self) -> Iterator[str]:
         found: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if d != ".git"]
-            rel = Path(dirpath).relative_to(self.root)
-            for name in filenames:
-                found.append((rel / name).as_posix() if str(rel) != "." else name)
+        self._scan(self.root, "", found)
         return iter(sorted(found))
 
+    def _scan(self, folder: Path, prefix: str, found: list[str]) -> None:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name == ".git":
+                    continue
+                pathrules.check_name(entry.name, prefix)
+                path = f"{prefix}/{entry.name}" if prefix else entry.name
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    found.append(path)
+                elif entry.is_dir(follow_symlinks=False):
+                    self._scan(Path(entry.path), path, found)
+
     def read(self, path: str) -> bytes:
-        full = self.root / path
-        if not full.is_file():
-            raise KeyError(path)
-        return full.read_bytes()
+        pathrules.check_path(path)
+        *folders, name = path.split("/")
+        try:
+            fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as exc:
+            raise KeyError(path) from exc
+        try:
+            for folder in folders:
+                # O_NOFOLLOW: a symlinked folder on the way is not entered (ELOOP).
+                inner = os.open(folder, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+            return _read_entry(fd, name)
+        except OSError as exc:  # missing, not a folder, a symlink on the way, unreadable
+            raise KeyError(path) from exc
+        finally:
+            os.close(fd)
 
     def blob_id(self, path: str) -> str:
         return git_blob_id(self.read(path))
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def _read_entry(folder_fd: int, name: str) -> bytes:
+    """Return the bytes of ``name`` in the open folder: a regular file's content or a
+    symlink's target. Raises ``OSError`` for anything else (``EISDIR``, a FIFO…)."""
+    info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    if stat.S_ISLNK(info.st_mode):
+        return os.fsencode(os.readlink(name, dir_fd=folder_fd))
+    if not stat.S_ISREG(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "not a regular file", name)
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder_fd)
+    with os.fdopen(fd, "rb") as file:
+        return file.read()

@@ -1,0 +1,142 @@
+"""Which file names and paths deploybot reads from a source tree or writes to an output.
+
+One set of rules, used by every reader and writer as defence in depth: the source tree readers
+(:class:`~deploybot.gittree.GitTree` checks each tree entry name, ``DirTree`` each path), the
+render stage's output planner (permalinks and every output path), the preview writer
+(``deploybot build``) and the publish stage's tree writer. A refused name is bad input in the
+source: :class:`~deploybot.errors.SourceError` (exit 1), naming the path.
+
+The rules follow git's own, so a tree git refuses to check out is refused here too, and an
+output tree never holds what git would refuse:
+
+- git's ``read-cache.c`` ``verify_path``/``verify_dotfile``: no empty name, no ``.`` or
+  ``..``, no ``.git`` in any letter case (git outlaws ``.GIT`` "out of an abundance of
+  caution"); ``fsck.c``: no ``/`` inside one tree entry name (``has_full_path``);
+- git's ``path.c`` ``is_ntfs_dotgit`` (``core.protectNTFS``, on by default): ``.git`` or its
+  8.3 short name ``git~1`` followed only by spaces and periods (``.git.``, ``GIT~1 ``), also
+  after a backslash, which NTFS reads as a folder separator;
+- git's ``utf8.c`` ``is_hfs_dotgit`` (``core.protectHFS``): ``.git`` with code points HFS+
+  ignores (zero-width joiners, direction marks, U+FEFF…) anywhere in it.
+
+deploybot adds two rules of its own: no control character (U+0000-U+001F, U+007F: NUL cannot
+be in a path at all, and CR/LF would break the line-based manifest, email and logs), and every
+name is valid UTF-8 (paths decoded with ``surrogateescape`` keep undecodable bytes as lone
+surrogates; output paths become URLs, which are UTF-8). git's extra rules for symlinks named
+``.gitmodules`` do not apply: outputs are written as regular files only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deploybot.errors import SourceError
+
+# utf8.c next_hfs_char: "these code points are ignored completely" by HFS+.
+_HFS_IGNORED = frozenset(
+    "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"
+)
+_CONTROL = frozenset(chr(c) for c in (*range(0x20), 0x7F))
+_SURROGATE_LO, _SURROGATE_HI = "\udc80", "\udcff"  # how surrogateescape keeps bytes 0x80-0xff
+# Most names (dates, slugs) are printable ASCII without '/' or '\\' and start with neither
+# '.' nor 'g'/'G' (.git, git~1): none of the rules below can refuse them.
+_PLAIN = re.compile(r"[0-9A-FH-Za-fh-z_+=,@-][ -.0-\[\]-~]*\Z")
+
+
+def name_problem(name: str) -> str | None:
+    """Return why one file or folder name (a tree entry, a path component) is refused, or
+    ``None`` when it is fine. ``name`` is ``str``; undecodable bytes are lone surrogates."""
+    return None if _PLAIN.match(name) else _problem(name)
+
+
+def _problem(name: str) -> str | None:
+    if not name:
+        return "an empty name"
+    if name in (".", ".."):
+        return f"a {name!r} name"
+    if "/" in name:
+        return "a '/' inside one name"
+    if any(c in _CONTROL for c in name):
+        return "a control character in the name"
+    if any(_SURROGATE_LO <= c <= _SURROGATE_HI for c in name):
+        return "a name that is not UTF-8"
+    if _is_dotgit(name):
+        return "a name git reserves for its own folder ('.git' in some spelling)"
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Return why a relative POSIX path (``/``-separated) is refused, or ``None``: it must
+    not start or end with ``/`` and each component must pass :func:`name_problem`."""
+    for part in path.split("/"):
+        problem = name_problem(part)
+        if problem is not None:
+            return problem
+    return None
+
+
+def check_path(path: str, what: str = "path") -> str:
+    """Return ``path`` when :func:`path_problem` finds nothing wrong with it.
+
+    Raises:
+        SourceError: naming ``path`` (see :func:`printable`) and the rule it breaks, e.g.
+            ``.git/config: refused path: a name git reserves ...``; ``what`` says which kind
+            of path it is (``"path"``, ``"output path"``).
+    """
+    problem = path_problem(path)
+    if problem is not None:
+        raise SourceError(f"refused {what}: {problem}", printable(path))
+    return path
+
+
+def check_name(name: str, folder: str = "") -> None:
+    """Raise ``SourceError`` when the one entry ``name`` of ``folder`` (``""``: the root) is
+    refused by :func:`name_problem`; the message names ``folder/name``."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise SourceError(f"refused path: {problem}", printable(f"{folder}/{name}".lstrip("/")))
+
+
+def printable(path: str) -> str:
+    """Return ``path`` for a one-line message: control characters as ``\\xNN`` (``\\n`` and
+    the like stay visible) and bytes that are not UTF-8 as ``\\xNN`` of the raw byte."""
+    out: list[str] = []
+    for c in path:
+        if c in _CONTROL or c == "\\":
+            out.append("\\\\" if c == "\\" else f"\\x{ord(c):02x}")
+        elif _SURROGATE_LO <= c <= _SURROGATE_HI:
+            out.append(f"\\x{ord(c) - 0xDC00:02x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _is_dotgit(name: str) -> bool:
+    # verify_path runs the NTFS check on the whole name and again after each backslash.
+    if any(_is_ntfs_dotgit(part) for part in name.split("\\")):
+        return True
+    return _is_hfs_dotgit(name)
+
+
+def _is_ntfs_dotgit(name: str) -> bool:
+    """path.c is_ntfs_dotgit: ``.git`` or ``git~1`` (any case), then only spaces/periods."""
+    head = name[:5]
+    if not head.isascii():  # git folds ASCII letters only
+        return False
+    head = head.lower()
+    if head.startswith(".git"):
+        rest = name[4:]
+    elif head == "git~1":
+        rest = name[5:]
+    else:
+        return False
+    return all(c in " ." for c in rest)
+
+
+def _is_hfs_dotgit(name: str) -> bool:
+    """utf8.c is_hfs_dotgit: ``.git`` (ASCII case-folded) once ignorable code points are
+    dropped; nothing may follow."""
+    if not name.startswith(".") and not (name and name[0] in _HFS_IGNORED):
+        return False
+    folded = "".join(c for c in name if c not in _HFS_IGNORED)
+    return folded.isascii() and folded.lower() == ".git"

@@ -1,0 +1,252 @@
+"""Layouts are untrusted code: a Jinja2 sandbox with a budget for every render.
+
+Anyone who can push to the source repository writes the theme's layouts, so layouts run in
+:class:`LayoutSandbox`, Jinja2's :class:`~jinja2.sandbox.ImmutableSandboxedEnvironment`
+(no ``_``/``__`` attributes, no function globals, no mutation of lists and dicts; see
+Jinja2's "Sandbox" documentation) without the ``lipsum`` global (random text of any size),
+plus deterministic budgets per render, so that no layout can hang or exhaust the build
+(:class:`~deploybot.render.model.LayoutLimits`, the ``[render] layout_max_*`` keys):
+
+- *steps*: one per loop iteration, call (macro, ``caller()``, ``loop()``, a block, a Python
+  method), filter, test, operator and comparison, plus one per item of a list or mapping
+  and per :data:`CHARS_PER_STEP` characters of a string each of them handles or makes. A
+  code generator (:class:`_CodeGenerator`) puts the count into every ``for`` loop, so a loop
+  that writes nothing is stopped as surely as one that writes;
+- *output*: the characters written, in total (into the page, and into ``{% set %}`` blocks,
+  macros and filter blocks on the way) and in any one value a layout makes. Operations whose
+  result size is known in advance (``'x' * n``, ``** n``, ``center(n)``, ``replace``,
+  ``join``, ``batch``, ``%`` and ``format`` widths…) are refused before they allocate;
+- *depth*: calls nested in calls (macro and ``loop()`` recursion). Deeper nesting Python
+  itself cannot take (an ``{% include %}`` of itself) ends as a ``RecursionError``, which
+  :func:`deploybot.render.layouts.render_template` reports like a limit.
+
+Past a budget, :class:`LayoutLimitError` is raised; the caller names the layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from functools import wraps
+from typing import Any, cast
+
+import jinja2
+from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame, operators
+from jinja2.runtime import BlockReference, Context, LoopContext, Macro
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import Markup
+
+from deploybot.render.layout_budget import (
+    CHARS_PER_STEP,
+    MAX_INT_BITS,
+    PRECHECKS,
+    Budget,
+    LayoutLimitError,
+    check_arguments,
+    check_format_spec,
+    check_percent,
+    check_power,
+    check_repeat,
+    size_of,
+    steps_of,
+)
+from deploybot.render.model import LayoutLimits
+
+__all__ = ["CHARS_PER_STEP", "LayoutLimitError", "LayoutSandbox"]
+
+_JINJA_CALLABLES = (Macro, LoopContext, BlockReference)
+_CHEAP_FILTERS = frozenset({"length", "count", "first", "last", "default", "d", "attr", "safe"})
+
+
+class _CodeGenerator(CodeGenerator):
+    """Jinja2's code generator with the budget's checks compiled in (see the module doc)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._guarded: dict[int, nodes.Node] = {}  # id -> node: a for loop's iterable
+
+    def visit(self, node: nodes.Node, *args: Any, **kwargs: Any) -> Any:
+        """Visit ``node``; a loop's iterable is wrapped in ``environment.guard_iter(...)``."""
+        if id(node) not in self._guarded:
+            return super().visit(node, *args, **kwargs)
+        self.write("environment.guard_iter(")
+        super().visit(node, *args, **kwargs)
+        self.write(")")
+        return None
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        # A recursive loop's later levels (loop(children)) are guarded in LayoutSandbox.call.
+        self._guarded[id(node.iter)] = node.iter
+        super().visit_For(node, frame)
+
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
+        # Literal text is output as constants; what expressions write is counted by finalize.
+        literal = sum(len(n.data) for n in node.nodes if isinstance(n, nodes.TemplateData))
+        if literal:
+            self.writeline(f"environment.wrote({literal})")
+        super().visit_Output(node, frame)
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.guard_value(")
+        super().visit_Concat(node, frame)
+        self.write(")")
+
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if not isinstance(node.arg, nodes.Slice):  # a slice copies; an index does not
+            super().visit_Getitem(node, frame)
+            return
+        self.write("environment.guard_value(")
+        super().visit_Getitem(node, frame)
+        self.write(")")
+
+    def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
+        self.write("(environment.charged(")
+        self.visit(node.expr, frame)
+        self.write(")")
+        for op in node.ops:
+            self.visit(op, frame)
+        self.write(")")
+
+    def visit_Operand(self, node: nodes.Operand, frame: Frame) -> None:
+        self.write(f" {operators[node.op]} environment.charged(")
+        self.visit(node.expr, frame)
+        self.write(")")
+
+
+class LayoutSandbox(ImmutableSandboxedEnvironment):
+    """Jinja2's immutable sandbox with the budgets of the module doc.
+
+    Call :meth:`start_render` before each top-level render (a fresh budget); rendering
+    raises :class:`LayoutLimitError` past a limit and ``jinja2.SecurityError`` for what the
+    sandbox forbids. Filters and tests added after construction are not guarded: add them
+    with :meth:`add_filter`.
+    """
+
+    code_generator_class = _CodeGenerator
+    intercepted_binops = frozenset({"+", "-", "*", "/", "//", "%", "**"})
+
+    def __init__(self, limits: LayoutLimits, **options: Any) -> None:
+        # optimized=False: the optimizer folds constants at compile time, outside the budget.
+        super().__init__(optimized=False, finalize=_finalize, **options)
+        self.limits = limits
+        self.budget = Budget(limits)
+        self.globals.pop("lipsum", None)
+        self.filters = {name: self._guard(name, fn, True) for name, fn in self.filters.items()}
+        tests = cast(dict[str, Callable[..., Any]], self.tests)  # typed as "function"
+        self.tests = {name: self._guard(name, fn, False) for name, fn in tests.items()}
+
+    def start_render(self) -> None:
+        """Start a fresh budget for the next top-level render."""
+        self.budget = Budget(self.limits)
+
+    def add_filter(self, name: str, fn: Callable[..., Any]) -> None:
+        """Install filter ``name``, guarded like Jinja2's own."""
+        self.filters[name] = self._guard(name, fn, True)
+
+    # -- what the compiled templates call (see _CodeGenerator)
+
+    def guard_iter(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        """Yield ``iterable``'s items, one step each."""
+        for item in iterable:
+            self.budget.charge(1)
+            yield item
+
+    def guard_value(self, value: Any) -> Any:
+        """Return ``value`` once its size fits and its steps are charged."""
+        self.budget.charge(1 + steps_of(value))
+        self.budget.fits(size_of(value), "a value")
+        if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+            raise LayoutLimitError(f"a number over {MAX_INT_BITS} bits")
+        return value
+
+    def charged(self, value: Any) -> Any:
+        """Return ``value`` (a comparison operand) once its steps are charged."""
+        self.budget.charge(1 + steps_of(value))
+        return value
+
+    def wrote(self, size: int) -> None:
+        """Count ``size`` characters of literal template text written."""
+        self.budget.write(size)
+
+    # -- sandbox hooks
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        """Apply ``operator`` after refusing results that cannot fit (see the module doc)."""
+        self.budget.charge(1 + steps_of(left) + steps_of(right))
+        if operator == "*":
+            check_repeat(self.budget, left, right)
+        elif operator == "**":
+            check_power(left, right)
+        elif operator == "%" and isinstance(left, str):
+            check_percent(self.budget, left)
+        return self.guard_value(super().call_binop(context, operator, left, right))
+
+    def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """Call ``obj`` from a layout: count it and its depth, check a Python callable's
+        arguments (:func:`check_arguments`), and guard the result."""
+        budget = self.budget
+        budget.charge(1)
+        if isinstance(obj, LoopContext) and args:
+            args = (self.guard_iter(args[0]), *args[1:])
+        elif not isinstance(obj, _JINJA_CALLABLES):
+            args = check_arguments(budget, obj, args, kwargs)
+        budget.depth += 1
+        try:
+            if budget.depth > self.limits.max_depth:
+                raise LayoutLimitError(
+                    f"calls nested {self.limits.max_depth} deep: [render] layout_max_depth"
+                )
+            result = super().call(context, obj, *args, **kwargs)
+        finally:
+            budget.depth -= 1
+        return self.guard_value(result)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """Jinja2's sandboxed ``str.format``, refusing widths past the output limit."""
+        wrapped = super().wrap_str_format(value)
+        if wrapped is not None:
+            check_format_spec(self.budget, value.__self__)
+        return wrapped
+
+    # -- filters and tests
+
+    def _guard(self, name: str, fn: Callable[..., Any], is_filter: bool) -> Callable[..., Any]:
+        """Return ``fn`` charging its input, checked by :data:`PRECHECKS`, result guarded.
+
+        The wrapper takes the context, so Jinja2 never runs it at compile time."""
+        pass_arg = getattr(getattr(fn, "jinja_pass_arg", None), "name", None)
+        precheck = PRECHECKS.get(name) if is_filter else None
+
+        @jinja2.pass_context
+        @wraps(fn)
+        def guarded(context: Context, *args: Any, **kwargs: Any) -> Any:
+            budget = self.budget
+            if is_filter:
+                budget.charge(1 + (0 if name in _CHEAP_FILTERS else steps_of(args[0])))
+            else:
+                budget.charge(1 + sum(steps_of(a) for a in args[1:]))
+            if precheck is not None:
+                args, kwargs = precheck(self, context, args, kwargs)
+            if pass_arg == "context":
+                result = fn(context, *args, **kwargs)
+            elif pass_arg == "eval_context":
+                result = fn(context.eval_ctx, *args, **kwargs)
+            elif pass_arg == "environment":
+                result = fn(self, *args, **kwargs)
+            else:
+                result = fn(*args, **kwargs)
+            return self.guard_value(result)
+
+        return guarded
+
+
+@jinja2.pass_context
+def _finalize(context: Context, value: Any) -> Any:
+    """Count what an expression writes. Jinja2 would turn ``value`` into text anyway (by
+    ``__html__`` or ``str``), so it is done here once, with the same result."""
+    if not isinstance(value, str):
+        value = Markup(value.__html__()) if hasattr(value, "__html__") else str(value)
+    env = context.environment
+    assert isinstance(env, LayoutSandbox)
+    env.budget.write(len(value))
+    return value
