@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 
 import filelock
 
-from deploybot import housekeeping, notify, publish, watch
+from deploybot import housekeeping, notify, publish, stale, watch
 from deploybot.config import Config
 from deploybot.errors import ConfigError, LockHeldError, NotifyError
 
@@ -113,7 +113,9 @@ def run_once(
         ConfigError: the configuration is unusable (exit 78).
     """
     paths = state_paths(config)
+    started = time.time()
     with _locked(paths["lock"]), _config_errors_name(config):
+        stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
         result = _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
         _housekeep(paths["source"], paths["publish"])
         notify.prune_delivered(paths["outbox"])
