@@ -30,7 +30,9 @@ What is guaranteed (and what is not):
 - A message that was confirmed sent (moved to ``sent/``) is never sent again, even if queued
   again under the same key.
 - An uncertain delivery is, by default, sent again with the *same bytes*, so the same
-  Message-ID (derived from commit id and list address). Delivery is at-least-once: an MTA,
+  Message-ID (derived from commit id and list address). A transport that can look (the
+  mbox: :class:`SendAgain`) sends it only when no complete copy arrived: exactly once.
+  Over SMTP and sendmail delivery is at-least-once: an MTA,
   list archive (Pony Mail, HyperKitty, mail-archive.com) or client that de-duplicates by
   Message-ID shows one email; one that does not (ezmlm itself, many MUAs) can show two copies.
   With ``resend_uncertain=False`` delivery is at-most-once instead: the uncertain message is
@@ -48,7 +50,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from deploybot.errors import NotifyError
 
@@ -60,6 +62,19 @@ BACKOFF_FIRST = 60.0
 BACKOFF_MAX = 3600.0
 """The longest wait between two attempts, in seconds."""
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+
+@runtime_checkable
+class SendAgain(Protocol):
+    """A transport that can tell whether an interrupted delivery arrived (the mbox one):
+    :func:`deliver_pending` calls ``send_again`` instead of ``send`` for an uncertain
+    message, which delivers it only when no complete copy arrived before."""
+
+    def __call__(self, message: bytes) -> None:
+        """Deliver ``message``; NotifyError when it failed."""
+
+    def send_again(self, message: bytes) -> None:
+        """Deliver ``message`` unless an earlier attempt did; NotifyError when it failed."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +281,10 @@ def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], fl
     )
     write_json(_sidecar(path), status)
     try:
-        send(message)
+        if uncertain and isinstance(send, SendAgain):
+            send.send_again(message)
+        else:
+            send(message)
     except NotifyError as exc:
         next_attempt = now() + backoff_delay(attempts)
         status.update(state="failed", last_error=str(exc), next_attempt=next_attempt)
