@@ -8,13 +8,16 @@ a real ``kill -9`` leaves.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from deploybot.cli import main
 from tests.gitrepo import head
 from tests.killsite import KillSite, read_mbox
 
@@ -46,7 +49,9 @@ def _dead_pid() -> int:
 # --- 4. stale locks ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("point", ["lock:/objects/:20", "lock:/refs/:1", "lock:/pack/:1"])
+@pytest.mark.parametrize(
+    "point", ["lock:/objects/:20", "lock:/refs/:1", "lock:/pack/:1", "lock:/refs/:3"]
+)
 def test_killed_holding_a_git_lock_file_does_not_wedge(site: KillSite, point: str) -> None:
     """dulwich's ``<path>.lock`` files (O_EXCL) left by a kill are broken by the next run."""
     assert site.run(kill_at=point).code == KILLED
@@ -133,3 +138,46 @@ def test_killed_after_the_mbox_append_sends_no_duplicate(site: KillSite) -> None
     assert len(read_mbox(site.mbox)) == 1
     _settled(site)
     assert len(read_mbox(site.mbox)) == 1
+
+
+# --- 5. no lost email ----------------------------------------------------------------------
+
+
+def test_first_build_killed_right_after_the_push_is_emailed(site: KillSite) -> None:
+    assert site.run(kill_at="pushed").code == KILLED
+    assert head(site.publish, "asf-site") is not None and read_mbox(site.mbox) == []
+    _settled(site)
+    assert len(read_mbox(site.mbox)) == 1
+
+
+def test_first_build_killed_after_the_push_then_a_new_build_emails_both(site: KillSite) -> None:
+    assert site.run(kill_at="pushed").code == KILLED
+    site.change()
+    run = site.run()
+    assert run.code == 0 and "published" in run.out, run.out
+    _settled(site)
+    assert site.audit().builds == 2
+
+
+def test_killed_before_the_cache_commit_is_emailed(site: KillSite) -> None:
+    assert site.run(kill_at="cache").code == KILLED
+    _settled(site)
+    assert len(read_mbox(site.mbox)) == 1
+
+
+def test_disk_full_at_the_cache_commit_still_emails(
+    site: KillSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sqlite's SQLITE_FULL at the cache commit (after the push): the email went out first."""
+    from deploybot.render.cache import BuildCache
+
+    def disk_full(self: BuildCache, values: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BuildCache, "commit", disk_full)
+        result = CliRunner().invoke(main, ["run-once", "--config", str(site.config)])
+    assert result.exit_code != 0
+    assert head(site.publish, "asf-site") is not None
+    assert len(read_mbox(site.mbox)) == 1
+    _settled(site)
