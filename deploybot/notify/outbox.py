@@ -300,19 +300,23 @@ def read_status(path: Path) -> dict[str, Any]:
 
 
 def withdraw(paths: list[Path]) -> None:
-    """Move never-delivered messages (and sidecars) to ``superseded/``, the messages first.
+    """Move never-delivered messages (and sidecars) to ``superseded/``.
 
     Used when the messages are replaced by others covering the same commits (a summary email
-    replacing combined ones). The caller checks that none is ``sending`` or sent.
+    replacing combined ones). The caller checks that none is ``sending`` or sent. As in
+    :func:`_mark_sent`, the sidecar is written there first and the message move commits, so
+    a kill in between never leaves a superseded message without its sidecar (which would
+    hide it from the next announcement, and lose it).
     """
     for path in paths:
         folder = path.parent / SUPERSEDED_DIR
         folder.mkdir(exist_ok=True)
-        os.replace(path, folder / path.name)
         if _sidecar(path).exists():
-            os.replace(_sidecar(path), folder / _sidecar(path).name)
+            write_json(_sidecar(folder / path.name), _read_status(path))
+        os.replace(path, folder / path.name)
         _fsync_dir(folder)
         _fsync_dir(path.parent)
+        _sidecar(path).unlink(missing_ok=True)
 
 
 KEEP_SENT = 90 * 24 * 3600.0
@@ -338,17 +342,21 @@ def prune_delivered(
 
 
 def _mark_sent(path: Path, *, uncertain: bool) -> None:
-    """Move ``path`` and its sidecar to ``sent/`` (sidecar first: the message move commits)."""
+    """Move ``path`` and its sidecar to ``sent/``: the new sidecar first, then the message
+    (the move that commits), then the old sidecar goes. A kill between two steps leaves
+    either the message waiting with its ``sending`` sidecar (uncertain: see the module
+    docstring) or an orphan sidecar that nothing reads; never a waiting message without
+    its sidecar, which would look freshly queued and be sent again."""
     sent_dir = path.parent / SENT_DIR
     sent_dir.mkdir(exist_ok=True)
     status = _read_status(path)
     status.update(state="sent", sent_at=time.time(), uncertain=uncertain)
     target = sent_dir / path.name
     write_json(_sidecar(target), status)
-    _sidecar(path).unlink(missing_ok=True)
     os.replace(path, target)
     _fsync_dir(sent_dir)
     _fsync_dir(path.parent)
+    _sidecar(path).unlink(missing_ok=True)
 
 
 def _check_key(key: str) -> None:
