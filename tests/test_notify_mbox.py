@@ -149,3 +149,17 @@ def test_stale_dot_locks(tmp_path: Path, content: str, age: float, broken: bool)
         with pytest.raises(NotifyError, match=r"^mbox .*commits\.mbox: locked by another program"):
             append(message(1), path, sender=SENDER)
         assert lock_of(path).exists() and not path.read_bytes()
+
+
+def test_temp_files_of_dead_lockers_are_removed(tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "commits.mbox"
+    host = socket.gethostname()
+    dead = tmp_path / f"commits.mbox.lock.1700000000.{host}.{dead_pid()}"
+    live = tmp_path / f"commits.mbox.lock.1700000000.{host}.{os.getppid()}"
+    other_host = tmp_path / f"commits.mbox.lock.1700000000.elsewhere.{dead_pid()}"
+    for temp in (dead, live, other_host):
+        temp.write_text("")
+    append(message(1), path, sender=SENDER)
+    assert (dead.exists(), live.exists(), other_host.exists()) == (False, True, True)

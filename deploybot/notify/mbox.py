@@ -188,7 +188,9 @@ def dot_lock(path: Path) -> Iterator[None]:
 
 
 def _take(lock: Path, path: Path) -> None:
-    temp = lock.with_name(f"{lock.name}.{int(time.time())}.{socket.gethostname()}.{os.getpid()}")
+    host = socket.gethostname()
+    _remove_dead_temps(lock, host)
+    temp = lock.with_name(f"{lock.name}.{int(time.time())}.{host}.{os.getpid()}")
     with open(temp, "wb") as f:
         f.write(f"{os.getpid()}\n".encode())
         f.flush()
@@ -206,6 +208,15 @@ def _take(lock: Path, path: Path) -> None:
         raise NotifyError(f"mbox {path}: could not take the lock {lock}")
     finally:
         temp.unlink(missing_ok=True)
+
+
+def _remove_dead_temps(lock: Path, host: str) -> None:
+    """Remove ``<lock>.<time>.<host>.<pid>`` temp files (ours and :mod:`mailbox`'s naming)
+    of this host whose process is gone: a kill between making one and linking it."""
+    for temp in lock.parent.glob(f"{lock.name}.*.{host}.*"):
+        pid = temp.name.rsplit(".", 1)[-1]
+        if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            temp.unlink(missing_ok=True)
 
 
 def stale_reason(lock: Path) -> str | None:
