@@ -67,6 +67,7 @@ class KillSite:
         self.posts = list(range(posts))
         self.next_post = posts
         self.changes = 0
+        root.mkdir(parents=True, exist_ok=True)
         Repo.init_bare(str(self.source), mkdir=True).close()
         Repo.init_bare(str(self.publish), mkdir=True).close()
         files = {f"{THEME}/{p}": data for p, data in corpus_files(ROOT / "templates").items()}
@@ -140,6 +141,16 @@ class KillSite:
                 break
             retry = ("--retry-now",) if runs[-1].code == 75 else ()
         return runs
+
+    def publish_head(self) -> str | None:
+        """The publish branch's head in the publish repository (None before the first)."""
+        return head(self.publish, "asf-site")
+
+    def lock_files(self) -> list[Path]:
+        """Lock files in the state dir (git's ``*.lock``) and the mbox's dot-lock."""
+        dot = self.mbox.with_name(self.mbox.name + ".lock")
+        found = sorted(self.state.rglob("*.lock")) if self.state.is_dir() else []
+        return found + ([dot] if dot.exists() else [])
 
     def waiting(self) -> list[Path]:
         """The emails waiting in the outbox."""
