@@ -89,18 +89,26 @@ _retry_now_option = click.option(
 @main.command("run-once")
 @_config_option
 @click.option("--full", is_flag=True, help="Build even if the source has not moved.")
+@click.option(
+    "--allow-older",
+    is_flag=True,
+    help="Publish even a source commit older than the one the publish branch was built from.",
+)
 @_retry_now_option
 @_handle_errors
-def run_once_cmd(config_path: Path | None, full: bool, retry_now: bool) -> None:
+def run_once_cmd(config_path: Path | None, full: bool, allow_older: bool, retry_now: bool) -> None:
     """Fetch the source, build, publish one build commit and email it.
 
-    Exit status: 0 published or nothing to do; 1 bad input in the source; 75 try again
-    later (network, lock held, push rejected, mail not delivered); 78 bad config.
+    A source commit that is an ancestor of the one the publish branch was built from (the
+    source was rewound, or another instance published a newer build) is not published
+    unless --allow-older. Exit status: 0 published or nothing to do; 1 bad input in the
+    source; 75 try again later (network, lock held, push rejected, mail not delivered);
+    78 bad config.
     """
     from deploybot import pipeline, report
 
     config = _load(config_path)
-    result = pipeline.run_once(config, full=full, retry_now=retry_now)
+    result = pipeline.run_once(config, full=full, retry_now=retry_now, allow_older=allow_older)
     report.print_run(result, config, verbose=_verbose())
     if result.mail_failures:
         sys.exit(EX_TEMPFAIL)

@@ -65,12 +65,24 @@ class RemoteMovedError(Exception):
 def open_bare(path: Path) -> Repo:
     """Open the bare repository at ``path``, creating it (and its parents) when missing.
 
-    The caller must ``close()`` it; prefer :func:`bare_repo`.
+    A folder holding only what a killed ``Repo.init_bare`` left (no ``objects/``) is made
+    anew. The caller must ``close()`` it; prefer :func:`bare_repo`.
     """
-    if (path / "objects").is_dir() or (path / ".git").exists():
+    if (path / ".git").exists():
         return Repo(str(path))
+    if (path / "objects").is_dir():
+        for sub in ("info", "pack"):  # made last by init_bare: maybe not, after a kill
+            (path / "objects" / sub).mkdir(exist_ok=True)
+        return Repo(str(path))
+    if path.is_dir() and {p.name for p in path.iterdir()} <= _INIT_NAMES:
+        # A run killed inside init_bare (objects/ comes last): start the mirror anew.
+        shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
     return Repo.init_bare(str(path))
+
+
+_INIT_NAMES = frozenset({"branches", "refs", "hooks", "info", "HEAD", "HEAD.lock", "description"})
+"""What ``Repo.init_bare`` makes before ``objects/`` (dulwich ``BASE_DIRECTORIES``, HEAD)."""
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 
 import filelock
 
-from deploybot import housekeeping, notify, publish, watch
+from deploybot import housekeeping, notify, publish, stale, watch
 from deploybot.config import Config
 from deploybot.errors import ConfigError, LockHeldError, NotifyError
 
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 UP_TO_DATE = "up-to-date"
 UNCHANGED = "unchanged"
 PUBLISHED = "published"
+OLDER = "older"
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,11 @@ class RunResult:
     """What one run did.
 
     ``status`` is ``"published"`` (a build commit was pushed), ``"unchanged"`` (the source
-    moved but the built tree is the same, so no commit) or ``"up-to-date"`` (the publish head
-    was already built from the source head). ``elapsed`` is in seconds. ``mail_failures`` holds
-    ``(outbox key, reason)`` pairs for emails still waiting in the outbox.
+    moved but the built tree is the same, so no commit), ``"up-to-date"`` (the publish head
+    was already built from the source head) or ``"older"`` (nothing pushed: the publish head
+    was built from ``published_source``, a descendant of the source head). ``elapsed`` is in
+    seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
+    in the outbox.
     """
 
     status: str
@@ -57,6 +60,7 @@ class RunResult:
     mail_failures: tuple[tuple[str, str], ...] = ()
     elapsed: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    published_source: str | None = None
 
 
 class _Timer:
@@ -92,6 +96,7 @@ def run_once(
     full: bool = False,
     now: Callable[[], datetime] | None = None,
     retry_now: bool = False,
+    allow_older: bool = False,
 ) -> RunResult:
     """Run the whole pipeline once, holding the state directory's lock.
 
@@ -101,6 +106,8 @@ def run_once(
         now: the wall clock (for the build commit's date and the email's ``Date``); tests
             may pin it. Returns an aware datetime.
         retry_now: retry waiting emails and webhook posts even before their backoff expired.
+        allow_older: publish even when the source head is an ancestor of the source commit
+            the publish head was built from (else nothing is pushed: status ``"older"``).
 
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
@@ -113,8 +120,12 @@ def run_once(
         ConfigError: the configuration is unusable (exit 78).
     """
     paths = state_paths(config)
+    started = time.time()
     with _locked(paths["lock"]), _config_errors_name(config):
-        result = _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
+        stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
+        result = _run_locked(
+            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older
+        )
         _housekeep(paths["source"], paths["publish"])
         notify.prune_delivered(paths["outbox"])
         return result
@@ -169,6 +180,7 @@ def _run_locked(
     full: bool,
     now: Callable[[], datetime],
     retry_now: bool = False,
+    older: bool = False,
 ) -> RunResult:
     timer = _Timer()
     earlier = _deliver(config, paths["outbox"], retry_now=retry_now)
@@ -178,8 +190,8 @@ def _run_locked(
     )
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
+    earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     if snap.commit == head.source_commit and not full:
-        earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
         return RunResult(
             UP_TO_DATE,
             source_commit=snap.commit,
@@ -191,18 +203,31 @@ def _run_locked(
         )
     from deploybot import render
 
-    with snap.tree, render.open_cache(paths["cache"]) as cache:
-        site, result = _build_and_publish(config, paths, snap, head, cache, full=full, now=now)
-        timer.mark("render+publish")
-        built_on = result.new or result.old or ""
-        cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
-    report = earlier
-    if result.new is None:
-        report = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
-    else:
-        notify.note_published(config.state.dir, result.refname, result.new)
-        report = _announce(config, paths, result.old, result.new, earlier, now, retry_now)
-        timer.mark("notify")
+    check = _not_backwards(config, paths, snap, allow_older=older)
+    try:
+        with snap.tree, render.open_cache(paths["cache"]) as cache:
+            check(head)
+            site, result = _build_and_publish(config, paths, snap, head, cache, full, now, check)
+            timer.mark("render+publish")
+            report = earlier
+            if result.new is not None:
+                # Before the cache commit: a failure there (disk full) must not cost the email.
+                report = _announce(config, paths, result.old, result.new, earlier, now, retry_now)
+                timer.mark("notify")
+            built_on = result.new or result.old or ""
+            cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
+    except publish.OlderSourceError as exc:
+        log.info("%s", exc)
+        return RunResult(
+            OLDER,
+            source_commit=snap.commit,
+            build_commit=exc.head,
+            mail_sent=earlier.sent,
+            mail_failures=_waiting(earlier),
+            elapsed=timer.total(),
+            timings=timer.marks,
+            published_source=exc.published,
+        )
     return RunResult(
         PUBLISHED if result.new else UNCHANGED,
         source_commit=snap.commit,
@@ -222,13 +247,14 @@ def _build_and_publish(
     snap: watch.SourceSnapshot,
     head: publish.PublishHead,
     cache: render.BuildCache,
-    *,
     full: bool,
     now: Callable[[], datetime],
+    check: Callable[[publish.PublishHead], None],
 ) -> tuple[render.BuildReport, publish.PublishResult]:
     """Render and publish, incrementally when the cache, the publish head's record and the
     source diff all describe the same previous build; else (or when that build cannot be
-    used after all) fully. The cache is left uncommitted for the caller."""
+    used after all) fully. The cache is left uncommitted for the caller; ``check`` is
+    :func:`_not_backwards`'s (raises OlderSourceError)."""
     from deploybot import render
 
     options = _render_options(config, snap)
@@ -238,13 +264,13 @@ def _build_and_publish(
             with publish.BlobWriter(paths["publish"]) as sink:
                 report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
-                return report, _publish(config, paths, snap, report, sink.blobs, patch, now)
+                return report, _publish(config, paths, snap, report, sink.blobs, patch, now, check)
         except (render.NeedFullBuild, publish.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
     with publish.BlobWriter(paths["publish"]) as sink:
         report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
-        return report, _publish(config, paths, snap, report, sink.blobs, None, now)
+        return report, _publish(config, paths, snap, report, sink.blobs, None, now, check)
 
 
 def _why_full(
@@ -272,6 +298,7 @@ def _publish(
     blobs: dict[str, str],
     patch: publish.TreePatch | None,
     now: Callable[[], datetime],
+    check: Callable[[publish.PublishHead], None],
 ) -> publish.PublishResult:
     when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
     kind = f"full ({report.reason})" if report.full else "incremental"
@@ -288,7 +315,30 @@ def _publish(
         source_commit=snap.commit,
         blobs=blobs,
         patch=patch,
+        before_push=lambda _old, new: notify.note_pushing(
+            config.state.dir, f"refs/heads/{config.publish.branch}", new
+        ),
+        check_head=check,
     )
+
+
+def _not_backwards(
+    config: Config, paths: dict[str, Path], snap: watch.SourceSnapshot, *, allow_older: bool
+) -> Callable[[publish.PublishHead], None]:
+    """The check run on every publish head seen before a push: raises OlderSourceError when
+    the head was built from a source commit that descends from ``snap.commit`` (another
+    instance published a newer build, or the source branch was rewound), unless
+    ``allow_older``. A head without a record, or from unrelated history, passes."""
+
+    def check(head: publish.PublishHead) -> None:
+        recorded = head.source_commit
+        if allow_older or recorded is None:
+            return
+        source = config.source
+        if watch.is_older(source.url, source.branch, paths["source"], snap.commit, recorded):
+            raise publish.OlderSourceError(snap.commit, recorded, head.commit)
+
+    return check
 
 
 def _catch_up(
@@ -300,7 +350,9 @@ def _catch_up(
     now: Callable[[], datetime],
     retry_now: bool,
 ) -> notify.DeliveryReport:
-    """Announce the publish head when a run pushed it but died before queueing its email."""
+    """Announce the publish head when a run pushed it but died before queueing its email
+    (:func:`deploybot.notify.unannounced`); done before building, so the owed email goes
+    out first and a new build's announcement starts after it."""
     refname = f"refs/heads/{config.publish.branch}"
     if head.commit is None or head.source_commit is None:
         return earlier

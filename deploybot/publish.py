@@ -81,6 +81,20 @@ class PublishResult:
     changed_paths: tuple[str, ...]
 
 
+class OlderSourceError(PublishError):
+    """The publish head was built from a source commit that descends from this build's:
+    pushing would take the site backwards. Raised by the caller's ``check_head`` (see
+    :func:`publish_build`); ``source`` and ``published`` are the two source commits and
+    ``head`` the publish head built from ``published`` (40 hex).
+    """
+
+    def __init__(self, source: str, published: str, head: str | None) -> None:
+        self.source, self.published, self.head = source, published, head
+        super().__init__(
+            f"not publishing: source {source[:12]} is older than the published {published[:12]}"
+        )
+
+
 class StaleBaseError(PublishError):
     """The publish head is no longer the commit an incremental build was made on top of;
     the caller builds fully and publishes again."""
@@ -208,6 +222,8 @@ def publish_build(
     source_commit: str,
     blobs: Mapping[str, str] | None = None,
     patch: TreePatch | None = None,
+    before_push: Callable[[str | None, str], None] | None = None,
+    check_head: Callable[[PublishHead], None] | None = None,
 ) -> PublishResult:
     """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``; push.
 
@@ -222,6 +238,11 @@ def publish_build(
     committer; ``when`` (aware) gives both times and the zone; the commit message is
     ``message`` plus a newline. A missing branch is created with a root commit. The record
     (see the module docstring) is updated to ``source_commit`` even when no commit is made.
+    ``before_push(old head, build commit)`` runs before each push of a new build commit
+    (once per attempt), so the caller can record its intent first; what it raises stops
+    the publish before anything is sent. ``check_head(remote head)`` runs after every fetch
+    of the remote head (the first, and again after a lost push race) before anything is
+    built on it; it raises (e.g. :class:`OlderSourceError`) to stop the publish.
 
     Returns:
         A :class:`PublishResult`; ``new`` is ``None`` when the tree did not change.
@@ -244,12 +265,19 @@ def publish_build(
         built |= {p: b for p, b in (blobs or {}).items() if not _is_kept(p, keep)}
         for _ in range(MAX_TRIES):
             tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
+            remote_head = tips[refname]
+            if check_head is not None and remote_head is not None:
+                check_head(
+                    PublishHead(remote_head, _read_record(repo, tips[NOTES_REF], remote_head))
+                )
             build = _Build(repo, mirror, refname, author, message, when, source_commit)
             if patch is not None and tips[refname] != patch.base:
                 raise StaleBaseError(f"{refname} moved from {patch.base[:12]}: build again")
             plan = build.plan(tips[refname], tips[NOTES_REF], built, keep, patch)
             if not plan.updates:
                 return plan.result
+            if before_push is not None and plan.result.new is not None:
+                before_push(plan.result.old, plan.result.new)
             try:
                 gitutil.push_refs(url, repo, plan.updates, PublishError)
             except RemoteMovedError:

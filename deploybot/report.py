@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from deploybot.config import Config
-from deploybot.pipeline import PUBLISHED, UP_TO_DATE, RunResult
+from deploybot.pipeline import OLDER, PUBLISHED, UP_TO_DATE, RunResult
 
 if TYPE_CHECKING:
     from deploybot.render import RenderWarning
@@ -31,6 +31,12 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
         if verbose:
             for path in result.changed_paths:
                 click.echo(f"  {path}")
+    elif result.status == OLDER:
+        published = (result.published_source or "")[:12]
+        click.echo(
+            f"not publishing: source {source} is older than the published {published}; "
+            f"{branch} stays as it is (run-once --allow-older publishes it)"
+        )
     else:
         click.echo(f"nothing to publish: source {source} builds the same tree as {branch}")
     for warning in result.warnings:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from dulwich.graph import can_fast_forward
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
@@ -92,3 +93,28 @@ def _changed_since(repo: Repo, since: str | None, tree_id: str) -> frozenset[str
         return gitutil.changed_paths(repo, old_tree, tree_id)
     except (KeyError, TypeError):  # not in the mirror: the caller rebuilds everything
         return None
+
+
+def is_older(url: str, branch: str, mirror: Path, commit: str, other: str) -> bool:
+    """True when source ``commit`` is a strict ancestor of ``other`` (both 40 hex), i.e. a
+    build of ``commit`` is older than one of ``other`` (``git merge-base --is-ancestor``).
+
+    ``other`` missing from ``mirror`` was pushed after the last fetch: ``branch`` is fetched
+    from ``url`` once more first. Still missing, or not a commit (the branch's history was
+    rewritten, or the record is wrong): False.
+
+    Raises:
+        FetchError: that fetch failed.
+    """
+    if commit == other or not gitutil.is_object_id(other):
+        return False
+    with gitutil.bare_repo(mirror) as repo:
+        store = repo.object_store
+        if gitutil.oid(other) not in store:
+            gitutil.fetch_refs(url, repo, [f"refs/heads/{branch}"], FetchError)
+        ours, theirs = gitutil.oid(commit), gitutil.oid(other)
+        if theirs not in store or ours not in store:
+            return False
+        if not isinstance(store[theirs], Commit) or not isinstance(store[ours], Commit):
+            return False
+        return bool(can_fast_forward(repo, ours, theirs))

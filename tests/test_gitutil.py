@@ -163,3 +163,30 @@ def test_fetch_refs_names_the_url_when_unreachable(tmp_path: Path) -> None:
         gitutil.fetch_refs(str(missing), repo, ["refs/heads/main"], FetchError)
     assert str(missing) in str(err.value)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "made", [["branches"], ["branches", "refs", "refs/heads"], ["branches", "refs", "objects"]]
+)
+def test_open_bare_finishes_a_mirror_whose_creation_was_killed(
+    tmp_path: Path, made: list[str]
+) -> None:
+    """A run killed inside ``Repo.init_bare`` leaves some of its folders and no objects/:
+    the next run makes the mirror anew instead of failing on the existing folders."""
+    mirror = tmp_path / "state" / "publish.git"
+    for folder in made:
+        (mirror / folder).mkdir(parents=True)
+    with gitutil.bare_repo(mirror) as repo:
+        blob = gitutil.add_blob(repo, b"x")
+        repo.object_store.pack_loose_objects()
+    with gitutil.bare_repo(mirror) as repo:
+        assert repo[gitutil.oid(blob)].as_raw_string() == b"x"
+
+
+def test_open_bare_leaves_a_folder_that_is_no_half_made_mirror_alone(tmp_path: Path) -> None:
+    mirror = tmp_path / "publish.git"
+    (mirror / "branches").mkdir(parents=True)
+    (mirror / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError):
+        gitutil.open_bare(mirror)
+    assert (mirror / "notes.txt").read_text() == "mine"

@@ -282,3 +282,53 @@ def test_an_unexpected_error_propagates_and_leaves_the_message(tmp_path: Path) -
     with pytest.raises(RuntimeError):
         deliver_pending(outbox, broken)
     assert [(p.state, p.attempts) for p in list_pending(outbox)] == [("sending", 1)]
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: no except clause catches it, nothing after it runs."""
+
+
+@pytest.mark.parametrize("step", [0, 1, 2, None])
+def test_killed_while_filing_a_sent_email_does_not_send_it_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int | None
+) -> None:
+    """Killed at each file operation of filing a delivered email in ``sent/``: the next
+    delivery (mbox: exactly once) neither sends it again nor leaves it waiting."""
+    import os
+
+    from deploybot.notify import outbox as outbox_module
+    from deploybot.notify.mbox import MboxTransport
+    from tests.killsite import read_mbox
+
+    outbox, mbox = tmp_path / "outbox", tmp_path / "commits.mbox"
+    queue_email(outbox, SHA1, sample_message())
+    send = MboxTransport(mbox, "bot@example.org")
+    real_mark_sent, real_replace, real_unlink = outbox_module._mark_sent, os.replace, Path.unlink
+    done: list[str] = []
+
+    def counted(real: Callable[..., None]) -> Callable[..., None]:
+        def op(*args: object, **kwargs: object) -> None:
+            if len(done) == step:
+                raise _Killed
+            done.append(real.__name__)
+            real(*args, **kwargs)
+
+        return op
+
+    def mark_sent(path: Path, *, uncertain: bool) -> None:
+        with monkeypatch.context() as patch:
+            patch.setattr(os, "replace", counted(real_replace))
+            patch.setattr(Path, "unlink", counted(real_unlink))
+            real_mark_sent(path, uncertain=uncertain)
+
+    monkeypatch.setattr(outbox_module, "_mark_sent", mark_sent)
+    if step is None:
+        deliver_pending(outbox, send)
+    else:
+        with pytest.raises(_Killed):
+            deliver_pending(outbox, send)
+    monkeypatch.setattr(outbox_module, "_mark_sent", real_mark_sent)
+    deliver_pending(outbox, send)
+    assert len(read_mbox(mbox)) == 1
+    assert list_pending(outbox) == []
+    assert (outbox / "sent" / f"{SHA1}.eml").exists()

@@ -9,10 +9,12 @@ from __future__ import annotations
 import email
 import email.policy
 import os
+import sys
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -342,3 +344,51 @@ def test_hostile_commit_messages_cannot_inject_headers(tmp_path: Path) -> None:
     assert parse(raws[2])["Subject"] == (
         "[site] 02/02: Naïve =?utf-8?q?Bcc:_x@y?= subject Bcc: z@example.org"
     )
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: no except clause catches it, nothing after it runs."""
+
+
+@pytest.mark.parametrize("step", [0, 1, 2, None])
+def test_killed_while_folding_a_waiting_email_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int | None
+) -> None:
+    """c1's email waits; announcing c2 withdraws it into a series and is killed at each file
+    operation of the withdrawal. The next announcement of c2 still emails c1 and c2, once."""
+    from deploybot.notify import outbox as outbox_module
+    from tests.killsite import read_mbox
+
+    repo, state, mbox = tmp_path / "site", tmp_path / "state", tmp_path / "commits.mbox"
+    c0, c1, c2 = history(repo, 2)
+    notify = replace(notify_for(25), transport="mbox", mbox=mbox)
+    write_record(state, REF, c0)
+    queue_emails(repo, REF, c0, c1, notify, state_dir=state, now=WHEN, host=HOST)
+    done: list[str] = []
+
+    def counted(real: Any) -> Any:
+        def op(*args: object, **kwargs: object) -> None:
+            if len(done) == step:
+                done.append("killed")
+                raise _Killed
+            done.append(real.__name__)
+            real(*args, **kwargs)
+
+        return op
+
+    real_withdraw = outbox_module.withdraw
+
+    def withdraw(paths: list[Path]) -> None:
+        with monkeypatch.context() as patch:
+            patch.setattr(os, "replace", counted(os.replace))
+            patch.setattr(Path, "unlink", counted(Path.unlink))
+            real_withdraw(paths)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sys.modules["deploybot.notify.announce"], "withdraw", withdraw)
+        try:
+            announce(repo, REF, c1, c2, notify, state_dir=state, now=WHEN, host=HOST)
+        except _Killed:
+            announce(repo, REF, c1, c2, notify, state_dir=state, now=WHEN, host=HOST)
+    revs = [m["X-Git-Rev"] for m in read_mbox(mbox) if m["X-Git-Rev"]]
+    assert sorted(revs) == sorted([c1, c2])

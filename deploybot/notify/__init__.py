@@ -25,7 +25,7 @@ from deploybot.notify.delivery import (
     deliver_all,
     list_outbox,
     merge_reports,
-    note_published,
+    note_pushing,
     unannounced,
 )
 from deploybot.notify.email import commit_subject, compose_combined_email, message_id
@@ -56,7 +56,7 @@ __all__ = [
     "make_sender",
     "merge_reports",
     "message_id",
-    "note_published",
+    "note_pushing",
     "prune_delivered",
     "queue_email",
     "read_commit_subject",

@@ -56,8 +56,9 @@ log = logging.getLogger(__name__)
 
 RECORD = Path("notify") / "last-emailed.json"
 PUBLISHED = Path("notify") / "last-published.json"
-"""The last build commit this state directory pushed, written right after the push, so a
-run that dies before queueing that build's email is caught up by the next one."""
+"""The last build commit this state directory pushed (or was about to: it is written, fsynced,
+right before the push), so a run that dies between the push and queueing that build's email
+is caught up by the next one."""
 
 
 @dataclass(frozen=True)

@@ -88,10 +88,13 @@ def announce(
     return deliver_all(notify, outbox, retry_now=retry_now)
 
 
-def note_published(state_dir: Path, refname: str, commit: str) -> None:
-    """Record that this state directory pushed build ``commit`` to ``refname`` (call it
-    right after the push, before announcing): :func:`unannounced` then knows its email is
-    owed even when the run dies first. Raises OSError when the state dir is unwritable."""
+def note_pushing(state_dir: Path, refname: str, commit: str) -> None:
+    """Record, durably (fsynced), that this state directory is about to push build
+    ``commit`` to ``refname``. Call it *before* the push: if the push lands and the run
+    dies before the email is queued (kill -9, disk full), :func:`unannounced` finds the
+    branch head equal to this record and the next run sends the email; a push that never
+    landed leaves a record no head will equal. Raises OSError when the state dir is
+    unwritable (then nothing is pushed)."""
     write_record(state_dir, refname, commit, PUBLISHED)
 
 
@@ -101,7 +104,7 @@ def unannounced(
     """Return ``(head's first parent, head)`` when ``head`` still needs its email, else None.
 
     ``head`` is owed an email when it was never announced and either this state directory
-    pushed it (:func:`note_published`) or it descends from the last commit emailed here:
+    pushed it (:func:`note_pushing`) or it descends from the last commit emailed here:
     in both cases a run pushed it and died before its email reached the outbox. A head
     pushed from elsewhere, seen by a fresh state directory, is owed nothing here.
     """

@@ -30,7 +30,9 @@ What is guaranteed (and what is not):
 - A message that was confirmed sent (moved to ``sent/``) is never sent again, even if queued
   again under the same key.
 - An uncertain delivery is, by default, sent again with the *same bytes*, so the same
-  Message-ID (derived from commit id and list address). Delivery is at-least-once: an MTA,
+  Message-ID (derived from commit id and list address). A transport that can look (the
+  mbox: :class:`SendAgain`) sends it only when no complete copy arrived: exactly once.
+  Over SMTP and sendmail delivery is at-least-once: an MTA,
   list archive (Pony Mail, HyperKitty, mail-archive.com) or client that de-duplicates by
   Message-ID shows one email; one that does not (ezmlm itself, many MUAs) can show two copies.
   With ``resend_uncertain=False`` delivery is at-most-once instead: the uncertain message is
@@ -48,7 +50,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from deploybot.errors import NotifyError
 
@@ -60,6 +62,19 @@ BACKOFF_FIRST = 60.0
 BACKOFF_MAX = 3600.0
 """The longest wait between two attempts, in seconds."""
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+
+@runtime_checkable
+class SendAgain(Protocol):
+    """A transport that can tell whether an interrupted delivery arrived (the mbox one):
+    :func:`deliver_pending` calls ``send_again`` instead of ``send`` for an uncertain
+    message, which delivers it only when no complete copy arrived before."""
+
+    def __call__(self, message: bytes) -> None:
+        """Deliver ``message``; NotifyError when it failed."""
+
+    def send_again(self, message: bytes) -> None:
+        """Deliver ``message`` unless an earlier attempt did; NotifyError when it failed."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +281,10 @@ def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], fl
     )
     write_json(_sidecar(path), status)
     try:
-        send(message)
+        if uncertain and isinstance(send, SendAgain):
+            send.send_again(message)
+        else:
+            send(message)
     except NotifyError as exc:
         next_attempt = now() + backoff_delay(attempts)
         status.update(state="failed", last_error=str(exc), next_attempt=next_attempt)
@@ -282,19 +300,23 @@ def read_status(path: Path) -> dict[str, Any]:
 
 
 def withdraw(paths: list[Path]) -> None:
-    """Move never-delivered messages (and sidecars) to ``superseded/``, the messages first.
+    """Move never-delivered messages (and sidecars) to ``superseded/``.
 
     Used when the messages are replaced by others covering the same commits (a summary email
-    replacing combined ones). The caller checks that none is ``sending`` or sent.
+    replacing combined ones). The caller checks that none is ``sending`` or sent. As in
+    :func:`_mark_sent`, the sidecar is written there first and the message move commits, so
+    a kill in between never leaves a superseded message without its sidecar (which would
+    hide it from the next announcement, and lose it).
     """
     for path in paths:
         folder = path.parent / SUPERSEDED_DIR
         folder.mkdir(exist_ok=True)
-        os.replace(path, folder / path.name)
         if _sidecar(path).exists():
-            os.replace(_sidecar(path), folder / _sidecar(path).name)
+            write_json(_sidecar(folder / path.name), _read_status(path))
+        os.replace(path, folder / path.name)
         _fsync_dir(folder)
         _fsync_dir(path.parent)
+        _sidecar(path).unlink(missing_ok=True)
 
 
 KEEP_SENT = 90 * 24 * 3600.0
@@ -320,17 +342,21 @@ def prune_delivered(
 
 
 def _mark_sent(path: Path, *, uncertain: bool) -> None:
-    """Move ``path`` and its sidecar to ``sent/`` (sidecar first: the message move commits)."""
+    """Move ``path`` and its sidecar to ``sent/``: the new sidecar first, then the message
+    (the move that commits), then the old sidecar goes. A kill between two steps leaves
+    either the message waiting with its ``sending`` sidecar (uncertain: see the module
+    docstring) or an orphan sidecar that nothing reads; never a waiting message without
+    its sidecar, which would look freshly queued and be sent again."""
     sent_dir = path.parent / SENT_DIR
     sent_dir.mkdir(exist_ok=True)
     status = _read_status(path)
     status.update(state="sent", sent_at=time.time(), uncertain=uncertain)
     target = sent_dir / path.name
     write_json(_sidecar(target), status)
-    _sidecar(path).unlink(missing_ok=True)
     os.replace(path, target)
     _fsync_dir(sent_dir)
     _fsync_dir(path.parent)
+    _sidecar(path).unlink(missing_ok=True)
 
 
 def _check_key(key: str) -> None:

@@ -10,7 +10,6 @@ message is touched.
 from __future__ import annotations
 
 import logging
-import mailbox
 import os
 import re
 import shutil
@@ -18,7 +17,6 @@ import smtplib
 import ssl
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from email.utils import parseaddr
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import BinaryIO
 
 from deploybot.config import NotifyConfig, SmtpConfig
 from deploybot.errors import ConfigError, NotifyError, one_line
+from deploybot.notify.mbox import MboxTransport, append
 
 Send = Callable[[bytes], None]
 
@@ -74,8 +73,7 @@ def make_transport(
     if kind == "mbox":
         if notify.mbox is None:
             raise ConfigError("'notify.mbox' is required when notify.transport = \"mbox\"")
-        path = notify.mbox
-        return lambda message: append_mbox(message, path, sender=envelope_from)
+        return MboxTransport(notify.mbox, envelope_from)
     if kind == "stdout":
         return lambda message: write_stream(message, stream)
     if kind == "none":
@@ -215,31 +213,16 @@ def send_sendmail(message: bytes, *, sender: str, timeout: float = 60.0) -> None
 
 
 def append_mbox(message: bytes, path: Path, *, sender: str = "MAILER-DAEMON") -> None:
-    """Append ``message`` to the mbox at ``path`` (created if missing), under its lock.
+    """Append ``message`` to the mbox at ``path`` (created if missing), under its locks.
 
-    Written by :class:`mailbox.mbox`: a ``From <sender> <asctime UTC>`` separator line,
-    body lines starting ``From `` escaped as ``>From `` (mboxo, as Python reads it back), an
-    empty line after the message; ``fcntl`` + dot-file locking, fsynced.
+    The format is :class:`mailbox.mbox`'s (a ``From <sender> <asctime UTC>`` line, body lines
+    starting ``From `` escaped as ``>From ``, an empty line after the message), fsynced;
+    ``fcntl`` + dot-file locking, a stale dot-lock broken: see :mod:`.mbox`.
 
     Raises:
-        NotifyError: the file cannot be locked, read or written.
+        NotifyError: the file is locked by a live process, or cannot be read or written.
     """
-    envelope = bare_address(sender).replace(" ", "") or "MAILER-DAEMON"
-    from_line = f"From {envelope} {time.asctime(time.gmtime())}\n".encode("ascii", "replace")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        box = mailbox.mbox(path, create=True)
-        try:
-            box.lock()
-            try:
-                box.add(from_line + message)
-                box.flush()
-            finally:
-                box.unlock()
-        finally:
-            box.close()
-    except (OSError, mailbox.Error) as exc:
-        raise NotifyError(f"mbox {path}: {one_line(str(exc))}") from exc
+    append(message, path, sender=bare_address(sender))
 
 
 def write_stream(message: bytes, stream: BinaryIO | None = None) -> None:

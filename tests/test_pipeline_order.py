@@ -1,0 +1,116 @@
+"""Never publish backwards: a build of a source commit older than the one the publish head
+was built from is not pushed (two instances with their own state dirs, a rewound source).
+
+Instance A runs in this process (so a test can act at a chosen moment of its run); instance
+B is its own ``deploybot`` process with another state dir, on the same source and publish
+repositories.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from deploybot import gitutil, publish
+from deploybot.cli import main
+from tests.gitrepo import head
+from tests.killsite import KillSite, read_mbox
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> KillSite:
+    return KillSite(tmp_path, posts=6)
+
+
+def run_a(site: KillSite, *args: str) -> Result:
+    return CliRunner().invoke(main, ["run-once", "--config", str(site.config), *args])
+
+
+def source_head(site: KillSite) -> str:
+    commit = head(site.source, "main")
+    assert commit is not None
+    return commit
+
+
+def recorded_source(site: KillSite) -> str | None:
+    return publish.fetch_publish_head(
+        str(site.publish), "asf-site", site.root / "probe.git"
+    ).source_commit
+
+
+def test_rewound_source_is_not_published_without_allow_older(site: KillSite) -> None:
+    assert site.run().code == 0
+    s1 = source_head(site)
+    site.change()
+    assert site.run().code == 0
+    s2, build = source_head(site), head(site.publish, "asf-site")
+    with gitutil.bare_repo(site.source) as repo:  # someone force-pushes the source back
+        gitutil.set_local_refs(repo, {"refs/heads/main": s1})
+    for args in ((), ("--full",)):
+        run = site.run(*args)
+        assert run.code == 0, run.out
+        assert f"not publishing: source {s1[:12]} is older than the published {s2[:12]}" in run.out
+        assert head(site.publish, "asf-site") == build
+    run = site.run("--full", "--allow-older")
+    assert run.code == 0 and "published" in run.out, run.out
+    assert recorded_source(site) == s1
+    assert site.audit().ok
+
+
+def test_slow_instance_does_not_push_over_a_newer_build(
+    site: KillSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fetched S1 and builds slowly; meanwhile S2 is pushed and B publishes it. A's push
+    would take the site back to S1: A stops, says so, and exits 0."""
+    s1 = source_head(site)
+    b_config = site.write_config(site.root / "b.toml", "state-b")
+    b_builds: list[str | None] = []
+    real = publish.publish_build
+
+    def b_publishes_first(*args: Any, **kwargs: Any) -> Any:
+        site.change()
+        assert site.run(config=b_config).code == 0
+        b_builds.append(head(site.publish, "asf-site"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(publish, "publish_build", b_publishes_first)
+    result = run_a(site)
+    s2 = source_head(site)
+    assert result.exit_code == 0, result.output
+    assert f"not publishing: source {s1[:12]} is older than the published {s2[:12]}" in (
+        result.output
+    )
+    assert head(site.publish, "asf-site") == b_builds[0]
+    assert recorded_source(site) == s2
+    assert len(read_mbox(site.mbox)) == 1  # B's build; A announced nothing
+
+
+def test_lost_push_race_is_checked_again(site: KillSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A's push loses the race to B's newer build (compare-and-swap fails); A fetches again,
+    finds the newer build, and does not retry its older one."""
+    assert site.run().code == 0
+    site.change()
+    s1 = source_head(site)
+    b_config = site.write_config(site.root / "b.toml", "state-b")
+    real = gitutil.push_refs
+    pushes: list[str] = []
+
+    def b_pushes_first(*args: Any, **kwargs: Any) -> None:
+        if not pushes:
+            site.change()
+            assert site.run(config=b_config).code == 0
+            pushes.append(head(site.publish, "asf-site") or "")
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(gitutil, "push_refs", b_pushes_first)
+    result = run_a(site)
+    s2 = source_head(site)
+    assert result.exit_code == 0, result.output
+    assert f"not publishing: source {s1[:12]} is older than the published {s2[:12]}" in (
+        result.output
+    )
+    assert head(site.publish, "asf-site") == pushes[0]
+    assert recorded_source(site) == s2
