@@ -26,6 +26,7 @@ from dulwich.client import (
     get_transport_and_path,
 )
 from dulwich.errors import GitProtocolError, NotGitRepository, SendPackError
+from dulwich.file import _GitFile
 from dulwich.index import commit_tree
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.pack import UnpackedObject, pack_objects_to_data
@@ -33,7 +34,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot.config import is_remote_url
-from deploybot.errors import ConfigError, TemporaryError, one_line
+from deploybot.errors import ConfigError, TemporaryError, disk_full, is_disk_full, one_line
 from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
 from deploybot.gittree import changed_paths as changed_paths
 from deploybot.gittree import encode_path as encode_path
@@ -83,11 +84,47 @@ def bare_repo(path: Path) -> Iterator[Repo]:
         repo.close()
 
 
+@contextmanager
+def writing(repo: Repo) -> Iterator[None]:
+    """Around writes into ``repo``: a full disk becomes a DiskFullError naming the repository,
+    and leaves no ``.lock`` file behind.
+
+    dulwich's ``GitFile`` flushes before it can clean up, so when the disk is full at close
+    (a small object or a ref, still buffered) it leaves ``<name>.lock`` behind, which locks
+    that object or ref for every later run (``FileLocked``), and complains again on stderr
+    when collected. The files the failed write left open are found in the traceback,
+    closed without flushing, and their lock files removed.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        _abandon_git_files(exc)
+        raise disk_full(exc, f"into {repo.path}") from exc
+
+
+def _abandon_git_files(exc: BaseException) -> None:
+    traceback = exc.__traceback__
+    while traceback is not None:
+        for value in list(traceback.tb_frame.f_locals.values()):
+            if isinstance(value, _GitFile) and not value.closed:
+                raw = getattr(value._file, "raw", None)  # a closed raw file is not flushed
+                if raw is not None:
+                    raw.close()
+                value.abort()
+        traceback = traceback.tb_next
+
+
 def add_blob(repo: Repo, data: bytes) -> str:
-    """Store ``data`` as a blob in ``repo`` (unless already there); return its 40-hex id."""
+    """Store ``data`` as a blob in ``repo`` (unless already there); return its 40-hex id.
+
+    Raises DiskFullError (see :func:`writing`) when the disk is full.
+    """
     blob = Blob.from_string(data)
     if blob.id not in repo.object_store:
-        repo.object_store.add_object(blob)
+        with writing(repo):
+            repo.object_store.add_object(blob)
     return blob.id.decode("ascii")
 
 
@@ -95,13 +132,15 @@ def write_tree(repo: Repo, entries: Mapping[str, tuple[int, str]]) -> str:
     """Write the nested trees for ``{path: (mode, blob hex)}``; return the root tree's hex id.
 
     The blobs must already be in ``repo``. An empty mapping gives git's empty tree.
+    Raises DiskFullError (see :func:`writing`) when the disk is full.
     """
-    if not entries:
-        empty = Tree()
-        repo.object_store.add_object(empty)
-        return empty.id.decode("ascii")
-    items = [(encode_path(path), oid(sha), mode) for path, (mode, sha) in entries.items()]
-    return commit_tree(repo.object_store, items).decode("ascii")
+    with writing(repo):
+        if not entries:
+            empty = Tree()
+            repo.object_store.add_object(empty)
+            return empty.id.decode("ascii")
+        items = [(encode_path(path), oid(sha), mode) for path, (mode, sha) in entries.items()]
+        return commit_tree(repo.object_store, items).decode("ascii")
 
 
 def commit_tree_id(repo: Repo, commit_id: str) -> str:
@@ -142,19 +181,24 @@ def make_commit(
     commit.author_timezone = commit.commit_timezone = int(offset.total_seconds())
     commit.encoding = None
     commit.message = message.encode("utf-8")
-    repo.object_store.add_object(commit)
+    with writing(repo):
+        repo.object_store.add_object(commit)
     return commit.id.decode("ascii")
 
 
 def set_local_refs(repo: Repo, refs: Mapping[str, str | None]) -> None:
-    """Point each local ref at its 40-hex id, or delete it when the id is ``None``."""
-    for name, sha in refs.items():
-        ref = Ref(name.encode("utf-8"))
-        if sha is None:
-            if ref in repo.refs:
-                del repo.refs[ref]
-        else:
-            repo.refs[ref] = oid(sha)
+    """Point each local ref at its 40-hex id, or delete it when the id is ``None``.
+
+    Raises DiskFullError (see :func:`writing`) when the disk is full.
+    """
+    with writing(repo):
+        for name, sha in refs.items():
+            ref = Ref(name.encode("utf-8"))
+            if sha is None:
+                if ref in repo.refs:
+                    del repo.refs[ref]
+            else:
+                repo.refs[ref] = oid(sha)
 
 
 def local_ref(repo: Repo, name: str) -> str | None:
@@ -185,7 +229,8 @@ def fetch_refs(
         return sorted(tip for tip in tips if tip not in repo.object_store)
 
     try:
-        result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
+        with writing(repo):
+            result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
     except _TRANSPORT_ERRORS as exc:
         raise error(f"cannot fetch from {url}: {one_line(exc)}") from exc
     remote = result.refs or {}

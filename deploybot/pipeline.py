@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ import filelock
 
 from deploybot import housekeeping, notify, publish, watch
 from deploybot.config import Config
-from deploybot.errors import ConfigError, LockHeldError, NotifyError
+from deploybot.errors import ConfigError, LockHeldError, NotifyError, disk_full, is_disk_full
 
 if TYPE_CHECKING:
     from deploybot import render
@@ -113,7 +114,7 @@ def run_once(
         ConfigError: the configuration is unusable (exit 78).
     """
     paths = state_paths(config)
-    with _locked(paths["lock"]), _config_errors_name(config):
+    with _locked(paths["lock"]), _config_errors_name(config), _disk_full(config.state.dir):
         result = _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
         _housekeep(paths["source"], paths["publish"])
         notify.prune_delivered(paths["outbox"])
@@ -141,6 +142,20 @@ def _config_errors_name(config: Config) -> Iterator[None]:
         if config.path is None or str(config.path) in str(exc):
             raise
         raise ConfigError(f"{config.path}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def _disk_full(folder: Path) -> Iterator[None]:
+    """A full disk anywhere in the block is a DiskFullError (exit 75) naming the file, or the
+    sqlite build cache, or else ``folder``; the stages name their own files where they can."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        if not is_disk_full(exc):
+            raise
+        if isinstance(exc, sqlite3.Error):
+            raise disk_full(exc, f"the build cache in {folder / 'cache'}") from exc
+        raise disk_full(exc, getattr(exc, "filename", None) or f"into {folder}") from exc
 
 
 @contextlib.contextmanager
@@ -360,7 +375,7 @@ def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.Deliver
 
     ``retry_now`` ignores the retry backoff. Raises LockHeldError when a run holds the lock.
     """
-    with _locked(state_paths(config)["lock"]):
+    with _locked(state_paths(config)["lock"]), _disk_full(config.state.dir):
         return _deliver(config, state_paths(config)["outbox"], retry_now=retry_now)
 
 

@@ -50,7 +50,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from deploybot.errors import NotifyError
+from deploybot.errors import NotifyError, disk_full, is_disk_full
 
 SENT_DIR = "sent"
 SUPERSEDED_DIR = "superseded"
@@ -370,15 +370,26 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temp file in the same folder, fsync and rename.
 
+    The file is readable by its owner only (0600): outbox messages and records are private.
+    A failed write removes its temp file and leaves ``path`` as it was.
+
     Raises:
+        DiskFullError: no space left (or quota exceeded); names ``path``.
         OSError: the folder cannot be written.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if is_disk_full(exc):
+            raise disk_full(exc, path) from exc
+        raise
     _fsync_dir(path.parent)
 
 
