@@ -322,7 +322,13 @@ def _client(url: str) -> tuple[GitClient, str]:
     ``receive-pack`` / ``upload-pack`` run instead, exactly as ``git push``/``git fetch`` to
     that path would.
     """
-    client, path = get_transport_and_path(url)
+    client: GitClient
+    if not is_remote_url(url):
+        # Never through get_transport_and_path: it reads a local path with a colon in it
+        # ("/srv/my:site.git") as scp-like ssh to the host "/srv/my".
+        path, client = url, LocalGitClient()
+    else:
+        client, path = get_transport_and_path(url)
     if isinstance(client, LocalGitClient) and shutil.which("git"):
         # No thin packs: on one machine bytes are free, and completing a thin pack makes
         # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.

@@ -25,8 +25,9 @@ from zoneinfo import ZoneInfo
 
 import filelock
 
-from deploybot import housekeeping, notify, publish, watch
+from deploybot import gitutil, housekeeping, notify, publish, watch
 from deploybot.config import Config
+from deploybot.config_checks import check_writable_folder
 from deploybot.errors import ConfigError, LockHeldError, NotifyError, disk_full, is_disk_full
 
 if TYPE_CHECKING:
@@ -114,6 +115,7 @@ def run_once(
         ConfigError: the configuration is unusable (exit 78).
     """
     paths = state_paths(config)
+    check_writable_folder(config.state.dir, "state.dir", config.path)
     with _locked(paths["lock"]), _config_errors_name(config), _disk_full(config.state.dir):
         result = _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
         _housekeep(paths["source"], paths["publish"])
@@ -186,6 +188,8 @@ def _run_locked(
     retry_now: bool = False,
 ) -> RunResult:
     timer = _Timer()
+    # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
+    gitutil.check_local_repository(config.source.url, "source.url")
     earlier = _deliver(config, paths["outbox"], retry_now=retry_now)
     head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
     snap = watch.fetch_source(
@@ -375,6 +379,7 @@ def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.Deliver
 
     ``retry_now`` ignores the retry backoff. Raises LockHeldError when a run holds the lock.
     """
+    check_writable_folder(config.state.dir, "state.dir", config.path)
     with _locked(state_paths(config)["lock"]), _disk_full(config.state.dir):
         return _deliver(config, state_paths(config)["outbox"], retry_now=retry_now)
 

@@ -53,7 +53,8 @@ def run_on_tmpfs(folder: Path, steps: list[dict[str, Any]], keep: Path) -> list[
     """Mount a 64 MB tmpfs over ``folder`` (holding a copy of its contents) and run ``steps``.
 
     Steps, in order: ``{"fill": N}`` fills the tmpfs until N bytes are left; ``{"unfill":
-    True}`` removes the filler; ``{"run": [argv...]}`` runs a command (``python`` stands for
+    True}`` removes the filler; ``{"readonly": True}`` remounts it read-only (root cannot
+    write it either); ``{"run": [argv...]}`` runs a command (``python`` stands for
     this interpreter) with the repository root as working folder. Returns one :class:`Done`
     per ``run`` step. Afterwards the tmpfs's contents are copied to ``keep``.
     """
@@ -92,11 +93,14 @@ def _main(spec: dict[str, Any]) -> None:
             _fill(folder, int(step["fill"]))
         elif "unfill" in step:
             (folder / FILLER).unlink(missing_ok=True)
+        elif "readonly" in step:
+            subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
         else:
             argv = [sys.executable if a == "python" else a for a in step["run"]]
             done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO_ROOT)
             results.append({"code": done.returncode, "out": done.stdout, "err": done.stderr})
-    (folder / FILLER).unlink(missing_ok=True)
+    if os.access(folder, os.W_OK):
+        (folder / FILLER).unlink(missing_ok=True)
     shutil.copytree(folder, spec["keep"], dirs_exist_ok=True, symlinks=True)
     print(json.dumps(results))
 

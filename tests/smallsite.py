@@ -38,11 +38,19 @@ class SmallSite:
         self.first = commit_files(self.source, POSTS, "Import")
         self.write_config(source_url=source_url, extra=extra)
 
-    def write_config(self, *, source_url: str = "source.git", extra: str = "") -> None:
-        """(Re)write the config; ``extra`` is appended as is (more tables)."""
+    def write_config(
+        self,
+        *,
+        source_url: str = "source.git",
+        publish_url: str | None = "publish.git",
+        extra: str = "",
+    ) -> None:
+        """(Re)write the config; ``extra`` is appended as is (more tables). ``publish_url``
+        None leaves ``publish.url`` out (it then defaults to ``source.url``)."""
+        publish = f'url = "{publish_url}"\n' if publish_url is not None else ""
         self.config.write_text(
             f'[source]\nurl = "{source_url}"\n'
-            '[publish]\nurl = "publish.git"\nauthor = "Build Bot <bot@example.org>"\n'
+            f'[publish]\n{publish}author = "Build Bot <bot@example.org>"\n'
             '[notify]\ntransport = "mbox"\nmbox = "commits.mbox"\nto = ["commits@example.org"]\n'
             'from = "bot@example.org"\n'
             '[state]\ndir = "state"\n' + extra
