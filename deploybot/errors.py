@@ -91,6 +91,11 @@ class NotifyError(TemporaryError):
     """The commit email could not be delivered; it stays in the outbox for the next run."""
 
 
+class MissingObjectError(TemporaryError):
+    """A git object is missing from a repository that should hold it (a damaged repository);
+    the message names the object and the repository and says what to do."""
+
+
 class DiskFullError(TemporaryError):
     """A file could not be written: no space left on its device, or the quota is used up.
 

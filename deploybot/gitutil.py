@@ -28,6 +28,7 @@ from dulwich.client import (
 from dulwich.errors import GitProtocolError, NotGitRepository, SendPackError
 from dulwich.file import _GitFile
 from dulwich.index import commit_tree
+from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.pack import UnpackedObject, pack_objects_to_data
 from dulwich.refs import Ref
@@ -340,6 +341,30 @@ def _last_words(progress: bytes, limit: int = 300) -> str:
     """Return the server's side-band lines as one line, at most the last ``limit`` characters."""
     lines = [line.strip() for line in progress.decode("utf-8", "replace").splitlines()]
     return " / ".join(line for line in lines if line)[-limit:]
+
+
+def missing_object(exc: KeyError) -> tuple[str, Path | None] | None:
+    """Read dulwich's ``KeyError`` for an object missing from a repository on disk.
+
+    Returns:
+        ``(40-hex object id, the repository's folder)``, the folder being the innermost
+        repository or object store the traceback went through (None when there is none);
+        None when ``exc`` is not about a git object.
+    """
+    key = exc.args[0] if exc.args else None
+    text = key.decode("ascii", "replace") if isinstance(key, bytes) else str(key)
+    if not is_object_id(text):
+        return None
+    folder: Path | None = None
+    traceback = exc.__traceback__
+    while traceback is not None:
+        owner = traceback.tb_frame.f_locals.get("self")
+        if isinstance(owner, Repo):
+            folder = Path(owner.path)
+        elif isinstance(owner, DiskObjectStore):
+            folder = Path(owner.path).parent  # the objects/ folder of a bare repository
+        traceback = traceback.tb_next
+    return text, folder
 
 
 def blob_ids(repo: Repo, files: Iterable[tuple[str, bytes]]) -> dict[str, str]:

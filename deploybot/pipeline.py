@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +29,14 @@ import filelock
 from deploybot import gitutil, housekeeping, notify, publish, watch
 from deploybot.config import Config
 from deploybot.config_checks import check_writable_folder
-from deploybot.errors import ConfigError, LockHeldError, NotifyError, disk_full, is_disk_full
+from deploybot.errors import (
+    ConfigError,
+    LockHeldError,
+    MissingObjectError,
+    NotifyError,
+    disk_full,
+    is_disk_full,
+)
 
 if TYPE_CHECKING:
     from deploybot import render
@@ -117,10 +125,47 @@ def run_once(
     paths = state_paths(config)
     check_writable_folder(config.state.dir, "state.dir", config.path)
     with _locked(paths["lock"]), _config_errors_name(config), _disk_full(config.state.dir):
-        result = _run_locked(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
+        result = _run_healing(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
         _housekeep(paths["source"], paths["publish"])
         notify.prune_delivered(paths["outbox"])
         return result
+
+
+def _run_healing(
+    config: Config,
+    paths: dict[str, Path],
+    *,
+    full: bool,
+    now: Callable[[], datetime],
+    retry_now: bool,
+) -> RunResult:
+    """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
+    a file lost or deleted under it), delete that mirror and run once more, which fetches
+    it anew. Mirrors only cache the remotes, and a run redone from the start finds its
+    place from the publish branch, so nothing is built, pushed or emailed twice.
+
+    Raises:
+        MissingObjectError: the object is missing from a remote repository, or still
+            missing after the mirror was fetched anew.
+    """
+    for attempt in (1, 2):
+        try:
+            return _run_locked(config, paths, full=full, now=now, retry_now=retry_now)
+        except KeyError as exc:
+            missing = gitutil.missing_object(exc)
+            if missing is None:
+                raise
+            sha, folder = missing
+            mirrors = [m for m in (paths["source"], paths["publish"]) if m == folder]
+            if folder is None or not mirrors or attempt == 2:
+                where = folder or "a git repository"
+                raise MissingObjectError(
+                    f"git object {sha} is missing from {where}: the repository is damaged "
+                    f"(check it with: git -C {where} fsck)"
+                ) from exc
+            log.warning("%s is missing object %s: fetching it again", folder, sha)
+            shutil.rmtree(folder)
+    raise AssertionError("unreachable")
 
 
 def _housekeep(*mirrors: Path) -> None:

@@ -4,6 +4,8 @@ and the next run (with room again, or a re-fetched mirror) finishes the job."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -104,4 +106,56 @@ def test_full_disk_in_each_state_folder(
     assert again.code == 0, again
     build = site.head()
     assert build != first
+    assert site.emails() == [first, build]
+
+
+# --- a damaged mirror: an object file deleted from the state folder -----------------------
+
+
+def _rev(repo: Path, spec: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), "rev-parse", spec], capture_output=True)
+    return done.stdout.decode().strip()
+
+
+def _loosen(mirror: Path) -> None:
+    """Turn the mirror's packs into loose objects (one file per object), as git would."""
+    for pack in sorted((mirror / "objects" / "pack").glob("*.pack")):
+        data = pack.read_bytes()
+        pack.unlink()
+        pack.with_suffix(".idx").unlink()
+        subprocess.run(["git", "-C", str(mirror), "unpack-objects", "-q"], input=data, check=True)
+
+
+def _delete_object(mirror: Path, sha: str) -> None:
+    (mirror / "objects" / sha[:2] / sha[2:]).unlink()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git CLI (unpack-objects)")
+@pytest.mark.parametrize("mirror", ["source.git", "publish.git"])
+def test_a_mirror_missing_an_object_is_fetched_again(tmp_path: Path, mirror: str) -> None:
+    """The source mirror loses a post's blob (read by the next build), or the publish mirror
+    loses the front page's blob (read by the next email's diff, after the push): the run
+    notices, fetches that mirror anew and finishes; nothing wedges, one email per build."""
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    first = site.head()
+    config = b"title: Small, renamed\nurl: https://small.example.org\n"  # every page changes
+    commit_files(site.source, {"_config.yml": config}, "Rename", when=1_700_000_100)
+    if mirror == "source.git":
+        _loosen(site.state / mirror)
+        lost = _rev(site.source, "main:_posts/2023-01-02-one.md")
+    else:
+        lost = _rev(site.publish, "asf-site:index.html")
+    _delete_object(site.state / mirror, lost)
+    done = site.run_process()
+    assert done.returncode == 0, done.stderr
+    assert f"{site.state / mirror} is missing object {lost}" in done.stderr
+    build = site.head()
+    assert build != first
+    # The publish mirror's loss shows after the push, so the second try finds the branch
+    # up to date and sends the build's email it owes.
+    assert f"email for {(build or '')[:12]} sent via mbox" in done.stdout
+    assert site.emails() == [first, build]
+    again = site.run_process()
+    assert (again.returncode, again.stdout.startswith("up to date")) == (0, True), again
     assert site.emails() == [first, build]
