@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from dulwich.refs import Ref, check_ref_format
 
 from deploybot.errors import ConfigError
+from deploybot.redact import redact_url
 
 GIT_SCHEMES = ("file", "http", "https", "ssh", "git", "git+ssh")
 """The URL schemes dulwich 1.2's ``get_transport_and_path`` gives a transport to; any other
@@ -63,12 +64,12 @@ def check_git_url(url: str, key: str, path: Path) -> str:
         ConfigError: empty, a control character, another scheme, no host, or a bad port.
     """
     if not url.strip() or _CONTROL_RE.search(url):
-        raise _fail(path, key, f"must be a path or a git URL, not {url!r}")
+        raise _fail(path, key, f"must be a path or a git URL, not {redact_url(url)!r}")
     match = _SCHEME_RE.match(url)
     if match is None:
         scp = _SCP_RE.match(url)
         if scp is not None and not _is_host(scp.group(1)):
-            raise _fail(path, key, f"names no valid host before ':' in {url!r}")
+            raise _fail(path, key, f"names no valid host before ':' in {redact_url(url)!r}")
         return url
     scheme = match.group(1).lower()
     if scheme in SCHEME_ALIASES:
@@ -76,7 +77,8 @@ def check_git_url(url: str, key: str, path: Path) -> str:
         url = scheme + url[match.end(1) :]
     if scheme not in GIT_SCHEMES:
         schemes = ", ".join(f"{s}://" for s in GIT_SCHEMES)
-        raise _fail(path, key, f"must be a local path, {schemes} or user@host:path, not {url!r}")
+        shown = redact_url(url)
+        raise _fail(path, key, f"must be a local path, {schemes} or user@host:path, not {shown!r}")
     if scheme != "file":
         _check_host_and_port(url, key, path)
     return url

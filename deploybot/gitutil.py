@@ -43,6 +43,7 @@ from deploybot.gittree import is_object_id as is_object_id
 from deploybot.gittree import new_objects
 from deploybot.gittree import oid as oid
 from deploybot.gittree import tree_entries as tree_entries
+from deploybot.redact import redact_text, redact_url
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
@@ -71,7 +72,7 @@ def open_bare(path: Path) -> Repo:
     """
     if (path / "objects").is_dir() or (path / ".git").exists():
         return Repo(str(path))
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)  # a mirror: private like its state dir
     return Repo.init_bare(str(path))
 
 
@@ -233,7 +234,7 @@ def fetch_refs(
         with writing(repo):
             result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
     except _TRANSPORT_ERRORS as exc:
-        raise error(f"cannot fetch from {url}: {one_line(exc)}") from exc
+        raise error(f"cannot fetch from {redact_url(url)}: {redact_text(one_line(exc))}") from exc
     remote = result.refs or {}
     tips: dict[str, str | None] = {}
     for name in names:
@@ -292,12 +293,13 @@ def push_refs(
                 raise
             result = client.send_pack(encoded, update_refs, pack_data, remote_says.extend)
     except _TRANSPORT_ERRORS as exc:
-        raise error(f"cannot push to {url}: {one_line(exc)}") from exc
+        raise error(f"cannot push to {redact_url(url)}: {redact_text(one_line(exc))}") from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
     if failed:
         reasons = "; ".join(f"{ref.decode()}: {why}" for ref, why in sorted(failed.items()))
         said = _last_words(bytes(remote_says))
-        raise error(f"push to {url} rejected: {reasons}" + (f" (remote: {said})" if said else ""))
+        said = f" (remote: {redact_text(said)})" if said else ""
+        raise error(f"push to {redact_url(url)} rejected: {reasons}{said}")
 
 
 def check_local_repository(url: str, key: str) -> None:

@@ -207,9 +207,15 @@ def _disk_full(folder: Path) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """Hold the state directory's lock (``LockHeldError`` when another run holds it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(path))
+    """Hold the state directory's lock (``LockHeldError`` when another run holds it).
+
+    The state directory is made private (0700, also when an older version made it 0755):
+    its outbox, records and mirrors are nobody else's to read. The process umask is left
+    alone: ``git receive-pack`` into a local publish repository must write with it.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    lock = filelock.FileLock(str(path), mode=0o600)
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:

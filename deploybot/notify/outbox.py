@@ -149,7 +149,7 @@ def queue_email(
     for existing in (pending, sent):
         if existing.exists():
             return existing
-    outbox_dir.mkdir(parents=True, exist_ok=True)
+    outbox_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Sidecar first: the message file is the commit point, and a sidecar without one is ignored.
     write_json(_sidecar(pending), {**_new_status(), **(meta or {})})
     write_atomic(pending, message)
@@ -289,7 +289,7 @@ def withdraw(paths: list[Path]) -> None:
     """
     for path in paths:
         folder = path.parent / SUPERSEDED_DIR
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
         os.replace(path, folder / path.name)
         if _sidecar(path).exists():
             os.replace(_sidecar(path), folder / _sidecar(path).name)
@@ -322,7 +322,7 @@ def prune_delivered(
 def _mark_sent(path: Path, *, uncertain: bool) -> None:
     """Move ``path`` and its sidecar to ``sent/`` (sidecar first: the message move commits)."""
     sent_dir = path.parent / SENT_DIR
-    sent_dir.mkdir(exist_ok=True)
+    sent_dir.mkdir(mode=0o700, exist_ok=True)
     status = _read_status(path)
     status.update(state="sent", sent_at=time.time(), uncertain=uncertain)
     target = sent_dir / path.name

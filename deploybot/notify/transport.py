@@ -9,6 +9,7 @@ message is touched.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import mailbox
 import os
@@ -274,7 +275,8 @@ def send_sendmail(message: bytes, *, sender: str, timeout: float = 60.0) -> None
 def append_mbox(message: bytes, path: Path, *, sender: str = "MAILER-DAEMON") -> None:
     """Append ``message`` to the mbox at ``path`` (created if missing), under its lock.
 
-    Written by :class:`mailbox.mbox`: a ``From <sender> <asctime UTC>`` separator line,
+    A missing file is created readable by its owner only (0600); an existing one keeps its
+    mode. Written by :class:`mailbox.mbox`: a ``From <sender> <asctime UTC>`` separator line,
     body lines starting ``From `` escaped as ``>From `` (mboxo, as Python reads it back), an
     empty line after the message; ``fcntl`` + dot-file locking, fsynced.
 
@@ -285,6 +287,8 @@ def append_mbox(message: bytes, path: Path, *, sender: str = "MAILER-DAEMON") ->
     from_line = f"From {envelope} {time.asctime(time.gmtime())}\n".encode("ascii", "replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         box = mailbox.mbox(path, create=True)
         try:
             box.lock()

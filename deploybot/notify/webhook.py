@@ -30,6 +30,7 @@ from deploybot.notify.email import ZERO_SHA, one_line, redact_url
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.outbox import queue_email
 from deploybot.notify.summary import DiffTree
+from deploybot.redact import register_url_secrets, url_origin
 
 if TYPE_CHECKING:
     import requests
@@ -138,6 +139,7 @@ def make_webhook_sender(
     url = webhook_url(webhook, environ)
     if url is None:
         return None
+    register_url_secrets(url)  # its path is the secret: never in a log line
     return lambda body: post_json(url, body, timeout=webhook.timeout)
 
 
@@ -157,7 +159,7 @@ def post_json(url: str, body: bytes, *, timeout: float) -> None:
 
     from deploybot.notify.webhook_http import bounded_session
 
-    where = _where(url)
+    where = url_origin(url)
     headers = {
         "Content-Type": "application/json; charset=utf-8",
         "User-Agent": f"deploybot/{__version__}",
@@ -178,13 +180,6 @@ def post_json(url: str, body: bytes, *, timeout: float) -> None:
         if not 200 <= response.status_code < 300:
             reason = one_line(response.reason or "")
             raise NotifyError(f"webhook {where}: HTTP {response.status_code} {reason}".rstrip())
-
-
-def _where(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or "?"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}"
 
 
 def _reason(exc: requests.RequestException, url: str) -> str:
