@@ -11,6 +11,7 @@ sequence survives the round trip. Object ids are 40-hex ``str``.
 from __future__ import annotations
 
 import shutil
+import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
@@ -47,6 +48,12 @@ from deploybot.redact import redact_text, redact_url
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
+
+IDLE_TIMEOUT = 300.0
+"""Seconds a git server on a socket (``git://``, ``http(s)://``) may stay silent during a
+fetch or push before it counts as unreachable. dulwich sets no timeout of its own on these
+sockets, so a dead peer held the run, and the state lock, forever. Not a bound on the whole
+transfer: a big fetch may take longer, as long as data keeps coming."""
 
 # What dulwich raises when a remote cannot be reached or talked to.
 _TRANSPORT_ERRORS = (
@@ -231,7 +238,7 @@ def fetch_refs(
         return sorted(tip for tip in tips if tip not in repo.object_store)
 
     try:
-        with writing(repo):
+        with writing(repo), _idle_timeout():
             result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
     except _TRANSPORT_ERRORS as exc:
         raise error(f"cannot fetch from {redact_url(url)}: {redact_text(one_line(exc))}") from exc
@@ -284,14 +291,15 @@ def push_refs(
     remote_says = bytearray()  # the server's side-band messages, e.g. a hook's explanation
     encoded = path.encode("utf-8")
     try:
-        try:
-            result = client.send_pack(
-                encoded, update_refs, pack_data, remote_says.extend, atomic=True
-            )
-        except GitProtocolError as exc:
-            if "atomic" not in str(exc) or isinstance(exc, SendPackError):
-                raise
-            result = client.send_pack(encoded, update_refs, pack_data, remote_says.extend)
+        with _idle_timeout():
+            try:
+                result = client.send_pack(
+                    encoded, update_refs, pack_data, remote_says.extend, atomic=True
+                )
+            except GitProtocolError as exc:
+                if "atomic" not in str(exc) or isinstance(exc, SendPackError):
+                    raise
+                result = client.send_pack(encoded, update_refs, pack_data, remote_says.extend)
     except _TRANSPORT_ERRORS as exc:
         raise error(f"cannot push to {redact_url(url)}: {redact_text(one_line(exc))}") from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
@@ -300,6 +308,20 @@ def push_refs(
         said = _last_words(bytes(remote_says))
         said = f" (remote: {redact_text(said)})" if said else ""
         raise error(f"push to {redact_url(url)} rejected: {reasons}{said}")
+
+
+@contextmanager
+def _idle_timeout() -> Iterator[None]:
+    """Give the sockets dulwich opens in the block (it sets no timeout on them) the
+    timeout :data:`IDLE_TIMEOUT`, through the process default (``socket.setdefaulttimeout``),
+    restored afterwards. Nothing else opens sockets meanwhile: the run's other network
+    calls (SMTP, webhook) come before or after, and set their own timeouts anyway."""
+    before = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(IDLE_TIMEOUT)
+    try:
+        yield
+    finally:
+        socket.setdefaulttimeout(before)
 
 
 def check_local_repository(url: str, key: str) -> None:

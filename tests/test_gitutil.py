@@ -161,3 +161,20 @@ def test_fetch_refs_names_the_url_when_unreachable(tmp_path: Path) -> None:
         gitutil.fetch_refs(str(missing), repo, ["refs/heads/main"], FetchError)
     assert str(missing) in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_silent_git_server_fails_the_fetch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git:// server that accepts and then says nothing (a dead peer, a wedged daemon) used
+    to hold the fetch, and the state lock, forever: it now fails after the idle timeout."""
+    from tests.servers import call_within, trickling_server
+
+    monkeypatch.setattr(gitutil, "IDLE_TIMEOUT", 1.0)
+    silent = trickling_server(answer=None, drip=b"", interval=60)
+    with silent as port, gitutil.bare_repo(tmp_path / "m") as repo:
+        url = f"git://127.0.0.1:{port}/site.git"
+        refs = ["refs/heads/main"]
+        error = call_within(15, lambda: gitutil.fetch_refs(url, repo, refs, FetchError))
+    assert isinstance(error, FetchError), error
+    assert str(error).startswith(f"cannot fetch from {url}: ")
