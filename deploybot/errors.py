@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 EX_OK = 0
 EX_INPUT = 1  # bad input in the source (names file and line)
@@ -122,3 +125,17 @@ def disk_full(exc: BaseException, what: str | object) -> DiskFullError:
     device to write <what>", ``what`` being e.g. a path or "the build cache <path>"."""
     reason = "disk quota exceeded" if getattr(exc, "errno", None) == errno.EDQUOT else None
     return DiskFullError(f"{reason or 'no space left on device'}: cannot write {what}")
+
+
+@contextmanager
+def no_space_left(state_dir: Path) -> Iterator[None]:
+    """Around a whole run: a full disk in the block that no stage named is a DiskFullError
+    naming the file, or the build cache (sqlite), or else ``state_dir``."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        if not is_disk_full(exc):
+            raise
+        if isinstance(exc, sqlite3.Error):
+            raise disk_full(exc, f"the build cache in {state_dir / 'cache'}") from exc
+        raise disk_full(exc, getattr(exc, "filename", None) or f"into {state_dir}") from exc

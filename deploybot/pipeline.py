@@ -15,7 +15,6 @@ import contextlib
 import dataclasses
 import logging
 import shutil
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,8 +33,7 @@ from deploybot.errors import (
     LockHeldError,
     MissingObjectError,
     NotifyError,
-    disk_full,
-    is_disk_full,
+    no_space_left,
 )
 
 if TYPE_CHECKING:
@@ -124,7 +122,7 @@ def run_once(
     """
     paths = state_paths(config)
     check_writable_folder(config.state.dir, "state.dir", config.path)
-    with _locked(paths["lock"]), _config_errors_name(config), _disk_full(config.state.dir):
+    with _locked(paths["lock"]), _config_errors_name(config), no_space_left(config.state.dir):
         result = _run_healing(config, paths, full=full, now=now or _utcnow, retry_now=retry_now)
         _housekeep(paths["source"], paths["publish"])
         notify.prune_delivered(paths["outbox"])
@@ -189,20 +187,6 @@ def _config_errors_name(config: Config) -> Iterator[None]:
         if config.path is None or str(config.path) in str(exc):
             raise
         raise ConfigError(f"{config.path}: {exc}") from exc
-
-
-@contextlib.contextmanager
-def _disk_full(folder: Path) -> Iterator[None]:
-    """A full disk anywhere in the block is a DiskFullError (exit 75) naming the file, or the
-    sqlite build cache, or else ``folder``; the stages name their own files where they can."""
-    try:
-        yield
-    except (OSError, sqlite3.Error) as exc:
-        if not is_disk_full(exc):
-            raise
-        if isinstance(exc, sqlite3.Error):
-            raise disk_full(exc, f"the build cache in {folder / 'cache'}") from exc
-        raise disk_full(exc, getattr(exc, "filename", None) or f"into {folder}") from exc
 
 
 @contextlib.contextmanager
@@ -431,7 +415,7 @@ def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.Deliver
     ``retry_now`` ignores the retry backoff. Raises LockHeldError when a run holds the lock.
     """
     check_writable_folder(config.state.dir, "state.dir", config.path)
-    with _locked(state_paths(config)["lock"]), _disk_full(config.state.dir):
+    with _locked(state_paths(config)["lock"]), no_space_left(config.state.dir):
         return _deliver(config, state_paths(config)["outbox"], retry_now=retry_now)
 
 
