@@ -118,7 +118,9 @@ def run_once(
         LockHeldError: another run holds the lock (exit 75).
         FetchError, PublishError: the source could not be fetched or the push failed (75).
         SourceError: bad input in the source (exit 1); nothing was published.
-        ConfigError: the configuration is unusable (exit 78).
+        ConfigError: the configuration is unusable, or state.dir is not writable (exit 78).
+        DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
+        MissingObjectError: a git object is missing even after re-fetching (exit 75).
     """
     paths = state_paths(config)
     check_writable_folder(config.state.dir, "state.dir", config.path)
