@@ -21,6 +21,7 @@ import click
 from deploybot import __version__
 from deploybot.config import Config, default_config_path, load_config
 from deploybot.errors import EX_TEMPFAIL, DeploybotError
+from deploybot.redact import RedactingFilter, redact_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,8 +43,8 @@ def _handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except DeploybotError as exc:
             if _verbose():
-                traceback.print_exc()
-            click.echo(f"deploybot: error: {exc}", err=True)
+                click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
+            click.echo(f"deploybot: error: {redact_text(str(exc))}", err=True)
             sys.exit(exc.exit_code)
 
     return wrapper  # type: ignore[return-value]
@@ -77,8 +78,14 @@ def main(ctx: click.Context, verbose: bool) -> None:
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(message)s" if not verbose else "%(levelname)s %(name)s: %(message)s",
     )
-    for noisy in ("filelock", "dulwich"):  # lock acquire/release, raw protocol lines
+    for handler in logging.getLogger().handlers:  # no library's log line shows a secret
+        handler.addFilter(RedactingFilter())
+    # Lock acquire/release, raw protocol lines, each request's path (a webhook's secret);
+    # without -v, urllib3's retry warnings too: the error line says what failed.
+    for noisy in ("filelock", "dulwich", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if not verbose:
+        logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
 _retry_now_option = click.option(

@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from deploybot import config_checks as checks
+from deploybot.config_checks import is_remote_url as is_remote_url  # re-exported
 from deploybot.errors import ConfigError
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
 CONFIG_ENV = "DEPLOYBOT_CONFIG"
-
-_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_SCP_RE = re.compile(r"^[^/@:]+@[^/:]+:")  # user@host:path (ssh, scp-like)
 
 
 @dataclass(frozen=True)
@@ -259,11 +258,6 @@ def _expect(kind: type[T], value: Any, path: Path, dotted: str) -> T:
     return typing.cast(T, value)
 
 
-def is_remote_url(url: str) -> bool:
-    """True for ``scheme://…`` URLs and scp-like ``user@host:path``; False for local paths."""
-    return bool(_URL_RE.match(url) or _SCP_RE.match(url))
-
-
 def _resolve_location(url: str, base: Path) -> str:
     if is_remote_url(url):
         return url
@@ -272,8 +266,13 @@ def _resolve_location(url: str, base: Path) -> str:
 
 def _resolve(cfg: Config, path: Path) -> Config:
     base = path.parent.resolve()
-    source = dataclasses.replace(cfg.source, url=_resolve_location(cfg.source.url, base))
-    publish_url = _resolve_location(cfg.publish.url, base) if cfg.publish.url else source.url
+    _check_values(cfg, path)
+    source_url = checks.check_git_url(cfg.source.url, "source.url", path)
+    source = dataclasses.replace(cfg.source, url=_resolve_location(source_url, base))
+    publish_url = source.url
+    if cfg.publish.url:
+        publish_url = checks.check_git_url(cfg.publish.url, "publish.url", path)
+        publish_url = _resolve_location(publish_url, base)
     publish = dataclasses.replace(cfg.publish, url=publish_url)
     _check_author(publish.author, path)
     for key, tz in (
@@ -291,6 +290,8 @@ def _resolve(cfg: Config, path: Path) -> Config:
     mbox = (base / notify.mbox).resolve() if notify.mbox else None
     if notify.transport == "mbox" and mbox is None:
         raise ConfigError(f"{path}: 'notify.mbox' is required when notify.transport = \"mbox\"")
+    if mbox is not None:
+        checks.check_file_location(mbox, "notify.mbox", path)
     if notify.transport != "none" and not notify.to:
         raise ConfigError(f"{path}: 'notify.to' must list at least one address")
     _check_addresses(notify, path)
@@ -301,7 +302,36 @@ def _resolve(cfg: Config, path: Path) -> Config:
         pusher=notify.pusher or author_name(publish.author),
     )
     state = StateConfig(dir=(base / cfg.state.dir).resolve())
+    checks.check_folder_location(state.dir, "state.dir", path)
     return Config(source, publish, cfg.render, notify, state, path=path.resolve())
+
+
+def _check_values(cfg: Config, path: Path) -> None:
+    """The per-key rules of :mod:`deploybot.config_checks`, for every key that has one."""
+    checks.check_branch(cfg.source.branch, "source.branch", path)
+    checks.check_branch(cfg.publish.branch, "publish.branch", path)
+    checks.check_one_line(cfg.publish.message, "publish.message", path, empty_ok=False)
+    for prefix in cfg.publish.keep:
+        checks.check_relative_path(
+            prefix, "publish.keep", path, "entries must be paths relative to the branch root"
+        )
+    if cfg.render.theme != "default":
+        checks.check_relative_path(
+            cfg.render.theme, "render.theme", path, 'must be "default" or a folder in the source'
+        )
+    notify, smtp, webhook = cfg.notify, cfg.notify.smtp, cfg.notify.webhook
+    checks.check_one_line(notify.repository_url, "notify.repository_url", path)
+    checks.check_one_line(notify.pusher, "notify.pusher", path)
+    checks.check_host(smtp.host, "notify.smtp.host", path)
+    checks.check_port(smtp.port, "notify.smtp.port", path)
+    checks.check_timeout(smtp.timeout, "notify.smtp.timeout", path)
+    if smtp.username is not None:
+        checks.check_one_line(smtp.username, "notify.smtp.username", path)
+    checks.check_env_name(smtp.password_env, "notify.smtp.password_env", path)
+    if webhook.url:
+        checks.check_http_url(webhook.url, "notify.webhook.url", path)
+    checks.check_env_name(webhook.url_env, "notify.webhook.url_env", path)
+    checks.check_timeout(webhook.timeout, "notify.webhook.timeout", path)
 
 
 # The smallest useful non-zero value of each limit: a cut keeps N-7 (N-6) characters + " [...]".
@@ -320,8 +350,6 @@ def _check_limits(notify: NotifyConfig, path: Path) -> None:
             raise ConfigError(
                 f"{path}: 'notify.{key}' must be 0 (no limit) or at least {minimum}, not {value}"
             )
-    if notify.webhook.timeout <= 0:
-        raise ConfigError(f"{path}: 'notify.webhook.timeout' must be more than 0 seconds")
 
 
 _AUTHOR_RE = re.compile(r"^\s*([^<>]*?)\s*<([^<>\s]+)>\s*$")

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 EX_OK = 0
 EX_INPUT = 1  # bad input in the source (names file and line)
 EX_USAGE = 2  # a command used wrongly (as click reports usage errors)
@@ -86,3 +92,50 @@ class PublishError(TemporaryError):
 
 class NotifyError(TemporaryError):
     """The commit email could not be delivered; it stays in the outbox for the next run."""
+
+
+class MissingObjectError(TemporaryError):
+    """A git object is missing from a repository that should hold it (a damaged repository);
+    the message names the object and the repository and says what to do."""
+
+
+class DiskFullError(TemporaryError):
+    """A file could not be written: no space left on its device, or the quota is used up.
+
+    Raised for ``ENOSPC``/``EDQUOT`` (errno(3)) and sqlite's ``SQLITE_FULL`` ("database or
+    disk is full"); the message names what could not be written. A later run, with room
+    again, goes on where this one stopped.
+    """
+
+
+NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for an OSError with errno ENOSPC or EDQUOT, or sqlite's SQLITE_FULL error."""
+    if isinstance(exc, OSError):
+        return exc.errno in NO_SPACE_ERRNOS
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    return False
+
+
+def disk_full(exc: BaseException, what: str | object) -> DiskFullError:
+    """Return the DiskFullError for ``exc`` (see :func:`is_disk_full`): "no space left on
+    device to write <what>", ``what`` being e.g. a path or "the build cache <path>"."""
+    reason = "disk quota exceeded" if getattr(exc, "errno", None) == errno.EDQUOT else None
+    return DiskFullError(f"{reason or 'no space left on device'}: cannot write {what}")
+
+
+@contextmanager
+def no_space_left(state_dir: Path) -> Iterator[None]:
+    """Around a whole run: a full disk in the block that no stage named is a DiskFullError
+    naming the file, or the build cache (sqlite), or else ``state_dir``."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        if not is_disk_full(exc):
+            raise
+        if isinstance(exc, sqlite3.Error):
+            raise disk_full(exc, f"the build cache in {state_dir / 'cache'}") from exc
+        raise disk_full(exc, getattr(exc, "filename", None) or f"into {state_dir}") from exc

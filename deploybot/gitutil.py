@@ -11,6 +11,7 @@ sequence survives the round trip. Object ids are 40-hex ``str``.
 from __future__ import annotations
 
 import shutil
+import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
@@ -26,14 +27,16 @@ from dulwich.client import (
     get_transport_and_path,
 )
 from dulwich.errors import GitProtocolError, NotGitRepository, SendPackError
+from dulwich.file import _GitFile
 from dulwich.index import commit_tree
+from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.pack import UnpackedObject, pack_objects_to_data
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot.config import is_remote_url
-from deploybot.errors import ConfigError, TemporaryError, one_line
+from deploybot.errors import ConfigError, TemporaryError, disk_full, is_disk_full, one_line
 from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
 from deploybot.gittree import changed_paths as changed_paths
 from deploybot.gittree import encode_path as encode_path
@@ -41,9 +44,16 @@ from deploybot.gittree import is_object_id as is_object_id
 from deploybot.gittree import new_objects
 from deploybot.gittree import oid as oid
 from deploybot.gittree import tree_entries as tree_entries
+from deploybot.redact import redact_text, redact_url
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
+
+IDLE_TIMEOUT = 300.0
+"""Seconds a git server on a socket (``git://``, ``http(s)://``) may stay silent during a
+fetch or push before it counts as unreachable. dulwich sets no timeout of its own on these
+sockets, so a dead peer held the run, and the state lock, forever. Not a bound on the whole
+transfer: a big fetch may take longer, as long as data keeps coming."""
 
 # What dulwich raises when a remote cannot be reached or talked to.
 _TRANSPORT_ERRORS = (
@@ -77,7 +87,7 @@ def open_bare(path: Path) -> Repo:
     if path.is_dir() and {p.name for p in path.iterdir()} <= _INIT_NAMES:
         # A run killed inside init_bare (objects/ comes last): start the mirror anew.
         shutil.rmtree(path)
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)  # a mirror: private like its state dir
     return Repo.init_bare(str(path))
 
 
@@ -95,11 +105,47 @@ def bare_repo(path: Path) -> Iterator[Repo]:
         repo.close()
 
 
+@contextmanager
+def writing(repo: Repo) -> Iterator[None]:
+    """Around writes into ``repo``: a full disk becomes a DiskFullError naming the repository,
+    and leaves no ``.lock`` file behind.
+
+    dulwich's ``GitFile`` flushes before it can clean up, so when the disk is full at close
+    (a small object or a ref, still buffered) it leaves ``<name>.lock`` behind, which locks
+    that object or ref for every later run (``FileLocked``), and complains again on stderr
+    when collected. The files the failed write left open are found in the traceback,
+    closed without flushing, and their lock files removed.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        _abandon_git_files(exc)
+        raise disk_full(exc, f"into {repo.path}") from exc
+
+
+def _abandon_git_files(exc: BaseException) -> None:
+    traceback = exc.__traceback__
+    while traceback is not None:
+        for value in list(traceback.tb_frame.f_locals.values()):
+            if isinstance(value, _GitFile) and not value.closed:
+                raw = getattr(value._file, "raw", None)  # a closed raw file is not flushed
+                if raw is not None:
+                    raw.close()
+                value.abort()
+        traceback = traceback.tb_next
+
+
 def add_blob(repo: Repo, data: bytes) -> str:
-    """Store ``data`` as a blob in ``repo`` (unless already there); return its 40-hex id."""
+    """Store ``data`` as a blob in ``repo`` (unless already there); return its 40-hex id.
+
+    Raises DiskFullError (see :func:`writing`) when the disk is full.
+    """
     blob = Blob.from_string(data)
     if blob.id not in repo.object_store:
-        repo.object_store.add_object(blob)
+        with writing(repo):
+            repo.object_store.add_object(blob)
     return blob.id.decode("ascii")
 
 
@@ -107,13 +153,15 @@ def write_tree(repo: Repo, entries: Mapping[str, tuple[int, str]]) -> str:
     """Write the nested trees for ``{path: (mode, blob hex)}``; return the root tree's hex id.
 
     The blobs must already be in ``repo``. An empty mapping gives git's empty tree.
+    Raises DiskFullError (see :func:`writing`) when the disk is full.
     """
-    if not entries:
-        empty = Tree()
-        repo.object_store.add_object(empty)
-        return empty.id.decode("ascii")
-    items = [(encode_path(path), oid(sha), mode) for path, (mode, sha) in entries.items()]
-    return commit_tree(repo.object_store, items).decode("ascii")
+    with writing(repo):
+        if not entries:
+            empty = Tree()
+            repo.object_store.add_object(empty)
+            return empty.id.decode("ascii")
+        items = [(encode_path(path), oid(sha), mode) for path, (mode, sha) in entries.items()]
+        return commit_tree(repo.object_store, items).decode("ascii")
 
 
 def commit_tree_id(repo: Repo, commit_id: str) -> str:
@@ -154,19 +202,24 @@ def make_commit(
     commit.author_timezone = commit.commit_timezone = int(offset.total_seconds())
     commit.encoding = None
     commit.message = message.encode("utf-8")
-    repo.object_store.add_object(commit)
+    with writing(repo):
+        repo.object_store.add_object(commit)
     return commit.id.decode("ascii")
 
 
 def set_local_refs(repo: Repo, refs: Mapping[str, str | None]) -> None:
-    """Point each local ref at its 40-hex id, or delete it when the id is ``None``."""
-    for name, sha in refs.items():
-        ref = Ref(name.encode("utf-8"))
-        if sha is None:
-            if ref in repo.refs:
-                del repo.refs[ref]
-        else:
-            repo.refs[ref] = oid(sha)
+    """Point each local ref at its 40-hex id, or delete it when the id is ``None``.
+
+    Raises DiskFullError (see :func:`writing`) when the disk is full.
+    """
+    with writing(repo):
+        for name, sha in refs.items():
+            ref = Ref(name.encode("utf-8"))
+            if sha is None:
+                if ref in repo.refs:
+                    del repo.refs[ref]
+            else:
+                repo.refs[ref] = oid(sha)
 
 
 def local_ref(repo: Repo, name: str) -> str | None:
@@ -197,9 +250,10 @@ def fetch_refs(
         return sorted(tip for tip in tips if tip not in repo.object_store)
 
     try:
-        result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
+        with writing(repo), _idle_timeout():
+            result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
     except _TRANSPORT_ERRORS as exc:
-        raise error(f"cannot fetch from {url}: {one_line(exc)}") from exc
+        raise error(f"cannot fetch from {redact_url(url)}: {redact_text(one_line(exc))}") from exc
     remote = result.refs or {}
     tips: dict[str, str | None] = {}
     for name in names:
@@ -249,21 +303,37 @@ def push_refs(
     remote_says = bytearray()  # the server's side-band messages, e.g. a hook's explanation
     encoded = path.encode("utf-8")
     try:
-        try:
-            result = client.send_pack(
-                encoded, update_refs, pack_data, remote_says.extend, atomic=True
-            )
-        except GitProtocolError as exc:
-            if "atomic" not in str(exc) or isinstance(exc, SendPackError):
-                raise
-            result = client.send_pack(encoded, update_refs, pack_data, remote_says.extend)
+        with _idle_timeout():
+            try:
+                result = client.send_pack(
+                    encoded, update_refs, pack_data, remote_says.extend, atomic=True
+                )
+            except GitProtocolError as exc:
+                if "atomic" not in str(exc) or isinstance(exc, SendPackError):
+                    raise
+                result = client.send_pack(encoded, update_refs, pack_data, remote_says.extend)
     except _TRANSPORT_ERRORS as exc:
-        raise error(f"cannot push to {url}: {one_line(exc)}") from exc
+        raise error(f"cannot push to {redact_url(url)}: {redact_text(one_line(exc))}") from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
     if failed:
         reasons = "; ".join(f"{ref.decode()}: {why}" for ref, why in sorted(failed.items()))
         said = _last_words(bytes(remote_says))
-        raise error(f"push to {url} rejected: {reasons}" + (f" (remote: {said})" if said else ""))
+        said = f" (remote: {redact_text(said)})" if said else ""
+        raise error(f"push to {redact_url(url)} rejected: {reasons}{said}")
+
+
+@contextmanager
+def _idle_timeout() -> Iterator[None]:
+    """Give the sockets dulwich opens in the block (it sets no timeout on them) the
+    timeout :data:`IDLE_TIMEOUT`, through the process default (``socket.setdefaulttimeout``),
+    restored afterwards. Nothing else opens sockets meanwhile: the run's other network
+    calls (SMTP, webhook) come before or after, and set their own timeouts anyway."""
+    before = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(IDLE_TIMEOUT)
+    try:
+        yield
+    finally:
+        socket.setdefaulttimeout(before)
 
 
 def check_local_repository(url: str, key: str) -> None:
@@ -289,7 +359,13 @@ def _client(url: str) -> tuple[GitClient, str]:
     ``receive-pack`` / ``upload-pack`` run instead, exactly as ``git push``/``git fetch`` to
     that path would.
     """
-    client, path = get_transport_and_path(url)
+    client: GitClient
+    if not is_remote_url(url):
+        # Never through get_transport_and_path: it reads a local path with a colon in it
+        # ("/srv/my:site.git") as scp-like ssh to the host "/srv/my".
+        path, client = url, LocalGitClient()
+    else:
+        client, path = get_transport_and_path(url)
     if isinstance(client, LocalGitClient) and shutil.which("git"):
         # No thin packs: on one machine bytes are free, and completing a thin pack makes
         # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.
@@ -301,6 +377,30 @@ def _last_words(progress: bytes, limit: int = 300) -> str:
     """Return the server's side-band lines as one line, at most the last ``limit`` characters."""
     lines = [line.strip() for line in progress.decode("utf-8", "replace").splitlines()]
     return " / ".join(line for line in lines if line)[-limit:]
+
+
+def missing_object(exc: KeyError) -> tuple[str, Path | None] | None:
+    """Read dulwich's ``KeyError`` for an object missing from a repository on disk.
+
+    Returns:
+        ``(40-hex object id, the repository's folder)``, the folder being the innermost
+        repository or object store the traceback went through (None when there is none);
+        None when ``exc`` is not about a git object.
+    """
+    key = exc.args[0] if exc.args else None
+    text = key.decode("ascii", "replace") if isinstance(key, bytes) else str(key)
+    if not is_object_id(text):
+        return None
+    folder: Path | None = None
+    traceback = exc.__traceback__
+    while traceback is not None:
+        owner = traceback.tb_frame.f_locals.get("self")
+        if isinstance(owner, Repo):
+            folder = Path(owner.path)
+        elif isinstance(owner, DiskObjectStore):
+            folder = Path(owner.path).parent  # the objects/ folder of a bare repository
+        traceback = traceback.tb_next
+    return text, folder
 
 
 def blob_ids(repo: Repo, files: Iterable[tuple[str, bytes]]) -> dict[str, str]:

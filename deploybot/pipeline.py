@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -24,9 +25,16 @@ from zoneinfo import ZoneInfo
 
 import filelock
 
-from deploybot import housekeeping, notify, publish, stale, watch
+from deploybot import gitutil, housekeeping, notify, publish, stale, watch
 from deploybot.config import Config
-from deploybot.errors import ConfigError, LockHeldError, NotifyError
+from deploybot.config_checks import check_writable_folder
+from deploybot.errors import (
+    ConfigError,
+    LockHeldError,
+    MissingObjectError,
+    NotifyError,
+    no_space_left,
+)
 
 if TYPE_CHECKING:
     from deploybot import render
@@ -117,18 +125,59 @@ def run_once(
         LockHeldError: another run holds the lock (exit 75).
         FetchError, PublishError: the source could not be fetched or the push failed (75).
         SourceError: bad input in the source (exit 1); nothing was published.
-        ConfigError: the configuration is unusable (exit 78).
+        ConfigError: the configuration is unusable, or state.dir is not writable (exit 78).
+        DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
+        MissingObjectError: a git object is missing even after re-fetching (exit 75).
     """
     paths = state_paths(config)
+    check_writable_folder(config.state.dir, "state.dir", config.path)
     started = time.time()
-    with _locked(paths["lock"]), _config_errors_name(config):
+    with _locked(paths["lock"]), _config_errors_name(config), no_space_left(config.state.dir):
         stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
-        result = _run_locked(
+        result = _run_healing(
             config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older
         )
         _housekeep(paths["source"], paths["publish"])
         notify.prune_delivered(paths["outbox"])
         return result
+
+
+def _run_healing(
+    config: Config,
+    paths: dict[str, Path],
+    *,
+    full: bool,
+    now: Callable[[], datetime],
+    retry_now: bool,
+    older: bool,
+) -> RunResult:
+    """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
+    a file lost or deleted under it), delete that mirror and run once more, which fetches
+    it anew. Mirrors only cache the remotes, and a run redone from the start finds its
+    place from the publish branch, so nothing is built, pushed or emailed twice.
+
+    Raises:
+        MissingObjectError: the object is missing from a remote repository, or still
+            missing after the mirror was fetched anew.
+    """
+    for attempt in (1, 2):
+        try:
+            return _run_locked(config, paths, full=full, now=now, retry_now=retry_now, older=older)
+        except KeyError as exc:
+            missing = gitutil.missing_object(exc)
+            if missing is None:
+                raise
+            sha, folder = missing
+            mirrors = [m for m in (paths["source"], paths["publish"]) if m == folder]
+            if folder is None or not mirrors or attempt == 2:
+                where = folder or "a git repository"
+                raise MissingObjectError(
+                    f"git object {sha} is missing from {where}: the repository is damaged "
+                    f"(check it with: git -C {where} fsck)"
+                ) from exc
+            log.warning("%s is missing object %s: fetching it again", folder, sha)
+            shutil.rmtree(folder)
+    raise AssertionError("unreachable")
 
 
 def _housekeep(*mirrors: Path) -> None:
@@ -156,9 +205,15 @@ def _config_errors_name(config: Config) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """Hold the state directory's lock (``LockHeldError`` when another run holds it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(path))
+    """Hold the state directory's lock (``LockHeldError`` when another run holds it).
+
+    The state directory is made private (0700, also when an older version made it 0755):
+    its outbox, records and mirrors are nobody else's to read. The process umask is left
+    alone: ``git receive-pack`` into a local publish repository must write with it.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    lock = filelock.FileLock(str(path), mode=0o600)
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
@@ -183,6 +238,8 @@ def _run_locked(
     older: bool = False,
 ) -> RunResult:
     timer = _Timer()
+    # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
+    gitutil.check_local_repository(config.source.url, "source.url")
     earlier = _deliver(config, paths["outbox"], retry_now=retry_now)
     head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
     snap = watch.fetch_source(
@@ -413,7 +470,8 @@ def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.Deliver
 
     ``retry_now`` ignores the retry backoff. Raises LockHeldError when a run holds the lock.
     """
-    with _locked(state_paths(config)["lock"]):
+    check_writable_folder(config.state.dir, "state.dir", config.path)
+    with _locked(state_paths(config)["lock"]), no_space_left(config.state.dir):
         return _deliver(config, state_paths(config)["outbox"], retry_now=retry_now)
 
 

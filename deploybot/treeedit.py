@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dulwich.objects import ObjectID, Tree
 from dulwich.repo import Repo
 
-from deploybot.gitutil import encode_path, oid
+from deploybot.gitutil import encode_path, oid, writing
 
 
 def edit_tree(
@@ -27,6 +27,7 @@ def edit_tree(
 
     Raises:
         ValueError: a path would be both a file and a folder (e.g. ``a`` and ``a/b``).
+        DiskFullError: the disk is full (see :func:`deploybot.gitutil.writing`).
         KeyError: ``tree_id`` or a tree under it is not in ``repo``.
     """
     nested: dict[bytes, object] = {}
@@ -41,11 +42,12 @@ def edit_tree(
         if isinstance(node.get(parts[-1]), dict):
             raise ValueError(f"build output has both a file and a folder {path!r}")
         node[parts[-1]] = entry
-    new = _edit(repo, oid(tree_id) if tree_id else None, nested)
-    if new is None:
-        empty = Tree()
-        repo.object_store.add_object(empty)
-        return empty.id.decode("ascii")
+    with writing(repo):
+        new = _edit(repo, oid(tree_id) if tree_id else None, nested)
+        if new is None:
+            empty = Tree()
+            repo.object_store.add_object(empty)
+            return empty.id.decode("ascii")
     return new.decode("ascii")
 
 

@@ -18,6 +18,7 @@ from dulwich.repo import Repo
 from deploybot import gitutil
 from deploybot.errors import ConfigError, FetchError
 from deploybot.gitutil import GitTree
+from deploybot.redact import redact_url
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
     with gitutil.bare_repo(mirror) as repo:
         tip = gitutil.fetch_refs(url, repo, [refname], FetchError)[refname]
         if tip is None:
-            raise ConfigError(f"source.branch: no branch {branch!r} in {url}")
+            raise ConfigError(f"source.branch: no branch {branch!r} in {redact_url(url)}")
         commit = _commit(repo, tip)
         tree_id = commit.tree.decode("ascii")
         changed = _changed_since(repo, since, tree_id)

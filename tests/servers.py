@@ -151,3 +151,73 @@ def smtp_server(port: int = 0) -> Iterator[tuple[LocalController, Collector]]:
         yield controller, handler
     finally:
         controller.stop()
+
+
+@contextmanager
+def trickling_server(
+    *, greeting: bytes = b"", answer: bytes | None, drip: bytes, interval: float = 0.3
+) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that never finishes its answer; yields its port.
+
+    Each connection gets ``greeting`` at once; after the client's first bytes, ``answer``
+    (``None``: without waiting for the client), then ``drip`` every ``interval`` seconds
+    until the client hangs up or the server stops. A client whose timeout applies to each
+    read (smtplib, requests) waits forever.
+    """
+    stop = threading.Event()
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.sendall(greeting)
+                if answer is not None:
+                    conn.recv(65536)
+                    conn.sendall(answer)
+                while not stop.wait(interval):
+                    conn.sendall(drip)
+            except OSError:
+                pass  # the client gave up: that is the point
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        server.close()
+
+
+def call_within(seconds: float, func: Callable[[], object]) -> BaseException | None:
+    """Run ``func`` in a thread; return the exception it raised (None if it returned).
+
+    Fails the test when ``func`` has not finished after ``seconds`` (the thread is left to
+    end when its server stops), so a regression fails instead of hanging the suite.
+    """
+    outcome: list[BaseException | None] = []
+
+    def target() -> None:
+        try:
+            func()
+            outcome.append(None)
+        except BaseException as exc:  # handed to the test, which asserts on it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"still running after {seconds} s")
+    return outcome[0]

@@ -150,3 +150,110 @@ def test_sender_with_display_name(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "nope.toml")
+
+
+# --- every key checked at load (issue 8 point 9) ---------------------------------------------
+
+_SMTP = '[source]\nurl = "s"\n[notify.smtp]\n'
+_HOOK = '[source]\nurl = "s"\n[notify.webhook]\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (_SMTP + "timeout = -5\n", "'notify.smtp.timeout' must be"),
+        (_SMTP + "timeout = nan\n", "'notify.smtp.timeout' must be"),
+        (_SMTP + "timeout = 0\n", "'notify.smtp.timeout' must be"),
+        (_HOOK + "timeout = inf\n", "'notify.webhook.timeout' must be"),
+        (_SMTP + "port = -1\n", "'notify.smtp.port' must be"),
+        (_SMTP + "port = 99999\n", "'notify.smtp.port' must be"),
+        (_SMTP + 'host = ""\n', "'notify.smtp.host' must be"),
+        (_SMTP + 'host = "mail example.org"\n', "'notify.smtp.host' must be"),
+        (_SMTP + 'password_env = "NOT A NAME"\n', "'notify.smtp.password_env' must be"),
+        (_HOOK + 'url = "file:///etc/passwd"\n', "'notify.webhook.url' must be"),
+        (_HOOK + 'url = "chat.example.org/hooks/x"\n', "'notify.webhook.url' must be"),
+        (_HOOK + 'url = "https:///hooks/x"\n', "'notify.webhook.url' must name a host"),
+        (_HOOK + 'url_env = "1X"\n', "'notify.webhook.url_env' must be"),
+        ('[source]\nurl = "ftp://example.org/site.git"\n', "'source.url' must be"),
+        ('[source]\nurl = "s3://bucket/site.git"\n', "'source.url' must be"),
+        ('[source]\nurl = "https:///site.git"\n', "'source.url' must name a host"),
+        ('[source]\nurl = ""\n', "'source.url' must be"),
+        ('[source]\nurl = "s"\n[publish]\nurl = "ftp://h/p.git"\n', "'publish.url' must be"),
+        ('[source]\nurl = "s"\nbranch = "a..b"\n', "'source.branch' is not a valid"),
+        ('[source]\nurl = "s"\n[publish]\nbranch = "gh pages"\n', "'publish.branch' is not"),
+        ('[source]\nurl = "s"\n[publish]\nbranch = "x.lock"\n', "'publish.branch' is not"),
+        ('[source]\nurl = "s"\n[publish]\nbranch = "-x"\n', "'publish.branch' is not"),
+        ('[source]\nurl = "s"\n[publish]\nbranch = "@{u}"\n', "'publish.branch' is not"),
+        ('[source]\nurl = "s"\n[publish]\nbranch = ""\n', "'publish.branch' is not"),
+        ('[source]\nurl = "s"\n[publish]\nkeep = ["../x"]\n', "'publish.keep' entries must be"),
+        ('[source]\nurl = "s"\n[publish]\nkeep = ["/docs"]\n', "'publish.keep' entries must be"),
+        ('[source]\nurl = "s"\n[publish]\nkeep = [""]\n', "'publish.keep' entries must be"),
+        ('[source]\nurl = "s"\n[publish]\nmessage = ""\n', "'publish.message' must"),
+        ('[source]\nurl = "s"\n[publish]\ntimezone = "Mars/Base"\n', "'publish.timezone' is not"),
+        ('[source]\nurl = "s"\n[render]\ntheme = "../outside"\n', "'render.theme' must be"),
+        ('[source]\nurl = "s"\n[render]\ntheme = "/etc"\n', "'render.theme' must be"),
+        ('[source]\nurl = "s"\n[notify]\nrepository_url = "a\\nb"\n', "'notify.repository_url'"),
+        ('[source]\nurl = "s"\n[notify]\npusher = "a\\u0000b"\n', "'notify.pusher' must"),
+    ],
+)
+def test_bad_values_are_refused_at_load(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+    assert expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_mbox_path_that_is_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "mail").mkdir()
+    path = write(
+        tmp_path, '[source]\nurl = "s"\n[notify]\ntransport = "mbox"\nto = ["a@b"]\nmbox = "mail"\n'
+    )
+    with pytest.raises(ConfigError, match=r"'notify\.mbox' .*mail is a folder") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_state_dir_that_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "state").write_text("not a folder\n")
+    path = write(tmp_path, '[source]\nurl = "s"\n[state]\ndir = "state/inner"\n')
+    with pytest.raises(ConfigError, match=r"'state\.dir' .*state is a file") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://h/x.git",
+        "http://127.0.0.1:8080/x.git",
+        "git://h/x",
+        "ssh://h/x",
+        "git+ssh://git@h/x",
+        "git@h:x.git",
+        "h.example.org:x.git",
+        "file:///x",
+    ],
+)
+def test_supported_remote_urls(tmp_path: Path, url: str) -> None:
+    assert load_config(write(tmp_path, f'[source]\nurl = "{url}"\n')).source.url == url
+
+
+def test_ssh_plus_git_is_read_as_ssh(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, '[source]\nurl = "ssh+git://h/x.git"\n'))
+    assert cfg.source.url == "ssh://h/x.git"  # git's alias; dulwich only knows ssh and git+ssh
+
+
+def test_valid_branch_names(tmp_path: Path) -> None:
+    text = '[source]\nurl = "s"\nbranch = "release/1.x"\n[publish]\nbranch = "gh-pages"\n'
+    cfg = load_config(write(tmp_path, text))
+    assert (cfg.source.branch, cfg.publish.branch) == ("release/1.x", "gh-pages")
+
+
+def test_the_example_config_loads(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "config" / "deploybot.example.toml"
+    copy = tmp_path / "deploybot.toml"
+    copy.write_text(example.read_text())
+    cfg = load_config(copy)
+    assert cfg.notify.smtp.timeout == 30.0 and cfg.notify.webhook.timeout == 10.0

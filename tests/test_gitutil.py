@@ -190,3 +190,20 @@ def test_open_bare_leaves_a_folder_that_is_no_half_made_mirror_alone(tmp_path: P
     with pytest.raises(FileExistsError):
         gitutil.open_bare(mirror)
     assert (mirror / "notes.txt").read_text() == "mine"
+
+
+def test_a_silent_git_server_fails_the_fetch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git:// server that accepts and then says nothing (a dead peer, a wedged daemon) used
+    to hold the fetch, and the state lock, forever: it now fails after the idle timeout."""
+    from tests.servers import call_within, trickling_server
+
+    monkeypatch.setattr(gitutil, "IDLE_TIMEOUT", 1.0)
+    silent = trickling_server(answer=None, drip=b"", interval=60)
+    with silent as port, gitutil.bare_repo(tmp_path / "m") as repo:
+        url = f"git://127.0.0.1:{port}/site.git"
+        refs = ["refs/heads/main"]
+        error = call_within(15, lambda: gitutil.fetch_refs(url, repo, refs, FetchError))
+    assert isinstance(error, FetchError), error
+    assert str(error).startswith(f"cannot fetch from {url}: ")

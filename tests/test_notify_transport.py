@@ -12,7 +12,7 @@ import shutil
 import ssl
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -357,3 +357,28 @@ def test_stdout_and_none() -> None:
     make_transport(NotifyConfig(transport="none"))(sample_message())  # accepted, goes nowhere
     with pytest.raises(ConfigError, match=r"notify\.transport"):
         make_transport(NotifyConfig(transport="pigeon"))
+
+
+# --- whole-call timeouts -------------------------------------------------------------------
+
+
+def test_smtp_timeout_bounds_the_whole_exchange() -> None:
+    """A server that never ends its EHLO reply (a byte every 0.3 s, so no single read waits
+    longer than the timeout) fails the send after ``timeout`` s, not never."""
+    from tests.servers import call_within, trickling_server
+
+    with trickling_server(greeting=b"220 slow ESMTP\r\n", answer=b"250-slow", drip=b"w") as port:
+        notify = replace(smtp_notify(port), smtp=SmtpConfig("127.0.0.1", port, timeout=1.0))
+        error = call_within(10, lambda: make_transport(notify)(sample_message()))
+    assert isinstance(error, NotifyError), error
+    assert str(error) == f"SMTP 127.0.0.1:{port}: no complete answer within the 1 s timeout"
+
+
+def test_smtp_timeout_bounds_a_slow_greeting() -> None:
+    from tests.servers import call_within, trickling_server
+
+    with trickling_server(answer=None, drip=b"2") as port:  # "222222...": never a whole line
+        notify = replace(smtp_notify(port), smtp=SmtpConfig("127.0.0.1", port, timeout=1.0))
+        error = call_within(10, lambda: make_transport(notify)(sample_message()))
+    assert isinstance(error, NotifyError), error
+    assert "within the 1 s timeout" in str(error)

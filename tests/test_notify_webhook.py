@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from deploybot.config import NotifyConfig, WebhookConfig
-from deploybot.errors import ConfigError
+from deploybot.errors import ConfigError, NotifyError
 from deploybot.notify import announce, deliver_all, list_outbox
 from deploybot.notify.webhook import make_webhook_sender
 from tests.servers import Collector, LocalController
@@ -163,3 +163,19 @@ def test_url_from_the_environment() -> None:
     assert make_webhook_sender(WebhookConfig()) is None
     with pytest.raises(ConfigError, match="HOOK_URL is not set"):
         make_webhook_sender(config, {})
+
+
+def test_webhook_timeout_bounds_the_whole_post() -> None:
+    """A server that sends its status line, then one header line every 0.3 s, forever: each
+    read is quick, so requests' own timeout never fires; the whole post ends after 1 s."""
+    from deploybot.notify.webhook import post_json
+    from tests.servers import call_within, trickling_server
+
+    answer, drip = b"HTTP/1.1 200 OK\r\n", b"X-Slow: 1\r\n"
+    with trickling_server(answer=answer, drip=drip) as port:
+        url = f"http://127.0.0.1:{port}/hooks/s3cret-token"
+        error = call_within(10, lambda: post_json(url, b"{}", timeout=1.0))
+    assert isinstance(error, NotifyError), error
+    assert (
+        str(error) == f"webhook http://127.0.0.1:{port}: no complete answer within the 1 s timeout"
+    )

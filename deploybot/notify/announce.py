@@ -119,7 +119,7 @@ def write_record(state_dir: Path, refname: str, commit: str, record: Path = RECO
         data = {}
     data = data if isinstance(data, dict) else {}
     data[refname] = {"commit": commit, "at": time.time()}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     write_json(path, data)
 
 

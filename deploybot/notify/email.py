@@ -45,6 +45,7 @@ from deploybot import __version__
 from deploybot.notify.body import LogExcerpt, as_excerpt, limit_log_body
 from deploybot.notify.envelope import BRANCH_PREFIX, Envelope, Limits
 from deploybot.notify.names import is_host_name
+from deploybot.redact import redact_url as redact_url  # re-exported
 
 ZERO_SHA = "0" * 40
 INTRO_LINE = "This is an automated email from the git repository."
@@ -53,7 +54,6 @@ DEFAULT_LIMITS = Limits()
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 # Every character str.splitlines() breaks at, plus the other C0 controls and DEL: none of them
 # may reach a header value (header injection) or split a one-line body field.
-_USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 _NAME_ADDR_RE = re.compile(r"^(.*?)\s*<([^<>]*)>$")
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
@@ -162,11 +162,6 @@ def commit_subject(message: str) -> str:
 def one_line(text: str) -> str:
     """Return ``text`` with every line break and control character replaced by a space."""
     return _CONTROL_RE.sub(" ", text)
-
-
-def redact_url(url: str) -> str:
-    """Return ``url`` without any ``user[:password]@`` part (tokens never go into an email)."""
-    return _USERINFO_RE.sub(r"\1", url)
 
 
 def check_args(envelope: Envelope, old: str | None, new: str) -> None:

@@ -63,7 +63,7 @@ class MboxTransport:
 
 
 def append(message: bytes, path: Path, *, sender: str, uncertain: bool = False) -> bool:
-    """Append ``message`` to the mbox ``path`` (created if missing) under its locks.
+    """Append ``message`` to the mbox ``path`` (created 0600 if missing) under its locks.
 
     Args:
         message: the email, ``\\n`` line ends.
@@ -81,7 +81,7 @@ def append(message: bytes, path: Path, *, sender: str, uncertain: bool = False) 
     record = f"From {envelope} {time.asctime(time.gmtime())}\n".encode("ascii", "replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)  # ours: private; theirs keeps its mode
         try:
             _lock_fcntl(fd, path)
             with dot_lock(path):

@@ -52,7 +52,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from deploybot.errors import NotifyError
+from deploybot.errors import NotifyError, disk_full, is_disk_full
 
 SENT_DIR = "sent"
 SUPERSEDED_DIR = "superseded"
@@ -164,7 +164,7 @@ def queue_email(
     for existing in (pending, sent):
         if existing.exists():
             return existing
-    outbox_dir.mkdir(parents=True, exist_ok=True)
+    outbox_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Sidecar first: the message file is the commit point, and a sidecar without one is ignored.
     write_json(_sidecar(pending), {**_new_status(), **(meta or {})})
     write_atomic(pending, message)
@@ -310,7 +310,7 @@ def withdraw(paths: list[Path]) -> None:
     """
     for path in paths:
         folder = path.parent / SUPERSEDED_DIR
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
         if _sidecar(path).exists():
             write_json(_sidecar(folder / path.name), _read_status(path))
         os.replace(path, folder / path.name)
@@ -348,7 +348,7 @@ def _mark_sent(path: Path, *, uncertain: bool) -> None:
     docstring) or an orphan sidecar that nothing reads; never a waiting message without
     its sidecar, which would look freshly queued and be sent again."""
     sent_dir = path.parent / SENT_DIR
-    sent_dir.mkdir(exist_ok=True)
+    sent_dir.mkdir(mode=0o700, exist_ok=True)
     status = _read_status(path)
     status.update(state="sent", sent_at=time.time(), uncertain=uncertain)
     target = sent_dir / path.name
@@ -396,15 +396,26 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temp file in the same folder, fsync and rename.
 
+    The file is readable by its owner only (0600): outbox messages and records are private.
+    A failed write removes its temp file and leaves ``path`` as it was.
+
     Raises:
+        DiskFullError: no space left (or quota exceeded); names ``path``.
         OSError: the folder cannot be written.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if is_disk_full(exc):
+            raise disk_full(exc, path) from exc
+        raise
     _fsync_dir(path.parent)
 
 

@@ -14,17 +14,22 @@ import os
 import re
 import shutil
 import smtplib
+import socket
 import ssl
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from email.utils import parseaddr
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from deploybot.config import NotifyConfig, SmtpConfig
 from deploybot.errors import ConfigError, NotifyError, one_line
+from deploybot.notify.deadline import Deadline, deadline_reader
 from deploybot.notify.mbox import MboxTransport, append
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 Send = Callable[[bytes], None]
 
@@ -136,20 +141,27 @@ def send_smtp(
     ``smtp.security``: ``none``; ``starttls`` (RFC 3207, fails if the server does not offer
     it); ``ssl`` (implicit TLS, RFC 8314). Certificates are verified with
     ``ssl.create_default_context()`` unless ``ssl_context`` is given. Logs in when
-    ``smtp.username`` is set. ``smtp.timeout`` (seconds) applies to connect and each reply.
-    ``BODY=8BITMIME`` is declared when the server offers it.
+    ``smtp.username`` is set. ``smtp.timeout`` (seconds) bounds the whole exchange, from
+    connect to the end of DATA, however slowly the server answers (:mod:`.deadline`).
+    ``BODY=8BITMIME`` is declared when the server offers it. Once the server has accepted
+    the message, a failing QUIT is only logged: a retry would send it twice.
 
     Raises:
-        NotifyError: connection, TLS, login or any refusal; a one-line reason.
+        NotifyError: connection, TLS, login, timeout or any refusal; a one-line reason.
     """
     where = f"{smtp.host}:{smtp.port}"
+    deadline = Deadline(smtp.timeout)
     try:
-        with _connect(smtp, ssl_context) as client:
+        client = _connect(smtp, ssl_context, deadline)
+        try:
             if smtp.username is not None and password is not None:
                 client.login(smtp.username, password)
             client.ehlo_or_helo_if_needed()
             options = ["BODY=8BITMIME"] if client.has_extn("8bitmime") else []
             refused = client.sendmail(sender, list(recipients), to_crlf(message), options)
+        except BaseException:
+            client.close()
+            raise
     except smtplib.SMTPRecipientsRefused as exc:
         reason = _refusals(exc.recipients)
         raise NotifyError(f"SMTP {where}: all recipients refused: {reason}") from exc
@@ -157,16 +169,61 @@ def send_smtp(
         reason = one_line(exc.smtp_error)
         raise NotifyError(f"SMTP {where}: {exc.smtp_code} {reason}") from exc
     except (smtplib.SMTPException, OSError) as exc:  # ssl.SSLError and timeouts are OSErrors
+        if deadline.passed:
+            timeout = f"no complete answer within the {smtp.timeout:g} s timeout"
+            raise NotifyError(f"SMTP {where}: {timeout}") from exc
         raise NotifyError(f"SMTP {where}: {one_line(exc)}") from exc
+    _quit(client, where)
     if refused:  # accepted for the others: a retry would duplicate it for them
         log.warning("SMTP %s: some recipients refused: %s", where, _refusals(refused))
 
 
-def _connect(smtp: SmtpConfig, ssl_context: ssl.SSLContext | None) -> smtplib.SMTP:
+def _quit(client: smtplib.SMTP, where: str) -> None:
+    """Say QUIT after an accepted message; a failure here does not undo the delivery."""
+    try:
+        client.quit()
+    except (smtplib.SMTPException, OSError) as exc:
+        log.info("SMTP %s: QUIT after delivery failed: %s", where, one_line(exc))
+    finally:
+        client.close()
+
+
+class _Bounded(smtplib.SMTP):
+    """smtplib's client with every socket operation bounded by one :class:`Deadline`:
+    connect (and the TLS handshake), each command sent and each reply read."""
+
+    def __init__(self, host: str, port: int, *, deadline: Deadline, **kwargs: Any) -> None:
+        self.deadline = deadline
+        super().__init__(host, port, timeout=deadline.left(), **kwargs)
+
+    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
+        return super()._get_socket(host, port, self.deadline.left(timeout))  # type: ignore[misc,no-any-return]
+
+    def send(self, s: ReadableBuffer | str) -> None:
+        self.deadline.bound(self.sock)
+        super().send(s)
+
+    def getreply(self) -> tuple[int, bytes]:
+        if self.file is None and self.sock is not None:
+            self.file = deadline_reader(self.sock, self.deadline)
+        return super().getreply()
+
+    def starttls(self, *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+        self.deadline.bound(self.sock)
+        return super().starttls(*args, **kwargs)
+
+
+class _BoundedSSL(_Bounded, smtplib.SMTP_SSL):
+    """:class:`_Bounded` over implicit TLS (``smtplib.SMTP_SSL``)."""
+
+
+def _connect(
+    smtp: SmtpConfig, ssl_context: ssl.SSLContext | None, deadline: Deadline
+) -> smtplib.SMTP:
     context = ssl_context or ssl.create_default_context()
     if smtp.security == "ssl":
-        return smtplib.SMTP_SSL(smtp.host, smtp.port, timeout=smtp.timeout, context=context)
-    client = smtplib.SMTP(smtp.host, smtp.port, timeout=smtp.timeout)
+        return _BoundedSSL(smtp.host, smtp.port, deadline=deadline, context=context)
+    client = _Bounded(smtp.host, smtp.port, deadline=deadline)
     if smtp.security == "starttls":
         try:
             client.starttls(context=context)
@@ -215,7 +272,8 @@ def send_sendmail(message: bytes, *, sender: str, timeout: float = 60.0) -> None
 def append_mbox(message: bytes, path: Path, *, sender: str = "MAILER-DAEMON") -> None:
     """Append ``message`` to the mbox at ``path`` (created if missing), under its locks.
 
-    The format is :class:`mailbox.mbox`'s (a ``From <sender> <asctime UTC>`` line, body lines
+    A missing file is created 0600 (an existing one keeps its mode). The format is
+    :class:`mailbox.mbox`'s (a ``From <sender> <asctime UTC>`` line, body lines
     starting ``From `` escaped as ``>From ``, an empty line after the message), fsynced;
     ``fcntl`` + dot-file locking, a stale dot-lock broken: see :mod:`.mbox`.
 

@@ -25,10 +25,12 @@ from urllib.parse import urlsplit
 from deploybot import __version__
 from deploybot.config import WebhookConfig
 from deploybot.errors import ConfigError, NotifyError
+from deploybot.notify.deadline import Deadline
 from deploybot.notify.email import ZERO_SHA, one_line, redact_url
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.outbox import queue_email
 from deploybot.notify.summary import DiffTree
+from deploybot.redact import register_url_secrets, url_origin
 
 if TYPE_CHECKING:
     import requests
@@ -137,44 +139,47 @@ def make_webhook_sender(
     url = webhook_url(webhook, environ)
     if url is None:
         return None
+    register_url_secrets(url)  # its path is the secret: never in a log line
     return lambda body: post_json(url, body, timeout=webhook.timeout)
 
 
 def post_json(url: str, body: bytes, *, timeout: float) -> None:
     """POST ``body`` as ``application/json``; any 2xx answer counts as delivered.
 
-    Redirects are not followed (a POST must not silently become a GET). Error messages name
-    only ``scheme://host:port``: a chat webhook URL's path is its secret.
+    ``timeout`` (seconds) bounds the whole POST, from connect to the end of the answer,
+    however slowly the server sends it (:mod:`.webhook_http`). Redirects are not followed
+    (a POST must not silently become a GET). Error messages name only
+    ``scheme://host:port``: a chat webhook URL's path is its secret.
 
     Raises:
-        NotifyError: connection failure, timeout (``timeout`` s for connect and read), or a
-            non-2xx status.
+        NotifyError: connection failure, timeout, or a non-2xx status.
     """
     # Imported here: requests costs ~30 ms to import and a run with nothing to post needs none.
     import requests
 
-    where = _where(url)
+    from deploybot.notify.webhook_http import bounded_session
+
+    where = url_origin(url)
     headers = {
         "Content-Type": "application/json; charset=utf-8",
         "User-Agent": f"deploybot/{__version__}",
     }
+    deadline = Deadline(timeout)
     try:
-        response = requests.post(
-            url, data=body, headers=headers, timeout=timeout, allow_redirects=False
-        )
+        with bounded_session(deadline) as session:
+            response = session.post(
+                url, data=body, headers=headers, timeout=timeout, allow_redirects=False
+            )
     except requests.RequestException as exc:
+        if deadline.passed:
+            raise NotifyError(
+                f"webhook {where}: no complete answer within the {timeout:g} s timeout"
+            ) from exc
         raise NotifyError(f"webhook {where}: {_reason(exc, url)}") from exc
     with response:
         if not 200 <= response.status_code < 300:
             reason = one_line(response.reason or "")
             raise NotifyError(f"webhook {where}: HTTP {response.status_code} {reason}".rstrip())
-
-
-def _where(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or "?"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}"
 
 
 def _reason(exc: requests.RequestException, url: str) -> str:

@@ -16,6 +16,7 @@ fully. Either way the cache only ever costs time, never changes the output.
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 import sqlite3
 import sys
@@ -103,7 +104,7 @@ class BuildCache:
         when the folder cannot be created.
         """
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         conn: sqlite3.Connection | None = None
         try:
             conn = _connect(path)
@@ -333,6 +334,9 @@ class BuildCache:
 
 
 def _connect(path: Path | None) -> sqlite3.Connection:
+    if path is not None and not path.exists():
+        # Private (0600); sqlite gives its journal the database file's mode.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     conn = sqlite3.connect(":memory:" if path is None else str(path), isolation_level=None)
     conn.execute("PRAGMA journal_mode=DELETE")
     conn.execute("PRAGMA synchronous=NORMAL")

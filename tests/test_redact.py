@@ -1,0 +1,133 @@
+"""Secrets never printed: credentials in URLs, the webhook URL's path, in error lines, in
+-v logs and tracebacks; the state folder private (0700 folders, 0600 files)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import head
+from tests.servers import free_port
+from tests.smallsite import SmallSite
+from tests.test_notify_webhook import Hook
+
+TOKEN = "tok3n-s3cret"
+
+
+def _run(site: SmallSite, *args: str) -> tuple[int, str]:
+    done = site.run_process(*args)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("key", ["source", "publish"])
+def test_a_token_in_a_url_is_never_printed(tmp_path: Path, key: str) -> None:
+    port = free_port()  # nothing listens there: the fetch fails
+    url = f"http://deploy:{TOKEN}@127.0.0.1:{port}/site.git"
+    site = SmallSite(tmp_path)
+    if key == "source":
+        site.write_config(source_url=url)
+    else:
+        site.write_config(publish_url=url)
+    for verbose in (False, True):
+        done = _verbose(site) if verbose else site.run_process()
+        assert done.returncode == 75, done
+        output = done.stdout + done.stderr
+        assert TOKEN not in output and "deploy:" not in output, output
+        assert f"cannot fetch from http://127.0.0.1:{port}/site.git: " in output
+        if not verbose:
+            assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def _verbose(site: SmallSite):  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "deploybot", "-v", "run-once", "--config", str(site.config)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+def test_a_bad_url_in_the_config_is_named_without_its_token(tmp_path: Path) -> None:
+    site = SmallSite(tmp_path)
+    site.write_config(source_url=f"ftp://deploy:{TOKEN}@example.org/site.git")
+    code, out = _run(site)
+    assert code == 78, out
+    assert "'source.url'" in out and TOKEN not in out, out
+
+
+def test_verbose_never_prints_the_webhook_path(tmp_path: Path) -> None:
+    hook = Hook()
+    try:
+        site = SmallSite(tmp_path)
+        site.write_config(extra=f'[notify.webhook]\nurl = "{hook.url()}"\n')
+        done = _verbose(site)
+    finally:
+        hook.stop()
+    assert done.returncode == 0, done.stderr
+    assert len(hook.received) == 1  # it was posted, to the secret path
+    assert "s3cret-token" not in done.stdout + done.stderr
+    assert "INFO deploybot.pipeline: " in done.stderr  # -v did log
+
+
+def test_the_log_filter_masks_what_any_library_logs() -> None:
+    """Defence in depth: even a library's debug line (urllib3 logs each request's path)
+    goes through the filter on the handler."""
+    import io
+    import logging
+
+    from deploybot.redact import RedactingFilter, redact_url, register_url_secrets
+
+    register_url_secrets("https://chat.example.org/hooks/T000/B000/XXXXsecret?token=abc")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter())
+    logger = logging.getLogger("urllib3.connectionpool.test")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        logger.debug('%s "POST %s HTTP/1.1" 200', "https://chat.example.org:443",
+                     "/hooks/T000/B000/XXXXsecret?token=abc")  # fmt: skip
+        logger.debug("fetching https://bot:%s@git.example.org/site.git", TOKEN)
+    finally:
+        logger.removeHandler(handler)
+    logged = stream.getvalue()
+    assert logged == (
+        'https://chat.example.org:443 "POST [...] HTTP/1.1" 200\n'
+        "fetching https://git.example.org/site.git\n"
+    )
+    assert redact_url(f"https://bot:{TOKEN}@h/x.git") == "https://h/x.git"
+    assert redact_url("git@github.com:org/site.git") == "git@github.com:org/site.git"
+
+
+def test_state_folder_is_private_and_the_publish_repo_is_not(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        site = SmallSite(tmp_path)
+        site.mbox.write_bytes(b"")
+        site.mbox.chmod(0o644)
+        assert site.run()[0] == 0
+        (tmp_path / "other").mkdir()
+        other = SmallSite(tmp_path / "other")  # an mbox deploybot creates
+        assert other.run()[0] == 0
+    finally:
+        os.umask(old)
+    state = site.state
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    for folder in ("source.git", "publish.git", "cache", "outbox", "outbox/sent", "notify"):
+        assert stat.S_IMODE((state / folder).stat().st_mode) == 0o700, folder
+    ours = [state / "lock", *(state / "notify").iterdir(), *(state / "cache").iterdir()]
+    ours += [p for p in (state / "outbox").rglob("*") if p.is_file()]
+    assert len(ours) >= 5
+    for path in ours:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    # The user's mbox keeps its mode; one deploybot creates is private.
+    assert stat.S_IMODE(site.mbox.stat().st_mode) == 0o644
+    assert stat.S_IMODE(other.mbox.stat().st_mode) == 0o600
+    # The publish repository (served by a web server) keeps git's modes for what the push wrote.
+    build = head(site.publish, "asf-site") or ""
+    obj = site.publish / "objects" / build[:2] / build[2:]
+    packs = list((site.publish / "objects" / "pack").glob("*.pack"))
+    written = obj if obj.exists() else packs[0]
+    assert stat.S_IMODE(written.stat().st_mode) & 0o044 == 0o044
