@@ -153,13 +153,13 @@ def outbox_cmd(config_path: Path | None, retry_now: bool) -> None:
     """List the emails and webhook posts waiting in the outbox: state, attempts, last error
     and next attempt. With --retry-now, first try to deliver them all (exit 75 if some fail).
     """
-    from deploybot import notify, pipeline, report
+    from deploybot import mailcmd, notify, report, statedir
 
     config = _load(config_path)
-    delivered = pipeline.deliver_outbox(config, retry_now=True) if retry_now else None
+    delivered = mailcmd.deliver_outbox(config, retry_now=True) if retry_now else None
     if delivered is not None:
         report.print_delivery(delivered)
-    report.print_outbox(notify.list_outbox(pipeline.state_paths(config)["outbox"]))
+    report.print_outbox(notify.list_outbox(statedir.state_paths(config)["outbox"]))
     if delivered is not None and delivered.failed:
         sys.exit(EX_TEMPFAIL)
 
@@ -193,10 +193,10 @@ def notify_cmd(
     For re-sending a lost email or checking the format against any history; --transport
     stdout prints the whole message, headers included. The outbox is not used.
     """
-    from deploybot import pipeline
+    from deploybot import mailcmd
 
     config = _load_optional(config_path)
-    commit, sent_via = pipeline.resend(config, rev, repo=repo, branch=branch, transport=transport)
+    commit, sent_via = mailcmd.resend(config, rev, repo=repo, branch=branch, transport=transport)
     if sent_via != "stdout":
         click.echo(f"email for {commit[:12]} sent via {sent_via}")
 

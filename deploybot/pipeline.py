@@ -12,9 +12,7 @@ run that finds the publish branch up to date never pays for it.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,18 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-import filelock
-
-from deploybot import gitutil, housekeeping, notify, publish, stale, watch
+from deploybot import gitutil, mailcmd, notify, publish, statedir, watch
 from deploybot.config import Config
-from deploybot.config_checks import check_writable_folder
-from deploybot.errors import (
-    ConfigError,
-    LockHeldError,
-    MissingObjectError,
-    NotifyError,
-    no_space_left,
-)
+from deploybot.errors import ConfigError
 
 if TYPE_CHECKING:
     from deploybot import render
@@ -86,18 +75,6 @@ class _Timer:
         return time.perf_counter() - self.start
 
 
-def state_paths(config: Config) -> dict[str, Path]:
-    """Return the state dir's layout: ``lock``, the ``source``/``publish`` mirrors, ``outbox``."""
-    root = config.state.dir
-    return {
-        "lock": root / "lock",
-        "source": root / "source.git",
-        "publish": root / "publish.git",
-        "outbox": root / "outbox",
-        "cache": root / "cache",
-    }
-
-
 def run_once(
     config: Config,
     *,
@@ -129,15 +106,11 @@ def run_once(
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
     """
-    paths = state_paths(config)
-    check_writable_folder(config.state.dir, "state.dir", config.path)
-    started = time.time()
-    with _locked(paths["lock"]), _config_errors_name(config), no_space_left(config.state.dir):
-        stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
+    with statedir.held(config) as paths, _config_errors_name(config):
         result = _run_healing(
             config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older
         )
-        _housekeep(paths["source"], paths["publish"])
+        statedir.housekeep(paths)
         notify.prune_delivered(paths["outbox"])
         return result
 
@@ -164,32 +137,8 @@ def _run_healing(
         try:
             return _run_locked(config, paths, full=full, now=now, retry_now=retry_now, older=older)
         except KeyError as exc:
-            missing = gitutil.missing_object(exc)
-            if missing is None:
-                raise
-            sha, folder = missing
-            mirrors = [m for m in (paths["source"], paths["publish"]) if m == folder]
-            if folder is None or not mirrors or attempt == 2:
-                where = folder or "a git repository"
-                raise MissingObjectError(
-                    f"git object {sha} is missing from {where}: the repository is damaged "
-                    f"(check it with: git -C {where} fsck)"
-                ) from exc
-            log.warning("%s is missing object %s: fetching it again", folder, sha)
-            shutil.rmtree(folder)
+            statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
     raise AssertionError("unreachable")
-
-
-def _housekeep(*mirrors: Path) -> None:
-    """Pack the mirrors when past git's gc thresholds; a failure here never fails the run."""
-    for mirror in mirrors:
-        try:
-            done = housekeeping.housekeep(mirror)
-        except OSError as exc:
-            log.warning("could not pack %s: %s", mirror, exc)
-            continue
-        if done:
-            log.info("%s: %s", mirror, done)
 
 
 @contextlib.contextmanager
@@ -201,27 +150,6 @@ def _config_errors_name(config: Config) -> Iterator[None]:
         if config.path is None or str(config.path) in str(exc):
             raise
         raise ConfigError(f"{config.path}: {exc}") from exc
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold the state directory's lock (``LockHeldError`` when another run holds it).
-
-    The state directory is made private (0700, also when an older version made it 0755):
-    its outbox, records and mirrors are nobody else's to read. The process umask is left
-    alone: ``git receive-pack`` into a local publish repository must write with it.
-    """
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path.parent.chmod(0o700)
-    lock = filelock.FileLock(str(path), mode=0o600)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        raise LockHeldError(f"another deploybot run holds the lock {path}") from None
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 def _utcnow() -> datetime:
@@ -240,7 +168,7 @@ def _run_locked(
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     gitutil.check_local_repository(config.source.url, "source.url")
-    earlier = _deliver(config, paths["outbox"], retry_now=retry_now)
+    earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
     head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
     snap = watch.fetch_source(
         config.source.url, config.source.branch, paths["source"], since=head.source_commit
@@ -456,55 +384,6 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         footnotes=config.render.footnotes,
         layout_limits=render.layout_limits(config.render),
     )
-
-
-def _deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> notify.DeliveryReport:
-    try:
-        return notify.deliver_all(config.notify, outbox, retry_now=retry_now)
-    except NotifyError as exc:
-        return notify.DeliveryReport(sent=(), failed=(("*", str(exc)),))
-
-
-def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.DeliveryReport:
-    """Deliver what waits in the outbox (both channels), holding the state directory's lock.
-
-    ``retry_now`` ignores the retry backoff. Raises LockHeldError when a run holds the lock.
-    """
-    check_writable_folder(config.state.dir, "state.dir", config.path)
-    with _locked(state_paths(config)["lock"]), no_space_left(config.state.dir):
-        return _deliver(config, state_paths(config)["outbox"], retry_now=retry_now)
-
-
-def resend(
-    config: Config | None,
-    rev: str,
-    *,
-    repo: Path | None = None,
-    branch: str | None = None,
-    transport: str | None = None,
-) -> tuple[str, str]:
-    """Send the combined email of commit ``rev`` now (``deploybot notify``); no outbox.
-
-    With a config, the repository defaults to the publish mirror, the branch to
-    ``publish.branch`` and the settings to ``[notify]``; without one, to ``.``, HEAD's branch
-    (or the branch ``rev`` names) and placeholder addresses. ``transport`` overrides.
-
-    Returns:
-        ``(commit id, transport used)``.
-
-    Raises:
-        UsageError: ``rev`` names no commit. DeploybotError: not a repository.
-        NotifyError: the transport failed.
-    """
-    from deploybot.notify.resend import default_notify, resend_commit
-
-    repo = repo or (state_paths(config)["publish"] if config else Path("."))
-    settings = config.notify if config else default_notify(repo)
-    settings = dataclasses.replace(settings, transport=transport or settings.transport)
-    if branch is None and config is not None:
-        branch = config.publish.branch
-    commit = resend_commit(repo, rev, settings, branch=branch, now=_utcnow())
-    return commit, settings.transport
 
 
 def _waiting(report: notify.DeliveryReport) -> tuple[tuple[str, str], ...]:

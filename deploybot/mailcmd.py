@@ -1,0 +1,70 @@
+"""``deploybot outbox`` and ``deploybot notify``: the commands that use the notify stage alone.
+
+No build happens here: :func:`deliver_outbox` retries what waits in the outbox under the state
+directory's lock, and :func:`resend` composes and sends the email of any existing commit.
+The pipeline uses :func:`deliver` too, to send what waits before each run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+from pathlib import Path
+
+from deploybot import notify, statedir
+from deploybot.config import Config
+from deploybot.errors import NotifyError
+
+
+def deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> notify.DeliveryReport:
+    """Deliver what waits in ``outbox``; a transport that cannot even be made (NotifyError)
+    is reported as one failure ``("*", reason)`` instead of raised."""
+    try:
+        return notify.deliver_all(config.notify, outbox, retry_now=retry_now)
+    except NotifyError as exc:
+        return notify.DeliveryReport(sent=(), failed=(("*", str(exc)),))
+
+
+def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.DeliveryReport:
+    """Deliver what waits in the outbox (both channels), holding the state directory.
+
+    ``retry_now`` ignores the retry backoff.
+
+    Raises:
+        LockHeldError: a run holds the lock (75). ConfigError: state.dir unusable (78).
+        DiskFullError: no space to record a delivery (75).
+    """
+    with statedir.held(config, sweep=False) as paths:
+        return deliver(config, paths["outbox"], retry_now=retry_now)
+
+
+def resend(
+    config: Config | None,
+    rev: str,
+    *,
+    repo: Path | None = None,
+    branch: str | None = None,
+    transport: str | None = None,
+) -> tuple[str, str]:
+    """Send the combined email of commit ``rev`` now (``deploybot notify``); no outbox.
+
+    With a config, the repository defaults to the publish mirror, the branch to
+    ``publish.branch`` and the settings to ``[notify]``; without one, to ``.``, HEAD's branch
+    (or the branch ``rev`` names) and placeholder addresses. ``transport`` overrides.
+
+    Returns:
+        ``(commit id, transport used)``.
+
+    Raises:
+        UsageError: ``rev`` names no commit. DeploybotError: not a repository.
+        NotifyError: the transport failed.
+    """
+    from deploybot.notify.resend import default_notify, resend_commit
+
+    repo = repo or (statedir.state_paths(config)["publish"] if config else Path("."))
+    settings = config.notify if config else default_notify(repo)
+    settings = dataclasses.replace(settings, transport=transport or settings.transport)
+    if branch is None and config is not None:
+        branch = config.publish.branch
+    commit = resend_commit(repo, rev, settings, branch=branch, now=datetime.now(UTC))
+    return commit, settings.transport

@@ -1,0 +1,119 @@
+"""The state directory: its layout, the one-run-at-a-time lock, and its upkeep.
+
+Everything a run keeps between runs lives under ``state.dir`` (see the README): the lock, the
+source and publish mirrors, the render cache, the outbox and the notify records. This module
+says where each lives and what holding the state directory means: the directory made private,
+the lock taken, a full disk reported as such, and what a killed earlier run left swept away
+(:mod:`deploybot.stale`). The pipeline and the outbox command both hold it this way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import filelock
+
+from deploybot import gitutil, housekeeping, stale
+from deploybot.config import Config
+from deploybot.config_checks import check_writable_folder
+from deploybot.errors import LockHeldError, MissingObjectError, no_space_left
+
+log = logging.getLogger(__name__)
+
+
+def state_paths(config: Config) -> dict[str, Path]:
+    """Return the state dir's layout: ``lock``, the ``source``/``publish`` mirrors,
+    ``outbox`` and ``cache`` (all absolute :class:`Path` s under ``config.state.dir``)."""
+    root = config.state.dir
+    return {
+        "lock": root / "lock",
+        "source": root / "source.git",
+        "publish": root / "publish.git",
+        "outbox": root / "outbox",
+        "cache": root / "cache",
+    }
+
+
+@contextlib.contextmanager
+def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
+    """Hold the state directory for one run; yields :func:`state_paths`.
+
+    Checks that ``state.dir`` is writable, takes the lock, turns a full disk inside into
+    :class:`~deploybot.errors.DiskFullError` and, with ``sweep``, removes the lock and temp
+    files a killed run left (:func:`deploybot.stale.sweep`: safe only under the lock).
+
+    Raises:
+        ConfigError: ``state.dir`` is a file or not writable (exit 78).
+        LockHeldError: another run holds the lock (exit 75).
+        DiskFullError: no space left on the state directory's file system (exit 75).
+    """
+    paths = state_paths(config)
+    check_writable_folder(config.state.dir, "state.dir", config.path)
+    started = time.time()
+    with _locked(paths["lock"]), no_space_left(config.state.dir):
+        if sweep:
+            stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
+        yield paths
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold the state directory's lock (``LockHeldError`` when another run holds it).
+
+    The lock is an ``flock`` (:class:`filelock.FileLock` on Unix), which the kernel releases
+    when its process dies, so a killed run never leaves it held. The state directory is made
+    private (0700, also when an older version made it 0755): its outbox, records and mirrors
+    are nobody else's to read. The process umask is left alone: ``git receive-pack`` into a
+    local publish repository must write with it.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    lock = filelock.FileLock(str(path), mode=0o600)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        raise LockHeldError(f"another deploybot run holds the lock {path}") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def drop_damaged_mirror(exc: KeyError, paths: dict[str, Path], *, last_try: bool) -> None:
+    """Delete the mirror that ``exc`` (dulwich's missing-object ``KeyError``) came from, so
+    the next attempt fetches it anew: mirrors only cache the remotes.
+
+    Raises:
+        KeyError: ``exc`` itself, when it is no missing object.
+        MissingObjectError: the object is missing from a repository that is no mirror of
+            ours (a remote), or ``last_try`` (still missing after a fresh fetch).
+    """
+    missing = gitutil.missing_object(exc)
+    if missing is None:
+        raise exc
+    sha, folder = missing
+    if folder is None or folder not in (paths["source"], paths["publish"]) or last_try:
+        where = folder or "a git repository"
+        raise MissingObjectError(
+            f"git object {sha} is missing from {where}: the repository is damaged "
+            f"(check it with: git -C {where} fsck)"
+        ) from exc
+    log.warning("%s is missing object %s: fetching it again", folder, sha)
+    shutil.rmtree(folder)
+
+
+def housekeep(paths: dict[str, Path]) -> None:
+    """Pack both mirrors when past git's gc thresholds; a failure here never fails the run."""
+    for mirror in (paths["source"], paths["publish"]):
+        try:
+            done = housekeeping.housekeep(mirror)
+        except OSError as exc:
+            log.warning("could not pack %s: %s", mirror, exc)
+            continue
+        if done:
+            log.info("%s: %s", mirror, done)
