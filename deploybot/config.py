@@ -62,6 +62,12 @@ class RenderConfig:
     ``typography`` turns kramdown's smart quotes and dashes on or off; ``footnotes`` picks the
     footnote markup: ``kramdown`` (kramdown 2.x, Jekyll 4), ``kramdown1`` (kramdown 1.x, no
     ``rel``/``role`` attributes), ``mistune`` (mistune's own) or ``none`` (no footnotes).
+
+    Limits on hostile or broken input (each more than 0; exceeding one fails the build with
+    exit 1 naming the file): ``max_file_bytes`` (bytes of any source file read: post, page,
+    layout, include, static file, ``_config.yml``), ``max_page_bytes`` (bytes of one
+    rendered page after Liquid, Markdown and its layout) and ``max_yaml_size`` (a YAML
+    document with its aliases expanded: nodes plus scalar characters).
     """
 
     theme: str = "default"
@@ -69,6 +75,9 @@ class RenderConfig:
     feed_limit: int = 20
     typography: bool = True
     footnotes: str = "kramdown"
+    max_file_bytes: int = 50_000_000
+    max_page_bytes: int = 50_000_000
+    max_yaml_size: int = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -276,6 +285,9 @@ def _resolve(cfg: Config, path: Path) -> Config:
         _check_timezone(tz, key, path)
     if cfg.render.feed_limit < 0:
         raise ConfigError(f"{path}: 'render.feed_limit' must be 0 or more")
+    for key in ("max_file_bytes", "max_page_bytes", "max_yaml_size"):
+        if getattr(cfg.render, key) <= 0:
+            raise ConfigError(f"{path}: 'render.{key}' must be more than 0")
     notify = cfg.notify
     _check_limits(notify, path)
     mbox = (base / notify.mbox).resolve() if notify.mbox else None

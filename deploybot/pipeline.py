@@ -345,6 +345,9 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         build_time=datetime.fromtimestamp(snap.commit_time, tz=offset),
         typography=config.render.typography,
         footnotes=config.render.footnotes,
+        max_file_bytes=config.render.max_file_bytes,
+        max_page_bytes=config.render.max_page_bytes,
+        max_yaml_size=config.render.max_yaml_size,
     )
 
 

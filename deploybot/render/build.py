@@ -257,9 +257,12 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
 
     Raises ``SourceError`` (message, path, line) for bad input.
     """
-    config = load_config(tree, options.timezone)
+    config = load_config(tree, options.timezone, options.max_yaml_size)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
-    model, warnings = load_site(tree, config, _aware(options.build_time), hidden)
+    build_time = _aware(options.build_time)
+    model, warnings = load_site(
+        tree, config, build_time, hidden, max_yaml_size=options.max_yaml_size
+    )
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config)
     ctx = RenderContext(env, md, site_variables(model, md), tree)

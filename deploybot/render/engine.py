@@ -69,7 +69,7 @@ Neighbours = tuple[Post | None, Post | None]
 
 def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
-    typography and footnotes)."""
+    typography and footnotes, and the limits: a lower one must check what is cached)."""
     return "\0".join(
         str(v)
         for v in (
@@ -78,6 +78,9 @@ def options_key(options: RenderOptions) -> str:
             options.feed_limit,
             options.typography,
             options.footnotes,
+            options.max_file_bytes,
+            options.max_page_bytes,
+            options.max_yaml_size,
         )
     )
 
@@ -113,7 +116,7 @@ class Engine:
         if options.build_time is not None and options.build_time.tzinfo is None:
             raise ValueError("RenderOptions.build_time must be timezone-aware")
         self.tree, self.options, self.cache, self.sink = tree, options, cache, sink
-        self.config = load_config(tree, options.timezone)
+        self.config = load_config(tree, options.timezone, options.max_yaml_size)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
         env = make_environment(TrackingTree(tree, self.recorder), options.theme, self.config)
@@ -186,7 +189,7 @@ class Engine:
             blob = self.tree.blob_id(path)
         except KeyError:
             return None
-        model, warnings = load_site(SubsetTree(self.tree, [path]), self.config, None, self.hidden)
+        model, warnings = self._load([path])
         notes = tuple((w.line, w.message) for w in warnings)
         if model.posts:
             post = model.posts[0]
@@ -195,6 +198,12 @@ class Engine:
             return SourceRow(path, blob, "page", False, 0, _strip(model.pages[0]), notes)
         kind = "static" if model.static else "other"
         return SourceRow(path, blob, kind, False, 0, None, notes)
+
+    def _load(self, paths: list[str]) -> tuple[SiteModel, list[RenderWarning]]:
+        """Read ``paths`` of the tree (posts, pages, static) with no future cut-off."""
+        tree = SubsetTree(self.tree, paths)
+        max_yaml = self.options.max_yaml_size
+        return load_site(tree, self.config, None, self.hidden, max_yaml_size=max_yaml)
 
     def visible(self, row: SourceRow | None, cut_us: int) -> bool:
         """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""
@@ -231,7 +240,7 @@ class Engine:
             self.sink.copy(path, row.blob, lambda: self.tree.read(path))
             self._record(path, [path], {"b:" + path: row.blob}, ())
             return
-        model, _ = load_site(SubsetTree(self.tree, [path]), self.config, None, self.hidden)
+        model, _ = self._load([path])
         doc: Post | Page = model.posts[0] if row.kind == "post" else model.pages[0]
         self.recorder.push()
         try:
