@@ -71,6 +71,8 @@ CASES: dict[str, Callable[[int], str]] = {
     "|` lines": _lines("|`x\n"),
     "table cell of ``|": lambda n: "| a | b |\n|---|---|\n| " + "`|" * (n // 2) + " |\n",
     "table of rows": lambda n: "| a | b |\n|---|---|\n" + "| `x` | y |\n" * (n // 12),
+    # a 1,000-character reference link used all over (output ~ 140 x input, linear)
+    "[a][x] uses": lambda n: f"[x]: /{'u' * 1000}\n\n" + "[a][x] " * (n // 7) + "\n",
     # Liquid
     "highlight blocks": _lines("{% highlight a %}\nx\n{% endhighlight %}\n"),
     "{{ output }}": _lines("{{ page.title }} "),
