@@ -17,6 +17,8 @@ from dulwich.object_store import iter_tree_contents
 from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
+from deploybot.objectsize import object_size
+
 
 def encode_path(path: str) -> bytes:
     """Return git's bytes for ``path`` (UTF-8, lone surrogates back to raw bytes)."""
@@ -245,6 +247,12 @@ class GitTree:
     def is_symlink(self, path: str) -> bool:
         """Return whether ``path`` is a symlink (its blob is the link target)."""
         return stat.S_ISLNK(self._entry(path)[0])
+
+    def size(self, path: str) -> int:
+        """Return the size in bytes of ``path``'s blob from its object header (the blob is
+        not inflated; :func:`~deploybot.objectsize.object_size`). Raises ``KeyError`` when
+        absent."""
+        return object_size(self._handle(), self._entry(path)[1])
 
     def read(self, path: str) -> bytes:
         """Return the bytes of ``path``. Raises ``KeyError`` when absent."""

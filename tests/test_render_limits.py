@@ -10,16 +10,24 @@ from __future__ import annotations
 import resource
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
+from dulwich.repo import Repo
 
+from deploybot.cli import main
 from deploybot.config import load_config
 from deploybot.errors import ConfigError
+from deploybot.gittree import GitTree
 from deploybot.render.yamlload import ExpansionError, expanded_size, load_yaml
+from tests.gitcli import run_git
+from tests.gitrepo import commit_files, head
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "deploybot.example.toml"
+ID = {"name": "t", "email": "t@example.org"}
 MEMORY_CAP = 1_500_000_000  # bytes of address space for the child
 TIMEOUT_S = 60.0
 
@@ -172,3 +180,151 @@ def test_limits_have_defaults_and_are_in_the_example_config() -> None:
     for line in ("max_file_bytes = 50_000_000", "max_page_bytes = 50_000_000"):
         assert line in text
     assert "max_yaml_size = 10_000_000" in text
+
+
+# --- max_file_bytes ------------------------------------------------------------------------
+
+
+def test_static_file_over_the_default_limit_is_exit_1(tmp_path: Path) -> None:
+    src = site(tmp_path / "site", {"index.md": "---\ntitle: Home\n---\nhi\n"})
+    with open(src / "big.bin", "wb") as f:
+        f.truncate(60_000_000)  # sparse: no disk, no memory
+    result = run_build(src, tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result) == (
+        "deploybot: error: big.bin: 60,000,000 bytes, more than render.max_file_bytes (50,000,000)"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def _bare_repo(path: Path, files: dict[str, bytes]) -> Path:
+    Repo.init_bare(str(path), mkdir=True).close()
+    commit_files(path, files, "Import")
+    with Repo(str(path)) as repo:
+        repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
+    return path
+
+
+def _config(tmp_path: Path, render: str) -> Path:
+    path = tmp_path / "deploybot.toml"
+    path.write_text(
+        '[source]\nurl = "source.git"\n[publish]\nurl = "publish.git"\n'
+        f'author = "Bot <bot@example.org>"\n[render]\n{render}\n'
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    "name", ["_posts/2023-01-02-big.md", "about.md", "_layouts_theme/post.html", "a.css"]
+)
+def test_any_source_file_over_the_limit_in_a_git_revision_is_exit_1(
+    tmp_path: Path, name: str
+) -> None:
+    files = {
+        "_posts/2023-01-01-a.md": b"---\ntitle: A\n---\nsmall\n",
+        "_layouts_theme/post.html": b"{{ content }}",
+        "_layouts_theme/page.html": b"{{ content }}",
+    }
+    files[name] = b"---\ntitle: Big\n---\n" + b"x" * 3000
+    repo = _bare_repo(tmp_path / "source.git", files)
+    config = _config(tmp_path, 'theme = "_layouts_theme"\nmax_file_bytes = 2000')
+    result = run_build(repo, tmp_path / "out", "--rev", "main", "--config", str(config))
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result) == (
+        f"deploybot: error: {name}: 3,019 bytes, more than render.max_file_bytes (2,000)"
+    )
+
+
+def test_git_blob_size_is_read_without_inflating_the_blob(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    with open(work / "big.bin", "wb") as f:
+        f.truncate(60_000_000)
+    run_git(work, "init", "-q", **ID)
+    run_git(work, "add", "big.bin", **ID)
+    run_git(work, "commit", "-q", "-m", "big", **ID)
+    tree_id = run_git(work, "rev-parse", "HEAD^{tree}", **ID).strip()
+    with GitTree(work / ".git", tree_id) as tree:
+        tracemalloc.start()
+        try:
+            size = tree.size("big.bin")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert size == 60_000_000
+    assert peak < 1_000_000
+
+
+def test_run_once_refuses_a_large_file_and_publishes_nothing(tmp_path: Path) -> None:
+    _bare_repo(
+        tmp_path / "source.git", {"index.md": b"---\ntitle: H\n---\nhi\n", "a.bin": b"\0" * 3000}
+    )
+    Repo.init_bare(str(tmp_path / "publish.git"), mkdir=True).close()
+    config = _config(tmp_path, "max_file_bytes = 2000")
+    result = CliRunner().invoke(main, ["run-once", "--config", str(config)])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines()[-1] == (
+        "deploybot: error: a.bin: 3,000 bytes, more than render.max_file_bytes (2,000)"
+    )
+    assert head(tmp_path / "publish.git", "asf-site") is None
+
+
+# --- max_page_bytes ------------------------------------------------------------------------
+
+
+def test_liquid_output_stops_at_the_limit_naming_the_line(tmp_path: Path) -> None:
+    # 100 copies of a 1 MB value: 100 MB of Markdown source before the limit existed
+    body = "intro\n\n" + "{{ page.x }}\n" * 100
+    post = f"---\ntitle: Big\nx: {'y' * 1_000_000}\n---\n{body}"
+    src = site(tmp_path / "site", {"_posts/2024-01-01-big.md": post})
+    result = run_build(src, tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    # line 6 holds the first output; the 51st copy (line 56) passes 50,000,000 bytes
+    assert one_error_line(result) == (
+        "deploybot: error: _posts/2024-01-01-big.md:56: the page's output is more than "
+        "50,000,000 bytes (render.max_page_bytes)"
+    )
+
+
+def test_markdown_output_stops_at_the_limit(tmp_path: Path) -> None:
+    # one 10 kB link definition used 10,000 times: 100 MB of HTML from 80 kB of Markdown
+    body = f"[x]: /{'u' * 10_000}\n\n" + "[a][x] " * 10_000 + "\n"
+    src = site(tmp_path / "site", {"_posts/2024-01-01-links.md": f"---\ntitle: L\n---\n{body}"})
+    result = run_build(src, tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result) == (
+        "deploybot: error: _posts/2024-01-01-links.md: the page's output is more than "
+        "50,000,000 bytes (render.max_page_bytes)"
+    )
+
+
+def test_fragments_copied_by_markdown_stop_at_the_limit(tmp_path: Path) -> None:
+    # A highlight block's placeholder as a link URL: each use of the link copies the block.
+    code = "x = 1\n" * 2000
+    body = f"[x]: {{% highlight python %}}\n{code}{{% endhighlight %}}\n\n" + "[a][x] " * 20_000
+    src = site(tmp_path / "site", {"_posts/2024-01-01-hl.md": f"---\ntitle: H\n---\n{body}\n"})
+    result = run_build(src, tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result) == (
+        "deploybot: error: _posts/2024-01-01-hl.md: the page's output is more than "
+        "50,000,000 bytes (render.max_page_bytes)"
+    )
+
+
+def test_layout_output_over_the_limit_is_exit_1(tmp_path: Path) -> None:
+    files = {
+        "_posts/2024-01-01-a.md": "---\ntitle: A\n---\n" + "word " * 400 + "\n",
+        "theme/post.html": "{{ content }}{{ content }}",
+        "theme/page.html": "{{ content }}",
+    }
+    src = site(tmp_path / "site", files)
+    config = tmp_path / "deploybot.toml"
+    config.write_text('[source]\nurl = "site"\n[render]\ntheme = "theme"\nmax_page_bytes = 3000\n')
+    result = run_build(src, tmp_path / "out", "--config", str(config))
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result) == (
+        "deploybot: error: _posts/2024-01-01-a.md: the page's output is more than "
+        "3,000 bytes (render.max_page_bytes)"
+    )
+    config.write_text('[source]\nurl = "site"\n[render]\ntheme = "theme"\nmax_page_bytes = 5000\n')
+    assert run_build(src, tmp_path / "out", "--config", str(config)).returncode == 0

@@ -39,6 +39,7 @@ from deploybot.render.deps import (
 )
 from deploybot.render.excerpt import excerpt_source
 from deploybot.render.layouts import make_environment
+from deploybot.render.limits import LimitedTree, check_file_size
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
 from deploybot.render.outputs import (
@@ -115,6 +116,7 @@ class Engine:
     ) -> None:
         if options.build_time is not None and options.build_time.tzinfo is None:
             raise ValueError("RenderOptions.build_time must be timezone-aware")
+        tree = LimitedTree(tree, options.max_file_bytes)
         self.tree, self.options, self.cache, self.sink = tree, options, cache, sink
         self.config = load_config(tree, options.timezone, options.max_yaml_size)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
@@ -132,7 +134,7 @@ class Engine:
             del data[key]
         site = LazySite(data, self.recorder, self)
         tracked = TrackingTree(tree, self.recorder)
-        self.ctx = build.RenderContext(env, self.md, site, tracked)
+        self.ctx = build.RenderContext(env, self.md, site, tracked, options.max_page_bytes)
         self.rendered: set[str] = set()
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
         self.overwrites: list[RenderWarning] = []
@@ -236,6 +238,8 @@ class Engine:
         Raises ``SourceError`` for bad input."""
         path = row.path
         if row.kind == "static":
+            # The sink may copy the blob without reading it: check its size first anyway.
+            check_file_size(self.tree, path, self.options.max_file_bytes)
             self._put(path, path)
             self.sink.copy(path, row.blob, lambda: self.tree.read(path))
             self._record(path, [path], {"b:" + path: row.blob}, ())

@@ -36,6 +36,11 @@ class SourceTree(Protocol):
         """Return the git blob id (40 hex) of ``path``. Raises ``KeyError`` when absent."""
         ...
 
+    def size(self, path: str) -> int:
+        """Return the file's size in bytes, without reading it where the tree can tell.
+        Raises ``KeyError`` when ``path`` is not in the tree."""
+        ...
+
 
 class MemoryTree:
     """A :class:`SourceTree` over a ``{path: bytes}`` mapping."""
@@ -51,6 +56,9 @@ class MemoryTree:
 
     def blob_id(self, path: str) -> str:
         return git_blob_id(self._files[path])
+
+    def size(self, path: str) -> int:
+        return len(self._files[path])
 
 
 class DirTree:
@@ -76,3 +84,9 @@ class DirTree:
 
     def blob_id(self, path: str) -> str:
         return git_blob_id(self.read(path))
+
+    def size(self, path: str) -> int:
+        full = self.root / path
+        if not full.is_file():
+            raise KeyError(path)
+        return full.stat().st_size
