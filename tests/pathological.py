@@ -71,6 +71,9 @@ CASES: dict[str, Callable[[int], str]] = {
     "|` lines": _lines("|`x\n"),
     "table cell of ``|": lambda n: "| a | b |\n|---|---|\n| " + "`|" * (n // 2) + " |\n",
     "table of rows": lambda n: "| a | b |\n|---|---|\n" + "| `x` | y |\n" * (n // 12),
+    "table cell of dashes": lambda n: "| a | b |\n|---|---|\n| " + "-" * n + " | x |\n",
+    "table cell of - -": lambda n: "| a | b |\n|---|---|\n| " + "- " * (n // 2) + " | x |\n",
+    "separator of dashes": lambda n: "| a |\n|" + "-" * n + ":-|\n| b |\n",
     # a 1,000-character reference link used all over (output ~ 140 x input, linear)
     "[a][x] uses": lambda n: f"[x]: /{'u' * 1000}\n\n" + "[a][x] " * (n // 7) + "\n",
     # Liquid

@@ -29,3 +29,14 @@ def test_long_attribute_list_of_unclosed_values_parses_in_linear_time() -> None:
     # then searched to the end of the list again from each value (quadratic).
     body = 'a="\\} ' * 20_000
     assert run_bounded(BOUND_S, parse_attribute_list, body) is not None
+
+
+def _render_at(name: str, size: int) -> None:
+    render_body(CASES[name](size))
+
+
+@pytest.mark.parametrize("name", ["table cell of dashes", "table cell of - -"])
+def test_long_table_row_of_dashes_parses_in_linear_time(name: str) -> None:
+    # A row that is almost a separator line: the separator regex backtracked over the
+    # dashes (quadratic; 7 s at 40,000, minutes at 200,000).
+    assert run_bounded(BOUND_S, _render_at, name, 200_000) is not None

@@ -30,9 +30,14 @@ from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
 _LINE = re.compile(r" {0,3}\|[^\n]*(?:\n|$)")
-_SEP = re.compile(r"^ {0,3}[+|: \t-]*-[+|: \t-]*$")
-_FOOT_SEP = re.compile(r"^ {0,3}[+|: \t]*=[+|: \t=]*$")
-_ALIGN = re.compile(r"[ \t]?(:?)-+(:?)[ \t]*(?:\||\+|$)")
+# A separator line is kramdown's TABLE_SEP_LINE, [+|: \t-]*?-[+|: \t-]*?: only those
+# characters, with a "-" (a footer separator: "=" instead). Written as a class check, as the
+# regex backtracks quadratically over a long run of "-" that ends in another character.
+_SEP_CHARS = re.compile(r"[+|: \t-]*")
+_FOOT_SEP_CHARS = re.compile(r"[+|: \t=]*")
+# TABLE_HSEP_ALIGN; possessive, and a run of "-" is only entered at its start (a try from
+# inside it ends where the try from its start failed), so findall is linear.
+_ALIGN = re.compile(r"[ \t]?(:?)(?<!-)-++(:?)[ \t]*+(?:\||\+|$)")
 _BACKTICKS = re.compile(r"`+")
 _PIPE = re.compile(r"(?<!\\)\|")
 _NBSP = "\u00a0"
@@ -99,9 +104,19 @@ _STARTS_KEY = "_kramdown_table_starts"
 
 def _kind(text: str) -> str:
     """A table line's kind: ``"F"`` footer separator, ``"S"`` separator, ``"R"`` row."""
-    if _FOOT_SEP.match(text):
+    if is_footer_separator(text):
         return "F"
-    return "S" if _SEP.match(text) else "R"
+    return "S" if is_separator(text) else "R"
+
+
+def is_separator(text: str) -> bool:
+    """Return whether a table line (no newline) separates sections (``|---|:-:|``)."""
+    return "-" in text and _SEP_CHARS.fullmatch(text) is not None
+
+
+def is_footer_separator(text: str) -> bool:
+    """Return whether a table line (no newline) starts the footer (``|===|``)."""
+    return "=" in text and _FOOT_SEP_CHARS.fullmatch(text) is not None
 
 
 # table_sections as a machine over line kinds. State: (rows pending, a section made,
@@ -147,12 +162,12 @@ def table_sections(lines: list[str]) -> dict[str, Any] | None:
     aligns: list[str | None] = []
     footer = False
     for text in lines:
-        if _FOOT_SEP.match(text):
+        if is_footer_separator(text):
             if rows:
                 sections.append(("tbody", rows))
                 rows = []
             footer = True
-        elif _SEP.match(text):
+        elif is_separator(text):
             if rows and not sections:
                 aligns = _alignments(text)
                 sections.append(("thead", rows))
