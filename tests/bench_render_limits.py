@@ -1,7 +1,7 @@
 """Benchmark: parse time of pathological post bodies at growing sizes (``make bench``).
 
 Each case of :data:`tests.pathological.CASES` is rendered (Liquid, Markdown) at each size
-in a forked child killed after ``--timeout`` seconds; the best of ``--repeat`` runs is kept.
+in a child process killed after ``--timeout`` seconds; the best of ``--repeat`` runs is kept.
 The growth ratio between consecutive sizes is about the size ratio (2 for the default
 sizes) when parsing is linear; 4 is quadratic, 8 cubic.
 
@@ -13,18 +13,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from tests.pathological import CASES, render_body, run_bounded
-
-
-def _render(name: str, size: int) -> None:
-    render_body(CASES[name](size))
+from tests.pathological import CASES, render_case, run_bounded
 
 
 def _best(name: str, size: int, repeat: int, timeout: float) -> float | None:
     best: float | None = None
     for _ in range(repeat):
         start = time.perf_counter()
-        if run_bounded(timeout, _render, name, size) is None:
+        if run_bounded(timeout, render_case, name, size) is None:
             return None
         took = time.perf_counter() - start
         best = took if best is None else min(best, took)

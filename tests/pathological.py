@@ -5,7 +5,7 @@ delimiter, deep nesting, and the shapes that were once super-linear (a table cel
 backticks: cubic; ``{:`` runs and table-like lines without a table: quadratic).
 :func:`render_body` renders a body the way a post's content is rendered (Liquid, then
 Markdown, then the Liquid fragments put back), with no output limit; :func:`run_bounded`
-runs a function in a forked child killed after a time bound, so a case that got
+runs a function in a child process killed after a time bound, so a case that got
 super-linear fails (or is reported) instead of hanging.
 """
 
@@ -91,12 +91,21 @@ def render_body(text: str) -> str:
     return restore_fragments(html, liquid.fragments)
 
 
+def render_case(name: str, size: int) -> None:
+    """Render the case ``name`` of :data:`CASES` at ``size`` (a target for :func:`run_bounded`)."""
+    render_body(CASES[name](size))
+
+
 def run_bounded(seconds: float, fn: Callable[..., Any], *args: Any) -> float | None:
-    """Run ``fn(*args)`` in a forked child; return the seconds it took (wall clock), or
+    """Run ``fn(*args)`` in a child process; return the seconds it took (wall clock), or
     ``None`` when it did not finish within ``seconds`` (it is killed) or raised (its
-    traceback goes to stderr)."""
+    traceback goes to stderr). ``fn`` must be importable by name: the child is forked from
+    a fork server that has loaded this module (never from the test process, whose threads
+    a fork would copy mid-lock)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
     start = time.perf_counter()
-    child = multiprocessing.get_context("fork").Process(target=fn, args=args)
+    child = context.Process(target=fn, args=args)
     child.start()
     child.join(seconds)
     if child.is_alive():

@@ -1,5 +1,5 @@
 """Parse time stays linear: each pathological body of 40,000 characters renders well within
-a generous bound (a forked child, killed at the bound, so a regression fails instead of
+a generous bound (a child process, killed at the bound, so a regression fails instead of
 hanging the suite). The growth ratios themselves are measured by
 ``python -m tests.bench_render_limits`` (``make bench``), not here.
 """
@@ -9,19 +9,15 @@ from __future__ import annotations
 import pytest
 
 from deploybot.render.kramdown_attrs import parse_attribute_list
-from tests.pathological import CASES, render_body, run_bounded
+from tests.pathological import CASES, render_case, run_bounded
 
 SIZE = 40_000
 BOUND_S = 8.0  # linear code renders each case in well under a second
 
 
-def _render(name: str) -> None:
-    render_body(CASES[name](SIZE))
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_pathological_body_renders_in_linear_time(name: str) -> None:
-    assert run_bounded(BOUND_S, _render, name) is not None, f"{name!r}: over {BOUND_S} s"
+    assert run_bounded(BOUND_S, render_case, name, SIZE) is not None, f"{name!r}: over {BOUND_S} s"
 
 
 def test_long_attribute_list_of_unclosed_values_parses_in_linear_time() -> None:
@@ -31,12 +27,8 @@ def test_long_attribute_list_of_unclosed_values_parses_in_linear_time() -> None:
     assert run_bounded(BOUND_S, parse_attribute_list, body) is not None
 
 
-def _render_at(name: str, size: int) -> None:
-    render_body(CASES[name](size))
-
-
 @pytest.mark.parametrize("name", ["table cell of dashes", "table cell of - -"])
 def test_long_table_row_of_dashes_parses_in_linear_time(name: str) -> None:
     # A row that is almost a separator line: the separator regex backtracked over the
     # dashes (quadratic; 7 s at 40,000, minutes at 200,000).
-    assert run_bounded(BOUND_S, _render_at, name, 200_000) is not None
+    assert run_bounded(BOUND_S, render_case, name, 200_000) is not None

@@ -162,8 +162,8 @@ def _parse_span_ial(inline: InlineParser, m: Any, state: InlineState) -> int | N
 
 
 def _span_ial_end(state: InlineState, start: int) -> int | None:
-    """Return the end of the span IAL whose ``{:`` is at ``start`` in ``state.src``, or
-    ``None``: where kramdown's ``\\{:((?:\\\\\\}|[^}])+)\\}`` would end. The body runs to the
+    r"""Return the end of the span IAL whose ``{:`` is at ``start`` in ``state.src``, or
+    ``None``: where kramdown's ``\{:((?:\\\}|[^}])+)\}`` would end. The body runs to the
     first ``}`` not after a backslash; with none, to the last ``}`` (each one after a
     backslash); it is never empty.
 

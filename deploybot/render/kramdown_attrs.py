@@ -128,12 +128,12 @@ def _attribute_at(body: str, at: int, values: _Values) -> tuple[tuple[str, ...],
 
 
 class _Values:
-    """Where a quoted value ends, as the backtracking regex ``(?:\\\\\\}|\\\\Q|[^}])*?Q``
-    followed by ``(?=\\s|\\Z)`` (``Q`` the quote) finds it, without its worst case.
+    r"""Where a quoted value ends, as the backtracking regex ``(?:\\\}|\\Q|[^}])*?Q``
+    followed by ``(?=\s|\Z)`` (``Q`` the quote) finds it, without its worst case.
 
-    The regex walks forward taking ``\\}`` and ``\\Q`` as pairs, stopping at the first
+    The regex walks forward taking ``\}`` and ``\Q`` as pairs, stopping at the first
     ``Q`` followed by a space or the end; at a ``}`` (not in a pair) or the end it backs
-    off to the latest ``\\Q`` pair whose ``Q`` is followed by a space or the end. A walk
+    off to the latest ``\Q`` pair whose ``Q`` is followed by a space or the end. A walk
     that fails (or backs off) says the same for every later start on its path, so that
     stretch is remembered per quote and never walked again: O(len(body)) in all.
     """
