@@ -25,6 +25,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tests.bench_render_limits
 
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache

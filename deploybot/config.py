@@ -65,6 +65,11 @@ class RenderConfig:
     ``layout_max_steps``, ``layout_max_output`` (characters) and ``layout_max_depth`` bound
     each render of a layout (layouts are untrusted code; see ``render.sandbox``): each is at
     least 1, and a layout past one is bad input (exit 1, naming the layout).
+    Limits on hostile or broken input (each more than 0; exceeding one fails the build with
+    exit 1 naming the file): ``max_file_bytes`` (bytes of any source file read: post, page,
+    layout, include, static file, ``_config.yml``), ``max_page_bytes`` (bytes of one
+    rendered page after Liquid, Markdown and its layout) and ``max_yaml_size`` (a YAML
+    document with its aliases expanded: nodes plus scalar characters).
     """
 
     theme: str = "default"
@@ -75,6 +80,9 @@ class RenderConfig:
     layout_max_steps: int = 10_000_000
     layout_max_output: int = 50_000_000
     layout_max_depth: int = 50
+    max_file_bytes: int = 50_000_000
+    max_page_bytes: int = 50_000_000
+    max_yaml_size: int = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -285,6 +293,9 @@ def _resolve(cfg: Config, path: Path) -> Config:
     for key in ("layout_max_steps", "layout_max_output", "layout_max_depth"):
         if getattr(cfg.render, key) < 1:
             raise ConfigError(f"{path}: 'render.{key}' must be 1 or more")
+    for key in ("max_file_bytes", "max_page_bytes", "max_yaml_size"):
+        if getattr(cfg.render, key) <= 0:
+            raise ConfigError(f"{path}: 'render.{key}' must be more than 0")
     notify = cfg.notify
     _check_limits(notify, path)
     mbox = (base / notify.mbox).resolve() if notify.mbox else None

@@ -18,6 +18,7 @@ from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
 from deploybot import pathrules
+from deploybot.objectsize import object_size
 
 
 def encode_path(path: str) -> bytes:
@@ -270,6 +271,12 @@ class GitTree:
     def is_symlink(self, path: str) -> bool:
         """Return whether ``path`` is a symlink (its blob is the link target)."""
         return stat.S_ISLNK(self._entry(path)[0])
+
+    def size(self, path: str) -> int:
+        """Return the size in bytes of ``path``'s blob from its object header (the blob is
+        not inflated; :func:`~deploybot.objectsize.object_size`). Raises ``KeyError`` when
+        absent."""
+        return object_size(self._handle(), self._entry(path)[1])
 
     def read(self, path: str) -> bytes:
         """Return the bytes of ``path``. Raises ``KeyError`` when absent."""

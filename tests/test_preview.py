@@ -109,7 +109,7 @@ def test_config_yml_with_a_control_character_is_one_line(tmp_path: Path) -> None
     assert (code, output) == (
         1,
         "deploybot: error: _config.yml:2: character U+0007 is not allowed in YAML "
-        "(special characters are not allowed)\n",
+        "(control characters are not allowed)\n",
     )
     assert_nothing_written(tmp_path, out)
 

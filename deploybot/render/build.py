@@ -30,6 +30,7 @@ from deploybot.render.layouts import (
     render_layout,
     render_template,
 )
+from deploybot.render.limits import LimitedTree, LimitError, page_too_large
 from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
@@ -51,14 +52,16 @@ from deploybot.render.source import SourceTree
 
 @dataclass(frozen=True)
 class RenderContext:
-    """The read-only inputs every document render shares: layouts, Markdown, ``site``, and
-    the source tree for ``{% include %}`` (``None``: includes render nothing, with a warning).
+    """The read-only inputs every document render shares: layouts, Markdown, ``site``, the
+    source tree for ``{% include %}`` (``None``: includes render nothing, with a warning),
+    and the most bytes one page's output may have (``None``: no limit).
     """
 
     env: jinja2.Environment
     md: mistune.Markdown
     site: Mapping[str, Any]
     tree: SourceTree | None = None
+    max_page_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -142,16 +145,24 @@ def page_variables(page: Page) -> dict[str, Any]:
 def render_content(
     doc: Document, ctx: RenderContext, page: Mapping[str, Any]
 ) -> tuple[str, tuple[RenderWarning, ...]]:
-    """Return ``doc``'s body as HTML (Liquid subset, then Markdown when it is Markdown)."""
-    liquid = render_liquid(
-        doc.body,
-        path=doc.path,
-        first_line=doc.body_line,
-        variables={"site": ctx.site, "page": page},
-        include=_include_reader(ctx.tree),
-    )
-    html = markdown_to_html(liquid.text, ctx.md) if doc.markdown else liquid.text
-    return restore_fragments(html, liquid.fragments), liquid.warnings
+    """Return ``doc``'s body as HTML (Liquid subset, then Markdown when it is Markdown).
+
+    Raises ``SourceError`` naming ``doc`` (and the line, for Liquid) when the output passes
+    ``ctx.max_page_bytes``: each stage stops as soon as it does."""
+    limit = ctx.max_page_bytes
+    try:
+        liquid = render_liquid(
+            doc.body,
+            path=doc.path,
+            first_line=doc.body_line,
+            variables={"site": ctx.site, "page": page},
+            include=_include_reader(ctx.tree),
+            max_output=limit,
+        )
+        html = markdown_to_html(liquid.text, ctx.md) if doc.markdown else liquid.text
+        return restore_fragments(html, liquid.fragments, limit), liquid.warnings
+    except LimitError as exc:
+        raise SourceError(exc.message, doc.path, exc.line) from exc
 
 
 def _render(
@@ -168,7 +179,10 @@ def _render(
             else render_layout(template, content, {"site": ctx.site, "page": page})
         )
     extra = (warning,) if warning else ()
-    return RenderedDocument(doc.path, out, content, html.encode("utf-8"), warnings + extra)
+    output = html.encode("utf-8")
+    if ctx.max_page_bytes is not None and len(output) > ctx.max_page_bytes:
+        raise SourceError(page_too_large(ctx.max_page_bytes), doc.path)
+    return RenderedDocument(doc.path, out, content, output, warnings + extra)
 
 
 def render_post(
@@ -270,14 +284,19 @@ class _Output:
 def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     """Build the whole site from ``tree`` (see :mod:`deploybot.render`).
 
-    Raises ``SourceError`` (message, path, line) for bad input.
+    Raises ``SourceError`` (message, path, line) for bad input, or input or output over a
+    limit of ``options``.
     """
-    config = load_config(tree, options.timezone)
+    tree = LimitedTree(tree, options.max_file_bytes)
+    config = load_config(tree, options.timezone, options.max_yaml_size)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
-    model, warnings = load_site(tree, config, _aware(options.build_time), hidden)
+    build_time = _aware(options.build_time)
+    model, warnings = load_site(
+        tree, config, build_time, hidden, max_yaml_size=options.max_yaml_size
+    )
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
-    ctx = RenderContext(env, md, site_variables(model, md), tree)
+    ctx = RenderContext(env, md, site_variables(model, md), tree, options.max_page_bytes)
     out = _Output()
     for path, data in theme_assets(tree, options.theme):
         out.put(path, data, f"theme {options.theme}")

@@ -346,6 +346,11 @@ class TrackingTree:
         self._note(path)
         return self.inner.blob_id(path)
 
+    def size(self, path: str) -> int:
+        """Return the file size, recording ``b:PATH``. Raises ``KeyError`` when absent."""
+        self._note(path)
+        return self.inner.size(path)
+
     def _note(self, path: str) -> None:
         try:
             blob = self.inner.blob_id(path)

@@ -39,6 +39,7 @@ from deploybot.render.deps import (
 )
 from deploybot.render.excerpt import excerpt_source
 from deploybot.render.layouts import make_environment
+from deploybot.render.limits import LimitedTree, check_file_size
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
 from deploybot.render.outputs import (
@@ -70,7 +71,8 @@ Neighbours = tuple[Post | None, Post | None]
 
 def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
-    typography and footnotes, layout limits: a page that fitted a looser limit is re-checked)."""
+    typography and footnotes, and the limits (layout budgets, file, page and YAML sizes): a
+    page that fitted a looser limit must be checked again)."""
     return "\0".join(
         str(v)
         for v in (
@@ -80,6 +82,9 @@ def options_key(options: RenderOptions) -> str:
             options.typography,
             options.footnotes,
             options.layout_limits,
+            options.max_file_bytes,
+            options.max_page_bytes,
+            options.max_yaml_size,
         )
     )
 
@@ -114,9 +119,10 @@ class Engine:
     ) -> None:
         if options.build_time is not None and options.build_time.tzinfo is None:
             raise ValueError("RenderOptions.build_time must be timezone-aware")
+        tree = LimitedTree(tree, options.max_file_bytes)
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink)
-        self.config = load_config(tree, options.timezone)
+        self.config = load_config(tree, options.timezone, options.max_yaml_size)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
         tracked_tree = TrackingTree(tree, self.recorder)
@@ -133,7 +139,7 @@ class Engine:
             del data[key]
         site = LazySite(data, self.recorder, self)
         tracked = TrackingTree(tree, self.recorder)
-        self.ctx = build.RenderContext(env, self.md, site, tracked)
+        self.ctx = build.RenderContext(env, self.md, site, tracked, options.max_page_bytes)
         self.rendered: set[str] = set()
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
         self.overwrites: list[RenderWarning] = []
@@ -190,7 +196,7 @@ class Engine:
             blob = self.tree.blob_id(path)
         except KeyError:
             return None
-        model, warnings = load_site(SubsetTree(self.tree, [path]), self.config, None, self.hidden)
+        model, warnings = self._load([path])
         notes = tuple((w.line, w.message) for w in warnings)
         if model.posts:
             post = model.posts[0]
@@ -199,6 +205,12 @@ class Engine:
             return SourceRow(path, blob, "page", False, 0, _strip(model.pages[0]), notes)
         kind = "static" if model.static else "other"
         return SourceRow(path, blob, kind, False, 0, None, notes)
+
+    def _load(self, paths: list[str]) -> tuple[SiteModel, list[RenderWarning]]:
+        """Read ``paths`` of the tree (posts, pages, static) with no future cut-off."""
+        tree = SubsetTree(self.tree, paths)
+        max_yaml = self.options.max_yaml_size
+        return load_site(tree, self.config, None, self.hidden, max_yaml_size=max_yaml)
 
     def visible(self, row: SourceRow | None, cut_us: int) -> bool:
         """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""
@@ -231,11 +243,13 @@ class Engine:
         Raises ``SourceError`` for bad input."""
         path = row.path
         if row.kind == "static":
+            # The sink may copy the blob without reading it: check its size first anyway.
+            check_file_size(self.tree, path, self.options.max_file_bytes)
             self._put(path, path)
             self.sink.copy(path, row.blob, lambda: self.tree.read(path))
             self._record(path, [path], {"b:" + path: row.blob}, ())
             return
-        model, _ = load_site(SubsetTree(self.tree, [path]), self.config, None, self.hidden)
+        model, _ = self._load([path])
         doc: Post | Page = model.posts[0] if row.kind == "post" else model.pages[0]
         self.recorder.push()
         try:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from deploybot.errors import SourceError
+from deploybot.render.limits import LimitError
 from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.model import Document
 
@@ -57,7 +59,10 @@ class Excerpt:
             # No site/page variables: the excerpt is a listing detail, and undefined output
             # was already reported when the post itself was rendered.
             liquid = render_liquid(self.source, path=self._doc.path)
-            text = self._markdown(liquid.text) if self._doc.markdown else liquid.text
+            try:
+                text = self._markdown(liquid.text) if self._doc.markdown else liquid.text
+            except LimitError as exc:  # the Markdown's own output limit
+                raise SourceError(f"excerpt: {exc.message}", self._doc.path) from exc
             self._html = restore_fragments(text, liquid.fragments)
         return self._html
 

@@ -3,7 +3,8 @@
 Follows Jekyll's rules (``Document::YAML_FRONT_MATTER_REGEXP``, ``Utils.has_yaml_header?``):
 the file must begin with ``---`` on its first line (after an optional UTF-8 BOM); the front
 matter ends at the next line that is ``---`` or ``...``. Values are read with PyYAML's safe
-loader (libyaml's when available, like Jekyll's Psych). A BOM is dropped and CRLF becomes LF;
+loader (libyaml's when available, like Jekyll's Psych), aliases expanded at most to a limit
+(:func:`~deploybot.render.yamlload.load_yaml`). A BOM is dropped and CRLF becomes LF;
 indented keys, blank lines between keys and tabs after ``key:`` parse as in Jekyll; a tab in
 the indentation, a missing closing fence or a non-mapping document is a ``SourceError``
 naming the file and line. A body that starts with a ``---`` rule keeps it (the first fence
@@ -20,27 +21,9 @@ from typing import Any
 import yaml
 
 from deploybot.errors import SourceError, one_line
+from deploybot.render.model import MAX_YAML_SIZE
+from deploybot.render.yamlload import ExpansionError, load_yaml
 
-# libyaml (what Jekyll's Psych uses too) when PyYAML was built with it: it accepts a tab
-# after "key:" or at the end of a line, which PyYAML's pure-Python scanner rejects.
-_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BASE_LOADER):  # type: ignore[valid-type,misc]
-    """The safe loader, with impossible dates (``2020-13-45``) as marked YAML errors."""
-
-
-def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
-    try:
-        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
-    except ValueError as exc:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"not a valid date: {node.value!r} ({exc})", node.start_mark
-        ) from exc
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
-_LOADER: type[yaml.SafeLoader] = _Loader
 _OPEN_RE = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
 _CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
@@ -80,12 +63,15 @@ def decode(data: bytes, path: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def parse_front_matter(data: bytes, path: str) -> FrontMatter | None:
+def parse_front_matter(
+    data: bytes, path: str, max_yaml_size: int = MAX_YAML_SIZE
+) -> FrontMatter | None:
     """Split and parse the front matter of ``data`` (the bytes of source file ``path``).
 
     Returns ``None`` when the file has no front matter. Raises ``SourceError`` (with ``path``
-    and the file's line number) when the closing fence is missing, the YAML is malformed, or
-    the YAML is not a mapping.
+    and the file's line number) when the closing fence is missing, the YAML is malformed or
+    larger than ``max_yaml_size`` with its aliases expanded (at the top-level key where it
+    passes the limit), or the YAML is not a mapping.
     """
     if not has_front_matter(data):
         return None
@@ -97,12 +83,13 @@ def parse_front_matter(data: bytes, path: str) -> FrontMatter | None:
     yaml_text = text[first_nl : close.start()]
     body_start = close.end() + 1 if close.end() < len(text) else close.end()
     body_line = text.count("\n", 0, body_start) + 1
-    return FrontMatter(_load_yaml(yaml_text, path), text[body_start:], body_line, yaml_text)
+    values = _load_yaml(yaml_text, path, max_yaml_size)
+    return FrontMatter(values, text[body_start:], body_line, yaml_text)
 
 
-def _load_yaml(yaml_text: str, path: str) -> Mapping[str, Any]:
+def _load_yaml(yaml_text: str, path: str, max_size: int) -> Mapping[str, Any]:
     try:
-        loaded = yaml.load(yaml_text, Loader=_LOADER)  # a safe loader (Safe or CSafe)
+        loaded = load_yaml(yaml_text, max_size)
     except yaml.MarkedYAMLError as exc:
         # Where the construct began (e.g. an unclosed quote) says more than where the
         # scanner gave up (often the end of the front matter).
@@ -112,7 +99,8 @@ def _load_yaml(yaml_text: str, path: str) -> Mapping[str, Any]:
         problem = exc.problem or exc.context or "malformed YAML"
         if exc.context and exc.problem:
             problem = f"{exc.problem} {exc.context}"
-        if mark is not None and _tab_indented(yaml_text, mark.line):
+        tab = mark is not None and _tab_indented(yaml_text, mark.line)
+        if tab and not isinstance(exc, ExpansionError):
             problem = "a tab in the indentation (YAML indents with spaces only)"
         raise SourceError(f"front matter: {problem}", path, line) from exc
     except yaml.reader.ReaderError as exc:

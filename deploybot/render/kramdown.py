@@ -29,6 +29,7 @@ Integration (order matters)::
 
 from __future__ import annotations
 
+import re
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -67,7 +68,11 @@ _ALD = "kramdown_ald"
 _SPAN_IAL = "kramdown_span_ial"
 _PENDING = "_kramdown_ial"
 _BLOCK_PATTERN = r"^ {0,3}\{:(?![:/])(?:\\\}|[^}\n])+\}[ \t]*$"
-_SPAN_PATTERN = r"\{:(?![:/])(?P<kramdown_span_body>(?:\\\}|[^}])+)\}"
+# Only the opener: the closing brace is found by _span_ial_end, in amortised constant time
+# (a regex for the whole span rescans to the end from every "{:" that has no closer).
+_SPAN_OPEN = r"\{:(?![:/])"
+_UNESCAPED_CLOSE = re.compile(r"(?<!\\)\}")
+_CLOSERS = "_kramdown_span_closers"
 # Rendered without a tag of their own: attributes on them have nowhere to go (kramdown's
 # transparent <p> in tight list items drops them too).
 _NO_TAG = frozenset({"block_text", "blank_line", "text", "softbreak", "linebreak"})
@@ -91,7 +96,7 @@ def kramdown_attributes(md: mistune.Markdown) -> None:
     for rules in (md.block.block_quote_rules, md.block.list_rules):
         if "kramdown_block_ial" not in rules:
             rules.append("kramdown_block_ial")
-    md.inline.register("kramdown_span_ial", _SPAN_PATTERN, _parse_span_ial, start_chars="{")
+    md.inline.register("kramdown_span_ial", _SPAN_OPEN, _parse_span_ial, start_chars="{")
     # First, so that heading ids and other hooks already see the attributes.
     md.before_render_hooks.insert(0, _attach_block_ials)
     wrap_inline_render(md, _attach_span_ials)
@@ -146,11 +151,39 @@ def _define_ald(env: MutableMapping[str, Any], name: str, ald: AttributeList) ->
         alds[name] = ald
 
 
-def _parse_span_ial(inline: InlineParser, m: Any, state: InlineState) -> int:
-    body: str = m.group("kramdown_span_body")
-    state.append_token({"type": _SPAN_IAL, "raw": m.group(0), "ial": parse_attribute_list(body)})
-    end: int = m.end()
+def _parse_span_ial(inline: InlineParser, m: Any, state: InlineState) -> int | None:
+    start: int = m.start()
+    end = _span_ial_end(state, start)
+    if end is None:
+        return None
+    raw = state.src[start:end]
+    state.append_token({"type": _SPAN_IAL, "raw": raw, "ial": parse_attribute_list(raw[2:-1])})
     return end
+
+
+def _span_ial_end(state: InlineState, start: int) -> int | None:
+    r"""Return the end of the span IAL whose ``{:`` is at ``start`` in ``state.src``, or
+    ``None``: where kramdown's ``\{:((?:\\\}|[^}])+)\}`` would end. The body runs to the
+    first ``}`` not after a backslash; with none, to the last ``}`` (each one after a
+    backslash); it is never empty.
+
+    The inline parser asks at increasing offsets of one text, so the last answer (kept in
+    ``state.env`` per text) answers every later start up to it: linear in all.
+    """
+    src = state.src
+    body = start + 2
+    if body >= len(src) or src[body] == "}":
+        return None
+    texts: dict[str, list[int]] = state.env.setdefault(_CLOSERS, {})
+    # [searched from, first unescaped "}" found there (-1: none), last "}"]
+    known = texts.get(src)
+    if known is None:
+        known = texts[src] = [len(src) + 1, -1, src.rfind("}")]
+    if not (known[0] <= body and (known[1] == -1 or body <= known[1])):
+        found = _UNESCAPED_CLOSE.search(src, body)
+        known[0], known[1] = body, -1 if found is None else found.start()
+    close = known[1] if known[1] != -1 else known[2]
+    return close + 1 if close > body else None
 
 
 def _attach_block_ials(md: mistune.Markdown, state: BlockState) -> None:

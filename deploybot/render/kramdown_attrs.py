@@ -21,28 +21,20 @@ are escaped like kramdown's ``escape_html(v, :attribute)``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-# Ruby's \w is ASCII-only; these mirror kramdown's ALD_* regexps.
+# Ruby's \w is ASCII-only; these mirror kramdown's ALD_* regexps. kramdown scans a list with
+# ALD_TYPE_ANY, /(?:\A|\s)(?:KEY_VALUE|REF|ID_OR_CLASS_MULTI)(?=\s|\Z)/; _attribute_parts
+# does the same scan without searching for a value's closing quote again from every attempt
+# (which made a long list of unclosed values quadratic).
 _ID_NAME = r"[A-Za-z0-9_][A-Za-z0-9_-]*"
-_KEY_VALUE = (
-    r"(?P<key>" + _ID_NAME + r")=(?P<q>[\"'])"
-    r"(?P<val>(?:\\\}|\\(?P=q)|[^}])*?)(?P=q)"
-)
 _ID = r"#[A-Za-z][A-Za-z0-9_:-]*"
 _CLASS = r"\.[^\s.#]+"
-_ANY = re.compile(
-    r"(?:\A|\s)(?:"
-    + _KEY_VALUE
-    + r"|(?P<ref>"
-    + _ID_NAME
-    + r")|(?P<idcls>(?:"
-    + _ID
-    + "|"
-    + _CLASS
-    + r")+))(?=\s|\Z)"
-)
+_KEY_START = re.compile(r"(" + _ID_NAME + r")=([\"'])")
+_REF = re.compile(r"(" + _ID_NAME + r")(?=\s|\Z)")
+_ID_OR_CLASS_MULTI = re.compile(r"((?:" + _ID + "|" + _CLASS + r")+)(?=\s|\Z)")
+_SPACE = re.compile(r"\s")
 _ID_OR_CLASS = re.compile(r"#(?P<id>[A-Za-z][A-Za-z0-9_:-]*)|\.(?P<cls>[^\s.#]+)")
 
 #: A block line holding an attribute list definition: ``{:name: attrs}`` (kramdown ALD_START).
@@ -89,20 +81,102 @@ def parse_attribute_list(body: str) -> AttributeList:
     result = AttributeList()
     if body.strip() in ("", ":"):
         return result
-    for m in _ANY.finditer(body):
-        if m.group("ref") is not None:
-            result.refs.append(m.group("ref"))
-        elif m.group("idcls") is not None:
-            for part in _ID_OR_CLASS.finditer(m.group("idcls")):
+    for kind, *parts in _attribute_parts(body):
+        if kind == "ref":
+            result.refs.append(parts[0])
+        elif kind == "idcls":
+            for part in _ID_OR_CLASS.finditer(parts[0]):
                 if part.group("cls") is not None:
                     _add_class(result.attrs, part.group("cls"))
                 else:
                     result.attrs["id"] = part.group("id")
         else:
-            quote = m.group("q")
-            value = re.sub(r"\\(\}|" + re.escape(quote) + ")", r"\1", m.group("val"))
-            result.attrs[m.group("key")] = value
+            key, quote, value = parts
+            result.attrs[key] = re.sub(r"\\(\}|" + re.escape(quote) + ")", r"\1", value)
     return result
+
+
+def _attribute_parts(body: str) -> Iterator[tuple[str, ...]]:
+    """Yield ``("pair", key, quote, raw value)``, ``("ref", name)`` or ``("idcls", text)``
+    for each match of kramdown's ``ALD_TYPE_ANY`` in ``body``, left to right, in O(len)."""
+    values = _Values(body)
+    pos = 0
+    while pos < len(body):
+        found = _attribute_at(body, 0, values) if pos == 0 else None
+        if found is None and _SPACE.match(body, pos):
+            found = _attribute_at(body, pos + 1, values)
+        if found is None:
+            pos += 1
+            continue
+        part, pos = found
+        yield part
+
+
+def _attribute_at(body: str, at: int, values: _Values) -> tuple[tuple[str, ...], int] | None:
+    """Return the attribute starting at ``at`` and where it ends, or ``None``."""
+    key = _KEY_START.match(body, at)
+    if key is not None:
+        start, quote = key.end(), key.group(2)
+        close = values.closing_quote(start, quote)
+        if close is not None:
+            return ("pair", key.group(1), quote, body[start:close]), close + 1
+    for kind, pattern in (("ref", _REF), ("idcls", _ID_OR_CLASS_MULTI)):
+        m = pattern.match(body, at)
+        if m is not None:
+            return (kind, m.group(1)), m.end()
+    return None
+
+
+class _Values:
+    r"""Where a quoted value ends, as the backtracking regex ``(?:\\\}|\\Q|[^}])*?Q``
+    followed by ``(?=\s|\Z)`` (``Q`` the quote) finds it, without its worst case.
+
+    The regex walks forward taking ``\}`` and ``\Q`` as pairs, stopping at the first
+    ``Q`` followed by a space or the end; at a ``}`` (not in a pair) or the end it backs
+    off to the latest ``\Q`` pair whose ``Q`` is followed by a space or the end. A walk
+    that fails (or backs off) says the same for every later start on its path, so that
+    stretch is remembered per quote and never walked again: O(len(body)) in all.
+    """
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+        self.dead: dict[str, tuple[int, int]] = {}  # quote -> [from, to] known to fail
+
+    def _closes(self, pos: int, quote: str) -> bool:
+        body = self.body
+        return body[pos] == quote and (pos + 1 == len(body) or bool(_SPACE.match(body, pos + 1)))
+
+    def closing_quote(self, start: int, quote: str) -> int | None:
+        """Return the offset of the quote closing a value that starts at ``start``."""
+        dead = self.dead.get(quote)
+        if dead is not None and dead[0] <= start <= dead[1]:
+            return None
+        body, pos, backoff = self.body, start, None
+        stops = _VALUE_STOPS[quote]
+        while (m := stops.search(body, pos)) is not None:
+            pos = m.start()
+            char = body[pos]
+            if char == quote:
+                if self._closes(pos, quote):
+                    return pos
+                pos += 1
+            elif char == "}":
+                break
+            elif body.startswith("}", pos + 1):
+                pos += 2
+            elif body.startswith(quote, pos + 1):
+                if self._closes(pos + 1, quote):
+                    backoff = pos + 1
+                pos += 2
+            else:
+                pos += 1
+        else:
+            pos = len(body)
+        self.dead[quote] = (start if backoff is None else backoff + 1, pos)
+        return backoff
+
+
+_VALUE_STOPS = {q: re.compile(r"[\\}" + q + "]") for q in "\"'"}
 
 
 def resolve_attributes(

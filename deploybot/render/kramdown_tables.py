@@ -13,6 +13,11 @@ kramdown's table syntax (https://kramdown.gettalong.org/syntax.html#tables; pars
 :func:`kramdown_tables` handles tables whose every line starts with ``|`` and that contain a
 separator line, and renders all table cells (mistune's tables too) the kramdown way. Tables
 without a leading pipe are left to mistune's ``table``/``nptable`` rules.
+
+Parsing is linear in the input: a run of pipe lines is read once, and whether a table
+starts at each of its lines is worked out for all of them in one backward pass (the block
+parser asks again at every line of a run that is not a table); code spans in a row are
+found with kramdown's rule in one pass over its backtick runs.
 """
 
 from __future__ import annotations
@@ -25,10 +30,15 @@ from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
 _LINE = re.compile(r" {0,3}\|[^\n]*(?:\n|$)")
-_SEP = re.compile(r"^ {0,3}[+|: \t-]*-[+|: \t-]*$")
-_FOOT_SEP = re.compile(r"^ {0,3}[+|: \t]*=[+|: \t=]*$")
-_ALIGN = re.compile(r"[ \t]?(:?)-+(:?)[ \t]*(?:\||\+|$)")
-_CODE = re.compile(r"(`+)(?:.+?)\1")
+# A separator line is kramdown's TABLE_SEP_LINE, [+|: \t-]*?-[+|: \t-]*?: only those
+# characters, with a "-" (a footer separator: "=" instead). Written as a class check, as the
+# regex backtracks quadratically over a long run of "-" that ends in another character.
+_SEP_CHARS = re.compile(r"[+|: \t-]*")
+_FOOT_SEP_CHARS = re.compile(r"[+|: \t=]*")
+# TABLE_HSEP_ALIGN; possessive, and a run of "-" is only entered at its start (a try from
+# inside it ends where the try from its start failed), so findall is linear.
+_ALIGN = re.compile(r"[ \t]?(:?)(?<!-)-++(:?)[ \t]*+(?:\||\+|$)")
+_BACKTICKS = re.compile(r"`+")
 _PIPE = re.compile(r"(?<!\\)\|")
 _NBSP = "\u00a0"
 _TABLE_PATTERN = r"^ {0,3}\|[^\n]*(?:\n|$)"
@@ -49,21 +59,96 @@ def kramdown_tables(md: mistune.Markdown) -> None:
 
 
 def _parse_table(block: BlockParser, m: Any, state: BlockState) -> int | None:
+    start: int = m.start()
+    starts = _table_starts(state, start)
+    if not starts.get(start):
+        return None  # not a table for this rule (mistune's table, or a paragraph)
     lines: list[str] = []
-    pos: int = m.start()
+    pos = start
     while pos < state.cursor_max:
         line = _LINE.match(state.src, pos)
         if line is None:
             break
         lines.append(line.group(0).rstrip("\n").rstrip(" \t"))
         pos = line.end()
-    if not any(_SEP.match(text) for text in lines):
-        return None  # no separator: not a table for this rule (mistune or a paragraph)
     sections = table_sections(lines)
-    if sections is None:
-        return None
+    assert sections is not None  # _table_starts said so
     state.append_token(sections)
     return pos
+
+
+def _table_starts(state: BlockState, start: int) -> dict[int, bool]:
+    """Return ``{line offset: whether a table starts there}`` for the run of pipe lines of
+    ``state.src`` that holds the line at ``start``, reading the run only once per document
+    (kept in ``state.env``)."""
+    cached: tuple[str, int, dict[int, bool]] | None = state.env.get(_STARTS_KEY)
+    if cached and cached[0] is state.src and cached[1] == state.cursor_max and start in cached[2]:
+        return cached[2]
+    offsets: list[int] = []
+    kinds: list[str] = []
+    pos = start
+    while pos < state.cursor_max:
+        line = _LINE.match(state.src, pos)
+        if line is None:
+            break
+        offsets.append(pos)
+        kinds.append(_kind(line.group(0).rstrip("\n").rstrip(" \t")))
+        pos = line.end()
+    starts = dict(zip(offsets, _tables_from(kinds), strict=True))
+    state.env[_STARTS_KEY] = (state.src, state.cursor_max, starts)
+    return starts
+
+
+_STARTS_KEY = "_kramdown_table_starts"
+
+
+def _kind(text: str) -> str:
+    """A table line's kind: ``"F"`` footer separator, ``"S"`` separator, ``"R"`` row."""
+    if is_footer_separator(text):
+        return "F"
+    return "S" if is_separator(text) else "R"
+
+
+def is_separator(text: str) -> bool:
+    """Return whether a table line (no newline) separates sections (``|---|:-:|``)."""
+    return "-" in text and _SEP_CHARS.fullmatch(text) is not None
+
+
+def is_footer_separator(text: str) -> bool:
+    """Return whether a table line (no newline) starts the footer (``|===|``)."""
+    return "=" in text and _FOOT_SEP_CHARS.fullmatch(text) is not None
+
+
+# table_sections as a machine over line kinds. State: (rows pending, a section made,
+# footer seen); step -> (next state, whether a tbody was made).
+_State = tuple[bool, bool, bool]
+_STATES: list[_State] = [
+    (r, s, f) for r in (False, True) for s in (False, True) for f in (False, True)
+]
+
+
+def _step(state: _State, kind: str) -> tuple[_State, bool]:
+    rows, sections, footer = state
+    if kind == "R":
+        return (True, sections, footer), False
+    if kind == "F":
+        return (False, sections or rows, True), rows
+    return (False, sections or rows, footer), rows and sections
+
+
+def _tables_from(kinds: list[str]) -> list[bool]:
+    """Return, for each ``i``, whether ``table_sections`` of the lines ``i:`` (of these kinds)
+    makes a table: they hold a separator and it makes a ``tbody``. One backward pass over
+    the 8 machine states, so a run of n lines costs O(n), not O(n²)."""
+    makes = {state: state[0] and not state[2] for state in _STATES}  # after the last line
+    has_separator = False
+    found = [False] * len(kinds)
+    for i in range(len(kinds) - 1, -1, -1):
+        has_separator = has_separator or kinds[i] == "S"
+        steps = {state: _step(state, kinds[i]) for state in _STATES}
+        makes = {state: made or makes[after] for state, (after, made) in steps.items()}
+        found[i] = has_separator and makes[(False, False, False)]
+    return found
 
 
 def table_sections(lines: list[str]) -> dict[str, Any] | None:
@@ -77,12 +162,12 @@ def table_sections(lines: list[str]) -> dict[str, Any] | None:
     aligns: list[str | None] = []
     footer = False
     for text in lines:
-        if _FOOT_SEP.match(text):
+        if is_footer_separator(text):
             if rows:
                 sections.append(("tbody", rows))
                 rows = []
             footer = True
-        elif _SEP.match(text):
+        elif is_separator(text):
             if rows and not sections:
                 aligns = _alignments(text)
                 sections.append(("thead", rows))
@@ -105,10 +190,12 @@ def split_cells(text: str) -> list[str]:
     """Return the cell texts of one table row (kramdown: code spans keep their pipes, ``\\|``
     is a literal pipe, an empty first cell before a leading pipe and an empty last cell are
     dropped)."""
-    masked = _CODE.sub(lambda m: "\x00" * len(m.group(0)), text)
+    masked = list(text)
+    for start, end in code_spans(text):
+        masked[start:end] = "\x00" * (end - start)
     cells: list[str] = []
     start = 0
-    for pipe in _PIPE.finditer(masked):
+    for pipe in _PIPE.finditer("".join(masked)):
         cells.append(text[start : pipe.start()])
         start = pipe.end()
     cells.append(text[start:])
@@ -117,6 +204,65 @@ def split_cells(text: str) -> list[str]:
     if cells and not cells[-1].strip():
         cells.pop()
     return [cell.strip().replace("\\|", "|") for cell in cells]
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """Return the ``[start, end)`` offsets of the code spans in one table row, by kramdown's
+    rule (``parser/kramdown/codespan.rb``): a run of N backticks opens a span that the next
+    N backticks close (which may be the start of a longer run; its rest is a new run); a
+    lone backtick between whitespace is text; a run with no closer is text.
+
+    Linear: each opening run looks for the next run at least as long through a
+    next-not-shorter chain, and a length once found unclosed is not looked for again.
+    """
+    runs = [(m.start(), m.end() - m.start()) for m in _BACKTICKS.finditer(text)]
+    chain = _next_not_shorter([length for _, length in runs])
+    spans: list[tuple[int, int]] = []
+    unclosed = len(text) + 1  # the shortest run length known to have no closer after here
+    index, pending = 0, None
+    while pending is not None or index < len(runs):
+        if pending is not None:
+            (pos, length), source = pending
+            pending = None
+        else:
+            (pos, length), source = runs[index], index
+            index += 1
+        if length >= unclosed or _lone_backtick(text, pos, length):
+            continue
+        closer = source + 1
+        while closer < len(runs) and runs[closer][1] < length:
+            closer = chain[closer]
+        if closer >= len(runs):
+            unclosed = length
+            continue
+        close_pos, close_length = runs[closer]
+        spans.append((pos, close_pos + length))
+        index = closer + 1
+        if close_length > length:
+            pending = ((close_pos + length, close_length - length), closer)
+    return spans
+
+
+def _next_not_shorter(lengths: list[int]) -> list[int]:
+    """Return, for each run, the index of the next run at least as long (``len`` if none)."""
+    found = [len(lengths)] * len(lengths)
+    stack: list[int] = []
+    for i in range(len(lengths) - 1, -1, -1):
+        while stack and lengths[stack[-1]] < lengths[i]:
+            stack.pop()
+        if stack:
+            found[i] = stack[-1]
+        stack.append(i)
+    return found
+
+
+def _lone_backtick(text: str, pos: int, length: int) -> bool:
+    # kramdown: a single backtick after whitespace (or at the start) and before whitespace.
+    before = pos == 0 or text[pos - 1] in _RUBY_SPACE
+    return length == 1 and before and pos + 1 < len(text) and text[pos + 1] in _RUBY_SPACE
+
+
+_RUBY_SPACE = frozenset(" \t\r\n\f\v")
 
 
 def _alignments(text: str) -> list[str | None]:

@@ -19,6 +19,8 @@ what Jekyll blogs use and reports the rest as warnings with file and line:
 Whitespace control (``{%-``/``-%}``) trims as Liquid does. Generated HTML is not put into the
 text directly (Markdown would mangle it): each block becomes a placeholder word, and
 :func:`restore_fragments` swaps the HTML in after conversion. Scanning is linear in the input.
+With ``max_output``, the text and the fragments together may not pass that many characters:
+the render stops with :class:`~deploybot.render.limits.LimitError` as soon as they would.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from typing import Any
 
 from deploybot.errors import SourceError
 from deploybot.render.highlight import figure_block
+from deploybot.render.limits import LimitError, page_too_large
 from deploybot.render.liquid_filters import (
     ExpressionError,
+    TextTooLong,
     evaluate,
     parse_expression,
     relative_url,
@@ -70,11 +74,27 @@ class _State:
     variables: Mapping[str, Any]
     include: IncludeReader | None
     nonce: str
+    limit: int | None = None
     out: list[str] = field(default_factory=list)
+    size: int = 0  # characters in out and fragments
     fragments: dict[str, str] = field(default_factory=dict)
     warnings: list[RenderWarning] = field(default_factory=list)
     suppressed: int = 0
     _newlines: list[int] | None = None
+
+    def room(self) -> int | None:
+        """Return how many more characters may be emitted (``None``: no limit)."""
+        return None if self.limit is None else self.limit - self.size
+
+    def grow(self, count: int, offset: int) -> None:
+        self.size += count
+        if self.limit is not None and self.size > self.limit:
+            raise LimitError(page_too_large(self.limit), self.line_at(offset))
+
+    def emit(self, text: str, offset: int) -> None:
+        """Append ``text`` (made at source ``offset``) to the output, within the limit."""
+        self.grow(len(text), offset)
+        self.out.append(text)
 
     def line_at(self, offset: int) -> int:
         if self._newlines is None:
@@ -87,14 +107,17 @@ class _State:
             return
         self.warnings.append(RenderWarning(self.path, self.line_at(offset), message))
 
-    def fragment(self, html: str) -> str:
+    def fragment(self, html: str, offset: int) -> str:
+        self.grow(len(html), offset)
         key = f"DEPLOYBOTLIQUID{self.nonce}N{len(self.fragments)}X"
         self.fragments[key] = html
         return key
 
     def trim_left(self) -> None:
         if self.out:
-            self.out[-1] = self.out[-1].rstrip()
+            kept = self.out[-1].rstrip()
+            self.size -= len(self.out[-1]) - len(kept)
+            self.out[-1] = kept
 
 
 @dataclass(frozen=True)
@@ -145,16 +168,19 @@ def render_liquid(
     first_line: int = 1,
     variables: Mapping[str, Any] | None = None,
     include: IncludeReader | None = None,
+    max_output: int | None = None,
 ) -> LiquidResult:
     """Apply the Liquid subset to ``text`` (the body of ``path``, starting at file line
     ``first_line``). ``variables`` maps ``site`` and ``page`` to mappings (``site.posts``,
     ``site.pages``, ``site.static_files`` serve ``post_url`` and ``link``); ``include`` reads
     ``_includes/`` files (``None``: every include warns).
 
-    Raises ``SourceError`` (path, line) for a block tag that is never closed.
+    Raises ``SourceError`` (path, line) for a block tag that is never closed, and
+    :class:`~deploybot.render.limits.LimitError` (with the line) when the text and the
+    fragments pass ``max_output`` characters.
     """
     nonce = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    state = _State(path, text, first_line, variables or {}, include, nonce)
+    state = _State(path, text, first_line, variables or {}, include, nonce, max_output)
     _render_into(state)
     if state.suppressed:
         last = RenderWarning(path, None, f"{state.suppressed} more Liquid warnings not shown")
@@ -165,22 +191,29 @@ def render_liquid(
 def _render_into(state: _State) -> None:
     text, scanner, pos = state.source, _Scanner(state.source), 0
     while (m := scanner.find(pos)) is not None:
-        state.out.append(text[pos : m.start])
+        state.emit(text[pos : m.start], pos)
         if m.trim_left:
             state.trim_left()
         pos = _tag(state, m) if m.tag else _output(state, m)
         if m.trim_right:
             while pos < len(text) and text[pos].isspace():
                 pos += 1
-    state.out.append(text[pos:])
+    state.emit(text[pos:], pos)
 
 
 def _output(state: _State, m: _Markup) -> int:
+    room = state.room()
     try:
         value = evaluate(
-            parse_expression(m.inner), state.variables, lambda msg: state.warn(m.start, msg)
+            parse_expression(m.inner),
+            state.variables,
+            lambda msg: state.warn(m.start, msg),
+            max_text=room,
         )
-        state.out.append(to_text(value))
+        state.emit(to_text(value, room), m.start)
+    except TextTooLong:
+        assert state.limit is not None
+        raise LimitError(page_too_large(state.limit), state.line_at(m.start)) from None
     except ExpressionError as exc:
         state.warn(m.start, f"Liquid output {{{{ {_short(m.inner)} }}}} rendered empty: {exc}")
     return m.end
@@ -205,13 +238,13 @@ def _tag(state: _State, m: _Markup) -> int:
         end = _block_end(state, name, m)
         body = state.source[m.end : end.start()]
         if name == "raw":
-            state.out.append(body)
+            state.emit(body, m.start)
         elif name == "highlight":
-            state.out.append(_highlight(state, args, body, m))
+            state.emit(_highlight(state, args, body, m), m.start)
         return end.end()
     handler = _SIMPLE_TAGS.get(name)
     if handler is not None:
-        state.out.append(handler(state, args, m))
+        state.emit(handler(state, args, m), m.start)
     else:
         state.warn(m.start, f"unsupported Liquid tag {{% {_short(m.inner)} %}} removed")
     return m.end
@@ -227,10 +260,12 @@ def _highlight(state: _State, args: str, body: str, m: _Markup) -> str:
         first_line=state.line_at(m.end),
         variables=state.variables,
         include=state.include,
+        max_output=state.room(),
     )
     state.warnings.extend(inner.warnings)
     linenos = any(w == "linenos" or w.startswith("linenos=") for w in words[1:])
-    return state.fragment(figure_block(inner.text, words[0].lower(), linenos=linenos))
+    html = figure_block(inner.text, words[0].lower(), linenos=linenos)
+    return state.fragment(html, m.start)
 
 
 def _include(state: _State, args: str, m: _Markup) -> str:
@@ -279,9 +314,33 @@ _SIMPLE_TAGS: Mapping[str, Callable[[_State, str, _Markup], str]] = {
 }
 
 
-def restore_fragments(html: str, fragments: Mapping[str, str]) -> str:
+_PLACEHOLDER = re.compile(r"(<p>)?(DEPLOYBOTLIQUID[0-9a-f]+N[0-9]+X)(</p>)?")
+
+
+def restore_fragments(
+    html: str, fragments: Mapping[str, str], max_output: int | None = None
+) -> str:
     """Replace each placeholder in converted ``html`` by its fragment; a placeholder that
-    Markdown wrapped alone in ``<p>…</p>`` loses the paragraph, as block HTML does."""
-    for key, fragment in fragments.items():
-        html = html.replace(f"<p>{key}</p>", fragment).replace(key, fragment)
-    return html
+    Markdown wrapped alone in ``<p>…</p>`` loses the paragraph, as block HTML does.
+
+    One pass over ``html`` (a placeholder copied many times by Markdown costs each copy,
+    not each copy times the page). Raises :class:`~deploybot.render.limits.LimitError`
+    when the result would pass ``max_output`` characters.
+    """
+    if not fragments:
+        return html
+    size = len(html)
+
+    def swap(m: re.Match[str]) -> str:
+        nonlocal size
+        fragment = fragments.get(m.group(2))
+        if fragment is None:
+            return m.group(0)
+        if not (m.group(1) and m.group(3)):
+            fragment = (m.group(1) or "") + fragment + (m.group(3) or "")
+        size += len(fragment) - len(m.group(0))
+        if max_output is not None and size > max_output:
+            raise LimitError(page_too_large(max_output))
+        return fragment
+
+    return _PLACEHOLDER.sub(swap, html)

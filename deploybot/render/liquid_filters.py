@@ -28,6 +28,10 @@ class ExpressionError(ValueError):
     """The expression cannot be read or evaluated; the message says what (for a warning)."""
 
 
+class TextTooLong(Exception):
+    """A value printed, or a filter's result, is longer than the room left for the page."""
+
+
 @dataclass(frozen=True)
 class Literal:
     """A literal value in an expression."""
@@ -135,11 +139,15 @@ def lookup(variables: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
 
 
 def evaluate(
-    expression: Expression, variables: Mapping[str, Any], warn: Callable[[str], None]
+    expression: Expression,
+    variables: Mapping[str, Any],
+    warn: Callable[[str], None],
+    max_text: int | None = None,
 ) -> Any:
     """Return the value of ``expression``; unknown filters are skipped with ``warn(message)``.
 
-    Raises :class:`Undefined` for an undefined variable in the base or an argument.
+    Raises :class:`Undefined` for an undefined variable in the base or an argument, and
+    :class:`TextTooLong` when a filter returns a string longer than ``max_text``.
     """
     value = _value(expression.base, variables)
     site = variables.get("site", {})
@@ -153,6 +161,8 @@ def evaluate(
             value = fn(value, args, site if isinstance(site, Mapping) else {})
         except (TypeError, ValueError, IndexError) as exc:
             warn(f"Liquid filter {name!r} failed: {exc}")
+        if max_text is not None and isinstance(value, str) and len(value) > max_text:
+            raise TextTooLong(name)
     return value
 
 
@@ -160,17 +170,36 @@ def _value(node: Operand, variables: Mapping[str, Any]) -> Any:
     return node.value if isinstance(node, Literal) else lookup(variables, node.parts)
 
 
-def to_text(value: Any) -> str:
+def to_text(value: Any, limit: int | None = None) -> str:
     """Return ``value`` as Liquid prints it (``nil`` -> '', lists joined, times as Ruby's
-    ``Time#to_s``: ``2020-07-14 00:00:00 -0700``)."""
+    ``Time#to_s``: ``2020-07-14 00:00:00 -0700``).
+
+    Raises :class:`ExpressionError` for a mapping, and :class:`TextTooLong` as soon as the
+    text passes ``limit`` characters (so a list of many long strings is never joined).
+    """
+    parts: list[str] = []
+    size = 0
+    pending: list[Any] = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list | tuple):
+            pending.extend(reversed(item))
+            continue
+        text = _scalar_text(item)
+        size += len(text)
+        if limit is not None and size > limit:
+            raise TextTooLong("output")
+        parts.append(text)
+    return "".join(parts)
+
+
+def _scalar_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, datetime):
         return strftime(value, "%Y-%m-%d %H:%M:%S %z")
-    if isinstance(value, list | tuple):
-        return "".join(to_text(v) for v in value)
     if isinstance(value, Mapping):
         raise ExpressionError("a mapping cannot be printed")
     return str(value)

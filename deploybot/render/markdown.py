@@ -19,6 +19,7 @@ from mistune.util import escape, unescape
 
 from deploybot.render.highlight import fenced_block
 from deploybot.render.kramdown import kramdown_plugins
+from deploybot.render.limits import markdown_budget
 from deploybot.render.model import RenderOptions
 
 FootnoteStyle = Literal["kramdown", "kramdown1", "mistune", "none"]
@@ -45,11 +46,15 @@ class JekyllRenderer(mistune.HTMLRenderer):
         return f'<code class="language-plaintext highlighter-rouge">{escaped}</code>'
 
 
-def make_markdown(*, typography: bool = True, footnotes: str = "kramdown") -> mistune.Markdown:
+def make_markdown(
+    *, typography: bool = True, footnotes: str = "kramdown", max_output: int | None = None
+) -> mistune.Markdown:
     """Return a fresh mistune ``Markdown`` (reusable across documents; not thread-safe).
 
     ``typography``: kramdown smart quotes and dashes; ``footnotes``: one of
-    :data:`FOOTNOTE_STYLES`. Raises ``ValueError`` for another ``footnotes`` value.
+    :data:`FOOTNOTE_STYLES`; ``max_output``: the most characters of HTML one document may
+    render (:func:`~deploybot.render.limits.markdown_budget`: it raises ``LimitError`` as
+    soon as it passes them). Raises ``ValueError`` for another ``footnotes`` value.
     """
     if footnotes not in FOOTNOTE_STYLES:
         raise ValueError(f"footnotes must be one of {', '.join(FOOTNOTE_STYLES)}: {footnotes!r}")
@@ -61,16 +66,22 @@ def make_markdown(*, typography: bool = True, footnotes: str = "kramdown") -> mi
         footnotes=footnotes in ("kramdown", "kramdown1"),
         legacy_footnotes=footnotes == "kramdown1",
     )
+    budget = [] if max_output is None else [markdown_budget(max_output)]
     return mistune.create_markdown(
         escape=False,
         renderer=JekyllRenderer(escape=False),
-        plugins=[*mistune_plugins, *kramdown],
+        plugins=[*mistune_plugins, *kramdown, *budget],
     )
 
 
 def markdown_for(options: RenderOptions) -> mistune.Markdown:
-    """Return :func:`make_markdown` for ``options.typography`` and ``options.footnotes``."""
-    return make_markdown(typography=options.typography, footnotes=options.footnotes)
+    """Return :func:`make_markdown` for ``options.typography`` and ``options.footnotes``,
+    bounded by ``options.max_page_bytes``."""
+    return make_markdown(
+        typography=options.typography,
+        footnotes=options.footnotes,
+        max_output=options.max_page_bytes,
+    )
 
 
 def markdown_to_html(text: str, md: mistune.Markdown) -> str:

@@ -15,6 +15,12 @@ from typing import Any, Literal
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 """Jekyll's ``site.time`` when :attr:`RenderOptions.build_time` is ``None``."""
+MAX_FILE_BYTES = 50_000_000
+"""Default :attr:`RenderOptions.max_file_bytes` (50 MB)."""
+MAX_PAGE_BYTES = 50_000_000
+"""Default :attr:`RenderOptions.max_page_bytes` (50 MB)."""
+MAX_YAML_SIZE = 10_000_000
+"""Default :attr:`RenderOptions.max_yaml_size`."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,14 @@ class RenderOptions:
         footnotes: footnote markup: ``"kramdown"`` (2.x), ``"kramdown1"`` (1.x, no
             ``rel``/``role``), ``"mistune"`` or ``"none"`` (no footnote syntax).
         layout_limits: the budget of each layout render.
+        max_file_bytes: the largest source file read (post, page, layout, include, static
+            file, ``_config.yml``), in bytes; a larger one is a ``SourceError``, refused
+            before its bytes are read where the tree can tell its size.
+        max_page_bytes: the largest rendered page (after Liquid, Markdown and the layout),
+            in bytes (UTF-8); Liquid and Markdown stop as soon as they pass it.
+        max_yaml_size: the largest YAML document (front matter, ``_config.yml``) with its
+            aliases expanded: one per node plus the characters of each scalar
+            (:func:`~deploybot.render.yamlload.expanded_size`).
     """
 
     theme: str = "default"
@@ -58,6 +72,9 @@ class RenderOptions:
     typography: bool = True
     footnotes: str = "kramdown"
     layout_limits: LayoutLimits = field(default_factory=LayoutLimits)
+    max_file_bytes: int = MAX_FILE_BYTES
+    max_page_bytes: int = MAX_PAGE_BYTES
+    max_yaml_size: int = MAX_YAML_SIZE
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,10 @@ class SubsetTree:
         """Return the inner tree's blob id. Raises ``KeyError`` when absent."""
         return self.inner.blob_id(path)
 
+    def size(self, path: str) -> int:
+        """Return the inner tree's file size. Raises ``KeyError`` when absent."""
+        return self.inner.size(path)
+
 
 def micros(moment: datetime) -> int:
     """Return an aware ``moment`` as whole microseconds since the epoch (exact)."""

@@ -27,6 +27,7 @@ from deploybot.render.dates import parse_date
 from deploybot.render.frontmatter import FrontMatter, key_line, parse_front_matter
 from deploybot.render.model import (
     EPOCH,
+    MAX_YAML_SIZE,
     Document,
     Page,
     Post,
@@ -79,13 +80,19 @@ def is_published(path: str, config: SiteConfig, hidden: tuple[str, ...] = ()) ->
 
 
 def load_site(
-    tree: SourceTree, config: SiteConfig, build_time: datetime | None, hidden: tuple[str, ...] = ()
+    tree: SourceTree,
+    config: SiteConfig,
+    build_time: datetime | None,
+    hidden: tuple[str, ...] = (),
+    *,
+    max_yaml_size: int = MAX_YAML_SIZE,
 ) -> tuple[SiteModel, list[RenderWarning]]:
     """Read posts, pages and static files of ``tree`` under ``config``.
 
     ``build_time`` (aware) is ``site.time``; posts dated after it are skipped unless
     ``future: true`` (no cut-off when ``None``). Returns the model and the warnings.
-    Raises ``SourceError`` (path, line) for broken front matter, dates or permalinks.
+    Raises ``SourceError`` (path, line) for broken front matter (or front matter over
+    ``max_yaml_size`` with its aliases expanded), dates or permalinks.
     """
     tz = ZoneInfo(config.timezone)
     warnings: list[RenderWarning] = []
@@ -98,11 +105,11 @@ def load_site(
             prefix = path.split("/_posts/")[0] if "/_posts/" in path else ""
             if prefix and not is_published(prefix, config, hidden):
                 continue
-            post = _read_post(tree, path, config, tz, warnings)
+            post = _read_post(tree, path, config, tz, warnings, max_yaml_size)
             if post is not None and _keep_post(post, config, build_time, warnings):
                 posts.append(post)
         elif is_published(path, config, hidden):
-            _read_public(tree, path, config, tz, pages, static, warnings)
+            _read_public(tree, path, config, tz, pages, static, warnings, max_yaml_size)
     posts.sort(key=lambda p: (p.date, p.doc.path), reverse=True)
     time = (build_time or EPOCH).astimezone(tz)
     return SiteModel(config, tuple(posts), tuple(pages), tuple(static), time), warnings
@@ -127,14 +134,19 @@ def _read_public(
     pages: list[Page],
     static: list[str],
     warnings: list[RenderWarning],
+    max_yaml: int,
 ) -> None:
     ext = splitext(path)[1].lower()
     data = tree.read(path)
-    front = parse_front_matter(data, path) if ext in PAGE_EXTS else None
+    front = parse_front_matter(data, path, max_yaml) if ext in PAGE_EXTS else None
     if front is not None:
         if _published(front.data):
             pages.append(_make_page(path, front, config, tz))
-    elif ext not in PAGE_EXTS and data.startswith(b"---") and parse_front_matter(data, path):
+    elif (
+        ext not in PAGE_EXTS
+        and data.startswith(b"---")
+        and parse_front_matter(data, path, max_yaml)
+    ):
         message = "has front matter but is not Markdown or HTML: not published (no Liquid)"
         warnings.append(RenderWarning(path, 1, message))
     else:
@@ -165,7 +177,12 @@ def _words(value: Any) -> tuple[str, ...]:
 
 
 def _read_post(
-    tree: SourceTree, path: str, config: SiteConfig, tz: ZoneInfo, warnings: list[RenderWarning]
+    tree: SourceTree,
+    path: str,
+    config: SiteConfig,
+    tz: ZoneInfo,
+    warnings: list[RenderWarning],
+    max_yaml: int,
 ) -> Post | None:
     name = basename(path)
     m = POST_NAME_RE.match(name)
@@ -174,7 +191,7 @@ def _read_post(
         if not name.startswith("."):
             warnings.append(RenderWarning(path, None, "not a post name (YYYY-MM-DD-slug.md)"))
         return None
-    front = parse_front_matter(tree.read(path), path)
+    front = parse_front_matter(tree.read(path), path, max_yaml)
     if front is None:
         warnings.append(RenderWarning(path, 1, "post without front matter: skipped"))
         return None

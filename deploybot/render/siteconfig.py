@@ -15,20 +15,24 @@ import yaml
 
 from deploybot.errors import SourceError
 from deploybot.render.frontmatter import reader_error
-from deploybot.render.model import SiteConfig
+from deploybot.render.model import MAX_YAML_SIZE, SiteConfig
 from deploybot.render.source import SourceTree
+from deploybot.render.yamlload import load_yaml
 
 CONFIG_PATH = "_config.yml"
 
 
-def load_config(tree: SourceTree, timezone_override: str | None = None) -> SiteConfig:
+def load_config(
+    tree: SourceTree, timezone_override: str | None = None, max_yaml_size: int = MAX_YAML_SIZE
+) -> SiteConfig:
     """Return the site settings of ``tree`` (defaults when ``_config.yml`` is absent).
 
     ``timezone_override`` (IANA) wins over the file's ``timezone``; ``UTC`` when neither.
-    Raises ``SourceError`` (path, line) for malformed YAML, a non-mapping document, a wrong
-    value type, or an unknown timezone.
+    Raises ``SourceError`` (path, line) for malformed YAML, YAML larger than
+    ``max_yaml_size`` with its aliases expanded (:func:`~.yamlload.load_yaml`), a
+    non-mapping document, a wrong value type, or an unknown timezone.
     """
-    data = _read_yaml(tree)
+    data = _read_yaml(tree, max_yaml_size)
     zone = timezone_override or _text(data, "timezone") or "UTC"
     _check_zone(zone, from_file=timezone_override is None)
     author = data.get("author")
@@ -54,13 +58,13 @@ def load_config(tree: SourceTree, timezone_override: str | None = None) -> SiteC
     )
 
 
-def _read_yaml(tree: SourceTree) -> dict[str, Any]:
+def _read_yaml(tree: SourceTree, max_yaml_size: int) -> dict[str, Any]:
     try:
         raw = tree.read(CONFIG_PATH)
     except KeyError:
         return {}
     try:
-        loaded = yaml.safe_load(raw.decode("utf-8-sig"))
+        loaded = load_yaml(raw.decode("utf-8-sig"), max_yaml_size)
     except UnicodeDecodeError as exc:
         raise SourceError("not valid UTF-8", CONFIG_PATH) from exc
     except yaml.MarkedYAMLError as exc:

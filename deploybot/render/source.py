@@ -11,11 +11,13 @@ import errno
 import hashlib
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from deploybot import pathrules
+
+T = TypeVar("T")
 
 
 def git_blob_id(data: bytes) -> str:
@@ -40,6 +42,11 @@ class SourceTree(Protocol):
         """Return the git blob id (40 hex) of ``path``. Raises ``KeyError`` when absent."""
         ...
 
+    def size(self, path: str) -> int:
+        """Return the file's size in bytes, without reading it where the tree can tell.
+        Raises ``KeyError`` when ``path`` is not in the tree."""
+        ...
+
 
 class MemoryTree:
     """A :class:`SourceTree` over a ``{path: bytes}`` mapping."""
@@ -55,6 +62,9 @@ class MemoryTree:
 
     def blob_id(self, path: str) -> str:
         return git_blob_id(self._files[path])
+
+    def size(self, path: str) -> int:
+        return len(self._files[path])
 
 
 class DirTree:
@@ -92,6 +102,11 @@ class DirTree:
                     self._scan(Path(entry.path), path, found)
 
     def read(self, path: str) -> bytes:
+        return self._at(path, _read_entry)
+
+    def _at(self, path: str, action: Callable[[int, str], T]) -> T:
+        """Run ``action(folder fd, name)`` on ``path``'s entry, reached without following a
+        symlink on the way; ``KeyError`` when it is missing or cannot be reached."""
         pathrules.check_path(path)
         *folders, name = path.split("/")
         try:
@@ -104,7 +119,7 @@ class DirTree:
                 inner = os.open(folder, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = inner
-            return _read_entry(fd, name)
+            return action(fd, name)
         except OSError as exc:  # missing, not a folder, a symlink on the way, unreadable
             raise KeyError(path) from exc
         finally:
@@ -113,8 +128,21 @@ class DirTree:
     def blob_id(self, path: str) -> str:
         return git_blob_id(self.read(path))
 
+    def size(self, path: str) -> int:
+        return self._at(path, _entry_size)
+
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def _entry_size(folder_fd: int, name: str) -> int:
+    """Return the size in bytes of what :func:`_read_entry` would return, without reading."""
+    info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    if stat.S_ISLNK(info.st_mode):
+        return len(os.fsencode(os.readlink(name, dir_fd=folder_fd)))
+    if not stat.S_ISREG(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "not a regular file", name)
+    return info.st_size
 
 
 def _read_entry(folder_fd: int, name: str) -> bytes:

@@ -1,0 +1,115 @@
+"""Pathological post bodies for the parse-time tests and the benchmark.
+
+Each case maps a size ``n`` (characters, roughly) to a post body: long runs of one
+delimiter, deep nesting, and the shapes that were once super-linear (a table cell of
+backticks: cubic; ``{:`` runs and table-like lines without a table: quadratic).
+:func:`render_body` renders a body the way a post's content is rendered (Liquid, then
+Markdown, then the Liquid fragments put back), with no output limit; :func:`run_bounded`
+runs a function in a child process killed after a time bound, so a case that got
+super-linear fails (or is reported) instead of hanging.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable
+from typing import Any
+
+from deploybot.render.liquid import render_liquid, restore_fragments
+from deploybot.render.markdown import make_markdown, markdown_to_html
+
+
+def _run(unit: str) -> Callable[[int], str]:
+    """A run of ``unit`` between two words, on one line."""
+    return lambda n: "a " + unit * max(1, n // len(unit)) + " b\n"
+
+
+def _lines(line: str) -> Callable[[int], str]:
+    """``line`` repeated (it ends with a newline)."""
+    return lambda n: line * max(1, n // len(line))
+
+
+CASES: dict[str, Callable[[int], str]] = {
+    # the issue's cases
+    "table cell of backticks": lambda n: "| a | b |\n|---|---|\n| " + "`" * n + " | x |\n",
+    "{: repeated": lambda n: "para\n" + "{:" * (n // 2) + "\n",
+    # runs of one delimiter
+    "*": _run("*"),
+    "_": _run("_"),
+    "[": _run("["),
+    "![": _run("!["),
+    "<": _run("<"),
+    "`": _run("`"),
+    "{%": _run("{%"),
+    "{{": _run("{{"),
+    "|": _run("|"),
+    "$$": _run("$$"),
+    "^[": _run("^["),
+    "[^": _run("[^"),
+    ":": _run(":"),
+    "{": _run("{"),
+    "}": _run("}"),
+    "\\": _run("\\"),
+    "*a": _run("*a"),
+    "[a](": _run("[a]("),
+    # deep nesting
+    ">>>>": lambda n: ">" * n + " x\n",
+    "- - - -": lambda n: "- " * (n // 2) + "x\n",
+    "[[[[": lambda n: "[" * n + "x" + "]" * n + "\n",
+    "> > lines": _lines("> "),
+    # kramdown attribute lists
+    "{: lines": _lines("{:\n"),
+    "{: a=": _run('{: a="'),
+    "{:a: ald": _run("{:a: b='"),
+    "{: .class": _run("{: .a"),
+    # kramdown tables
+    "| lines": _lines("|x\n"),
+    "| bare lines": _lines("|\n"),
+    "|---| lines": _lines("|---|\n"),
+    "| row lines": _lines("| a |\n"),
+    "|` lines": _lines("|`x\n"),
+    "table cell of ``|": lambda n: "| a | b |\n|---|---|\n| " + "`|" * (n // 2) + " |\n",
+    "table of rows": lambda n: "| a | b |\n|---|---|\n" + "| `x` | y |\n" * (n // 12),
+    "table cell of dashes": lambda n: "| a | b |\n|---|---|\n| " + "-" * n + " | x |\n",
+    "table cell of - -": lambda n: "| a | b |\n|---|---|\n| " + "- " * (n // 2) + " | x |\n",
+    "separator of dashes": lambda n: "| a |\n|" + "-" * n + ":-|\n| b |\n",
+    # a 1,000-character reference link used all over (output ~ 140 x input, linear)
+    "[a][x] uses": lambda n: f"[x]: /{'u' * 1000}\n\n" + "[a][x] " * (n // 7) + "\n",
+    # Liquid
+    "highlight blocks": _lines("{% highlight a %}\nx\n{% endhighlight %}\n"),
+    "{{ output }}": _lines("{{ page.title }} "),
+    "{%- trims -%}": _lines("{%- x -%} "),
+}
+
+
+def render_body(text: str) -> str:
+    """Return ``text`` rendered as a post body (Liquid, Markdown, fragments restored)."""
+    variables = {"page": {"title": "T"}, "site": {}}
+    liquid = render_liquid(text, path="_posts/2024-01-01-x.md", variables=variables)
+    html = markdown_to_html(liquid.text, make_markdown())
+    return restore_fragments(html, liquid.fragments)
+
+
+def render_case(name: str, size: int) -> None:
+    """Render the case ``name`` of :data:`CASES` at ``size`` (a target for :func:`run_bounded`)."""
+    render_body(CASES[name](size))
+
+
+def run_bounded(seconds: float, fn: Callable[..., Any], *args: Any) -> float | None:
+    """Run ``fn(*args)`` in a child process; return the seconds it took (wall clock), or
+    ``None`` when it did not finish within ``seconds`` (it is killed) or raised (its
+    traceback goes to stderr). ``fn`` must be importable by name: the child is forked from
+    a fork server that has loaded this module (never from the test process, whose threads
+    a fork would copy mid-lock)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    start = time.perf_counter()
+    child = context.Process(target=fn, args=args)
+    child.start()
+    child.join(seconds)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        return None
+    return time.perf_counter() - start if child.exitcode == 0 else None
