@@ -50,7 +50,9 @@ from deploybot.render.kramdown_attrs import (
     resolve_attributes,
 )
 from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
+from deploybot.render.kramdown_html import kramdown_html
 from deploybot.render.kramdown_tables import kramdown_tables
+from deploybot.render.kramdown_toc import TOC_KEY, kramdown_toc
 from deploybot.render.mistune_hooks import (
     RenderNext,
     Token,
@@ -114,7 +116,13 @@ def kramdown_plugins(
     :func:`~deploybot.render.typography.typography` (unless ``typography`` is False). Pass
     them after mistune's own plugins, in this order; see the module docstring.
     """
-    plugins: list[Plugin] = [kramdown_attributes, heading_ids, kramdown_tables]
+    plugins: list[Plugin] = [
+        kramdown_attributes,
+        kramdown_html,
+        heading_ids,
+        kramdown_toc,
+        kramdown_tables,
+    ]
     if footnotes:
         plugins.append(make_kramdown_footnotes(legacy=legacy_footnotes))
     if typography:
@@ -193,6 +201,8 @@ def _attach_block_ials(md: mistune.Markdown, state: BlockState) -> None:
         ial = token.pop(_PENDING, None)
         if ial is not None:
             token[ATTRS_KEY] = resolve_attributes(ial, alds)
+            if "toc" in ial.refs and token["type"] == "list":
+                token[TOC_KEY] = True
 
 
 def _attach_in(tokens: list[Token]) -> list[Token]:
@@ -207,6 +217,10 @@ def _attach_in(tokens: list[Token]) -> list[Token]:
                 _ial_of(target).update(token["ial"])
             else:
                 pending = _merge(pending, token["ial"])
+            continue
+        if kind == "kramdown_eob":
+            # kramdown's :eob: the block before is no IAL's target, a pending IAL stays.
+            target = None
             continue
         if kind in (_ALD, "blank_line"):
             # kramdown's :eob / :blank elements take a pending IAL and end the target.
