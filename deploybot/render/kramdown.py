@@ -51,6 +51,8 @@ from deploybot.render.kramdown_attrs import (
 )
 from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
 from deploybot.render.kramdown_html import kramdown_html
+from deploybot.render.kramdown_links import kramdown_links
+from deploybot.render.kramdown_span_html import kramdown_span_html
 from deploybot.render.kramdown_tables import kramdown_tables
 from deploybot.render.kramdown_toc import TOC_KEY, kramdown_toc
 from deploybot.render.mistune_hooks import (
@@ -119,6 +121,8 @@ def kramdown_plugins(
     plugins: list[Plugin] = [
         kramdown_attributes,
         kramdown_html,
+        kramdown_span_html,
+        kramdown_links,
         heading_ids,
         kramdown_toc,
         kramdown_tables,
@@ -283,8 +287,30 @@ def _attach_span_ials(tokens: list[Token], env: MutableMapping[str, Any]) -> lis
 
 
 def _render_with_attributes(token: Token, state: BlockState, render_next: RenderNext) -> str:
+    if token["type"] == "block_code" and token.get(ATTRS_KEY):
+        _code_language(token)
     html = render_next(token, state)
     attrs = token.get(ATTRS_KEY)
     if attrs and token["type"] not in _NO_TAG:
         return inject_attributes(html, attrs)
     return html
+
+
+_LANGUAGE_CLASS = re.compile(r"\blanguage-(\S+)")
+
+
+def _code_language(token: Token) -> None:
+    """Take a ``language-X`` class of a code block's IAL as its language, as kramdown's
+    ``extract_code_language!`` does (a fenced block's own language wins)."""
+    attrs: dict[str, str] = token[ATTRS_KEY]
+    m = _LANGUAGE_CLASS.search(attrs.get("class", ""))
+    if m is None:
+        return
+    rest = (attrs["class"][: m.start()] + attrs["class"][m.end() :]).strip()
+    if rest:
+        attrs["class"] = rest
+    else:
+        del attrs["class"]
+    info = token.setdefault("attrs", {}).get("info")
+    if not info or not str(info).strip():
+        token["attrs"]["info"] = m.group(1)

@@ -124,34 +124,18 @@ def _parse_html(block: BlockParser, m: re.Match[str], state: BlockState) -> int 
     if src.startswith("</", lt):
         return _parse_close(m, state, lt)
     tag = start_tag(src, lt, env)
-    name = tag.name if tag is not None else _name_at(src, lt)
-    if name.lower() in SPAN_ELEMENTS:
+    # Not block HTML: text, which joins the paragraph before it (kramdown's parse_paragraph
+    # appends to a paragraph that is the last block, even after LAZY_END stopped it).
+    if tag is None or tag.name in SPAN_ELEMENTS:
         return None
-    if tag is None:
-        return _new_paragraph(state, name)
-    if _in_paragraph(state) and name in _NO_INTERRUPT:
+    if _in_paragraph(state) and tag.name in _NO_INTERRUPT:
         return None
-    return _element(block, state, tag, raw_parent=False)
-
-
-def _name_at(src: str, lt: int) -> str:
-    m = re.compile(r"[^\W\d][\w.:-]*").match(src, lt + 1)
-    return m.group(0) if m else ""
+    return _element(block, state, tag)
 
 
 def _in_paragraph(state: BlockState) -> bool:
     last = state.last_token()
     return bool(last and last["type"] == "paragraph")
-
-
-def _new_paragraph(state: BlockState, name: str) -> int | None:
-    """Not HTML after all: a line kramdown starts a new paragraph with (it ended the one
-    before, LAZY_END_HTML_START/STOP), or, for a name that does not end paragraphs, text."""
-    if name.lower() in _NO_INTERRUPT or not _in_paragraph(state):
-        return None
-    end = state.find_line_end()
-    state.append_token({"type": "paragraph", "text": state.get_text(end)})
-    return end
 
 
 def _parse_close(m: re.Match[str], state: BlockState, lt: int) -> int | None:
@@ -168,7 +152,7 @@ def _parse_close(m: re.Match[str], state: BlockState, lt: int) -> int | None:
         state.cursor_max = m.start()
         state.append_token({"type": _STOP})
         return m.start()
-    return _new_paragraph(state, name)
+    return None
 
 
 def _skip_trailing(src: str, pos: int) -> int:
@@ -176,7 +160,7 @@ def _skip_trailing(src: str, pos: int) -> int:
     return trailing.end() if trailing else pos
 
 
-def _model(tag: StartTag, raw_parent: bool, state: BlockState, block: BlockParser) -> str:
+def _model(tag: StartTag, state: BlockState, block: BlockParser) -> str:
     wanted = MARKDOWN_ATTR.get(tag.attrs.pop("markdown", None) or "")
     model = "raw"
     if wanted is not None:
@@ -186,7 +170,7 @@ def _model(tag: StartTag, raw_parent: bool, state: BlockState, block: BlockParse
     return model
 
 
-def _element(block: BlockParser, state: BlockState, tag: StartTag, *, raw_parent: bool) -> int:
+def _element(block: BlockParser, state: BlockState, tag: StartTag) -> int:
     """Parse the element ``tag`` opens; append its token; return where it ends."""
     src = state.src
     attrs = attributes_html(tag.attrs)
@@ -194,8 +178,8 @@ def _element(block: BlockParser, state: BlockState, tag: StartTag, *, raw_parent
         body, end = _until_close(state, tag.name, tag.end)
         html = f"<{tag.name}{attrs}>{body}</{tag.name}>\n"
         state.append_token({"type": "kramdown_html", "raw": html})
-        return end
-    model = _model(tag, raw_parent, state, block)
+        return _skip_trailing(src, end)
+    model = _model(tag, state, block)
     attrs = attributes_html(tag.attrs)
     if tag.closed or tag.name in WITHOUT_BODY:
         empty = model == "raw" or tag.name in WITHOUT_BODY

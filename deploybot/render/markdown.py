@@ -38,6 +38,9 @@ class JekyllRenderer(mistune.HTMLRenderer):
     def block_code(self, code: str, info: str | None = None) -> str:
         """Return a fenced block; ``info``'s first word is the language (none: plaintext)."""
         lang = html.unescape(info).split(None, 1)[0] if info and info.strip() else None
+        # kramdown keeps the last line's newline; mistune drops it from indented code.
+        if code and not code.endswith("\n"):
+            code += "\n"
         return fenced_block(code, lang)
 
     def codespan(self, text: str) -> str:
@@ -69,7 +72,9 @@ def make_markdown(
     budget = [] if max_output is None else [markdown_budget(max_output)]
     return mistune.create_markdown(
         escape=False,
-        renderer=JekyllRenderer(escape=False),
+        # kramdown keeps every URL scheme (rsync:, news:, javascript:): authors are trusted,
+        # as raw HTML is.
+        renderer=JekyllRenderer(escape=False, allow_harmful_protocols=True),
         plugins=[*mistune_plugins, *kramdown, *budget],
     )
 
