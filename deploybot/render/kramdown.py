@@ -52,8 +52,10 @@ from deploybot.render.kramdown_attrs import (
 from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
 from deploybot.render.kramdown_html import kramdown_html
 from deploybot.render.kramdown_links import kramdown_links
+from deploybot.render.kramdown_math import kramdown_math
 from deploybot.render.kramdown_span_html import kramdown_span_html
 from deploybot.render.kramdown_tables import kramdown_tables
+from deploybot.render.kramdown_tasks import kramdown_task_lists
 from deploybot.render.kramdown_toc import TOC_KEY, kramdown_toc
 from deploybot.render.mistune_hooks import (
     RenderNext,
@@ -123,6 +125,8 @@ def kramdown_plugins(
         kramdown_html,
         kramdown_span_html,
         kramdown_links,
+        kramdown_task_lists,
+        kramdown_math,
         heading_ids,
         kramdown_toc,
         kramdown_tables,

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import html
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import mistune
 from mistune.util import escape, unescape
@@ -42,6 +42,11 @@ class JekyllRenderer(mistune.HTMLRenderer):
         if code and not code.endswith("\n"):
             code += "\n"
         return fenced_block(code, lang)
+
+    def list(self, text: str, ordered: bool, **attrs: Any) -> str:
+        """Return ``<ol>``/``<ul>``: kramdown ignores the first item's number (no ``start``)."""
+        tag = "ol" if ordered else "ul"
+        return f"<{tag}>\n{text}</{tag}>\n"
 
     def codespan(self, text: str) -> str:
         """Return inline code with Jekyll's ``language-plaintext highlighter-rouge`` class."""
