@@ -49,6 +49,7 @@ from deploybot.render.kramdown_attrs import (
     parse_attribute_list,
     resolve_attributes,
 )
+from deploybot.render.kramdown_extensions import kramdown_extensions
 from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
 from deploybot.render.kramdown_html import kramdown_html
 from deploybot.render.kramdown_links import kramdown_links
@@ -127,6 +128,7 @@ def kramdown_plugins(
         kramdown_links,
         kramdown_task_lists,
         kramdown_math,
+        kramdown_extensions,
         heading_ids,
         kramdown_toc,
         kramdown_tables,

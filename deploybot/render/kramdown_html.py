@@ -33,6 +33,7 @@ import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
+from deploybot.render.kramdown_extensions import option
 from deploybot.render.kramdown_html_scan import (
     MARKDOWN_ATTR,
     SPAN_ELEMENTS,
@@ -162,7 +163,8 @@ def _skip_trailing(src: str, pos: int) -> int:
 
 def _model(tag: StartTag, state: BlockState, block: BlockParser) -> str:
     wanted = MARKDOWN_ATTR.get(tag.attrs.pop("markdown", None) or "")
-    model = "raw"
+    # {::options parse_block_html="true" /} reads HTML with its content model by default.
+    model = content_model(tag.name) if option(state.env, "parse_block_html") == "true" else "raw"
     if wanted is not None:
         model = content_model(tag.name) if wanted == "default" else wanted
     if model != "raw" and state.depth() >= block.max_nested_level - 1:
