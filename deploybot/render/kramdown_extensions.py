@@ -49,8 +49,11 @@ def kramdown_extensions(md: mistune.Markdown) -> None:
     for rules in (block.block_quote_rules, block.list_rules):
         if "kramdown_extension" not in rules:
             rules.append("kramdown_extension")
-    md.inline.register("kramdown_extension", _START, _parse_span, before="link")
-    md.inline.register("kramdown_linebreak", r"\\\\\n", _parse_linebreak, before="escape")
+    inline = md.inline
+    inline.register("kramdown_extension", _START, _parse_span, before="link", start_chars="{")
+    inline.register(
+        "kramdown_linebreak", r"\\\\\n", _parse_linebreak, before="escape", start_chars="\\"
+    )
     if md.renderer is not None and md.renderer.NAME == "html":
         md.renderer.register("kramdown_comment", _render_comment)
         md.renderer.register("kramdown_raw", _render_raw)

@@ -33,7 +33,9 @@ _SPACED_REF = re.compile(r"(?<!\\)\[([^\[\]]*)\](\s+)\[([^\]]*)\]")
 def kramdown_links(md: mistune.Markdown) -> None:
     """mistune plugin: kramdown autolinks and spaced reference links (module docstring)."""
     inline = md.inline
-    inline.register("kramdown_autolink", _AUTOLINK, _parse_autolink, before="auto_link")
+    inline.register(
+        "kramdown_autolink", _AUTOLINK, _parse_autolink, before="auto_link", start_chars="<"
+    )
     for name in ("auto_link", "auto_email"):
         if name in inline.rules:
             inline.rules.remove(name)
