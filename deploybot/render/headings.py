@@ -74,7 +74,7 @@ def heading_text(children: list[Token]) -> str:
             continue
         if kind == "text":
             parts.append(html.unescape(token.get("raw", "")))
-        elif kind in ("codespan", "inline_math"):
+        elif kind in ("codespan", "inline_math", "kramdown_abbr"):
             parts.append(token.get("raw", ""))
         elif isinstance(token.get("children"), list):
             parts.append(heading_text(token["children"]))

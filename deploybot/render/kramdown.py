@@ -40,6 +40,7 @@ from mistune.inline_parser import InlineParser
 from mistune.plugins import Plugin
 
 from deploybot.render.headings import heading_ids
+from deploybot.render.kramdown_abbr import kramdown_abbreviations
 from deploybot.render.kramdown_attrs import (
     ALD_LINE,
     ATTRS_KEY,
@@ -129,6 +130,7 @@ def kramdown_plugins(
         kramdown_task_lists,
         kramdown_math,
         kramdown_extensions,
+        kramdown_abbreviations,
         heading_ids,
         kramdown_toc,
         kramdown_tables,

@@ -55,6 +55,9 @@ _RAW_START = re.compile(r"<(?:[^\W\d]|/|!--|\?)")
 _PI_END = re.compile(r"\?>")
 _TRAILING = re.compile(r"[ \t]*\n")
 _STACK = "_kramdown_html_stack"
+# mistune's indent_code starts at any line of 4+ spaces; a blank one must not start it.
+_INDENT_PREFIX = r"^(?: {4}| *\t)[^\n]+"
+_INDENT_NOT_BLANK = r"^(?: {4}| *\t)(?=[^\n]*\S)[^\n]+"
 _STOP = "kramdown_stop"
 # Elements whose start tag at a line start does not end a paragraph (LAZY_END_HTML_*).
 _NO_INTERRUPT = SPAN_ELEMENTS | {"script"}
@@ -89,6 +92,9 @@ def kramdown_html(md: mistune.Markdown) -> None:
         return inner(state)
 
     setattr(block, "_parse_indent_code_fast", indent_code)  # noqa: B010
+    spec = block.specification["indent_code"]
+    if spec.startswith(_INDENT_PREFIX):
+        block.specification["indent_code"] = _INDENT_NOT_BLANK + spec[len(_INDENT_PREFIX) :]
     if md.renderer is not None and md.renderer.NAME == "html":
         md.renderer.register("kramdown_html", _render_raw)
         md.renderer.register("kramdown_html_block", _render_block)
