@@ -191,8 +191,9 @@ def test_footnotes_kramdown2_markup() -> None:
         '    <li id="fn:ieee" role="doc-endnote">\n      <p>IEEE note\u00a0<a href="#fnref:ieee" '
         'class="reversefootnote" role="doc-backlink">&#8617;</a>\u00a0<a href="#fnref:ieee:1" '
         'class="reversefootnote" role="doc-backlink">&#8617;<sup>2</sup></a></p>\n    </li>\n'
-        '    <li id="fn:n2" role="doc-endnote">\n      <p>Second\u00a0<a href="#fnref:n2" class="reversefootnote" '
-        'role="doc-backlink">&#8617;</a></p>\n    </li>\n  </ol>\n</div>\n'
+        '    <li id="fn:n2" role="doc-endnote">\n      <p>Second\u00a0<a href="#fnref:n2" '
+        'class="reversefootnote" role="doc-backlink">&#8617;</a></p>\n    </li>\n  </ol>\n'
+        "</div>\n"
     )
 
 

@@ -32,7 +32,7 @@ KNOWN_GAPS = {
     "code-spans": "a lone backtick between spaces is text in kramdown, a code span in mistune",
     "deflist": "definition lists are not implemented",
     "emphasis": "***x*** nests <strong><em> in kramdown, <em><strong> in mistune",
-    "highlight-whitespace": "Pygments wraps spaces in <span class=\"w\">, Rouge does not",
+    "highlight-whitespace": 'Pygments wraps spaces in <span class="w">, Rouge does not',
     "links": "mistune percent-encodes link URLs (spaces, non-ASCII); kramdown keeps them",
     "lists-loose-start": "kramdown decides <p> in list items per item; mistune per list",
     "nested-lists-code": "kramdown's per-item <p> and its code-block indent inside items",

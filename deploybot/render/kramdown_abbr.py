@@ -65,7 +65,9 @@ def _replace(tokens: list[Token], env: MutableMapping[str, Any]) -> list[Token]:
     return _replace_in(tokens, pattern, env[ABBREVIATIONS_KEY])
 
 
-def _replace_in(tokens: list[Token], pattern: re.Pattern[str], titles: dict[str, str]) -> list[Token]:
+def _replace_in(
+    tokens: list[Token], pattern: re.Pattern[str], titles: dict[str, str]
+) -> list[Token]:
     out: list[Token] = []
     for token in tokens:
         children = token.get("children")

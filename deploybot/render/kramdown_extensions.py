@@ -71,7 +71,8 @@ def _set_options(env: Any, text: str | None) -> None:
 
 
 def _parse_block(block: BlockParser, m: Any, state: BlockState) -> int | None:
-    name, end = m.group("ext_name"), m.end()
+    name: str = m.group("ext_name")
+    end: int = m.end()
     if name == "options":
         _set_options(state.env, m.group("ext_opts"))
         state.append_token({"type": "kramdown_eob"})
@@ -89,12 +90,13 @@ def _parse_block(block: BlockParser, m: Any, state: BlockState) -> int | None:
 
 
 def _parse_span(inline: InlineParser, m: Any, state: InlineState) -> int | None:
-    name, end = m.group("ext_name"), m.end()
+    name: str = m.group("ext_name")
+    end: int = m.end()
     if name == "options":
         _set_options(state.env, m.group("ext_opts"))
-        return int(end)
+        return end
     if m.group("ext_close"):
-        return int(end)
+        return end
     stop = finder(state.env, state.src, _SPAN_STOPS[name]).search(end)
     if stop is None:
         return None

@@ -168,7 +168,7 @@ def _skip_trailing(src: str, pos: int) -> int:
 
 
 def _model(tag: StartTag, state: BlockState, block: BlockParser) -> str:
-    wanted = MARKDOWN_ATTR.get(tag.attrs.pop("markdown", None) or "")
+    wanted = MARKDOWN_ATTR.get(tag.attrs.pop("markdown", ""))
     # {::options parse_block_html="true" /} reads HTML with its content model by default.
     model = content_model(tag.name) if option(state.env, "parse_block_html") == "true" else "raw"
     if wanted is not None:
@@ -194,6 +194,7 @@ def _element(block: BlockParser, state: BlockState, tag: StartTag) -> int:
         html = f"<{tag.name}{attrs} />" if empty else f"<{tag.name}{attrs}></{tag.name}>"
         state.append_token({"type": "kramdown_html", "raw": html + "\n"})
         return tag.end
+    token: dict[str, Any]
     if model == "block":
         children, end = _block_content(block, state, tag.name, _skip_trailing(src, tag.end))
         token = {"type": "kramdown_html_block", "children": children}
@@ -291,9 +292,9 @@ def _raw_markup(state: BlockState, lt: int, out: list[str], stack: list[str]) ->
     tag.attrs.pop("markdown", None)
     attrs = attributes_html(tag.attrs)
     if tag.name in ("script", "style"):
-        body, end = _until_close(state, tag.name, tag.end)
+        body, after = _until_close(state, tag.name, tag.end)
         out.append(f"<{tag.name}{attrs}>{body}</{tag.name}>")
-        return end
+        return after
     if tag.closed or tag.name in WITHOUT_BODY:
         out.append(f"<{tag.name}{attrs} />")
         return tag.end

@@ -28,18 +28,119 @@ _TAG_END = re.compile(r"\s*(/)?>")
 _CLOSE_TAG = re.compile(r"</(" + NAME.pattern + r")\s*>")
 
 SPAN_ELEMENTS = frozenset(
-    "a abbr acronym b big bdo br button cite code del dfn em i img input ins kbd label mark "
-    "option q rb rbc rp rt rtc ruby samp select small span strong sub sup tt u var".split()
+    [
+        "a",
+        "abbr",
+        "acronym",
+        "b",
+        "big",
+        "bdo",
+        "br",
+        "button",
+        "cite",
+        "code",
+        "del",
+        "dfn",
+        "em",
+        "i",
+        "img",
+        "input",
+        "ins",
+        "kbd",
+        "label",
+        "mark",
+        "option",
+        "q",
+        "rb",
+        "rbc",
+        "rp",
+        "rt",
+        "rtc",
+        "ruby",
+        "samp",
+        "select",
+        "small",
+        "span",
+        "strong",
+        "sub",
+        "sup",
+        "tt",
+        "u",
+        "var",
+    ]
 )
 BLOCK_ELEMENTS = frozenset(
-    "address article aside applet body blockquote caption col colgroup dd div dl dt fieldset "
-    "figcaption footer form h1 h2 h3 h4 h5 h6 header hgroup hr html head iframe legend menu "
-    "li main map nav ol optgroup p pre section summary table tbody td th thead tfoot tr "
-    "ul".split()
+    [
+        "address",
+        "article",
+        "aside",
+        "applet",
+        "body",
+        "blockquote",
+        "caption",
+        "col",
+        "colgroup",
+        "dd",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "head",
+        "iframe",
+        "legend",
+        "menu",
+        "li",
+        "main",
+        "map",
+        "nav",
+        "ol",
+        "optgroup",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tfoot",
+        "tr",
+        "ul",
+    ]
 )
 WITHOUT_BODY = frozenset(
-    "area base br col command embed hr img input keygen link meta param source track "
-    "wbr".split()
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "command",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "keygen",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    ]
 )
 _MODEL_BLOCK = (
     "address applet article aside blockquote body dd details div dl fieldset figure "

@@ -85,4 +85,3 @@ def join_spaced_refs(text: str, refs: dict[str, Any]) -> str:
         last = m.end(2)
     out.append(text[last:])
     return "".join(out)
-

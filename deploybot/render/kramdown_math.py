@@ -38,9 +38,7 @@ def kramdown_math(md: mistune.Markdown) -> None:
     for rules in (md.block.block_quote_rules, md.block.list_rules):
         if "kramdown_math" not in rules:
             rules.append("kramdown_math")
-    md.inline.register(
-        "inline_math", _INLINE, _parse_inline, before="codespan", start_chars="$"
-    )
+    md.inline.register("inline_math", _INLINE, _parse_inline, before="codespan", start_chars="$")
     if md.renderer is not None and md.renderer.NAME == "html":
         md.renderer.register("kramdown_math", _render_block)
         md.renderer.register("inline_math", _render_inline)

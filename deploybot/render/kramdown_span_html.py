@@ -48,7 +48,9 @@ def _rewrite(tokens: list[Token], env: MutableMapping[str, Any]) -> list[Token]:
     return out
 
 
-def _rewrite_in(tokens: list[Token], env: MutableMapping[str, Any], stack: list[str]) -> list[Token]:
+def _rewrite_in(
+    tokens: list[Token], env: MutableMapping[str, Any], stack: list[str]
+) -> list[Token]:
     out: list[Token] = []
     for token in tokens:
         children = token.get("children")
