@@ -10,7 +10,9 @@ kramdown parses HTML tags in text (``parse_span_html`` in
   a body (``br``, ``img``, ``input``…) as ``<name … />``;
 - a close tag closes the innermost open element; one that closes nothing is text
   (``&lt;/div&gt;``); an element left open is closed at the end of the text;
-- a block element's tag (``div``, ``p``, ``table``…) in text is text, escaped.
+- a block element's tag (``div``, ``p``, ``table``…) in text is text, escaped, and so is
+  a tag kramdown's ``HTML_TAG_RE`` does not read (``<img src=x.png>``: an unquoted value
+  is one word).
 
 Comments pass unchanged. Not done: Markdown inside ``<code>``, ``<kbd>``… is still read
 (kramdown leaves their content raw).
@@ -74,9 +76,8 @@ def _tag(token: Token, env: MutableMapping[str, Any], stack: list[str]) -> Token
             return {"type": "inline_html", "raw": f"</{stack.pop()}>"}
         return {"type": "text", "raw": raw}
     tag = start_tag(raw, 0, env)
-    if tag is None or tag.end != len(raw):
-        return token
-    if tag.name in BLOCK_ELEMENTS:
+    if tag is None or tag.end != len(raw) or tag.name in BLOCK_ELEMENTS:
+        # Not a tag kramdown reads (a bare value like src=x.png), or a block element: text.
         return {"type": "text", "raw": raw}
     tag.attrs.pop("markdown", None)
     attrs = {k: re.sub(r"\n+", " ", v) for k, v in tag.attrs.items()}
