@@ -103,6 +103,8 @@ CASES: dict[str, Callable[[int], str]] = {
     "[a] [b] uses": lambda n: "[b]: /x\n\n" + "[a] [b] " * (n // 8) + "\n",
     "[a] spaces": lambda n: "[b]: /x\n\n[a]" + " " * n + "x\n",
     "task lines": _lines("- [ ] x\n"),
+    "loose list lines": _lines("- a\n\n"),
+    "nested list items": lambda n: "".join("  " * (i % 30) + "- x\n" for i in range(n // 30)),
     "| headerless lines": _lines("| a | b |\n"),
     "{% toc %} headings": lambda n: "{% toc %}\n" + "<h2>x</h2>\n" * (n // 10),
     "{% toc %} open tags": lambda n: "{% toc %}\n" + "<h1><div>" * (n // 9),

@@ -40,7 +40,10 @@ def test_not_a_start_tag(text: str) -> None:
 
 
 def test_escape_text_keeps_entities() -> None:
-    assert escape_text("a & b &amp; &#8217; <x> &nope") == "a &amp; b &amp; &#8217; &lt;x&gt; &amp;nope"
+    assert (
+        escape_text("a & b &amp; &#8217; <x> &nope")
+        == "a &amp; b &amp; &#8217; &lt;x&gt; &amp;nope"
+    )
 
 
 # --- block HTML -------------------------------------------------------------------------
@@ -48,7 +51,10 @@ def test_escape_text_keeps_entities() -> None:
 
 def test_raw_block_html_is_rewritten() -> None:
     html = md("<div class='a' hidden>\n<br>\n<img src='x.png'>\nA & B *not md*\n</div>\n")
-    assert html == '<div class="a" hidden="">\n<br />\n<img src="x.png" />\nA &amp; B *not md*\n</div>\n'
+    assert (
+        html
+        == '<div class="a" hidden="">\n<br />\n<img src="x.png" />\nA &amp; B *not md*\n</div>\n'
+    )
     # An unquoted value is one word: src=x.png is no tag for kramdown, so it is text.
     assert md("<div>\n<img src=x.png>\n</div>\n") == "<div>\n&lt;img src=x.png&gt;\n</div>\n"
 
@@ -178,3 +184,11 @@ def test_task_lists_and_ordered_list_start() -> None:
 def test_code_block_language_from_an_ial() -> None:
     html = md("    x\n{: .language-ruby .keep}\n")
     assert html.startswith('<div class="language-ruby highlighter-rouge keep">')
+
+
+def test_list_paragraphs_are_decided_per_item() -> None:
+    # kramdown: c, the last item, is bare because an earlier item (a) is.
+    assert md("- a\n- b\n\n- c\n") == "<ul>\n<li>a</li>\n<li>\n<p>b</p>\n</li>\n<li>c</li>\n</ul>\n"
+    assert md("- a\n\n- b\n") == "<ul>\n<li>\n<p>a</p>\n</li>\n<li>\n<p>b</p>\n</li>\n</ul>\n"
+    nested = md("- a\n  - n\n\n- b\n")
+    assert nested == "<ul>\n<li>a\n<ul>\n<li>n</li>\n</ul>\n</li>\n<li>b</li>\n</ul>\n"

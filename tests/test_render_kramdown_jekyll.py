@@ -34,8 +34,7 @@ KNOWN_GAPS = {
     "emphasis": "***x*** nests <strong><em> in kramdown, <em><strong> in mistune",
     "highlight-whitespace": 'Pygments wraps spaces in <span class="w">, Rouge does not',
     "links": "mistune percent-encodes link URLs (spaces, non-ASCII); kramdown keeps them",
-    "lists-loose-start": "kramdown decides <p> in list items per item; mistune per list",
-    "nested-lists-code": "kramdown's per-item <p> and its code-block indent inside items",
+    "lists-marker-change": "a list whose marker changes (- then *) is one list in kramdown",
     "smart-quotes": "<<word>>: mistune reads <word> as an HTML tag before typography",
     "span-ial-emphasis": "a code span's IAL class goes before highlighter-rouge in kramdown",
 }

@@ -54,6 +54,7 @@ from deploybot.render.kramdown_extensions import kramdown_extensions
 from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
 from deploybot.render.kramdown_html import kramdown_html
 from deploybot.render.kramdown_links import kramdown_links
+from deploybot.render.kramdown_lists import kramdown_lists
 from deploybot.render.kramdown_math import kramdown_math
 from deploybot.render.kramdown_span_html import kramdown_span_html
 from deploybot.render.kramdown_tables import kramdown_tables
@@ -128,6 +129,7 @@ def kramdown_plugins(
         kramdown_span_html,
         kramdown_links,
         kramdown_task_lists,
+        kramdown_lists,
         kramdown_math,
         kramdown_extensions,
         kramdown_abbreviations,
