@@ -22,6 +22,7 @@ comes before the next item; a before-render hook then sets each item's paragraph
 from __future__ import annotations
 
 import re
+
 import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BlockState
