@@ -192,3 +192,28 @@ def test_list_paragraphs_are_decided_per_item() -> None:
     assert md("- a\n\n- b\n") == "<ul>\n<li>\n<p>a</p>\n</li>\n<li>\n<p>b</p>\n</li>\n</ul>\n"
     nested = md("- a\n  - n\n\n- b\n")
     assert nested == "<ul>\n<li>a\n<ul>\n<li>n</li>\n</ul>\n</li>\n<li>b</li>\n</ul>\n"
+
+
+def test_definition_lists() -> None:
+    assert md("T\n: a\n: b\n") == "<dl>\n<dt>T</dt>\n<dd>a</dd>\n<dd>b</dd>\n</dl>\n"
+    assert md("T\n\n: a\n") == "<dl>\n<dt>T</dt>\n<dd>\n<p>a</p>\n</dd>\n</dl>\n"
+    assert md("T\n\n\n: a\n") == "<p>T</p>\n<p>: a</p>\n"  # two empty lines: no list
+
+
+def test_strong_emphasis_nests_as_kramdown() -> None:
+    assert md("***a*** b\n") == "<p><strong><em>a</em></strong> b</p>\n"
+
+
+def test_rest_of_a_line_after_block_html_is_read_as_a_line() -> None:
+    assert md("<center>c</center> <p></p>\n") == "<center>c</center>\n<p></p>\n"
+
+
+def test_image_alt_is_the_text_as_written() -> None:
+    assert (
+        md('![A `b` *c* "q"](a.png)\n')
+        == '<p><img src="a.png" alt="A `b` *c* &quot;q&quot;" /></p>\n'
+    )
+
+
+def test_ial_after_a_list_and_blank_lines_applies_to_the_next_block() -> None:
+    assert md("- a\n\n{: .y}\npara\n") == '<ul>\n<li>a</li>\n</ul>\n<p class="y">para</p>\n'

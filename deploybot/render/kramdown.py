@@ -50,6 +50,8 @@ from deploybot.render.kramdown_attrs import (
     parse_attribute_list,
     resolve_attributes,
 )
+from deploybot.render.kramdown_deflists import kramdown_definition_lists
+from deploybot.render.kramdown_emphasis import kramdown_strong_emphasis
 from deploybot.render.kramdown_extensions import kramdown_extensions
 from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
 from deploybot.render.kramdown_html import kramdown_html
@@ -130,9 +132,11 @@ def kramdown_plugins(
         kramdown_links,
         kramdown_task_lists,
         kramdown_lists,
+        kramdown_definition_lists,
         kramdown_math,
         kramdown_extensions,
         kramdown_abbreviations,
+        kramdown_strong_emphasis,
         heading_ids,
         kramdown_toc,
         kramdown_tables,

@@ -49,6 +49,7 @@ from deploybot.render.kramdown_html_scan import (
 
 _HTML_START = r"^ {0,3}<(?:[^\W\d]|!--|/[^\W\d])"
 _EOB = r"^\^[ \t]*(?:\n|$)"
+_HTML_AT = re.compile(r" {0,3}<(?:[^\W\d]|!--|/[^\W\d])")
 _IAL_LINE = r"^ {0,3}\{:(?![:/])(?:\\\}|[^}\n])+\}[ \t]*$"
 _COMMENT_END = re.compile("-->")
 _RAW_START = re.compile(r"<(?:[^\W\d]|/|!--|\?)")
@@ -110,7 +111,15 @@ def _parse_break(block: BlockParser, m: re.Match[str], state: BlockState) -> int
     if line.startswith("^"):
         return _parse_eob(block, m, state)
     rule = block._methods.get("kramdown_block_ial")
-    return None if rule is None else rule(m, state)
+    if rule is None:
+        return None
+    start = m.start()
+    before = state.src.rfind("\n", 0, max(0, start - 1))
+    if start > 0 and not state.src[before + 1 : start].strip():
+        # The list took the blank lines before this IAL: keep them, so that it applies to
+        # the next block rather than to the list (kramdown's blank element).
+        state.append_token({"type": "blank_line"})
+    return rule(m, state)
 
 
 def _parse_eob(block: BlockParser, m: re.Match[str], state: BlockState) -> int:
@@ -120,6 +129,21 @@ def _parse_eob(block: BlockParser, m: re.Match[str], state: BlockState) -> int:
 
 
 def _parse_html(block: BlockParser, m: re.Match[str], state: BlockState) -> int | None:
+    end = _parse_html_at(block, m, state)
+    # kramdown reads the rest of a line after block HTML as if it started a line: more
+    # block HTML (``<center>x</center> <p></p>``) is block HTML too.
+    while end is not None and 0 < end < state.cursor_max and state.src[end - 1] != "\n":
+        more = _HTML_AT.match(state.src, end)
+        if more is None or state.cursor_max <= end:
+            break
+        after = _parse_html_at(block, more, state)
+        if after is None:
+            break
+        end = after
+    return end
+
+
+def _parse_html_at(block: BlockParser, m: re.Match[str], state: BlockState) -> int | None:
     src, env = state.src, state.env
     lt = src.index("<", m.start())
     if src.startswith("<!--", lt):

@@ -4,6 +4,8 @@
   ``<mailto:…>``, ``<http(s):…>``, ``<ftp(s):…>`` and ``<user@host>``; a ``mailto:`` link
   shows the address without ``mailto:``, an address gets ``mailto:`` in its ``href``. Any
   other ``<scheme:…>`` (``<rsync://…>``) stays text, as kramdown leaves it.
+- An image's ``alt`` is the text between its brackets as written (``link.rb``:
+  ``alt_text``, backslash escapes removed): code spans and emphasis keep their markers.
 - Reference links (``link.rb``, ``LINK_INLINE_ID_RE = /\\s*?\\[([^\\]]+)?\\]/``) may have
   whitespace, a line break included, between ``[text]`` and ``[ref]``: ``[text] [ref]`` is
   ``[text][ref]`` when ``ref`` (or, for ``[text] []``, ``text``) is defined.
@@ -22,8 +24,9 @@ from mistune.core import BlockState, InlineState
 from mistune.inline_parser import InlineParser
 from mistune.util import unikey
 
+from deploybot.render.kramdown_attrs import escape_attribute
 from deploybot.render.kramdown_tables import code_spans
-from deploybot.render.mistune_hooks import walk
+from deploybot.render.mistune_hooks import RenderNext, Token, walk, wrap_render_token
 
 _AUTOLINK = r"<(?:(?:mailto|https?|ftps?):[^>\n]+|[\w.-]+@[\w.-]+)>"
 # [text] <whitespace> [ref]: the text has no brackets; the gap is what \s*? allows.
@@ -40,6 +43,7 @@ def kramdown_links(md: mistune.Markdown) -> None:
         if name in inline.rules:
             inline.rules.remove(name)
     md.before_render_hooks.append(_join_spaced_refs)
+    wrap_render_token(md, _image_alt)
 
 
 def _parse_autolink(inline: InlineParser, m: Any, state: InlineState) -> int:
@@ -85,3 +89,36 @@ def join_spaced_refs(text: str, refs: dict[str, Any]) -> str:
         last = m.end(2)
     out.append(text[last:])
     return "".join(out)
+
+
+_MARKERS = {"emphasis": "*", "strong": "**", "strikethrough": "~~"}
+_ALT = '<img src="'
+
+
+def _image_alt(token: Token, state: BlockState, render_next: RenderNext) -> str:
+    html = render_next(token, state)
+    if token["type"] != "image" or not html.startswith(_ALT):
+        return html
+    alt = escape_attribute(raw_text(token.get("children", [])))
+    start = html.find(' alt="')
+    end = html.find('"', start + 6) if start >= 0 else -1
+    return html if end < 0 else html[: start + 6] + alt + html[end:]
+
+
+def raw_text(tokens: list[Token]) -> str:
+    """Return the Markdown a list of inline tokens was read from, as far as the tokens tell:
+    text, code spans in one backtick, emphasis in ``*``/``**`` (mistune keeps neither the
+    delimiter nor the backtick count, so ``_x_`` comes back as ``*x*``)."""
+    parts: list[str] = []
+    for token in tokens:
+        kind, children = token["type"], token.get("children")
+        if kind == "codespan":
+            parts.append("`" + str(token.get("raw", "")) + "`")
+        elif kind in ("softbreak", "linebreak"):
+            parts.append("\n")
+        elif isinstance(children, list):
+            marker = _MARKERS.get(kind, "")
+            parts.append(marker + raw_text(children) + marker)
+        else:
+            parts.append(str(token.get("raw", "")))
+    return "".join(parts)

@@ -30,7 +30,8 @@ from mistune.core import BlockState
 from deploybot.render.mistune_hooks import Token, walk
 
 _BLANK_AFTER = "_kramdown_blank_after"
-_NEWLINE = "kramdown_newline"
+#: Token type of a bare line break (kramdown's layout inside ``<li>``/``<dd>``).
+NEWLINE = "kramdown_newline"
 _TEXT = frozenset({"paragraph", "block_text"})
 _BULLETS = {".": r"\d{1,9}\.", ")": r"\d{1,9}\)", "*": r"\*", "+": r"\+", "-": "-"}
 
@@ -50,7 +51,7 @@ def kramdown_lists(md: mistune.Markdown) -> None:
     block._methods["list"] = parse_list
     md.before_render_hooks.append(_paragraphs)
     if md.renderer is not None and md.renderer.NAME == "html":
-        md.renderer.register(_NEWLINE, lambda renderer: "\n")
+        md.renderer.register(NEWLINE, lambda renderer: "\n")
 
 
 def _note_blank_lines(
@@ -112,6 +113,6 @@ def _line_breaks(children: list[Token]) -> None:
     """Lay the item out as kramdown's ``convert_li``: ``<li>`` then a line break before a
     first block that is not bare text; bare text followed by more blocks ends its line."""
     if children[0]["type"] != "block_text":
-        children.insert(0, {"type": _NEWLINE})
+        children.insert(0, {"type": NEWLINE})
     elif len(children) > 1:
-        children.insert(1, {"type": _NEWLINE})
+        children.insert(1, {"type": NEWLINE})
