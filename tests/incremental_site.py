@@ -7,8 +7,9 @@ incremental build that misses a dependency shows up as a difference: layouts rea
 ``site.pages``/``site.static_files``; Jinja2 includes in layouts and Liquid includes from
 ``_includes/`` in posts; ``{% post_url %}``/``{% link %}``; ``{{ site.title }}`` and
 ``{{ page.title }}`` in bodies; ``published: false``, future dates, drafts, category folders
-and ``:categories`` permalinks, ``excerpt_separator``; the ``jekyll-sitemap`` plugin; and the
-typography/footnotes render options.
+and ``:categories`` permalinks, ``excerpt_separator``; the ``jekyll-sitemap`` plugin; the
+jekyll-toc ``{% toc %}`` tag (``page.toc``, the ``toc`` setting) and kramdown's ``{:toc}``;
+and the typography/footnotes render options.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ INCLUDES: dict[str, bytes] = {
 }
 CONFIG = b"title: Gen\nurl: https://gen.example.org\npermalink: /:year/:month/:title\n"
 SITEMAP = b"plugins: [jekyll-sitemap]\n"
+TOC_CONFIG = b"toc:\n  list_id: contents\n  min_level: 2\n"
 
 words = st.sampled_from(["alpha", "beta", "gamma", "delta", "tvm", "code", "x"])
 slugs = st.sampled_from([f"post-{i}" for i in range(8)])
@@ -80,6 +82,8 @@ SNIPPETS = [
     "{% link img/alpha.png %}",
     '"Quoted" -- and...',
     "note[^1]\n\n[^1]: the footnote",
+    "{% toc %}\n\n<h2>Raw heading</h2>\n",
+    "\n\n* TOC\n{:toc}\n\n## Heading\n",
     "<!--more-->",
     "\n\n",
 ]
@@ -118,6 +122,8 @@ def front_extra(draw: st.DrawFn) -> str:
         lines.append(f"layout: {draw(st.sampled_from(['plain', 'teaser', 'none', 'nope']))}")
     if draw(st.integers(0, 4)) == 0:
         lines.append("excerpt_separator: <!--more-->")
+    if draw(st.integers(0, 2)) == 0:
+        lines.append("toc: true")
     return "".join(line + "\n" for line in lines)
 
 
@@ -157,7 +163,8 @@ def change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, bytes | Non
     if kind == "draft":
         return {f"_drafts/{draw(slugs)}.md": post_text(title, body)}
     if kind == "config":
-        extra = draw(st.sampled_from([b"", SITEMAP, b"excerpt_separator: <!--more-->\n"]))
+        extras = [b"", SITEMAP, b"excerpt_separator: <!--more-->\n", TOC_CONFIG]
+        extra = draw(st.sampled_from(extras))
         return {"_config.yml": CONFIG + f"description: {title}\n".encode() + extra}
     if kind == "static":
         name = f"img/{draw(words)}.png"

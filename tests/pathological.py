@@ -76,6 +76,38 @@ CASES: dict[str, Callable[[int], str]] = {
     "separator of dashes": lambda n: "| a |\n|" + "-" * n + ":-|\n| b |\n",
     # a 1,000-character reference link used all over (output ~ 140 x input, linear)
     "[a][x] uses": lambda n: f"[x]: /{'u' * 1000}\n\n" + "[a][x] " * (n // 7) + "\n",
+    # kramdown block HTML, the end-of-block marker, TOCs, math, extensions, links (issue 9.5)
+    "^ lines": _lines("^\n"),
+    "para ^ lines": _lines("a\n^\n"),
+    "- ^ lines": _lines("- a\n^\n"),
+    "{:toc} lists": _lines("* TOC\n{:toc}\n\n# h\n\n"),
+    "toc of headings": lambda n: "* TOC\n{:toc}\n\n" + "## *h* [l](/x)\n\n" * (n // 17),
+    "<div markdown=1> nesting": lambda n: '<div markdown="1">\n' * (n // 19) + "x\n",
+    "<div markdown=1> closed": _lines('<div markdown="1">\nx\n</div>\n'),
+    "<div markdown=1> inline": _lines('<div markdown="1">*x*</div>\n'),
+    "<p markdown=span> lines": _lines('<p markdown="span">x\n'),
+    "<div> raw nesting": lambda n: "<div>" * (n // 5) + "\n",
+    "<div><span> raw": lambda n: "<div>\n" + "<span>" * (n // 6) + "\n",
+    "<div> lines": _lines("<div>\n"),
+    "</div> lines": _lines("</div>\n"),
+    '<div a=" lines': _lines('<div a="\n'),
+    "<x lines": _lines("<x\n"),
+    "<!-- lines": _lines("<!--\n"),
+    "<span> run": _run("<span>"),
+    "</span> run": _run("</span>"),
+    "<a b=' run": _run("<a b='"),
+    "$$ lines": _lines("$$\n"),
+    "$$ x lines": _lines("$$ x\n\n"),
+    "{::comment} lines": _lines("{::comment}\n"),
+    "{::nomarkdown} run": _run("{::nomarkdown}"),
+    "[a] [b] uses": lambda n: "[b]: /x\n\n" + "[a] [b] " * (n // 8) + "\n",
+    "[a] spaces": lambda n: "[b]: /x\n\n[a]" + " " * n + "x\n",
+    "task lines": _lines("- [ ] x\n"),
+    "loose list lines": _lines("- a\n\n"),
+    "nested list items": lambda n: "".join("  " * (i % 30) + "- x\n" for i in range(n // 30)),
+    "| headerless lines": _lines("| a | b |\n"),
+    "{% toc %} headings": lambda n: "{% toc %}\n" + "<h2>x</h2>\n" * (n // 10),
+    "{% toc %} open tags": lambda n: "{% toc %}\n" + "<h1><div>" * (n // 9),
     # Liquid
     "highlight blocks": _lines("{% highlight a %}\nx\n{% endhighlight %}\n"),
     "{{ output }}": _lines("{{ page.title }} "),
@@ -85,7 +117,7 @@ CASES: dict[str, Callable[[int], str]] = {
 
 def render_body(text: str) -> str:
     """Return ``text`` rendered as a post body (Liquid, Markdown, fragments restored)."""
-    variables = {"page": {"title": "T"}, "site": {}}
+    variables = {"page": {"title": "T", "toc": True}, "site": {}}
     liquid = render_liquid(text, path="_posts/2024-01-01-x.md", variables=variables)
     html = markdown_to_html(liquid.text, make_markdown())
     return restore_fragments(html, liquid.fragments)

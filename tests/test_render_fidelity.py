@@ -92,8 +92,8 @@ def test_bare_quotes_in_text_as_kramdown_writes_them() -> None:
     [
         (
             "kramdown",
-            '<sup id="fnref:ieee"><a href="#fn:ieee" class="footnote" rel="footnote" '
-            'role="doc-noteref">1</a></sup>',
+            '<sup id="fnref:ieee" role="doc-noteref"><a href="#fn:ieee" class="footnote" '
+            'rel="footnote">1</a></sup>',
             '<div class="footnotes" role="doc-endnotes">',
         ),
         (

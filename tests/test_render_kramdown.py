@@ -183,16 +183,17 @@ FOOTNOTE_TEXT = "A[^ieee] B[^ieee] C[^n2]\n\n[^ieee]: IEEE note\n[^n2]: Second\n
 def test_footnotes_kramdown2_markup() -> None:
     html = render(FOOTNOTE_TEXT, typography=False)
     assert html == (
-        '<p>A<sup id="fnref:ieee"><a href="#fn:ieee" class="footnote" rel="footnote" '
-        'role="doc-noteref">1</a></sup> B<sup id="fnref:ieee:1"><a href="#fn:ieee" '
-        'class="footnote" rel="footnote" role="doc-noteref">1</a></sup> C<sup id="fnref:n2">'
-        '<a href="#fn:n2" class="footnote" rel="footnote" role="doc-noteref">2</a></sup></p>\n'
+        '<p>A<sup id="fnref:ieee" role="doc-noteref"><a href="#fn:ieee" class="footnote" '
+        'rel="footnote">1</a></sup> B<sup id="fnref:ieee:1" role="doc-noteref"><a '
+        'href="#fn:ieee" class="footnote" rel="footnote">1</a></sup> C<sup id="fnref:n2" '
+        'role="doc-noteref"><a href="#fn:n2" class="footnote" rel="footnote">2</a></sup></p>\n'
         '<div class="footnotes" role="doc-endnotes">\n  <ol>\n'
-        '    <li id="fn:ieee">\n      <p>IEEE note\u00a0<a href="#fnref:ieee" '
+        '    <li id="fn:ieee" role="doc-endnote">\n      <p>IEEE note\u00a0<a href="#fnref:ieee" '
         'class="reversefootnote" role="doc-backlink">&#8617;</a>\u00a0<a href="#fnref:ieee:1" '
         'class="reversefootnote" role="doc-backlink">&#8617;<sup>2</sup></a></p>\n    </li>\n'
-        '    <li id="fn:n2">\n      <p>Second\u00a0<a href="#fnref:n2" class="reversefootnote" '
-        'role="doc-backlink">&#8617;</a></p>\n    </li>\n  </ol>\n</div>\n'
+        '    <li id="fn:n2" role="doc-endnote">\n      <p>Second\u00a0<a href="#fnref:n2" '
+        'class="reversefootnote" role="doc-backlink">&#8617;</a></p>\n    </li>\n  </ol>\n'
+        "</div>\n"
     )
 
 

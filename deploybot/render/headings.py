@@ -27,6 +27,7 @@ import mistune
 from mistune.core import BlockState
 
 from deploybot.render.kramdown_attrs import ATTRS_KEY
+from deploybot.render.kramdown_extensions import option
 from deploybot.render.mistune_hooks import RenderNext, Token, walk, wrap_render_token
 
 #: ``state.env`` key: base id -> how many times it was used so far in the document.
@@ -73,7 +74,7 @@ def heading_text(children: list[Token]) -> str:
             continue
         if kind == "text":
             parts.append(html.unescape(token.get("raw", "")))
-        elif kind in ("codespan", "inline_math"):
+        elif kind in ("codespan", "inline_math", "kramdown_abbr"):
             parts.append(token.get("raw", ""))
         elif isinstance(token.get("children"), list):
             parts.append(heading_text(token["children"]))
@@ -112,6 +113,8 @@ def _assign_id(token: Token, env: MutableMapping[str, Any]) -> None:
     ial: dict[str, str] | None = token.get(ATTRS_KEY)
     if attrs.get("id") or (ial and "id" in ial):
         return
+    if option(env, "auto_ids") == "false":
+        return  # {::options auto_ids="false" /} anywhere in the document
     counter: dict[str, int] = env.setdefault(COUNTER_KEY, {})
     ident = unique_id(gfm_header_id(heading_text(token.get("children", []))), counter)
     if ial:

@@ -40,6 +40,7 @@ from mistune.inline_parser import InlineParser
 from mistune.plugins import Plugin
 
 from deploybot.render.headings import heading_ids
+from deploybot.render.kramdown_abbr import kramdown_abbreviations
 from deploybot.render.kramdown_attrs import (
     ALD_LINE,
     ATTRS_KEY,
@@ -49,8 +50,18 @@ from deploybot.render.kramdown_attrs import (
     parse_attribute_list,
     resolve_attributes,
 )
+from deploybot.render.kramdown_deflists import kramdown_definition_lists
+from deploybot.render.kramdown_emphasis import kramdown_strong_emphasis
+from deploybot.render.kramdown_extensions import kramdown_extensions
 from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
+from deploybot.render.kramdown_html import kramdown_html
+from deploybot.render.kramdown_links import kramdown_links
+from deploybot.render.kramdown_lists import kramdown_lists
+from deploybot.render.kramdown_math import kramdown_math
+from deploybot.render.kramdown_span_html import kramdown_span_html
 from deploybot.render.kramdown_tables import kramdown_tables
+from deploybot.render.kramdown_tasks import kramdown_task_lists
+from deploybot.render.kramdown_toc import TOC_KEY, kramdown_toc
 from deploybot.render.mistune_hooks import (
     RenderNext,
     Token,
@@ -114,7 +125,22 @@ def kramdown_plugins(
     :func:`~deploybot.render.typography.typography` (unless ``typography`` is False). Pass
     them after mistune's own plugins, in this order; see the module docstring.
     """
-    plugins: list[Plugin] = [kramdown_attributes, heading_ids, kramdown_tables]
+    plugins: list[Plugin] = [
+        kramdown_attributes,
+        kramdown_html,
+        kramdown_span_html,
+        kramdown_links,
+        kramdown_task_lists,
+        kramdown_lists,
+        kramdown_definition_lists,
+        kramdown_math,
+        kramdown_extensions,
+        kramdown_abbreviations,
+        kramdown_strong_emphasis,
+        heading_ids,
+        kramdown_toc,
+        kramdown_tables,
+    ]
     if footnotes:
         plugins.append(make_kramdown_footnotes(legacy=legacy_footnotes))
     if typography:
@@ -193,6 +219,8 @@ def _attach_block_ials(md: mistune.Markdown, state: BlockState) -> None:
         ial = token.pop(_PENDING, None)
         if ial is not None:
             token[ATTRS_KEY] = resolve_attributes(ial, alds)
+            if "toc" in ial.refs and token["type"] == "list":
+                token[TOC_KEY] = True
 
 
 def _attach_in(tokens: list[Token]) -> list[Token]:
@@ -207,6 +235,10 @@ def _attach_in(tokens: list[Token]) -> list[Token]:
                 _ial_of(target).update(token["ial"])
             else:
                 pending = _merge(pending, token["ial"])
+            continue
+        if kind == "kramdown_eob":
+            # kramdown's :eob: the block before is no IAL's target, a pending IAL stays.
+            target = None
             continue
         if kind in (_ALD, "blank_line"):
             # kramdown's :eob / :blank elements take a pending IAL and end the target.
@@ -269,8 +301,30 @@ def _attach_span_ials(tokens: list[Token], env: MutableMapping[str, Any]) -> lis
 
 
 def _render_with_attributes(token: Token, state: BlockState, render_next: RenderNext) -> str:
+    if token["type"] == "block_code" and token.get(ATTRS_KEY):
+        _code_language(token)
     html = render_next(token, state)
     attrs = token.get(ATTRS_KEY)
     if attrs and token["type"] not in _NO_TAG:
         return inject_attributes(html, attrs)
     return html
+
+
+_LANGUAGE_CLASS = re.compile(r"\blanguage-(\S+)")
+
+
+def _code_language(token: Token) -> None:
+    """Take a ``language-X`` class of a code block's IAL as its language, as kramdown's
+    ``extract_code_language!`` does (a fenced block's own language wins)."""
+    attrs: dict[str, str] = token[ATTRS_KEY]
+    m = _LANGUAGE_CLASS.search(attrs.get("class", ""))
+    if m is None:
+        return
+    rest = (attrs["class"][: m.start()] + attrs["class"][m.end() :]).strip()
+    if rest:
+        attrs["class"] = rest
+    else:
+        del attrs["class"]
+    info = token.setdefault("attrs", {}).get("info")
+    if not info or not str(info).strip():
+        token["attrs"]["info"] = m.group(1)

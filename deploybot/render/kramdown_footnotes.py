@@ -5,12 +5,12 @@ Markup from kramdown's HTML converter (``lib/kramdown/converter/html.rb``:
 *name* (``[^ieee]`` -> ``ieee``) in the ids, numbers in order of first reference, and a
 no-break space (U+00A0, ``entity_output: as_char``) before the back link::
 
-    <sup id="fnref:ieee"><a href="#fn:ieee" class="footnote" rel="footnote"
-      role="doc-noteref">1</a></sup>
+    <sup id="fnref:ieee" role="doc-noteref"><a href="#fn:ieee" class="footnote"
+      rel="footnote">1</a></sup>
     ...
     <div class="footnotes" role="doc-endnotes">
       <ol>
-        <li id="fn:ieee">
+        <li id="fn:ieee" role="doc-endnote">
           <p>The note.\u00a0<a href="#fnref:ieee" class="reversefootnote"
             role="doc-backlink">&#8617;</a></p>
         </li>
@@ -19,6 +19,8 @@ no-break space (U+00A0, ``entity_output: as_char``) before the back link::
 
 (one line each in the output). A second reference to the same note gets the id
 ``fnref:ieee:1`` and the note an extra back link ``&#8617;<sup>2</sup>``.
+The roles are where kramdown 2.4 (Jekyll 4.3's, GitHub Pages') puts them: ``doc-noteref`` on
+the ``<sup>`` and ``doc-endnote`` on each ``<li>`` (2.0-2.3 had ``doc-noteref`` on the ``<a>``).
 ``make_kramdown_footnotes(legacy=True)`` gives kramdown 1.x markup (no ``rel``/``role``), which
 is what the TVM site's published feeds contain.
 """
@@ -117,9 +119,9 @@ def _ref_renderer(legacy: bool) -> Callable[..., str]:
     def render(renderer: BaseRenderer, key: str, index: int, name: str, repeat: int = 0) -> str:
         ident = escape_attribute(name)
         ref_id = f"fnref:{ident}" + (f":{repeat}" if repeat else "")
-        extra = "" if legacy else ' rel="footnote" role="doc-noteref"'
+        extra, role = ("", "") if legacy else (' rel="footnote"', ' role="doc-noteref"')
         link = f'<a href="#fn:{ident}" class="footnote"{extra}>{index}</a>'
-        return f'<sup id="{ref_id}">{link}</sup>'
+        return f'<sup id="{ref_id}"{role}>{link}</sup>'
 
     return render
 
@@ -149,6 +151,7 @@ def _item_renderer(legacy: bool) -> Callable[..., str]:
             body = body[:-4] + _NBSP + "".join(links) + "</p>"
         else:
             body = body + "\n<p>" + "".join(links) + "</p>"
-        return f'    <li id="fn:{ident}">\n      {body}\n    </li>\n'
+        item_role = "" if legacy else ' role="doc-endnote"'
+        return f'    <li id="fn:{ident}"{item_role}>\n      {body}\n    </li>\n'
 
     return render

@@ -10,9 +10,11 @@ kramdown's table syntax (https://kramdown.gettalong.org/syntax.html#tables; pars
 - an empty cell is written as a no-break space (``convert_td``: ``ENTITY_NBSP``);
 - alignment is written as ``style="text-align: left"`` (with a space).
 
-:func:`kramdown_tables` handles tables whose every line starts with ``|`` and that contain a
-separator line, and renders all table cells (mistune's tables too) the kramdown way. Tables
-without a leading pipe are left to mistune's ``table``/``nptable`` rules.
+:func:`kramdown_tables` handles tables whose every line starts with ``|``, with or without a
+separator line (rows with none are all body: a headerless table), after a block boundary
+(not inside a paragraph), and renders all table cells (mistune's tables too) the kramdown
+way. Tables without a leading pipe are left to mistune's ``table``/``nptable`` rules (so a
+separator line is needed there; kramdown makes a table of any lines holding a pipe).
 
 Parsing is linear in the input: a run of pipe lines is read once, and whether a table
 starts at each of its lines is worked out for all of them in one backward pass (the block
@@ -60,6 +62,9 @@ def kramdown_tables(md: mistune.Markdown) -> None:
 
 def _parse_table(block: BlockParser, m: Any, state: BlockState) -> int | None:
     start: int = m.start()
+    last = state.last_token()
+    if last is not None and last["type"] == "paragraph":
+        return None  # kramdown starts a table only after a block boundary
     starts = _table_starts(state, start)
     if not starts.get(start):
         return None  # not a table for this rule (mistune's table, or a paragraph)
@@ -138,16 +143,14 @@ def _step(state: _State, kind: str) -> tuple[_State, bool]:
 
 def _tables_from(kinds: list[str]) -> list[bool]:
     """Return, for each ``i``, whether ``table_sections`` of the lines ``i:`` (of these kinds)
-    makes a table: they hold a separator and it makes a ``tbody``. One backward pass over
+    makes a table: it makes a ``tbody``. One backward pass over
     the 8 machine states, so a run of n lines costs O(n), not O(n²)."""
     makes = {state: state[0] and not state[2] for state in _STATES}  # after the last line
-    has_separator = False
     found = [False] * len(kinds)
     for i in range(len(kinds) - 1, -1, -1):
-        has_separator = has_separator or kinds[i] == "S"
         steps = {state: _step(state, kinds[i]) for state in _STATES}
         makes = {state: made or makes[after] for state, (after, made) in steps.items()}
-        found[i] = has_separator and makes[(False, False, False)]
+        found[i] = makes[(False, False, False)]
     return found
 
 

@@ -12,6 +12,8 @@ what Jekyll blogs use and reports the rest as warnings with file and line:
 - ``{{ EXPR }}`` -> the value of a literal or ``site.*``/``page.*`` path with filters
   (:mod:`.liquid_filters`); an undefined variable renders empty, with a warning;
 - ``{% post_url NAME %}``, ``{% link PATH %}`` -> the ``baseurl``-prefixed URL (Jekyll 4);
+- ``{% toc %}`` -> the jekyll-toc plugin's list of the page's HTML headings when the page
+  sets ``toc`` (:func:`~deploybot.render.jekyll_toc.toc_tag`), else nothing;
 - ``{% include NAME %}`` -> ``_includes/NAME`` when it is plain HTML (no Liquid in it);
   otherwise nothing, with a warning (``JB/setup``: Jekyll-Bootstrap's setup include);
 - any other tag -> removed, with a warning (a block tag's body stays).
@@ -34,6 +36,7 @@ from typing import Any
 
 from deploybot.errors import SourceError
 from deploybot.render.highlight import figure_block
+from deploybot.render.jekyll_toc import toc_tag
 from deploybot.render.limits import LimitError, page_too_large
 from deploybot.render.liquid_filters import (
     ExpressionError,
@@ -307,10 +310,22 @@ def _link(state: _State, args: str, m: _Markup) -> str:
     return relative_url(url, [], state.variables.get("site", {}))
 
 
+def _toc(state: _State, args: str, m: _Markup) -> str:
+    # jekyll-toc's TocTag: the headings of page.content, which during the page's own Liquid
+    # pass is its source text (deploybot.render.jekyll_toc.toc_tag).
+    page: Mapping[str, Any] = state.variables.get("page", {})
+    site: Mapping[str, Any] = state.variables.get("site", {})
+    if page.get("toc") in (None, False):
+        return ""
+    html = toc_tag({"toc": True, "content": state.source}, site.get("toc"))
+    return state.fragment(html, m.start)
+
+
 _SIMPLE_TAGS: Mapping[str, Callable[[_State, str, _Markup], str]] = {
     "include": _include,
     "post_url": _post_url,
     "link": _link,
+    "toc": _toc,
 }
 
 

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import html
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import mistune
 from mistune.util import escape, unescape
@@ -38,7 +38,15 @@ class JekyllRenderer(mistune.HTMLRenderer):
     def block_code(self, code: str, info: str | None = None) -> str:
         """Return a fenced block; ``info``'s first word is the language (none: plaintext)."""
         lang = html.unescape(info).split(None, 1)[0] if info and info.strip() else None
+        # kramdown keeps the last line's newline; mistune drops it from indented code.
+        if code and not code.endswith("\n"):
+            code += "\n"
         return fenced_block(code, lang)
+
+    def list(self, text: str, ordered: bool, **attrs: Any) -> str:
+        """Return ``<ol>``/``<ul>``: kramdown ignores the first item's number (no ``start``)."""
+        tag = "ol" if ordered else "ul"
+        return f"<{tag}>\n{text}</{tag}>\n"
 
     def codespan(self, text: str) -> str:
         """Return inline code with Jekyll's ``language-plaintext highlighter-rouge`` class."""
@@ -69,7 +77,9 @@ def make_markdown(
     budget = [] if max_output is None else [markdown_budget(max_output)]
     return mistune.create_markdown(
         escape=False,
-        renderer=JekyllRenderer(escape=False),
+        # kramdown keeps every URL scheme (rsync:, news:, javascript:): authors are trusted,
+        # as raw HTML is.
+        renderer=JekyllRenderer(escape=False, allow_harmful_protocols=True),
         plugins=[*mistune_plugins, *kramdown, *budget],
     )
 
