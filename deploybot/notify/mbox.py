@@ -19,11 +19,11 @@ seconds, liblockfile's rule (procmail waits 1024 s). A fresh lock of a live proc
 the delivery fail (:class:`~deploybot.errors.NotifyError`, retried later).
 
 **Exactly once.** When an earlier attempt at the same message was interrupted or failed
-(the outbox says ``sending`` or ``failed``), :meth:`MboxTransport.send_again` first looks for the message in the mbox:
-a complete copy means it was delivered (nothing is written); a partial copy at the end of
-the file, under our sender's ``From`` line, is a torn append and is cut off before the
-message is appended again. A torn copy that other programs have since appended after
-stays (we only cut our own tail).
+(the outbox says ``sending`` or ``failed``), :meth:`MboxTransport.send_again` first looks
+for the message in the mbox: a complete copy means it was delivered (nothing is written); a
+partial copy at the end of the file, under our sender's ``From`` line, is a torn append and
+is cut off before the message is appended again. A torn copy that other programs have
+since appended after stays (we only cut our own tail).
 """
 
 from __future__ import annotations
