@@ -44,7 +44,7 @@ from deploybot.gittree import is_object_id as is_object_id
 from deploybot.gittree import new_objects
 from deploybot.gittree import oid as oid
 from deploybot.gittree import tree_entries as tree_entries
-from deploybot.redact import redact_text, redact_url
+from deploybot.redact import redact_text, redact_url, register_url_credentials
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
@@ -360,6 +360,7 @@ def _client(url: str) -> tuple[GitClient, str]:
     that path would.
     """
     client: GitClient
+    register_url_credentials(url)  # for what dulwich or urllib3 print in their own shape
     if not is_remote_url(url):
         # Never through get_transport_and_path: it reads a local path with a colon in it
         # ("/srv/my:site.git") as scp-like ssh to the host "/srv/my".

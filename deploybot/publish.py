@@ -36,6 +36,7 @@ from dulwich.repo import Repo
 from deploybot import gitutil, pathrules, treeedit
 from deploybot.errors import ConfigError, PublishError
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
+from deploybot.redact import redact_url
 
 NOTES_REF = "refs/notes/deploybot"
 """The git notes ref recording which source commit each publish head was built from."""
@@ -284,7 +285,9 @@ def publish_build(
                 continue
             gitutil.set_local_refs(repo, {ref: new for ref, (_, new) in plan.updates.items()})
             return plan.result
-    raise PublishError(f"push to {url}: {refname} kept moving; gave up after {MAX_TRIES} tries")
+    raise PublishError(
+        f"push to {redact_url(url)}: {refname} kept moving; gave up after {MAX_TRIES} tries"
+    )
 
 
 @dataclass(frozen=True)
