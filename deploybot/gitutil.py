@@ -263,6 +263,33 @@ def fetch_refs(
     return tips
 
 
+def fetch_commit(url: str, repo: Repo, commit: str) -> str | None:
+    """Fetch the commit ``commit`` (40 hex) by its id from ``url`` into ``repo``, with its
+    history, whether or not a ref still holds it.
+
+    Asking for an object no ref advertises works only where the server allows it (git's
+    ``uploadpack.allowAnySHA1InWant``, or ``allowReachableSHA1InWant`` while some ref
+    still reaches it; GitHub serves reachable ones); git's default refuses ("not our
+    ref"). A refusal and an unreachable remote are both an answer here, not an error.
+
+    Returns:
+        None when the commit is in ``repo`` afterwards, else why not (one line).
+
+    Raises:
+        DiskFullError: the mirror could not be written.
+    """
+    want = oid(commit)
+    if want in repo.object_store:
+        return None
+    client, path = _client(url)
+    try:
+        with writing(repo), _idle_timeout():
+            client.fetch(path, repo, determine_wants=lambda _refs, depth=None: [want])
+    except _TRANSPORT_ERRORS as exc:
+        return redact_text(one_line(exc))
+    return None if want in repo.object_store else "the server sent no such commit"
+
+
 def push_refs(
     url: str,
     repo: Repo,
