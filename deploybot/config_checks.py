@@ -102,8 +102,8 @@ def _check_scp_like(url: str, key: str, path: Path) -> None:
         raise _fail(
             path,
             key,
-            "has a password before '@' (user:password@host:path), which ssh does not take: "
-            "use an SSH key, or https://user:token@host/path",
+            "has a password before '@', which ssh does not take in the address: use an SSH "
+            "key, or an https:// URL with the token as its user info",
         )
     scheme = url.partition(":")[0].lower()
     if scheme in GIT_SCHEMES:

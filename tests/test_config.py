@@ -9,6 +9,7 @@ import pytest
 
 from deploybot.config import load_config
 from deploybot.errors import EX_CONFIG, ConfigError
+from deploybot.redact import redact_text
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -249,6 +250,7 @@ def test_bad_values_are_refused_at_load(tmp_path: Path, text: str, expected: str
     assert str(path) in str(info.value)
     assert expected in str(info.value)
     assert "\n" not in str(info.value)
+    assert redact_text(str(info.value)) == str(info.value)  # the CLI prints it unmangled
 
 
 def test_mbox_path_that_is_a_folder(tmp_path: Path) -> None:
