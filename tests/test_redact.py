@@ -226,3 +226,25 @@ def test_the_secrets_of_a_git_remote_are_masked_in_any_shape() -> None:
     register_url_credentials("deploy:SCP-PASSWORD-3@host:org/site.git")
     said = "with url: /x.git?access_token=Q-LONG-TOKEN-1 (FRAG-TOKEN-2, SCP-PASSWORD-3) main"
     assert redact_text(said) == "with url: /x.git?access_token=[...] ([...], [...]) main"
+
+
+def test_an_unexpected_error_is_reported_without_secrets() -> None:
+    """A bug (any exception that is no DeploybotError) still ends the command with exit 1
+    and Python's traceback, but through the same redaction as every other output."""
+    import click
+    from click.testing import CliRunner
+
+    from deploybot.cli import _handle_errors
+
+    @click.command()
+    @_handle_errors
+    def crash() -> None:
+        raise ValueError(f"cannot use https://deploy:{TOKEN}@h/x.git?access_token=QTOK3")
+
+    result = CliRunner().invoke(crash, [])
+    assert result.exit_code == 1
+    assert "QTOK3" not in result.output and TOKEN not in result.output, result.output
+    assert result.output.splitlines()[0] == "Traceback (most recent call last):"
+    assert result.output.rstrip().endswith(
+        "ValueError: cannot use https://h/x.git?access_token=[...]"
+    ), result.output
