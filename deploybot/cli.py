@@ -35,7 +35,9 @@ _config_option = click.option(
 
 
 def _handle_errors(func: F) -> F:
-    """Turn a DeploybotError into its exit code and one line on stderr."""
+    """Turn a DeploybotError into its exit code and one line on stderr. Any other
+    exception (a bug) gives Python's traceback and exit 1, as uncaught, but redacted: its
+    message may hold a URL with credentials."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -46,6 +48,11 @@ def _handle_errors(func: F) -> F:
                 click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
             click.echo(f"deploybot: error: {redact_text(str(exc))}", err=True)
             sys.exit(exc.exit_code)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click's own: it reports them
+        except Exception:
+            click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
+            sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
 

@@ -12,11 +12,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import re
 import tomllib
 import types
 import typing
-import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -156,6 +154,31 @@ class Config:
 
 
 _TOML_NAMES = {"sender": "from"}
+_TERA = 10**12
+# Every integer key's range, inclusive: past the maximum a value is surely a mistake, and
+# it keeps every integer inside what sqlite (the build cache) and C code take (64 bits).
+# Bytes, characters and steps stop at 10**12 (far above any memory: "no limit" in effect);
+# layout_max_depth at 1,000 (Python's own recursion limit stops deeper calls first).
+_INT_RANGES: dict[str, tuple[int, int]] = {
+    "render.feed_limit": (0, 1_000_000),
+    "render.layout_max_steps": (1, _TERA),
+    "render.layout_max_output": (1, _TERA),
+    "render.layout_max_depth": (1, 1000),
+    "render.max_file_bytes": (1, _TERA),
+    "render.max_page_bytes": (1, _TERA),
+    "render.max_yaml_size": (1, _TERA),
+    "notify.smtp.port": (1, 65535),
+    # git-multimail's limits; 0 also allowed (no limit). The smallest useful values: a cut
+    # keeps N-7 (N-6) characters + " [...]".
+    "notify.max_line_length": (8, 1_000_000),
+    "notify.max_lines": (1, 10_000_000),
+    "notify.subject_max_length": (7, 1_000_000),
+    "notify.max_commit_emails": (1, 100_000),
+}
+_ZERO_IS_NO_LIMIT = frozenset(
+    {"notify.max_line_length", "notify.max_lines", "notify.subject_max_length",
+     "notify.max_commit_emails"}
+)  # fmt: skip
 _CHOICES = {
     "notify.transport": ("smtp", "sendmail", "mbox", "stdout", "none"),
     "notify.smtp.security": ("none", "starttls", "ssl"),
@@ -227,7 +250,8 @@ def _build(cls: type[T], raw: Any, path: Path, prefix: str, skip: set[str] = fro
 def _unknown_key(path: Path, dotted: str, key: str, known: list[str]) -> str:
     near = difflib.get_close_matches(key, known, n=1)
     hint = f"; did you mean '{near[0]}'?" if near else f"; known keys: {', '.join(sorted(known))}"
-    return f"{path}: unknown key '{dotted}'{hint}"
+    shown = f"'{dotted}'" if dotted.isprintable() else ascii(dotted)
+    return f"{path}: unknown key {shown}{hint}"
 
 
 def _convert(hint: Any, value: Any, path: Path, dotted: str) -> Any:
@@ -243,14 +267,34 @@ def _convert(hint: Any, value: Any, path: Path, dotted: str) -> Any:
             raise ConfigError(f"{path}: '{dotted}' must be a list of strings")
         return tuple(_convert(args[0], item, path, dotted) for item in value)
     if hint is Path:
-        return Path(_expect(str, value, path, dotted))
+        text = _expect(str, value, path, dotted)
+        if "\0" in text or not text:
+            raise ConfigError(f"{path}: '{dotted}' must be a path (not empty, no NUL character)")
+        return Path(text)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) > checks.MAX_TIMEOUT:  # float() of a huge int overflows
+            return float("inf")
         return float(value)
     value = _expect(hint, value, path, dotted)
+    if hint is int:
+        _check_int(value, path, dotted)
     choices = _CHOICES.get(dotted)
     if choices and value not in choices:
         raise ConfigError(f"{path}: '{dotted}' must be one of {', '.join(choices)}, not {value!r}")
     return value
+
+
+def _check_int(value: int, path: Path, dotted: str) -> None:
+    low, high = _INT_RANGES[dotted]
+    if dotted in _ZERO_IS_NO_LIMIT and value == 0:
+        return
+    if not low <= value <= high:
+        need = (
+            f"0 (no limit) or from {low} to {high}"
+            if dotted in _ZERO_IS_NO_LIMIT
+            else f"{low} or more and at most {high}"
+        )
+        raise ConfigError(f"{path}: '{dotted}' must be {need}, not {value}")
 
 
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
@@ -282,37 +326,28 @@ def _resolve(cfg: Config, path: Path) -> Config:
         publish_url = checks.check_git_url(cfg.publish.url, "publish.url", path)
         publish_url = _resolve_location(publish_url, base)
     publish = dataclasses.replace(cfg.publish, url=publish_url)
-    _check_author(publish.author, path)
+    checks.check_author(publish.author, "publish.author", path)
     for key, tz in (
         ("publish.timezone", publish.timezone),
         ("render.timezone", cfg.render.timezone),
     ):
-        _check_timezone(tz, key, path)
-    if cfg.render.feed_limit < 0:
-        raise ConfigError(f"{path}: 'render.feed_limit' must be 0 or more")
-    for key in ("layout_max_steps", "layout_max_output", "layout_max_depth"):
-        if getattr(cfg.render, key) < 1:
-            raise ConfigError(f"{path}: 'render.{key}' must be 1 or more")
-    for key in ("max_file_bytes", "max_page_bytes", "max_yaml_size"):
-        if getattr(cfg.render, key) <= 0:
-            raise ConfigError(f"{path}: 'render.{key}' must be more than 0")
+        checks.check_timezone(tz, key, path)
     notify = cfg.notify
-    _check_limits(notify, path)
-    mbox = (base / notify.mbox).resolve() if notify.mbox else None
+    mbox = _resolve_path(base, notify.mbox, "notify.mbox", path) if notify.mbox else None
     if notify.transport == "mbox" and mbox is None:
         raise ConfigError(f"{path}: 'notify.mbox' is required when notify.transport = \"mbox\"")
     if mbox is not None:
         checks.check_file_location(mbox, "notify.mbox", path)
     if notify.transport != "none" and not notify.to:
         raise ConfigError(f"{path}: 'notify.to' must list at least one address")
-    _check_addresses(notify, path)
+    checks.check_addresses(notify.to, notify.sender, path)
     notify = dataclasses.replace(
         notify,
         mbox=mbox,
         repository_url=notify.repository_url or publish.url,
         pusher=notify.pusher or author_name(publish.author),
     )
-    state = StateConfig(dir=(base / cfg.state.dir).resolve())
+    state = StateConfig(dir=_resolve_path(base, cfg.state.dir, "state.dir", path))
     checks.check_folder_location(state.dir, "state.dir", path)
     return Config(source, publish, cfg.render, notify, state, path=path.resolve())
 
@@ -331,10 +366,9 @@ def _check_values(cfg: Config, path: Path) -> None:
             cfg.render.theme, "render.theme", path, 'must be "default" or a folder in the source'
         )
     notify, smtp, webhook = cfg.notify, cfg.notify.smtp, cfg.notify.webhook
-    checks.check_one_line(notify.repository_url, "notify.repository_url", path)
+    checks.check_one_line(notify.repository_url, "notify.repository_url", path, url=True)
     checks.check_one_line(notify.pusher, "notify.pusher", path)
     checks.check_host(smtp.host, "notify.smtp.host", path)
-    checks.check_port(smtp.port, "notify.smtp.port", path)
     checks.check_timeout(smtp.timeout, "notify.smtp.timeout", path)
     if smtp.username is not None:
         checks.check_one_line(smtp.username, "notify.smtp.username", path)
@@ -345,63 +379,16 @@ def _check_values(cfg: Config, path: Path) -> None:
     checks.check_timeout(webhook.timeout, "notify.webhook.timeout", path)
 
 
-# The smallest useful non-zero value of each limit: a cut keeps N-7 (N-6) characters + " [...]".
-_LIMIT_MINIMUM = {
-    "max_line_length": 8,
-    "max_lines": 1,
-    "subject_max_length": 7,
-    "max_commit_emails": 1,
-}
-
-
-def _check_limits(notify: NotifyConfig, path: Path) -> None:
-    for key, minimum in _LIMIT_MINIMUM.items():
-        value = getattr(notify, key)
-        if value != 0 and value < minimum:
-            raise ConfigError(
-                f"{path}: 'notify.{key}' must be 0 (no limit) or at least {minimum}, not {value}"
-            )
-
-
-_AUTHOR_RE = re.compile(r"^\s*([^<>]*?)\s*<([^<>\s]+)>\s*$")
+def _resolve_path(base: Path, value: Path, key: str, path: Path) -> Path:
+    """``value`` made absolute against ``base``, symlinks resolved; ConfigError (naming
+    ``key``) for what cannot be resolved (a symlink loop, a name too long)."""
+    try:
+        return (base / value).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: Python 3.11's symlink loop
+        raise ConfigError(f"{path}: '{key}' {base / value} cannot be resolved: {exc}") from None
 
 
 def author_name(author: str) -> str:
     """Return the name part of ``"Name <email>"``."""
-    m = _AUTHOR_RE.match(author)
+    m = checks.AUTHOR_RE.match(author)
     return m.group(1) if m else author
-
-
-def _check_author(author: str, path: Path) -> None:
-    if not _AUTHOR_RE.match(author) or "\n" in author:
-        raise ConfigError(f"{path}: 'publish.author' must look like 'Name <email>', not {author!r}")
-
-
-_BARE_ADDR_RE = re.compile(r"^[^\x00-\x20\x7f<>\",@]+@[^\x00-\x20\x7f<>\",@]+$")
-_SENDER_RE = re.compile(r"^\s*(?:[^<>]*<([^<>]+)>|([^<>\s]+))\s*$")
-
-
-def _check_addresses(notify: NotifyConfig, path: Path) -> None:
-    """Reject addresses the email layer cannot use, at load time (exit 78), not mid-run."""
-    for addr in notify.to:
-        if not (addr.isascii() and _BARE_ADDR_RE.match(addr)):
-            raise ConfigError(
-                f"{path}: 'notify.to' entries must be bare addresses like "
-                f"'commits@example.org' (no display name), not {addr!r}"
-            )
-    m = _SENDER_RE.match(notify.sender)
-    addr = (m.group(1) or m.group(2)) if m else ""
-    if not (addr.isascii() and _BARE_ADDR_RE.match(addr)):
-        raise ConfigError(
-            f"{path}: 'notify.from' must be 'addr@host' or 'Name <addr@host>', "
-            f"not {notify.sender!r}"
-        )
-
-
-def _check_timezone(tz: str | None, key: str, path: Path) -> None:
-    if tz is None:
-        return
-    try:
-        zoneinfo.ZoneInfo(tz)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"{path}: '{key}' is not a known IANA timezone: {tz!r}") from None

@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
+import zoneinfo
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from dulwich.refs import Ref, check_ref_format
 
 from deploybot.errors import ConfigError
-from deploybot.redact import redact_url
+from deploybot.redact import redact_text, redact_url
 
 GIT_SCHEMES = ("file", "http", "https", "ssh", "git", "git+ssh")
 """The URL schemes dulwich 1.2's ``get_transport_and_path`` gives a transport to; any other
@@ -35,6 +37,8 @@ MAX_TIMEOUT = 86400.0
 _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 # git's rule (connect.c, url_is_local_not_ssh): a colon before any slash makes it scp-like.
 _SCP_RE = re.compile(r"^(?:[^/@:]+@)?([^/:]+):")
+# scp-like user:password@: a colon, then an '@', before any '/' of the part before the '@'.
+_SCP_PASSWORD_RE = re.compile(r"^[^/@:]*:[^/@]*@")
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f]")
 _HOST_RE = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_-]+)*\.?$"
@@ -68,7 +72,10 @@ def check_git_url(url: str, key: str, path: Path) -> str:
     match = _SCHEME_RE.match(url)
     if match is None:
         scp = _SCP_RE.match(url)
-        if scp is not None and not _is_host(scp.group(1)):
+        if scp is None and _SCP_PASSWORD_RE.match(url) is None:
+            return url  # a local path
+        _check_scp_like(url, key, path)
+        if scp is None or not _is_host(scp.group(1)):
             raise _fail(path, key, f"names no valid host before ':' in {redact_url(url)!r}")
         return url
     scheme = match.group(1).lower()
@@ -81,7 +88,31 @@ def check_git_url(url: str, key: str, path: Path) -> str:
         raise _fail(path, key, f"must be a local path, {schemes} or user@host:path, not {shown!r}")
     if scheme != "file":
         _check_host_and_port(url, key, path)
+    elif _split(url, key, path).netloc:
+        raise _fail(path, key, "must name no host after file:// (file:///path/to/repo.git)")
     return url
+
+
+def _check_scp_like(url: str, key: str, path: Path) -> None:
+    """Refuse the scp-like forms no transport reads as written: ``user:password@host:path``
+    (ssh takes no password in the address; dulwich would run ssh to the host ``user``),
+    and ``git:...``, ``ssh:...``, ``http:...`` (any scheme dulwich knows, without ``//``),
+    which dulwich's ``urlparse`` reads as that scheme with no host (an AssertionError)."""
+    if _SCP_PASSWORD_RE.match(url):
+        raise _fail(
+            path,
+            key,
+            "has a password before '@', which ssh does not take in the address: use an SSH "
+            "key, or an https:// URL with the token as its user info",
+        )
+    scheme = url.partition(":")[0].lower()
+    if scheme in GIT_SCHEMES:
+        raise _fail(
+            path,
+            key,
+            f"reads as the URL scheme {scheme}: with no '//' and no host (dulwich reads "
+            f"'{scheme}:...' so, not as host:path): write {scheme}://host/path",
+        )
 
 
 def check_http_url(url: str, key: str, path: Path) -> None:
@@ -91,14 +122,23 @@ def check_http_url(url: str, key: str, path: Path) -> None:
         ConfigError: another scheme (``file://`` included), no scheme, no host, a bad port,
             whitespace or a control character.
     """
-    scheme = urlsplit(url).scheme.lower() if _SCHEME_RE.match(url) else ""
+    scheme = _split(url, key, path).scheme.lower() if _SCHEME_RE.match(url) else ""
     if scheme not in ("http", "https") or re.search(r"\s", url) or _CONTROL_RE.search(url):
         raise _fail(path, key, "must be an http:// or https:// URL")
     _check_host_and_port(url, key, path)
 
 
+def _split(url: str, key: str, path: Path) -> SplitResult:
+    """``urlsplit(url)``; ConfigError for what it refuses (an unclosed ``[`` of an IPv6
+    host, a bad IDNA name), without the URL (it may hold a secret)."""
+    try:
+        return urlsplit(url)
+    except ValueError as exc:
+        raise _fail(path, key, f"is not a valid URL (RFC 3986): {exc}") from None
+
+
 def _check_host_and_port(url: str, key: str, path: Path) -> None:
-    parts = urlsplit(url)
+    parts = _split(url, key, path)
     try:
         port = parts.port
     except ValueError:
@@ -181,20 +221,57 @@ def check_relative_path(value: str, key: str, path: Path, what: str) -> None:
         raise _fail(path, key, f"{what}, not {value!r}")
 
 
-def check_one_line(value: str, key: str, path: Path, *, empty_ok: bool = True) -> None:
+def check_one_line(
+    value: str, key: str, path: Path, *, empty_ok: bool = True, url: bool = False
+) -> None:
     """Check text that goes into one line of an email or a commit: no control characters
-    (line breaks included) and, unless ``empty_ok``, not empty."""
+    (line breaks included) and, unless ``empty_ok``, not empty. ``url``: the value is a URL,
+    shown without its secrets (:func:`~deploybot.redact.redact_url`)."""
     if _CONTROL_RE.search(value) or (not empty_ok and not value.strip()):
         need = "one line of text" if empty_ok else "one non-empty line of text"
-        raise _fail(path, key, f"must be {need}, not {value!r}")
+        shown = redact_url(value) if url else redact_text(value)
+        raise _fail(path, key, f"must be {need}, not {shown!r}")
+
+
+KERNEL_FILE_SYSTEMS = (Path("/proc"), Path("/sys"))
+"""Where Linux mounts its own file systems (procfs, sysfs): nothing there holds mail."""
+
+_FILE_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def check_file_location(file: Path, key: str, path: Path) -> None:
-    """Check where a file will be written (``notify.mbox``): not a folder, and no folder
-    above it that is a file."""
-    if file.is_dir():
+    """Check that ``file`` (absolute, resolved; ``notify.mbox``) is, or can be created as,
+    a regular file deploybot can read and write: not on /proc or /sys, not a folder, a
+    device, a FIFO or a socket, not an existing file without read and write permission
+    (``os.access``: a read-only file system fails for root too), no folder above it that is
+    a file, and the nearest existing folder above a missing one writable.
+
+    Raises:
+        ConfigError: naming ``key``, ``path`` and what is wrong.
+    """
+    for root in KERNEL_FILE_SYSTEMS:
+        if file == root or root in file.parents:
+            raise _fail(path, key, f"{file} is on the kernel's {root} file system, not a file")
+    try:
+        mode = file.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        _check_parents(file.parent, key, path)
+        check_writable_folder(file.parent, key, path)
+        return
+    except OSError as exc:
+        raise _fail(path, key, f"{file} cannot be examined: {exc.strerror}") from None
+    if stat.S_ISDIR(mode):
         raise _fail(path, key, f"{file} is a folder, not a file")
-    _check_parents(file.parent, key, path)
+    for test, kind in _FILE_KINDS:
+        if test(mode):
+            raise _fail(path, key, f"{file} is {kind}, not a regular file")
+    if not os.access(file, os.R_OK | os.W_OK):
+        raise _fail(path, key, f"{file} is not writable")
 
 
 def check_folder_location(folder: Path, key: str, path: Path) -> None:
@@ -229,3 +306,47 @@ def _check_parents(folder: Path, key: str, path: Path) -> None:
             if not parent.is_dir():
                 raise _fail(path, key, f"{parent} is a file, not a folder")
             return
+
+
+AUTHOR_RE = re.compile(r"^\s*([^<>]*?)\s*<([^<>\s]+)>\s*$")
+"""``Name <email>``: group 1 the name, group 2 the address (as git's ident lines)."""
+
+
+def check_author(author: str, key: str, path: Path) -> None:
+    """Check a ``Name <email>`` (``publish.author``). Raises ConfigError otherwise."""
+    if not AUTHOR_RE.match(author) or "\n" in author:
+        raise _fail(path, key, f"must look like 'Name <email>', not {author!r}")
+
+
+_BARE_ADDR_RE = re.compile(r"^[^\x00-\x20\x7f<>\",@]+@[^\x00-\x20\x7f<>\",@]+$")
+_SENDER_RE = re.compile(r"^\s*(?:[^<>]*<([^<>]+)>|([^<>\s]+))\s*$")
+
+
+def check_addresses(to: tuple[str, ...], sender: str, path: Path) -> None:
+    """Reject addresses the email layer cannot use (``notify.to``: bare ASCII addresses;
+    ``notify.from``: ``addr@host`` or ``Name <addr@host>``), at load time (exit 78), not
+    mid-run. Raises ConfigError naming the key."""
+    for addr in to:
+        if not (addr.isascii() and _BARE_ADDR_RE.match(addr)):
+            raise _fail(
+                path,
+                "notify.to",
+                f"entries must be bare addresses like 'commits@example.org' (no display "
+                f"name), not {addr!r}",
+            )
+    m = _SENDER_RE.match(sender)
+    addr = (m.group(1) or m.group(2)) if m else ""
+    if not (addr.isascii() and _BARE_ADDR_RE.match(addr)):
+        raise _fail(
+            path, "notify.from", f"must be 'addr@host' or 'Name <addr@host>', not {sender!r}"
+        )
+
+
+def check_timezone(tz: str | None, key: str, path: Path) -> None:
+    """Check an IANA timezone name (``zoneinfo``); None passes. Raises ConfigError."""
+    if tz is None:
+        return
+    try:
+        zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise _fail(path, key, f"is not a known IANA timezone: {tz!r}") from None

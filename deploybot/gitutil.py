@@ -44,7 +44,7 @@ from deploybot.gittree import is_object_id as is_object_id
 from deploybot.gittree import new_objects
 from deploybot.gittree import oid as oid
 from deploybot.gittree import tree_entries as tree_entries
-from deploybot.redact import redact_text, redact_url
+from deploybot.redact import redact_text, redact_url, register_url_credentials
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
@@ -263,6 +263,33 @@ def fetch_refs(
     return tips
 
 
+def fetch_commit(url: str, repo: Repo, commit: str) -> str | None:
+    """Fetch the commit ``commit`` (40 hex) by its id from ``url`` into ``repo``, with its
+    history, whether or not a ref still holds it.
+
+    Asking for an object no ref advertises works only where the server allows it (git's
+    ``uploadpack.allowAnySHA1InWant``, or ``allowReachableSHA1InWant`` while some ref
+    still reaches it; GitHub serves reachable ones); git's default refuses ("not our
+    ref"). A refusal and an unreachable remote are both an answer here, not an error.
+
+    Returns:
+        None when the commit is in ``repo`` afterwards, else why not (one line).
+
+    Raises:
+        DiskFullError: the mirror could not be written.
+    """
+    want = oid(commit)
+    if want in repo.object_store:
+        return None
+    client, path = _client(url)
+    try:
+        with writing(repo), _idle_timeout():
+            client.fetch(path, repo, determine_wants=lambda _refs, depth=None: [want])
+    except _TRANSPORT_ERRORS as exc:
+        return redact_text(one_line(exc))
+    return None if want in repo.object_store else "the server sent no such commit"
+
+
 def push_refs(
     url: str,
     repo: Repo,
@@ -360,6 +387,7 @@ def _client(url: str) -> tuple[GitClient, str]:
     that path would.
     """
     client: GitClient
+    register_url_credentials(url)  # for what dulwich or urllib3 print in their own shape
     if not is_remote_url(url):
         # Never through get_transport_and_path: it reads a local path with a colon in it
         # ("/srv/my:site.git") as scp-like ssh to the host "/srv/my".

@@ -43,7 +43,9 @@ class RunResult:
     ``status`` is ``"published"`` (a build commit was pushed), ``"unchanged"`` (the source
     moved but the built tree is the same, so no commit), ``"up-to-date"`` (the publish head
     was already built from the source head) or ``"older"`` (nothing pushed: the publish head
-    was built from ``published_source``, a descendant of the source head). ``elapsed`` is in
+    was built from ``published_source``, a descendant of the source head, or, when
+    ``order_known`` is False, a commit gone from the source repository, so that whether it
+    descends from the source head cannot be told). ``elapsed`` is in
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
     in the outbox.
     """
@@ -58,6 +60,7 @@ class RunResult:
     elapsed: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     published_source: str | None = None
+    order_known: bool = True
 
 
 class _Timer:
@@ -212,6 +215,7 @@ def _run_locked(
             elapsed=timer.total(),
             timings=timer.marks,
             published_source=exc.published,
+            order_known=exc.certain,
         )
     return RunResult(
         PUBLISHED if result.new else UNCHANGED,
@@ -312,16 +316,28 @@ def _not_backwards(
 ) -> Callable[[publish.PublishHead], None]:
     """The check run on every publish head seen before a push: raises OlderSourceError when
     the head was built from a source commit that descends from ``snap.commit`` (another
-    instance published a newer build, or the source branch was rewound), unless
-    ``allow_older``. A head without a record, or from unrelated history, passes."""
+    instance published a newer build, or the source branch was rewound), or when that
+    cannot be told (:class:`deploybot.watch.Order`: the published commit is gone from the
+    source), unless ``allow_older``. A head without a record, or from unrelated history,
+    passes. Each recorded commit is looked up once per run."""
+    seen: dict[str, tuple[watch.Order, str | None]] = {}
 
     def check(head: publish.PublishHead) -> None:
         recorded = head.source_commit
         if allow_older or recorded is None:
             return
-        source = config.source
-        if watch.is_older(source.url, source.branch, paths["source"], snap.commit, recorded):
+        if recorded not in seen:
+            source = config.source
+            seen[recorded] = watch.order_against(
+                source.url, source.branch, paths["source"], snap.commit, recorded,
+                commit_time=snap.commit_time, published_at=head.published_at,
+            )  # fmt: skip
+        order, why = seen[recorded]
+        if order is watch.Order.OLDER:
             raise publish.OlderSourceError(snap.commit, recorded, head.commit)
+        if order is watch.Order.CANNOT_TELL:
+            log.info("%s is not in the source repository: %s", recorded[:12], why)
+            raise publish.OlderSourceError(snap.commit, recorded, head.commit, certain=False)
 
     return check
 

@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from dulwich.objects import Blob
+from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 
 from deploybot import gitutil, pathrules, treeedit
 from deploybot.errors import ConfigError, PublishError
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
+from deploybot.redact import redact_url
 
 NOTES_REF = "refs/notes/deploybot"
 """The git notes ref recording which source commit each publish head was built from."""
@@ -56,10 +57,13 @@ class PublishHead:
         commit: the branch head (40 hex), ``None`` when the branch does not exist.
         source_commit: the source commit that head was built from, per the record in
             :data:`NOTES_REF`; ``None`` when unknown.
+        published_at: the head's committer time (seconds since the epoch): when a build
+            commit was made, the time of its build. ``None`` without a head.
     """
 
     commit: str | None
     source_commit: str | None
+    published_at: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -85,13 +89,21 @@ class OlderSourceError(PublishError):
     """The publish head was built from a source commit that descends from this build's:
     pushing would take the site backwards. Raised by the caller's ``check_head`` (see
     :func:`publish_build`); ``source`` and ``published`` are the two source commits and
-    ``head`` the publish head built from ``published`` (40 hex).
+    ``head`` the publish head built from ``published`` (40 hex). ``certain`` False: it
+    cannot be told whether ``published`` descends from ``source`` (it is gone from the
+    source repository), which stops the publish too.
     """
 
-    def __init__(self, source: str, published: str, head: str | None) -> None:
+    def __init__(
+        self, source: str, published: str, head: str | None, *, certain: bool = True
+    ) -> None:
         self.source, self.published, self.head = source, published, head
+        self.certain = certain
         super().__init__(
             f"not publishing: source {source[:12]} is older than the published {published[:12]}"
+            if certain
+            else f"not publishing: cannot tell whether source {source[:12]} is older than the "
+            f"published {published[:12]}, which is no longer in the source repository"
         )
 
 
@@ -204,9 +216,15 @@ def fetch_publish_head(url: str, branch: str, mirror: Path) -> PublishHead:
     refname = f"refs/heads/{branch}"
     with gitutil.bare_repo(mirror) as repo:
         tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
-        head = tips[refname]
-        source = _read_record(repo, tips[NOTES_REF], head) if head else None
-    return PublishHead(commit=head, source_commit=source)
+        return _publish_head(repo, tips[refname], tips[NOTES_REF])
+
+
+def _publish_head(repo: Repo, head: str | None, notes: str | None) -> PublishHead:
+    if head is None:
+        return PublishHead(None, None)
+    commit = repo[gitutil.oid(head)]
+    when = commit.commit_time if isinstance(commit, Commit) else None
+    return PublishHead(head, _read_record(repo, notes, head), when)
 
 
 def publish_build(
@@ -267,9 +285,7 @@ def publish_build(
             tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
             remote_head = tips[refname]
             if check_head is not None and remote_head is not None:
-                check_head(
-                    PublishHead(remote_head, _read_record(repo, tips[NOTES_REF], remote_head))
-                )
+                check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
             build = _Build(repo, mirror, refname, author, message, when, source_commit)
             if patch is not None and tips[refname] != patch.base:
                 raise StaleBaseError(f"{refname} moved from {patch.base[:12]}: build again")
@@ -284,7 +300,9 @@ def publish_build(
                 continue
             gitutil.set_local_refs(repo, {ref: new for ref, (_, new) in plan.updates.items()})
             return plan.result
-    raise PublishError(f"push to {url}: {refname} kept moving; gave up after {MAX_TRIES} tries")
+    raise PublishError(
+        f"push to {redact_url(url)}: {refname} kept moving; gave up after {MAX_TRIES} tries"
+    )
 
 
 @dataclass(frozen=True)

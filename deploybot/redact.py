@@ -1,8 +1,20 @@
 """Keep secrets out of everything deploybot prints: error lines, logs and tracebacks.
 
-Two kinds of secret: credentials in a URL (``https://user:token@host/...``, RFC 3986's
-userinfo), removed wherever a URL is shown; and secrets the code knows, such as a chat
-webhook URL's path (the path *is* the secret) or a password, registered with
+Two kinds of secret. Secrets in a URL, removed wherever a URL is shown: RFC 3986's userinfo
+(``https://user:token@host/...``; GitHub takes a token as the user name alone), *every*
+query value (``?access_token=...`` -> ``?access_token=[...]``) and the fragment
+(``#...`` -> ``#[...]``), and the ``user:password@`` of an scp-like address
+(``deploy:token@host:path``, also ``git:token@host:path``). Every query value is masked,
+not only those under secret-sounding names (token, access_token, private_token, key,
+secret, password, sig, signature, auth...): the names services use have no end (GitLab's
+``private_token``, S3's ``X-Amz-Signature``, Azure's ``sig``, Bitbucket's ``at``, plain
+``t``), a git remote's query says nothing a reader of an error needs, and the names stay,
+so the reader still sees what was given. A scp-like ``user@host:path`` (no password)
+keeps its user: ``git@github.com`` is an account name, not a secret.
+
+And secrets the code knows, such as a chat webhook URL's path (the path *is* the secret),
+a password, or the secret parts of the git remotes (:func:`register_url_credentials`, for
+libraries that print a URL in their own shape, e.g. only its path), registered with
 :func:`register_secret` and replaced by ``[...]``. Every message that names a URL uses
 :func:`redact_url`; :func:`redact_text` is the net under all output (the CLI's error line
 and traceback) and :class:`RedactingFilter` under the logs of every library (urllib3,
@@ -17,21 +29,65 @@ import threading
 from urllib.parse import urlsplit
 
 MASK = "[...]"
+MIN_TOKEN = 8
+"""Characters a query value or fragment needs to be registered as a secret by
+:func:`register_url_credentials` (tokens are longer; short ones would mask common words)."""
 
 _USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+_SCHEME_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# scp-like with a password: a colon, then an '@', both before any '/' of the address part
+# (git's rule: a colon before any slash makes it scp-like); the password may hold a '/'.
+_SCP_PASSWORD_RE = re.compile(r"^[^/@:]*:[^@]*@")
 # A userinfo anywhere in a text: scheme://, then no '/', whitespace or quote before the '@'.
 _USERINFO_IN_TEXT_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s'\"<>]*@")
+# A query or fragment of a scheme:// URL anywhere in a text (up to whitespace or a quote).
+_QUERY_IN_TEXT_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>?#]*)([?#][^\s'\"<>]*)")
+# scp-like user:password@host in a text, starting a word.
+_SCP_PASSWORD_IN_TEXT_RE = re.compile(
+    r"(?<![^\s'\"(<\[=,])[^\s/@:'\"<>]+:[^\s@'\"<>]*@(?=[^\s/@:'\"<>]+[:/])"
+)
+# What may close a sentence right after a URL: kept out of the masked value.
+_TRAILING = ":;,.)!"
 _secrets: set[str] = set()
 _lock = threading.Lock()
 
 
 def redact_url(url: str) -> str:
-    """Return ``url`` without its ``user[:password]@`` part; anything else as it is.
+    """Return ``url`` without its secrets (the module docstring): userinfo removed, every
+    query value and the fragment replaced by ``[...]``; scp-like ``user:password@``
+    removed. Anything else as it is.
 
-    ``https://bot:tok@git.example.org/site.git`` -> ``https://git.example.org/site.git``.
-    Local paths and scp-like ``user@host:path`` (a user name, no password) are unchanged.
+    ``https://bot:tok@git.example.org/site.git?access_token=t`` ->
+    ``https://git.example.org/site.git?access_token=[...]``; ``deploy:tok@host:site.git``
+    -> ``host:site.git``. Local paths and scp-like ``user@host:path`` are unchanged.
     """
-    return _USERINFO_RE.sub(r"\1", url)
+    if not _SCHEME_URL_RE.match(url):
+        return _SCP_PASSWORD_RE.sub("", url)
+    url = _USERINFO_RE.sub(r"\1", url)
+    cut = min((i for i in (url.find("?"), url.find("#")) if i != -1), default=len(url))
+    return url[:cut] + _mask_query_and_fragment(url[cut:])
+
+
+def _mask_query_and_fragment(tail: str) -> str:
+    """``?a=1&b#f`` -> ``?a=[...]&[...]#[...]``: names kept, values masked; empty stays."""
+    query, hash_, fragment = tail.partition("#")
+    if query.startswith("?"):
+        query = "?" + "&".join(_mask_parameter(p) for p in query[1:].split("&"))
+    return query + hash_ + (MASK if fragment else "")
+
+
+def _mask_parameter(parameter: str) -> str:
+    name, equals, value = parameter.partition("=")
+    if not equals:
+        return MASK if name else ""
+    return f"{name}={MASK}" if value else f"{name}="
+
+
+def _mask_in_text(match: re.Match[str]) -> str:
+    tail = match.group(2)
+    kept = len(tail) - len(tail.rstrip(_TRAILING))
+    end = tail[len(tail) - kept :] if kept else ""
+    return match.group(1) + _mask_query_and_fragment(tail[: len(tail) - kept]) + end
 
 
 def url_origin(url: str) -> str:
@@ -63,9 +119,35 @@ def register_url_secrets(url: str) -> None:
         register_secret(parts.password)
 
 
+def register_url_credentials(url: str) -> None:
+    """Register the secrets of a git remote ``url`` (:func:`register_secret`): its password
+    (or a user name standing alone, as GitHub's tokens do, when longer than 20 characters),
+    every query value and its fragment, in whatever shape a library prints them later.
+    Query values and fragments shorter than :data:`MIN_TOKEN` are left to the URL rules
+    (a ``ref=main`` would otherwise mask the word everywhere)."""
+    if not _SCHEME_URL_RE.match(url):
+        scp = _SCP_PASSWORD_RE.match(url)
+        if scp:
+            register_secret(scp.group(0)[:-1].partition(":")[2])
+        return
+    parts = urlsplit(url)
+    if parts.password:
+        register_secret(parts.password)
+    elif parts.username and len(parts.username) > 20:
+        register_secret(parts.username)
+    for parameter in [*parts.query.split("&"), f"={parts.fragment}"]:
+        name, equals, value = parameter.partition("=")
+        value = value if equals else name
+        if len(value) >= MIN_TOKEN:
+            register_secret(value)
+
+
 def redact_text(text: str) -> str:
-    """Return ``text`` with every URL's credentials and every registered secret removed."""
+    """Return ``text`` with every URL's secrets (see :func:`redact_url`) and every
+    registered secret removed."""
     text = _USERINFO_IN_TEXT_RE.sub(r"\1", text)
+    text = _QUERY_IN_TEXT_RE.sub(_mask_in_text, text)
+    text = _SCP_PASSWORD_IN_TEXT_RE.sub("", text)
     with _lock:
         secrets = sorted(_secrets, key=len, reverse=True)
     for secret in secrets:

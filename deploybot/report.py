@@ -33,9 +33,14 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
                 click.echo(f"  {path}")
     elif result.status == OLDER:
         published = (result.published_source or "")[:12]
+        why = (
+            f"source {source} is older than the published {published}"
+            if result.order_known
+            else f"cannot tell whether source {source} is older than the published "
+            f"{published}, which is no longer in the source repository (rewound or rewritten)"
+        )
         click.echo(
-            f"not publishing: source {source} is older than the published {published}; "
-            f"{branch} stays as it is (run-once --allow-older publishes it)"
+            f"not publishing: {why}; {branch} stays as it is (run-once --allow-older publishes it)"
         )
     else:
         click.echo(f"nothing to publish: source {source} builds the same tree as {branch}")

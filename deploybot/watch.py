@@ -8,6 +8,7 @@ says which files differ from the commit of the previous run, for incremental bui
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,26 +97,58 @@ def _changed_since(repo: Repo, since: str | None, tree_id: str) -> frozenset[str
         return None
 
 
-def is_older(url: str, branch: str, mirror: Path, commit: str, other: str) -> bool:
-    """True when source ``commit`` is a strict ancestor of ``other`` (both 40 hex), i.e. a
-    build of ``commit`` is older than one of ``other`` (``git merge-base --is-ancestor``).
+class Order(enum.Enum):
+    """How a source commit stands to the one the publish head was built from."""
 
-    ``other`` missing from ``mirror`` was pushed after the last fetch: ``branch`` is fetched
-    from ``url`` once more first. Still missing, or not a commit (the branch's history was
-    rewritten, or the record is wrong): False.
+    OLDER = "older"
+    """A strict ancestor of it: a build would take the site backwards."""
+    NOT_OLDER = "not older"
+    """The same, a descendant, unrelated, or made after the published build."""
+    CANNOT_TELL = "cannot tell"
+    """The published commit is gone from the source (rewound or rewritten) and the server
+    does not serve it by id; nothing proves the commit is not one of its ancestors."""
+
+
+def order_against(
+    url: str,
+    branch: str,
+    mirror: Path,
+    commit: str,
+    published: str,
+    *,
+    commit_time: int,
+    published_at: int | None,
+) -> tuple[Order, str | None]:
+    """Whether source ``commit`` is older than ``published`` (both 40 hex): the
+    :class:`Order` and, for ``CANNOT_TELL``, why ``published`` could not be fetched.
+
+    Older means a strict ancestor (``git merge-base --is-ancestor``). ``published`` missing
+    from ``mirror`` was pushed after the last fetch: ``branch`` is fetched from ``url`` once
+    more. Still missing, the branch no longer holds it (rewound or rewritten): it is asked
+    for by id (:func:`deploybot.gitutil.fetch_commit`). Still missing: ``NOT_OLDER`` when
+    ``commit_time`` (its committer time, s) is later than ``published_at`` (the publish
+    head's commit time, i.e. when ``published`` was built): a commit made after that build
+    cannot be among ``published``'s ancestors, clocks being right. Else ``CANNOT_TELL``.
+    A ``published`` that is not a commit (a wrong record) is ``NOT_OLDER``.
 
     Raises:
-        FetchError: that fetch failed.
+        FetchError: the branch fetch failed.
     """
-    if commit == other or not gitutil.is_object_id(other):
-        return False
+    if commit == published or not gitutil.is_object_id(published):
+        return Order.NOT_OLDER, None
     with gitutil.bare_repo(mirror) as repo:
-        store = repo.object_store
-        if gitutil.oid(other) not in store:
+        store, theirs = repo.object_store, gitutil.oid(published)
+        why = None
+        if theirs not in store:
             gitutil.fetch_refs(url, repo, [f"refs/heads/{branch}"], FetchError)
-        ours, theirs = gitutil.oid(commit), gitutil.oid(other)
-        if theirs not in store or ours not in store:
-            return False
+        if theirs not in store:
+            why = gitutil.fetch_commit(url, repo, published)
+        if theirs not in store:
+            if published_at is not None and commit_time > published_at:
+                return Order.NOT_OLDER, None
+            return Order.CANNOT_TELL, why
+        ours = gitutil.oid(commit)
         if not isinstance(store[theirs], Commit) or not isinstance(store[ours], Commit):
-            return False
-        return bool(can_fast_forward(repo, ours, theirs))
+            return Order.NOT_OLDER, None
+        older = can_fast_forward(repo, ours, theirs)
+        return (Order.OLDER if older else Order.NOT_OLDER), None

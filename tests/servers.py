@@ -200,6 +200,35 @@ def trickling_server(
         server.close()
 
 
+@contextmanager
+def flooding_server(head: bytes, chunk: bytes, total: int) -> Iterator[tuple[int, list[int]]]:
+    """A TCP server on 127.0.0.1 that answers the client's first bytes with ``head``, then
+    sends ``chunk`` as fast as the client takes it until ``total`` bytes went out or the
+    client hangs up; yields its port and a one-item list: the bytes of chunks sent so far."""
+    sent = [0]
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(head)
+                while sent[0] < total:
+                    conn.sendall(chunk)
+                    sent[0] += len(chunk)
+            except OSError:
+                pass  # the client stopped reading and hung up: that is the point
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], sent
+    finally:
+        server.close()
+        thread.join(timeout=10)
+
+
 def call_within(seconds: float, func: Callable[[], object]) -> BaseException | None:
     """Run ``func`` in a thread; return the exception it raised (None if it returned).
 

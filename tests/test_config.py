@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from deploybot.config import load_config
 from deploybot.errors import EX_CONFIG, ConfigError
+from deploybot.redact import redact_text
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -194,6 +196,51 @@ _HOOK = '[source]\nurl = "s"\n[notify.webhook]\n'
         ('[source]\nurl = "s"\n[render]\ntheme = "/etc"\n', "'render.theme' must be"),
         ('[source]\nurl = "s"\n[notify]\nrepository_url = "a\\nb"\n', "'notify.repository_url'"),
         ('[source]\nurl = "s"\n[notify]\npusher = "a\\u0000b"\n', "'notify.pusher' must"),
+        # issue 8 red team: these crashed (exit 1) or retried forever (exit 75)
+        (
+            '[source]\nurl = "s"\n[render]\nfeed_limit = 100000000000000000000\n',
+            "'render.feed_limit' must be 0 or more and at most",
+        ),
+        (
+            '[source]\nurl = "s"\n[render]\nmax_file_bytes = 9223372036854775808\n',
+            "'render.max_file_bytes' must be 1 or more and at most",
+        ),
+        (
+            '[source]\nurl = "s"\n[render]\nlayout_max_depth = 100000\n',
+            "'render.layout_max_depth' must be 1 or more and at most",
+        ),
+        (
+            '[source]\nurl = "s"\n[notify]\nmax_lines = 100000000000000000000\n',
+            "'notify.max_lines' must be 0 (no limit) or from 1 to",
+        ),
+        (_HOOK + 'url = "http://[::1"\n', "'notify.webhook.url' is not a valid URL"),
+        ('[source]\nurl = "https://[::1/x.git"\n', "'source.url' is not a valid URL"),
+        ('[source]\nurl = "file://[::1/x.git"\n', "'source.url' is not a valid URL"),
+        ('[source]\nurl = "file://h/x.git"\n', "'source.url' must name no host after file://"),
+        ('[source]\nurl = "git:TOK9@127.0.0.1:x.git"\n', "'source.url' has a password before '@'"),
+        ('[source]\nurl = "deploy:TOK9@host:site.git"\n', "'source.url' has a password before '@'"),
+        (
+            '[source]\nurl = "ssh:site.git"\n',
+            "'source.url' reads as the URL scheme ssh: with no '//'",
+        ),
+        (
+            '[source]\nurl = "s"\n[publish]\nurl = "git:site.git"\n',
+            "'publish.url' reads as the URL scheme git:",
+        ),
+        (
+            '[source]\nurl = "s"\n[notify]\nmbox = "/proc/version"\n',
+            "'notify.mbox' /proc/version is on the kernel's /proc",
+        ),
+        (
+            '[source]\nurl = "s"\n[notify]\nmbox = "/sys/kernel/x/mbox"\n',
+            "'notify.mbox' /sys/kernel/x/mbox is on the kernel's /sys",
+        ),
+        (
+            '[source]\nurl = "s"\n[notify]\nmbox = "/dev/null"\n',
+            "'notify.mbox' /dev/null is a character device, not a regular file",
+        ),
+        ('[source]\nurl = "s"\n[notify]\nmbox = "a\\u0000b"\n', "'notify.mbox' must be"),
+        ('[source]\nurl = "s"\n[state]\ndir = "a\\u0000b"\n', "'state.dir' must be"),
     ],
 )
 def test_bad_values_are_refused_at_load(tmp_path: Path, text: str, expected: str) -> None:
@@ -203,6 +250,7 @@ def test_bad_values_are_refused_at_load(tmp_path: Path, text: str, expected: str
     assert str(path) in str(info.value)
     assert expected in str(info.value)
     assert "\n" not in str(info.value)
+    assert redact_text(str(info.value)) == str(info.value)  # the CLI prints it unmangled
 
 
 def test_mbox_path_that_is_a_folder(tmp_path: Path) -> None:
@@ -213,6 +261,18 @@ def test_mbox_path_that_is_a_folder(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"'notify\.mbox' .*mail is a folder") as info:
         load_config(path)
     assert str(path) in str(info.value)
+
+
+def test_mbox_that_is_a_fifo_or_under_a_file(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "file").write_text("")
+    base = '[source]\nurl = "s"\n[notify]\nmbox = '
+    for mbox, expected in (("fifo", "fifo is a FIFO, not a regular file"),
+                           ("file/box", "file is a file, not a folder")):  # fmt: skip
+        path = write(tmp_path, f'{base}"{mbox}"\n')
+        with pytest.raises(ConfigError) as info:
+            load_config(path)
+        assert str(info.value) == f"{path}: 'notify.mbox' {tmp_path / expected}"
 
 
 def test_state_dir_that_is_a_file(tmp_path: Path) -> None:

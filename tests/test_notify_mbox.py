@@ -17,6 +17,7 @@ from deploybot.errors import NotifyError
 from deploybot.notify.mbox import STALE_AFTER, MboxTransport, append
 
 SENDER = "bot@example.org"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def message(n: int) -> bytes:
@@ -163,3 +164,52 @@ def test_temp_files_of_dead_lockers_are_removed(tmp_path: Path) -> None:
         temp.write_text("")
     append(message(1), path, sender=SENDER)
     assert (dead.exists(), live.exists(), other_host.exists()) == (False, True, True)
+
+
+# --- a failed write: cut back at once, and looked for again on the retry --------------------
+
+_APPEND_OVER_A_SIZE_LIMIT = """
+import resource, signal, sys
+from pathlib import Path
+from deploybot.errors import NotifyError
+from deploybot.notify.mbox import append
+from tests.test_notify_mbox import SENDER, message
+path, limit = Path(sys.argv[1]), int(sys.argv[2])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write(2) then fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    append(message(2) * 40, path, sender=SENDER)
+except NotifyError as exc:
+    print(exc)
+"""
+
+
+def test_a_write_that_fails_part_way_is_cut_back(tmp_path: Path) -> None:
+    """A real write failure after part of the record went out (the file size limit, as
+    a full disk would stop it): the file is cut back to what it held, and says why."""
+    path = tmp_path / "commits.mbox"
+    append(message(1), path, sender=SENDER)
+    before = path.read_bytes()
+    argv = [sys.executable, "-c", _APPEND_OVER_A_SIZE_LIMIT, str(path), str(len(before) + 1000)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.stdout.strip() == f"mbox {path}: [Errno 27] File too large", done
+    assert path.read_bytes() == before
+
+
+def test_a_retry_after_a_failed_attempt_cuts_its_torn_copy(tmp_path: Path) -> None:
+    """An attempt failed (here: a live process held the lock) and left a torn copy at the
+    end (a cut that failed too): the outbox's retry cuts it and appends the message once."""
+    from deploybot.notify.outbox import deliver_pending, queue_email
+
+    path, outbox = tmp_path / "commits.mbox", tmp_path / "outbox"
+    append(message(1), path, sender=SENDER)
+    queue_email(outbox, "k2", message(2))
+    lock_of(path).write_text(f"{os.getppid()}\n")
+    failed = deliver_pending(outbox, MboxTransport(path, SENDER))
+    assert [key for key, _ in failed.failed] == ["k2"]
+    lock_of(path).unlink()
+    whole = path.read_bytes()
+    append(message(2), path, sender=SENDER)
+    path.write_bytes(path.read_bytes()[: len(whole) + 100])
+    assert deliver_pending(outbox, MboxTransport(path, SENDER), retry_now=True).sent == ("k2",)
+    assert [m.replace(b">From", b"From") for m in read(path)] == [message(1), message(2)]

@@ -179,3 +179,32 @@ def test_webhook_timeout_bounds_the_whole_post() -> None:
     assert (
         str(error) == f"webhook http://127.0.0.1:{port}: no complete answer within the 1 s timeout"
     )
+
+
+@pytest.mark.parametrize(
+    ("head", "chunk"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n", b"x" * 65536),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"10000\r\n" + b"x" * 65536 + b"\r\n",
+        ),
+        (b"HTTP/1.1 500 Oops\r\nContent-Encoding: gzip\r\n\r\n", b"\x1f\x8b" + b"x" * 65534),
+    ],
+    ids=["content-length", "chunked", "error-gzip"],
+)
+def test_a_huge_answer_is_not_read(head: bytes, chunk: bytes) -> None:
+    """A server answering with an endless body (here: up to 64 MB, as fast as it is taken):
+    the post reads at most 64 KB of it and hangs up, so the server gets rid of little more
+    than what the socket buffers hold; the status alone decides."""
+    from deploybot.notify.webhook import post_json
+    from tests.servers import call_within, flooding_server
+
+    with flooding_server(head, chunk, 64 << 20) as (port, sent):
+        error = call_within(30, lambda: post_json(f"http://127.0.0.1:{port}/h", b"{}", timeout=20))
+        time.sleep(0.2)  # the server notices the hang-up
+    if b" 200 " in head:
+        assert error is None
+    else:
+        assert str(error) == f"webhook http://127.0.0.1:{port}: HTTP 500 Oops"
+    assert sent[0] < 16 << 20, sent

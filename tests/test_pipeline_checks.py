@@ -44,3 +44,25 @@ def test_a_read_only_state_dir_exits_78(tmp_path: Path) -> None:
     assert readonly.code == 78, readonly
     lines = readonly.err.strip().splitlines()
     assert lines == [f"deploybot: error: {site.config}: 'state.dir' {site.state} is not writable"]
+
+
+@pytest.mark.skipif(fullfs.unavailable() is not None, reason=fullfs.unavailable() or "")
+@pytest.mark.parametrize("exists", [True, False])
+def test_an_mbox_on_a_read_only_file_system_exits_78(tmp_path: Path, exists: bool) -> None:
+    """An mbox that cannot be written (here: on a read-only mount, which root cannot write
+    either) is a configuration error at load, not a delivery retried forever (exit 75)."""
+    site = SmallSite(tmp_path)
+    site.config.write_text(site.config.read_text().replace('"commits.mbox"', '"mail/box"'))
+    mbox = tmp_path / "mail" / "box"
+    mbox.parent.mkdir()
+    if exists:
+        mbox.write_bytes(b"")
+    [readonly] = fullfs.run_on_tmpfs(
+        mbox.parent, [{"readonly": True}, {"run": site.argv()}], keep=tmp_path / "after"
+    )
+    assert readonly.code == 78, readonly
+    what = f"{mbox} is not writable" if exists else f"{mbox.parent} is not writable"
+    assert readonly.err.strip().splitlines() == [
+        f"deploybot: error: {site.config}: 'notify.mbox' {what}"
+    ]
+    assert site.head() is None  # nothing was published

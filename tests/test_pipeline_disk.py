@@ -159,3 +159,38 @@ def test_a_mirror_missing_an_object_is_fetched_again(tmp_path: Path, mirror: str
     again = site.run_process()
     assert (again.returncode, again.stdout.startswith("up to date")) == (0, True), again
     assert site.emails() == [first, build]
+
+
+# --- the mbox on a full file system ------------------------------------------------------
+
+
+@needs_tmpfs
+def test_an_mbox_append_torn_by_a_full_disk_is_cut_and_the_retry_written_whole(
+    tmp_path: Path,
+) -> None:
+    """The mbox alone on a file system with 8 KB left, a 40 KB email: the write stops part
+    way (exit 75), the mbox is cut back to its size before the append; with room again,
+    ``--retry-now`` appends the email once, after the earlier one, on a line of its own."""
+    site = SmallSite(tmp_path)
+    site.config.write_text(site.config.read_text().replace('"commits.mbox"', '"mail/box"'))
+    site.mbox = tmp_path / "mail" / "box"
+    assert site.run()[0] == 0
+    first, before = site.head(), site.mbox.read_bytes()
+    big = b"---\ntitle: Big\n---\n" + b"lorem ipsum dolor sit amet lore\n" * 1250
+    commit_files(site.source, {"_posts/2023-01-04-big.md": big}, "Big", when=1_700_000_100)
+    full, size_then, again = fullfs.run_on_tmpfs(
+        site.mbox.parent,
+        [{"fill": 8192}, {"run": site.argv()}, {"run": ["stat", "-c", "%s", str(site.mbox)]},
+         {"unfill": True}, {"run": site.argv("--retry-now")}],
+        keep=tmp_path / "mail-after",
+    )  # fmt: skip
+    assert full.code == 75, full
+    assert full.err.count("\n") == 1 and "not delivered (kept in the outbox)" in full.err, full
+    assert f"mbox {site.mbox}: [Errno 28] No space left on device" in full.err, full
+    assert int(size_then.out) == len(before)
+    assert again.code == 0, again
+    site.mbox = tmp_path / "mail-after" / "box"
+    assert site.emails() == [first, site.head()]
+    after = site.mbox.read_bytes()
+    assert after.startswith(before)
+    assert after[len(before) :].startswith(b"From bot@example.org ")

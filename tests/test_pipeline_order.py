@@ -8,6 +8,9 @@ repositories.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +19,8 @@ from click.testing import CliRunner, Result
 
 from deploybot import gitutil, publish
 from deploybot.cli import main
-from tests.gitrepo import head
-from tests.killsite import KillSite, read_mbox
+from tests.gitrepo import commit_files, head
+from tests.killsite import T0, KillSite, read_mbox
 
 
 @pytest.fixture
@@ -114,3 +117,72 @@ def test_lost_push_race_is_checked_again(site: KillSite, monkeypatch: pytest.Mon
     )
     assert head(site.publish, "asf-site") == pushes[0]
     assert recorded_source(site) == s2
+
+
+# --- a fresh instance (no mirror of the published source commit) after a force-push -------
+
+
+def _rewind_after_two_builds(site: KillSite) -> tuple[str, str, str | None]:
+    """Instance A publishes S1 then S2; the source branch is force-reset to S1. Returns
+    (S1, S2, the publish head)."""
+    assert site.run().code == 0
+    s1 = source_head(site)
+    site.change()
+    assert site.run().code == 0
+    s2 = source_head(site)
+    with gitutil.bare_repo(site.source) as repo:
+        gitutil.set_local_refs(repo, {"refs/heads/main": s1})
+    return s1, s2, head(site.publish, "asf-site")
+
+
+def test_a_fresh_instance_does_not_publish_a_rewound_source(site: KillSite) -> None:
+    """S2 is no longer on the branch, and the server does not serve unadvertised commits
+    (git's default): a fresh instance cannot tell whether S1 is older than S2, so it does
+    not publish (as instance A, which knows S2, does not) and says why; --allow-older does."""
+    s1, s2, build = _rewind_after_two_builds(site)
+    fresh = site.write_config(site.root / "fresh.toml", "state-fresh")
+    for _ in range(2):
+        run = site.run(config=fresh)
+        assert run.code == 0, run.out
+        assert (
+            f"not publishing: cannot tell whether source {s1[:12]} is older than the published "
+            f"{s2[:12]}, which is no longer in the source repository" in run.out
+        ), run.out
+        assert head(site.publish, "asf-site") == build
+    run = site.run("--allow-older", config=fresh)
+    assert run.code == 0 and "published" in run.out, run.out
+    assert recorded_source(site) == s1
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git's upload-pack")
+def test_a_fresh_instance_fetches_the_published_source_by_id(site: KillSite) -> None:
+    """Where the server serves a commit by id (uploadpack.allowAnySHA1InWant; GitHub for
+    reachable ones), the fresh instance fetches S2 and knows S1 is older."""
+    s1, s2, build = _rewind_after_two_builds(site)
+    subprocess.run(
+        ["git", "-C", str(site.source), "config", "uploadpack.allowAnySHA1InWant", "true"],
+        check=True,
+    )
+    run = site.run(config=site.write_config(site.root / "fresh.toml", "state-fresh"))
+    assert run.code == 0, run.out
+    assert f"not publishing: source {s1[:12]} is older than the published {s2[:12]}" in run.out
+    assert head(site.publish, "asf-site") == build
+
+
+def test_a_fresh_instance_publishes_a_commit_made_after_the_published_build(
+    site: KillSite,
+) -> None:
+    """History rewritten (S2 gone, its replacement dated as the original: cannot tell, not
+    published); then a commit made after the published build cannot be one of S2's
+    ancestors, so it is published without --allow-older."""
+    _, s2, build = _rewind_after_two_builds(site)
+    rewrite = commit_files(site.source, {"about.md": b"Rewritten.\n"}, "Rewrite", when=T0 + 150)
+    fresh = site.write_config(site.root / "fresh.toml", "state-fresh")
+    run = site.run(config=fresh)
+    said = f"cannot tell whether source {rewrite[:12]} is older than the published {s2[:12]}"
+    assert run.code == 0 and said in run.out, run.out
+    assert head(site.publish, "asf-site") == build
+    later = commit_files(site.source, {"about.md": b"Later.\n"}, "Later", when=int(time.time()) + 5)
+    run = site.run(config=fresh)
+    assert run.code == 0 and "published" in run.out, run.out
+    assert recorded_source(site) == later

@@ -131,3 +131,120 @@ def test_state_folder_is_private_and_the_publish_repo_is_not(tmp_path: Path) -> 
     packs = list((site.publish / "objects" / "pack").glob("*.pack"))
     written = obj if obj.exists() else packs[0]
     assert stat.S_IMODE(written.stat().st_mode) & 0o044 == 0o044
+
+
+# --- query strings, fragments and scp-like passwords (every value, every form) ------------
+
+
+@pytest.mark.parametrize(
+    ("tail", "shown"),
+    [
+        ("?access_token=QTOK3", "?access_token=[...]"),
+        ("?private_token=QTOK3&ref=main", "?private_token=[...]&ref=[...]"),
+        ("?QTOK3", "?[...]"),
+        ("#QTOK3", "#[...]"),
+        ("?sig=QTOK3#QTOK3", "?sig=[...]#[...]"),
+    ],
+)
+def test_a_token_in_a_query_or_fragment_is_never_printed(
+    tmp_path: Path, tail: str, shown: str
+) -> None:
+    port = free_port()  # nothing listens there: the fetch fails
+    site = SmallSite(tmp_path)
+    site.write_config(source_url=f"http://127.0.0.1:{port}/x.git{tail}")
+    for done in (site.run_process(), _verbose(site)):
+        assert done.returncode == 75, done
+        output = done.stdout + done.stderr
+        assert "QTOK3" not in output, output
+        assert f"cannot fetch from http://127.0.0.1:{port}/x.git{shown}: " in output
+    assert len(site.run_process().stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://u:QTOK3@h/x.git?a=QTOK3&b=&c#QTOK3", "https://h/x.git?a=[...]&b=&[...]#[...]"),
+        ("https://QTOK3@h/x.git", "https://h/x.git"),
+        ("https://h/x.git?", "https://h/x.git?"),
+        ("https://h/x.git#", "https://h/x.git#"),
+        ("git:QTOK3@127.0.0.1:x.git", "127.0.0.1:x.git"),
+        ("deploy:QTOK3@host:org/site.git", "host:org/site.git"),
+        ("deploy:QT/OK3@host:org/site.git", "host:org/site.git"),
+        ("git@github.com:org/site.git", "git@github.com:org/site.git"),
+        ("/srv/a:b@c/site.git", "/srv/a:b@c/site.git"),
+        ("site.git", "site.git"),
+    ],
+)
+def test_redact_url(url: str, shown: str) -> None:
+    from deploybot.redact import redact_url
+
+    assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "cannot fetch from https://h/x.git?access_token=QTOK3: refused",
+            "cannot fetch from https://h/x.git?access_token=[...]: refused",
+        ),
+        ("(see https://h/x?k=QTOK3&sig=QTOK3)", "(see https://h/x?k=[...]&sig=[...])"),
+        ("'https://h/x#QTOK3', 1", "'https://h/x#[...]', 1"),
+        ("from git:QTOK3@127.0.0.1:x.git: no", "from 127.0.0.1:x.git: no"),
+        ("ssh deploy:QTOK3@host:org/site.git", "ssh host:org/site.git"),
+        ("at 12:30 the mail to a@b.org: ok", "at 12:30 the mail to a@b.org: ok"),
+        ('File "/x.py", line 5, in f: a?b=c', 'File "/x.py", line 5, in f: a?b=c'),
+    ],
+)
+def test_redact_text(text: str, shown: str) -> None:
+    from deploybot.redact import redact_text
+
+    assert redact_text(text) == shown
+
+
+def test_a_token_in_the_repository_url_is_not_in_the_email(tmp_path: Path) -> None:
+    """notify.repository_url names the repository in the subject (``[site]``) and the
+    email's intro: neither shows its query or fragment."""
+    site = SmallSite(tmp_path)
+    url = "https://git.example.org/site.git?access_token=QTOK3#QTOK3"
+    text = site.config.read_text().replace("[notify]\n", f'[notify]\nrepository_url = "{url}"\n')
+    site.config.write_text(text)
+    assert site.run()[0] == 0
+    mail = site.mbox.read_text()
+    assert "QTOK3" not in mail
+    assert "Subject: [site] " in mail
+    assert "https://git.example.org/site.git?access_token=[...]#[...]" in mail
+
+
+def test_the_secrets_of_a_git_remote_are_masked_in_any_shape() -> None:
+    """A library may print only a URL's path and query (urllib3: ``with url: /x?...``);
+    the remote's secrets are registered when it is used, so those go too. Short query
+    values (``ref=main``) are left to the URL rules."""
+    from deploybot.redact import redact_text, register_url_credentials
+
+    register_url_credentials("https://h/x.git?access_token=Q-LONG-TOKEN-1&ref=main#FRAG-TOKEN-2")
+    register_url_credentials("deploy:SCP-PASSWORD-3@host:org/site.git")
+    said = "with url: /x.git?access_token=Q-LONG-TOKEN-1 (FRAG-TOKEN-2, SCP-PASSWORD-3) main"
+    assert redact_text(said) == "with url: /x.git?access_token=[...] ([...], [...]) main"
+
+
+def test_an_unexpected_error_is_reported_without_secrets() -> None:
+    """A bug (any exception that is no DeploybotError) still ends the command with exit 1
+    and Python's traceback, but through the same redaction as every other output."""
+    import click
+    from click.testing import CliRunner
+
+    from deploybot.cli import _handle_errors
+
+    @click.command()
+    @_handle_errors
+    def crash() -> None:
+        raise ValueError(f"cannot use https://deploy:{TOKEN}@h/x.git?access_token=QTOK3")
+
+    result = CliRunner().invoke(crash, [])
+    assert result.exit_code == 1
+    assert "QTOK3" not in result.output and TOKEN not in result.output, result.output
+    assert result.output.splitlines()[0] == "Traceback (most recent call last):"
+    assert result.output.rstrip().endswith(
+        "ValueError: cannot use https://h/x.git?access_token=[...]"
+    ), result.output

@@ -4,7 +4,9 @@ a kill: stale locks are broken, a torn append is repaired, a re-sent message is 
 **Format**: what :class:`mailbox.mbox` writes (mboxo): a ``From <sender> <asctime UTC>``
 line, the message with body lines starting ``From `` escaped as ``>From ``, a line end if
 the message lacks one, then an empty line. The whole record goes out in one ``write(2)``
-and is fsynced.
+and is fsynced; when a write or the fsync fails (a full disk), the file is cut back to its
+size before the append, under the locks, so no torn record is left for the next message to
+run into.
 
 **Locking**, as :mod:`mailbox` (and mutt, procmail) do it: a ``fcntl`` lock on the file,
 then the dot-lock ``<mbox>.lock``, made by ``link(2)`` from a temp file (NFS-safe, as
@@ -16,12 +18,12 @@ left by an earlier process that had it), or when it is older than :data:`STALE_A
 seconds, liblockfile's rule (procmail waits 1024 s). A fresh lock of a live process makes
 the delivery fail (:class:`~deploybot.errors.NotifyError`, retried later).
 
-**Exactly once.** When an earlier attempt at the same message was interrupted (the outbox
-says ``sending``), :meth:`MboxTransport.send_again` first looks for the message in the mbox:
-a complete copy means it was delivered (nothing is written); a partial copy at the end of
-the file, under our sender's ``From`` line, is a torn append and is cut off before the
-message is appended again. A torn copy that other programs have since appended after
-stays (we only cut our own tail).
+**Exactly once.** When an earlier attempt at the same message was interrupted or failed
+(the outbox says ``sending`` or ``failed``), :meth:`MboxTransport.send_again` first looks
+for the message in the mbox: a complete copy means it was delivered (nothing is written); a
+partial copy at the end of the file, under our sender's ``From`` line, is a torn append and
+is cut off before the message is appended again. A torn copy that other programs have
+since appended after stays (we only cut our own tail).
 """
 
 from __future__ import annotations
@@ -87,9 +89,7 @@ def append(message: bytes, path: Path, *, sender: str, uncertain: bool = False) 
             with dot_lock(path):
                 if uncertain and not _repair(fd, envelope, body):
                     return False
-                os.lseek(fd, 0, os.SEEK_END)
-                _write_all(fd, record + body + b"\n")
-                os.fsync(fd)
+                _append_or_cut(fd, record + body + b"\n")
         finally:
             os.close(fd)  # also drops the fcntl lock
     except OSError as exc:
@@ -101,6 +101,23 @@ def _mangle(message: bytes) -> bytes:
     """The message as an mboxo body (``mailbox.mbox._dump_message`` with mangle_from_)."""
     body = message.replace(b"\nFrom ", b"\n>From ")
     return body if body.endswith(b"\n") else body + b"\n"
+
+
+def _append_or_cut(fd: int, record: bytes) -> None:
+    """Under the locks: append ``record`` and fsync it, or, when a write or the fsync
+    fails (a full disk, a quota, EIO), cut the file back to its size before and re-raise:
+    a torn record would run the next message into its last line. Raises OSError."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        _write_all(fd, record)
+        os.fsync(fd)
+    except OSError:
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        except OSError as exc:  # the next attempt's repair (send_again) cuts it then
+            log.warning("mbox: could not cut a torn append back to %d bytes: %s", size, exc)
+        raise
 
 
 def _write_all(fd: int, data: bytes) -> None:

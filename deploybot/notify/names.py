@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import socket
 from pathlib import Path
+from urllib.parse import urlsplit
 
 _HOST_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
@@ -18,8 +19,11 @@ def repo_name_from_url(url: str) -> str:
     """Return the repository's short name: the URL's last path component without ``.git``.
 
     ``https://gitbox.apache.org/repos/asf/tvm-site.git`` -> ``tvm-site``; also scp-like
-    ``git@host:org/site.git`` and local paths. Empty for an empty URL.
+    ``git@host:org/site.git`` and local paths. Empty for an empty URL. A ``scheme://``
+    URL's query and fragment are left out (they may hold a token).
     """
+    if "://" in url:
+        url = urlsplit(url)._replace(query="", fragment="").geturl()
     last = url.rstrip("/").replace(":", "/").rsplit("/", 1)[-1]
     return last.removesuffix(".git")
 

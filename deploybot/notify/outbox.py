@@ -32,6 +32,7 @@ What is guaranteed (and what is not):
 - An uncertain delivery is, by default, sent again with the *same bytes*, so the same
   Message-ID (derived from commit id and list address). A transport that can look (the
   mbox: :class:`SendAgain`) sends it only when no complete copy arrived: exactly once.
+  It looks after a *failed* attempt too (a write that a full disk stopped part way).
   Over SMTP and sendmail delivery is at-least-once: an MTA,
   list archive (Pony Mail, HyperKitty, mail-archive.com) or client that de-duplicates by
   Message-ID shows one email; one that does not (ezmlm itself, many MUAs) can show two copies.
@@ -67,8 +68,9 @@ _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 @runtime_checkable
 class SendAgain(Protocol):
     """A transport that can tell whether an interrupted delivery arrived (the mbox one):
-    :func:`deliver_pending` calls ``send_again`` instead of ``send`` for an uncertain
-    message, which delivers it only when no complete copy arrived before."""
+    :func:`deliver_pending` calls ``send_again`` instead of ``send`` for a message with an
+    earlier attempt (interrupted or failed), which delivers it only when no complete copy
+    arrived before, after cutting a torn copy at the end."""
 
     def __call__(self, message: bytes) -> None:
         """Deliver ``message``; NotifyError when it failed."""
@@ -272,6 +274,9 @@ def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], fl
     message = path.read_bytes()
     status = _read_status(path)
     uncertain = status.get("state") == "sending"
+    # A failed attempt may have written part (a cut that failed too) or all of it (an fsync
+    # error after the write): a transport that can look does so after a failure as well.
+    tried = uncertain or status.get("state") == "failed"
     attempts = int(status.get("attempts", 0)) + 1
     status.update(
         state="sending",
@@ -281,7 +286,7 @@ def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], fl
     )
     write_json(_sidecar(path), status)
     try:
-        if uncertain and isinstance(send, SendAgain):
+        if tried and isinstance(send, SendAgain):
             send.send_again(message)
         else:
             send(message)

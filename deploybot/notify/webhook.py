@@ -16,6 +16,7 @@ the other way round.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -38,8 +39,11 @@ if TYPE_CHECKING:
 WEBHOOK = ".http"
 """The outbox suffix of a webhook entry."""
 KEY_PREFIX = "webhook-"
+MAX_ANSWER = 64 * 1024
+"""The most bytes of a webhook's answer body read (streamed); the rest is never read."""
 
 Send = Callable[[bytes], None]
+log = logging.getLogger(__name__)
 
 
 def webhook_payload(
@@ -148,7 +152,8 @@ def post_json(url: str, body: bytes, *, timeout: float) -> None:
 
     ``timeout`` (seconds) bounds the whole POST, from connect to the end of the answer,
     however slowly the server sends it (:mod:`.webhook_http`). Redirects are not followed
-    (a POST must not silently become a GET). Error messages name only
+    (a POST must not silently become a GET). Of the answer's body at most
+    :data:`MAX_ANSWER` bytes are read, however long it is. Error messages name only
     ``scheme://host:port``: a chat webhook URL's path is its secret.
 
     Raises:
@@ -161,6 +166,7 @@ def post_json(url: str, body: bytes, *, timeout: float) -> None:
 
     where = url_origin(url)
     headers = {
+        "Accept-Encoding": "identity",  # the body is not used: nothing to decompress
         "Content-Type": "application/json; charset=utf-8",
         "User-Agent": f"deploybot/{__version__}",
     }
@@ -168,18 +174,32 @@ def post_json(url: str, body: bytes, *, timeout: float) -> None:
     try:
         with bounded_session(deadline) as session:
             response = session.post(
-                url, data=body, headers=headers, timeout=timeout, allow_redirects=False
+                url, data=body, headers=headers, timeout=timeout, allow_redirects=False, stream=True
             )
+            with response:  # closes the connection: what was not read is never read
+                _read_some(response, where)
     except requests.RequestException as exc:
         if deadline.passed:
             raise NotifyError(
                 f"webhook {where}: no complete answer within the {timeout:g} s timeout"
             ) from exc
         raise NotifyError(f"webhook {where}: {_reason(exc, url)}") from exc
-    with response:
-        if not 200 <= response.status_code < 300:
-            reason = one_line(response.reason or "")
-            raise NotifyError(f"webhook {where}: HTTP {response.status_code} {reason}".rstrip())
+    if not 200 <= response.status_code < 300:
+        reason = one_line(response.reason or "")
+        raise NotifyError(f"webhook {where}: HTTP {response.status_code} {reason}".rstrip())
+
+
+def _read_some(response: requests.Response, where: str) -> None:
+    """Read at most :data:`MAX_ANSWER` bytes of the answer's body, as sent (never
+    decompressed), so a short answer is taken whole and an endless one costs 64 KB. The
+    body is not used; a body that breaks off or passes the deadline after the status line
+    and headers arrived changes nothing (logged): the status decides."""
+    import urllib3
+
+    try:
+        response.raw.read(MAX_ANSWER, decode_content=False)
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        log.debug("webhook %s: answer body not read: %s", where, one_line(str(exc)))
 
 
 def _reason(exc: requests.RequestException, url: str) -> str:
