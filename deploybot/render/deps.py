@@ -250,11 +250,12 @@ class LazySite(TrackedDict):
             posts = [TrackedDict(p, recorder, "k:", False) for p, _, _ in rows]
             categories: dict[str, list[TrackedDict]] = {}
             tags: dict[str, list[TrackedDict]] = {}
-            for post, (_, cats, names) in zip(posts, rows, strict=True):
+            # Jekyll's post_attr_hash: names in oldest-first order, posts newest first.
+            for post, (_, cats, names) in reversed(list(zip(posts, rows, strict=True))):
                 for name in dict.fromkeys(cats):
-                    categories.setdefault(name, []).append(post)
+                    categories.setdefault(name, []).insert(0, post)
                 for name in dict.fromkeys(names):
-                    tags.setdefault(name, []).append(post)
+                    tags.setdefault(name, []).insert(0, post)
             dict.__setitem__(self, "posts", TrackedList(posts, recorder, ORDER))
             dict.__setitem__(self, "categories", categories)
             dict.__setitem__(self, "tags", tags)
