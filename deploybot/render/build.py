@@ -150,9 +150,7 @@ def render_page_outputs(
     for number in range(1, count + 1):
         url = paginate.page_url(pager.settings, number, page.url)
         variables = {**page_variables(page), "url": url}
-        paginator = (
-            paginate.paginator(pager.settings, number, posts, page.url) if posts else None
-        )
+        paginator = paginate.paginator(pager.settings, number, posts, page.url) if posts else None
         out = page.output_path if number == 1 else paginate.output_path(url)
         yield render_document(page.doc, out, "page", variables, ctx, paginator)
 

@@ -14,8 +14,9 @@ every read into the current :class:`Recorder` frame:
 - :class:`TrackedList` is a list of the ``site`` mapping: any use (iteration, length, index)
   records its key: ``o`` for ``site.posts`` (the post order and membership), ``g`` for
   ``site.pages`` (the pages and their fields), ``f`` for ``site.static_files``.
-- :class:`LazySite` makes ``posts``, ``pages``, ``static_files``, ``categories`` and ``tags``
-  on first read; reading ``categories``/``tags`` also records ``o`` and ``k:categories``/
+- :class:`LazySite` makes ``posts``, ``pages``, ``static_files``, ``categories``, ``tags``
+  and ``data`` on first read (``data`` records ``D``, the list of ``_data/`` files, and the
+  ``b:PATH`` of each file it reads); reading ``categories``/``tags`` also records ``o`` and ``k:categories``/
   ``k:tags`` (they group the posts by those fields).
 - :class:`TrackingTree` wraps the source tree: ``read``/``blob_id`` record ``b:PATH`` and
   ``paths()`` records ``L`` (the list of paths).
@@ -42,6 +43,8 @@ PAGES = "g"
 """Key: the pages and their ``page`` fields (``site.pages``)."""
 STATIC = "f"
 """Key: the static files (``site.static_files``)."""
+DATA = "D"
+"""Key: the list of ``_data/`` files (``site.data``; each file read records its ``b:``)."""
 SITEMAP = "m"
 """Key: what the sitemap shows of some post (its URL, date, ``sitemap``/
 ``last_modified_at`` front matter)."""
@@ -227,8 +230,12 @@ class SiteContent(Protocol):
         """Return the ``site.static_files`` entries, in source-path order."""
         ...
 
+    def site_data(self) -> dict[str, Any]:
+        """Return ``site.data`` (the ``_data/`` files), recording what it reads."""
+        ...
 
-_LAZY = ("posts", "pages", "static_files", "categories", "tags")
+
+_LAZY = ("posts", "pages", "static_files", "categories", "tags", "data")
 _GROUPS = {"categories": ("k:categories",), "tags": ("k:tags",)}
 
 
@@ -259,6 +266,8 @@ class LazySite(TrackedDict):
             dict.__setitem__(self, "posts", TrackedList(posts, recorder, ORDER))
             dict.__setitem__(self, "categories", categories)
             dict.__setitem__(self, "tags", tags)
+        elif key == "data":
+            dict.__setitem__(self, "data", self._content.site_data())
         elif key == "pages":
             pages = self._content.site_pages()
             dict.__setitem__(self, "pages", TrackedList(pages, recorder, PAGES))
@@ -268,6 +277,8 @@ class LazySite(TrackedDict):
 
     def _note(self, key: object) -> None:
         super()._note(key)
+        if key == "data":  # made once per build: every reader records the data files
+            self._recorder.add(DATA)
         if isinstance(key, str) and key in _GROUPS:
             self._recorder.add(ORDER)
             for extra in _GROUPS[key]:

@@ -19,13 +19,16 @@ reads is recorded, and the result equals :func:`~deploybot.render.build.build_si
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from deploybot.render import build
+from deploybot.render import build, paginate, sitetheme
 from deploybot.render.cache import BuildCache, CacheError, SourceRow
+from deploybot.render.data import is_data_file, read_data
 from deploybot.render.deps import (
+    DATA,
     NEIGHBOURS,
     ORDER,
     PAGES,
@@ -38,7 +41,9 @@ from deploybot.render.deps import (
     TrackingTree,
 )
 from deploybot.render.excerpt import excerpt_source
+from deploybot.render.document import render_document
 from deploybot.render.layouts import make_environment
+from deploybot.render.liquid_layouts import LiquidLayouts, layout_name
 from deploybot.render.limits import LimitedTree, check_file_size
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
@@ -82,6 +87,7 @@ def options_key(options: RenderOptions) -> str:
             options.typography,
             options.footnotes,
             options.layout_limits,
+            options.liquid_limits,
             options.max_file_bytes,
             options.max_page_bytes,
             options.max_yaml_size,
@@ -134,15 +140,78 @@ class Engine:
         cutoff = options.build_time is None or self.config.future
         self.cut_us = NEVER if cutoff else micros(self.time)
         self.md = markdown_for(options)
-        data = build.site_variables(SiteModel(self.config, (), (), (), self.time), self.md)
-        for key in ("posts", "pages", "static_files", "categories", "tags"):
-            del data[key]
-        site = LazySite(data, self.recorder, self)
-        tracked = TrackingTree(tree, self.recorder)
-        self.ctx = build.RenderContext(env, self.md, site, tracked, options.max_page_bytes)
+        self.env = env
+        self.tracked_tree = tracked_tree
+        self.layout_names: dict[str, str] = {}
+        self.data_paths: list[str] = []
+        self._setup({}, [])
         self.rendered: set[str] = set()
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
         self.overwrites: list[RenderWarning] = []
+
+    def _setup(self, names: dict[str, str], data_paths: list[str]) -> None:
+        """Make ``site`` and the render context for the site's layouts ``names`` (name ->
+        path; ``{}``: a Jinja2 theme) and data files ``data_paths``."""
+        self.layout_names, self.data_paths = dict(names), sorted(data_paths)
+        data = build.site_variables(SiteModel(self.config, (), (), (), self.time), self.md)
+        for key in ("posts", "pages", "static_files", "categories", "tags"):
+            del data[key]
+        if names:
+            data.update(sitetheme.liquid_site(self.config))
+        site = LazySite(data, self.recorder, self)
+        liquid = sitetheme.make_liquid(self.tracked_tree, self.config, self.md, self.options)
+        layouts = None
+        if names:
+            max_yaml = self.options.max_yaml_size
+            note = self._note_layout
+            layouts = LiquidLayouts(self.tracked_tree, names, max_yaml, note)
+        self.ctx = build.RenderContext(
+            self.env, self.md, site, self.tracked_tree, self.options.max_page_bytes, liquid, layouts
+        )
+
+    def _note_layout(self, name: str, path: str) -> None:
+        self.recorder.add("y:" + name, path)
+
+    @property
+    def liquid_theme(self) -> bool:
+        """Whether the site's own ``_layouts/`` render it."""
+        return self.ctx.layouts is not None
+
+    def setup_full(self) -> None:
+        """List the tree for the site's layouts and data files (a full build)."""
+        paths = list(self.tree.paths())
+        self._setup(
+            sitetheme.site_layouts(paths, self.options.theme), [p for p in paths if is_data_file(p)]
+        )
+
+    def setup_incremental(self, changed: list[str]) -> bool:
+        """Take the layouts and data files from the cache, updated for ``changed``; return
+        whether the theme kind (own layouts or not) is the cached build's."""
+        names: dict[str, str] = json.loads(self.cache.meta("layouts") or "{}")
+        data = set(json.loads(self.cache.meta("data") or "[]"))
+        for path in changed:
+            present = self._exists(path)
+            name = layout_name(path)
+            if name is not None and self.options.theme == "default":
+                if present:
+                    names[name] = min(path, names.get(name, path))
+                elif names.get(name) == path:
+                    del names[name]
+                    rest = [p for p in self.tree.paths() if layout_name(p) == name]
+                    if rest:
+                        names[name] = min(rest)
+            if is_data_file(path):
+                (data.add if present else data.discard)(path)
+        was = bool(self.cache.meta("layouts") not in (None, "", "{}"))
+        self._setup(names, sorted(data))
+        return was == bool(names)
+
+    def _exists(self, path: str) -> bool:
+        try:
+            self.tree.blob_id(path)
+        except KeyError:
+            return False
+        return True
 
     def config_blob(self) -> str:
         """Return the blob id of ``_config.yml`` ('' when absent)."""
@@ -158,6 +227,8 @@ class Engine:
             "config": self.config_blob(),
             "time_us": str(self.time_us),
             "cut_us": str(self.cut_us),
+            "layouts": json.dumps(self.layout_names, sort_keys=True),
+            "data": json.dumps(self.data_paths),
         }
 
     # the content lists of ``site`` (:class:`~deploybot.render.deps.SiteContent`)
@@ -172,6 +243,12 @@ class Engine:
     def site_pages(self) -> list[dict[str, Any]]:
         """Return the ``page`` mapping of every page, in source-path order."""
         return [build.page_variables(row.model) for row in self.cache.rows("page")]
+
+    def site_data(self) -> dict[str, Any]:
+        """Return ``site.data`` (reading each data file through the tracking tree, and
+        recording the list of data files)."""
+        self.recorder.add(DATA)
+        return read_data(self.ctx.tree or self.tree, self.data_paths, self.options.max_yaml_size)
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
@@ -252,28 +329,56 @@ class Engine:
         model, _ = self._load([path])
         doc: Post | Page = model.posts[0] if row.kind == "post" else model.pages[0]
         self.recorder.push()
+        outputs: list[tuple[str, bytes]] = []
+        warnings: list[RenderWarning] = []
         try:
             if isinstance(doc, Post):
                 pair = self.neighbours(row) if neighbours is None else neighbours
                 page = build.post_variables(doc, self.md, *pair)
                 tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
-                rendered = build._render(doc.doc, doc.output_path, "post", tracked, self.ctx)
+                rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
+                self.cache.put_content(path, rendered.content)
+                outputs.append((rendered.output_path, rendered.output))
+                warnings.extend(rendered.warnings)
             else:
-                tracked = TrackedDict(build.page_variables(doc), self.recorder, "p:", True)
-                rendered = build._render(doc.doc, doc.output_path, "page", tracked, self.ctx)
+                for rendered in self._page_outputs(doc):
+                    outputs.append((rendered.output_path, rendered.output))
+                    warnings.extend(rendered.warnings)
         finally:
             deps = self.recorder.pop()
         deps["b:" + path] = row.blob
-        self._put(rendered.output_path, path)
-        self.sink.write(rendered.output_path, rendered.output)
-        if row.kind == "post":
-            self.cache.put_content(path, rendered.content)
-        self._record(path, [rendered.output_path], deps, rendered.warnings)
+        for output_path, data in outputs:
+            self._put(output_path, path)
+            self.sink.write(output_path, data)
+        self._record(path, [p for p, _ in outputs], deps, warnings)
+
+    def _page_outputs(self, doc: Page) -> Iterable[build.RenderedDocument]:
+        """Render a page (each page of posts, when it is the paginated ``index.html``)."""
+        pager = None
+        if self.liquid_theme and doc.doc.path.rsplit("/", 1)[-1] == "index.html":
+            pages = [r.model for r in self.cache.rows("page")]
+            self.recorder.add(PAGES)  # which index.html is paginated
+            pager = sitetheme.pager_of(self.config, pages)
+        if pager is None or pager.template != doc.doc.path:
+            tracked = TrackedDict(build.page_variables(doc), self.recorder, "p:", True)
+            yield render_document(doc.doc, doc.output_path, "page", tracked, self.ctx)
+            return
+        posts = sitetheme.paginated_posts(self.ctx.site)
+        count = max(paginate.page_count(pager.settings, len(posts)), 1)
+        for number in range(1, count + 1):
+            url = paginate.page_url(pager.settings, number, doc.url)
+            page = TrackedDict({**build.page_variables(doc), "url": url}, self.recorder, "p:", True)
+            paginator = paginate.paginator(pager.settings, number, posts, doc.url) or None
+            out = doc.output_path if number == 1 else paginate.output_path(url)
+            yield render_document(
+                doc.doc, out, "page", page, self.ctx, paginator if posts else None
+            )
 
     def render_assets(self) -> None:
         """Copy the theme's ``assets/`` files (recording ``a``)."""
         outputs: list[str] = []
-        for path, data in build.theme_assets(self.tree, self.options.theme):
+        assets = () if self.liquid_theme else build.theme_assets(self.tree, self.options.theme)
+        for path, data in assets:
             self._put(path, f"theme {self.options.theme}")
             self.sink.write(path, data)
             outputs.append(path)
@@ -283,7 +388,7 @@ class Engine:
         """Render the theme's ``index.html`` listing (when the theme has one)."""
         self.recorder.push()
         try:
-            data = build.render_index(self.ctx)
+            data = None if self.liquid_theme else build.render_index(self.ctx)
         finally:
             deps = self.recorder.pop()
         if data is not None:
@@ -295,6 +400,9 @@ class Engine:
         """Write ``atom.xml`` and ``rss.xml`` from cached post models and contents.
 
         Raises :class:`CacheError` when a shown post's content is missing."""
+        if self.liquid_theme:  # the site's own theme: Jekyll writes no feeds of its own
+            self._record(FEEDS, [], {"s:time": ""}, ())
+            return
         rows = self.cache.posts(self.cut_us, max(self.options.feed_limit, 0))
         contents: dict[str, str] = {}
         for row in rows:
@@ -337,7 +445,7 @@ class Engine:
             RenderWarning(p, None, "skipped: the post has a future date")
             for p in self.cache.future_warnings(self.cut_us)
         ]
-        if not self.config.url and self.cache.posts(self.cut_us, 1):
+        if not self.config.url and not self.liquid_theme and self.cache.posts(self.cut_us, 1):
             message = "no 'url' set: feed links are not absolute"
             found.append(RenderWarning(CONFIG_PATH, None, message))
         found += self.overwrites
@@ -349,6 +457,7 @@ class Engine:
         The sink should start empty (or hold the previous output, which is then replaced:
         the caller deletes what this build did not write). Raises ``SourceError``."""
         self.cache.clear()
+        self.setup_full()
         self.owners = {}
         rows: list[SourceRow] = []
         for path in self.tree.paths():

@@ -119,9 +119,7 @@ class Liquid:
         self._parsed: dict[tuple[str, str], BoundTemplate] = {}
         self._origin: dict[int, tuple[str, int]] = {}  # id(source) -> (path, line offset)
 
-    def parse(
-        self, text: str, path: str, first_line: int = 1, keep: bool = True
-    ) -> BoundTemplate:
+    def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:
         """Return ``text`` (the file ``path`` from line ``first_line``) parsed; ``keep``
         caches it (layouts and includes; a page body is parsed once and dropped).
 

@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 _PARAM = re.compile(
     r"([\w-]+)\s*=\s*(?:\"([^\"\\]*(?:\\.[^\"\\]*)*)\"|'([^'\\]*(?:\\.[^'\\]*)*)'|([\w.-]+))"
 )
-_VARIABLE = re.compile(r"(?P<variable>[^{]*(\{\{\s*[\w\-.]+\s*(\|.*)?\}\}[^\s{}]*)+)(?P<params>.*)", re.S)
+_VARIABLE = re.compile(
+    r"(?P<variable>[^{]*(\{\{\s*[\w\-.]+\s*(\|.*)?\}\}[^\s{}]*)+)(?P<params>.*)", re.S
+)
 _FULL_PARAMS = re.compile(rf"\A\s*(?:{_PARAM.pattern}(?=\s|\Z)\s*)*\Z")
 _FILE_CHARS = re.compile(r"^[\w/.\-()+~#@]+$")
 _BAD_SEQUENCE = re.compile(r"[./]{2,}")
@@ -110,7 +112,9 @@ class _SimpleNode(Node):
         """Write the tag's output (synchronously)."""
         return self.render_to_output(context, buffer)
 
-    def children(self, static_context: RenderContext, *, include_partials: bool = True) -> list[Node]:
+    def children(
+        self, static_context: RenderContext, *, include_partials: bool = True
+    ) -> list[Node]:
         """No children."""
         return []
 
@@ -226,7 +230,9 @@ class IncludeNode(_SimpleNode):
         template = state.load(path)
         if template is None:
             if not self.relative and name == "JB/setup":
-                self.warn(context, "{% include JB/setup %} (Jekyll-Bootstrap setup) renders nothing")
+                self.warn(
+                    context, "{% include JB/setup %} (Jekyll-Bootstrap setup) renders nothing"
+                )
             else:
                 self.warn(context, f"{{% {self.token.value} {name} %}}: no file {path}")
             return 0
@@ -278,7 +284,9 @@ class HighlightNode(Node):
         """Write the placeholder (synchronously)."""
         return self.render_to_output(context, buffer)
 
-    def children(self, static_context: RenderContext, *, include_partials: bool = True) -> list[Node]:
+    def children(
+        self, static_context: RenderContext, *, include_partials: bool = True
+    ) -> list[Node]:
         """The body."""
         return [self.block]
 

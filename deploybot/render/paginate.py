@@ -58,9 +58,7 @@ def template_page(settings: Pagination, page_paths: Iterable[str]) -> str | None
             break
         target = _folder(target)
     found = [
-        p
-        for p in page_paths
-        if posixpath.basename(p) == "index.html" and _folder(p) in chains
+        p for p in page_paths if posixpath.basename(p) == "index.html" and _folder(p) in chains
     ]
     found.sort(key=len, reverse=True)  # Ruby's sort is not stable; longest path first
     return found[0] if found else None
@@ -94,9 +92,7 @@ def paginator(
         "total_posts": len(posts),
         "total_pages": total,
         "previous_page": previous,
-        "previous_page_path": None
-        if previous is None
-        else page_url(settings, previous, first_url),
+        "previous_page_path": None if previous is None else page_url(settings, previous, first_url),
         "next_page": following,
         "next_page_path": None if following is None else page_url(settings, following, first_url),
     }
