@@ -89,7 +89,7 @@ def post_variables(
         for name, other in (("previous", previous), ("next", next))
         if other is not None
     }
-    return {
+    values: dict[str, Any] = {
         **post.doc.front_matter,
         "title": post.title,
         "date": post.date,
@@ -99,9 +99,10 @@ def post_variables(
         "categories": list(post.categories),
         "tags": list(post.tags),
         "path": post.doc.path,
-        "excerpt": post_excerpt(post.doc, post.excerpt_separator, _markdown_fn(md)),
-        **neighbours,
     }
+    fields = dict(values)
+    values["excerpt"] = post_excerpt(post.doc, post.excerpt_separator, _markdown_fn(md), fields)
+    return {**values, **neighbours}
 
 
 def page_variables(page: Page) -> dict[str, Any]:
