@@ -67,7 +67,9 @@ class RenderConfig:
     least 1, and a layout past one is bad input (exit 1, naming the layout).
     Limits on hostile or broken input (each more than 0; exceeding one fails the build with
     exit 1 naming the file): ``max_file_bytes`` (bytes of any source file read: post, page,
-    layout, include, static file, ``_config.yml``), ``max_page_bytes`` (bytes of one
+    layout, include, static file, ``_config.yml``), ``liquid_max_loop_iterations``,
+    ``liquid_max_local_bytes`` and ``liquid_max_depth`` (what Liquid may use for one page:
+    see :class:`deploybot.render.model.LiquidLimits`), ``max_page_bytes`` (bytes of one
     rendered page after Liquid, Markdown and its layout) and ``max_yaml_size`` (a YAML
     document with its aliases expanded: nodes plus scalar characters).
     """
@@ -80,6 +82,9 @@ class RenderConfig:
     layout_max_steps: int = 10_000_000
     layout_max_output: int = 50_000_000
     layout_max_depth: int = 50
+    liquid_max_loop_iterations: int = 1_000_000
+    liquid_max_local_bytes: int = 50_000_000
+    liquid_max_depth: int = 50
     max_file_bytes: int = 50_000_000
     max_page_bytes: int = 50_000_000
     max_yaml_size: int = 10_000_000
@@ -290,7 +295,14 @@ def _resolve(cfg: Config, path: Path) -> Config:
         _check_timezone(tz, key, path)
     if cfg.render.feed_limit < 0:
         raise ConfigError(f"{path}: 'render.feed_limit' must be 0 or more")
-    for key in ("layout_max_steps", "layout_max_output", "layout_max_depth"):
+    for key in (
+        "layout_max_steps",
+        "layout_max_output",
+        "layout_max_depth",
+        "liquid_max_loop_iterations",
+        "liquid_max_local_bytes",
+        "liquid_max_depth",
+    ):
         if getattr(cfg.render, key) < 1:
             raise ConfigError(f"{path}: 'render.{key}' must be 1 or more")
     for key in ("max_file_bytes", "max_page_bytes", "max_yaml_size"):

@@ -39,7 +39,7 @@ from liquid.exceptions import (
     LoopIterationLimitError,
     OutputStreamLimitError,
 )
-from liquid.token import Token
+from liquid.token import TOKEN_TAG, Token
 
 from deploybot.errors import SourceError, one_line
 from deploybot.render import liquid_filters, liquid_tags
@@ -93,6 +93,23 @@ class JekyllEnvironment(Environment):
         liquid_tags.add_tags(self)
         liquid_filters.register(self, max_output)
 
+    def error(
+        self,
+        exc: type[LiquidError] | LiquidError,
+        msg: str | None = None,
+        token: Token | None = None,
+    ) -> None:
+        """Raise ``exc``; an error python-liquid placed at the end of an expression (no
+        position) takes the position of ``token``, the tag or output it is in."""
+        if (
+            isinstance(exc, LiquidError)
+            and token is not None
+            and token.start_index >= 0
+            and (exc.token is None or exc.token.start_index < 0)
+        ):
+            exc.token = token
+        super().error(exc, msg, token)
+
 
 class Liquid:
     """One build's Liquid: the environment, the source tree includes are read from, the
@@ -131,6 +148,7 @@ class Liquid:
             try:
                 template = self.env.from_string(text, name=path)
             except LiquidError as exc:
+                _place_unclosed(exc, text)
                 raise self.error(exc, path) from exc
             finally:
                 if not keep:
@@ -303,6 +321,24 @@ def render_liquid(
 def page_folder(path: str) -> str:
     """Return the folder of the source ``path`` ('' at the root)."""
     return posixpath.dirname(path)
+
+
+_UNCLOSED = re.compile(r"expected tag end(\w+)")
+
+
+def _place_unclosed(exc: LiquidError, text: str) -> None:
+    """Give a block never closed (python-liquid reports it at the end of the file, with no
+    position) the position of its last opening tag, as Ruby Liquid names that line."""
+    if exc.token is not None and exc.token.start_index >= 0:
+        return
+    m = _UNCLOSED.search(str(exc.args[0]) if exc.args else "")
+    if m is None:
+        return
+    opener = None
+    for opener in re.finditer(r"\{%-?\s*" + re.escape(m[1]) + r"\b", text):
+        pass
+    if opener is not None:
+        exc.token = Token(TOKEN_TAG, m[1], opener.start(), text)
 
 
 _PLACEHOLDER = re.compile(r"(<p>)?(DEPLOYBOTLIQUID[0-9a-f]+N[0-9]+X)(</p>)?")
