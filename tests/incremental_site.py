@@ -261,7 +261,8 @@ LIQUID_INCLUDES: dict[str, bytes] = {
 }
 LIQUID_DATA: dict[str, bytes] = {
     "_data/team.yml": b"- name: ada\n- name: bob\n",
-    "_data/nav/links.json": b'[{"title": "Home", "url": "/"}, {"title": "About", "url": "/about.html"}]',
+    "_data/nav/links.json": b'[{"title": "Home", "url": "/"}, '
+    b'{"title": "About", "url": "/about.html"}]',
     "_data/prices.csv": b"item,price\napple,1\n",
 }
 LIQUID_CONFIG = (

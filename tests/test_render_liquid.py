@@ -233,7 +233,7 @@ def test_output_and_filters_stop_at_the_page_limit() -> None:
         run(doubling, liquid=small)
     with pytest.raises(SourceError, match="max_page_bytes"):
         run(
-            '{{ "aaaaaaaaaaaaaaaaaaaa" | replace: "a", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" }}',
+            '{{ "aaaaaaaaaaaaaaaaaaaa" | replace: "a", "' + "b" * 60 + '" }}',
             liquid=small,
         )
 

@@ -98,10 +98,11 @@ def test_bad_data_file_names_file_and_line() -> None:
 
 
 def test_data_yaml_alias_bomb_is_refused() -> None:
-    bomb = b"a: &a [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n".encode()
-        for i in range(8)
-    )
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(8):
+        prev, name = chr(97 + i), chr(98 + i)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    bomb = ("\n".join(lines) + "\n").encode()
     with pytest.raises(SourceError) as info:
         build_site(MemoryTree(site(_data__bomb_DOT_yml=bomb)), RenderOptions())
     assert info.value.path == "_data/bomb.yml" and "max_yaml_size" in info.value.message

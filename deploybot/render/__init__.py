@@ -6,10 +6,11 @@ bytes. Modules: :mod:`.siteconfig` and :mod:`.site` (reading, the site model in 
 :mod:`.frontmatter`, :mod:`.dates`, :mod:`.permalink`, :mod:`.liquid` (python-liquid, with
 :mod:`.liquid_tags`, :mod:`.liquid_filters`, :mod:`.jekyll_filters` and :mod:`.liquid_links`),
 :mod:`.liquid_layouts` and :mod:`.sitetheme` (the site's own theme), :mod:`.data`
-(``site.data``), :mod:`.paginate` (jekyll-paginate), :mod:`.document` (one page's render), :mod:`.markdown` (mistune plus the kramdown
-plugins of :mod:`.kramdown`: :mod:`.kramdown_attrs`, :mod:`.headings`, :mod:`.kramdown_tables`,
-:mod:`.kramdown_footnotes`, :mod:`.typography`), :mod:`.highlight`, :mod:`.layouts`,
-:mod:`.excerpt`, :mod:`.feeds`, :mod:`.sitemap`, and :mod:`.build` (joins them).
+(``site.data``), :mod:`.paginate` (jekyll-paginate), :mod:`.document` (one page's render),
+:mod:`.markdown` (mistune plus the kramdown plugins of :mod:`.kramdown`:
+:mod:`.kramdown_attrs`, :mod:`.headings`, :mod:`.kramdown_tables`, :mod:`.kramdown_footnotes`,
+:mod:`.typography`), :mod:`.highlight`, :mod:`.layouts`, :mod:`.excerpt`, :mod:`.feeds`,
+:mod:`.sitemap`, and :mod:`.build` (joins them).
 """
 
 from __future__ import annotations

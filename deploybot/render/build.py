@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 

@@ -88,7 +88,7 @@ def read_data(
         node = root
         for folder in parts[:-1]:
             key = sanitize(folder)
-            child = node.get(key)
+            child: Any = node.get(key)
             if id(child) not in folders:
                 child = node[key] = {}
                 folders.add(id(child))

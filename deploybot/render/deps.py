@@ -15,9 +15,9 @@ every read into the current :class:`Recorder` frame:
   records its key: ``o`` for ``site.posts`` (the post order and membership), ``g`` for
   ``site.pages`` (the pages and their fields), ``f`` for ``site.static_files``.
 - :class:`LazySite` makes ``posts``, ``pages``, ``static_files``, ``categories``, ``tags``
-  and ``data`` on first read (``data`` records ``D``, the list of ``_data/`` files, and the
-  ``b:PATH`` of each file it reads); reading ``categories``/``tags`` also records ``o`` and ``k:categories``/
-  ``k:tags`` (they group the posts by those fields).
+  and ``data`` on first read; reading ``data`` records ``D`` (the ``_data/`` files: any
+  change to one dirties it); reading ``categories``/``tags`` also records ``o`` and
+  ``k:categories``/``k:tags`` (they group the posts by those fields).
 - :class:`TrackingTree` wraps the source tree: ``read``/``blob_id`` record ``b:PATH`` and
   ``paths()`` records ``L`` (the list of paths).
 

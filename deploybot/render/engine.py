@@ -40,11 +40,11 @@ from deploybot.render.deps import (
     TrackingLoader,
     TrackingTree,
 )
-from deploybot.render.excerpt import excerpt_source
 from deploybot.render.document import render_document
+from deploybot.render.excerpt import excerpt_source
 from deploybot.render.layouts import make_environment
-from deploybot.render.liquid_layouts import LiquidLayouts, layout_name
 from deploybot.render.limits import LimitedTree, check_file_size
+from deploybot.render.liquid_layouts import LiquidLayouts, layout_name
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
 from deploybot.render.outputs import (

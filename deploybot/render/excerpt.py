@@ -80,9 +80,9 @@ class Excerpt:
     def _fields(self) -> list[tuple[str, Any]]:
         """The ``page`` fields the excerpt's Liquid may show (not the excerpt itself, nor the
         neighbours)."""
-        page = self._page or {}
+        page: Mapping[str, Any] = self._page or {}
         skip = ("excerpt", "previous", "next")
-        return sorted(((k, v) for k, v in dict.items(page) if k not in skip), key=repr)
+        return sorted(((k, v) for k, v in page.items() if k not in skip), key=repr)
 
     def __repr__(self) -> str:
         return f"Excerpt({self.source!r}, {self._fields()!r})"

@@ -290,7 +290,7 @@ class RenderState:
 
     def all_warnings(self) -> tuple[RenderWarning, ...]:
         """Return the warnings, plus one line for those not kept."""
-        extra = ()
+        extra: tuple[RenderWarning, ...] = ()
         if self.suppressed:
             message = f"{self.suppressed} more Liquid warnings not shown"
             extra = (RenderWarning(self.page_path, None, message),)
@@ -334,11 +334,9 @@ def _place_unclosed(exc: LiquidError, text: str) -> None:
     m = _UNCLOSED.search(str(exc.args[0]) if exc.args else "")
     if m is None:
         return
-    opener = None
-    for opener in re.finditer(r"\{%-?\s*" + re.escape(m[1]) + r"\b", text):
-        pass
-    if opener is not None:
-        exc.token = Token(TOKEN_TAG, m[1], opener.start(), text)
+    openers = list(re.finditer(r"\{%-?\s*" + re.escape(m[1]) + r"\b", text))
+    if openers:
+        exc.token = Token(TOKEN_TAG, m[1], openers[-1].start(), text)
 
 
 _PLACEHOLDER = re.compile(r"(<p>)?(DEPLOYBOTLIQUID[0-9a-f]+N[0-9]+X)(</p>)?")

@@ -181,7 +181,7 @@ def group_by_exp(value: Any, name: Any = "", expression: Any = "", *, context: A
 def _compare(a: Any, b: Any) -> int:
     """Ruby's ``a <=> b || a.to_s <=> b.to_s``."""
     try:
-        return (a > b) - (a < b)
+        return int(a > b) - int(a < b)
     except TypeError:
         x, y = jf.to_text(a), jf.to_text(b)
         return (x > y) - (x < y)

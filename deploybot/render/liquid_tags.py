@@ -266,7 +266,7 @@ class HighlightNode(Node):
     highlighted in Jekyll's ``<figure class="highlight">``, kept aside as a fragment so
     Markdown does not touch it."""
 
-    __slots__ = ("lang", "linenos", "block")
+    __slots__ = ("block", "lang", "linenos")
 
     def __init__(self, token: Token, lang: str, linenos: bool, block: BlockNode) -> None:
         super().__init__(token)
