@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -139,18 +139,22 @@ def render_page(page: Page, ctx: RenderContext) -> RenderedDocument:
 
 
 def render_page_outputs(
-    page: Page, ctx: RenderContext, pager: sitetheme.Pager | None
+    page: Page,
+    ctx: RenderContext,
+    pager: sitetheme.Pager | None,
+    wrap: Callable[[dict[str, Any]], Mapping[str, Any]] = dict,
 ) -> Iterator[RenderedDocument]:
     """Yield the renders of ``page``: one, or one per page of posts when it is the
-    paginated ``index.html`` (``pager``; jekyll-paginate). Raises ``SourceError``."""
+    paginated ``index.html`` (``pager``; jekyll-paginate); ``wrap`` makes the ``page``
+    mapping each render sees (the engine's tracks its reads). Raises ``SourceError``."""
     if pager is None or pager.template != page.doc.path:
-        yield render_page(page, ctx)
+        yield render_document(page.doc, page.output_path, "page", wrap(page_variables(page)), ctx)
         return
     posts = sitetheme.paginated_posts(ctx.site)
     count = max(paginate.page_count(pager.settings, len(posts)), 1)
     for number in range(1, count + 1):
         url = paginate.page_url(pager.settings, number, page.url)
-        variables = {**page_variables(page), "url": url}
+        variables = wrap({**page_variables(page), "url": url})
         paginator = paginate.paginator(pager.settings, number, posts, page.url) if posts else None
         out = page.output_path if number == 1 else paginate.output_path(url)
         yield render_document(page.doc, out, "page", variables, ctx, paginator)

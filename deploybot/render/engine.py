@@ -24,27 +24,25 @@ from collections.abc import Iterable
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from deploybot.render import build, paginate, sitetheme
+from deploybot.render import build, sitetheme
 from deploybot.render.cache import BuildCache, CacheError, SourceRow
-from deploybot.render.data import is_data_file, read_data
 from deploybot.render.deps import (
-    DATA,
     NEIGHBOURS,
     ORDER,
     PAGES,
     SITEMAP,
     STATIC,
-    LazySite,
     Recorder,
+    SiteContent,
     TrackedDict,
     TrackingLoader,
     TrackingTree,
 )
 from deploybot.render.document import render_document
+from deploybot.render.engine_theme import ThemeSetup
 from deploybot.render.excerpt import excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.limits import LimitedTree, check_file_size
-from deploybot.render.liquid_layouts import LiquidLayouts, layout_name
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
 from deploybot.render.outputs import (
@@ -114,7 +112,7 @@ def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
     return (row.model.url, row.date_us, fm.get("sitemap"), fm.get("last_modified_at"))
 
 
-class Engine:
+class Engine(ThemeSetup):
     """One build's shared state: config, Jinja2 environment, tracked ``site``, sink, cache.
 
     Raises ``SourceError`` from the constructor for a bad ``_config.yml``.
@@ -149,69 +147,9 @@ class Engine:
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
         self.overwrites: list[RenderWarning] = []
 
-    def _setup(self, names: dict[str, str], data_paths: list[str]) -> None:
-        """Make ``site`` and the render context for the site's layouts ``names`` (name ->
-        path; ``{}``: a Jinja2 theme) and data files ``data_paths``."""
-        self.layout_names, self.data_paths = dict(names), sorted(data_paths)
-        data = build.site_variables(SiteModel(self.config, (), (), (), self.time), self.md)
-        for key in ("posts", "pages", "static_files", "categories", "tags"):
-            del data[key]
-        if names:
-            data.update(sitetheme.liquid_site(self.config))
-        site = LazySite(data, self.recorder, self)
-        liquid = sitetheme.make_liquid(self.tracked_tree, self.config, self.md, self.options)
-        layouts = None
-        if names:
-            max_yaml = self.options.max_yaml_size
-            note = self._note_layout
-            layouts = LiquidLayouts(self.tracked_tree, names, max_yaml, note)
-        self.ctx = build.RenderContext(
-            self.env, self.md, site, self.tracked_tree, self.options.max_page_bytes, liquid, layouts
-        )
-
-    def _note_layout(self, name: str, path: str) -> None:
-        self.recorder.add("y:" + name, path)
-
-    @property
-    def liquid_theme(self) -> bool:
-        """Whether the site's own ``_layouts/`` render it."""
-        return self.ctx.layouts is not None
-
-    def setup_full(self) -> None:
-        """List the tree for the site's layouts and data files (a full build)."""
-        paths = list(self.tree.paths())
-        self._setup(
-            sitetheme.site_layouts(paths, self.options.theme), [p for p in paths if is_data_file(p)]
-        )
-
-    def setup_incremental(self, changed: list[str]) -> bool:
-        """Take the layouts and data files from the cache, updated for ``changed``; return
-        whether the theme kind (own layouts or not) is the cached build's."""
-        names: dict[str, str] = json.loads(self.cache.meta("layouts") or "{}")
-        data = set(json.loads(self.cache.meta("data") or "[]"))
-        for path in changed:
-            present = self._exists(path)
-            name = layout_name(path)
-            if name is not None and self.options.theme == "default":
-                if present:
-                    names[name] = min(path, names.get(name, path))
-                elif names.get(name) == path:
-                    del names[name]
-                    rest = [p for p in self.tree.paths() if layout_name(p) == name]
-                    if rest:
-                        names[name] = min(rest)
-            if is_data_file(path):
-                (data.add if present else data.discard)(path)
-        was = bool(self.cache.meta("layouts") not in (None, "", "{}"))
-        self._setup(names, sorted(data))
-        return was == bool(names)
-
-    def _exists(self, path: str) -> bool:
-        try:
-            self.tree.blob_id(path)
-        except KeyError:
-            return False
-        return True
+    def site_content(self) -> SiteContent:
+        """Return the engine: it makes ``site``'s lists from the cache."""
+        return self
 
     def config_blob(self) -> str:
         """Return the blob id of ``_config.yml`` ('' when absent)."""
@@ -243,12 +181,6 @@ class Engine:
     def site_pages(self) -> list[dict[str, Any]]:
         """Return the ``page`` mapping of every page, in source-path order."""
         return [build.page_variables(row.model) for row in self.cache.rows("page")]
-
-    def site_data(self) -> dict[str, Any]:
-        """Return ``site.data`` (reading each data file through the tracking tree, and
-        recording the list of data files)."""
-        self.recorder.add(DATA)
-        return read_data(self.ctx.tree or self.tree, self.data_paths, self.options.max_yaml_size)
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
@@ -359,20 +291,9 @@ class Engine:
             pages = [r.model for r in self.cache.rows("page")]
             self.recorder.add(PAGES)  # which index.html is paginated
             pager = sitetheme.pager_of(self.config, pages)
-        if pager is None or pager.template != doc.doc.path:
-            tracked = TrackedDict(build.page_variables(doc), self.recorder, "p:", True)
-            yield render_document(doc.doc, doc.output_path, "page", tracked, self.ctx)
-            return
-        posts = sitetheme.paginated_posts(self.ctx.site)
-        count = max(paginate.page_count(pager.settings, len(posts)), 1)
-        for number in range(1, count + 1):
-            url = paginate.page_url(pager.settings, number, doc.url)
-            page = TrackedDict({**build.page_variables(doc), "url": url}, self.recorder, "p:", True)
-            paginator = paginate.paginator(pager.settings, number, posts, doc.url) or None
-            out = doc.output_path if number == 1 else paginate.output_path(url)
-            yield render_document(
-                doc.doc, out, "page", page, self.ctx, paginator if posts else None
-            )
+        return build.render_page_outputs(
+            doc, self.ctx, pager, lambda page: TrackedDict(page, self.recorder, "p:", True)
+        )
 
     def render_assets(self) -> None:
         """Copy the theme's ``assets/`` files (recording ``a``)."""

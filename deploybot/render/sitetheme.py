@@ -16,8 +16,9 @@ from typing import Any
 import mistune
 
 from deploybot.render import paginate
+from deploybot.render.data import is_data_file
 from deploybot.render.liquid import Liquid
-from deploybot.render.liquid_layouts import layout_map
+from deploybot.render.liquid_layouts import layout_map, layout_name
 from deploybot.render.markdown import markdown_to_html
 from deploybot.render.model import Page, RenderOptions, SiteConfig
 from deploybot.render.source import SourceTree
@@ -31,6 +32,41 @@ def site_layouts(paths: Iterable[str], theme: str) -> dict[str, str]:
     """Return the site's own layouts (name -> path) when they render it: ``theme`` is
     ``"default"`` and the source has ``_layouts/``; ``{}`` otherwise."""
     return layout_map(p for p in paths if p.startswith("_layouts/")) if theme == "default" else {}
+
+
+def update_theme_files(
+    names: dict[str, str],
+    data: Iterable[str],
+    changed: Iterable[str],
+    tree: SourceTree,
+    theme: str,
+) -> tuple[dict[str, str], list[str]]:
+    """Return the layouts (name -> path) and data files of the new ``tree``, given those of
+    the previous build and the ``changed`` paths (the tree is listed only when a layout
+    file of a name that still has another file goes)."""
+    names, files = dict(names), set(data)
+    for path in changed:
+        present = _exists(tree, path)
+        name = layout_name(path)
+        if name is not None and theme == "default":
+            if present:
+                names[name] = min(path, names.get(name, path))
+            elif names.get(name) == path:
+                del names[name]
+                rest = [p for p in tree.paths() if layout_name(p) == name]
+                if rest:
+                    names[name] = min(rest)
+        if is_data_file(path):
+            (files.add if present else files.discard)(path)
+    return names, sorted(files)
+
+
+def _exists(tree: SourceTree, path: str) -> bool:
+    try:
+        tree.blob_id(path)
+    except KeyError:
+        return False
+    return True
 
 
 def liquid_site(config: SiteConfig) -> dict[str, Any]:
