@@ -65,7 +65,9 @@ class RenderConfig:
     least 1, and a layout past one is bad input (exit 1, naming the layout).
     Limits on hostile or broken input (each more than 0; exceeding one fails the build with
     exit 1 naming the file): ``max_file_bytes`` (bytes of any source file read: post, page,
-    layout, include, static file, ``_config.yml``), ``max_page_bytes`` (bytes of one
+    layout, include, static file, ``_config.yml``), ``liquid_max_loop_iterations``,
+    ``liquid_max_local_bytes`` and ``liquid_max_depth`` (what Liquid may use for one page:
+    see :class:`deploybot.render.model.LiquidLimits`), ``max_page_bytes`` (bytes of one
     rendered page after Liquid, Markdown and its layout) and ``max_yaml_size`` (a YAML
     document with its aliases expanded: nodes plus scalar characters).
     """
@@ -78,6 +80,9 @@ class RenderConfig:
     layout_max_steps: int = 10_000_000
     layout_max_output: int = 50_000_000
     layout_max_depth: int = 50
+    liquid_max_loop_iterations: int = 1_000_000
+    liquid_max_local_bytes: int = 50_000_000
+    liquid_max_depth: int = 50
     max_file_bytes: int = 50_000_000
     max_page_bytes: int = 50_000_000
     max_yaml_size: int = 10_000_000
@@ -167,6 +172,9 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "render.max_file_bytes": (1, _TERA),
     "render.max_page_bytes": (1, _TERA),
     "render.max_yaml_size": (1, _TERA),
+    "render.liquid_max_loop_iterations": (1, _TERA),
+    "render.liquid_max_local_bytes": (1, _TERA),
+    "render.liquid_max_depth": (1, 1000),
     "notify.smtp.port": (1, 65535),
     # git-multimail's limits; 0 also allowed (no limit). The smallest useful values: a cut
     # keeps N-7 (N-6) characters + " [...]".

@@ -399,6 +399,7 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         typography=config.render.typography,
         footnotes=config.render.footnotes,
         layout_limits=render.layout_limits(config.render),
+        liquid_limits=render.liquid_limits(config.render),
         max_file_bytes=config.render.max_file_bytes,
         max_page_bytes=config.render.max_page_bytes,
         max_yaml_size=config.render.max_yaml_size,

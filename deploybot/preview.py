@@ -51,6 +51,7 @@ def build_to_folder(
         typography=cfg.typography,
         footnotes=cfg.footnotes,
         layout_limits=render.layout_limits(cfg),
+        liquid_limits=render.liquid_limits(cfg),
         max_file_bytes=cfg.max_file_bytes,
         max_page_bytes=cfg.max_page_bytes,
         max_yaml_size=cfg.max_yaml_size,

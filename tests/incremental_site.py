@@ -239,3 +239,107 @@ class Incremental:
         )
         self.outputs, self.last, self.report = sink.files, dict(files), report
         return report
+
+
+# The site's own Liquid theme: layouts with ``layout:`` chains, includes with parameters,
+# ``_data/`` files (YAML, JSON, CSV, a nested folder) and a paginated index.
+
+LIQUID_LAYOUTS: dict[str, bytes] = {
+    "_layouts/default.html": b"---\nlang: en\n---\n<html lang='{{ layout.lang }}'>"
+    b"<title>{{ page.title }} | {{ site.title }}</title>"
+    b"{% include nav.html current=page.url %}{{ content }}</html>\n",
+    "_layouts/post.html": b"---\nlayout: default\nkind: post\n---\n<h1>{{ page.title }}</h1>"
+    b"{{ page.date | date_to_xmlschema }} {{ layout.kind }}{{ content }}"
+    b"{% if page.previous %}<a href='{{ page.previous.url | relative_url }}'>prev</a>{% endif %}"
+    b"{% if page.next %}{{ page.next.title }}{% endif %}\n",
+    "_layouts/page.html": b"---\nlayout: default\n---\n<main>{{ content }}</main>"
+    b"{% for p in site.pages %}{% if p.title %}{{ p.title }};{% endif %}{% endfor %}\n",
+    "_layouts/home.html": b"---\nlayout: default\n---\n{{ content }}"
+    b"{% for post in paginator.posts %}<a href='{{ post.url }}'>{{ post.title }}</a>"
+    b"{{ post.excerpt }}{% endfor %}{{ paginator.page }}/{{ paginator.total_pages }}"
+    b"{% if paginator.next_page %}<a href='{{ paginator.next_page_path }}'>next</a>{% endif %}\n",
+    "_layouts/bare.html": b"{{ content }}{{ site.data.team | map: 'name' | join: ',' }}\n",
+}
+LIQUID_INCLUDES: dict[str, bytes] = {
+    "_includes/nav.html": b"<nav>{% for l in site.data.nav.links %}"
+    b"<a href='{{ l.url }}'{% if l.url == include.current %} class=on{% endif %}>"
+    b"{{ l.title }}</a>{% endfor %}</nav>\n",
+    "_includes/note.html": b"<aside>{{ include.text | default: 'note' }}</aside>\n",
+}
+LIQUID_DATA: dict[str, bytes] = {
+    "_data/team.yml": b"- name: ada\n- name: bob\n",
+    "_data/nav/links.json": b'[{"title": "Home", "url": "/"}, '
+    b'{"title": "About", "url": "/about.html"}]',
+    "_data/prices.csv": b"item,price\napple,1\n",
+}
+LIQUID_CONFIG = (
+    b"title: Gen\nurl: https://gen.example.org\npermalink: /:year/:month/:title\n"
+    b"paginate: 2\nplugins: [jekyll-paginate]\n"
+)
+LIQUID_SNIPPETS = [
+    "{% include note.html text=page.title %}",
+    "{% include note.html %}",
+    "{{ site.data.prices[0].price }}",
+    "{% for m in site.data.team %}{{ m.name }}{% endfor %}",
+    "{% assign n = site.posts.size %}{{ n }}",
+    "{% post_url 2021-01-03-post-2 %}",
+    "{{ page.title | slugify }}",
+]
+
+
+def liquid_initial_site() -> dict[str, bytes]:
+    """Return a site rendered with its own Liquid layouts, includes, data and pagination."""
+    return {
+        "_config.yml": LIQUID_CONFIG,
+        **LIQUID_LAYOUTS,
+        **LIQUID_INCLUDES,
+        **LIQUID_DATA,
+        "index.html": b"---\nlayout: home\ntitle: Home\n---\n<p>{{ site.title }}</p>\n",
+        "about.md": b"---\ntitle: About\nlayout: page\n---\nAbout {% include note.html %}\n",
+        "_posts/2021-01-01-post-0.md": post_text("First", "Hello **world**"),
+        "_posts/2021-01-02-post-1.md": post_text("Second", "{{ site.data.team[0].name }}"),
+        "_posts/2021-01-05-post-3.md": post_text("Third", "See it\n\nmore"),
+        "img/logo.png": b"\x89PNG fake",
+    }
+
+
+@st.composite
+def liquid_change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, bytes | None]:
+    """Return one commit's changes over a Liquid-theme site: posts as :func:`change`, and
+    layouts, includes, data files, pages and the pagination settings."""
+    kind = draw(st.sampled_from(["post", "post", "layout", "include", "data", "page", "config"]))
+    title = " ".join(draw(st.lists(words, min_size=1, max_size=3)))
+    if kind == "post":
+        found = draw(change(files))
+        snippet = draw(st.sampled_from(LIQUID_SNIPPETS)).encode()
+        posts = {p: None if v is None else v + snippet for p, v in found.items() if "_posts/" in p}
+        return posts or {"_posts/2021-01-09-post-5.md": post_text(title, snippet.decode())}
+    if kind == "layout":
+        name = draw(st.sampled_from([*sorted(LIQUID_LAYOUTS), "_layouts/extra.html"]))
+        if name in files and draw(st.integers(0, 3)) == 0:
+            return {name: None}
+        body = LIQUID_LAYOUTS.get(name, b"---\nlayout: default\n---\n<div>{{ content }}</div>\n")
+        return {name: body + f"<!-- {title} -->\n".encode()}
+    if kind == "include":
+        name = draw(st.sampled_from([*sorted(LIQUID_INCLUDES), "_includes/extra.html"]))
+        if name in files and draw(st.booleans()):
+            return {name: None}
+        text = draw(st.sampled_from([b"<b>{{ include.text }}</b>", b"{{ site.title }}"]))
+        return {name: text + title.encode()}
+    if kind == "data":
+        name = draw(st.sampled_from([*sorted(LIQUID_DATA), "_data/more/extra.yml"]))
+        if name in files and draw(st.integers(0, 2)) == 0:
+            return {name: None}
+        if name.endswith(".csv"):
+            return {name: f"item,price\n{title},2\n".encode()}
+        if name.endswith(".json"):
+            return {name: f'[{{"title": "{title}", "url": "/x.html"}}]'.encode()}
+        return {name: f"- name: {title}\n".encode()}
+    if kind == "page":
+        name = draw(st.sampled_from(["about.md", "index.html", "more.md"]))
+        layout = draw(st.sampled_from(["page", "home", "bare", "extra", "nope"]))
+        body = draw(st.sampled_from(LIQUID_SNIPPETS))
+        page = f"---\ntitle: {title}\nlayout: {layout}\n---\n{body}\n".encode()
+        return {name: None if name in files and draw(st.integers(0, 4)) == 0 else page}
+    per_page = draw(st.integers(1, 3))
+    return {"_config.yml": LIQUID_CONFIG.replace(b"paginate: 2", f"paginate: {per_page}".encode())}

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from deploybot.errors import SourceError
 from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.markdown import make_markdown, markdown_to_html
 
@@ -112,13 +113,20 @@ CASES: dict[str, Callable[[int], str]] = {
     "highlight blocks": _lines("{% highlight a %}\nx\n{% endhighlight %}\n"),
     "{{ output }}": _lines("{{ page.title }} "),
     "{%- trims -%}": _lines("{%- x -%} "),
+    # python-liquid's lexer searched to the end again from each unclosed opener
+    "{{ x (unclosed)": _run("{{ x "),
+    "{% raw %} (unclosed)": _lines("{% raw %} x "),
+    "{% comment %} (unclosed)": _lines("{% comment %} x "),
 }
 
 
 def render_body(text: str) -> str:
     """Return ``text`` rendered as a post body (Liquid, Markdown, fragments restored)."""
     variables = {"page": {"title": "T", "toc": True}, "site": {}}
-    liquid = render_liquid(text, path="_posts/2024-01-01-x.md", variables=variables)
+    try:
+        liquid = render_liquid(text, path="_posts/2024-01-01-x.md", variables=variables)
+    except SourceError as exc:  # refused (a Liquid syntax error): an answer in bounded time
+        return str(exc)
     html = markdown_to_html(liquid.text, make_markdown())
     return restore_fragments(html, liquid.fragments)
 

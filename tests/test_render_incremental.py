@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
 from deploybot.render.source import MemoryTree
-from tests.incremental_site import T0, THEME, Incremental, apply, change, initial_site
+from tests.incremental_site import (
+    T0,
+    THEME,
+    Incremental,
+    apply,
+    change,
+    initial_site,
+    liquid_change,
+    liquid_initial_site,
+)
 
 OPTIONS = RenderOptions(theme=THEME, timezone="UTC", feed_limit=3, build_time=T0)
 
@@ -191,3 +200,45 @@ def test_changed_paths_may_be_any_iterable() -> None:
     assert not report.full
     assert POST3 in report.rendered
     assert sink.files == dict(build_site(tree, OPTIONS).files)
+
+
+LIQUID_OPTIONS = RenderOptions(timezone="UTC", feed_limit=3, build_time=T0)
+
+
+@given(st.data())
+def test_incremental_equals_full_with_the_sites_own_liquid_theme(data: st.DataObject) -> None:
+    files = liquid_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    _check(inc, files, LIQUID_OPTIONS)
+    steps = data.draw(st.integers(1, 10), label="commits")
+    for step in range(1, steps + 1):
+        files = apply(files, data.draw(liquid_change(files), label=f"commit {step}"))
+        options = RenderOptions(timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=step))
+        _check(inc, files, options)
+
+
+def test_data_edit_remakes_the_readers_of_site_data() -> None:
+    files = liquid_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    files = apply(files, {"_data/team.yml": b"- name: cy\n- name: bob\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert b"<p>cy</p>" in inc.outputs["2021/01/post-1.html"]
+    # the nav include shows site.data on every page: all are re-made, and only
+    # post-1's output changed
+    assert "_posts/2021-01-01-post-0.md" in report.rendered
+    assert inc.written == {"2021/01/post-1.html"}
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_new_layout_file_remakes_the_pages_that_asked_for_it() -> None:
+    files = apply(liquid_initial_site(), {"about.md": b"---\ntitle: A\nlayout: extra\n---\nx\n"})
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["about.html"] == b"<p>x</p>\n"
+    files = apply(files, {"_layouts/extra.html": b"<div>{{ content }}</div>\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert report.rendered == {"about.md", ":feeds"}
+    assert inc.outputs["about.html"] == b"<div><p>x</p>\n</div>\n"

@@ -120,12 +120,12 @@ def test_raw_passes_content_through() -> None:
     assert html == "<p>{{ x }} {% if %}</p>\n" and warnings == []
 
 
-def test_other_tags_and_outputs_warn_and_vanish() -> None:
+def test_assign_and_undefined_outputs_are_silent_as_in_jekyll() -> None:
     html, warnings = liquid(
-        "a {% assign x = 1 %}\nb {{ site.title }} {{ page.x | upcase }}\n", first_line=10
+        "a {% assign x = 1 %}{{ x }}\nb {{ site.title }} {{ page.x | upcase }}\n", first_line=10
     )
-    assert html == "<p>a\nb T</p>\n"
-    assert [line for line, _ in warnings] == [10, 11]
+    assert html == "<p>a 1\nb T</p>\n"
+    assert warnings == []
 
 
 def test_whitespace_control() -> None:
@@ -140,5 +140,7 @@ def test_unclosed_block_is_an_error_with_line() -> None:
 
 
 def test_content_is_never_evaluated_as_jinja() -> None:
-    html, _ = liquid("{{ site.__class__ }} {{ ''.__class__ }}\n")
+    html, _ = liquid("{{ site.__class__ }} {{ site.title.__class__ }}\n")
     assert "class" not in html
+    with pytest.raises(SourceError):  # not Liquid at all: a syntax error, never Python
+        liquid("{{ ''.__class__ }}\n")

@@ -8,11 +8,9 @@ incremental build can call the same functions for what changed.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,22 +18,21 @@ import jinja2
 import mistune
 
 from deploybot import pathrules
-from deploybot.errors import SourceError, one_line
+from deploybot.render import paginate, sitetheme
+from deploybot.render.data import read_data
+from deploybot.render.document import (
+    RenderContext,
+    RenderedDocument,
+    layout_errors,
+    render_document,
+)
 from deploybot.render.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
-from deploybot.render.layouts import (
-    bundled_templates_dir,
-    choose_layout,
-    make_environment,
-    render_layout,
-    render_template,
-)
-from deploybot.render.limits import LimitedTree, LimitError, page_too_large
-from deploybot.render.liquid import render_liquid, restore_fragments
+from deploybot.render.layouts import bundled_templates_dir, make_environment, render_template
+from deploybot.render.limits import LimitedTree
+from deploybot.render.liquid_layouts import LiquidLayouts
 from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
-    Document,
-    LayoutKind,
     Page,
     Post,
     RenderOptions,
@@ -49,31 +46,7 @@ from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
 
-
-@dataclass(frozen=True)
-class RenderContext:
-    """The read-only inputs every document render shares: layouts, Markdown, ``site``, the
-    source tree for ``{% include %}`` (``None``: includes render nothing, with a warning),
-    and the most bytes one page's output may have (``None``: no limit).
-    """
-
-    env: jinja2.Environment
-    md: mistune.Markdown
-    site: Mapping[str, Any]
-    tree: SourceTree | None = None
-    max_page_bytes: int | None = None
-
-
-@dataclass(frozen=True)
-class RenderedDocument:
-    """A rendered post or page: ``content`` is the HTML before the layout (feeds use it),
-    ``output`` the final file bytes."""
-
-    source: str
-    output_path: str
-    content: str
-    output: bytes
-    warnings: tuple[RenderWarning, ...]
+__all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
 
 
 def site_variables(model: SiteModel, md: mistune.Markdown | None = None) -> dict[str, Any]:
@@ -116,7 +89,7 @@ def post_variables(
         for name, other in (("previous", previous), ("next", next))
         if other is not None
     }
-    return {
+    values: dict[str, Any] = {
         **post.doc.front_matter,
         "title": post.title,
         "date": post.date,
@@ -126,63 +99,29 @@ def post_variables(
         "categories": list(post.categories),
         "tags": list(post.tags),
         "path": post.doc.path,
-        "excerpt": post_excerpt(post.doc, post.excerpt_separator, _markdown_fn(md)),
-        **neighbours,
     }
+    fields = dict(values)
+    values["excerpt"] = post_excerpt(post.doc, post.excerpt_separator, _markdown_fn(md), fields)
+    return {**values, **neighbours}
 
 
 def page_variables(page: Page) -> dict[str, Any]:
-    """Return the ``page`` mapping of a page (front matter plus computed fields)."""
-    return {
+    """Return the ``page`` mapping of a page (front matter plus computed fields: Jekyll's
+    ``url``, ``path``, ``name``, ``dir``; ``title`` only when the front matter has one, so
+    an untitled page's ``page.title`` is ``nil`` as in Jekyll)."""
+    url = page.url
+    values = {
         **page.doc.front_matter,
         "title": page.title,
-        "url": page.url,
+        "url": url,
         "date": page.date,
         "path": page.doc.path,
+        "name": posixpath.basename(page.doc.path),
+        "dir": url if url.endswith("/") else posixpath.dirname(url).rstrip("/") + "/",
     }
-
-
-def render_content(
-    doc: Document, ctx: RenderContext, page: Mapping[str, Any]
-) -> tuple[str, tuple[RenderWarning, ...]]:
-    """Return ``doc``'s body as HTML (Liquid subset, then Markdown when it is Markdown).
-
-    Raises ``SourceError`` naming ``doc`` (and the line, for Liquid) when the output passes
-    ``ctx.max_page_bytes``: each stage stops as soon as it does."""
-    limit = ctx.max_page_bytes
-    try:
-        liquid = render_liquid(
-            doc.body,
-            path=doc.path,
-            first_line=doc.body_line,
-            variables={"site": ctx.site, "page": page},
-            include=_include_reader(ctx.tree),
-            max_output=limit,
-        )
-        html = markdown_to_html(liquid.text, ctx.md) if doc.markdown else liquid.text
-        return restore_fragments(html, liquid.fragments, limit), liquid.warnings
-    except LimitError as exc:
-        raise SourceError(exc.message, doc.path, exc.line) from exc
-
-
-def _render(
-    doc: Document, out: str, kind: LayoutKind, page: Mapping[str, Any], ctx: RenderContext
-) -> RenderedDocument:
-    content, warnings = render_content(doc, ctx, page)
-    with layout_errors(doc.path):
-        template, warning = choose_layout(
-            ctx.env, doc.front_matter.get("layout", ""), kind, doc.path
-        )
-        html = (
-            content
-            if template is None
-            else render_layout(template, content, {"site": ctx.site, "page": page})
-        )
-    extra = (warning,) if warning else ()
-    output = html.encode("utf-8")
-    if ctx.max_page_bytes is not None and len(output) > ctx.max_page_bytes:
-        raise SourceError(page_too_large(ctx.max_page_bytes), doc.path)
-    return RenderedDocument(doc.path, out, content, output, warnings + extra)
+    if "title" not in page.doc.front_matter:
+        del values["title"]
+    return values
 
 
 def render_post(
@@ -191,12 +130,34 @@ def render_post(
     """Render one post through its layout (default ``post``); ``neighbours`` is
     ``(previous, next)``: the older and the newer post. Raises ``SourceError``."""
     page = post_variables(post, ctx.md, *neighbours)
-    return _render(post.doc, post.output_path, "post", page, ctx)
+    return render_document(post.doc, post.output_path, "post", page, ctx)
 
 
 def render_page(page: Page, ctx: RenderContext) -> RenderedDocument:
     """Render one page through its layout (default ``page``). Raises ``SourceError``."""
-    return _render(page.doc, page.output_path, "page", page_variables(page), ctx)
+    return render_document(page.doc, page.output_path, "page", page_variables(page), ctx)
+
+
+def render_page_outputs(
+    page: Page,
+    ctx: RenderContext,
+    pager: sitetheme.Pager | None,
+    wrap: Callable[[dict[str, Any]], Mapping[str, Any]] = dict,
+) -> Iterator[RenderedDocument]:
+    """Yield the renders of ``page``: one, or one per page of posts when it is the
+    paginated ``index.html`` (``pager``; jekyll-paginate); ``wrap`` makes the ``page``
+    mapping each render sees (the engine's tracks its reads). Raises ``SourceError``."""
+    if pager is None or pager.template != page.doc.path:
+        yield render_document(page.doc, page.output_path, "page", wrap(page_variables(page)), ctx)
+        return
+    posts = sitetheme.paginated_posts(ctx.site)
+    count = max(paginate.page_count(pager.settings, len(posts)), 1)
+    for number in range(1, count + 1):
+        url = paginate.page_url(pager.settings, number, page.url)
+        variables = wrap({**page_variables(page), "url": url})
+        paginator = paginate.paginator(pager.settings, number, posts, page.url) if posts else None
+        out = page.output_path if number == 1 else paginate.output_path(url)
+        yield render_document(page.doc, out, "page", variables, ctx, paginator)
 
 
 def site_root(model: SiteModel) -> str:
@@ -220,21 +181,6 @@ def feed_files(model: SiteModel, contents: Mapping[str, str], limit: int) -> dic
         for p in model.posts[: max(limit, 0)]
     ]
     return {"atom.xml": atom_feed(info, entries), "rss.xml": rss_feed(info, entries)}
-
-
-@contextlib.contextmanager
-def layout_errors(path: str) -> Iterator[None]:
-    """Turn what Jinja2 raises while loading or rendering a layout for the document ``path``
-    into a ``SourceError`` (one line): a syntax error names the layout file and line, a
-    missing layout or a sandbox refusal names ``path``."""
-    try:
-        yield
-    except jinja2.TemplateSyntaxError as exc:
-        raise SourceError(f"layout: {exc.message}", exc.filename or exc.name, exc.lineno) from exc
-    except jinja2.TemplateNotFound as exc:
-        raise SourceError(f"the theme has no layout {exc.name!r}", path) from exc
-    except jinja2.TemplateError as exc:
-        raise SourceError(f"layout failed: {one_line(exc)}", path) from exc
 
 
 def render_index(ctx: RenderContext) -> bytes | None:
@@ -296,28 +242,40 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     )
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
-    ctx = RenderContext(env, md, site_variables(model, md), tree, options.max_page_bytes)
+    names = sitetheme.site_layouts(tree.paths(), options.theme)
+    site = site_variables(model, md)
+    if names:
+        site.update(sitetheme.liquid_site(config))
+    site["data"] = read_data(tree, tree.paths(), options.max_yaml_size)
+    liquid = sitetheme.make_liquid(tree, config, md, options)
+    layouts = LiquidLayouts(tree, names, options.max_yaml_size) if names else None
+    ctx = RenderContext(env, md, site, tree, options.max_page_bytes, liquid, layouts)
     out = _Output()
-    for path, data in theme_assets(tree, options.theme):
-        out.put(path, data, f"theme {options.theme}")
+    if layouts is None:
+        for path, data in theme_assets(tree, options.theme):
+            out.put(path, data, f"theme {options.theme}")
     for path in model.static:
         out.put(path, tree.read(path), path)
-    index = render_index(ctx)
+    index = render_index(ctx) if layouts is None else None
     if index is not None and not any(p.output_path == "index.html" for p in model.pages):
         out.put("index.html", index, f"theme {options.theme}")
     contents: dict[str, str] = {}
+    pager = sitetheme.pager_of(config, model.pages) if layouts is not None else None
     for rendered in [
-        *(render_page(p, ctx) for p in model.pages),
+        *(r for p in model.pages for r in render_page_outputs(p, ctx, pager)),
         *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(model.posts)),
     ]:
         out.put(rendered.output_path, rendered.output, rendered.source)
-        contents[rendered.source] = rendered.content
+        contents.setdefault(rendered.source, rendered.content)
         warnings.extend(rendered.warnings)
-    for path, data in feed_files(model, contents, options.feed_limit).items():
-        out.put(path, data, "feeds")
+    if layouts is not None:
+        contents.clear()  # the site's own theme: no bundled feeds (Jekyll writes none)
+    if layouts is None:
+        for path, data in feed_files(model, contents, options.feed_limit).items():
+            out.put(path, data, "feeds")
     if sitemap_wanted(model):
         out.put(SITEMAP_PATH, sitemap_xml(model, site_root(model)), "sitemap")
-    if not config.url and model.posts:
+    if not config.url and model.posts and layouts is None:
         warnings.append(
             RenderWarning("_config.yml", None, "no 'url' set: feed links are not absolute")
         )
@@ -338,11 +296,13 @@ def content_variables(model: SiteModel, posts: list[dict[str, Any]]) -> dict[str
     (``posts`` are the post mappings in ``model.posts`` order)."""
     categories: dict[str, list[dict[str, Any]]] = {}
     tags: dict[str, list[dict[str, Any]]] = {}
-    for post, variables in zip(model.posts, posts, strict=True):
+    # Jekyll's post_attr_hash: names in the order the oldest-first posts bring them, each
+    # name's posts newest first.
+    for post, variables in reversed(list(zip(model.posts, posts, strict=True))):
         for name in dict.fromkeys(post.categories):
-            categories.setdefault(name, []).append(variables)
+            categories.setdefault(name, []).insert(0, variables)
         for name in dict.fromkeys(post.tags):
-            tags.setdefault(name, []).append(variables)
+            tags.setdefault(name, []).insert(0, variables)
     return {
         "pages": [page_variables(page) for page in model.pages],
         "static_files": [static_file_variables(path) for path in model.static],
@@ -374,20 +334,6 @@ def _markdown_fn(md: mistune.Markdown | None) -> MarkdownFn:
 @functools.cache
 def _default_markdown() -> mistune.Markdown:
     return make_markdown()
-
-
-def _include_reader(tree: SourceTree | None) -> Callable[[str], bytes | None] | None:
-    if tree is None:
-        return None
-    source = tree
-
-    def read(name: str) -> bytes | None:
-        try:
-            return source.read(f"_includes/{name}")
-        except KeyError:
-            return None
-
-    return read
 
 
 def _aware(moment: datetime | None) -> datetime | None:

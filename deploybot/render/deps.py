@@ -14,9 +14,10 @@ every read into the current :class:`Recorder` frame:
 - :class:`TrackedList` is a list of the ``site`` mapping: any use (iteration, length, index)
   records its key: ``o`` for ``site.posts`` (the post order and membership), ``g`` for
   ``site.pages`` (the pages and their fields), ``f`` for ``site.static_files``.
-- :class:`LazySite` makes ``posts``, ``pages``, ``static_files``, ``categories`` and ``tags``
-  on first read; reading ``categories``/``tags`` also records ``o`` and ``k:categories``/
-  ``k:tags`` (they group the posts by those fields).
+- :class:`LazySite` makes ``posts``, ``pages``, ``static_files``, ``categories``, ``tags``
+  and ``data`` on first read; reading ``data`` records ``D`` (the ``_data/`` files: any
+  change to one dirties it); reading ``categories``/``tags`` also records ``o`` and
+  ``k:categories``/``k:tags`` (they group the posts by those fields).
 - :class:`TrackingTree` wraps the source tree: ``read``/``blob_id`` record ``b:PATH`` and
   ``paths()`` records ``L`` (the list of paths).
 
@@ -42,6 +43,8 @@ PAGES = "g"
 """Key: the pages and their ``page`` fields (``site.pages``)."""
 STATIC = "f"
 """Key: the static files (``site.static_files``)."""
+DATA = "D"
+"""Key: the list of ``_data/`` files (``site.data``; each file read records its ``b:``)."""
 SITEMAP = "m"
 """Key: what the sitemap shows of some post (its URL, date, ``sitemap``/
 ``last_modified_at`` front matter)."""
@@ -227,8 +230,12 @@ class SiteContent(Protocol):
         """Return the ``site.static_files`` entries, in source-path order."""
         ...
 
+    def site_data(self) -> dict[str, Any]:
+        """Return ``site.data`` (the ``_data/`` files), recording what it reads."""
+        ...
 
-_LAZY = ("posts", "pages", "static_files", "categories", "tags")
+
+_LAZY = ("posts", "pages", "static_files", "categories", "tags", "data")
 _GROUPS = {"categories": ("k:categories",), "tags": ("k:tags",)}
 
 
@@ -250,14 +257,17 @@ class LazySite(TrackedDict):
             posts = [TrackedDict(p, recorder, "k:", False) for p, _, _ in rows]
             categories: dict[str, list[TrackedDict]] = {}
             tags: dict[str, list[TrackedDict]] = {}
-            for post, (_, cats, names) in zip(posts, rows, strict=True):
+            # Jekyll's post_attr_hash: names in oldest-first order, posts newest first.
+            for post, (_, cats, names) in reversed(list(zip(posts, rows, strict=True))):
                 for name in dict.fromkeys(cats):
-                    categories.setdefault(name, []).append(post)
+                    categories.setdefault(name, []).insert(0, post)
                 for name in dict.fromkeys(names):
-                    tags.setdefault(name, []).append(post)
+                    tags.setdefault(name, []).insert(0, post)
             dict.__setitem__(self, "posts", TrackedList(posts, recorder, ORDER))
             dict.__setitem__(self, "categories", categories)
             dict.__setitem__(self, "tags", tags)
+        elif key == "data":
+            dict.__setitem__(self, "data", self._content.site_data())
         elif key == "pages":
             pages = self._content.site_pages()
             dict.__setitem__(self, "pages", TrackedList(pages, recorder, PAGES))
@@ -267,6 +277,8 @@ class LazySite(TrackedDict):
 
     def _note(self, key: object) -> None:
         super()._note(key)
+        if key == "data":  # made once per build: every reader records the data files
+            self._recorder.add(DATA)
         if isinstance(key, str) and key in _GROUPS:
             self._recorder.add(ORDER)
             for extra in _GROUPS[key]:

@@ -19,11 +19,12 @@ reads is recorded, and the result equals :func:`~deploybot.render.build.build_si
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from deploybot.render import build
+from deploybot.render import build, sitetheme
 from deploybot.render.cache import BuildCache, CacheError, SourceRow
 from deploybot.render.deps import (
     NEIGHBOURS,
@@ -31,12 +32,14 @@ from deploybot.render.deps import (
     PAGES,
     SITEMAP,
     STATIC,
-    LazySite,
     Recorder,
+    SiteContent,
     TrackedDict,
     TrackingLoader,
     TrackingTree,
 )
+from deploybot.render.document import render_document
+from deploybot.render.engine_theme import ThemeSetup
 from deploybot.render.excerpt import excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.limits import LimitedTree, check_file_size
@@ -82,6 +85,7 @@ def options_key(options: RenderOptions) -> str:
             options.typography,
             options.footnotes,
             options.layout_limits,
+            options.liquid_limits,
             options.max_file_bytes,
             options.max_page_bytes,
             options.max_yaml_size,
@@ -108,7 +112,7 @@ def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
     return (row.model.url, row.date_us, fm.get("sitemap"), fm.get("last_modified_at"))
 
 
-class Engine:
+class Engine(ThemeSetup):
     """One build's shared state: config, Jinja2 environment, tracked ``site``, sink, cache.
 
     Raises ``SourceError`` from the constructor for a bad ``_config.yml``.
@@ -134,15 +138,18 @@ class Engine:
         cutoff = options.build_time is None or self.config.future
         self.cut_us = NEVER if cutoff else micros(self.time)
         self.md = markdown_for(options)
-        data = build.site_variables(SiteModel(self.config, (), (), (), self.time), self.md)
-        for key in ("posts", "pages", "static_files", "categories", "tags"):
-            del data[key]
-        site = LazySite(data, self.recorder, self)
-        tracked = TrackingTree(tree, self.recorder)
-        self.ctx = build.RenderContext(env, self.md, site, tracked, options.max_page_bytes)
+        self.env = env
+        self.tracked_tree = tracked_tree
+        self.layout_names: dict[str, str] = {}
+        self.data_paths: list[str] = []
+        self._setup({}, [])
         self.rendered: set[str] = set()
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
         self.overwrites: list[RenderWarning] = []
+
+    def site_content(self) -> SiteContent:
+        """Return the engine: it makes ``site``'s lists from the cache."""
+        return self
 
     def config_blob(self) -> str:
         """Return the blob id of ``_config.yml`` ('' when absent)."""
@@ -158,6 +165,8 @@ class Engine:
             "config": self.config_blob(),
             "time_us": str(self.time_us),
             "cut_us": str(self.cut_us),
+            "layouts": json.dumps(self.layout_names, sort_keys=True),
+            "data": json.dumps(self.data_paths),
         }
 
     # the content lists of ``site`` (:class:`~deploybot.render.deps.SiteContent`)
@@ -252,28 +261,45 @@ class Engine:
         model, _ = self._load([path])
         doc: Post | Page = model.posts[0] if row.kind == "post" else model.pages[0]
         self.recorder.push()
+        outputs: list[tuple[str, bytes]] = []
+        warnings: list[RenderWarning] = []
         try:
             if isinstance(doc, Post):
                 pair = self.neighbours(row) if neighbours is None else neighbours
                 page = build.post_variables(doc, self.md, *pair)
                 tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
-                rendered = build._render(doc.doc, doc.output_path, "post", tracked, self.ctx)
+                rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
+                self.cache.put_content(path, rendered.content)
+                outputs.append((rendered.output_path, rendered.output))
+                warnings.extend(rendered.warnings)
             else:
-                tracked = TrackedDict(build.page_variables(doc), self.recorder, "p:", True)
-                rendered = build._render(doc.doc, doc.output_path, "page", tracked, self.ctx)
+                for rendered in self._page_outputs(doc):
+                    outputs.append((rendered.output_path, rendered.output))
+                    warnings.extend(rendered.warnings)
         finally:
             deps = self.recorder.pop()
         deps["b:" + path] = row.blob
-        self._put(rendered.output_path, path)
-        self.sink.write(rendered.output_path, rendered.output)
-        if row.kind == "post":
-            self.cache.put_content(path, rendered.content)
-        self._record(path, [rendered.output_path], deps, rendered.warnings)
+        for output_path, data in outputs:
+            self._put(output_path, path)
+            self.sink.write(output_path, data)
+        self._record(path, [p for p, _ in outputs], deps, warnings)
+
+    def _page_outputs(self, doc: Page) -> Iterable[build.RenderedDocument]:
+        """Render a page (each page of posts, when it is the paginated ``index.html``)."""
+        pager = None
+        if self.liquid_theme and doc.doc.path.rsplit("/", 1)[-1] == "index.html":
+            pages = [r.model for r in self.cache.rows("page")]
+            self.recorder.add(PAGES)  # which index.html is paginated
+            pager = sitetheme.pager_of(self.config, pages)
+        return build.render_page_outputs(
+            doc, self.ctx, pager, lambda page: TrackedDict(page, self.recorder, "p:", True)
+        )
 
     def render_assets(self) -> None:
         """Copy the theme's ``assets/`` files (recording ``a``)."""
         outputs: list[str] = []
-        for path, data in build.theme_assets(self.tree, self.options.theme):
+        assets = () if self.liquid_theme else build.theme_assets(self.tree, self.options.theme)
+        for path, data in assets:
             self._put(path, f"theme {self.options.theme}")
             self.sink.write(path, data)
             outputs.append(path)
@@ -283,7 +309,7 @@ class Engine:
         """Render the theme's ``index.html`` listing (when the theme has one)."""
         self.recorder.push()
         try:
-            data = build.render_index(self.ctx)
+            data = None if self.liquid_theme else build.render_index(self.ctx)
         finally:
             deps = self.recorder.pop()
         if data is not None:
@@ -295,6 +321,9 @@ class Engine:
         """Write ``atom.xml`` and ``rss.xml`` from cached post models and contents.
 
         Raises :class:`CacheError` when a shown post's content is missing."""
+        if self.liquid_theme:  # the site's own theme: Jekyll writes no feeds of its own
+            self._record(FEEDS, [], {"s:time": ""}, ())
+            return
         rows = self.cache.posts(self.cut_us, max(self.options.feed_limit, 0))
         contents: dict[str, str] = {}
         for row in rows:
@@ -337,7 +366,7 @@ class Engine:
             RenderWarning(p, None, "skipped: the post has a future date")
             for p in self.cache.future_warnings(self.cut_us)
         ]
-        if not self.config.url and self.cache.posts(self.cut_us, 1):
+        if not self.config.url and not self.liquid_theme and self.cache.posts(self.cut_us, 1):
             message = "no 'url' set: feed links are not absolute"
             found.append(RenderWarning(CONFIG_PATH, None, message))
         found += self.overwrites
@@ -349,6 +378,7 @@ class Engine:
         The sink should start empty (or hold the previous output, which is then replaced:
         the caller deletes what this build did not write). Raises ``SourceError``."""
         self.cache.clear()
+        self.setup_full()
         self.owners = {}
         rows: list[SourceRow] = []
         for path in self.tree.paths():

@@ -10,7 +10,7 @@ then Markdown). A front-matter ``excerpt`` is used as written instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from deploybot.errors import SourceError
@@ -47,18 +47,26 @@ class Excerpt:
     excerpt changes exactly when its source does.
     """
 
-    def __init__(self, source: str, doc: Document, markdown: MarkdownFn) -> None:
+    def __init__(
+        self,
+        source: str,
+        doc: Document,
+        markdown: MarkdownFn,
+        page: Mapping[str, Any] | None = None,
+    ) -> None:
         self.source = source
         self._doc = doc
         self._markdown = markdown
+        self._page = page
         self._html: str | None = None
 
     def __html__(self) -> str:
         """Return the rendered HTML (trusted markup, for Jinja2's autoescape)."""
         if self._html is None:
-            # No site/page variables: the excerpt is a listing detail, and undefined output
-            # was already reported when the post itself was rendered.
-            liquid = render_liquid(self.source, path=self._doc.path)
+            # Jekyll renders the excerpt with its post's ``page`` (no ``site`` here: the
+            # excerpt is a listing detail, made wherever a template prints it).
+            page = {} if self._page is None else {"page": self._page}
+            liquid = render_liquid(self.source, path=self._doc.path, variables=page)
             try:
                 text = self._markdown(liquid.text) if self._doc.markdown else liquid.text
             except LimitError as exc:  # the Markdown's own output limit
@@ -69,19 +77,32 @@ class Excerpt:
     def __str__(self) -> str:
         return self.__html__()
 
+    def _fields(self) -> list[tuple[str, Any]]:
+        """The ``page`` fields the excerpt's Liquid may show (not the excerpt itself, nor the
+        neighbours)."""
+        page: Mapping[str, Any] = self._page or {}
+        skip = ("excerpt", "previous", "next")
+        return sorted(((k, v) for k, v in page.items() if k not in skip), key=repr)
+
     def __repr__(self) -> str:
-        return f"Excerpt({self.source!r})"
+        return f"Excerpt({self.source!r}, {self._fields()!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Excerpt) and other.source == self.source
+        return isinstance(other, Excerpt) and repr(other) == repr(self)
 
     def __hash__(self) -> int:
         return hash(self.source)
 
 
-def post_excerpt(doc: Document, separator: str, markdown: MarkdownFn) -> Any:
-    """Return ``doc``'s ``excerpt``: front matter's value when set, else an :class:`Excerpt`."""
+def post_excerpt(
+    doc: Document,
+    separator: str,
+    markdown: MarkdownFn,
+    page: Mapping[str, Any] | None = None,
+) -> Any:
+    """Return ``doc``'s ``excerpt``: front matter's value when set, else an :class:`Excerpt`
+    rendered with the post's ``page`` mapping."""
     given = doc.front_matter.get("excerpt")
     if given is not None:
         return given
-    return Excerpt(excerpt_source(doc.body, separator), doc, markdown)
+    return Excerpt(excerpt_source(doc.body, separator), doc, markdown, page)

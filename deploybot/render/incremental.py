@@ -20,6 +20,9 @@ it reaches:
   both lists, so it follows;
 - a changed layout or include (a file of the theme folder) re-renders the users of
   ``t:NAME``; a file of the theme's ``assets/`` re-copies the assets;
+- the site's own Liquid theme: an edited layout or include re-renders the readers of its
+  ``b:PATH``; a layout added or removed, the users of its name (``y:NAME``); a ``_data/``
+  file, the readers of ``site.data`` (``D``); ``_layouts/`` appearing or going: a full build;
 - a new build time (``site.time``, the source commit's date) re-makes the readers of
   ``s:time`` (the feeds) and moves the future-post cut-off;
 - ``_config.yml``, other options or a different renderer version: a full build.
@@ -35,7 +38,9 @@ from pathlib import Path
 
 from deploybot.render import build
 from deploybot.render.cache import BuildCache, CacheError, SourceRow, renderer_version
+from deploybot.render.data import is_data_file
 from deploybot.render.deps import (
+    DATA,
     ORDER,
     PAGES,
     PATHS,
@@ -57,6 +62,7 @@ from deploybot.render.engine import (
     options_key,
     sitemap_entry,
 )
+from deploybot.render.liquid_layouts import layout_name
 from deploybot.render.model import RenderOptions
 from deploybot.render.siteconfig import CONFIG_PATH
 from deploybot.render.source import SourceTree
@@ -106,6 +112,8 @@ def build_into(
     else:
         paths = sorted(set(changed))  # once: an iterator would be used up by the first look
         reason = _why_full(engine, cache, paths)
+        if not reason and not engine.setup_incremental(paths):
+            reason = "the site's own _layouts/ appeared or went"
         if reason:
             raise NeedFullBuild(reason)
         try:
@@ -150,6 +158,11 @@ def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
     updates: list[tuple[SourceRow | None, SourceRow | None]] = []
     for path in changed:
         plan.dirty.add("b:" + path)
+        name = layout_name(path)
+        if name is not None:
+            plan.dirty.add("y:" + name)  # a Liquid layout of that name came or went
+        if is_data_file(path):
+            plan.dirty.add(DATA)
         if theme and path.startswith(theme):
             rel = path[len(theme) :]
             plan.dirty.add(ASSETS_KEY if rel.startswith("assets/") else "t:" + rel)

@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 import deploybot
 from deploybot.errors import ConfigError, DeploybotError, SourceError, one_line
-from deploybot.render.liquid_filters import FILTERS, Filter
+from deploybot.render.jekyll_filters import FILTERS, Filter
 from deploybot.render.model import LayoutLimits, RenderWarning, SiteConfig
 from deploybot.render.sandbox import LayoutLimitError, LayoutSandbox
 from deploybot.render.source import SourceTree
@@ -86,7 +86,7 @@ def make_environment(
         autoescape=jinja2.select_autoescape(["html", "htm", "xml"], default_for_string=True),
         keep_trailing_newline=True,
     )
-    # Jekyll's filters, with the same code Liquid in posts uses (liquid_filters), so a layout
+    # Jekyll's filters, with the same code Liquid in posts uses (jekyll_filters), so a layout
     # and a post agree on relative_url, dates and the rest.
     site = {"baseurl": config.baseurl, "url": config.url}
     for name in JEKYLL_FILTERS:

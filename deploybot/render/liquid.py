@@ -1,62 +1,55 @@
-"""A small, safe subset of Liquid for post and page content (content is data, never code).
+"""Liquid for posts, pages, includes and the site's own layouts: python-liquid with Jekyll's
+tags and filters, within the ``[render]`` limits.
 
-Jekyll runs Liquid over a document before converting it (Jekyll's docs, "Liquid", "Tags").
-This module has its own scanner; nothing in a document can reach a Python object. It handles
-what Jekyll blogs use and reports the rest as warnings with file and line:
+Jekyll runs Liquid (Shopify's, lax about undefined values: an undefined variable or filter
+prints nothing) over a document before converting it, and over each of its layouts after.
+This module is that step on `python-liquid <https://jg-rp.github.io/liquid/>`_ 2.x, which
+follows Ruby Liquid's golden tests; :mod:`.liquid_tags` and :mod:`.liquid_filters` add
+Jekyll's tags and filters. Templates see only plain data (mappings, lists, strings,
+numbers, times): python-liquid looks values up with ``obj[key]`` only, never attributes.
 
-- ``{% highlight LANG [linenos] %}…{% endhighlight %}`` -> Jekyll's ``<figure class="highlight">``
-  (``tags/highlight.rb``; the language is the first word, lower-cased; Liquid inside the body
-  is rendered first, as Jekyll does);
-- ``{% raw %}…{% endraw %}`` -> its content, untouched;
-  ``{% comment %}…{% endcomment %}`` -> nothing;
-- ``{{ EXPR }}`` -> the value of a literal or ``site.*``/``page.*`` path with filters
-  (:mod:`.liquid_filters`); an undefined variable renders empty, with a warning;
-- ``{% post_url NAME %}``, ``{% link PATH %}`` -> the ``baseurl``-prefixed URL (Jekyll 4);
-- ``{% toc %}`` -> the jekyll-toc plugin's list of the page's HTML headings when the page
-  sets ``toc`` (:func:`~deploybot.render.jekyll_toc.toc_tag`), else nothing;
-- ``{% include NAME %}`` -> ``_includes/NAME`` when it is plain HTML (no Liquid in it);
-  otherwise nothing, with a warning (``JB/setup``: Jekyll-Bootstrap's setup include);
-- any other tag -> removed, with a warning (a block tag's body stays).
+Limits (python-liquid's own resource limits, from :class:`~.model.LiquidLimits`):
+nested loops whose lengths multiply past ``max_loop_iterations`` stop before they start,
+and loops of one page render together may not run more iterations than that either; the
+output (and every filter's result) may not pass the page limit; ``assign``/``capture``
+values may not pass ``max_local_bytes``; includes and blocks may not nest deeper than
+``max_depth``. Passing one, or a Liquid syntax error, is a ``SourceError`` naming the file
+(the document, include or layout) and line.
 
-Whitespace control (``{%-``/``-%}``) trims as Liquid does. Generated HTML is not put into the
-text directly (Markdown would mangle it): each block becomes a placeholder word, and
-:func:`restore_fragments` swaps the HTML in after conversion. Scanning is linear in the input.
-With ``max_output``, the text and the fragments together may not pass that many characters:
-the render stops with :class:`~deploybot.render.limits.LimitError` as soon as they would.
+Generated HTML (``{% highlight %}``) is not put into the text directly (Markdown would
+mangle it): it becomes a placeholder word, and :func:`restore_fragments` swaps it in after.
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from deploybot.errors import SourceError
-from deploybot.render.highlight import figure_block
-from deploybot.render.jekyll_toc import toc_tag
-from deploybot.render.limits import LimitError, page_too_large
-from deploybot.render.liquid_filters import (
-    ExpressionError,
-    TextTooLong,
-    evaluate,
-    parse_expression,
-    relative_url,
-    to_text,
+from liquid import BoundTemplate, Environment, Mode, RenderContext
+from liquid.exceptions import (
+    BlockNestingError,
+    ContextDepthError,
+    LiquidError,
+    LiquidSyntaxError,
+    LocalNamespaceLimitError,
+    LoopIterationLimitError,
+    OutputStreamLimitError,
 )
-from deploybot.render.liquid_links import find_url, post_url
-from deploybot.render.model import RenderWarning
+from liquid.token import TOKEN_TAG, Token
 
-IncludeReader = Callable[[str], bytes | None]
-"""``read(name) -> bytes`` of ``_includes/NAME``, or ``None`` when there is no such file."""
+from deploybot.errors import SourceError, one_line
+from deploybot.render import liquid_filters, liquid_tags
+from deploybot.render.limits import LimitError, page_too_large
+from deploybot.render.model import LiquidLimits, RenderWarning
+from deploybot.render.source import SourceTree
 
 MAX_WARNINGS = 100
-"""Warnings kept per document; one more line says how many were left out."""
-_INCLUDE_NAME = re.compile(r"^[A-Za-z0-9_][\w.+-]*(?:/[A-Za-z0-9_][\w.+-]*)*$")
-_OPENERS = ("{%", "{{")
-_CLOSERS = {"{%": "%}", "{{": "}}"}
+"""Warnings kept per page; one more line says how many were left out."""
+MarkdownFn = Callable[[str], str]
 
 
 @dataclass(frozen=True)
@@ -69,99 +62,240 @@ class LiquidResult:
     warnings: tuple[RenderWarning, ...]
 
 
+class _BudgetContext(RenderContext):
+    """python-liquid's render context, also counting every loop iteration of the page."""
+
+    def raise_for_loop_limit(self, length: int = 1) -> None:
+        super().raise_for_loop_limit(length)
+        state: RenderState = self.globals[liquid_filters.STATE]  # type: ignore[assignment]
+        state.iterations += length
+        if state.iterations > state.liquid.limits.max_loop_iterations:
+            raise LoopIterationLimitError("loop iteration limit reached", token=None)
+
+
+class _Template(BoundTemplate):
+    context_class = _BudgetContext
+
+
+class JekyllEnvironment(Environment):
+    """A python-liquid environment with Jekyll's tags and filters and the given limits."""
+
+    template_class = _Template
+
+    def __init__(self, limits: LiquidLimits, max_output: int) -> None:
+        super().__init__(tolerance=Mode.STRICT, strict_filters=False)
+        # python-liquid reads these class-level limits through the instance.
+        self.loop_iteration_limit = limits.max_loop_iterations  # type: ignore[misc]
+        self.local_namespace_limit = limits.max_local_bytes  # type: ignore[misc]
+        self.context_depth_limit = limits.max_depth  # type: ignore[misc]
+        self.block_nesting_limit = limits.max_depth  # type: ignore[misc]
+        self.output_stream_limit = max_output  # type: ignore[misc]
+        liquid_tags.add_tags(self)
+        liquid_filters.register(self, max_output)
+
+    def error(
+        self,
+        exc: type[LiquidError] | LiquidError,
+        msg: str | None = None,
+        token: Token | None = None,
+    ) -> None:
+        """Raise ``exc``; an error python-liquid placed at the end of an expression (no
+        position) takes the position of ``token``, the tag or output it is in."""
+        if (
+            isinstance(exc, LiquidError)
+            and token is not None
+            and token.start_index >= 0
+            and (exc.token is None or exc.token.start_index < 0)
+        ):
+            exc.token = token
+        super().error(exc, msg, token)
+
+
+class Liquid:
+    """One build's Liquid: the environment, the source tree includes are read from, the
+    site's ``url``/``baseurl`` and its Markdown (``markdownify``). Parsed templates are
+    cached by file and text; every read goes through ``tree`` (so a tracking tree records
+    it)."""
+
+    def __init__(
+        self,
+        tree: SourceTree | None,
+        *,
+        url: str = "",
+        baseurl: str = "",
+        markdown: MarkdownFn | None = None,
+        limits: LiquidLimits | None = None,
+        max_output: int = 50_000_000,
+    ) -> None:
+        self.tree = tree
+        self.url, self.baseurl = url, baseurl
+        self.markdown: MarkdownFn = markdown or (lambda text: text)
+        self.limits = limits or LiquidLimits()
+        self.max_output = max_output
+        self.env = JekyllEnvironment(self.limits, max_output)
+        self._parsed: dict[tuple[str, str], BoundTemplate] = {}
+        self._origin: dict[int, tuple[str, int]] = {}  # id(source) -> (path, line offset)
+
+    def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:
+        """Return ``text`` (the file ``path`` from line ``first_line``) parsed; ``keep``
+        caches it (layouts and includes; a page body is parsed once and dropped).
+
+        Raises ``SourceError`` (path, line) for a Liquid syntax error."""
+        key = (path, text)
+        template = self._parsed.get(key)
+        if template is None:
+            self._origin[id(text)] = (path, first_line - 1)
+            try:
+                _check_closed(text)
+                template = self.env.from_string(text, name=path)
+            except LiquidError as exc:
+                _place_unclosed(exc, text)
+                raise self.error(exc, path) from exc
+            finally:
+                if not keep:
+                    self._origin.pop(id(text), None)
+            if keep:
+                self._parsed[key] = template
+        return template
+
+    def read(self, path: str) -> BoundTemplate | None:
+        """Return the template in the file ``path`` of the tree (``None`` when absent).
+
+        Raises ``SourceError`` for a file that is not UTF-8 or does not parse."""
+        if self.tree is None:
+            return None
+        try:
+            data = self.tree.read(path)
+        except KeyError:
+            return None
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise SourceError("not valid UTF-8", path) from exc
+        return self.parse(text, path)
+
+    def where(self, token: Token | None, default: str) -> tuple[str, int | None]:
+        """Return ``(file, line)`` of ``token`` (``default`` and no line without one)."""
+        if token is None or token.start_index < 0:
+            return default, None
+        path, offset = self._origin.get(id(token.source), (default, 0))
+        return path, liquid_tags.line_of(token) + offset
+
+    def error(self, exc: BaseException, default: str) -> SourceError:
+        """Return the ``SourceError`` for what python-liquid raised while rendering a file
+        of ``default``'s page, naming the file and line and the ``[render]`` key passed."""
+        token = exc.token if isinstance(exc, LiquidError) else None
+        path, line = self.where(token, default)
+        message = str(exc.args[0]) if exc.args else type(exc).__name__
+        if isinstance(exc, OutputStreamLimitError):
+            text = page_too_large(self.max_output)
+            if isinstance(exc, liquid_filters.PageTooLarge):
+                text = f"{message} (render.max_page_bytes)"
+        elif isinstance(exc, LoopIterationLimitError):
+            text = f"Liquid loops run more than {self.limits.max_loop_iterations:,} times "
+            text += "(render.liquid_max_loop_iterations)"
+        elif isinstance(exc, LocalNamespaceLimitError):
+            text = f"Liquid variables hold more than {self.limits.max_local_bytes:,} bytes "
+            text += "(render.liquid_max_local_bytes)"
+        elif isinstance(exc, ContextDepthError | BlockNestingError | RecursionError):
+            text = f"Liquid includes or blocks nest deeper than {self.limits.max_depth} "
+            text += "(render.liquid_max_depth)"
+        elif isinstance(exc, LiquidSyntaxError):
+            text = f"Liquid syntax error: {message}"
+        else:
+            text = f"Liquid error: {one_line(message)}"
+        return SourceError(text, path, line)
+
+    def start(self, page_path: str, site: Mapping[str, Any]) -> RenderState:
+        """Return a fresh state for rendering the page ``page_path`` (its body and its
+        layouts share the loop budget, the fragments and the warnings)."""
+        return RenderState(self, page_path, site)
+
+    def render(
+        self,
+        state: RenderState,
+        text: str,
+        path: str,
+        variables: Mapping[str, Any],
+        first_line: int = 1,
+        keep: bool = False,
+    ) -> str:
+        """Return ``text`` (the file ``path``, from line ``first_line``) rendered with
+        ``variables`` (``site``, ``page``, ``layout``, ``content``, ``paginator``);
+        ``keep`` caches the parsed template (a layout).
+
+        Raises ``SourceError`` naming the file and line for a syntax error, a limit passed
+        or a failed filter or tag."""
+        template = self.parse(text, path, first_line, keep)
+        self._origin[id(text)] = (path, first_line - 1)
+        try:
+            return str(template.render({**variables, liquid_filters.STATE: state}))
+        except SourceError:
+            raise
+        except (LiquidError, RecursionError) as exc:
+            raise self.error(exc, path) from exc
+        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as exc:
+            # A Python error inside a filter on odd input: bad input, not a bot failure.
+            raise SourceError(f"Liquid error: {one_line(exc)}", path) from exc
+        finally:
+            if not keep:
+                self._origin.pop(id(text), None)
+
+
 @dataclass
-class _State:
-    path: str
-    source: str
-    first_line: int
-    variables: Mapping[str, Any]
-    include: IncludeReader | None
-    nonce: str
-    limit: int | None = None
-    out: list[str] = field(default_factory=list)
-    size: int = 0  # characters in out and fragments
+class RenderState:
+    """What one page's Liquid renders share: the loop iterations run so far, the HTML
+    fragments, the warnings, and the page (``page_path``: ``include_relative``'s folder;
+    ``site``: ``post_url``/``link``)."""
+
+    liquid: Liquid
+    page_path: str
+    site: Mapping[str, Any]
+    iterations: int = 0
     fragments: dict[str, str] = field(default_factory=dict)
     warnings: list[RenderWarning] = field(default_factory=list)
     suppressed: int = 0
-    _newlines: list[int] | None = None
 
-    def room(self) -> int | None:
-        """Return how many more characters may be emitted (``None``: no limit)."""
-        return None if self.limit is None else self.limit - self.size
+    @property
+    def url(self) -> str:
+        """The site's ``url``."""
+        return self.liquid.url
 
-    def grow(self, count: int, offset: int) -> None:
-        self.size += count
-        if self.limit is not None and self.size > self.limit:
-            raise LimitError(page_too_large(self.limit), self.line_at(offset))
+    @property
+    def baseurl(self) -> str:
+        """The site's ``baseurl``."""
+        return self.liquid.baseurl
 
-    def emit(self, text: str, offset: int) -> None:
-        """Append ``text`` (made at source ``offset``) to the output, within the limit."""
-        self.grow(len(text), offset)
-        self.out.append(text)
+    def markdown(self, text: str) -> str:
+        """Return ``text`` converted by the site's Markdown (``markdownify``)."""
+        return self.liquid.markdown(text)
 
-    def line_at(self, offset: int) -> int:
-        if self._newlines is None:
-            self._newlines = [m.start() for m in re.finditer("\n", self.source)]
-        return self.first_line + bisect.bisect_left(self._newlines, offset)
+    def load(self, path: str) -> BoundTemplate | None:
+        """Return the parsed include at ``path`` (``None`` when the tree has none)."""
+        return self.liquid.read(path)
 
-    def warn(self, offset: int, message: str) -> None:
+    def warn(self, token: Token | None, message: str) -> None:
+        """Record a warning at ``token``'s file and line."""
         if len(self.warnings) >= MAX_WARNINGS:
             self.suppressed += 1
             return
-        self.warnings.append(RenderWarning(self.path, self.line_at(offset), message))
+        path, line = self.liquid.where(token, self.page_path)
+        self.warnings.append(RenderWarning(path, line, message))
 
-    def fragment(self, html: str, offset: int) -> str:
-        self.grow(len(html), offset)
-        key = f"DEPLOYBOTLIQUID{self.nonce}N{len(self.fragments)}X"
+    def fragment(self, html: str) -> str:
+        """Keep ``html`` aside and return its placeholder word."""
+        nonce = hashlib.sha1(self.page_path.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        key = f"DEPLOYBOTLIQUID{nonce}N{len(self.fragments)}X"
         self.fragments[key] = html
         return key
 
-    def trim_left(self) -> None:
-        if self.out:
-            kept = self.out[-1].rstrip()
-            self.size -= len(self.out[-1]) - len(kept)
-            self.out[-1] = kept
-
-
-@dataclass(frozen=True)
-class _Markup:
-    """One ``{% … %}`` or ``{{ … }}``: offsets, the inner text and the trim flags."""
-
-    start: int
-    end: int
-    tag: bool
-    inner: str
-    trim_left: bool
-    trim_right: bool
-
-
-class _Scanner:
-    """Finds markup left to right in linear time (each opener kind is searched once per
-    position, and a kind whose closer never appears is not searched again)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.next_at: dict[str, int] = {o: -2 for o in _OPENERS}
-
-    def find(self, pos: int) -> _Markup | None:
-        while True:
-            for opener in _OPENERS:
-                at = self.next_at[opener]
-                if at != -1 and at < pos:
-                    self.next_at[opener] = self.text.find(opener, pos)
-            found = [self.next_at[o] for o in _OPENERS if self.next_at[o] != -1]
-            if not found:
-                return None
-            start = min(found)
-            opener = self.text[start : start + 2]
-            close = self.text.find(_CLOSERS[opener], start + 2)
-            if close == -1:
-                self.next_at[opener] = -1  # no closer at all after here: plain text
-                continue
-            inner = self.text[start + 2 : close]
-            left, right = inner.startswith("-"), inner.endswith("-")
-            inner = inner[1 if left else 0 : len(inner) - 1 if right else len(inner)].strip()
-            return _Markup(start, close + 2, opener == "{%", inner, left, right)
+    def all_warnings(self) -> tuple[RenderWarning, ...]:
+        """Return the warnings, plus one line for those not kept."""
+        extra: tuple[RenderWarning, ...] = ()
+        if self.suppressed:
+            message = f"{self.suppressed} more Liquid warnings not shown"
+            extra = (RenderWarning(self.page_path, None, message),)
+        return (*self.warnings, *extra)
 
 
 def render_liquid(
@@ -170,163 +304,66 @@ def render_liquid(
     path: str,
     first_line: int = 1,
     variables: Mapping[str, Any] | None = None,
-    include: IncludeReader | None = None,
+    liquid: Liquid | None = None,
     max_output: int | None = None,
 ) -> LiquidResult:
-    """Apply the Liquid subset to ``text`` (the body of ``path``, starting at file line
-    ``first_line``). ``variables`` maps ``site`` and ``page`` to mappings (``site.posts``,
-    ``site.pages``, ``site.static_files`` serve ``post_url`` and ``link``); ``include`` reads
-    ``_includes/`` files (``None``: every include warns).
+    """Render the body ``text`` of ``path`` (starting at file line ``first_line``) with
+    ``variables`` (``site``, ``page``…) through ``liquid`` (default: no includes, default
+    limits and ``max_output``).
 
-    Raises ``SourceError`` (path, line) for a block tag that is never closed, and
-    :class:`~deploybot.render.limits.LimitError` (with the line) when the text and the
-    fragments pass ``max_output`` characters.
-    """
-    nonce = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    state = _State(path, text, first_line, variables or {}, include, nonce, max_output)
-    _render_into(state)
-    if state.suppressed:
-        last = RenderWarning(path, None, f"{state.suppressed} more Liquid warnings not shown")
-        state.warnings.append(last)
-    return LiquidResult("".join(state.out), dict(state.fragments), tuple(state.warnings))
+    Raises ``SourceError`` (path, line) for a syntax error or a limit passed."""
+    engine = liquid or Liquid(None, max_output=max_output or 50_000_000)
+    site = (variables or {}).get("site", {})
+    state = engine.start(path, site if isinstance(site, Mapping) else {})
+    out = engine.render(state, text, path, variables or {}, first_line)
+    return LiquidResult(out, dict(state.fragments), state.all_warnings())
 
 
-def _render_into(state: _State) -> None:
-    text, scanner, pos = state.source, _Scanner(state.source), 0
-    while (m := scanner.find(pos)) is not None:
-        state.emit(text[pos : m.start], pos)
-        if m.trim_left:
-            state.trim_left()
-        pos = _tag(state, m) if m.tag else _output(state, m)
-        if m.trim_right:
-            while pos < len(text) and text[pos].isspace():
-                pos += 1
-    state.emit(text[pos:], pos)
+def page_folder(path: str) -> str:
+    """Return the folder of the source ``path`` ('' at the root)."""
+    return posixpath.dirname(path)
 
 
-def _output(state: _State, m: _Markup) -> int:
-    room = state.room()
-    try:
-        value = evaluate(
-            parse_expression(m.inner),
-            state.variables,
-            lambda msg: state.warn(m.start, msg),
-            max_text=room,
+def _check_closed(text: str) -> None:
+    """Raise ``LiquidSyntaxError`` at an opening ``{{`` or ``{%`` with no closing delimiter
+    anywhere after it (Ruby Liquid: "Variable '{{' was not properly terminated"). Checked
+    first, in one pass, because python-liquid's lexer would search to the end of the text
+    again from each such opener (quadratic: 40 s for 10,000 of them)."""
+    for opener, closer in (("{{", "}}"), ("{%", "%}")):
+        last = text.rfind(closer)
+        at = text.find(opener, last + 2 if last >= 0 else 0)
+        if at >= 0:
+            raise LiquidSyntaxError(
+                f"{opener!r} is never closed with {closer!r}",
+                token=Token(TOKEN_TAG, opener, at, text),
+            )
+    # The same for {% raw %} without {% endraw %} after it.
+    ends = [m.end() for m in _ENDRAW.finditer(text)]
+    raw = _RAW.search(text, ends[-1] if ends else 0)
+    if raw is not None:
+        raise LiquidSyntaxError(
+            "raw tag was never closed", token=Token(TOKEN_TAG, "raw", raw.start(), text)
         )
-        state.emit(to_text(value, room), m.start)
-    except TextTooLong:
-        assert state.limit is not None
-        raise LimitError(page_too_large(state.limit), state.line_at(m.start)) from None
-    except ExpressionError as exc:
-        state.warn(m.start, f"Liquid output {{{{ {_short(m.inner)} }}}} rendered empty: {exc}")
-    return m.end
 
 
-def _short(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+_RAW = re.compile(r"\{%-?\s*raw\s*-?%\}")
+_ENDRAW = re.compile(r"\{%-?\s*endraw\s*-?%\}")
 
 
-def _block_end(state: _State, name: str, m: _Markup) -> re.Match[str]:
-    end_re = re.compile(r"\{%-?\s*end" + re.escape(name) + r"\s*-?%\}")
-    end = end_re.search(state.source, m.end)
-    if end is None:
-        raise SourceError(f"{{% {name} %}} is never closed", state.path, state.line_at(m.start))
-    return end
+_UNCLOSED = re.compile(r"expected tag end(\w+)")
 
 
-def _tag(state: _State, m: _Markup) -> int:
-    name, _, args = m.inner.partition(" ")
-    name, args = name.strip(), args.strip()
-    if name in ("raw", "comment", "highlight"):
-        end = _block_end(state, name, m)
-        body = state.source[m.end : end.start()]
-        if name == "raw":
-            state.emit(body, m.start)
-        elif name == "highlight":
-            state.emit(_highlight(state, args, body, m), m.start)
-        return end.end()
-    handler = _SIMPLE_TAGS.get(name)
-    if handler is not None:
-        state.emit(handler(state, args, m), m.start)
-    else:
-        state.warn(m.start, f"unsupported Liquid tag {{% {_short(m.inner)} %}} removed")
-    return m.end
-
-
-def _highlight(state: _State, args: str, body: str, m: _Markup) -> str:
-    words = args.split()
-    if not words:
-        raise SourceError("{% highlight %} needs a language", state.path, state.line_at(m.start))
-    inner = render_liquid(
-        body,
-        path=state.path,
-        first_line=state.line_at(m.end),
-        variables=state.variables,
-        include=state.include,
-        max_output=state.room(),
-    )
-    state.warnings.extend(inner.warnings)
-    linenos = any(w == "linenos" or w.startswith("linenos=") for w in words[1:])
-    html = figure_block(inner.text, words[0].lower(), linenos=linenos)
-    return state.fragment(html, m.start)
-
-
-def _include(state: _State, args: str, m: _Markup) -> str:
-    name = args.split(None, 1)[0] if args else ""
-    if not _INCLUDE_NAME.match(name):
-        state.warn(m.start, f"{{% include {_short(args)} %}}: not a file name in _includes/")
-        return ""
-    data = state.include(name) if state.include is not None else None
-    if data is None:
-        if name == "JB/setup":
-            state.warn(m.start, "{% include JB/setup %} (Jekyll-Bootstrap setup) renders nothing")
-        else:
-            state.warn(m.start, f"{{% include {name} %}}: no file _includes/{name}")
-        return ""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        state.warn(m.start, f"{{% include {name} %}}: _includes/{name} is not UTF-8")
-        return ""
-    if "{{" in text or "{%" in text:
-        state.warn(m.start, f"{{% include {name} %}}: _includes/{name} uses Liquid; not rendered")
-        return ""
-    return text
-
-
-def _post_url(state: _State, args: str, m: _Markup) -> str:
-    url = post_url(state.variables.get("site", {}), args.strip())
-    if url is None:
-        state.warn(m.start, f"{{% post_url {_short(args)} %}}: no such post")
-        return ""
-    return relative_url(url, [], state.variables.get("site", {}))
-
-
-def _link(state: _State, args: str, m: _Markup) -> str:
-    url = find_url(state.variables.get("site", {}), args.strip())
-    if url is None:
-        state.warn(m.start, f"{{% link {_short(args)} %}}: no such file in the site")
-        return ""
-    return relative_url(url, [], state.variables.get("site", {}))
-
-
-def _toc(state: _State, args: str, m: _Markup) -> str:
-    # jekyll-toc's TocTag: the headings of page.content, which during the page's own Liquid
-    # pass is its source text (deploybot.render.jekyll_toc.toc_tag).
-    page: Mapping[str, Any] = state.variables.get("page", {})
-    site: Mapping[str, Any] = state.variables.get("site", {})
-    if page.get("toc") in (None, False):
-        return ""
-    html = toc_tag({"toc": True, "content": state.source}, site.get("toc"))
-    return state.fragment(html, m.start)
-
-
-_SIMPLE_TAGS: Mapping[str, Callable[[_State, str, _Markup], str]] = {
-    "include": _include,
-    "post_url": _post_url,
-    "link": _link,
-    "toc": _toc,
-}
+def _place_unclosed(exc: LiquidError, text: str) -> None:
+    """Give a block never closed (python-liquid reports it at the end of the file, with no
+    position) the position of its last opening tag, as Ruby Liquid names that line."""
+    if exc.token is not None and exc.token.start_index >= 0:
+        return
+    m = _UNCLOSED.search(str(exc.args[0]) if exc.args else "")
+    if m is None:
+        return
+    openers = list(re.finditer(r"\{%-?\s*" + re.escape(m[1]) + r"\b", text))
+    if openers:
+        exc.token = Token(TOKEN_TAG, m[1], openers[-1].start(), text)
 
 
 _PLACEHOLDER = re.compile(r"(<p>)?(DEPLOYBOTLIQUID[0-9a-f]+N[0-9]+X)(</p>)?")
@@ -338,9 +375,8 @@ def restore_fragments(
     """Replace each placeholder in converted ``html`` by its fragment; a placeholder that
     Markdown wrapped alone in ``<p>…</p>`` loses the paragraph, as block HTML does.
 
-    One pass over ``html`` (a placeholder copied many times by Markdown costs each copy,
-    not each copy times the page). Raises :class:`~deploybot.render.limits.LimitError`
-    when the result would pass ``max_output`` characters.
+    One pass over ``html``. Raises :class:`~deploybot.render.limits.LimitError` when the
+    result would pass ``max_output`` characters.
     """
     if not fragments:
         return html

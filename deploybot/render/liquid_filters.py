@@ -1,273 +1,373 @@
-"""Liquid output expressions for post and page content: ``{{ value | filter: arg, … }}``.
+"""Jekyll's filters registered on the python-liquid environment, and the size guard on all.
 
-An expression is a literal (``'text'``, ``"text"``, a number, ``true``/``false``/``nil``) or a
-variable path (``site.title``, ``page.author.name``) followed by filters. Nothing is ever
-evaluated as Python: a variable path is only looked up with ``Mapping.__getitem__`` on plain
-data, a name starting with ``_`` is refused, and only the filters in :data:`FILTERS` exist.
+Sources: Jekyll 4.3 ``lib/jekyll/filters.rb`` (``where``, ``where_exp``, ``find``,
+``find_exp``, ``sort``, ``push``/``pop``/``shift``/``unshift``, ``sample``, ``to_integer``,
+``markdownify``, ``smartify``, ``jsonify``, ``slugify``…) and ``filters/grouping_filters.rb``
+(``group_by``, ``group_by_exp``); the plain-value ones live in :mod:`.jekyll_filters`.
+Liquid's standard filters come with python-liquid.
 
-Filters (Liquid's standard and Jekyll's, https://jekyllrb.com/docs/liquid/filters/):
-``relative_url``, ``absolute_url``, ``date: FMT``, ``date_to_xmlschema``, ``date_to_rfc822``,
-``date_to_string``, ``date_to_long_string``, ``xml_escape``, ``escape``, ``strip_html``,
-``upcase``, ``downcase``, ``capitalize``, ``prepend``, ``append``, ``default``, ``size``.
+Every filter, Liquid's and Jekyll's, is wrapped by :func:`guarded`: a filter that would
+build a string or list longer than the page's output limit stops the render with
+:class:`PageTooLarge` (before ``replace`` or ``join`` build it), so no filter chain can make
+gigabytes out of a small template.
 """
 
 from __future__ import annotations
 
-import html
-import re
+import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from deploybot.render.dates import parse_date, rfc822, strftime, xmlschema
-from deploybot.render.feeds import xml_escape
+from liquid import Environment
+from liquid.builtin.expressions import BooleanExpression, FilteredExpression
+from liquid.builtin.expressions._tokenize import tokenize
+from liquid.exceptions import OutputStreamLimitError
+from liquid.filter import with_context
+from liquid.stream import TokenStream
+from liquid.token import TOKEN_EXPRESSION, Token
+from liquid.undefined import Undefined
 
+from deploybot.render import jekyll_filters as jf
+from deploybot.render.typography import smarten
 
-class ExpressionError(ValueError):
-    """The expression cannot be read or evaluated; the message says what (for a warning)."""
+if TYPE_CHECKING:
+    from liquid.context import RenderContext
 
-
-class TextTooLong(Exception):
-    """A value printed, or a filter's result, is longer than the room left for the page."""
-
-
-@dataclass(frozen=True)
-class Literal:
-    """A literal value in an expression."""
-
-    value: Any
-
-
-@dataclass(frozen=True)
-class Variable:
-    """A dotted variable path, e.g. ``("site", "title")``."""
-
-    parts: tuple[str, ...]
+STATE = "\x00deploybot"
+"""Context global holding the render's :class:`~deploybot.render.liquid.RenderState`; a
+name no template can spell."""
 
 
-Operand = Literal | Variable
+class PageTooLarge(OutputStreamLimitError):
+    """A filter's result would pass the page's output limit."""
 
 
-@dataclass(frozen=True)
-class Expression:
-    """``{{ base | name: arg, … | … }}``: ``filters`` is ``((name, args), …)``."""
-
-    base: Operand
-    filters: tuple[tuple[str, tuple[Operand, ...]], ...]
+def nil(value: Any) -> Any:
+    """Return ``None`` for python-liquid's undefined values, else ``value``."""
+    return None if isinstance(value, Undefined) else value
 
 
-_TOKEN = re.compile(
-    r"\s*(?:(?P<str>\"[^\"]*\"|'[^']*')|(?P<num>-?\d+(?:\.\d+)?)(?![\w.])"
-    r"|(?P<var>[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)*)|(?P<punct>[|:,]))"
-)
-_KEYWORDS: Mapping[str, Any] = {"true": True, "false": False, "nil": None, "null": None}
-MAX_EXPRESSION = 1000
-"""Longest expression (characters) that is parsed at all."""
+def state_of(context: RenderContext) -> Any:
+    """Return the :class:`~deploybot.render.liquid.RenderState` of ``context``'s render."""
+    return context.globals[STATE]
 
 
-def parse_expression(text: str) -> Expression:
-    """Return the parsed ``{{ … }}`` body ``text``. Raises :class:`ExpressionError`."""
-    if len(text) > MAX_EXPRESSION:
-        raise ExpressionError("expression too long")
-    tokens = _tokens(text)
-    if not tokens or tokens[0][0] not in ("str", "num", "var"):
-        raise ExpressionError("expected a value")
-    base = _operand(tokens.pop(0))
-    filters: list[tuple[str, tuple[Operand, ...]]] = []
-    while tokens:
-        bar, name = tokens.pop(0), tokens.pop(0) if tokens else ("", "")
-        if bar != ("punct", "|") or name[0] != "var" or "." in name[1]:
-            raise ExpressionError("expected '| filter'")
-        args: list[Operand] = []
-        if tokens and tokens[0] == ("punct", ":"):
-            tokens.pop(0)
-            while True:
-                if not tokens or tokens[0][0] == "punct":
-                    raise ExpressionError(f"filter {name[1]!r} is missing an argument")
-                args.append(_operand(tokens.pop(0)))
-                if not tokens or tokens[0] != ("punct", ","):
-                    break
-                tokens.pop(0)
-        filters.append((name[1], tuple(args)))
-    return Expression(base, tuple(filters))
-
-
-def _tokens(text: str) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    pos = 0
-    stripped = text.rstrip()
-    while pos < len(stripped):
-        m = _TOKEN.match(stripped, pos)
-        if m is None or m.end() == pos:
-            raise ExpressionError(f"cannot read {stripped[pos : pos + 20]!r}")
-        kind = m.lastgroup or ""
-        found.append((kind, m.group(kind)))
-        pos = m.end()
-    return found
-
-
-def _operand(token: tuple[str, str]) -> Operand:
-    kind, text = token
-    if kind == "str":
-        return Literal(text[1:-1])
-    if kind == "num":
-        return Literal(float(text) if "." in text else int(text))
-    if text in _KEYWORDS:
-        return Literal(_KEYWORDS[text])
-    return Variable(tuple(text.split(".")))
-
-
-class Undefined(ExpressionError):
-    """A variable path that names nothing."""
-
-
-def lookup(variables: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
-    """Return the value at ``parts`` in ``variables`` (mappings only; ``size``/``first``/
-    ``last`` on lists). Raises :class:`Undefined`."""
-    value: Any = variables
-    for part in parts:
-        if part.startswith("_"):
-            raise Undefined(f"{'.'.join(parts)} is not allowed")
-        if isinstance(value, Mapping) and part in value:
-            value = value[part]
-        elif isinstance(value, list | tuple) and part in ("size", "first", "last"):
-            value = len(value) if part == "size" else (value[0] if part == "first" else value[-1])
-        else:
-            raise Undefined(f"{'.'.join(parts)} is not defined")
-    return value
-
-
-def evaluate(
-    expression: Expression,
-    variables: Mapping[str, Any],
-    warn: Callable[[str], None],
-    max_text: int | None = None,
-) -> Any:
-    """Return the value of ``expression``; unknown filters are skipped with ``warn(message)``.
-
-    Raises :class:`Undefined` for an undefined variable in the base or an argument, and
-    :class:`TextTooLong` when a filter returns a string longer than ``max_text``.
-    """
-    value = _value(expression.base, variables)
-    site = variables.get("site", {})
-    for name, arg_nodes in expression.filters:
-        fn = FILTERS.get(name)
-        if fn is None:
-            warn(f"unknown Liquid filter {name!r} ignored")
-            continue
-        args = [_value(a, variables) for a in arg_nodes]
-        try:
-            value = fn(value, args, site if isinstance(site, Mapping) else {})
-        except (TypeError, ValueError, IndexError) as exc:
-            warn(f"Liquid filter {name!r} failed: {exc}")
-        if max_text is not None and isinstance(value, str) and len(value) > max_text:
-            raise TextTooLong(name)
-    return value
-
-
-def _value(node: Operand, variables: Mapping[str, Any]) -> Any:
-    return node.value if isinstance(node, Literal) else lookup(variables, node.parts)
-
-
-def to_text(value: Any, limit: int | None = None) -> str:
-    """Return ``value`` as Liquid prints it (``nil`` -> '', lists joined, times as Ruby's
-    ``Time#to_s``: ``2020-07-14 00:00:00 -0700``).
-
-    Raises :class:`ExpressionError` for a mapping, and :class:`TextTooLong` as soon as the
-    text passes ``limit`` characters (so a list of many long strings is never joined).
-    """
-    parts: list[str] = []
-    size = 0
-    pending: list[Any] = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, list | tuple):
-            pending.extend(reversed(item))
-            continue
-        text = _scalar_text(item)
-        size += len(text)
-        if limit is not None and size > limit:
-            raise TextTooLong("output")
-        parts.append(text)
-    return "".join(parts)
-
-
-def _scalar_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime):
-        return strftime(value, "%Y-%m-%d %H:%M:%S %z")
+def _items(value: Any) -> list[Any] | None:
+    value = nil(value)
     if isinstance(value, Mapping):
-        raise ExpressionError("a mapping cannot be printed")
-    return str(value)
-
-
-Filter = Callable[[Any, list[Any], Mapping[str, Any]], Any]
-
-
-def _as_datetime(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    if isinstance(value, str):
-        try:
-            return parse_date(value, UTC)
-        except ValueError:
-            return None
+        return list(value.values())
+    if isinstance(value, list | tuple):
+        return list(value)
     return None
 
 
-def _date_filter(fmt: Callable[[datetime, list[Any]], str]) -> Filter:
-    def apply(value: Any, args: list[Any], site: Mapping[str, Any]) -> Any:
-        moment = _as_datetime(value)
-        return value if moment is None else fmt(moment, args)
-
-    return apply
-
-
-def relative_url(value: Any, args: list[Any], site: Mapping[str, Any]) -> str:
-    """Jekyll's ``relative_url``: ``baseurl`` + the path, with exactly one ``/`` between."""
-    base = str(site.get("baseurl") or "").rstrip("/")
-    path = to_text(value)
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
-        return path
-    return base + "/" + path.lstrip("/") if path else base or "/"
+def _sort_value(value: Any) -> Any:
+    """Jekyll's ``parse_sort_input``: integer- and float-like strings become numbers."""
+    text = jf.to_text(value).strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        return float(text) if text and not text.lower().lstrip("-").isalpha() else value
+    except ValueError:
+        return value
 
 
-def absolute_url(value: Any, args: list[Any], site: Mapping[str, Any]) -> str:
-    """Jekyll's ``absolute_url``: ``url`` + :func:`relative_url`."""
-    relative = relative_url(value, args, site)
-    if "://" in relative:
-        return relative
-    return str(site.get("url") or "").rstrip("/") + relative
+def item_property(item: Any, prop: Any) -> Any:
+    """Jekyll's ``item_property``: ``item[prop]`` (a dotted ``prop`` walks mappings)."""
+    value = item
+    for key in str(prop).split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return None if value is None else _sort_value(value)
 
 
-def _text_filter(fn: Callable[[str], str]) -> Filter:
-    return lambda value, args, site: fn(to_text(value))
+def _matches(found: Any, target: Any) -> bool:
+    """Jekyll's ``compare_property_vs_target``."""
+    if target is None:
+        return found is None
+    wanted = jf.to_text(target)
+    if isinstance(found, str):
+        return found == wanted
+    values = found if isinstance(found, list | tuple) else ([] if found is None else [found])
+    return any(jf.to_text(v) == wanted for v in values)
 
 
-FILTERS: Mapping[str, Filter] = {
+def where(value: Any, prop: Any = None, target: Any = None) -> Any:
+    """Jekyll's ``where``: the items whose ``prop`` equals (or contains) ``target``."""
+    items, target = _items(value), nil(target)
+    if items is None or prop is None or isinstance(target, list | Mapping):
+        return nil(value)
+    return [item for item in items if _matches(item_property(item, prop), target)]
+
+
+def find(value: Any, prop: Any = None, target: Any = None) -> Any:
+    """Jekyll's ``find``: the first item ``where`` would keep, else ``nil``."""
+    found = where(value, prop, target)
+    if found is nil(value) and _items(value) is None:
+        return found
+    return found[0] if isinstance(found, list) and found else None
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(env: Environment, source: str, boolean: bool) -> Any:
+    token = Token(TOKEN_EXPRESSION, source, 0, source)
+    stream = TokenStream(tokenize(source, token))
+    return (BooleanExpression if boolean else FilteredExpression).parse(env, stream)
+
+
+def parse_expression(env: Environment, source: str) -> Any:
+    """Return the Liquid expression ``source`` (with filters) parsed (cached)."""
+    return _parse(env, source, False)
+
+
+def _select(context: RenderContext, value: Any, name: Any, expression: Any) -> Any:
+    items = _items(value)
+    if items is None:
+        return None
+    condition = _parse(context.env, str(expression), True)
+    kept: list[Any] = []
+    for item in items:
+        context.raise_for_loop_limit(1)
+        with context.extend({str(name): item}):
+            if condition.evaluate(context):
+                kept.append(item)
+    return kept
+
+
+@with_context
+def where_exp(value: Any, name: Any = "", expression: Any = "", *, context: Any) -> Any:
+    """Jekyll's ``where_exp``: the items for which the Liquid condition holds."""
+    kept = _select(context, value, name, expression)
+    return nil(value) if kept is None else kept
+
+
+@with_context
+def find_exp(value: Any, name: Any = "", expression: Any = "", *, context: Any) -> Any:
+    """Jekyll's ``find_exp``: the first item for which the Liquid condition holds."""
+    kept = _select(context, value, name, expression)
+    return nil(value) if kept is None else (kept[0] if kept else None)
+
+
+def _grouped(groups: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    return [{"name": k, "items": v, "size": len(v)} for k, v in groups.items()]
+
+
+def group_by(value: Any, prop: Any = "") -> Any:
+    """Jekyll's ``group_by``: ``[{name, items, size}]`` in first-seen order."""
+    items = _items(value)
+    if items is None:
+        return nil(value)
+    groups: dict[str, list[Any]] = {}
+    for item in items:
+        groups.setdefault(jf.to_text(item_property(item, prop)), []).append(item)
+    return _grouped(groups)
+
+
+@with_context
+def group_by_exp(value: Any, name: Any = "", expression: Any = "", *, context: Any) -> Any:
+    """Jekyll's ``group_by_exp``: groups keyed by a Liquid expression's text."""
+    items = _items(value)
+    if items is None:
+        return nil(value)
+    parsed = _parse(context.env, str(expression), False)
+    groups: dict[str, list[Any]] = {}
+    for item in items:
+        context.raise_for_loop_limit(1)
+        with context.extend({str(name): item}):
+            key = jf.to_text(nil(parsed.evaluate(context)))
+        groups.setdefault(key, []).append(item)
+    return _grouped(groups)
+
+
+def _compare(a: Any, b: Any) -> int:
+    """Ruby's ``a <=> b || a.to_s <=> b.to_s``."""
+    try:
+        return int(a > b) - int(a < b)
+    except TypeError:
+        x, y = jf.to_text(a), jf.to_text(b)
+        return (x > y) - (x < y)
+
+
+def sort(value: Any, prop: Any = None, nils: Any = "first") -> Any:
+    """Jekyll's ``sort``: by value, or by ``prop`` with ``nil`` ones ``first``/``last``."""
+    items = _items(value)
+    if items is None:
+        raise ValueError("Cannot sort a null object.")
+    if nil(prop) is None:
+        return sorted(items, key=functools.cmp_to_key(_compare))
+    order = -1 if nils == "first" else 1
+    if nils not in ("first", "last"):
+        raise ValueError(f"Invalid nils order: '{nils}' is not a valid nils order.")
+    keyed = [(item_property(item, prop), item) for item in items]
+
+    def cmp(a: tuple[Any, Any], b: tuple[Any, Any]) -> int:
+        if a[0] is not None and b[0] is None:
+            return -order
+        if a[0] is None and b[0] is not None:
+            return order
+        return _compare(a[0], b[0])
+
+    return [item for _, item in sorted(keyed, key=functools.cmp_to_key(cmp))]
+
+
+def _count(num: Any) -> int:
+    try:
+        return int(nil(num) if nil(num) is not None else 1)
+    except (TypeError, ValueError):
+        return 1
+
+
+def push(value: Any, item: Any = None) -> Any:
+    """Jekyll's ``push`` (a new list)."""
+    return [*value, nil(item)] if isinstance(value, list | tuple) else nil(value)
+
+
+def pop(value: Any, num: Any = 1) -> Any:
+    """Jekyll's ``pop``: without the last ``num`` items."""
+    n = _count(num)
+    return list(value)[: max(len(value) - n, 0)] if isinstance(value, list | tuple) else value
+
+
+def shift(value: Any, num: Any = 1) -> Any:
+    """Jekyll's ``shift``: without the first ``num`` items."""
+    return list(value)[_count(num) :] if isinstance(value, list | tuple) else nil(value)
+
+
+def unshift(value: Any, item: Any = None) -> Any:
+    """Jekyll's ``unshift`` (a new list)."""
+    return [nil(item), *value] if isinstance(value, list | tuple) else nil(value)
+
+
+def sample(value: Any, num: Any = 1) -> Any:
+    """Jekyll's ``sample``, made reproducible: the first ``num`` items (the output must be
+    a function of the source commit, so no random choice)."""
+    if not isinstance(value, list | tuple):
+        return nil(value)
+    n = _count(num)
+    return (value[0] if value else None) if n == 1 else list(value[:n])
+
+
+def to_integer(value: Any) -> int:
+    """Jekyll's ``to_integer``."""
+    value = nil(value)
+    if isinstance(value, bool):
+        return int(value)
+    try:
+        return int(float(jf.to_text(value) or 0))
+    except ValueError:
+        return 0
+
+
+@with_context
+def markdownify(value: Any, *, context: Any) -> str:
+    """Jekyll's ``markdownify``: the site's Markdown converter."""
+    return str(state_of(context).markdown(jf.to_text(nil(value))))
+
+
+@with_context
+def relative_url(value: Any, *, context: Any) -> Any:
+    """Jekyll's ``relative_url`` with the site's ``baseurl``."""
+    value = nil(value)
+    return None if value is None else jf.relative_url(value, state_of(context).baseurl)
+
+
+@with_context
+def absolute_url(value: Any, *, context: Any) -> Any:
+    """Jekyll's ``absolute_url`` with the site's ``url`` and ``baseurl``."""
+    value, state = nil(value), state_of(context)
+    return None if value is None else jf.absolute_url(value, state.url, state.baseurl)
+
+
+def _plain(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def call(value: Any, *args: Any) -> Any:
+        return fn(nil(value), *(nil(a) for a in args))
+
+    return call
+
+
+JEKYLL_FILTERS: Mapping[str, Callable[..., Any]] = {
+    "where": where,
+    "where_exp": where_exp,
+    "find": find,
+    "find_exp": find_exp,
+    "group_by": group_by,
+    "group_by_exp": group_by_exp,
+    "sort": sort,
+    "push": push,
+    "pop": pop,
+    "shift": shift,
+    "unshift": unshift,
+    "sample": sample,
+    "to_integer": to_integer,
+    "markdownify": markdownify,
     "relative_url": relative_url,
     "absolute_url": absolute_url,
-    "date": _date_filter(lambda d, a: strftime(d, str(a[0])) if a else to_text(d)),
-    "date_to_xmlschema": _date_filter(lambda d, a: xmlschema(d)),
-    "date_to_rfc822": _date_filter(lambda d, a: rfc822(d)),
-    "date_to_string": _date_filter(lambda d, a: strftime(d, "%d %b %Y")),
-    "date_to_long_string": _date_filter(lambda d, a: strftime(d, "%d %B %Y")),
-    "xml_escape": _text_filter(xml_escape),
-    "escape": _text_filter(lambda s: html.escape(s, quote=True)),
-    "strip_html": _text_filter(lambda s: re.sub(r"<[^>]*>", "", s)),
-    "upcase": _text_filter(str.upper),
-    "downcase": _text_filter(str.lower),
-    "capitalize": _text_filter(lambda s: s[:1].upper() + s[1:].lower()),
-    "prepend": lambda v, a, s: to_text(a[0]) + to_text(v),
-    "append": lambda v, a, s: to_text(v) + to_text(a[0]),
-    "default": lambda v, a, s: a[0] if v in (None, "", False, [], {}) else v,
-    "size": lambda v, a, s: len(v) if isinstance(v, str | list | tuple | Mapping) else 0,
+    "smartify": _plain(lambda v: smarten(jf.to_text(v))),
+    "date": _plain(jf.date_format),
+    "date_to_xmlschema": _plain(jf.date_to_xmlschema),
+    "date_to_rfc822": _plain(jf.date_to_rfc822),
+    "date_to_string": _plain(lambda v, t=None, s=None: jf.date_string(v, "%b", t, s)),
+    "date_to_long_string": _plain(lambda v, t=None, s=None: jf.date_string(v, "%B", t, s)),
+    "xml_escape": _plain(jf.xml_escape),
+    "cgi_escape": _plain(jf.cgi_escape),
+    "uri_escape": _plain(jf.uri_escape),
+    "normalize_whitespace": _plain(jf.normalize_whitespace),
+    "number_of_words": _plain(jf.number_of_words),
+    "array_to_sentence_string": _plain(jf.array_to_sentence_string),
+    "slugify": _plain(jf.slugify),
+    "jsonify": _plain(jf.jsonify),
+    "inspect": _plain(jf.inspect),
+    "strip_index": _plain(
+        lambda v: None if not v else jf.to_text(v).removesuffix("index.html").rstrip("/") + "/"
+    ),
 }
-"""Filter name -> ``fn(value, args, site)``. Functions raise ``TypeError``/``ValueError``/
-``IndexError`` for bad arguments (reported as warnings)."""
+"""Jekyll's filters by name (python-liquid filter functions)."""
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list | tuple):
+        return len(value)
+    return 0
+
+
+def _expected(name: str, value: Any, args: tuple[Any, ...]) -> int:
+    """Return how long the result of a filter that multiplies its input would be."""
+    if name in ("replace", "replace_first", "replace_last") and len(args) >= 1:
+        text, old = jf.to_text(nil(value)), jf.to_text(nil(args[0]))
+        new = jf.to_text(nil(args[1])) if len(args) > 1 else ""
+        count = (len(text) + 1 if not old else text.count(old)) if name == "replace" else 1
+        return len(text) + count * max(len(new) - len(old), 0)
+    if name == "join" and isinstance(value, list | tuple):
+        sep = len(jf.to_text(nil(args[0]))) if args else 1
+        return sum(len(jf.to_text(v)) for v in value) + sep * len(value)
+    return 0
+
+
+def guarded(name: str, fn: Callable[..., Any], limit: int) -> Callable[..., Any]:
+    """Return ``fn`` checked against ``limit`` (characters or list items): the result of
+    ``replace``/``join`` is sized before it is built, any other result after.
+
+    Raises :class:`PageTooLarge`."""
+
+    def check(size: int) -> None:
+        if size > limit:
+            raise PageTooLarge(f"filter {name!r} makes more than {limit:,} characters", token=None)
+
+    @functools.wraps(fn)
+    def call(value: Any, *args: Any, **kwargs: Any) -> Any:
+        check(_expected(name, value, args))
+        result = fn(value, *args, **kwargs)
+        check(_size(result))
+        return result
+
+    return call
+
+
+def register(env: Environment, limit: int) -> None:
+    """Add Jekyll's filters to ``env`` and wrap every filter with :func:`guarded`."""
+    for name, fn in JEKYLL_FILTERS.items():
+        env.add_filter(name, fn)
+    for name, fn in list(env.filters.items()):
+        env.add_filter(name, guarded(name, fn, limit))

@@ -41,6 +41,26 @@ class LayoutLimits:
 
 
 @dataclass(frozen=True)
+class LiquidLimits:
+    """What Liquid may use for one page (its body and its layouts together): the
+    ``[render] liquid_max_*`` keys, passed to python-liquid's ``Environment`` limits.
+
+    Attributes:
+        max_loop_iterations: loop iterations: nested loops whose lengths multiply past it
+            stop before they start (python-liquid's ``loop_iteration_limit``), and all the
+            loops of the page together may not run more.
+        max_local_bytes: bytes held by ``assign``/``capture`` variables
+            (``local_namespace_limit``, ``sys.getsizeof`` of each value).
+        max_depth: includes nested in includes, and blocks in blocks
+            (``context_depth_limit``, ``block_nesting_limit``).
+    """
+
+    max_loop_iterations: int = 1_000_000
+    max_local_bytes: int = 50_000_000
+    max_depth: int = 50
+
+
+@dataclass(frozen=True)
 class RenderOptions:
     """How to build the site.
 
@@ -54,7 +74,8 @@ class RenderOptions:
         typography: kramdown's smart quotes and dashes in Markdown text.
         footnotes: footnote markup: ``"kramdown"`` (2.x), ``"kramdown1"`` (1.x, no
             ``rel``/``role``), ``"mistune"`` or ``"none"`` (no footnote syntax).
-        layout_limits: the budget of each layout render.
+        layout_limits: the budget of each layout render (Jinja2 themes).
+        liquid_limits: what Liquid may use for one page (bodies, includes, Liquid layouts).
         max_file_bytes: the largest source file read (post, page, layout, include, static
             file, ``_config.yml``), in bytes; a larger one is a ``SourceError``, refused
             before its bytes are read where the tree can tell its size.
@@ -72,6 +93,7 @@ class RenderOptions:
     typography: bool = True
     footnotes: str = "kramdown"
     layout_limits: LayoutLimits = field(default_factory=LayoutLimits)
+    liquid_limits: LiquidLimits = field(default_factory=LiquidLimits)
     max_file_bytes: int = MAX_FILE_BYTES
     max_page_bytes: int = MAX_PAGE_BYTES
     max_yaml_size: int = MAX_YAML_SIZE

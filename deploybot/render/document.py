@@ -1,0 +1,173 @@
+"""Rendering one post or page: Liquid, then Markdown, then its layouts (Jinja2 or Liquid).
+
+Jekyll's ``Renderer#render_document``: the body goes through Liquid (with ``site``,
+``page``, ``layout`` and ``paginator``), then the converter (Markdown for ``.md`` files),
+and the result (``page.content`` from then on) is placed in the layouts. The layouts are
+the site's own Liquid ones (``_layouts/``, :mod:`.liquid_layouts`) or a Jinja2 theme
+(:mod:`.layouts`), whichever :class:`RenderContext` carries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+import mistune
+
+from deploybot.errors import SourceError, one_line
+from deploybot.render.layouts import choose_layout, render_layout
+from deploybot.render.limits import LimitError, page_too_large
+from deploybot.render.liquid import Liquid, restore_fragments
+from deploybot.render.liquid_layouts import LiquidLayouts
+from deploybot.render.markdown import markdown_to_html
+from deploybot.render.model import Document, LayoutKind, RenderWarning
+from deploybot.render.source import SourceTree
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """The read-only inputs every document render shares: the Jinja2 layouts ``env``,
+    Markdown, ``site``, the source tree, the most bytes one page's output may have
+    (``None``: no limit), the build's :class:`~.liquid.Liquid` and, when the site has its
+    own ``_layouts/``, its :class:`~.liquid_layouts.LiquidLayouts` (then ``env`` is unused).
+    """
+
+    env: jinja2.Environment
+    md: mistune.Markdown
+    site: Mapping[str, Any]
+    tree: SourceTree | None = None
+    max_page_bytes: int | None = None
+    liquid: Liquid | None = None
+    layouts: LiquidLayouts | None = None
+
+
+@dataclass(frozen=True)
+class RenderedDocument:
+    """A rendered post or page: ``content`` is the HTML before the layout (feeds use it),
+    ``output`` the final file bytes."""
+
+    source: str
+    output_path: str
+    content: str
+    output: bytes
+    warnings: tuple[RenderWarning, ...]
+
+
+def liquid_of(ctx: RenderContext) -> Liquid:
+    """Return the context's Liquid (a default one, without includes, when it has none)."""
+    if ctx.liquid is not None:
+        return ctx.liquid
+    return Liquid(ctx.tree, max_output=ctx.max_page_bytes or 50_000_000)
+
+
+def _convert(doc: Document, text: str, ctx: RenderContext) -> str:
+    return markdown_to_html(text, ctx.md) if doc.markdown else text
+
+
+def render_content(
+    doc: Document,
+    ctx: RenderContext,
+    page: Mapping[str, Any],
+    extra: Mapping[str, Any] | None = None,
+) -> tuple[str, tuple[RenderWarning, ...]]:
+    """Return ``doc``'s body as HTML (Liquid with ``site``, ``page`` and ``extra``, then
+    Markdown when it is Markdown), and the warnings.
+
+    Raises ``SourceError`` naming ``doc`` (and the line, for Liquid) when the output passes
+    ``ctx.max_page_bytes``: each stage stops as soon as it does."""
+    liquid = liquid_of(ctx)
+    state = liquid.start(doc.path, ctx.site)
+    variables = {"site": ctx.site, "page": page, **(extra or {})}
+    try:
+        text = liquid.render(state, doc.body, doc.path, variables, doc.body_line)
+        html = restore_fragments(_convert(doc, text, ctx), state.fragments, ctx.max_page_bytes)
+    except LimitError as exc:
+        raise SourceError(exc.message, doc.path, exc.line) from exc
+    return html, state.all_warnings()
+
+
+def render_document(
+    doc: Document,
+    out: str,
+    kind: LayoutKind,
+    page: Mapping[str, Any],
+    ctx: RenderContext,
+    paginator: Mapping[str, Any] | None = None,
+) -> RenderedDocument:
+    """Render ``doc`` (written to ``out``) with its ``page`` mapping (and ``paginator``)
+    through its layouts: the site's own when ``ctx.layouts`` is set, else the Jinja2
+    theme's (``kind`` names the default layout there). Raises ``SourceError``."""
+    if ctx.layouts is not None:
+        return _render_liquid_site(doc, out, page, ctx, paginator)
+    content, warnings = render_content(doc, ctx, page)
+    with layout_errors(doc.path):
+        template, warning = choose_layout(
+            ctx.env, doc.front_matter.get("layout", ""), kind, doc.path
+        )
+        html = (
+            content
+            if template is None
+            else render_layout(template, content, {"site": ctx.site, "page": page})
+        )
+    extra = (warning,) if warning else ()
+    return _finish(doc, out, content, html, warnings + extra, ctx)
+
+
+def _render_liquid_site(
+    doc: Document,
+    out: str,
+    page: Mapping[str, Any],
+    ctx: RenderContext,
+    paginator: Mapping[str, Any] | None,
+) -> RenderedDocument:
+    """Jekyll's ``render_document`` with the site's Liquid layouts."""
+    assert ctx.layouts is not None
+    liquid = liquid_of(ctx)
+    state = liquid.start(doc.path, ctx.site)
+    wanted = doc.front_matter.get("layout")
+    variables: dict[str, Any] = {"site": ctx.site, "page": page, "paginator": paginator}
+    try:
+        layout = ctx.layouts.layout_data(wanted, doc.path)
+        body = {**variables, "layout": layout}
+        text = liquid.render(state, doc.body, doc.path, body, doc.body_line)
+        content = restore_fragments(_convert(doc, text, ctx), state.fragments)
+        if isinstance(page, dict):
+            # Jekyll sets the document's content to the converted HTML before the layouts.
+            dict.__setitem__(page, "content", content)
+        html, notes = ctx.layouts.apply(liquid, state, content, wanted, variables)
+        html = restore_fragments(html, state.fragments, ctx.max_page_bytes)
+    except LimitError as exc:
+        raise SourceError(exc.message, doc.path, exc.line) from exc
+    return _finish(doc, out, content, html, state.all_warnings() + notes, ctx)
+
+
+def _finish(
+    doc: Document,
+    out: str,
+    content: str,
+    html: str,
+    warnings: tuple[RenderWarning, ...],
+    ctx: RenderContext,
+) -> RenderedDocument:
+    output = html.encode("utf-8")
+    if ctx.max_page_bytes is not None and len(output) > ctx.max_page_bytes:
+        raise SourceError(page_too_large(ctx.max_page_bytes), doc.path)
+    return RenderedDocument(doc.path, out, content, output, warnings)
+
+
+@contextlib.contextmanager
+def layout_errors(path: str) -> Iterator[None]:
+    """Turn what Jinja2 raises while loading or rendering a layout for the document ``path``
+    into a ``SourceError`` (one line): a syntax error names the layout file and line, a
+    missing layout or a sandbox refusal names ``path``."""
+    try:
+        yield
+    except jinja2.TemplateSyntaxError as exc:
+        raise SourceError(f"layout: {exc.message}", exc.filename or exc.name, exc.lineno) from exc
+    except jinja2.TemplateNotFound as exc:
+        raise SourceError(f"the theme has no layout {exc.name!r}", path) from exc
+    except jinja2.TemplateError as exc:
+        raise SourceError(f"layout failed: {one_line(exc)}", path) from exc

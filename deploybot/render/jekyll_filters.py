@@ -1,0 +1,240 @@
+"""Jekyll's own filters on plain values: URLs, dates, text (shared by Liquid and the Jinja2 theme).
+
+Each function follows Jekyll 4.3's code: ``lib/jekyll/filters.rb`` (text, ``slugify`` via
+``utils.rb``), ``filters/url_filters.rb`` and ``filters/date_filters.rb``. They take plain
+values (strings, numbers, datetimes, lists, mappings) and the site's ``url``/``baseurl``;
+nothing here reaches a Python object's attributes. :data:`FILTERS` gives the URL and date
+filters in the ``fn(value, args, site)`` form the Jinja2 theme registers.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from deploybot.render.dates import parse_date, rfc822, strftime, xmlschema
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# Addressable::URI.normalize_component keeps RFC 3986's reserved and unreserved characters.
+_URI_SAFE = "!#$&'()*+,/:;=?@[]~%-._"
+
+
+def to_text(value: Any) -> str:
+    """Return ``value`` as Ruby's ``to_s`` prints it in Liquid output (``nil`` -> '',
+    ``true``/``false``, a list joined, a time as ``2020-07-14 00:00:00 -0700``)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return strftime(value, "%Y-%m-%d %H:%M:%S %z")
+    if isinstance(value, list | tuple):
+        return "".join(to_text(v) for v in value)
+    return str(value)
+
+
+def relative_url(value: Any, base: str) -> str:
+    """Jekyll's ``relative_url``: ``baseurl`` + the path, each with one leading ``/``;
+    an absolute URL (with a scheme) is returned as it is; ``nil`` stays ``nil`` ('')."""
+    if value is None:
+        return ""
+    path = to_text(value)
+    if _SCHEME.match(path):
+        return path
+    parts = [base.rstrip("/"), path]
+    joined = "".join(p if (not p or p.startswith("/")) else "/" + p for p in parts)
+    return quote(joined, safe=_URI_SAFE)
+
+
+def absolute_url(value: Any, url: str, base: str) -> str:
+    """Jekyll's ``absolute_url``: the site ``url`` + :func:`relative_url` (no ``url``: the
+    relative URL)."""
+    if value is None:
+        return ""
+    text = to_text(value)
+    if _SCHEME.match(text):
+        return text
+    return url.rstrip("/") + relative_url(text, base) if url else relative_url(text, base)
+
+
+def as_time(value: Any) -> datetime | None:
+    """Return ``value`` as an aware datetime the way Liquid's ``Utils.to_date`` reads it
+    (a time, a date, ``now``/``today``, or a date string), else ``None``."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str) and value.strip():
+        try:
+            return parse_date(value.strip(), UTC)
+        except ValueError:
+            return None
+    return None
+
+
+def date_format(value: Any, fmt: Any) -> Any:
+    """Liquid's ``date: FORMAT`` (Ruby ``strftime``); a value that is no date, or an empty
+    format, is returned unchanged."""
+    moment = as_time(value)
+    if moment is None or fmt is None or to_text(fmt) == "":
+        return value
+    return strftime(moment, to_text(fmt))
+
+
+def _ordinal(day: int) -> str:
+    if 11 <= day <= 13:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+def date_string(value: Any, month: str, kind: Any = None, style: Any = None) -> Any:
+    """``date_to_string`` (``month`` ``%b``) / ``date_to_long_string`` (``%B``), with
+    Jekyll's ``"ordinal"`` type and ``"US"`` style."""
+    moment = as_time(value)
+    if moment is None:
+        return value
+    if kind == "ordinal":
+        day = f"{moment.day}{_ordinal(moment.day)}"
+        pattern = f"{month} {day}, %Y" if style == "US" else f"{day} {month} %Y"
+        return strftime(moment, pattern)
+    return strftime(moment, f"%d {month} %Y")
+
+
+def date_to_xmlschema(value: Any) -> Any:
+    """Jekyll's ``date_to_xmlschema`` (``2020-07-14T00:00:00-07:00``)."""
+    moment = as_time(value)
+    return value if moment is None else xmlschema(moment)
+
+
+def date_to_rfc822(value: Any) -> Any:
+    """Jekyll's ``date_to_rfc822`` (``Tue, 14 Jul 2020 00:00:00 -0700``)."""
+    moment = as_time(value)
+    return value if moment is None else rfc822(moment)
+
+
+def xml_escape(value: Any) -> str:
+    """Jekyll's ``xml_escape``: Ruby's ``encode(xml: :attr)`` without the quotes."""
+    text = to_text(value)
+    return html.escape(text, quote=True).replace("&#x27;", "&apos;")
+
+
+def cgi_escape(value: Any) -> str:
+    """Jekyll's ``cgi_escape`` (Ruby's ``CGI.escape``: space as ``+``)."""
+    return quote_plus(to_text(value), safe="~")
+
+
+def uri_escape(value: Any) -> str:
+    """Jekyll's ``uri_escape`` (Addressable's ``normalize_component``: reserved characters
+    kept, the rest percent-encoded as UTF-8)."""
+    return quote(to_text(value), safe=_URI_SAFE)
+
+
+def normalize_whitespace(value: Any) -> str:
+    """Jekyll's ``normalize_whitespace``: runs of whitespace -> one space, ends stripped."""
+    return " ".join(to_text(value).split())
+
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+
+
+def number_of_words(value: Any, mode: Any = None) -> int:
+    """Jekyll's ``number_of_words`` (``"cjk"``: each CJK character is a word; ``"auto"``:
+    so only when the text has one)."""
+    text = to_text(value)
+    cjk = len(re.findall(f"[{_CJK}]", text))
+    words = len(re.findall(rf"[^{_CJK}\s]+", text))
+    if mode == "cjk" or (mode == "auto" and cjk):
+        return cjk + words
+    return len(text.split())
+
+
+def array_to_sentence_string(value: Any, connector: Any = "and") -> str:
+    """Jekyll's ``array_to_sentence_string`` (``a, b, and c``)."""
+    items = [to_text(v) for v in value] if isinstance(value, list | tuple) else [to_text(value)]
+    word = to_text(connector)
+    if len(items) <= 1:
+        return items[0] if items else ""
+    if len(items) == 2:
+        return f"{items[0]} {word} {items[1]}"
+    return f"{', '.join(items[:-1])}, {word} {items[-1]}"
+
+
+_SLUG_MODES: Mapping[str, str] = {
+    "raw": r"\s+",
+    # Ruby's [^\p{M}\p{L}\p{Nd}]: anything but letters, marks and digits (so "_" too)
+    "default": r"[\W_]+",
+    "pretty": r"(?:[^\w._~!$&'()+,;=@]|_)+",
+    "ascii": r"[^A-Za-z0-9]+",
+    "latin": r"[^A-Za-z0-9]+",
+}
+
+
+def slugify(value: Any, mode: Any = None, cased: bool = False) -> str:
+    """Jekyll's ``Utils.slugify``: modes ``none``, ``raw``, ``default``, ``pretty``,
+    ``ascii``, ``latin`` (accents dropped first); lower-cased, no ``-`` at either end."""
+    text = to_text(value)
+    chosen = str(mode) if mode is not None else "default"
+    if chosen == "none" or not text:
+        return text if cased else text.lower()
+    if chosen not in _SLUG_MODES:
+        chosen = "default"
+    if chosen == "latin":
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(_SLUG_MODES[chosen], "-", text).strip("-")
+    return slug if cased else slug.lower()
+
+
+def jsonify(value: Any) -> str:
+    """Jekyll's ``jsonify`` (Ruby's ``to_json``: compact, non-ASCII as is, ``/`` kept)."""
+    return json.dumps(_plain(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return strftime(value, "%Y-%m-%d %H:%M:%S %z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def inspect(value: Any) -> str:
+    """Jekyll's ``inspect``: Ruby's ``inspect``, XML-escaped (strings quoted, ``nil``)."""
+    if value is None:
+        return "nil"
+    if isinstance(value, str):
+        return xml_escape(json.dumps(value, ensure_ascii=False))
+    return xml_escape(jsonify(value))
+
+
+Filter = Callable[[Any, list[Any], Mapping[str, Any]], Any]
+"""``fn(value, args, site)``: a filter for the Jinja2 theme (``site`` has ``url``/``baseurl``)."""
+
+
+def _site(site: Mapping[str, Any], key: str) -> str:
+    return str(site.get(key) or "")
+
+
+FILTERS: Mapping[str, Filter] = {
+    "relative_url": lambda v, a, s: relative_url(v, _site(s, "baseurl")),
+    "absolute_url": lambda v, a, s: absolute_url(v, _site(s, "url"), _site(s, "baseurl")),
+    "date": lambda v, a, s: date_format(v, a[0]) if a else to_text(v),
+    "date_to_xmlschema": lambda v, a, s: date_to_xmlschema(v),
+    "date_to_rfc822": lambda v, a, s: date_to_rfc822(v),
+    "date_to_string": lambda v, a, s: date_string(v, "%b", *a[:2]),
+    "date_to_long_string": lambda v, a, s: date_string(v, "%B", *a[:2]),
+}
+"""The Jekyll filters the Jinja2 theme gets, as ``fn(value, args, site)``."""
