@@ -70,6 +70,9 @@ class RenderConfig:
     layout, include, static file, ``_config.yml``), ``max_page_bytes`` (bytes of one
     rendered page after Liquid, Markdown and its layout) and ``max_yaml_size`` (a YAML
     document with its aliases expanded: nodes plus scalar characters).
+    ``highlight_timeout``: the seconds one page may spend highlighting code blocks (some
+    Pygments lexers are exponential on hostile input); past it the build fails naming the
+    block and its language (finite, more than 0, at most a day).
     """
 
     theme: str = "default"
@@ -83,6 +86,7 @@ class RenderConfig:
     max_file_bytes: int = 50_000_000
     max_page_bytes: int = 50_000_000
     max_yaml_size: int = 10_000_000
+    highlight_timeout: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -296,6 +300,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
     for key in ("max_file_bytes", "max_page_bytes", "max_yaml_size"):
         if getattr(cfg.render, key) <= 0:
             raise ConfigError(f"{path}: 'render.{key}' must be more than 0")
+    checks.check_timeout(cfg.render.highlight_timeout, "render.highlight_timeout", path)
     notify = cfg.notify
     _check_limits(notify, path)
     mbox = (base / notify.mbox).resolve() if notify.mbox else None

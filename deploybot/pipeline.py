@@ -386,6 +386,7 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         max_file_bytes=config.render.max_file_bytes,
         max_page_bytes=config.render.max_page_bytes,
         max_yaml_size=config.render.max_yaml_size,
+        highlight_timeout=config.render.highlight_timeout,
     )
 
 

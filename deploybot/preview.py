@@ -54,6 +54,7 @@ def build_to_folder(
         max_file_bytes=cfg.max_file_bytes,
         max_page_bytes=cfg.max_page_bytes,
         max_yaml_size=cfg.max_yaml_size,
+        highlight_timeout=cfg.highlight_timeout,
     )
     try:
         build = render.build_site(tree, options)

@@ -23,6 +23,8 @@ from deploybot import pathrules
 from deploybot.errors import SourceError, one_line
 from deploybot.render.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
+from deploybot.render.highlight import block_line
+from deploybot.render.highlight_clock import DEFAULT_TIMEOUT, HighlightTimeout, highlight_budget
 from deploybot.render.layouts import (
     bundled_templates_dir,
     choose_layout,
@@ -54,7 +56,8 @@ from deploybot.render.source import SourceTree
 class RenderContext:
     """The read-only inputs every document render shares: layouts, Markdown, ``site``, the
     source tree for ``{% include %}`` (``None``: includes render nothing, with a warning),
-    and the most bytes one page's output may have (``None``: no limit).
+    the most bytes one page's output may have (``None``: no limit), and the seconds one
+    page may spend highlighting code (:mod:`.highlight_clock`).
     """
 
     env: jinja2.Environment
@@ -62,6 +65,7 @@ class RenderContext:
     site: Mapping[str, Any]
     tree: SourceTree | None = None
     max_page_bytes: int | None = None
+    highlight_timeout: float = DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -161,11 +165,22 @@ def render_content(
         )
         html = markdown_to_html(liquid.text, ctx.md) if doc.markdown else liquid.text
         return restore_fragments(html, liquid.fragments, limit), liquid.warnings
+    except HighlightTimeout as exc:
+        line = block_line(doc.body, exc.lang, exc.code)
+        where = None if line is None else doc.body_line + line - 1
+        raise SourceError(exc.message, doc.path, where) from exc
     except LimitError as exc:
         raise SourceError(exc.message, doc.path, exc.line) from exc
 
 
 def _render(
+    doc: Document, out: str, kind: LayoutKind, page: Mapping[str, Any], ctx: RenderContext
+) -> RenderedDocument:
+    with highlight_budget(ctx.highlight_timeout):  # the content, and excerpts the layout shows
+        return _render_timed(doc, out, kind, page, ctx)
+
+
+def _render_timed(
     doc: Document, out: str, kind: LayoutKind, page: Mapping[str, Any], ctx: RenderContext
 ) -> RenderedDocument:
     content, warnings = render_content(doc, ctx, page)
@@ -241,7 +256,7 @@ def render_index(ctx: RenderContext) -> bytes | None:
     """Return the theme's ``index.html`` listing ``site.posts``, or ``None`` when the theme
     has none. Raises ``SourceError`` as :func:`layout_errors` and
     :func:`~deploybot.render.layouts.render_template` do."""
-    with layout_errors("index.html"):
+    with layout_errors("index.html"), highlight_budget(ctx.highlight_timeout):
         try:
             template = ctx.env.get_template("index.html")
         except jinja2.TemplateNotFound:
@@ -296,7 +311,8 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     )
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
-    ctx = RenderContext(env, md, site_variables(model, md), tree, options.max_page_bytes)
+    site = site_variables(model, md)
+    ctx = RenderContext(env, md, site, tree, options.max_page_bytes, options.highlight_timeout)
     out = _Output()
     for path, data in theme_assets(tree, options.theme):
         out.put(path, data, f"theme {options.theme}")

@@ -139,7 +139,9 @@ class Engine:
             del data[key]
         site = LazySite(data, self.recorder, self)
         tracked = TrackingTree(tree, self.recorder)
-        self.ctx = build.RenderContext(env, self.md, site, tracked, options.max_page_bytes)
+        self.ctx = build.RenderContext(
+            env, self.md, site, tracked, options.max_page_bytes, options.highlight_timeout
+        )
         self.rendered: set[str] = set()
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
         self.overwrites: list[RenderWarning] = []

@@ -21,6 +21,8 @@ MAX_PAGE_BYTES = 50_000_000
 """Default :attr:`RenderOptions.max_page_bytes` (50 MB)."""
 MAX_YAML_SIZE = 10_000_000
 """Default :attr:`RenderOptions.max_yaml_size`."""
+HIGHLIGHT_TIMEOUT = 10.0
+"""Default :attr:`RenderOptions.highlight_timeout`, in seconds."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ class RenderOptions:
         max_yaml_size: the largest YAML document (front matter, ``_config.yml``) with its
             aliases expanded: one per node plus the characters of each scalar
             (:func:`~deploybot.render.yamlload.expanded_size`).
+        highlight_timeout: the seconds one page (its content, and the excerpts its layout
+            shows) may spend highlighting code; past it the build fails naming the block
+            (:mod:`~deploybot.render.highlight_clock`).
     """
 
     theme: str = "default"
@@ -75,6 +80,7 @@ class RenderOptions:
     max_file_bytes: int = MAX_FILE_BYTES
     max_page_bytes: int = MAX_PAGE_BYTES
     max_yaml_size: int = MAX_YAML_SIZE
+    highlight_timeout: float = HIGHLIGHT_TIMEOUT
 
 
 @dataclass(frozen=True)
