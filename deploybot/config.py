@@ -70,6 +70,8 @@ class RenderConfig:
     layout, include, static file, ``_config.yml``), ``max_page_bytes`` (bytes of one
     rendered page after Liquid, Markdown and its layout) and ``max_yaml_size`` (a YAML
     document with its aliases expanded: nodes plus scalar characters).
+    ``max_site_bytes``: the bytes of output one build renders in all (pages, feeds, theme
+    files; static files are copies and do not count).
     ``highlight_timeout``: the seconds one page may spend highlighting code blocks (some
     Pygments lexers are exponential on hostile input); past it the build fails naming the
     block and its language (finite, more than 0, at most a day).
@@ -87,6 +89,7 @@ class RenderConfig:
     max_page_bytes: int = 50_000_000
     max_yaml_size: int = 10_000_000
     highlight_timeout: float = 10.0
+    max_site_bytes: int = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -297,7 +300,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
     for key in ("layout_max_steps", "layout_max_output", "layout_max_depth"):
         if getattr(cfg.render, key) < 1:
             raise ConfigError(f"{path}: 'render.{key}' must be 1 or more")
-    for key in ("max_file_bytes", "max_page_bytes", "max_yaml_size"):
+    for key in ("max_file_bytes", "max_page_bytes", "max_yaml_size", "max_site_bytes"):
         if getattr(cfg.render, key) <= 0:
             raise ConfigError(f"{path}: 'render.{key}' must be more than 0")
     checks.check_timeout(cfg.render.highlight_timeout, "render.highlight_timeout", path)

@@ -32,7 +32,7 @@ from deploybot.render.layouts import (
     render_layout,
     render_template,
 )
-from deploybot.render.limits import LimitedTree, LimitError, page_too_large
+from deploybot.render.limits import LimitedTree, LimitError, page_too_large, site_too_large
 from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
@@ -280,15 +280,22 @@ def theme_assets(tree: SourceTree, theme: str) -> Iterator[tuple[str, bytes]]:
 
 
 class _Output:
-    """Output files with their producers, warning when one path is written twice."""
+    """Output files with their producers, warning when one path is written twice, and
+    refusing more than ``max_bytes`` of rendered output (``SourceError`` naming the path)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int) -> None:
         self.files: dict[str, bytes] = {}
         self.owner: dict[str, str] = {}
         self.warnings: list[RenderWarning] = []
+        self.max_bytes = max_bytes
+        self.written = 0
 
-    def put(self, path: str, data: bytes, owner: str) -> None:
+    def put(self, path: str, data: bytes, owner: str, *, copied: bool = False) -> None:
         pathrules.check_path(path, "output path")
+        if not copied:  # a static file is a copy of a source blob: not made by the build
+            self.written += len(data)
+            if self.written > self.max_bytes:
+                raise SourceError(site_too_large(self.max_bytes), path)
         if path in self.files:
             message = f"output {path} (from {self.owner[path]}) is overwritten by {owner}"
             self.warnings.append(RenderWarning(owner, None, message))
@@ -313,11 +320,11 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     env = make_environment(tree, options.theme, config, options.layout_limits)
     site = site_variables(model, md)
     ctx = RenderContext(env, md, site, tree, options.max_page_bytes, options.highlight_timeout)
-    out = _Output()
+    out = _Output(options.max_site_bytes)
     for path, data in theme_assets(tree, options.theme):
         out.put(path, data, f"theme {options.theme}")
     for path in model.static:
-        out.put(path, tree.read(path), path)
+        out.put(path, tree.read(path), path, copied=True)
     index = render_index(ctx)
     if index is not None and not any(p.output_path == "index.html" for p in model.pages):
         out.put("index.html", index, f"theme {options.theme}")

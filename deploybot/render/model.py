@@ -22,6 +22,8 @@ MAX_PAGE_BYTES = 50_000_000
 MAX_YAML_SIZE = 10_000_000
 """Default :attr:`RenderOptions.max_yaml_size`."""
 HIGHLIGHT_TIMEOUT = 10.0
+MAX_SITE_BYTES = 1_000_000_000
+"""Default :attr:`RenderOptions.max_site_bytes` (1 GB)."""
 """Default :attr:`RenderOptions.highlight_timeout`, in seconds."""
 
 
@@ -65,6 +67,9 @@ class RenderOptions:
         max_yaml_size: the largest YAML document (front matter, ``_config.yml``) with its
             aliases expanded: one per node plus the characters of each scalar
             (:func:`~deploybot.render.yamlload.expanded_size`).
+        max_site_bytes: the most bytes of output one build writes (every page, feed and
+            theme file it renders; static files are copied blobs and do not count): a full
+            build, the whole site; an incremental one, what it renders again.
         highlight_timeout: the seconds one page (its content, and the excerpts its layout
             shows) may spend highlighting code; past it the build fails naming the block
             (:mod:`~deploybot.render.highlight_clock`).
@@ -81,6 +86,7 @@ class RenderOptions:
     max_page_bytes: int = MAX_PAGE_BYTES
     max_yaml_size: int = MAX_YAML_SIZE
     highlight_timeout: float = HIGHLIGHT_TIMEOUT
+    max_site_bytes: int = MAX_SITE_BYTES
 
 
 @dataclass(frozen=True)
