@@ -180,6 +180,9 @@ def test_limits_have_defaults_and_are_in_the_example_config() -> None:
     for line in ("max_file_bytes = 50_000_000", "max_page_bytes = 50_000_000"):
         assert line in text
     assert "max_yaml_size = 10_000_000" in text
+    assert (render.max_site_bytes, render.highlight_timeout) == (1_000_000_000, 10.0)
+    assert "max_site_bytes = 1_000_000_000" in text
+    assert "highlight_timeout = 10.0" in text
 
 
 # --- max_file_bytes ------------------------------------------------------------------------
