@@ -68,6 +68,21 @@ def text_bound(text: str) -> int:
     return size
 
 
+_WALKED = (
+    dict,
+    list,
+    tuple,
+    set,
+    frozenset,
+    ItemsView,
+    KeysView,
+    ValuesView,
+    Namespace,
+    MethodType,
+)
+"""What :func:`_parts` walks into."""
+
+
 def _leaf(value: object, as_text: bool) -> tuple[int, int]:
     """``(items, chars)`` of a value :func:`measure` does not walk into."""
     if isinstance(value, str):
@@ -119,6 +134,9 @@ def measure(value: object, *, as_text: bool) -> Extent:
     Raises:
         LayoutLimitError: the value nests deeper than :data:`MAX_NESTING`, or contains itself.
     """
+    if not isinstance(value, _WALKED):  # a leaf (most values): no walk to set up
+        items, chars = _leaf(value, as_text)
+        return Extent(items, chars, 0, 0)
     done: dict[int, Extent] = {}
     keep: list[object] = []  # every object measured stays alive, so no id is reused
     on_path: set[int] = set()
