@@ -23,12 +23,19 @@ from deploybot.errors import (
     disk_full,
     is_disk_full,
 )
+from deploybot.render import highlight_cache
+from deploybot.render.outputs import PackedSink
 from deploybot.render.source import DirTree, SourceTree
 from deploybot.revision import commit_datetime, resolve_commit
 
 
 def build_to_folder(
-    source: Path, out: Path, *, rev: str | None = None, render_config: RenderConfig | None = None
+    source: Path,
+    out: Path,
+    *,
+    rev: str | None = None,
+    render_config: RenderConfig | None = None,
+    cache_dir: Path | None = None,
 ) -> render.SiteBuild:
     """Render ``source`` into the folder ``out`` and return the build.
 
@@ -38,9 +45,16 @@ def build_to_folder(
     folder an earlier build made (it holds :data:`MANIFEST`): files of that earlier build
     that this one does not produce are removed; nothing else in ``out`` is touched.
 
+    The build is the pipeline's full build (:func:`deploybot.render.build_into`: worker
+    processes per ``[render] jobs``), with a throw-away cache in memory and its outputs
+    kept compressed until they are written (:class:`~deploybot.render.outputs.PackedSink`),
+    so memory stays small whatever the site's size. ``cache_dir`` (the state folder's
+    ``cache/``) keeps highlighted code blocks across builds; ``None``: none kept.
+
     Nothing is read outside ``source`` (:class:`~deploybot.render.source.DirTree` follows
-    no symlink) and nothing is written outside ``out``: a path :mod:`deploybot.pathrules`
-    refuses, in the source or the output, stops the build before anything is written.
+    no symlink) and nothing is written outside ``out`` (and ``cache_dir``): a path
+    :mod:`deploybot.pathrules` refuses, in the source or the output, stops the build before
+    anything is written.
 
     Raises:
         SourceError: ``rev`` does not name a commit, or the source has bad input.
@@ -50,7 +64,28 @@ def build_to_folder(
     _check_out(source, out)
     cfg = render_config or RenderConfig()
     tree, build_time = _open_source(source, rev)
-    options = render.RenderOptions(
+    options = _options(cfg, build_time)
+    try:
+        sink = PackedSink()
+        report = _build(tree, options, sink, cache_dir)
+        _write(out, sink)  # static files are read from the tree here: it is still open
+    except KeyError as exc:  # an object the repository's trees name is not in it
+        missing = gitutil.missing_object(exc)
+        if missing is None:
+            raise
+        where = missing[1] or source
+        raise MissingObjectError(
+            f"git object {missing[0]} is missing from {where}: the repository is damaged "
+            f"(check it with: git -C {where} fsck)"
+        ) from exc
+    finally:
+        if isinstance(tree, gitutil.GitTree):
+            tree.close()
+    return render.SiteBuild(sink, report.warnings, report.timezone)
+
+
+def _options(cfg: RenderConfig, build_time: datetime) -> render.RenderOptions:
+    return render.RenderOptions(
         theme=cfg.theme,
         timezone=cfg.timezone,
         feed_limit=cfg.feed_limit,
@@ -64,23 +99,20 @@ def build_to_folder(
         max_yaml_size=cfg.max_yaml_size,
         highlight_timeout=cfg.highlight_timeout,
         max_site_bytes=cfg.max_site_bytes,
+        jobs=cfg.jobs,
+        highlight_cache_bytes=cfg.highlight_cache_bytes,
     )
-    try:
-        build = render.build_site(tree, options)
-    except KeyError as exc:  # an object the repository's trees name is not in it
-        missing = gitutil.missing_object(exc)
-        if missing is None:
-            raise
-        where = missing[1] or source
-        raise MissingObjectError(
-            f"git object {missing[0]} is missing from {where}: the repository is damaged "
-            f"(check it with: git -C {where} fsck)"
-        ) from exc
-    finally:
-        if isinstance(tree, gitutil.GitTree):
-            tree.close()
-    _write(out, build.files)
-    return build
+
+
+def _build(
+    tree: SourceTree, options: render.RenderOptions, sink: PackedSink, cache_dir: Path | None
+) -> render.BuildReport:
+    """Build fully into ``sink``, with a throw-away build cache in memory."""
+    with (
+        highlight_cache.opened(cache_dir, options.highlight_cache_bytes),
+        render.open_cache(None) as cache,
+    ):
+        return render.build_into(tree, options, cache, sink, None, full_reason="preview")
 
 
 MANIFEST = ".deploybot-build"

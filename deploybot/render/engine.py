@@ -51,9 +51,11 @@ from deploybot.render.outputs import (
     MemorySink,
     NeedFullBuild,
     OutputSink,
+    RenderedSource,
     SubsetTree,
     micros,
 )
+from deploybot.render.parallel import render_all
 from deploybot.render.site import load_site
 from deploybot.render.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
@@ -258,18 +260,26 @@ class Engine(ThemeSetup):
             self.sink.copy(path, row.blob, lambda: self.tree.read(path))
             self._record(path, [path], {"b:" + path: row.blob}, ())
             return
+        self.apply(row, self.render_row(row, neighbours))
+
+    def render_row(self, row: SourceRow, neighbours: Neighbours | None = None) -> RenderedSource:
+        """Render the post or page ``row`` (a post with ``neighbours``, default: from the
+        cache) without writing anything: what :meth:`apply` stores. A render worker runs
+        this (:mod:`.parallel`). Raises ``SourceError`` for bad input."""
+        path = row.path
         model, _ = self._load([path])
         doc: Post | Page = model.posts[0] if row.kind == "post" else model.pages[0]
         self.recorder.push()
         outputs: list[tuple[str, bytes]] = []
         warnings: list[RenderWarning] = []
+        content = None
         try:
             if isinstance(doc, Post):
                 pair = self.neighbours(row) if neighbours is None else neighbours
                 page = build.post_variables(doc, self.md, *pair)
                 tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
                 rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
-                self.cache.put_content(path, rendered.content)
+                content = rendered.content
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
             else:
@@ -279,10 +289,18 @@ class Engine(ThemeSetup):
         finally:
             deps = self.recorder.pop()
         deps["b:" + path] = row.blob
-        for output_path, data in outputs:
-            self._put(output_path, path)
+        return RenderedSource(outputs, content, deps, warnings)
+
+    def apply(self, row: SourceRow, done: RenderedSource) -> None:
+        """Store ``row``'s render ``done``: its outputs into the sink, its content, outputs,
+        dependencies and warnings into the cache. Raises ``SourceError`` for an output path
+        refused or past ``max_site_bytes``."""
+        if done.content is not None:
+            self.cache.put_content(row.path, done.content)
+        for output_path, data in done.outputs:
+            self._put(output_path, row.path)
             self.sink.write(output_path, data)
-        self._record(path, [p for p, _ in outputs], deps, warnings)
+        self._record(row.path, [p for p, _ in done.outputs], done.deps, done.warnings)
 
     def _page_outputs(self, doc: Page) -> Iterable[build.RenderedDocument]:
         """Render a page (each page of posts, when it is the paginated ``index.html``)."""
@@ -381,10 +399,12 @@ class Engine(ThemeSetup):
         self.setup_full()
         self.owners = {}
         rows: list[SourceRow] = []
+        stored: list[SourceRow] = []  # what the cache holds: a render worker's copy
         for path in self.tree.paths():
             row = self.read_source(path)
             if row is not None and (row.kind != "other" or row.warnings):
                 self.cache.put_source(row)
+                stored.append(row)
                 if row.kind in ("static", "page"):
                     rows.append(row)
         self.render_assets()
@@ -394,12 +414,13 @@ class Engine(ThemeSetup):
         pages = [r for r in rows if r.kind == "page"]
         if not any(r.model.output_path == "index.html" for r in pages):
             self.render_index()
-        for row in pages:
-            self.render_source(row)
         posts = self.cache.posts(self.cut_us)
         models = [row.model for row in posts]
-        for i, row in enumerate(posts):
-            self.render_source(row, build.neighbours(models, i))
+        docs: list[tuple[SourceRow, Neighbours | None]] = [(row, None) for row in pages]
+        docs += [(row, build.neighbours(models, i)) for i, row in enumerate(posts)]
+        with render_all(self, docs, stored) as renders:
+            for row, done in renders:
+                self.apply(row, done)
         self.render_feeds()
         self.render_sitemap()
         return BuildReport(
