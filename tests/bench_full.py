@@ -8,8 +8,9 @@ process tree (the build and its render workers, sampled from ``/proc`` every 20 
 summed, which counts the pages forked workers share with their parent once per process,
 and PSS, which splits them), and each median as a ratio to Jekyll's. Contenders:
 
-- ``build``: ``deploybot build SITE OUT`` into a fresh OUT, with a fresh state (no render
-  cache): the whole render;
+- ``build``: ``deploybot build SITE OUT`` into a fresh OUT, with no highlight cache: the
+  whole render; ``build-warm``: the same with the highlight cache the previous runs left;
+- ``build-before``: ``deploybot build`` of an earlier checkout (``--before DIR``);
 - ``run-once``: ``deploybot run-once --full`` (render and publish; the render cache of the
   previous round stays, so highlighted code blocks come from it);
 - ``jekyll``: ``jekyll build`` into a fresh folder, its ``.jekyll-cache`` removed first;
@@ -131,8 +132,12 @@ JEKYLL_LAYOUT = """<!DOCTYPE html>
 """
 
 
-def contenders(root: Path, site: Path, jobs: str | None) -> dict[str, Callable[[], list[str]]]:
-    """Return name -> a function preparing a fresh run and returning its command."""
+def contenders(
+    root: Path, site: Path, jobs: str | None, before: Path | None
+) -> dict[str, Callable[[], list[str]]]:
+    """Return name -> a function preparing a fresh run and returning its command.
+    ``before``: a checkout of an earlier deploybot, run as ``build-before`` (``deploybot
+    build`` from that checkout's package, with this venv)."""
     bot = str(ROOT / ".venv" / "bin" / "deploybot")
     config = root / "deploybot.toml"
     if jobs is not None:
@@ -141,6 +146,10 @@ def contenders(root: Path, site: Path, jobs: str | None) -> dict[str, Callable[[
             config.write_text(text + f"[render]\njobs = {jobs}\n")
 
     def build() -> list[str]:
+        shutil.rmtree(root / ".deploybot" / "cache", ignore_errors=True)  # no highlight cache
+        return build_warm()
+
+    def build_warm() -> list[str]:
         shutil.rmtree(root / "out", ignore_errors=True)
         return [bot, "build", str(site), str(root / "out"), "--config", str(config)]
 
@@ -153,7 +162,20 @@ def contenders(root: Path, site: Path, jobs: str | None) -> dict[str, Callable[[
         shutil.rmtree(jsite / ".jekyll-cache", ignore_errors=True)
         return ["jekyll", "build", "-q", "-s", str(jsite), "-d", str(root / "jout")]
 
-    found: dict[str, Callable[[], list[str]]] = {"build": build, "run-once": run_once}
+    def build_before() -> list[str]:
+        shutil.rmtree(root / "out-before", ignore_errors=True)
+        command = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1));"]
+        command[-1] += " from deploybot.cli import main; sys.argv[0] = 'deploybot'; main()"
+        out = str(root / "out-before")
+        return [*command, str(before), "build", str(site), out, "--config", str(config)]
+
+    found: dict[str, Callable[[], list[str]]] = {
+        "build": build,
+        "build-warm": build_warm,
+        "run-once": run_once,
+    }
+    if before is not None:
+        found["build-before"] = build_before
     if shutil.which("jekyll"):
         found["jekyll"] = jekyll
     else:
@@ -169,12 +191,13 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated contenders")
     parser.add_argument("--jobs", help="write [render] jobs = JOBS into the config")
     parser.add_argument("--keep", type=Path, help="make the site here and keep it")
+    parser.add_argument("--before", type=Path, help="an earlier checkout to compare with")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         site = root / "site" if (root / "site").is_dir() else make(root, args.posts)
-        runs = contenders(root, site, args.jobs)
+        runs = contenders(root, site, args.jobs, args.before)
         if args.only:
             runs = {k: v for k, v in runs.items() if k in args.only.split(",")}
         if "run-once" in runs:  # the first run-once publishes; later ones rebuild fully

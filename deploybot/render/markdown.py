@@ -115,7 +115,7 @@ def markdown_to_html(text: str, md: mistune.Markdown) -> str:
     return result
 
 
-MEMO_CHARACTERS = 16_000_000
+MEMO_CHARACTERS = 4_000_000
 """How many characters (texts and their HTML) one process keeps per ``Markdown``."""
 
 
