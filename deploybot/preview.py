@@ -122,11 +122,12 @@ def _build(
     ``out`` (on disk: a 10k-post cache in memory would hold every post's content)."""
     scratch = out / SCRATCH
     try:
-        scratch.mkdir(parents=True, exist_ok=True)
-        with (
-            highlight_cache.opened(cache_dir, options.highlight_cache_bytes),
-            render.BuildCache.open(scratch / "build.sqlite", renderer_version()) as cache,
-        ):
+        try:
+            scratch.mkdir(parents=True, exist_ok=True)
+            cache = render.BuildCache.open(scratch / "build.sqlite", renderer_version())
+        except OSError:  # no room for it in OUT (too deep a path…): the writing says why
+            cache = render.BuildCache.open(None, renderer_version())
+        with highlight_cache.opened(cache_dir, options.highlight_cache_bytes), cache:
             return render.build_into(tree, options, cache, sink, None, full_reason="preview")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -412,14 +412,14 @@ class Engine(ThemeSetup):
             if row.kind == "static":
                 self.render_source(row)
         pages = [r for r in rows if r.kind == "page"]
-        if not any(r.model.output_path == "index.html" for r in pages):
-            self.render_index()
         mine = {row.path: row for row in stored}  # one copy of each row: 10k posts add up
         posts = [mine[row.path] for row in self.cache.posts(self.cut_us)]
         models = [row.model for row in posts]
         docs: list[tuple[SourceRow, Neighbours | None]] = [(row, None) for row in pages]
         docs += [(row, build.neighbours(models, i)) for i, row in enumerate(posts)]
         with render_all(self, docs, stored) as renders:
+            if not any(r.model.output_path == "index.html" for r in pages):
+                self.render_index()  # here, while the workers (if any) render the rest
             for row, done in renders:
                 self.apply(row, done)
         self.render_feeds()

@@ -148,6 +148,8 @@ class _Pool:
                 self.procs.append(proc)
                 self.conns.append(mine)
                 self.busy[mine] = 0
+            for conn in self.conns:
+                self._feed(conn)  # the workers start now; the parent may do other work
         except BaseException:
             self.stop()
             raise
@@ -162,8 +164,6 @@ class _Pool:
 
     def results(self) -> Iterator[tuple[SourceRow, RenderedSource]]:
         """Yield the renders in document order (see :func:`render_all`)."""
-        for conn in self.conns:
-            self._feed(conn)
         done: dict[int, list[Any]] = {}
         for start, stop in self.ranges:
             while start not in done:
