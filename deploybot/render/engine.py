@@ -55,7 +55,7 @@ from deploybot.render.outputs import (
     SubsetTree,
     micros,
 )
-from deploybot.render.parallel import render_all
+from deploybot.render.parallel import Doc, Workers
 from deploybot.render.site import load_site
 from deploybot.render.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
@@ -390,6 +390,16 @@ class Engine(ThemeSetup):
         found += self.overwrites
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
+    def _read_all(self, workers: Workers) -> list[SourceRow]:
+        """Read every source (:meth:`read_source`, by ``workers``) into the cache; return
+        the rows stored, in path order (a render worker's copy of the cache)."""
+        stored: list[SourceRow] = []
+        for row in workers.read():
+            if row is not None and (row.kind != "other" or row.warnings):
+                self.cache.put_source(row)
+                stored.append(row)
+        return stored
+
     def full(self, reason: str) -> BuildReport:
         """Build everything (in ``build_site``'s order), replacing the cache's rows.
 
@@ -398,27 +408,20 @@ class Engine(ThemeSetup):
         self.cache.clear()
         self.setup_full()
         self.owners = {}
-        rows: list[SourceRow] = []
-        stored: list[SourceRow] = []  # what the cache holds: a render worker's copy
-        for path in self.tree.paths():
-            row = self.read_source(path)
-            if row is not None and (row.kind != "other" or row.warnings):
-                self.cache.put_source(row)
-                stored.append(row)
-                if row.kind in ("static", "page"):
-                    rows.append(row)
-        self.render_assets()
-        for row in rows:
-            if row.kind == "static":
-                self.render_source(row)
-        pages = [r for r in rows if r.kind == "page"]
-        mine = {row.path: row for row in stored}  # one copy of each row: 10k posts add up
-        posts = [mine[row.path] for row in self.cache.posts(self.cut_us)]
-        models = [row.model for row in posts]
-        docs: list[tuple[SourceRow, Neighbours | None]] = [(row, None) for row in pages]
-        docs += [(row, build.neighbours(models, i)) for i, row in enumerate(posts)]
-        with render_all(self, docs, stored) as renders:
-            if not any(r.model.output_path == "index.html" for r in pages):
+        with Workers(self, list(self.tree.paths())) as workers:
+            stored = self._read_all(workers)
+            self.render_assets()
+            for row in stored:
+                if row.kind == "static":
+                    self.render_source(row)
+            index_of = {row.path: i for i, row in enumerate(stored)}
+            pages = [i for i, row in enumerate(stored) if row.kind == "page"]
+            posts = [index_of[row.path] for row in self.cache.posts(self.cut_us)]
+            docs: list[Doc] = [(i, None) for i in pages]
+            docs += [(j, _pair(posts, k)) for k, j in enumerate(posts)]
+            workers.share(stored, docs)
+            renders = workers.render()
+            if not any(stored[i].model.output_path == "index.html" for i in pages):
                 self.render_index()  # here, while the workers (if any) render the rest
             for row, done in renders:
                 self.apply(row, done)
@@ -427,3 +430,9 @@ class Engine(ThemeSetup):
         return BuildReport(
             True, reason, frozenset(self.rendered), self.warnings(), self.config.timezone
         )
+
+
+def _pair(posts: list[int], k: int) -> tuple[int | None, int | None]:
+    """Return the (older, newer) neighbours of ``posts[k]`` in a newest-first list (as
+    :func:`~deploybot.render.build.neighbours`)."""
+    return (posts[k + 1] if k + 1 < len(posts) else None, posts[k - 1] if k > 0 else None)

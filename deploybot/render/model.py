@@ -23,7 +23,7 @@ MAX_YAML_SIZE = 10_000_000
 """Default :attr:`RenderOptions.max_yaml_size`."""
 HIGHLIGHT_TIMEOUT = 10.0
 PARALLEL_FROM = 32
-"""Below this many pages and posts a full build renders in one process: starting workers
+"""Below this many source files a full build works in one process: starting workers
 and giving them the site (tens of milliseconds) would cost more than they save."""
 HIGHLIGHT_CACHE_BYTES = 100_000_000
 """``[render] highlight_cache_bytes``' default: 100 MB of compressed highlighted blocks."""
@@ -102,7 +102,7 @@ class RenderOptions:
         jobs: how many processes render a full build's pages and posts: 0 for one per CPU,
             1 to render in this process (:mod:`~deploybot.render.parallel`). The output
             does not depend on it.
-        parallel_from: the fewest pages and posts a full build renders in parallel.
+        parallel_from: the fewest source files a full build reads and renders in parallel.
         highlight_cache_bytes: the bound of the highlighted code blocks kept across builds
             (:mod:`~deploybot.render.highlight_cache`), in bytes; 0: none kept.
     """

@@ -1,28 +1,37 @@
-"""A full build's pages and posts, rendered in worker processes (``[render] jobs``).
+"""A full build's reading and rendering, done by worker processes (``[render] jobs``).
 
 Rendering is pure Python (Markdown, Liquid, Pygments), so threads would share one core;
-worker processes use them all. The workers are forked (POSIX ``fork``) once the engine has
-read every source, so each starts with the engine as it is (theme, compiled templates,
-``site``) and gets only ``(start, stop)`` ranges of the document list; it sends back each
-document's :class:`~deploybot.render.outputs.RenderedSource` (outputs, content,
-dependencies, warnings), and the parent stores them **in document order**, exactly as the
-serial build does, so the output, the cache and the warnings are the same byte for byte
-whatever the number of workers and however they are scheduled.
+worker processes use them all. :class:`Workers` forks them once the engine has set up the
+theme, so each starts with the engine as it is (theme, compiled templates, ``site``); they
+then work in two rounds, each over ``(start, stop)`` ranges of a list they share with the
+parent:
 
-What a worker must not share with its parent is replaced when it starts: the build cache
-(a sqlite connection in an open transaction) by an in-memory copy of the rows the parent
-stored, git repository handles (shared file offsets) by fresh ones
-(:mod:`deploybot.gittree` drops them in every forked child), and the highlight cache's
-connection by its own (:mod:`.highlight_cache`). The limits hold inside a worker as they do
-in the parent: they are part of the render; the highlight clock's ``SIGALRM`` works since
-a worker renders in its own main thread.
+1. reading: each source path becomes its cache row (:meth:`Engine.read_source`: kind,
+   date, front matter), sent back;
+2. rendering: once the parent has stored every row it sends the workers the rows and the
+   document list (indices into the rows), and each page or post comes back as a
+   :class:`~deploybot.render.outputs.RenderedSource` (outputs, content, dependencies,
+   warnings).
+
+The parent takes both rounds' results **in order**, exactly as the serial build makes
+them, so the output, the cache and the warnings are the same byte for byte whatever the
+number of workers and however they are scheduled; while the workers render, the parent
+renders the theme's index.
+
+What a worker must not share with its parent is replaced when it starts: git repository
+handles (shared file offsets) by fresh ones (:mod:`deploybot.gittree` drops them in every
+forked child), the build cache (a sqlite connection in an open transaction) by an
+in-memory copy of the rows, and the highlight cache's connection by its own
+(:mod:`.highlight_cache`). The limits hold inside a worker as they do in the parent: they
+are part of the render; the highlight clock's ``SIGALRM`` works since a worker renders in
+its own main thread.
 
 A worker dies with its parent: ``PR_SET_PDEATHSIG`` (Linux) sends it ``SIGKILL`` when the
 parent goes, even by ``kill -9``; elsewhere, or as a second line, a worker waiting for work
 sees its pipe close. On any error or interruption the parent kills its workers before the
 error goes on. A worker's ``SourceError`` reaches the parent as the same one-line error
-naming the file, at the place in document order where the serial build would have raised
-it (an earlier document's error, or an output limit, comes first).
+naming the file, at the place in order where the serial build would have raised it (an
+earlier source's error, or an output limit, comes first).
 """
 
 from __future__ import annotations
@@ -30,10 +39,11 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import pickle
 import signal
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
@@ -48,11 +58,9 @@ if TYPE_CHECKING:
     from deploybot.render.engine import Engine
 
 Neighbours = tuple[Post | None, Post | None]
-Doc = tuple[SourceRow, Neighbours | None]
-
-MIN_PARALLEL = 32
-"""Fewer documents than this render in the parent: starting workers and copying the rows
-to them (tens of milliseconds) would cost more than the second core saves."""
+Doc = tuple[int, tuple[int | None, int | None] | None]
+"""A page or post to render: its index in the stored rows and, for a post, the indices of
+its older and newer neighbours (``None`` at either end)."""
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 _BACKLOG = 2  # ranges sent ahead to each worker, so none waits for the next
@@ -69,51 +77,86 @@ def worker_count(jobs: int) -> int:
         return os.cpu_count() or 1
 
 
-@contextmanager
-def render_all(
-    engine: Engine, docs: Sequence[Doc], stored: Sequence[SourceRow]
-) -> Iterator[Iterator[tuple[SourceRow, RenderedSource]]]:
-    """Yield an iterator of ``(row, render)`` for ``docs`` (``(row, neighbours)`` as
-    :meth:`~deploybot.render.engine.Engine.render_row` takes them), in order.
+def resolve(stored: Sequence[SourceRow], doc: Doc) -> tuple[SourceRow, Neighbours | None]:
+    """Return the row and the neighbour models :meth:`Engine.render_row` takes for ``doc``."""
+    index, pair = doc
+    if pair is None:
+        return stored[index], None
+    older, newer = (None if j is None else stored[j].model for j in pair)
+    return stored[index], (older, newer)
 
-    Renders in worker processes when ``engine.options.jobs`` allows more than one and there
-    are at least ``engine.options.parallel_from`` documents (fork must be available);
-    otherwise in this process. ``stored`` are the rows the engine's cache holds (a worker's
-    copy). Leaving the block, normally or by an exception, ends every worker.
 
-    Raises (from the iterator): ``SourceError`` as the serial build raises it; any other
-    exception a worker raised; ``RuntimeError`` when a worker died.
+class Workers:
+    """The full build's reading and rendering, in worker processes or in this one.
+
+    Workers are used when ``engine.options.jobs`` allows more than one, there are at least
+    ``engine.options.parallel_from`` source paths, and fork is available. Use as a context
+    manager: leaving it, normally or by an exception, ends every worker. The methods are
+    called in order: :meth:`read`, :meth:`share`, :meth:`render`.
     """
-    workers = min(worker_count(engine.options.jobs), -(-len(docs) // 4))
-    serial = (
-        workers <= 1
-        or len(docs) < max(engine.options.parallel_from, 1)
-        or "fork" not in multiprocessing.get_all_start_methods()
-    )
-    progress.expect(len(docs))
-    if serial:
-        yield _serial(engine, docs)
-        return
-    pool = _Pool(engine, docs, stored, workers)
-    try:
-        yield pool.results()
-    finally:
-        pool.stop()
 
+    def __init__(self, engine: Engine, paths: Sequence[str]) -> None:
+        self.engine = engine
+        self.paths = paths
+        self.stored: Sequence[SourceRow] = ()
+        count = min(worker_count(engine.options.jobs), -(-len(paths) // 4))
+        parallel = (
+            count > 1
+            and len(paths) >= max(engine.options.parallel_from, 1)
+            and "fork" in multiprocessing.get_all_start_methods()
+        )
+        self.pool = _Pool(engine, paths, count) if parallel else None
 
-def _serial(engine: Engine, docs: Sequence[Doc]) -> Iterator[tuple[SourceRow, RenderedSource]]:
-    for row, pair in docs:
-        yield row, engine.render_row(row, pair)
-        progress.advance()
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.pool is not None:
+            self.pool.stop()
+
+    def read(self) -> Iterator[SourceRow | None]:
+        """Yield :meth:`Engine.read_source` of each path, in order. Raises its errors."""
+        if self.pool is None:
+            yield from (self.engine.read_source(path) for path in self.paths)
+            return
+        for item in self.pool.run("read", len(self.paths)):
+            yield _unwrap(item)
+
+    def share(self, stored: Sequence[SourceRow], docs: Sequence[Doc]) -> None:
+        """Give the workers the rows the cache now holds and the documents to render."""
+        self.stored, self.docs = stored, docs
+        if self.pool is not None:
+            self.pool.share(stored, docs)
+
+    def render(self) -> Iterator[tuple[SourceRow, RenderedSource]]:
+        """Start rendering the shared documents (the workers begin at once) and return an
+        iterator of ``(row, render)`` in order. Raises (from the iterator) what the serial
+        build raises; ``RuntimeError`` when a worker died."""
+        progress.expect(len(self.docs))
+        if self.pool is None:
+            return self._serial()
+        return self._parallel(self.pool.run("render", len(self.docs)))
+
+    def _serial(self) -> Iterator[tuple[SourceRow, RenderedSource]]:
+        for doc in self.docs:
+            row, pair = resolve(self.stored, doc)
+            yield row, self.engine.render_row(row, pair)
+            progress.advance()
+
+    def _parallel(self, items: Iterator[Any]) -> Iterator[tuple[SourceRow, RenderedSource]]:
+        for doc, item in zip(self.docs, items, strict=True):
+            done = _unwrap(item)
+            assert isinstance(done, RenderedSource)
+            yield self.stored[doc[0]], done
+            progress.advance()
 
 
 @dataclass
 class _Job:
-    """What a forked worker inherits: the engine, the documents and the cache rows."""
+    """What a forked worker inherits: the engine, the paths, and the parent's pipe ends."""
 
     engine: Engine
-    docs: Sequence[Doc]
-    stored: Sequence[SourceRow]
+    paths: Sequence[str]
     parent: int
     parent_ends: list[Connection] = field(default_factory=list)
 
@@ -123,21 +166,19 @@ _INHERITED: list[Any] = []  # the parent's handles, kept alive in a worker, neve
 
 
 class _Pool:
-    """``workers`` forked processes rendering ranges of ``docs``; see the module doc."""
+    """``workers`` forked processes working through ranges of a shared list."""
 
-    def __init__(
-        self, engine: Engine, docs: Sequence[Doc], stored: Sequence[SourceRow], workers: int
-    ) -> None:
+    def __init__(self, engine: Engine, paths: Sequence[str], workers: int) -> None:
         global _JOB
-        self.docs = docs
-        size = max(1, min(16, len(docs) // (workers * 8)))  # small ranges near the end too
-        self.ranges = [(i, min(i + size, len(docs))) for i in range(0, len(docs), size)]
-        self.sent = 0
+        self.workers = workers
         self.procs: list[multiprocessing.process.BaseProcess] = []
         self.conns: list[Connection] = []
         self.busy: dict[Connection, int] = {}
+        self.ranges: list[tuple[int, int]] = []
+        self.kind = ""
+        self.sent = 0
         context = multiprocessing.get_context("fork")
-        _JOB = job = _Job(engine, docs, stored, os.getpid())
+        _JOB = job = _Job(engine, paths, os.getpid())
         try:
             for _ in range(workers):
                 mine, theirs = context.Pipe()
@@ -148,35 +189,47 @@ class _Pool:
                 self.procs.append(proc)
                 self.conns.append(mine)
                 self.busy[mine] = 0
-            for conn in self.conns:
-                self._feed(conn)  # the workers start now; the parent may do other work
         except BaseException:
             self.stop()
             raise
         finally:
             _JOB = None
 
+    def share(self, stored: Sequence[SourceRow], docs: Sequence[Doc]) -> None:
+        """Send every worker the rows and the documents."""
+        for conn in self.conns:
+            conn.send(("share", stored, docs))
+
+    def run(self, kind: str, count: int) -> Iterator[Any]:
+        """Have the workers do ``kind`` for items ``0..count-1``, starting at once; return an
+        iterator of each item's result, in order."""
+        size = max(1, min(16, count // (self.workers * 8)))  # small ranges near the end too
+        self.ranges = [(i, min(i + size, count)) for i in range(0, count, size)]
+        self.kind, self.sent = kind, 0
+        for conn in self.conns:
+            self._feed(conn)
+        return self._results()
+
     def _feed(self, conn: Connection) -> None:
         while self.busy[conn] < _BACKLOG and self.sent < len(self.ranges):
-            conn.send(self.ranges[self.sent])
+            start, stop = self.ranges[self.sent]
+            conn.send((self.kind, start, stop))
             self.sent += 1
             self.busy[conn] += 1
 
-    def results(self) -> Iterator[tuple[SourceRow, RenderedSource]]:
-        """Yield the renders in document order (see :func:`render_all`)."""
+    def _results(self) -> Iterator[Any]:
         done: dict[int, list[Any]] = {}
         for start, stop in self.ranges:
             while start not in done:
                 for ready in wait(self.conns):
                     assert isinstance(ready, Connection)
-                    conn = ready
-                    first, items = self._receive(conn)
+                    first, items = self._receive(ready)
                     done[first] = items
-                    self.busy[conn] -= 1
-                    self._feed(conn)
-            for index, item in zip(range(start, stop), done.pop(start), strict=True):
-                yield self.docs[index][0], _unwrap(item)
-                progress.advance()
+                    self.busy[ready] -= 1
+                    self._feed(ready)
+            items = done.pop(start)
+            assert len(items) == stop - start
+            yield from items
 
     def _receive(self, conn: Connection) -> tuple[int, list[Any]]:
         try:
@@ -205,20 +258,20 @@ class _Pool:
             conn.close()
 
 
-def _unwrap(item: tuple[str, Any, Any]) -> RenderedSource:
+def _unwrap(item: tuple[str, Any, Any]) -> Any:
+    """Return a worker's result for one item, or raise its error as the serial build would."""
     kind, value, news = item
     if kind == "error":
         message, path, line = value
         raise SourceError(message, path, line)
     if kind == "raise":
         raise value
-    assert isinstance(value, RenderedSource)
     highlight_cache.merge_news(news)
     return value
 
 
 def _serve(conn: Connection) -> None:
-    """A worker's life: take ``(start, stop)`` ranges, send back their renders."""
+    """A worker's life: answer ``(kind, start, stop)`` requests until told to stop."""
     job = _JOB
     assert job is not None
     _die_with_parent(job.parent)
@@ -227,8 +280,9 @@ def _serve(conn: Connection) -> None:
         end.close()  # the parent's ends: a pipe reads EOF once the parent alone has gone
     engine = job.engine
     _INHERITED.append(engine.cache)  # the parent's connection: never used, never closed
-    engine.cache = _cache_copy(job.stored)
     highlight_cache.after_fork()
+    stored: Sequence[SourceRow] = ()
+    docs: Sequence[Doc] = ()
     while True:
         try:
             task = conn.recv()
@@ -236,29 +290,41 @@ def _serve(conn: Connection) -> None:
             return
         if task is None:
             return
-        start, stop = task
-        conn.send((start, _render_range(engine, job.docs, start, stop)))
+        if task[0] == "share":
+            _, stored, docs = task
+            engine.cache = _cache_copy(stored)
+            continue
+        kind, start, stop = task
+        work: list[Callable[[], Any]]
+        if kind == "read":
+            work = [partial(engine.read_source, path) for path in job.paths[start:stop]]
+        else:
+            work = [partial(_render, engine, stored, doc) for doc in docs[start:stop]]
+        conn.send((start, _run(work)))
 
 
-def _render_range(engine: Engine, docs: Sequence[Doc], start: int, stop: int) -> list[Any]:
+def _render(engine: Engine, stored: Sequence[SourceRow], doc: Doc) -> RenderedSource:
+    return engine.render_row(*resolve(stored, doc))
+
+
+def _run(work: Sequence[Callable[[], Any]]) -> list[Any]:
+    """Do each piece of ``work``; stop at the first error (nothing after it is needed)."""
     items: list[Any] = []
-    for row, pair in docs[start:stop]:
+    for piece in work:
         try:
-            items.append(("ok", engine.render_row(row, pair), highlight_cache.take_news()))
+            items.append(("ok", piece(), highlight_cache.take_news()))
         except SourceError as exc:
             items.append(("error", (exc.message, exc.path, exc.line), None))
             break
         except Exception as exc:  # a bug or a broken repository: the parent raises it
             items.append(("raise", _portable(exc), None))
             break
-    items += [("raise", RuntimeError("not rendered"), None)] * (stop - start - len(items))
+    items += [("raise", RuntimeError("not done"), None)] * (len(work) - len(items))
     return items
 
 
 def _portable(exc: Exception) -> Exception:
     """Return ``exc`` if it survives pickling, else a ``RuntimeError`` saying what it was."""
-    import pickle
-
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:
