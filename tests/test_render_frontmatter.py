@@ -192,12 +192,33 @@ def test_a_file_that_starts_with_a_rule_but_has_no_mapping_is_an_error() -> None
     ("text", "line", "message"),
     [
         (b'---\nlayout: post\ntitle: "Broken: quote\nauthor: x\n---\nbody\n', 3, "quoted scalar"),
-        (b"---\ntitle: x\ndate: 2020-13-45\n---\nbody\n", 3, "month must be in 1..12"),
-        (b"---\ntitle: x\ndate: 2026-10-15 25:00:00\n---\n", 3, "hour must be in 0..23"),
+        (b"---\ntitle: x\ndate: 2020-13-45\n---\nbody\n", 3, "argument out of range"),
+        (b"---\ntitle: x\ndate: 2026-10-15 25:00:00\n---\n", 3, "argument out of range"),
+        (b"---\ntitle: x\ndate: tomorrow\n---\n", 3, "no time information"),
     ],
 )
 def test_errors_point_at_where_the_problem_starts(text: bytes, line: int, message: str) -> None:
     with pytest.raises(SourceError) as info:
-        parse_front_matter(text, "_posts/p.md")
-    assert (info.value.path, info.value.line) == ("_posts/p.md", line)
+        build_site(MemoryTree({"_posts/2020-01-01-p.md": text}), RenderOptions())
+    assert (info.value.path, info.value.line) == ("_posts/2020-01-01-p.md", line)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2019-02-30", "2019-03-02T00:00:00+01:00"),  # Psych keeps it as text; Time.parse runs on
+        ("2019-03-07 10:00:00", "2019-03-07T11:00:00+01:00"),  # a YAML timestamp: UTC
+        ("2019-03-07 10:00", "2019-03-07T10:00:00+01:00"),  # text: local time
+        ("3-7-2019", "2019-07-03T00:00:00+02:00"),
+        ("Thu, 07 Mar 2019 10:00:00 EST", "2019-03-07T16:00:00+01:00"),
+        ("2019-03-07 10:00 CET", "2019-03-07T10:00:00+01:00"),  # the site zone's own name
+        ("20190307", "2019-03-07T00:00:00+01:00"),  # a YAML integer, read as text
+    ],
+)
+def test_front_matter_dates_follow_ruby_time_parse(value: str, expected: str) -> None:
+    text = f"---\ntitle: x\ndate: {value}\n---\n{{{{ page.date | date_to_xmlschema }}}}\n"
+    files = {"_config.yml": b"timezone: Europe/Berlin\npermalink: /:title.html\n"}
+    files["_posts/2000-01-01-p.md"] = text.encode()
+    built = build_site(MemoryTree(files), RenderOptions())
+    assert f"<p>{expected}</p>" in built.files["p.html"].decode()

@@ -64,3 +64,13 @@ def test_liquid_agreement_with_jekyll(name: str) -> None:
 def test_the_agreement_set_is_at_least_forty_templates() -> None:
     assert len(AGREEMENT) >= 40
     assert built("liquid_agreement").warnings == ()
+
+
+def test_front_matter_dates_read_as_jekyll_reads_them() -> None:
+    """152 ``date`` values Jekyll 4.3.1 accepts (Ruby's ``Time.parse``: ``3-7-2019`` is 3
+    July, a YAML timestamp without offset is UTC, ``2019-03-07 10:00`` is local time...),
+    each printed by its post and listed in date order."""
+    theirs, ours = expected("dates"), built("dates")
+    assert sorted(ours.files) == sorted(theirs)
+    for path, data in theirs.items():
+        assert normalise(ours.files[path].decode()) == normalise(data.decode()), path

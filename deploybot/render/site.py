@@ -23,7 +23,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from deploybot.errors import SourceError
-from deploybot.render.dates import parse_date
+from deploybot.render.dates import front_matter_date
 from deploybot.render.frontmatter import FrontMatter, key_line, parse_front_matter
 from deploybot.render.model import (
     EPOCH,
@@ -163,7 +163,7 @@ def _date(front: FrontMatter, path: str, tz: ZoneInfo) -> datetime | None:
     if value is None:
         return None
     try:
-        return parse_date(value, tz)
+        return front_matter_date(value, tz)
     except ValueError as exc:
         raise SourceError(str(exc), path, key_line(front, "date")) from exc
 

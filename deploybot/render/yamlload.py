@@ -10,9 +10,12 @@ in the distinct nodes), refuses it above the limit, and only then constructs the
 
 from __future__ import annotations
 
+from datetime import UTC, timedelta, timezone
 from typing import Any
 
 import yaml
+
+from deploybot.render import rubytime
 
 # libyaml (what Jekyll's Psych uses too) when PyYAML was built with it: it accepts a tab
 # after "key:" or at the end of a line, which PyYAML's pure-Python scanner rejects.
@@ -20,16 +23,37 @@ _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 class _Loader(_BASE_LOADER):  # type: ignore[valid-type,misc]
-    """The safe loader, with impossible dates (``2020-13-45``) as marked YAML errors."""
+    """The safe loader, with impossible dates (``2019-02-30``) kept as text."""
 
 
 def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    # Psych (Jekyll's YAML) keeps a timestamp it cannot build as a string
+    # (ScalarScanner#tokenize rescues ArgumentError); Jekyll then reads a front-matter
+    # date with Time.parse, which runs 2019-02-30 on to 2 March.
     try:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
-    except ValueError as exc:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"not a valid date: {node.value!r} ({exc})", node.start_mark
-        ) from exc
+    except ValueError:
+        return _ruby_timestamp(str(node.value))
+
+
+def _ruby_timestamp(text: str) -> Any:
+    """A timestamp with a time as Psych builds it (``Time.utc``: hour 24 and second 60
+    carry over, a day past the month's end runs on), else the text itself."""
+    m = yaml.constructor.SafeConstructor.timestamp_regexp.match(text)
+    if m is None or m.group("hour") is None:
+        return text  # a date alone: Psych's Date.strptime is strict
+    fraction = (m.group("fraction") or "")[:6].ljust(6, "0")
+    try:
+        moment = rubytime.wall_time(
+            *(int(m.group(k)) for k in ("year", "month", "day", "hour", "minute", "second")),
+            int(fraction),
+        )
+    except rubytime.DateParseError:
+        return text
+    if m.group("tz_sign") is None:
+        return moment.replace(tzinfo=UTC) if m.group("tz") else moment
+    offset = timedelta(hours=int(m.group("tz_hour")), minutes=int(m.group("tz_minute") or 0))
+    return moment.replace(tzinfo=timezone(-offset if m.group("tz_sign") == "-" else offset))
 
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
