@@ -52,8 +52,7 @@ class FrontMatter:
 
 
 UNCLOSED = (
-    "front matter is not closed (no '---' line after the first): "
-    "read as text, as Jekyll does"
+    "front matter is not closed (no '---' line after the first): read as text, as Jekyll does"
 )
 """The warning for a file whose front matter never closes."""
 

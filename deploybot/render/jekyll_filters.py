@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any

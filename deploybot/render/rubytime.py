@@ -89,9 +89,7 @@ _EU = _compile(
     rf"('?\d+)[^-\d\s]*\s*({ABBR_MONTHS})[^-\d\s']*"
     rf"(?:\s*{_ERA}\s*('?-?\d+(?:(?:st|nd|rd|th)\b)?))?"
 )
-_US = _compile(
-    rf"\b({ABBR_MONTHS})[^-\d\s']*\s*('?\d+)[^-\d\s']*(?:\s*,?\s*{_ERA}\s*('?-?\d+))?"
-)
+_US = _compile(rf"\b({ABBR_MONTHS})[^-\d\s']*\s*('?\d+)[^-\d\s']*(?:\s*,?\s*{_ERA}\s*('?-?\d+))?")
 _ISO = _compile(r"('?[-+]?\d+)-(\d+)-('?-?\d+)", re.ASCII)
 _JIS = _compile(r"\b([mtsh])(\d+)\.(\d+)\.(\d+)")
 _VMS11 = _compile(rf"('?-?\d+)-({ABBR_MONTHS})[^-/.]*-('?-?\d+)")

@@ -44,10 +44,10 @@ def _ruby_timestamp(text: str) -> Any:
         return text  # a date alone: Psych's Date.strptime is strict
     fraction = (m.group("fraction") or "")[:6].ljust(6, "0")
     try:
-        moment = rubytime.wall_time(
-            *(int(m.group(k)) for k in ("year", "month", "day", "hour", "minute", "second")),
-            int(fraction),
+        year, month, day, hour, minute, second = (
+            int(m.group(k)) for k in ("year", "month", "day", "hour", "minute", "second")
         )
+        moment = rubytime.wall_time(year, month, day, hour, minute, second, int(fraction))
     except rubytime.DateParseError:
         return text
     if m.group("tz_sign") is None:
