@@ -60,9 +60,9 @@ def test_tab_indentation_names_the_line() -> None:
 
 
 def test_unclosed_and_non_mapping() -> None:
-    with pytest.raises(SourceError, match="not closed") as info:
-        parse_front_matter(b"---\ntitle: x\nno end\n", "p.md")
-    assert info.value.line == 1
+    fm = parse_front_matter(b"---\ntitle: x\nno end\n", "p.md")
+    assert fm is not None and not fm.closed
+    assert (fm.data, fm.body, fm.body_line) == ({}, "---\ntitle: x\nno end\n", 1)
     with pytest.raises(SourceError, match="mapping"):
         parse_front_matter(b"---\n- a\n- b\n---\n", "p.md")
 
@@ -166,10 +166,17 @@ def test_tab_indentation_is_an_error_naming_the_line() -> None:
     assert "tab in the indentation" in str(info.value)
 
 
-def test_missing_closing_fence_is_an_error_not_a_silent_drop() -> None:
-    with pytest.raises(SourceError) as info:
-        parse_front_matter(b"---\ntitle: x\n\nBody text\n", "p.md")
-    assert (info.value.path, info.value.line) == ("p.md", 1)
+def test_an_unclosed_front_matter_is_text_with_a_warning_as_in_jekyll() -> None:
+    files = {
+        "_posts/2020-01-01-a.md": b"---\ntitle: x\n\nBody text\n",
+        "page.md": b"---\ntitle: y\n",
+    }
+    built = build_site(MemoryTree(files), RenderOptions())
+    post, page = built.files["2020/01/01/a.html"].decode(), built.files["page.html"].decode()
+    assert "<hr />\n<p>title: x</p>\n<p>Body text</p>" in post  # kramdown's rule
+    assert "<hr />\n<p>title: y</p>" in page
+    unclosed = [(w.path, w.line) for w in built.warnings if "not closed" in w.message]
+    assert unclosed == [("_posts/2020-01-01-a.md", 1), ("page.md", 1)]
 
 
 def test_a_body_that_starts_with_a_rule_keeps_it() -> None:

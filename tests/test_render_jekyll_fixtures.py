@@ -74,3 +74,12 @@ def test_front_matter_dates_read_as_jekyll_reads_them() -> None:
     assert sorted(ours.files) == sorted(theirs)
     for path, data in theirs.items():
         assert normalise(ours.files[path].decode()) == normalise(data.decode()), path
+
+
+def test_unclosed_front_matter_renders_as_jekyll_does() -> None:
+    theirs, ours = expected("leniency"), built("leniency")
+    assert sorted(ours.files) == sorted(theirs)
+    for path, data in theirs.items():
+        assert normalise(ours.files[path].decode()) == normalise(data.decode()), path
+    unclosed = sorted(w.path for w in ours.warnings if "not closed" in w.message)
+    assert unclosed == ["_posts/2021-02-03-unclosed-post.md", "unclosed-html.html", "unclosed.md"]

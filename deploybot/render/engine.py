@@ -26,12 +26,14 @@ from zoneinfo import ZoneInfo
 
 from deploybot.render import build, sitetheme
 from deploybot.render.cache import BuildCache, CacheError, SourceRow
+from deploybot.render.collections import POSTS, ordered
 from deploybot.render.deps import (
     NEIGHBOURS,
     ORDER,
     PAGES,
     SITEMAP,
     STATIC,
+    DocPage,
     Recorder,
     SiteContent,
     TrackedDict,
@@ -40,7 +42,7 @@ from deploybot.render.deps import (
 )
 from deploybot.render.document import render_document
 from deploybot.render.engine_theme import ThemeSetup
-from deploybot.render.excerpt import excerpt_source
+from deploybot.render.excerpt import CUT, excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.limits import LimitedTree, check_file_size
 from deploybot.render.markdown import markdown_for
@@ -51,10 +53,9 @@ from deploybot.render.outputs import (
     MemorySink,
     NeedFullBuild,
     OutputSink,
-    SubsetTree,
     micros,
 )
-from deploybot.render.site import load_site
+from deploybot.render.site import SourceFile, read_source_file
 from deploybot.render.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
@@ -95,12 +96,29 @@ def options_key(options: RenderOptions) -> str:
 
 def _strip(model: Post | Page) -> Post | Page:
     """Return ``model`` as the cache keeps it: a page without its body; a post with only its
-    excerpt's source as the body (and no separator, so its ``excerpt`` is unchanged)."""
+    excerpt's source as the body (and :data:`~.excerpt.CUT` as its separator, so its
+    ``excerpt`` is unchanged)."""
     if isinstance(model, Post):
+        if not model.excerpt_separator:
+            return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
         source = excerpt_source(model.doc.body, model.excerpt_separator)
         doc = dataclasses.replace(model.doc, body=source)
-        return dataclasses.replace(model, doc=doc, excerpt_separator="")
+        return dataclasses.replace(model, doc=doc, excerpt_separator=CUT)
     return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
+
+
+UNDATED_US = -2
+"""``date_us`` of a collection document without a date (Jekyll dates it ``site.time``)."""
+TIMED_US = -1
+"""``date_us`` of such a document whose URL holds a part of that date."""
+
+
+def doc_date_us(doc: Post) -> int:
+    """The cache's ``date_us`` of a collection document: its date, or one of
+    :data:`UNDATED_US`/:data:`TIMED_US`."""
+    if doc.dated:
+        return micros(doc.date)
+    return TIMED_US if doc.timed_url else UNDATED_US
 
 
 def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
@@ -184,7 +202,37 @@ class Engine(ThemeSetup):
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
-        return [build.static_file_variables(path) for path in self.cache.kinds("static")]
+        return [build.static_file_variables(row.model) for row in self.cache.rows("static")]
+
+    def collection_docs(self, label: str) -> list[Post]:
+        """Return the documents of collection ``label`` in its order (an undated one dated
+        ``site.time``, as Jekyll dates it)."""
+        collection = self.config.collections[label]
+        rows = [r for r in self.cache.rows("doc") if r.model.collection == label]
+        docs = {r.path: self._dated(r.model) for r in rows}
+        keyed = [(p, d.date, d.doc.front_matter) for p, d in docs.items()]
+        return [docs[path] for path, _, _ in ordered(collection, keyed)]
+
+    def _dated(self, doc: Post) -> Post:
+        return doc if doc.dated else dataclasses.replace(doc, date=self.time)
+
+    def site_collection(self, label: str) -> tuple[list[dict[str, Any]], bool]:
+        """Return ``site.<label>``: the document mappings of a collection in its order, and
+        whether one is undated (its date is ``site.time``)."""
+        docs = self.collection_docs(label)
+        undated = any(not d.dated for d in docs)
+        return [build.post_variables(d, self.md) for d in docs], undated
+
+    def site_collections(self) -> tuple[list[dict[str, Any]], bool]:
+        """Return ``site.collections`` (:func:`~.build.collection_lists`), and whether a
+        document in it is undated."""
+        labels = [label for label in self.config.collections if label != POSTS]
+        found = {label: self.site_collection(label) for label in labels}
+        docs = {label: items for label, (items, _) in found.items()}
+        posts = [p for p, _, _ in self.site_posts()][::-1]
+        static = [row.model for row in self.cache.rows("static")]
+        undated = any(flag for _, flag in found.values())
+        return build.collection_lists(self.config, docs, posts, static), undated
 
     def neighbours(self, row: SourceRow) -> Neighbours:
         """Return the ``(previous, next)`` post models of the post ``row`` (older, newer)."""
@@ -199,32 +247,40 @@ class Engine(ThemeSetup):
         return build.post_variables(row.model, self.md, *self.neighbours(row))
 
     def read_source(self, path: str) -> SourceRow | None:
-        """Return what ``path`` is (post, page, static, other) per Jekyll's reading rules, or
-        ``None`` when it is not in the tree. Raises ``SourceError`` for a broken file."""
+        """Return what ``path`` is (post, doc, page, static, other) per Jekyll's reading
+        rules, or ``None`` when it is not in the tree. Raises ``SourceError`` for a broken
+        file."""
         try:
             blob = self.tree.blob_id(path)
         except KeyError:
             return None
-        model, warnings = self._load([path])
-        notes = tuple((w.line, w.message) for w in warnings)
-        if model.posts:
-            post = model.posts[0]
+        found = self._load(path)
+        notes = tuple((w.line, w.message) for w in found.warnings)
+        if found.post is not None and found.post.is_post:
+            post = found.post
             return SourceRow(path, blob, "post", True, micros(post.date), _strip(post), notes)
-        if model.pages:
-            return SourceRow(path, blob, "page", False, 0, _strip(model.pages[0]), notes)
-        kind = "static" if model.static else "other"
-        return SourceRow(path, blob, kind, False, 0, None, notes)
+        if found.post is not None:
+            doc = found.post
+            return SourceRow(path, blob, "doc", True, doc_date_us(doc), _strip(doc), notes)
+        if found.page is not None:
+            return SourceRow(path, blob, "page", False, 0, _strip(found.page), notes)
+        if found.static is not None:
+            return SourceRow(path, blob, "static", False, 0, found.static, notes)
+        return SourceRow(path, blob, "other", False, 0, None, notes)
 
-    def _load(self, paths: list[str]) -> tuple[SiteModel, list[RenderWarning]]:
-        """Read ``paths`` of the tree (posts, pages, static) with no future cut-off."""
-        tree = SubsetTree(self.tree, paths)
+    def _load(self, path: str) -> SourceFile:
+        """Read the source ``path`` of the tree (no future cut-off)."""
         max_yaml = self.options.max_yaml_size
-        return load_site(tree, self.config, None, self.hidden, max_yaml_size=max_yaml)
+        return read_source_file(self.tree, path, self.config, self.time, self.hidden, max_yaml)
 
     def visible(self, row: SourceRow | None, cut_us: int) -> bool:
         """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""
         if row is None or row.kind == "other":
             return False
+        if row.kind == "static":
+            return bool(row.model.output_path)
+        if row.kind == "doc":
+            return bool(row.model.output_path) and (row.date_us < 0 or row.date_us <= cut_us)
         return row.kind != "post" or (row.published and row.date_us <= cut_us)
 
     # producers
@@ -254,17 +310,23 @@ class Engine(ThemeSetup):
         if row.kind == "static":
             # The sink may copy the blob without reading it: check its size first anyway.
             check_file_size(self.tree, path, self.options.max_file_bytes)
-            self._put(path, path)
-            self.sink.copy(path, row.blob, lambda: self.tree.read(path))
-            self._record(path, [path], {"b:" + path: row.blob}, ())
+            out = row.model.output_path
+            self._put(out, path)
+            self.sink.copy(out, row.blob, lambda: self.tree.read(path))
+            self._record(path, [out], {"b:" + path: row.blob}, ())
             return
-        model, _ = self._load([path])
-        doc: Post | Page = model.posts[0] if row.kind == "post" else model.pages[0]
+        found = self._load(path)
+        doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
+        assert doc is not None
         self.recorder.push()
         outputs: list[tuple[str, bytes]] = []
         warnings: list[RenderWarning] = []
         try:
-            if isinstance(doc, Post):
+            if isinstance(doc, Post) and not doc.is_post:
+                rendered = self._render_doc(doc)
+                outputs.append((rendered.output_path, rendered.output))
+                warnings.extend(rendered.warnings)
+            elif isinstance(doc, Post):
                 pair = self.neighbours(row) if neighbours is None else neighbours
                 page = build.post_variables(doc, self.md, *pair)
                 tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
@@ -283,6 +345,22 @@ class Engine(ThemeSetup):
             self._put(output_path, path)
             self.sink.write(output_path, data)
         self._record(path, [p for p, _ in outputs], deps, warnings)
+
+    def _render_doc(self, doc: Post) -> build.RenderedDocument:
+        """Render a collection document; its neighbours (``page.previous``/``next``) come
+        from its collection's order, so reading them records ``c:<label>``, and an undated
+        document's ``page.date`` (``site.time``) records ``s:time``."""
+        docs = self.collection_docs(doc.collection)
+        doc = self._dated(doc)
+        paths = [d.doc.path for d in docs]
+        i = paths.index(doc.doc.path) if doc.doc.path in paths else -1
+        pair = (
+            docs[i - 1] if i > 0 else None,
+            docs[i + 1] if 0 <= i < len(docs) - 1 else None,
+        )
+        page = build.post_variables(doc, self.md, *pair)
+        tracked = DocPage(page, self.recorder, doc.collection, doc.dated)
+        return render_document(doc.doc, doc.output_path, "page", tracked, self.ctx)
 
     def _page_outputs(self, doc: Page) -> Iterable[build.RenderedDocument]:
         """Render a page (each page of posts, when it is the paginated ``index.html``)."""
@@ -343,7 +421,7 @@ class Engine(ThemeSetup):
         writes it (recording the post order, the pages, the static files and ``m``)."""
         deps = dict.fromkeys((ORDER, PAGES, STATIC, SITEMAP), "")
         pages = tuple(row.model for row in self.cache.rows("page"))
-        static = tuple(self.cache.kinds("static"))
+        static = tuple(row.model for row in self.cache.rows("static"))
         model = SiteModel(self.config, (), pages, static, self.time)
         outputs: list[str] = []
         if sitemap_wanted(model):
@@ -354,9 +432,19 @@ class Engine(ThemeSetup):
             outputs.append(SITEMAP_PATH)
         self._record(SITEMAP_PRODUCER, outputs, deps, ())
 
+    def docs_between(self, lo_us: int, hi_us: int) -> list[SourceRow]:
+        """Return the dated documents dated in ``(lo_us, hi_us]``."""
+        return [r for r in self.cache.rows("doc") if lo_us < r.date_us <= hi_us]
+
     def page_owns_index(self) -> bool:
-        """Return whether a page writes ``index.html`` (then the theme index is not made)."""
-        return any(not p.startswith(":") for p in self.cache.producers_of("index.html"))
+        """Return whether a source (a page, a static file, a document) writes
+        ``index.html``: then the theme index is not made."""
+        if any(not p.startswith(":") for p in self.cache.producers_of("index.html")):
+            return True
+        rows = [*self.cache.rows("page"), *self.cache.rows("static"), *self.cache.rows("doc")]
+        return any(
+            r.model.output_path == "index.html" and self.visible(r, self.cut_us) for r in rows
+        )
 
     def warnings(self) -> tuple[RenderWarning, ...]:
         """Return every warning of the current state, sorted as ``build_site`` sorts them."""
@@ -385,21 +473,24 @@ class Engine(ThemeSetup):
             row = self.read_source(path)
             if row is not None and (row.kind != "other" or row.warnings):
                 self.cache.put_source(row)
-                if row.kind in ("static", "page"):
+                if row.kind in ("static", "page", "doc"):
                     rows.append(row)
         self.render_assets()
         for row in rows:
-            if row.kind == "static":
+            if row.kind == "static" and self.visible(row, self.cut_us):
                 self.render_source(row)
-        pages = [r for r in rows if r.kind == "page"]
-        if not any(r.model.output_path == "index.html" for r in pages):
+        if not self.page_owns_index():
             self.render_index()
-        for row in pages:
-            self.render_source(row)
+        for row in rows:
+            if row.kind == "page":
+                self.render_source(row)
         posts = self.cache.posts(self.cut_us)
         models = [row.model for row in posts]
         for i, row in enumerate(posts):
             self.render_source(row, build.neighbours(models, i))
+        for row in rows:
+            if row.kind == "doc" and self.visible(row, self.cut_us):
+                self.render_source(row)
         self.render_feeds()
         self.render_sitemap()
         return BuildReport(

@@ -40,6 +40,7 @@ from deploybot.render import build
 from deploybot.render.cache import BuildCache, CacheError, SourceRow, renderer_version
 from deploybot.render.data import is_data_file
 from deploybot.render.deps import (
+    COLLECTIONS,
     DATA,
     ORDER,
     PAGES,
@@ -47,6 +48,7 @@ from deploybot.render.deps import (
     SITEMAP,
     STATIC,
     WHOLE,
+    collection_key,
     fingerprint,
     read_fingerprint,
 )
@@ -55,6 +57,7 @@ from deploybot.render.engine import (
     ASSETS_KEY,
     INDEX,
     SITEMAP_PRODUCER,
+    TIMED_US,
     BuildReport,
     Engine,
     NeedFullBuild,
@@ -154,6 +157,9 @@ def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
     plan = _Plan()
     if old_time != engine.time_us:
         plan.dirty.add("s:time")
+        # an undated document's URL that holds a part of its date (site.time) moves
+        timed = [r.path for r in cache.rows("doc") if r.date_us == TIMED_US]
+        changed = sorted(set(changed) | set(timed))
     theme = "" if engine.options.theme == "default" else engine.options.theme.strip("/") + "/"
     updates: list[tuple[SourceRow | None, SourceRow | None]] = []
     for path in changed:
@@ -208,8 +214,11 @@ def _apply(
     elif was or (old is not None and engine.cache.outputs_of(path)):
         plan.remove.add(path)
     kinds = (getattr(old, "kind", ""), getattr(new, "kind", ""))
-    if (kinds[0] == "static") != (kinds[1] == "static"):
+    if (kinds[0] == "static") != (kinds[1] == "static") or _static_moved(old, new):
         plan.dirty.add(STATIC)
+    for row in (old, new):
+        if row is not None and row.kind == "doc":
+            plan.dirty.add(collection_key(row.model.collection))
     if "page" in kinds and _page_fields(old) != _page_fields(new):
         plan.dirty.add(PAGES)
     if "post" not in kinds:
@@ -222,6 +231,13 @@ def _apply(
         plan.dirty.add(SITEMAP)
     if was and now:
         _dirty_fields(plan, old, new)  # type: ignore[arg-type]
+
+
+def _static_moved(old: SourceRow | None, new: SourceRow | None) -> bool:
+    """Whether a static file's entry (URL, output) changed (defaults, a collection)."""
+    if old is None or new is None or old.kind != "static" or new.kind != "static":
+        return False
+    return bool(old.model != new.model)
 
 
 def _page_fields(row: SourceRow | None) -> str:
@@ -244,11 +260,14 @@ def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:
 
 
 def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
-    """Posts crossing the future cut-off between the old and new build times (returned)."""
+    """Posts crossing the future cut-off between the old and new build times (returned);
+    documents crossing it are written or removed (they stay listed either way)."""
     lo, hi = sorted((old_cut, engine.cut_us))
     rows = engine.cache.posts(hi, lo_us=lo)
     for row in rows:
         plan.dirty.update((ORDER, SITEMAP))
+        (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
+    for row in engine.docs_between(lo, hi):
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
     return rows
 
@@ -256,7 +275,9 @@ def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
 def _users(engine: Engine, plan: _Plan) -> set[str]:
     """Return the producers that read a dirty key."""
     dirty = set(plan.dirty)
-    if any(k in (ORDER, PAGES, STATIC) or k.startswith(("k:", "s:")) for k in dirty):
+    if any(k in (ORDER, STATIC) or k.startswith(("k:", "c:")) for k in dirty):
+        dirty.add(COLLECTIONS)  # site.collections shows the posts, documents and files
+    if any(k in (ORDER, PAGES, STATIC) or k.startswith(("k:", "s:", "c:")) for k in dirty):
         dirty.add("s:" + WHOLE)
     users: set[str] = set()
     for key in dirty:

@@ -130,6 +130,10 @@ class SiteConfig:
 
     ``url`` falls back to Jekyll-Bootstrap's ``production_url`` when unset; ``baseurl`` has
     no trailing slash; ``data`` is the whole parsed file, for templates (``site.*``).
+    ``include`` and ``exclude`` are Jekyll's lists in force (defaults included, see
+    :mod:`.entries`); ``collections`` maps each label (``posts`` too) to its
+    :class:`~.collections.Collection`; ``defaults`` holds the front matter defaults
+    (:mod:`.defaults`).
     """
 
     title: str = ""
@@ -144,6 +148,9 @@ class SiteConfig:
     include: tuple[str, ...] = ()
     future: bool = False
     data: Mapping[str, Any] = field(default_factory=dict)
+    collections: Mapping[str, Any] = field(default_factory=dict)
+    collections_dir: str = ""
+    defaults: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,12 +174,16 @@ class Document:
 
 @dataclass(frozen=True)
 class Post:
-    """A blog post (``_posts/YYYY-MM-DD-slug.ext``).
+    """A document: a blog post (``_posts/YYYY-MM-DD-slug.ext``), or a document of another
+    collection (``collection`` names it).
 
     ``date`` is aware, in the site timezone; ``url`` is the escaped, usually extensionless
-    link (Jekyll's ``post.url``); ``output_path`` the file it is written to;
-    ``excerpt_separator`` ends the excerpt (front matter, else ``_config.yml``, else a blank
-    line).
+    link (Jekyll's ``post.url``); ``output_path`` the file it is written to ('' when its
+    collection is not written); ``excerpt_separator`` ends the excerpt (front matter, else
+    ``_config.yml``, else a blank line; '' for none); ``output_ext`` is the extension of
+    its output (``.html`` for Markdown); ``dated`` is false for a collection document with
+    no date of its own (Jekyll gives it the build time), and ``timed_url`` true when such a
+    document's URL then holds a part of that date.
     """
 
     doc: Document
@@ -184,6 +195,10 @@ class Post:
     url: str
     output_path: str
     excerpt_separator: str = "\n\n"
+    collection: str = "posts"
+    output_ext: str = ".html"
+    dated: bool = True
+    timed_url: bool = False
 
     @property
     def id(self) -> str:
@@ -191,17 +206,36 @@ class Post:
         folder = self.url.rsplit("/", 1)[0]
         return f"{folder}/{self.slug}"
 
+    @property
+    def is_post(self) -> bool:
+        """Whether it is a blog post (of the ``posts`` collection)."""
+        return self.collection == "posts"
+
 
 @dataclass(frozen=True)
 class Page:
-    """A page: any ``.md``/``.markdown``/``.html`` file outside ``_*`` folders with front
-    matter. ``date`` is the front-matter date (site timezone) or ``None``."""
+    """A page: any published file with front matter outside collections. ``date`` is the
+    front-matter date (site timezone) or ``None``; ``output_ext`` the extension of its
+    output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML)."""
 
     doc: Document
     title: str
     url: str
     output_path: str
     date: datetime | None
+    output_ext: str = ".html"
+
+
+@dataclass(frozen=True)
+class StaticFile:
+    """A file copied as it is: its source ``path``, Jekyll's ``url`` (``/`` + the path, or
+    from its collection's permalink), the ``output_path`` it is written to ('' when it is
+    listed but not written) and its ``collection`` (``None`` outside collections)."""
+
+    path: str
+    url: str
+    output_path: str
+    collection: str | None = None
 
 
 LayoutKind = Literal["post", "page"]
@@ -215,12 +249,14 @@ class SiteModel:
         config: the site settings.
         posts: published posts, newest first (date, then source path, descending).
         pages: pages in source-path order.
-        static: source paths copied unchanged (their output path is the same).
+        static: the static files, in source-path order.
         time: Jekyll's ``site.time`` (aware).
+        docs: the documents of the other collections, in source-path order.
     """
 
     config: SiteConfig
     posts: tuple[Post, ...]
     pages: tuple[Page, ...]
-    static: tuple[str, ...]
+    static: tuple[StaticFile, ...]
     time: datetime
+    docs: tuple[Post, ...] = ()
