@@ -69,7 +69,8 @@ class GatedSite(SmallSite):
         hook.write_text(
             "#!/bin/sh\ncat >/dev/null\n"
             f"echo x >> '{self.reached}'\n"
-            f"i=0; while [ ! -e '{self.gate}' ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\n"
+            f"i=0; while [ ! -e '{self.gate}' ] && [ $i -lt 2400 ]; do\n"
+            "  sleep 0.05; i=$((i+1))\ndone\n"
         )
         hook.chmod(0o755)
 
@@ -109,8 +110,8 @@ class Daemon:
 
     def __init__(self, *configs: Path, env: dict[str, str] | None = None) -> None:
         self.configs = configs
-        self.env = {**os.environ, SECRET_ENV: SECRET, **(env or {})}
-        self.env.pop("JOURNAL_STREAM", None)
+        self.env = {k: v for k, v in os.environ.items() if k != "JOURNAL_STREAM"}
+        self.env.update({SECRET_ENV: SECRET, **(env or {})})
         self.log: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
@@ -202,7 +203,7 @@ class Daemon:
         return self.proc.wait(timeout=timeout)
 
     def __enter__(self) -> Daemon:
-        return self.start()
+        return self if self.proc is not None else self.start()
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -240,8 +241,11 @@ def github(after: str, *, ref: str = "refs/heads/main", deleted: bool = False,
     return headers, body
 
 
+Payload = tuple[dict[str, str], bytes]
+
+
 def gitea(after: str, *, ref: str = "refs/heads/main", secret: str = SECRET,
-          repo_url: str = "https://gitea.example.org/o/site.git") -> tuple[dict[str, str], bytes]:  # fmt: skip
+          repo_url: str = "https://gitea.example.org/o/site.git") -> Payload:  # fmt: skip
     """A Gitea push: bare hex ``X-Gitea-Signature`` (no GitHub-style headers)."""
     body = json.dumps({
         "ref": ref, "before": "0" * 40, "after": after, "compare_url": "",
@@ -257,7 +261,7 @@ def gitea(after: str, *, ref: str = "refs/heads/main", secret: str = SECRET,
 
 
 def gitlab(after: str, *, ref: str = "refs/heads/main", token: str = SECRET,
-           repo_url: str = "https://gitlab.example.org/g/site.git") -> tuple[dict[str, str], bytes]:  # fmt: skip
+           repo_url: str = "https://gitlab.example.org/g/site.git") -> Payload:  # fmt: skip
     """A GitLab ``Push Hook`` with ``X-Gitlab-Token``."""
     body = json.dumps({
         "object_kind": "push", "ref": ref, "before": "0" * 40, "after": after,

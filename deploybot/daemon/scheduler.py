@@ -60,6 +60,7 @@ class SiteState:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     wanted: bool = False
     wanted_for: str | None = None  # the newest commit a trigger named (None: unknown)
+    wanted_why: str = ""  # the last trigger, for the log
     building: bool = False
     failures: int = 0
     failed_for: str | None = None
@@ -118,6 +119,7 @@ class Scheduler:
             log.info("site %s: %s: one more build follows the running one", name, why)
         state.wanted = True
         state.wanted_for = commit or state.wanted_for
+        state.wanted_why = why
         state.wake.set()
         self._gauges()
         return True
@@ -202,12 +204,14 @@ class Scheduler:
                 job = self._next_job(state)  # the wait for a slot may have changed it
                 if job is None:
                     continue
-                commit = state.wanted_for
+                commit, why = state.wanted_for, state.wanted_why
                 if job == "build":
                     state.wanted, state.wanted_for = False, None
+                else:
+                    why = "outbox retry due"
                 state.building = True
                 self._gauges()
-                log.info("site %s: %s started", name, job)
+                log.info("site %s: %s started (%s)", name, job, why)
                 try:
                     result = await self.runner.run(state.site, job)
                 finally:
@@ -236,8 +240,9 @@ class Scheduler:
             log.info(
                 "site %s: another run holds the lock: building again in %g s", name, LOCKED_RETRY
             )
-            state.wanted = True
-            self._wake_at(state, time.time() + LOCKED_RETRY)
+            state.wanted, state.wanted_why = True, "retry: the lock was held"
+            state.backoff_until = time.time() + LOCKED_RETRY
+            self._wake_at(state, state.backoff_until)
         elif result.failed:
             state.failures += 1
             state.failed_for = result.source_commit or commit
@@ -252,7 +257,7 @@ class Scheduler:
                 result.error,
             )
             if result.temporary:
-                state.wanted = True
+                state.wanted, state.wanted_why = True, f"retry after {state.failures} failure(s)"
                 self._wake_at(state, state.backoff_until)
         else:
             state.failures, state.failed_for, state.backoff_until = 0, None, 0.0
