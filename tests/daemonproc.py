@@ -54,7 +54,8 @@ def daemon_table(**keys: Any) -> str:
 
 class GatedSite(SmallSite):
     """A :class:`SmallSite` whose publish repository runs a ``pre-receive`` hook: each
-    push appends a line to ``reached`` and then waits until the file ``gate`` exists (at
+    push appends a line to ``reached``, writes its environment to ``hook.env`` (a build
+    process's, as git passes it on) and then waits until the file ``gate`` exists (at
     most 120 s), so a test holds a build in the middle of its push."""
 
     def __init__(self, tmp_path: Path, *, gated: bool = True, extra: str = "") -> None:
@@ -62,13 +63,14 @@ class GatedSite(SmallSite):
         super().__init__(tmp_path, extra=extra)
         self.gate = tmp_path / "gate"
         self.reached = tmp_path / "reached"
+        self.hook_env = tmp_path / "hook.env"
         if not gated:
             self.open_gate()
         hook = self.publish / "hooks" / "pre-receive"
         hook.parent.mkdir(exist_ok=True)
         hook.write_text(
             "#!/bin/sh\ncat >/dev/null\n"
-            f"echo x >> '{self.reached}'\n"
+            f"echo x >> '{self.reached}'\nenv > '{self.hook_env}'\n"
             f"i=0; while [ ! -e '{self.gate}' ] && [ $i -lt 2400 ]; do\n"
             "  sleep 0.05; i=$((i+1))\ndone\n"
         )

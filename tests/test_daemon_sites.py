@@ -189,6 +189,26 @@ def _trickle(url: str, closed_after: list[float]) -> None:
     closed_after.append(time.monotonic() - started)
 
 
+def _trickle_body(url: str, answers: list[tuple[str, float]]) -> None:
+    """Send whole headers, then the body one byte a second; note the answer and when."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    started = time.monotonic()
+    head = (
+        f"POST {HOOK} HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: push\r\n"
+        "X-Hub-Signature-256: sha256=00\r\nContent-Length: 60\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(head.encode())
+        for _ in range(60):
+            try:
+                answer = sock.recv(4096, socket.MSG_DONTWAIT)
+                answers.append((answer.split(b"\r\n")[0].decode(), time.monotonic() - started))
+                return
+            except BlockingIOError:
+                sock.sendall(b"x")
+                time.sleep(1)
+
+
 def test_a_slow_client_does_not_stop_others_and_is_cut_off(tmp_path: Path) -> None:
     site = GatedSite(tmp_path, gated=False, extra=daemon_table(read_timeout=2))
     with Daemon(site.config) as daemon:
@@ -196,6 +216,8 @@ def test_a_slow_client_does_not_stop_others_and_is_cut_off(tmp_path: Path) -> No
         tricklers = [
             threading.Thread(target=_trickle, args=(daemon.url, closed_after)) for _ in range(3)
         ]
+        body_answers: list[tuple[str, float]] = []
+        tricklers.append(threading.Thread(target=_trickle_body, args=(daemon.url, body_answers)))
         for thread in tricklers:
             thread.start()
         for _ in range(5):
@@ -205,8 +227,11 @@ def test_a_slow_client_does_not_stop_others_and_is_cut_off(tmp_path: Path) -> No
         wait_until(lambda: site.published_source() == commit)
         for thread in tricklers:
             thread.join(timeout=60)
+        assert daemon.deliveries("timeout") == 1
     assert len(closed_after) == 3
     assert all(after < 10 for after in closed_after), closed_after  # read_timeout 2 s
+    [(status, after)] = body_answers
+    assert status == "HTTP/1.1 408 Request Timeout" and after < 10
 
 
 def test_the_poller_builds_a_push_no_webhook_announced(tmp_path: Path) -> None:

@@ -56,6 +56,8 @@ def test_signed_pushes_from_each_forge_build_within_seconds(tmp_path: Path) -> N
     assert last["time"].endswith("Z") and last["seconds"] > 0
     assert site.build_commits() == 4
     assert len(site.emails()) == 4  # each build's email, delivered to the mbox
+    build_env = (tmp_path / "hook.env").read_text()  # a build process's environment
+    assert "GIT_DIR=" in build_env and SECRET not in build_env
     published = ("deploybot_runs_total", (("result", "published"), ("site", "deploybot")))
     assert metrics[published] == 4
     assert metrics[("deploybot_run_duration_seconds_count", (("site", "deploybot"),))] == 4

@@ -65,10 +65,13 @@ class Runner:
 
     def __init__(self, *, verbose: bool = False) -> None:
         self.verbose = verbose
+        self.hidden: frozenset[str] = frozenset()
+        """Environment variables the jobs do not get (the webhook secrets: a build never
+        needs them, and it runs the source's layouts)."""
         self._running: dict[int, asyncio.subprocess.Process] = {}
 
     def _env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        env = {name: value for name, value in os.environ.items() if name not in self.hidden}
         if self.verbose:
             env["DEPLOYBOT_VERBOSE"] = "1"
         return env

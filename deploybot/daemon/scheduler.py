@@ -82,6 +82,7 @@ class Scheduler:
         self.metrics = metrics
         self.slots = asyncio.Semaphore(workers)
         self.states: dict[str, SiteState] = {}
+        self.tasks: set[asyncio.Task[None]] = set()  # every loop, also of removed sites
         self.stopping = False
 
     def set_sites(self, sites: Iterable[Site]) -> None:
@@ -100,6 +101,8 @@ class Scheduler:
                 continue
             state = self.states[site.name] = SiteState(site)
             state.task = asyncio.create_task(self._loop(state), name=f"site {site.name}")
+            self.tasks.add(state.task)
+            state.task.add_done_callback(self.tasks.discard)
         self._gauges()
 
     def trigger(self, name: str, why: str, commit: str | None = None) -> bool:
@@ -153,7 +156,7 @@ class Scheduler:
             if state.wanted and not state.building:
                 log.info("site %s: queued build dropped at stop", state.site.name)
             state.wake.set()
-        tasks = [s.task for s in self.states.values() if s.task is not None]
+        tasks = list(self.tasks)
         if running:
             log.info("stopping: waiting up to %g s for %s", timeout, ", ".join(running))
         if not tasks:

@@ -70,6 +70,7 @@ class Service:
         self.settings = settings
         self.metrics = Metrics()
         self.runner = Runner(verbose=verbose)
+        self.runner.hidden = secret_variables(settings)
         self.scheduler = Scheduler(self.runner, self.metrics, settings.daemon.workers)
         self.stopping = asyncio.Event()
         self.signals = 0
@@ -142,6 +143,7 @@ class Service:
                 log.warning("SIGHUP: daemon.%s changed: it takes effect at the next start", key)
                 kept[key] = getattr(old, key)
         self.settings = dataclasses.replace(new, daemon=dataclasses.replace(new.daemon, **kept))
+        self.runner.hidden = secret_variables(new)
         self.scheduler.set_sites(new.sites)
         log.info("SIGHUP: configuration read again: %d site(s)", len(new.sites))
 
@@ -150,17 +152,21 @@ class Service:
         while not self.stopping.is_set():
             interval = self.settings.daemon.poll_interval
             if interval:
-                idle = [
-                    s.site for s in self.scheduler.states.values() if not (s.building or s.wanted)
-                ]
-                try:
-                    async for answer in self.runner.heads(idle):
-                        self.scheduler.polled(
-                            str(answer.get("site")), answer.get("head"), answer.get("error")
-                        )
-                except OSError as exc:
-                    log.error("poll: %s", exc)
+                await self._poll_once()
             await self._sleep(interval or 60.0)
+
+    async def _poll_once(self) -> None:
+        """Read the source branch head of every site not building or queued already."""
+        states = self.scheduler.states.values()
+        idle = [s.site for s in states if not (s.building or s.wanted)]
+        if not idle:
+            return
+        try:
+            async for answer in self.runner.heads(idle):
+                site, head, error = answer.get("site"), answer.get("head"), answer.get("error")
+                self.scheduler.polled(str(site), head, error)
+        except OSError as exc:
+            log.error("poll: %s", exc)
 
     async def _outboxes(self) -> None:
         while not self.stopping.is_set():
@@ -170,6 +176,12 @@ class Service:
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), seconds)
+
+
+def secret_variables(settings: Settings) -> frozenset[str]:
+    """The environment variables holding webhook secrets (kept from the build processes)."""
+    names = {settings.daemon.secret_env} | {s.config.daemon.secret_env for s in settings.sites}
+    return frozenset(name for name in names if name)
 
 
 async def _listen(runner: web.AppRunner, listen: str) -> tuple[web.BaseSite, str]:
