@@ -70,6 +70,11 @@ class RenderConfig:
     see :class:`deploybot.render.model.LiquidLimits`), ``max_page_bytes`` (bytes of one
     rendered page after Liquid, Markdown and its layout) and ``max_yaml_size`` (a YAML
     document with its aliases expanded: nodes plus scalar characters).
+    ``max_site_bytes``: the bytes of output one build renders in all (pages, feeds, theme
+    files; static files are copies and do not count).
+    ``highlight_timeout``: the seconds one page may spend highlighting code blocks (some
+    Pygments lexers are exponential on hostile input); past it the build fails naming the
+    block and its language (finite, more than 0, at most a day).
     """
 
     theme: str = "default"
@@ -86,6 +91,8 @@ class RenderConfig:
     max_file_bytes: int = 50_000_000
     max_page_bytes: int = 50_000_000
     max_yaml_size: int = 10_000_000
+    highlight_timeout: float = 10.0
+    max_site_bytes: int = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "render.max_file_bytes": (1, _TERA),
     "render.max_page_bytes": (1, _TERA),
     "render.max_yaml_size": (1, _TERA),
+    "render.max_site_bytes": (1, _TERA),
     "render.liquid_max_loop_iterations": (1, _TERA),
     "render.liquid_max_local_bytes": (1, _TERA),
     "render.liquid_max_depth": (1, 1000),
@@ -384,6 +392,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
         ("render.timezone", cfg.render.timezone),
     ):
         checks.check_timezone(tz, key, path)
+    checks.check_timeout(cfg.render.highlight_timeout, "render.highlight_timeout", path)
     notify = cfg.notify
     mbox = _resolve_path(base, notify.mbox, "notify.mbox", path) if notify.mbox else None
     if notify.transport == "mbox" and mbox is None:

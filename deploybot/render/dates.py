@@ -51,8 +51,17 @@ def parse_date(value: object, tz: tzinfo) -> datetime:
     Accepts what PyYAML gives: ``datetime.date`` (midnight in ``tz``), naive ``datetime``
     (read as ``tz`` wall time), aware ``datetime``, and strings such as
     ``"2017-10-06 11:30:00 -0400"`` which YAML 1.1 does not recognise.
-    Raises ``ValueError`` for anything else.
+    Raises ``ValueError`` for anything else, and for a date that cannot be placed in
+    ``tz`` (``0001-01-01 00:00 +14:00`` is in year 0 once in UTC: Python's ``datetime``
+    holds years 1 to 9999).
     """
+    try:
+        return _parse_date(value, tz)
+    except OverflowError as exc:
+        raise ValueError(f"date {value!s} is out of range in the site's timezone") from exc
+
+
+def _parse_date(value: object, tz: tzinfo) -> datetime:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             return value.replace(tzinfo=tz).astimezone(tz)
