@@ -128,6 +128,30 @@ def run_once_cmd(config_path: Path | None, full: bool, allow_older: bool, retry_
         sys.exit(EX_TEMPFAIL)
 
 
+@main.command("serve")
+@click.option(
+    "--config",
+    "config_paths",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The daemon's config, then more site configs (repeatable; default as run-once).",
+)
+@_handle_errors
+def serve_cmd(config_paths: tuple[Path, ...]) -> None:
+    """Serve webhooks and build on push: one site or many, until SIGTERM or SIGINT.
+
+    The first --config is the daemon's: its [daemon] table (listen, secret_env,
+    poll_interval, max_body_bytes, workers, stop_timeout, read_timeout, sites) and, when it
+    has a [source], a site; each further --config and each file the daemon.sites glob
+    matches is a site. POST /webhook/<site> (or /webhook, routed by repository) queues a
+    build; GET /healthz and /metrics report. SIGHUP re-reads the configs. Exit status: 0
+    after a stop; 75 another daemon runs on the same state; 78 bad config.
+    """
+    from deploybot import daemon
+
+    sys.exit(daemon.serve(list(config_paths) or [default_config_path()], verbose=_verbose()))
+
+
 @main.command("build")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))

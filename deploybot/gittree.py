@@ -13,11 +13,14 @@ from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+from dulwich.errors import ObjectFormatException
 from dulwich.object_store import iter_tree_contents
 from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
 from deploybot import pathrules
+from deploybot.errors import SourceError
+from deploybot.gittree_check import malformed_tree
 from deploybot.objectsize import object_size
 
 
@@ -89,33 +92,54 @@ def iter_changes(
     Subtrees with the same id on both sides are never read, so a one-file change in a site of
     10,000 pages reads a handful of trees, as git's ``diff-tree`` does. A path that is a file
     on one side and a folder on the other yields the file and every path under the folder.
-    Raises ``KeyError`` when a tree is not in ``repo``.
+    The walk keeps its own stack, so a tree of any depth is read.
+    Raises ``KeyError`` when a tree is not in ``repo``, ``SourceError`` naming the folder
+    when one cannot be parsed (:func:`read_tree`).
     """
-    if old_id == new_id:
-        return
-    old, new = _tree_items(repo, old_id), _tree_items(repo, new_id)
-    for name in old.keys() | new.keys():
-        a, b = old.get(name), new.get(name)
-        if a == b:
+    pending = [(old_id, new_id, prefix)]
+    while pending:
+        old_id, new_id, prefix = pending.pop()
+        if old_id == new_id:
             continue
-        path = prefix + name
-        a_dir = a is not None and stat.S_ISDIR(a[0])
-        b_dir = b is not None and stat.S_ISDIR(b[0])
-        if a_dir or b_dir:
-            old_sub = a[1] if a is not None and a_dir else None
-            new_sub = b[1] if b is not None and b_dir else None
-            yield from iter_changes(repo, old_sub, new_sub, path + b"/")
-        a_file, b_file = (None if a_dir else a), (None if b_dir else b)
-        if a_file is not None or b_file is not None:
-            yield path, a_file, b_file
+        old, new = read_tree(repo, old_id, prefix), read_tree(repo, new_id, prefix)
+        for name in old.keys() | new.keys():
+            a, b = old.get(name), new.get(name)
+            if a == b:
+                continue
+            path = prefix + name
+            a_dir = a is not None and stat.S_ISDIR(a[0])
+            b_dir = b is not None and stat.S_ISDIR(b[0])
+            if a_dir or b_dir:
+                old_sub = a[1] if a is not None and a_dir else None
+                new_sub = b[1] if b is not None and b_dir else None
+                pending.append((old_sub, new_sub, path + b"/"))
+            a_file, b_file = (None if a_dir else a), (None if b_dir else b)
+            if a_file is not None or b_file is not None:
+                yield path, a_file, b_file
 
 
-def _tree_items(repo: Repo, tree_id: bytes | None) -> dict[bytes, Entry]:
+def read_tree(repo: Repo, tree_id: bytes | None, folder: bytes = b"") -> dict[bytes, Entry]:
+    """Return ``{name: (mode, id)}`` of the tree ``tree_id`` (``None``: empty) at ``folder``
+    (for messages; ``b""`` or ending in ``/``).
+
+    Raises:
+        KeyError: the tree is not in ``repo``.
+        SourceError: the object is not a tree, or cannot be parsed (a NUL byte in an entry
+            name, a bad mode): names ``folder`` and the entry, as far as it can be read
+            (:func:`~deploybot.gittree_check.malformed_tree`).
+    """
     if tree_id is None:
         return {}
-    tree = repo[tree_id]
-    if not isinstance(tree, Tree):
-        raise KeyError(tree_id.decode("ascii"))
+    try:
+        tree = repo[tree_id]
+    except ObjectFormatException as exc:
+        raise malformed_tree(repo, tree_id, folder) from exc
+    if not isinstance(tree, Tree):  # a folder entry naming a blob or a commit
+        where = decode_path(folder).rstrip("/") or "(the root folder)"
+        raise SourceError(
+            f"refused path: a folder whose git object is a {tree.type_name.decode()}",
+            pathrules.shortened(pathrules.printable(where)),
+        )
     return {entry.path: (entry.mode, entry.sha) for entry in tree.iteritems()}
 
 
@@ -149,21 +173,22 @@ def new_objects(
 def _new_tree_objects(
     repo: Repo, old_id: ObjectID | None, new_id: ObjectID, found: dict[ObjectID, None]
 ) -> None:
-    if old_id == new_id or new_id in found:
-        return
-    found[new_id] = None
-    old = _tree_items(repo, old_id)
-    for name, (mode, sha) in _tree_items(repo, new_id).items():
-        before = old.get(name)
-        if before is not None and before[1] == sha:
+    pending: list[tuple[ObjectID | None, ObjectID]] = [(old_id, new_id)]
+    while pending:
+        old_id, new_id = pending.pop()
+        if old_id == new_id or new_id in found:
             continue
-        if stat.S_ISDIR(mode):
-            below = before[1] if before is not None and stat.S_ISDIR(before[0]) else None
-            _new_tree_objects(
-                repo, None if below is None else ObjectID(below), ObjectID(sha), found
-            )
-        elif not S_ISGITLINK(mode):
-            found[ObjectID(sha)] = None
+        found[new_id] = None
+        old = read_tree(repo, old_id)
+        for name, (mode, sha) in read_tree(repo, new_id).items():
+            before = old.get(name)
+            if before is not None and before[1] == sha:
+                continue
+            if stat.S_ISDIR(mode):
+                below = before[1] if before is not None and stat.S_ISDIR(before[0]) else None
+                pending.append((None if below is None else ObjectID(below), ObjectID(sha)))
+            elif not S_ISGITLINK(mode):
+                found[ObjectID(sha)] = None
 
 
 def _check_names(folder: bytes, items: Mapping[bytes, object]) -> None:
@@ -190,6 +215,7 @@ class GitTree:
 
     Raises:
         KeyError: when the tree is not in the repository.
+        SourceError: when the root tree object cannot be parsed (:func:`read_tree`).
     """
 
     def __init__(self, repo_path: Path, tree_id: str) -> None:
@@ -201,8 +227,7 @@ class GitTree:
         self._folders: dict[bytes, dict[bytes, tuple[int, bytes]] | None] = {}
         repo = Repo(str(self.repo_path))
         try:
-            if not isinstance(repo.object_store[oid(tree_id)], Tree):
-                raise KeyError(tree_id)
+            read_tree(repo, oid(tree_id))  # KeyError when absent, SourceError when malformed
         finally:
             repo.close()
 
@@ -248,7 +273,8 @@ class GitTree:
                 items = self._folder(parent)
                 entry = None if items is None else items.get(name)
                 tree_id = entry[1] if entry is not None and stat.S_ISDIR(entry[0]) else None
-            items = None if tree_id is None else _tree_items(self._handle(), tree_id)
+            prefix = folder + b"/" if folder else b""
+            items = None if tree_id is None else read_tree(self._handle(), tree_id, prefix)
             if items is not None:
                 _check_names(folder, items)
             self._folders[folder] = items
@@ -279,10 +305,14 @@ class GitTree:
         return object_size(self._handle(), self._entry(path)[1])
 
     def read(self, path: str) -> bytes:
-        """Return the bytes of ``path``. Raises ``KeyError`` when absent."""
+        """Return the bytes of ``path``. Raises ``KeyError`` when absent, ``SourceError``
+        when its entry names an object that is not a blob."""
         blob = self._handle()[oid(self._entry(path)[1])]
-        if not isinstance(blob, Blob):
-            raise KeyError(path)
+        if not isinstance(blob, Blob):  # a file entry naming a tree or a commit
+            raise SourceError(
+                f"refused path: a file whose git object is a {blob.type_name.decode()}",
+                pathrules.shortened(pathrules.printable(path)),
+            )
         return blob.as_raw_string()
 
     def close(self) -> None:

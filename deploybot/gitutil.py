@@ -36,7 +36,14 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot.config import is_remote_url
-from deploybot.errors import ConfigError, TemporaryError, disk_full, is_disk_full, one_line
+from deploybot.errors import (
+    ConfigError,
+    FetchError,
+    TemporaryError,
+    disk_full,
+    is_disk_full,
+    one_line,
+)
 from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
 from deploybot.gittree import changed_paths as changed_paths
 from deploybot.gittree import encode_path as encode_path
@@ -261,6 +268,27 @@ def fetch_refs(
         tips[name.decode("utf-8")] = sha.decode("ascii") if sha else None
     set_local_refs(repo, tips)
     return tips
+
+
+def remote_head(url: str, refname: str) -> str | None:
+    """The id ``refname`` (``refs/heads/main``) points at in the repository at ``url``, or
+    None when it has no such ref: the ref advertisement only (``git ls-remote``), no
+    objects fetched. The caller sets the socket timeout (no :func:`_idle_timeout` here:
+    the poller asks many remotes at once, from threads).
+
+    Raises:
+        FetchError: the remote cannot be reached or read (one line naming ``url``).
+    """
+    client, path = _client(url)
+    name = Ref(refname.encode("utf-8"))
+    try:
+        refs = client.get_refs(path.encode("utf-8"), ref_prefix=[name]).refs
+    except _TRANSPORT_ERRORS as exc:
+        raise FetchError(
+            f"cannot read the refs of {redact_url(url)}: {redact_text(one_line(exc))}"
+        ) from exc
+    sha = (refs or {}).get(name)
+    return sha.decode("ascii") if sha else None
 
 
 def fetch_commit(url: str, repo: Repo, commit: str) -> str | None:

@@ -18,11 +18,15 @@ output tree never holds what git would refuse:
 - git's ``utf8.c`` ``is_hfs_dotgit`` (``core.protectHFS``): ``.git`` with code points HFS+
   ignores (zero-width joiners, direction marks, U+FEFF…) anywhere in it.
 
-deploybot adds two rules of its own: no control character (U+0000-U+001F, U+007F: NUL cannot
-be in a path at all, and CR/LF would break the line-based manifest, email and logs), and every
+deploybot adds rules of its own: no control character (U+0000-U+001F, U+007F: NUL cannot
+be in a path at all, and CR/LF would break the line-based manifest, email and logs); every
 name is valid UTF-8 (paths decoded with ``surrogateescape`` keep undecodable bytes as lone
-surrogates; output paths become URLs, which are UTF-8). git's extra rules for symlinks named
-``.gitmodules`` do not apply: outputs are written as regular files only.
+surrogates; output paths become URLs, which are UTF-8); and what a file system can hold: a
+name of at most :data:`MAX_NAME_BYTES` bytes (Linux's ``NAME_MAX``; ext4, XFS, Btrfs, NTFS
+and APFS allow no more), a path of at most :data:`MAX_PATH_BYTES` (``PATH_MAX``) and at most
+:data:`MAX_DEPTH` folders deep (git's own ``core.maxTreeDepth`` is 2,048; no site needs more,
+and every tree walk then stays well inside Python's stack). git's extra rules for symlinks
+named ``.gitmodules`` do not apply: outputs are written as regular files only.
 """
 
 from __future__ import annotations
@@ -43,10 +47,33 @@ _SURROGATE_LO, _SURROGATE_HI = "\udc80", "\udcff"  # how surrogateescape keeps b
 _PLAIN = re.compile(r"[0-9A-FH-Za-fh-z_+=,@-][ -.0-\[\]-~]*\Z")
 
 
+MAX_NAME_BYTES = 255
+"""The longest file or folder name, in bytes of UTF-8 (``NAME_MAX``)."""
+MAX_PATH_BYTES = 4095
+"""The longest path, in bytes of UTF-8 (``PATH_MAX`` is 4,096 with the final NUL)."""
+MAX_DEPTH = 256
+"""The most names in one path (folders, then the file)."""
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def name_problem(name: str) -> str | None:
     """Return why one file or folder name (a tree entry, a path component) is refused, or
     ``None`` when it is fine. ``name`` is ``str``; undecodable bytes are lone surrogates."""
+    if len(name) > MAX_NAME_BYTES // 4 and _size(name) > MAX_NAME_BYTES:
+        return f"a name longer than {MAX_NAME_BYTES} bytes"
     return None if _PLAIN.match(name) else _problem(name)
+
+
+def _size_problem(path: str) -> str | None:
+    """Why ``path`` is too long or too deep for a file system, or ``None``."""
+    if path.count("/") >= MAX_DEPTH:
+        return f"a path more than {MAX_DEPTH} folders deep"
+    if len(path) > MAX_PATH_BYTES // 4 and _size(path) > MAX_PATH_BYTES:
+        return f"a path longer than {MAX_PATH_BYTES} bytes"
+    return None
 
 
 def _problem(name: str) -> str | None:
@@ -67,7 +94,12 @@ def _problem(name: str) -> str | None:
 
 def path_problem(path: str) -> str | None:
     """Return why a relative POSIX path (``/``-separated) is refused, or ``None``: it must
-    not start or end with ``/`` and each component must pass :func:`name_problem`."""
+    not start or end with ``/``, nor be longer or deeper than the file system limits
+    (:data:`MAX_PATH_BYTES`, :data:`MAX_DEPTH`), and each component must pass
+    :func:`name_problem`."""
+    problem = _size_problem(path)
+    if problem is not None:
+        return problem
     for part in path.split("/"):
         problem = name_problem(part)
         if problem is not None:
@@ -85,16 +117,26 @@ def check_path(path: str, what: str = "path") -> str:
     """
     problem = path_problem(path)
     if problem is not None:
-        raise SourceError(f"refused {what}: {problem}", printable(path))
+        raise SourceError(f"refused {what}: {problem}", shortened(printable(path)))
     return path
 
 
 def check_name(name: str, folder: str = "") -> None:
     """Raise ``SourceError`` when the one entry ``name`` of ``folder`` (``""``: the root) is
-    refused by :func:`name_problem`; the message names ``folder/name``."""
-    problem = name_problem(name)
+    refused by :func:`name_problem`, or would make a path too long or too deep; the message
+    names ``folder/name``."""
+    path = f"{folder}/{name}" if folder else name
+    problem = name_problem(name) or _size_problem(path)
     if problem is not None:
-        raise SourceError(f"refused path: {problem}", printable(f"{folder}/{name}".lstrip("/")))
+        raise SourceError(f"refused path: {problem}", shortened(printable(path)))
+
+
+def shortened(path: str, keep: int = 200) -> str:
+    """Return ``path`` for a message: whole when at most ``keep`` characters, else its start
+    and end around ``…`` (a path can be 4 KB, or a tree 10,000 folders deep)."""
+    if len(path) <= keep:
+        return path
+    return f"{path[: keep // 2]}…{path[-keep // 2 :]}"
 
 
 def printable(path: str) -> str:

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 from deploybot import gitutil, mailcmd, notify, publish, statedir, watch
 from deploybot.config import Config
 from deploybot.errors import ConfigError
+from deploybot.revision import commit_datetime
 
 if TYPE_CHECKING:
     from deploybot import render
@@ -390,12 +391,12 @@ def _announce(
 def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.RenderOptions:
     from deploybot import render
 
-    offset = timezone(timedelta(seconds=snap.commit_tz_offset))
+    when = commit_datetime(snap.commit_time, snap.commit_tz_offset, snap.commit)
     return render.RenderOptions(
         theme=config.render.theme,
         timezone=config.render.timezone,
         feed_limit=config.render.feed_limit,
-        build_time=datetime.fromtimestamp(snap.commit_time, tz=offset),
+        build_time=when,
         typography=config.render.typography,
         footnotes=config.render.footnotes,
         layout_limits=render.layout_limits(config.render),
@@ -403,6 +404,8 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         max_file_bytes=config.render.max_file_bytes,
         max_page_bytes=config.render.max_page_bytes,
         max_yaml_size=config.render.max_yaml_size,
+        highlight_timeout=config.render.highlight_timeout,
+        max_site_bytes=config.render.max_site_bytes,
     )
 
 

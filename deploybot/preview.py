@@ -6,8 +6,9 @@ calls it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta, timezone
+import os
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
@@ -15,9 +16,15 @@ from dulwich.repo import Repo
 
 from deploybot import gitutil, pathrules, render
 from deploybot.config import RenderConfig
-from deploybot.errors import SourceError, UsageError
+from deploybot.errors import (
+    MissingObjectError,
+    SourceError,
+    UsageError,
+    disk_full,
+    is_disk_full,
+)
 from deploybot.render.source import DirTree, SourceTree
-from deploybot.revision import resolve_commit
+from deploybot.revision import commit_datetime, resolve_commit
 
 
 def build_to_folder(
@@ -55,9 +62,20 @@ def build_to_folder(
         max_file_bytes=cfg.max_file_bytes,
         max_page_bytes=cfg.max_page_bytes,
         max_yaml_size=cfg.max_yaml_size,
+        highlight_timeout=cfg.highlight_timeout,
+        max_site_bytes=cfg.max_site_bytes,
     )
     try:
         build = render.build_site(tree, options)
+    except KeyError as exc:  # an object the repository's trees name is not in it
+        missing = gitutil.missing_object(exc)
+        if missing is None:
+            raise
+        where = missing[1] or source
+        raise MissingObjectError(
+            f"git object {missing[0]} is missing from {where}: the repository is damaged "
+            f"(check it with: git -C {where} fsck)"
+        ) from exc
     finally:
         if isinstance(tree, gitutil.GitTree):
             tree.close()
@@ -70,6 +88,13 @@ MANIFEST = ".deploybot-build"
 
 
 def _check_out(source: Path, out: Path) -> None:
+    try:
+        _check_out_folder(source, out)
+    except OSError as exc:  # ENAMETOOLONG, EACCES, ELOOP…
+        raise UsageError(f"OUT ({out}) cannot be used: {exc.strerror or exc}") from exc
+
+
+def _check_out_folder(source: Path, out: Path) -> None:
     src, dst = source.resolve(), out.resolve()
     if dst == src or src in dst.parents or dst in src.parents:
         raise UsageError(f"OUT ({out}) and SOURCE ({source}) must not contain each other")
@@ -100,31 +125,107 @@ def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
         commit = resolve_commit(repo, rev)
     except KeyError as exc:
         raise UsageError(f"{source}: {exc.args[0]}") from None
-    offset = timezone(timedelta(seconds=commit.commit_timezone))
-    when = datetime.fromtimestamp(commit.commit_time, tz=offset)
+    when = commit_datetime(commit.commit_time, commit.commit_timezone, commit.id.decode())
     return gitutil.GitTree(Path(repo.path), commit.tree.decode("ascii")), when
 
 
 def _write(out: Path, files: Mapping[str, bytes]) -> None:
     """Write ``files`` under ``out``, remove what the previous build wrote and this one did
-    not, and record the new list in :data:`MANIFEST`. Every path is checked first
-    (:mod:`deploybot.pathrules`), so a refused one (``SourceError``) leaves ``out`` as it was.
+    not, and record the new list in :data:`MANIFEST`.
+
+    Everything that can be known is checked before anything is written: every path
+    (:mod:`deploybot.pathrules`), its length once inside ``out`` (``PATH_MAX``), and what
+    is in the way on disk (a stale file of ours where a folder is needed, or a stale
+    folder of ours where a file goes, is removed; anything else is refused). The manifest
+    lists the earlier build's files and this one's before the first write, so a write
+    that fails half-way (disk full) leaves ``out`` a folder the next build recognises and
+    cleans up.
+
+    Raises:
+        SourceError: a refused output path; nothing was written.
+        UsageError: ``out`` is too deep for an output path, or something no build made is
+            in the way; nothing was written.
+        DiskFullError: the disk filled while writing.
     """
     for rel in files:
         pathrules.check_path(rel, "output path")
+    _check_lengths(out, files)
     manifest = out / MANIFEST
     previous = manifest.read_text("utf-8").splitlines() if manifest.is_file() else []
-    for rel, data in files.items():
+    stale = set(previous) - set(files)
+    _check_room(out, files, stale)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_manifest(manifest, {*previous, *files})
+        for rel in sorted(stale, reverse=True):
+            target = out / rel
+            inside = out.resolve() in target.resolve().parents  # no symlink on the way
+            if inside and target.is_file() and not target.is_symlink():
+                target.unlink()
+                _remove_empty_parents(target.parent, out)
+        for rel, data in files.items():
+            target = out / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        _write_manifest(manifest, set(files))
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise disk_full(exc, getattr(exc, "filename", None) or out) from exc
+        raise
+
+
+def _check_room(out: Path, files: Mapping[str, bytes], stale: set[str]) -> None:
+    """Refuse, before anything is written, anything on disk in an output path's way but a
+    stale file of ours (``stale``)."""
+    checked: set[str] = set()
+    for rel in sorted(files):
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder in checked:
+                continue
+            checked.add(folder)
+            where = out / folder
+            if where.is_symlink() or (
+                where.exists() and not where.is_dir() and folder not in stale
+            ):
+                _in_the_way(out, folder, rel)
         target = out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    for rel in sorted(set(previous) - set(files), reverse=True):
-        stale = out / rel
-        if stale.is_file() and out.resolve() in stale.resolve().parents:
-            stale.unlink()
-            _remove_empty_parents(stale.parent, out)
-    out.mkdir(parents=True, exist_ok=True)
-    manifest.write_text("".join(f"{rel}\n" for rel in sorted(files)), "utf-8")
+        if target.is_dir() and not target.is_symlink():
+            for inner in _files_under(target):
+                if inner.relative_to(out).as_posix() not in stale:
+                    _in_the_way(out, inner.relative_to(out).as_posix(), rel)
+
+
+def _check_lengths(out: Path, files: Mapping[str, bytes]) -> None:
+    """Refuse an output path (or the manifest's) longer than ``PATH_MAX`` inside ``out``."""
+    base = len(os.fsencode(out.absolute())) + 1
+    for rel in [MANIFEST + ".tmp", *sorted(files)]:
+        if base + len(os.fsencode(rel)) > pathrules.MAX_PATH_BYTES:
+            raise UsageError(
+                f"OUT ({out}) is too deep for the output path "
+                f"{pathrules.shortened(rel)}: over {pathrules.MAX_PATH_BYTES} bytes in all"
+            )
+
+
+def _files_under(folder: Path) -> Iterator[Path]:
+    for root, dirs, names in os.walk(folder):
+        for name in [*names, *(d for d in dirs if Path(root, d).is_symlink())]:
+            yield Path(root, name)
+
+
+def _in_the_way(out: Path, blocker: str, rel: str) -> None:
+    raise UsageError(
+        f"OUT ({out}) holds {pathrules.shortened(blocker)}, which no earlier build made, "
+        f"where the output {pathrules.shortened(rel)} goes; move it away"
+    )
+
+
+def _write_manifest(manifest: Path, paths: set[str]) -> None:
+    """Replace :data:`MANIFEST` atomically (a temp file renamed over it)."""
+    temporary = manifest.with_name(MANIFEST + ".tmp")
+    temporary.write_text("".join(f"{rel}\n" for rel in sorted(paths)), "utf-8")
+    temporary.replace(manifest)
 
 
 def _remove_empty_parents(folder: Path, root: Path) -> None:

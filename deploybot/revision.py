@@ -8,10 +8,13 @@ followed by any chain of ``~N``, ``~``, ``^N`` and ``^`` (git's ``gitrevisions(7
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta, timezone
 
 from dulwich.objects import Commit
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
+
+from deploybot.errors import SourceError
 
 _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)$")
 
@@ -54,3 +57,22 @@ def _parent(repo: Repo, commit: Commit, number: int, rev: str) -> Commit:
     parent = repo[commit.parents[number - 1]]
     assert isinstance(parent, Commit)
     return parent
+
+
+def commit_datetime(seconds: int, offset: int, commit: str) -> datetime:
+    """Return a commit's committer date (``seconds`` since the epoch, ``offset`` seconds
+    east of UTC, as git stores them) as an aware datetime.
+
+    Raises:
+        SourceError: naming ``commit`` (40 hex), when git's header holds a date Python's
+            ``datetime`` cannot (an offset of a day or more, a year before 1 or after 9999).
+    """
+    try:
+        return datetime.fromtimestamp(seconds, tz=timezone(timedelta(seconds=offset)))
+    except (ValueError, OverflowError, OSError) as exc:
+        hours, minutes = divmod(abs(offset) // 60, 60)
+        git_date = f"{seconds} {'-' if offset < 0 else '+'}{hours:02d}{minutes:02d}"
+        raise SourceError(
+            f"commit {commit}: committer date {git_date} is out of range (a date needs an "
+            "offset under 24 hours and a year from 1 to 9999)"
+        ) from exc

@@ -55,15 +55,16 @@ def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
     paths = state_paths(config)
     check_writable_folder(config.state.dir, "state.dir", config.path)
     started = time.time()
-    with _locked(paths["lock"]), no_space_left(config.state.dir):
+    with locked(paths["lock"]), no_space_left(config.state.dir):
         if sweep:
             stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
         yield paths
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold the state directory's lock (``LockHeldError`` when another run holds it).
+def locked(path: Path, held_by: str = "another deploybot run holds the lock") -> Iterator[None]:
+    """Hold the state directory's lock (``LockHeldError`` "<held_by> <path>" when another
+    process holds it). ``deploybot serve`` holds its own one this way too.
 
     The lock is an ``flock`` (:class:`filelock.FileLock` on Unix), which the kernel releases
     when its process dies, so a killed run never leaves it held. The state directory is made
@@ -77,7 +78,7 @@ def _locked(path: Path) -> Iterator[None]:
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
-        raise LockHeldError(f"another deploybot run holds the lock {path}") from None
+        raise LockHeldError(f"{held_by} {path}") from None
     try:
         yield
     finally:

@@ -9,15 +9,20 @@ says which files differ from the commit of the previous run, for incremental bui
 from __future__ import annotations
 
 import enum
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from dulwich.errors import NotGitRepository, ObjectFormatException
 from dulwich.graph import can_fast_forward
 from dulwich.objects import Commit
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot import gitutil
-from deploybot.errors import ConfigError, FetchError
+from deploybot.config_checks import is_remote_url
+from deploybot.errors import ConfigError, FetchError, SourceError
+from deploybot.gittree import read_tree
 from deploybot.gitutil import GitTree
 from deploybot.redact import redact_url
 
@@ -56,6 +61,8 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
 
     Raises:
         FetchError: the remote cannot be reached or read (one line, naming ``url``).
+        SourceError: the fetch failed because a tree of the branch cannot be parsed (git
+            refuses to send it; see :func:`check_local_trees`), or a tree fetched cannot be.
         ConfigError: the remote has no such branch (names ``source.branch``), or ``url`` is
             a local path that holds no git repository (names ``source.url``): retrying
             would not help, so it is not a FetchError.
@@ -63,7 +70,15 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
     gitutil.check_local_repository(url, "source.url")
     refname = f"refs/heads/{branch}"
     with gitutil.bare_repo(mirror) as repo:
-        tip = gitutil.fetch_refs(url, repo, [refname], FetchError)[refname]
+        try:
+            tip = gitutil.fetch_refs(url, repo, [refname], FetchError)[refname]
+        except (FetchError, ObjectFormatException) as exc:  # dulwich's local transport
+            check_local_trees(url, refname)
+            if isinstance(exc, ObjectFormatException):
+                raise SourceError(
+                    f"cannot fetch from {redact_url(url)}: an object cannot be parsed ({exc})"
+                ) from exc
+            raise
         if tip is None:
             raise ConfigError(f"source.branch: no branch {branch!r} in {redact_url(url)}")
         commit = _commit(repo, tip)
@@ -77,6 +92,42 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
         since=since,
         changed_paths=changed,
     )
+
+
+def check_local_trees(url: str, refname: str) -> None:
+    """After a failed fetch from a local repository: raise the ``SourceError`` naming the
+    first tree entry of ``refname``'s tip that cannot be parsed (a NUL byte in a name: git's
+    ``upload-pack`` refuses to send the tree), so the run fails as bad input rather than
+    as a fetch to retry forever. Returns when ``url`` is not local or every tree parses.
+    The walk keeps its own stack (a tree can be thousands of folders deep)."""
+    path = url.removeprefix("file://")
+    if is_remote_url(path):
+        return
+    try:
+        remote = Repo(path)
+    except (NotGitRepository, OSError):
+        return
+    with remote:
+        try:
+            commit = remote[remote.refs[Ref(refname.encode("utf-8"))]]
+        except KeyError:
+            return
+        if not isinstance(commit, Commit):
+            return
+        pending: list[tuple[bytes, bytes]] = [(commit.tree, b"")]
+        seen: set[bytes] = set()
+        while pending:
+            tree_id, folder = pending.pop()
+            if tree_id in seen:
+                continue
+            seen.add(tree_id)
+            try:
+                items = read_tree(remote, tree_id, folder)
+            except KeyError:
+                return
+            for name, (mode, sha) in items.items():
+                if stat.S_ISDIR(mode):
+                    pending.append((sha, folder + name + b"/"))
 
 
 def _commit(repo: Repo, commit_id: str) -> Commit:

@@ -24,7 +24,7 @@ from deploybot.errors import ConfigError
 from deploybot.gittree import GitTree
 from deploybot.render.yamlload import ExpansionError, expanded_size, load_yaml
 from tests.gitcli import run_git
-from tests.gitrepo import commit_files, head
+from tests.gitrepo import commit_files, commit_snapshot, head
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "deploybot.example.toml"
 ID = {"name": "t", "email": "t@example.org"}
@@ -180,6 +180,9 @@ def test_limits_have_defaults_and_are_in_the_example_config() -> None:
     for line in ("max_file_bytes = 50_000_000", "max_page_bytes = 50_000_000"):
         assert line in text
     assert "max_yaml_size = 10_000_000" in text
+    assert (render.max_site_bytes, render.highlight_timeout) == (1_000_000_000, 10.0)
+    assert "max_site_bytes = 1_000_000_000" in text
+    assert "highlight_timeout = 10.0" in text
 
 
 # --- max_file_bytes ------------------------------------------------------------------------
@@ -328,3 +331,62 @@ def test_layout_output_over_the_limit_is_exit_1(tmp_path: Path) -> None:
     )
     config.write_text('[source]\nurl = "site"\n[render]\ntheme = "theme"\nmax_page_bytes = 5000\n')
     assert run_build(src, tmp_path / "out", "--config", str(config)).returncode == 0
+
+
+# --- max_site_bytes: the output of one build in all ----------------------------------------
+
+SITE_LAYOUT = b"{{ 'x' * 4000000 }}"  # 4 MB a page: within every per-page limit
+
+
+def _theme_site(root: Path, posts: int) -> tuple[Path, Path]:
+    src = root / "src"
+    (src / "_theme").mkdir(parents=True)
+    (src / "_posts").mkdir()
+    for name in ("default", "post", "page"):
+        (src / "_theme" / f"{name}.html").write_bytes(SITE_LAYOUT)
+    for day in range(1, posts + 1):
+        (src / "_posts" / f"2020-01-{day:02d}-p.md").write_bytes(b"---\ntitle: p\n---\nx\n")
+    (src / "big.bin").write_bytes(b"s" * 3_000_000)  # a static copy: does not count
+    config = root / "deploybot.toml"
+    config.write_text(
+        '[source]\nurl = "src"\n[render]\ntheme = "_theme"\nmax_site_bytes = 10000000\n'
+    )
+    return src, config
+
+
+def test_max_site_bytes_bounds_the_whole_build(tmp_path: Path) -> None:
+    src, config = _theme_site(tmp_path, 3)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["build", str(src), str(out), "--config", str(config)])
+    assert (result.exit_code, result.output) == (
+        1,
+        "deploybot: error: 2020/01/01/p.html: the build's output passes 10,000,000 bytes "
+        "(render.max_site_bytes)\n",
+    )
+    assert not out.exists()
+
+
+def test_max_site_bytes_bounds_run_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    src, config = _theme_site(tmp_path, 3)
+    files = {p.relative_to(src).as_posix(): p.read_bytes() for p in src.rglob("*") if p.is_file()}
+    commit_snapshot(tmp_path / "source.git", files)
+    Repo.init_bare(str(tmp_path / "publish.git"), mkdir=True).close()
+    config.write_text(
+        '[source]\nurl = "source.git"\n[publish]\nurl = "publish.git"\n[notify]\n'
+        'transport = "none"\n[render]\ntheme = "_theme"\nmax_site_bytes = 10000000\n'
+    )
+    result = CliRunner().invoke(main, ["run-once", "--config", str(config)])
+    assert result.exit_code == 1
+    assert result.output.endswith(
+        ": the build's output passes 10,000,000 bytes (render.max_site_bytes)\n"
+    )
+    assert head(tmp_path / "publish.git", "asf-site") is None
+
+
+def test_two_pages_fit_max_site_bytes(tmp_path: Path) -> None:
+    src, config = _theme_site(tmp_path, 2)
+    result = CliRunner().invoke(
+        main, ["build", str(src), str(tmp_path / "out"), "--config", str(config)]
+    )
+    assert result.exit_code == 0, result.output

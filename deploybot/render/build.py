@@ -19,6 +19,7 @@ import jinja2
 import mistune
 
 from deploybot import pathrules
+from deploybot.errors import SourceError
 from deploybot.render import paginate, sitetheme
 from deploybot.render.collections import POSTS, ordered
 from deploybot.render.data import read_data
@@ -30,8 +31,9 @@ from deploybot.render.document import (
 )
 from deploybot.render.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
+from deploybot.render.highlight_clock import highlight_budget
 from deploybot.render.layouts import bundled_templates_dir, make_environment, render_template
-from deploybot.render.limits import LimitedTree
+from deploybot.render.limits import LimitedTree, site_too_large
 from deploybot.render.liquid_layouts import LiquidLayouts
 from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
@@ -195,7 +197,7 @@ def render_index(ctx: RenderContext) -> bytes | None:
     """Return the theme's ``index.html`` listing ``site.posts``, or ``None`` when the theme
     has none. Raises ``SourceError`` as :func:`layout_errors` and
     :func:`~deploybot.render.layouts.render_template` do."""
-    with layout_errors("index.html"):
+    with layout_errors("index.html"), highlight_budget(ctx.highlight_timeout):
         try:
             template = ctx.env.get_template("index.html")
         except jinja2.TemplateNotFound:
@@ -219,15 +221,22 @@ def theme_assets(tree: SourceTree, theme: str) -> Iterator[tuple[str, bytes]]:
 
 
 class _Output:
-    """Output files with their producers, warning when one path is written twice."""
+    """Output files with their producers, warning when one path is written twice, and
+    refusing more than ``max_bytes`` of rendered output (``SourceError`` naming the path)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int) -> None:
         self.files: dict[str, bytes] = {}
         self.owner: dict[str, str] = {}
         self.warnings: list[RenderWarning] = []
+        self.max_bytes = max_bytes
+        self.written = 0
 
-    def put(self, path: str, data: bytes, owner: str) -> None:
+    def put(self, path: str, data: bytes, owner: str, *, copied: bool = False) -> None:
         pathrules.check_path(path, "output path")
+        if not copied:  # a static file is a copy of a source blob: not made by the build
+            self.written += len(data)
+            if self.written > self.max_bytes:
+                raise SourceError(site_too_large(self.max_bytes), path)
         if path in self.files:
             message = f"output {path} (from {self.owner[path]}) is overwritten by {owner}"
             self.warnings.append(RenderWarning(owner, None, message))
@@ -257,14 +266,16 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     site["data"] = read_data(tree, tree.paths(), options.max_yaml_size)
     liquid = sitetheme.make_liquid(tree, config, md, options)
     layouts = LiquidLayouts(tree, names, options.max_yaml_size) if names else None
-    ctx = RenderContext(env, md, site, tree, options.max_page_bytes, liquid, layouts)
-    out = _Output()
+    ctx = RenderContext(
+        env, md, site, tree, options.max_page_bytes, liquid, layouts, options.highlight_timeout
+    )
+    out = _Output(options.max_site_bytes)
     if layouts is None:
         for path, data in theme_assets(tree, options.theme):
             out.put(path, data, f"theme {options.theme}")
     for static in model.static:
         if static.output_path:
-            out.put(static.output_path, tree.read(static.path), static.path)
+            out.put(static.output_path, tree.read(static.path), static.path, copied=True)
     index = render_index(ctx) if layouts is None else None
     if index is not None and not owns_index(model):
         out.put("index.html", index, f"theme {options.theme}")

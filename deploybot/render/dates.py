@@ -53,8 +53,17 @@ def parse_date(value: object, tz: tzinfo) -> datetime:
     Accepts what PyYAML gives: ``datetime.date`` (midnight in ``tz``), naive ``datetime``
     (read as ``tz`` wall time), aware ``datetime``, and strings such as
     ``"2017-10-06 11:30:00 -0400"`` which YAML 1.1 does not recognise.
-    Raises ``ValueError`` for anything else.
+    Raises ``ValueError`` for anything else, and for a date that cannot be placed in
+    ``tz`` (``0001-01-01 00:00 +14:00`` is in year 0 once in UTC: Python's ``datetime``
+    holds years 1 to 9999).
     """
+    try:
+        return _parse_date(value, tz)
+    except OverflowError as exc:
+        raise ValueError(f"date {value!s} is out of range in the site's timezone") from exc
+
+
+def _parse_date(value: object, tz: tzinfo) -> datetime:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             return value.replace(tzinfo=tz).astimezone(tz)
@@ -89,8 +98,16 @@ def front_matter_date(value: object, tz: tzinfo) -> datetime:
     (``2019-03-07 10:00:00``) is UTC, as Psych reads it, and keeps no fraction of a second
     (``Time#to_s`` drops it); any other text is ``Time.parse``'s (``3-7-2019`` is 3 July,
     ``2019-03-07 10:00`` is the site's local time). Raises ``ValueError`` for a value
-    Jekyll refuses (or would complete from the clock: no year).
+    Jekyll refuses (or would complete from the clock: no year), and for a date that cannot
+    be placed in ``tz`` (years 1 to 9999 only, as :func:`parse_date`).
     """
+    try:
+        return _front_matter_date(value, tz)
+    except OverflowError as exc:
+        raise ValueError(f"date {value!s} is out of range in the site's timezone") from exc
+
+
+def _front_matter_date(value: object, tz: tzinfo) -> datetime:
     if isinstance(value, datetime):
         moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
         return moment.replace(microsecond=0).astimezone(tz)

@@ -18,6 +18,8 @@ import jinja2
 import mistune
 
 from deploybot.errors import SourceError, one_line
+from deploybot.render.highlight import block_line
+from deploybot.render.highlight_clock import DEFAULT_TIMEOUT, HighlightTimeout, highlight_budget
 from deploybot.render.layouts import choose_layout, render_layout
 from deploybot.render.limits import LimitError, page_too_large
 from deploybot.render.liquid import Liquid, RenderState, restore_fragments
@@ -33,8 +35,9 @@ _HTML_OUTPUTS = (".html", ".htm", ".xhtml")
 class RenderContext:
     """The read-only inputs every document render shares: the Jinja2 layouts ``env``,
     Markdown, ``site``, the source tree, the most bytes one page's output may have
-    (``None``: no limit), the build's :class:`~.liquid.Liquid` and, when the site has its
-    own ``_layouts/``, its :class:`~.liquid_layouts.LiquidLayouts` (then ``env`` is unused).
+    (``None``: no limit), the build's :class:`~.liquid.Liquid`, when the site has its own
+    ``_layouts/``, its :class:`~.liquid_layouts.LiquidLayouts` (then ``env`` is unused), and
+    the seconds one page may spend highlighting code (:mod:`.highlight_clock`).
     """
 
     env: jinja2.Environment
@@ -44,6 +47,7 @@ class RenderContext:
     max_page_bytes: int | None = None
     liquid: Liquid | None = None
     layouts: LiquidLayouts | None = None
+    highlight_timeout: float = DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,8 @@ def render_content(
     try:
         text = _liquid(liquid, state, doc, variables)
         html = restore_fragments(_convert(doc, text, ctx), state.fragments, ctx.max_page_bytes)
+    except HighlightTimeout as exc:
+        raise _timeout_error(doc, exc) from exc
     except LimitError as exc:
         raise SourceError(exc.message, doc.path, exc.line) from exc
     return html, state.all_warnings()
@@ -108,6 +114,13 @@ def _default_layout(doc: Document, out: str) -> object:
     return wanted
 
 
+def _timeout_error(doc: Document, exc: HighlightTimeout) -> SourceError:
+    """The one-line error for a page whose highlighting ran out of time, at the line of the
+    code block in ``doc`` when it can be found there (else the block was in a layout)."""
+    line = block_line(doc.body, exc.lang, exc.code)
+    return SourceError(exc.message, doc.path, None if line is None else doc.body_line + line - 1)
+
+
 def render_document(
     doc: Document,
     out: str,
@@ -118,7 +131,20 @@ def render_document(
 ) -> RenderedDocument:
     """Render ``doc`` (written to ``out``) with its ``page`` mapping (and ``paginator``)
     through its layouts: the site's own when ``ctx.layouts`` is set, else the Jinja2
-    theme's (``kind`` names the default layout there). Raises ``SourceError``."""
+    theme's (``kind`` names the default layout there), with one highlighting budget for the
+    content and whatever the layouts show (excerpts). Raises ``SourceError``."""
+    with highlight_budget(ctx.highlight_timeout):
+        return _render_document(doc, out, kind, page, ctx, paginator)
+
+
+def _render_document(
+    doc: Document,
+    out: str,
+    kind: LayoutKind,
+    page: Mapping[str, Any],
+    ctx: RenderContext,
+    paginator: Mapping[str, Any] | None,
+) -> RenderedDocument:
     if ctx.layouts is not None:
         return _render_liquid_site(doc, out, page, ctx, paginator)
     content, warnings = render_content(doc, ctx, page)
@@ -156,6 +182,8 @@ def _render_liquid_site(
             dict.__setitem__(page, "content", content)
         html, notes = ctx.layouts.apply(liquid, state, content, wanted, variables)
         html = restore_fragments(html, state.fragments, ctx.max_page_bytes)
+    except HighlightTimeout as exc:
+        raise _timeout_error(doc, exc) from exc
     except LimitError as exc:
         raise SourceError(exc.message, doc.path, exc.line) from exc
     return _finish(doc, out, content, html, state.all_warnings() + notes, ctx)

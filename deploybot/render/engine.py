@@ -143,7 +143,7 @@ class Engine(ThemeSetup):
             raise ValueError("RenderOptions.build_time must be timezone-aware")
         tree = LimitedTree(tree, options.max_file_bytes)
         self.tree, self.options, self.cache = tree, options, cache
-        self.sink: OutputSink = CheckedSink(sink)
+        self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
         self.config = load_config(tree, options.timezone, options.max_yaml_size)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()

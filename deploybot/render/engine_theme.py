@@ -65,7 +65,14 @@ class ThemeSetup:
             note = self._note_layout
             layouts = LiquidLayouts(self.tracked_tree, names, max_yaml, note)
         self.ctx = build.RenderContext(
-            self.env, self.md, site, self.tracked_tree, self.options.max_page_bytes, liquid, layouts
+            self.env,
+            self.md,
+            site,
+            self.tracked_tree,
+            self.options.max_page_bytes,
+            liquid,
+            layouts,
+            self.options.highlight_timeout,
         )
 
     def _note_layout(self, name: str, path: str) -> None:

@@ -3,18 +3,26 @@
 Rouge's classes are "CSS-compatible to Pygments" (kramdown's ``syntax_highlighter/rouge.rb``),
 so a Pygments stylesheet for ``.highlight`` styles either. The wrappers come from kramdown's
 ``convert_codeblock`` (fenced blocks) and Jekyll's ``tags/highlight.rb`` (``{% highlight %}``).
+
+Some Pygments lexers backtrack catastrophically (``systemd`` on 2 KB of blanks: a minute), so
+highlighting is timed (:mod:`.highlight_clock`): past a page's budget it raises
+:class:`~.highlight_clock.HighlightTimeout` rather than falling back to plain text, so the
+output never depends on the machine's speed.
 """
 
 from __future__ import annotations
 
 import html
+import io
+import re
 from functools import lru_cache
 
-from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from deploybot.render.highlight_clock import timed_tokens
 
 _SPANS = HtmlFormatter(nowrap=True)
 
@@ -35,12 +43,16 @@ def lexer_for(lang: str) -> Lexer | None:
 def code_spans(code: str, lang: str | None) -> str:
     """Return ``code`` as HTML: Pygments token spans, or escaped text for unknown languages.
 
-    Only ``& < >`` are escaped in the fallback, like Rouge's plain-text output.
+    Only ``& < >`` are escaped in the fallback, like Rouge's plain-text output. Raises
+    :class:`~.highlight_clock.HighlightTimeout` when highlighting passes the page's budget.
     """
     lexer = lexer_for(lang) if lang else None
-    if lexer is None:
+    if lang is None or lexer is None:
         return html.escape(code, quote=False)
-    spans: str = highlight(code, lexer, _SPANS)
+    out = io.StringIO()
+    with timed_tokens(lexer, code, lang) as tokens:
+        _SPANS.format(tokens, out)  # what pygments.highlight does, with the tokens timed
+    spans = out.getvalue()
     if not code.endswith("\n") and spans.endswith("\n"):
         spans = spans[:-1]  # Pygments ensures a final newline; keep the source's ending
     return spans
@@ -88,3 +100,30 @@ def stylesheet(style: str = "default") -> str:
     """Return Pygments CSS rules for ``.highlight`` in ``style`` (a Pygments style name)."""
     rules: str = HtmlFormatter(style=style).get_style_defs(".highlight")
     return rules
+
+
+def block_line(body: str, lang: str, code: str) -> int | None:
+    """Return the 1-based line of ``body`` (a document's source text) where the code block
+    of language ``lang`` holding ``code`` opens: a fence (```` ```lang ````, ``~~~lang``)
+    or a ``{% highlight lang %}`` tag whose next non-blank line is ``code``'s first; the
+    first such opening when none matches; ``None`` when there is none (the block came from
+    an include)."""
+    word = re.escape(lang)
+    opening = re.compile(
+        rf"^ {{0,3}}(?:`{{3,}}|~{{3,}})[ \t]*{word}(?![^\s{{}}])"
+        rf"|\{{%-?[ \t]*highlight[ \t]+{word}(?![^\s%-])",
+        re.IGNORECASE,
+    )
+    lines = body.split("\n")
+    first = next((text.strip() for text in code.split("\n") if text.strip()), "")
+    found: int | None = None
+    for index, text in enumerate(lines):
+        m = opening.search(text)
+        if m is None:
+            continue
+        same_line = text[m.end() :].split("%}", 1)[1:] if "highlight" in m.group(0) else []
+        following = [*same_line, *lines[index + 1 : index + 50]]
+        if next((t.strip() for t in following if t.strip()), "") == first:
+            return index + 1
+        found = index + 1 if found is None else found
+    return found

@@ -58,6 +58,15 @@ class Budget:
                 "[render] layout_max_output"
             )
 
+    def fits_text(self, size: int) -> None:
+        """Refuse turning a value into text of ``size`` characters (an upper bound, from
+        :func:`~deploybot.render.layout_measure.text_size`) over the output limit."""
+        if size > self.limits.max_output:
+            raise LayoutLimitError(
+                f"a value whose text would be over {self.limits.max_output} characters: "
+                "[render] layout_max_output"
+            )
+
     def write(self, size: int) -> None:
         """Count ``size`` characters written."""
         self.output += size
@@ -139,12 +148,12 @@ def check_format_spec(budget: Budget, fmt: str) -> None:
 def check_arguments(
     budget: Budget, obj: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> tuple[Any, ...]:
-    """Charge a Python callable's arguments. For a method of a string, bytes or number,
-    refuse a count or width past the output limit (``center``, ``ljust``, ``zfill``,
-    ``to_bytes``…) and a ``replace``/``join``/``expandtabs`` whose result would not fit.
-    Returns ``args`` (``join``'s iterable as a list, so its size is known)."""
+    """Check a Python callable's arguments (the caller charges them). For a method of a
+    string, bytes or number, refuse a count or width past the output limit (``center``,
+    ``ljust``, ``zfill``, ``to_bytes``…) and a ``replace``/``join``/``expandtabs`` whose
+    result would not fit. Returns ``args`` (``join``'s iterable as a list, so its size is
+    known)."""
     every = (*args, *kwargs.values())
-    budget.charge(sum(steps_of(a) for a in every))
     owner, name = getattr(obj, "__self__", None), getattr(obj, "__name__", "")
     if not isinstance(owner, str | bytes | bytearray | int):
         return args
@@ -192,6 +201,18 @@ def _pre_width(index: int, name: str, unit: int) -> Precheck:
     return check
 
 
+def _pre_width_of_text(unit: int) -> Precheck:
+    """Refuse a filter making ``unit``-sized items of each character of a string (``list``)
+    when the result could not fit."""
+
+    def check(env: LayoutGuard, _: Context, args: tuple[Any, ...], kw: dict[str, Any]) -> Args:
+        if isinstance(args[0], str):
+            env.budget.fits(len(args[0]) * unit, "a list of characters")
+        return args, kw
+
+    return check
+
+
 def _pre_indent(env: LayoutGuard, _: Context, args: tuple[Any, ...], kw: dict[str, Any]) -> Args:
     width = _arg(args, kw, 1, "width")
     lines = str(args[0]).count("\n") + 1
@@ -231,13 +252,6 @@ def _pre_spread(*where: tuple[int, str]) -> Precheck:
     return check
 
 
-def _pre_tojson(env: LayoutGuard, _: Context, args: tuple[Any, ...], kw: dict[str, Any]) -> Args:
-    indent = _arg(args, kw, 1, "indent")
-    each = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
-    env.budget.fits((size_of(args[0]) + 1) * abs(each), "a JSON indent")
-    return args, kw
-
-
 def _pre_sum(env: LayoutGuard, ctx: Context, args: tuple[Any, ...], kw: dict[str, Any]) -> Args:
     """``sum`` of strings or lists is quadratic in C: add them with the guarded ``+``."""
     start = _arg(args, kw, 2, "start")
@@ -261,7 +275,7 @@ PRECHECKS: Mapping[str, Precheck] = {
     "format": _pre_format,
     "wordwrap": _pre_spread((3, "wrapstring")),
     "urlize": _pre_spread((3, "target"), (4, "rel")),
-    "tojson": _pre_tojson,
+    "list": _pre_width_of_text(ITEM_SIZE),
     "sum": _pre_sum,
 }
 """Filters whose result can be far larger than their input, and how each is checked."""

@@ -38,6 +38,11 @@ def page_too_large(limit: int) -> str:
     return f"the page's output is more than {limit:,} bytes (render.max_page_bytes)"
 
 
+def site_too_large(limit: int) -> str:
+    """Return the message for a build whose output passes ``limit`` bytes."""
+    return f"the build's output passes {limit:,} bytes (render.max_site_bytes)"
+
+
 def check_file_size(tree: SourceTree, path: str, limit: int) -> None:
     """Raise ``SourceError`` naming ``path`` when the file is larger than ``limit`` bytes
     (``KeyError`` when it is not in ``tree``)."""

@@ -21,6 +21,10 @@ MAX_PAGE_BYTES = 50_000_000
 """Default :attr:`RenderOptions.max_page_bytes` (50 MB)."""
 MAX_YAML_SIZE = 10_000_000
 """Default :attr:`RenderOptions.max_yaml_size`."""
+HIGHLIGHT_TIMEOUT = 10.0
+"""Default :attr:`RenderOptions.highlight_timeout`, in seconds."""
+MAX_SITE_BYTES = 1_000_000_000
+"""Default :attr:`RenderOptions.max_site_bytes` (1 GB)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,12 @@ class RenderOptions:
         max_yaml_size: the largest YAML document (front matter, ``_config.yml``) with its
             aliases expanded: one per node plus the characters of each scalar
             (:func:`~deploybot.render.yamlload.expanded_size`).
+        max_site_bytes: the most bytes of output one build writes (every page, feed and
+            theme file it renders; static files are copied blobs and do not count): a full
+            build, the whole site; an incremental one, what it renders again.
+        highlight_timeout: the seconds one page (its content, and the excerpts its layout
+            shows) may spend highlighting code; past it the build fails naming the block
+            (:mod:`~deploybot.render.highlight_clock`).
     """
 
     theme: str = "default"
@@ -97,6 +107,8 @@ class RenderOptions:
     max_file_bytes: int = MAX_FILE_BYTES
     max_page_bytes: int = MAX_PAGE_BYTES
     max_yaml_size: int = MAX_YAML_SIZE
+    highlight_timeout: float = HIGHLIGHT_TIMEOUT
+    max_site_bytes: int = MAX_SITE_BYTES
 
 
 @dataclass(frozen=True)

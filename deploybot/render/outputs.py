@@ -9,6 +9,8 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from deploybot import pathrules
+from deploybot.errors import SourceError
+from deploybot.render.limits import site_too_large
 from deploybot.render.model import EPOCH, RenderWarning
 from deploybot.render.source import SourceTree
 
@@ -55,18 +57,26 @@ class MemorySink:
 
 class CheckedSink:
     """An :class:`OutputSink` that refuses output paths :mod:`deploybot.pathrules` refuses
-    (``..``, ``.git``, control characters…) before they reach ``inner``.
+    (``..``, ``.git``, control characters…) before they reach ``inner``, and rendered
+    output past ``max_bytes`` in all (``None``: no limit; copies of source blobs do not
+    count).
 
     Raises ``SourceError`` naming the path from :meth:`write`, :meth:`copy` and
     :meth:`delete`; nothing is passed on for that path.
     """
 
-    def __init__(self, inner: OutputSink) -> None:
+    def __init__(self, inner: OutputSink, max_bytes: int | None = None) -> None:
         self.inner = inner
+        self.max_bytes = max_bytes
+        self.written = 0
 
     def write(self, path: str, data: bytes) -> None:
-        """Pass ``write`` on once ``path`` is checked."""
-        self.inner.write(pathrules.check_path(path, "output path"), data)
+        """Pass ``write`` on once ``path`` is checked and ``data`` fits the limit."""
+        pathrules.check_path(path, "output path")
+        self.written += len(data)
+        if self.max_bytes is not None and self.written > self.max_bytes:
+            raise SourceError(site_too_large(self.max_bytes), path)
+        self.inner.write(path, data)
 
     def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
         """Pass ``copy`` on once ``path`` is checked."""

@@ -23,17 +23,25 @@ _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 class _Loader(_BASE_LOADER):  # type: ignore[valid-type,misc]
-    """The safe loader, with impossible dates (``2019-02-30``) kept as text."""
+    """The safe loader: impossible dates (``2019-02-30``) kept as text, as Psych keeps
+    them; malformed scalars (``!!float abc``, year 0) as marked YAML errors."""
 
 
-def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+def _timestamp(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
     # Psych (Jekyll's YAML) keeps a timestamp it cannot build as a string
     # (ScalarScanner#tokenize rescues ArgumentError); Jekyll then reads a front-matter
-    # date with Time.parse, which runs 2019-02-30 on to 2 March.
+    # date with Time.parse, which runs 2019-02-30 on to 2 March. A year Python's datetime
+    # cannot hold (0000-01-01, which Ruby holds) is a marked error (see _scalar).
+    if not isinstance(node, yaml.ScalarNode):  # !!timestamp [1]: _scalar marks the error
+        raise TypeError("not a scalar")
     try:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
     except ValueError:
-        return _ruby_timestamp(str(node.value))
+        text = str(node.value)
+        m = yaml.constructor.SafeConstructor.timestamp_regexp.match(text)
+        if m is not None and not 1 <= int(m.group("year")) <= 9999:
+            raise
+        return _ruby_timestamp(text)
 
 
 def _ruby_timestamp(text: str) -> Any:
@@ -56,12 +64,80 @@ def _ruby_timestamp(text: str) -> Any:
     return moment.replace(tzinfo=timezone(-offset if m.group("tz_sign") == "-" else offset))
 
 
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+_BAD_SCALAR = (ValueError, KeyError, IndexError, AttributeError, TypeError, OverflowError)
+"""What PyYAML's scalar constructors raise on a malformed value."""
+_SCALARS = {
+    "bool": "true or false",
+    "float": "a number",
+    "timestamp": "a valid date",
+    "null": "null",
+    "binary": "base64 data",
+    "str": "a string",
+}
+
+
+def _scalar(kind: str, what: str) -> Any:
+    """PyYAML's safe constructor of ``tag:yaml.org,2002:KIND`` (for timestamps,
+    :func:`_timestamp`), whatever Python error it meets on a malformed value (``!!float
+    abc``: ValueError, ``!!bool maybe``: KeyError, ``!!timestamp x``: AttributeError)
+    raised as a marked YAML error instead."""
+    construct = (
+        _timestamp
+        if kind == "timestamp"
+        else yaml.constructor.SafeConstructor.yaml_constructors[f"tag:yaml.org,2002:{kind}"]
+    )
+
+    def checked(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+        try:
+            return construct(loader, node)
+        except _BAD_SCALAR as exc:
+            problem = f"not {what}: {str(node.value)[:40]!r}"
+            if isinstance(exc, ValueError):
+                problem += f" ({exc})"
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from exc
+
+    return checked
+
+
+for _kind, _what in _SCALARS.items():
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_kind}", _scalar(_kind, _what))
+
+
+MAX_INT_DIGITS = 4300
+"""The most decimal digits of an integer (Python's ``sys.int_info.default_max_str_digits``:
+a longer one cannot even be printed)."""
+_MAX_INT_BITS = int(MAX_INT_DIGITS * 3.3219280948873626)  # log2(10) bits per digit
+
+
+def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """YAML 1.1 integers (decimal, 0x, 0o, 0b, sexagesimal), at most
+    :data:`MAX_INT_DIGITS` digits in any base, as marked YAML errors otherwise."""
+    problem = f"an integer of more than {MAX_INT_DIGITS:,} digits"
+    try:
+        value = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except _BAD_SCALAR as exc:  # over Python's digit limit, or not a number at all
+        if sum(c.isdigit() for c in str(node.value)) <= MAX_INT_DIGITS:
+            problem = f"not a valid integer: {str(node.value)[:40]!r}"
+            problem += f" ({exc})" if isinstance(exc, ValueError) else ""
+        raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from exc
+    if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
+        raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+    return value
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _int)
 
 
 class ExpansionError(yaml.MarkedYAMLError):
-    """The document is too large once its aliases are expanded, or an alias is inside its
-    own anchor. ``problem`` says which; ``problem_mark`` is where (0-based line)."""
+    """The document is too large once its aliases are expanded, nests deeper than
+    :data:`MAX_DEPTH`, or an alias is inside its own anchor. ``problem`` says which;
+    ``problem_mark`` is where (0-based line)."""
+
+
+MAX_DEPTH = 100
+"""The deepest a document may nest (aliases followed). Every reader of a value (``repr``
+for a dependency fingerprint, ``pickle`` for the build cache, ``==``) recurses once or
+twice per level in C, so a document nested 500 deep (libyaml allows 1,000) broke them."""
 
 
 def load_yaml(text: str, max_size: int) -> Any:
@@ -112,9 +188,11 @@ def expanded_size(root: yaml.Node, cap: int, sizes: dict[int, int] | None = None
     once (an alias is the same node object), so the cost is linear in the composed graph.
 
     Raises :class:`ExpansionError` when an alias is inside its own anchor (the value would
-    be infinite).
+    be infinite), or when the document nests deeper than :data:`MAX_DEPTH` (marked at the
+    innermost node past it).
     """
     sizes = {} if sizes is None else sizes
+    heights: dict[int, int] = {}
     on_path: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -127,6 +205,11 @@ def expanded_size(root: yaml.Node, cap: int, sizes: dict[int, int] | None = None
             on_path.discard(key)
             size = 1 + (len(node.value) if isinstance(node, yaml.ScalarNode) else 0)
             sizes[key] = min(cap + 1, size + sum(sizes[id(child)] for child in children))
+            heights[key] = 1 + max((heights[id(child)] for child in children), default=0)
+            if heights[key] > MAX_DEPTH:
+                raise ExpansionError(
+                    problem=f"YAML nested more than {MAX_DEPTH} deep", problem_mark=node.start_mark
+                )
             continue
         if key in on_path:
             raise ExpansionError(

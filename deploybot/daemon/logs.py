@@ -1,0 +1,61 @@
+"""Log lines for the daemon and its build processes: one line per event, on stderr.
+
+Under systemd (``JOURNAL_STREAM`` set: stderr is connected to the journal) every line
+starts with its syslog priority, ``<3>`` error, ``<4>`` warning, ``<6>`` info, ``<7>``
+debug, which journald reads as the line's priority (sd-daemon(3)); the journal adds the
+time. Elsewhere a line starts with the time and the level. A message that holds line
+breaks (a ``-v`` traceback) keeps its priority on every line. Every line passes
+:class:`deploybot.redact.RedactingFilter`, so no secret reaches the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from deploybot.redact import RedactingFilter
+
+_PRIORITIES = {
+    logging.CRITICAL: 2,
+    logging.ERROR: 3,
+    logging.WARNING: 4,
+    logging.INFO: 6,
+    logging.DEBUG: 7,
+}
+
+
+class EventFormatter(logging.Formatter):
+    """``<N>prefix message`` under journald, else ``YYYY-mm-dd HH:MM:SS LEVEL prefix
+    message``; ``prefix`` names the process (``site NAME:`` in a build process)."""
+
+    def __init__(self, journal: bool, prefix: str = "") -> None:
+        super().__init__("%(message)s")
+        self.journal = journal
+        self.prefix = prefix
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if self.journal:
+            head = f"<{_PRIORITIES.get(record.levelno, 6)}>{self.prefix}"
+        else:
+            when = self.formatTime(record, "%Y-%m-%d %H:%M:%S")
+            head = f"{when} {record.levelname} {self.prefix}"
+        return "\n".join(head + line for line in text.splitlines() or [""])
+
+
+def setup(*, verbose: bool, prefix: str = "") -> None:
+    """Send every log record to stderr through :class:`EventFormatter` (replacing the
+    handlers set before); the daemon's own loggers at INFO (DEBUG with ``verbose``),
+    libraries at WARNING."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(EventFormatter(bool(os.environ.get("JOURNAL_STREAM")), prefix))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    logging.getLogger("deploybot.daemon").setLevel(logging.DEBUG if verbose else logging.INFO)
+    for noisy in ("filelock", "dulwich", "urllib3", "aiohttp.access", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
