@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +34,7 @@ from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
 from deploybot.render.highlight_clock import highlight_budget
 from deploybot.render.layouts import bundled_templates_dir, make_environment, render_template
 from deploybot.render.limits import LimitedTree, site_too_large
+from deploybot.render.links import ResolvedTree
 from deploybot.render.liquid_layouts import LiquidLayouts
 from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
@@ -45,6 +46,8 @@ from deploybot.render.model import (
     SiteConfig,
     SiteModel,
     StaticFile,
+    future_cutoff,
+    site_time,
 )
 from deploybot.render.site import load_site
 from deploybot.render.siteconfig import load_config
@@ -250,12 +253,19 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     Raises ``SourceError`` (message, path, line) for bad input, or input or output over a
     limit of ``options``.
     """
-    tree = LimitedTree(tree, options.max_file_bytes)
+    links = ResolvedTree(tree)
+    tree = LimitedTree(links, options.max_file_bytes)
     config = load_config(tree, options.timezone, options.max_yaml_size)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
-    build_time = _aware(options.build_time)
+    cut = future_cutoff(config, options)
     model, warnings = load_site(
-        tree, config, build_time, hidden, max_yaml_size=options.max_yaml_size
+        tree,
+        config,
+        site_time(config, options),
+        hidden,
+        max_yaml_size=options.max_yaml_size,
+        cutoff=cut,
+        links=links,
     )
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
@@ -281,7 +291,6 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         out.put("index.html", index, f"theme {options.theme}")
     contents: dict[str, str] = {}
     pager = sitetheme.pager_of(config, model.pages) if layouts is not None else None
-    cut = None if options.build_time is None or config.future else options.build_time
     for rendered in [
         *(r for p in model.pages for r in render_page_outputs(p, ctx, pager)),
         *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(model.posts)),
@@ -370,13 +379,19 @@ def content_variables(
         for label, items in collection_docs(model).items()
     }
     return {
-        "pages": [page_variables(page) for page in model.pages],
+        "pages": [page_variables(page) for page in by_name(model.pages)],
         "static_files": [static_file_variables(s) for s in model.static],
         "categories": categories,
         "tags": tags,
         **docs,
         "collections": collection_lists(model.config, docs, posts[::-1], model.static),
     }
+
+
+def by_name(pages: Iterable[Page]) -> list[Page]:
+    """Return ``pages`` in ``site.pages`` order: by file name, then path (Jekyll's
+    ``Reader#sort_files!`` sorts by name alone, in an unstable sort)."""
+    return sorted(pages, key=lambda p: (posixpath.basename(p.doc.path), p.doc.path))
 
 
 def collection_lists(
@@ -432,9 +447,3 @@ def _markdown_fn(md: mistune.Markdown | None) -> MarkdownFn:
 @functools.cache
 def _default_markdown() -> mistune.Markdown:
     return make_markdown()
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is not None and moment.tzinfo is None:
-        raise ValueError("RenderOptions.build_time must be timezone-aware")
-    return moment

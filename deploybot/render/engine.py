@@ -22,7 +22,6 @@ import dataclasses
 import json
 from collections.abc import Iterable
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from deploybot.render import build, sitetheme
 from deploybot.render.cache import BuildCache, CacheError, SourceRow
@@ -45,8 +44,17 @@ from deploybot.render.engine_theme import ThemeSetup
 from deploybot.render.excerpt import CUT, excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.limits import LimitedTree, check_file_size
+from deploybot.render.links import ResolvedTree
 from deploybot.render.markdown import markdown_for
-from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
+from deploybot.render.model import (
+    Page,
+    Post,
+    RenderOptions,
+    RenderWarning,
+    SiteModel,
+    future_cutoff,
+    site_time,
+)
 from deploybot.render.outputs import (
     BuildReport,
     CheckedSink,
@@ -139,9 +147,8 @@ class Engine(ThemeSetup):
     def __init__(
         self, tree: SourceTree, options: RenderOptions, cache: BuildCache, sink: OutputSink
     ) -> None:
-        if options.build_time is not None and options.build_time.tzinfo is None:
-            raise ValueError("RenderOptions.build_time must be timezone-aware")
-        tree = LimitedTree(tree, options.max_file_bytes)
+        self.links = ResolvedTree(tree)
+        tree = LimitedTree(self.links, options.max_file_bytes)
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
         self.config = load_config(tree, options.timezone, options.max_yaml_size)
@@ -151,10 +158,10 @@ class Engine(ThemeSetup):
         env = make_environment(tracked_tree, options.theme, self.config, options.layout_limits)
         assert env.loader is not None
         env.loader = TrackingLoader(env.loader, self.recorder)
-        self.time = (options.build_time or EPOCH).astimezone(ZoneInfo(self.config.timezone))
+        self.time = site_time(self.config, options)
         self.time_us = micros(self.time)
-        cutoff = options.build_time is None or self.config.future
-        self.cut_us = NEVER if cutoff else micros(self.time)
+        cutoff = future_cutoff(self.config, options)
+        self.cut_us = NEVER if cutoff is None else micros(cutoff)
         self.md = markdown_for(options)
         self.env = env
         self.tracked_tree = tracked_tree
@@ -197,8 +204,10 @@ class Engine(ThemeSetup):
         ]
 
     def site_pages(self) -> list[dict[str, Any]]:
-        """Return the ``page`` mapping of every page, in source-path order."""
-        return [build.page_variables(row.model) for row in self.cache.rows("page")]
+        """Return the ``page`` mapping of every page, in ``site.pages`` order
+        (:func:`~.build.by_name`)."""
+        pages = build.by_name(row.model for row in self.cache.rows("page"))
+        return [build.page_variables(page) for page in pages]
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
@@ -253,7 +262,9 @@ class Engine(ThemeSetup):
         try:
             blob = self.tree.blob_id(path)
         except KeyError:
-            return None
+            if not (self.links.is_symlink(path) or self.links.is_submodule(path)):
+                return None
+            blob = ""  # a symlink that does not resolve, or a submodule: a warning only
         found = self._load(path)
         notes = tuple((w.line, w.message) for w in found.warnings)
         if found.post is not None and found.post.is_post:
@@ -271,7 +282,9 @@ class Engine(ThemeSetup):
     def _load(self, path: str) -> SourceFile:
         """Read the source ``path`` of the tree (no future cut-off)."""
         max_yaml = self.options.max_yaml_size
-        return read_source_file(self.tree, path, self.config, self.time, self.hidden, max_yaml)
+        return read_source_file(
+            self.tree, path, self.config, self.time, self.hidden, max_yaml, self.links
+        )
 
     def visible(self, row: SourceRow | None, cut_us: int) -> bool:
         """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""
@@ -469,7 +482,7 @@ class Engine(ThemeSetup):
         self.setup_full()
         self.owners = {}
         rows: list[SourceRow] = []
-        for path in self.tree.paths():
+        for path in sorted([*self.tree.paths(), *self.links.submodules()]):
             row = self.read_source(path)
             if row is not None and (row.kind != "other" or row.warnings):
                 self.cache.put_source(row)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 """Jekyll's ``site.time`` when :attr:`RenderOptions.build_time` is ``None``."""
@@ -73,8 +74,13 @@ class RenderOptions:
             else a folder inside the source tree holding Jinja2 layouts ``<theme>/NAME.html``.
         timezone: an IANA zone name; overrides ``_config.yml``'s ``timezone``.
         feed_limit: how many posts (newest first) the feeds carry.
-        build_time: an aware datetime used as Jekyll's ``site.time`` (feed-level timestamps,
-            future-post cut-off). ``None`` means 1970-01-01T00:00:00Z and no future cut-off.
+        build_time: an aware datetime used as Jekyll's ``site.time`` (feed-level timestamps)
+            and, when ``cutoff`` is ``None``, the future cut-off. ``None`` means
+            1970-01-01T00:00:00Z (and no cut-off unless ``cutoff`` is set).
+        cutoff: the future cut-off (aware): posts dated after it are not published, nor
+            collection documents written (Jekyll's ``Publisher#hidden_in_the_future?``,
+            in whole seconds); ``None``: ``build_time``. ``_config.yml``'s ``time`` wins
+            over both, and ``future: true`` turns the cut-off off (:func:`future_cutoff`).
         typography: kramdown's smart quotes and dashes in Markdown text.
         footnotes: footnote markup: ``"kramdown"`` (2.x), ``"kramdown1"`` (1.x, no
             ``rel``/``role``), ``"mistune"`` or ``"none"`` (no footnote syntax).
@@ -100,6 +106,7 @@ class RenderOptions:
     timezone: str | None = None
     feed_limit: int = 20
     build_time: datetime | None = None
+    cutoff: datetime | None = None
     typography: bool = True
     footnotes: str = "kramdown"
     layout_limits: LayoutLimits = field(default_factory=LayoutLimits)
@@ -145,7 +152,8 @@ class SiteConfig:
     ``include`` and ``exclude`` are Jekyll's lists in force (defaults included, see
     :mod:`.entries`); ``collections`` maps each label (``posts`` too) to its
     :class:`~.collections.Collection`; ``defaults`` holds the front matter defaults
-    (:mod:`.defaults`).
+    (:mod:`.defaults`); ``time`` is ``_config.yml``'s ``time`` (aware; Jekyll's
+    ``site.time`` and future cut-off when set).
     """
 
     title: str = ""
@@ -163,6 +171,7 @@ class SiteConfig:
     collections: Mapping[str, Any] = field(default_factory=dict)
     collections_dir: str = ""
     defaults: tuple[Any, ...] = ()
+    time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -272,3 +281,28 @@ class SiteModel:
     static: tuple[StaticFile, ...]
     time: datetime
     docs: tuple[Post, ...] = ()
+
+
+def site_time(config: SiteConfig, options: RenderOptions) -> datetime:
+    """Jekyll's ``site.time`` (aware, in the site's timezone): ``_config.yml``'s ``time``,
+    else ``options.build_time``, else :data:`EPOCH`. Raises ``ValueError`` for a naive
+    ``build_time``."""
+    given = options.build_time
+    if given is not None and given.tzinfo is None:
+        raise ValueError("RenderOptions.build_time must be timezone-aware")
+    return (config.time or given or EPOCH).astimezone(ZoneInfo(config.timezone))
+
+
+def future_cutoff(config: SiteConfig, options: RenderOptions) -> datetime | None:
+    """The future cut-off in whole seconds (Jekyll compares ``date.to_i > site.time.to_i``),
+    or ``None`` for none: ``future: true``; else ``_config.yml``'s ``time``; else
+    ``options.cutoff``; else ``options.build_time``. Raises ``ValueError`` for a naive
+    one."""
+    if config.future:
+        return None
+    moment = config.time or options.cutoff or options.build_time
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        raise ValueError("RenderOptions.cutoff must be timezone-aware")
+    return moment.replace(microsecond=0)

@@ -36,6 +36,7 @@ from deploybot.render.dates import front_matter_date
 from deploybot.render.defaults import deep_merge, defaults_for
 from deploybot.render.entries import POST_NAME_RE, classify
 from deploybot.render.frontmatter import UNCLOSED, FrontMatter, key_line, parse_front_matter
+from deploybot.render.links import SUBMODULE, ResolvedTree
 from deploybot.render.model import (
     EPOCH,
     MAX_YAML_SIZE,
@@ -82,32 +83,38 @@ class SourceFile:
 def load_site(
     tree: SourceTree,
     config: SiteConfig,
-    build_time: datetime | None,
+    time: datetime | None,
     hidden: tuple[str, ...] = (),
     *,
     max_yaml_size: int = MAX_YAML_SIZE,
+    cutoff: datetime | None = None,
+    links: ResolvedTree | None = None,
 ) -> tuple[SiteModel, list[RenderWarning]]:
     """Read posts, collection documents, pages and static files of ``tree`` under
     ``config``.
 
-    ``build_time`` (aware) is ``site.time`` and the future cut-off: posts dated after it
-    are left out and documents not written, unless ``future: true`` (no cut-off when
-    ``None``). Returns the model and the warnings. Raises ``SourceError`` (path, line) for
-    broken front matter (or front matter over ``max_yaml_size`` with its aliases
-    expanded), dates or permalinks.
+    ``time`` (aware; :data:`EPOCH` when ``None``) is ``site.time``; ``cutoff`` (aware, or
+    ``None`` for none; :func:`~.model.future_cutoff`) leaves out the posts dated after it
+    (with a warning). Documents after it are listed and not written (see
+    :func:`~.build.render_documents`). Returns the model and the warnings. Raises
+    ``SourceError`` (path, line) for broken front matter (or front matter over
+    ``max_yaml_size`` with its aliases expanded), dates or permalinks. ``links`` resolves
+    the symlinks of ``tree`` (which reads through it) and lists its submodules
+    (:func:`read_source_file`).
     """
     tz = ZoneInfo(config.timezone)
-    time = (build_time or EPOCH).astimezone(tz)
+    now = (time or EPOCH).astimezone(tz)
     warnings: list[RenderWarning] = []
     posts: list[Post] = []
     docs: list[Post] = []
     pages: list[Page] = []
     static: list[StaticFile] = []
-    for path in tree.paths():
-        found = read_source_file(tree, path, config, time, hidden, max_yaml_size)
+    gitlinks = [] if links is None else links.submodules()
+    for path in sorted([*tree.paths(), *gitlinks]):
+        found = read_source_file(tree, path, config, now, hidden, max_yaml_size, links)
         warnings.extend(found.warnings)
         if found.post is not None and found.post.is_post:
-            if build_time is not None and not config.future and found.post.date > build_time:
+            if cutoff is not None and found.post.date > cutoff:
                 message = "skipped: the post has a future date"
                 warnings.append(RenderWarning(path, None, message))
             else:
@@ -119,7 +126,7 @@ def load_site(
         elif found.static is not None:
             static.append(found.static)
     posts.sort(key=lambda p: (p.date, p.doc.path), reverse=True)
-    model = SiteModel(config, tuple(posts), tuple(pages), tuple(static), time, tuple(docs))
+    model = SiteModel(config, tuple(posts), tuple(pages), tuple(static), now, tuple(docs))
     return model, warnings
 
 
@@ -130,18 +137,22 @@ def read_source_file(
     time: datetime,
     hidden: tuple[str, ...] = (),
     max_yaml: int = MAX_YAML_SIZE,
+    links: ResolvedTree | None = None,
 ) -> SourceFile:
     """Read the one source ``path`` as Jekyll would (``time``: ``site.time``, the date of a
     collection document without one). ``published: false`` posts, documents and pages
-    give nothing. Raises ``SourceError`` as :func:`load_site`."""
+    give nothing; so does a symlink that ``links`` (the tree's symlinks, under ``tree``)
+    cannot resolve inside the tree, with a warning, and a submodule, with a warning
+    (:mod:`.links`). Raises ``SourceError`` as :func:`load_site`."""
     entry = classify(path, config, hidden)
     if entry.kind == "not-a-post":
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
         return SourceFile(warnings=(RenderWarning(path, None, message),))
     if not entry.kind:
         return SourceFile()
-    problem = getattr(tree, "link_problem", None)
-    why = problem(path) if problem is not None else None
+    why = None if links is None else links.problem(path)
+    if why is None and links is not None and links.is_submodule(path):
+        why = SUBMODULE
     if why is not None:
         return SourceFile(warnings=(RenderWarning(path, None, why),))
     data = tree.read(path)
@@ -255,14 +266,15 @@ def _read_document(
         name_date = None
         slug, ext = (plain.group(1), plain.group(2)) if plain else (basename(path), "")
     slug = re.sub(r"\.*\Z", "", slug or splitext(basename(path))[0])
-    if data.get("date") is not None:
-        date = _date(data["date"], front, path, tz)
-    elif name_date is not None:
+    date = _date(data["date"], front, path, tz) if data.get("date") is not None else None
+    # Document#modify_date: the file name's date replaces a date equal to site.time
+    # (whole seconds), as Jekyll cannot tell it from the default it gave.
+    if name_date is not None and (date is None or int(date.timestamp()) == int(time.timestamp())):
         try:
             date = front_matter_date(name_date, tz)
         except ValueError as exc:
             raise SourceError(f"bad date in the file name: {exc}", path) from exc
-    else:
+    if date is None:
         date, dated = time, False
     own_slug = data.get("slug")
     slug_text = slug if own_slug is None else str(own_slug)

@@ -3,13 +3,15 @@
 Keys used: ``title``, ``description``, ``url`` (else Jekyll-Bootstrap's ``production_url``),
 ``baseurl``, ``author`` (a name or ``{name, email}``), ``permalink``, ``timezone``,
 ``exclude`` (Jekyll's default excludes added), ``include`` (default ``[.htaccess]``),
-``future``, ``collections``, ``collections_dir``, ``defaults``. Other keys are kept in
-``SiteConfig.data`` for templates.
+``future``, ``time`` (``site.time`` and the future cut-off, read as Jekyll's
+``Utils.parse_date`` reads it: :func:`~.dates.front_matter_date`), ``collections``,
+``collections_dir``, ``defaults``. Other keys are kept in ``SiteConfig.data`` for templates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -17,6 +19,7 @@ import yaml
 
 from deploybot.errors import SourceError
 from deploybot.render.collections import read_collections
+from deploybot.render.dates import front_matter_date
 from deploybot.render.defaults import default_sets
 from deploybot.render.frontmatter import reader_error
 from deploybot.render.model import MAX_YAML_SIZE, SiteConfig
@@ -80,7 +83,19 @@ def load_config(
         collections=read_collections(data, permalink),
         collections_dir=_text(data, "collections_dir").strip("/"),
         defaults=default_sets(data),
+        time=_time(data, zone),
     )
+
+
+def _time(data: Mapping[str, Any], zone: str) -> datetime | None:
+    """``time`` (``Site#reset``: ``Utils.parse_date(config["time"].to_s)``), or ``None``."""
+    value = data.get("time")
+    if value is None:
+        return None
+    try:
+        return front_matter_date(value, ZoneInfo(zone))
+    except ValueError as exc:
+        raise SourceError(f"time: {exc}", CONFIG_PATH) from exc
 
 
 def _read_yaml(tree: SourceTree, max_yaml_size: int) -> dict[str, Any]:
