@@ -100,11 +100,14 @@ def test_content_model_builds_as_jekyll_does() -> None:
     ``.rss``/``.txt`` pages with front matter, front matter ``defaults`` by path and type,
     ``slug:``, file names slugified as Jekyll does (``Ünïcödé Title, with Spaces!``), a
     post without front matter, ``excerpt_separator: ""``, ``3-7-2019``, ``time:`` as
-    ``site.time`` and the future cut-off (a post and a document after it not written), the
+    ``site.time`` and the future cut-off (a post a second before it written, one a second
+    after it and a document after it not), the
     site's own ``index.html``, ``CNAME``, ``{% link %}`` to a collection document."""
     ours = _same_as_jekyll("content_model")
+    future = "skipped: the post has a future date"
     assert [(w.path, w.message) for w in ours.warnings] == [
-        ("_posts/2021-07-01-future.md", "skipped: the post has a future date")
+        ("_posts/2021-06-01-just-after.md", future),
+        ("_posts/2021-07-01-future.md", future),
     ]
 
 

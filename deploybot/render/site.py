@@ -267,9 +267,10 @@ def _read_document(
         slug, ext = (plain.group(1), plain.group(2)) if plain else (basename(path), "")
     slug = re.sub(r"\.*\Z", "", slug or splitext(basename(path))[0])
     date = _date(data["date"], front, path, tz) if data.get("date") is not None else None
-    # Document#modify_date: the file name's date replaces a date equal to site.time
-    # (whole seconds), as Jekyll cannot tell it from the default it gave.
-    if name_date is not None and (date is None or int(date.timestamp()) == int(time.timestamp())):
+    # Jekyll's Document#modify_date also replaces a date equal to site.time (to the
+    # second) by the file name's; not followed: it would tie every post's date to the
+    # build time, and no site means it.
+    if name_date is not None and date is None:
         try:
             date = front_matter_date(name_date, tz)
         except ValueError as exc:
