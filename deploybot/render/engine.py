@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 from deploybot.render import build, sitetheme
@@ -47,6 +48,7 @@ from deploybot.render.limits import LimitedTree, check_file_size
 from deploybot.render.links import ResolvedTree
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import (
+    EPOCH,
     Page,
     Post,
     RenderOptions,
@@ -162,6 +164,8 @@ class Engine(ThemeSetup):
         self.time_us = micros(self.time)
         cutoff = future_cutoff(self.config, options)
         self.cut_us = NEVER if cutoff is None else micros(cutoff)
+        # the cut-off moves with the clock (not future: true, nor _config.yml's time)
+        self.clock_cutoff = cutoff is not None and self.config.time is None
         self.md = markdown_for(options)
         self.env = env
         self.tracked_tree = tracked_tree
@@ -170,6 +174,8 @@ class Engine(ThemeSetup):
         self._setup({}, [])
         self.rendered: set[str] = set()
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
+        # every symlink of the tree -> the paths its resolution looked at (.links)
+        self.chains: dict[str, list[str]] = {}
         self.overwrites: list[RenderWarning] = []
 
     def site_content(self) -> SiteContent:
@@ -192,6 +198,7 @@ class Engine(ThemeSetup):
             "cut_us": str(self.cut_us),
             "layouts": json.dumps(self.layout_names, sort_keys=True),
             "data": json.dumps(self.data_paths),
+            "links": json.dumps(self.chains, sort_keys=True),
         }
 
     # the content lists of ``site`` (:class:`~deploybot.render.deps.SiteContent`)
@@ -278,6 +285,22 @@ class Engine(ThemeSetup):
         if found.static is not None:
             return SourceRow(path, blob, "static", False, 0, found.static, notes)
         return SourceRow(path, blob, "other", False, 0, None, notes)
+
+    def expand_links(self, changed: list[str]) -> list[str]:
+        """Return ``changed`` (source paths) plus every symlink whose resolution looked at
+        one of them (its target changed, came or went), and keep the map of symlinks
+        up to date for :meth:`meta`. Raises ``CacheError`` for an unreadable map."""
+        try:
+            before: dict[str, list[str]] = json.loads(self.cache.meta("links") or "{}")
+        except ValueError as exc:
+            raise CacheError(f"links: {exc}") from exc
+        touched = set(changed)
+        touched.update(link for link, chain in before.items() if touched.intersection(chain))
+        self.chains = {link: chain for link, chain in before.items() if link not in touched}
+        for path in touched:
+            if self.links.is_symlink(path):
+                self.chains[path] = list(self.links.resolve(path).chain)
+        return sorted(touched)
 
     def _load(self, path: str) -> SourceFile:
         """Read the source ``path`` of the tree (no future cut-off)."""
@@ -449,6 +472,12 @@ class Engine(ThemeSetup):
         """Return the dated documents dated in ``(lo_us, hi_us]``."""
         return [r for r in self.cache.rows("doc") if lo_us < r.date_us <= hi_us]
 
+    def waiting(self) -> datetime | None:
+        """Return the earliest date held back by a clock cut-off (UTC), or ``None``
+        (:attr:`~.outputs.BuildReport.waiting`)."""
+        found = self.cache.next_after(self.cut_us) if self.clock_cutoff else None
+        return None if found is None else EPOCH + timedelta(microseconds=found)
+
     def page_owns_index(self) -> bool:
         """Return whether a source (a page, a static file, a document) writes
         ``index.html``: then the theme index is not made."""
@@ -483,6 +512,8 @@ class Engine(ThemeSetup):
         self.owners = {}
         rows: list[SourceRow] = []
         for path in sorted([*self.tree.paths(), *self.links.submodules()]):
+            if self.links.is_symlink(path):
+                self.chains[path] = list(self.links.resolve(path).chain)
             row = self.read_source(path)
             if row is not None and (row.kind != "other" or row.warnings):
                 self.cache.put_source(row)
@@ -507,5 +538,10 @@ class Engine(ThemeSetup):
         self.render_feeds()
         self.render_sitemap()
         return BuildReport(
-            True, reason, frozenset(self.rendered), self.warnings(), self.config.timezone
+            True,
+            reason,
+            frozenset(self.rendered),
+            self.warnings(),
+            self.config.timezone,
+            self.waiting(),
         )

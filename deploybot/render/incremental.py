@@ -114,6 +114,10 @@ def build_into(
         report = engine.full(full_reason)
     else:
         paths = sorted(set(changed))  # once: an iterator would be used up by the first look
+        try:
+            paths = engine.expand_links(paths)  # a symlink changes with what it points to
+        except CacheError as exc:
+            raise NeedFullBuild(f"unreadable cache: {exc}") from exc
         reason = _why_full(engine, cache, paths)
         if not reason and not engine.setup_incremental(paths):
             reason = "the site's own _layouts/ appeared or went"
@@ -325,7 +329,12 @@ def _run(engine: Engine, plan: _Plan) -> BuildReport:
     if cache.collisions():
         raise NeedFullBuild("two sources write the same output")
     return BuildReport(
-        False, "", frozenset(engine.rendered), engine.warnings(), engine.config.timezone
+        False,
+        "",
+        frozenset(engine.rendered),
+        engine.warnings(),
+        engine.config.timezone,
+        engine.waiting(),
     )
 
 
