@@ -21,19 +21,16 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from datetime import datetime, timedelta
 from typing import Any
 
 from deploybot.render import build, sitetheme
 from deploybot.render.cache import BuildCache, CacheError, SourceRow
-from deploybot.render.collections import POSTS, ordered
 from deploybot.render.deps import (
     NEIGHBOURS,
     ORDER,
     PAGES,
     SITEMAP,
     STATIC,
-    DocPage,
     Recorder,
     SiteContent,
     TrackedDict,
@@ -41,14 +38,13 @@ from deploybot.render.deps import (
     TrackingTree,
 )
 from deploybot.render.document import render_document
-from deploybot.render.engine_theme import ThemeSetup
+from deploybot.render.engine_lists import Neighbours, SiteLists, doc_date_us
 from deploybot.render.excerpt import CUT, excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.limits import LimitedTree, check_file_size
 from deploybot.render.links import ResolvedTree
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import (
-    EPOCH,
     Page,
     Post,
     RenderOptions,
@@ -80,7 +76,6 @@ SITEMAP_PRODUCER = ":sitemap"
 ASSETS_KEY = "a"
 """Dependency key of the theme's ``assets/`` folder (any file in it changed)."""
 NEVER = 2**62
-Neighbours = tuple[Post | None, Post | None]
 
 
 def options_key(options: RenderOptions) -> str:
@@ -117,20 +112,6 @@ def _strip(model: Post | Page) -> Post | Page:
     return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
 
 
-UNDATED_US = -2
-"""``date_us`` of a collection document without a date (Jekyll dates it ``site.time``)."""
-TIMED_US = -1
-"""``date_us`` of such a document whose URL holds a part of that date."""
-
-
-def doc_date_us(doc: Post) -> int:
-    """The cache's ``date_us`` of a collection document: its date, or one of
-    :data:`UNDATED_US`/:data:`TIMED_US`."""
-    if doc.dated:
-        return micros(doc.date)
-    return TIMED_US if doc.timed_url else UNDATED_US
-
-
 def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
     """Return what the sitemap shows of a post row (its URL, date and the front-matter keys
     it reads); ``()`` for anything else."""
@@ -140,7 +121,7 @@ def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
     return (row.model.url, row.date_us, fm.get("sitemap"), fm.get("last_modified_at"))
 
 
-class Engine(ThemeSetup):
+class Engine(SiteLists):
     """One build's shared state: config, Jinja2 environment, tracked ``site``, sink, cache.
 
     Raises ``SourceError`` from the constructor for a bad ``_config.yml``.
@@ -200,67 +181,6 @@ class Engine(ThemeSetup):
             "data": json.dumps(self.data_paths),
             "links": json.dumps(self.chains, sort_keys=True),
         }
-
-    # the content lists of ``site`` (:class:`~deploybot.render.deps.SiteContent`)
-
-    def site_posts(self) -> list[tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]]:
-        """Return ``(post mapping, categories, tags)`` of every visible post, newest first."""
-        return [
-            (build.post_variables(r.model, self.md), r.model.categories, r.model.tags)
-            for r in self.cache.posts(self.cut_us)
-        ]
-
-    def site_pages(self) -> list[dict[str, Any]]:
-        """Return the ``page`` mapping of every page, in ``site.pages`` order
-        (:func:`~.build.by_name`)."""
-        pages = build.by_name(row.model for row in self.cache.rows("page"))
-        return [build.page_variables(page) for page in pages]
-
-    def site_static_files(self) -> list[dict[str, Any]]:
-        """Return the ``site.static_files`` entries, in source-path order."""
-        return [build.static_file_variables(row.model) for row in self.cache.rows("static")]
-
-    def collection_docs(self, label: str) -> list[Post]:
-        """Return the documents of collection ``label`` in its order (an undated one dated
-        ``site.time``, as Jekyll dates it)."""
-        collection = self.config.collections[label]
-        rows = [r for r in self.cache.rows("doc") if r.model.collection == label]
-        docs = {r.path: self._dated(r.model) for r in rows}
-        keyed = [(p, d.date, d.doc.front_matter) for p, d in docs.items()]
-        return [docs[path] for path, _, _ in ordered(collection, keyed)]
-
-    def _dated(self, doc: Post) -> Post:
-        return doc if doc.dated else dataclasses.replace(doc, date=self.time)
-
-    def site_collection(self, label: str) -> tuple[list[dict[str, Any]], bool]:
-        """Return ``site.<label>``: the document mappings of a collection in its order, and
-        whether one is undated (its date is ``site.time``)."""
-        docs = self.collection_docs(label)
-        undated = any(not d.dated for d in docs)
-        return [build.post_variables(d, self.md) for d in docs], undated
-
-    def site_collections(self) -> tuple[list[dict[str, Any]], bool]:
-        """Return ``site.collections`` (:func:`~.build.collection_lists`), and whether a
-        document in it is undated."""
-        labels = [label for label in self.config.collections if label != POSTS]
-        found = {label: self.site_collection(label) for label in labels}
-        docs = {label: items for label, (items, _) in found.items()}
-        posts = [p for p, _, _ in self.site_posts()][::-1]
-        static = [row.model for row in self.cache.rows("static")]
-        undated = any(flag for _, flag in found.values())
-        return build.collection_lists(self.config, docs, posts, static), undated
-
-    def neighbours(self, row: SourceRow) -> Neighbours:
-        """Return the ``(previous, next)`` post models of the post ``row`` (older, newer)."""
-        older, newer = self.cache.neighbours(row.date_us, row.path, self.cut_us)
-        return (
-            None if older is None else older.model,
-            None if newer is None else newer.model,
-        )
-
-    def post_page(self, row: SourceRow) -> dict[str, Any]:
-        """Return the ``page`` mapping the post ``row`` is rendered with now."""
-        return build.post_variables(row.model, self.md, *self.neighbours(row))
 
     def read_source(self, path: str) -> SourceRow | None:
         """Return what ``path`` is (post, doc, page, static, other) per Jekyll's reading
@@ -382,22 +302,6 @@ class Engine(ThemeSetup):
             self.sink.write(output_path, data)
         self._record(path, [p for p, _ in outputs], deps, warnings)
 
-    def _render_doc(self, doc: Post) -> build.RenderedDocument:
-        """Render a collection document; its neighbours (``page.previous``/``next``) come
-        from its collection's order, so reading them records ``c:<label>``, and an undated
-        document's ``page.date`` (``site.time``) records ``s:time``."""
-        docs = self.collection_docs(doc.collection)
-        doc = self._dated(doc)
-        paths = [d.doc.path for d in docs]
-        i = paths.index(doc.doc.path) if doc.doc.path in paths else -1
-        pair = (
-            docs[i - 1] if i > 0 else None,
-            docs[i + 1] if 0 <= i < len(docs) - 1 else None,
-        )
-        page = build.post_variables(doc, self.md, *pair)
-        tracked = DocPage(page, self.recorder, doc.collection, doc.dated)
-        return render_document(doc.doc, doc.output_path, "page", tracked, self.ctx)
-
     def _page_outputs(self, doc: Page) -> Iterable[build.RenderedDocument]:
         """Render a page (each page of posts, when it is the paginated ``index.html``)."""
         pager = None
@@ -467,16 +371,6 @@ class Engine(ThemeSetup):
             self.sink.write(SITEMAP_PATH, sitemap_xml(model, build.site_root(model)))
             outputs.append(SITEMAP_PATH)
         self._record(SITEMAP_PRODUCER, outputs, deps, ())
-
-    def docs_between(self, lo_us: int, hi_us: int) -> list[SourceRow]:
-        """Return the dated documents dated in ``(lo_us, hi_us]``."""
-        return [r for r in self.cache.rows("doc") if lo_us < r.date_us <= hi_us]
-
-    def waiting(self) -> datetime | None:
-        """Return the earliest date held back by a clock cut-off (UTC), or ``None``
-        (:attr:`~.outputs.BuildReport.waiting`)."""
-        found = self.cache.next_after(self.cut_us) if self.clock_cutoff else None
-        return None if found is None else EPOCH + timedelta(microseconds=found)
 
     def page_owns_index(self) -> bool:
         """Return whether a source (a page, a static file, a document) writes

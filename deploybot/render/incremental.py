@@ -57,7 +57,6 @@ from deploybot.render.engine import (
     ASSETS_KEY,
     INDEX,
     SITEMAP_PRODUCER,
-    TIMED_US,
     BuildReport,
     Engine,
     NeedFullBuild,
@@ -65,6 +64,7 @@ from deploybot.render.engine import (
     options_key,
     sitemap_entry,
 )
+from deploybot.render.engine_lists import TIMED_US
 from deploybot.render.liquid_layouts import layout_name
 from deploybot.render.model import RenderOptions
 from deploybot.render.siteconfig import CONFIG_PATH
