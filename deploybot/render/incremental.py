@@ -23,8 +23,13 @@ it reaches:
 - the site's own Liquid theme: an edited layout or include re-renders the readers of its
   ``b:PATH``; a layout added or removed, the users of its name (``y:NAME``); a ``_data/``
   file, the readers of ``site.data`` (``D``); ``_layouts/`` appearing or going: a full build;
+- a collection document added, removed or changed dirties ``c:LABEL`` (``site.LABEL``, its
+  neighbours) and ``C`` (``site.collections``);
+- a symlink is re-read when any path its resolution looked at changed (its target, a
+  symlink on the way, the missing name it points at: :mod:`.links`), as if it changed;
 - a new build time (``site.time``, the source commit's date) re-makes the readers of
-  ``s:time`` (the feeds) and moves the future-post cut-off;
+  ``s:time`` (the feeds, undated collection documents); a new future cut-off (the run's
+  clock) renders or removes the posts and documents dated between the old and the new one;
 - ``_config.yml``, other options or a different renderer version: a full build.
 
 Every case it cannot decide (e.g. two producers writing one output path) falls back to the
