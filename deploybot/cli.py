@@ -13,6 +13,7 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -156,9 +157,17 @@ def serve_cmd(config_paths: tuple[Path, ...]) -> None:
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--rev", default=None, help="Build this git revision (default HEAD for a repo).")
+@click.option(
+    "--cutoff",
+    type=click.DateTime(["%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S"]),
+    default=None,
+    help="Future cut-off (UTC), as a build record's future-cutoff (default: the build time).",
+)
 @_config_option
 @_handle_errors
-def build_cmd(source: Path, out: Path, rev: str | None, config_path: Path | None) -> None:
+def build_cmd(
+    source: Path, out: Path, rev: str | None, cutoff: datetime | None, config_path: Path | None
+) -> None:
     """Render SOURCE (a folder or a git repository) into the folder OUT; no git writes.
 
     A bare repository, or any repository with --rev, is read from git objects at that
@@ -166,13 +175,16 @@ def build_cmd(source: Path, out: Path, rev: str | None, config_path: Path | None
     uncommitted edits can be previewed. Only the [render] keys of the config are used
     (--config, else $DEPLOYBOT_CONFIG or ./deploybot.toml when present). OUT must be empty,
     or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
-    not be inside SOURCE.
+    not be inside SOURCE. Posts dated after --cutoff are left out; a published build is
+    made again byte for byte with its source commit and the future-cutoff of its record
+    (``git notes --ref=deploybot show BUILD``).
     """
     from deploybot import preview, report
 
     config = _load_optional(config_path)
     render_config = config.render if config else None
-    build = preview.build_to_folder(source, out, rev=rev, render_config=render_config)
+    when = None if cutoff is None else cutoff.replace(tzinfo=UTC)
+    build = preview.build_to_folder(source, out, rev=rev, render_config=render_config, cutoff=when)
     report.print_build(build, out)
 
 

@@ -180,7 +180,8 @@ def _run_locked(
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
-    if snap.commit == head.source_commit and not full:
+    cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
+    if snap.commit == head.source_commit and not full and not _future_due(head, cutoff):
         return RunResult(
             UP_TO_DATE,
             source_commit=snap.commit,
@@ -196,7 +197,9 @@ def _run_locked(
     try:
         with snap.tree, render.open_cache(paths["cache"]) as cache:
             check(head)
-            site, result = _build_and_publish(config, paths, snap, head, cache, full, now, check)
+            site, result = _build_and_publish(
+                config, paths, snap, head, cache, full, (now, cutoff), check
+            )
             timer.mark("render+publish")
             report = earlier
             if result.new is not None:
@@ -238,7 +241,7 @@ def _build_and_publish(
     head: publish.PublishHead,
     cache: render.BuildCache,
     full: bool,
-    now: Callable[[], datetime],
+    clock: tuple[Callable[[], datetime], datetime],
     check: Callable[[publish.PublishHead], None],
 ) -> tuple[render.BuildReport, publish.PublishResult]:
     """Render and publish, incrementally when the cache, the publish head's record and the
@@ -247,20 +250,22 @@ def _build_and_publish(
     :func:`_not_backwards`'s (raises OlderSourceError)."""
     from deploybot import render
 
-    options = _render_options(config, snap)
+    options = _render_options(config, snap, clock[1])
     reason = _why_full(full, head, snap, cache)
     if reason is None and head.commit is not None:
         try:
             with publish.BlobWriter(paths["publish"]) as sink:
                 report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
-                return report, _publish(config, paths, snap, report, sink.blobs, patch, now, check)
+                return report, _publish(
+                    config, paths, snap, report, sink.blobs, patch, clock, check
+                )
         except (render.NeedFullBuild, publish.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
     with publish.BlobWriter(paths["publish"]) as sink:
         report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
-        return report, _publish(config, paths, snap, report, sink.blobs, None, now, check)
+        return report, _publish(config, paths, snap, report, sink.blobs, None, clock, check)
 
 
 def _why_full(
@@ -287,9 +292,10 @@ def _publish(
     report: render.BuildReport,
     blobs: dict[str, str],
     patch: publish.TreePatch | None,
-    now: Callable[[], datetime],
+    clock: tuple[Callable[[], datetime], datetime],
     check: Callable[[publish.PublishHead], None],
 ) -> publish.PublishResult:
+    now, cutoff = clock
     when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
     kind = f"full ({report.reason})" if report.full else "incremental"
     log.info("%s build: %d producers rendered", kind, len(report.rendered))
@@ -309,7 +315,44 @@ def _publish(
             config.state.dir, f"refs/heads/{config.publish.branch}", new
         ),
         check_head=check,
+        record=future_record(cutoff, report.waiting),
     )
+
+
+FUTURE_CUTOFF = "future-cutoff"
+"""Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
+NEXT_FUTURE = "next-future"
+"""Record key: the earliest date of a post the cut-off held back (absent when none)."""
+
+
+def future_record(cutoff: datetime, waiting: datetime | None) -> dict[str, str]:
+    """The build record's future lines: ``future-cutoff`` (so the same build can be made
+    again: ``deploybot build --rev SOURCE --cutoff``) and ``next-future``."""
+    record = {FUTURE_CUTOFF: _iso(cutoff)}
+    if waiting is not None:
+        record[NEXT_FUTURE] = _iso(waiting)
+    return record
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
+    """Whether a post the published build held back is now due: the head's record names a
+    ``next-future`` date at or before ``cutoff`` (this run's clock). Then the run builds
+    the same source again with the new cut-off, so a scheduled run publishes a post once
+    its date has passed, with no push."""
+    waiting = head.record.get(NEXT_FUTURE)
+    if not waiting:
+        return False
+    try:
+        due = datetime.fromisoformat(waiting) <= cutoff
+    except ValueError:  # a record someone else wrote: not ours to act on
+        return False
+    if due:
+        log.info("a post dated %s is due: building the source again", waiting)
+    return due
 
 
 def _not_backwards(
@@ -388,7 +431,9 @@ def _announce(
     return notify.merge_reports(earlier, announced)
 
 
-def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.RenderOptions:
+def _render_options(
+    config: Config, snap: watch.SourceSnapshot, cutoff: datetime
+) -> render.RenderOptions:
     from deploybot import render
 
     when = commit_datetime(snap.commit_time, snap.commit_tz_offset, snap.commit)
@@ -397,6 +442,7 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         timezone=config.render.timezone,
         feed_limit=config.render.feed_limit,
         build_time=when,
+        cutoff=cutoff,
         typography=config.render.typography,
         footnotes=config.render.footnotes,
         layout_limits=render.layout_limits(config.render),

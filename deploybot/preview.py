@@ -28,13 +28,19 @@ from deploybot.revision import commit_datetime, resolve_commit
 
 
 def build_to_folder(
-    source: Path, out: Path, *, rev: str | None = None, render_config: RenderConfig | None = None
+    source: Path,
+    out: Path,
+    *,
+    rev: str | None = None,
+    render_config: RenderConfig | None = None,
+    cutoff: datetime | None = None,
 ) -> render.SiteBuild:
     """Render ``source`` into the folder ``out`` and return the build.
 
     A bare repository, or any repository when ``rev`` is given, is read from git objects at
     ``rev`` (default ``HEAD``) and the feeds' build time is that commit's committer date; a
-    folder is read from disk and the build time is now. ``out`` must be missing, empty, or a
+    folder is read from disk and the build time is now. ``cutoff`` (aware) is the future
+    cut-off (default: the build time). ``out`` must be missing, empty, or a
     folder an earlier build made (it holds :data:`MANIFEST`): files of that earlier build
     that this one does not produce are removed; nothing else in ``out`` is touched.
 
@@ -55,6 +61,7 @@ def build_to_folder(
         timezone=cfg.timezone,
         feed_limit=cfg.feed_limit,
         build_time=build_time,
+        cutoff=cutoff,
         typography=cfg.typography,
         footnotes=cfg.footnotes,
         layout_limits=render.layout_limits(cfg),

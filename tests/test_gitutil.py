@@ -67,6 +67,13 @@ def test_git_tree_skips_submodules_and_keeps_symlinks(tmp_path: Path) -> None:
         assert list(tree.paths()) == ["alias.md", "page.md"]
         assert tree.is_symlink("alias.md")
         assert tree.read("alias.md") == b"page.md"
+        assert tree.submodules() == ["vendor/theme"]
+        assert tree.is_submodule("vendor/theme") and not tree.is_submodule("page.md")
+    with gitutil.bare_repo(repo_path) as repo:
+        empty = gitutil.write_tree(repo, {})
+        assert gitutil.changed_paths(repo, empty, tree_id) == {"alias.md", "page.md"}
+        every = gitutil.changed_paths(repo, empty, tree_id, include_gitlinks=True)
+        assert every == {"alias.md", "page.md", "vendor/theme"}
 
 
 def test_write_tree_matches_git(tmp_path: Path) -> None:

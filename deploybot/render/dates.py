@@ -12,6 +12,8 @@ import re
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from email.utils import format_datetime
 
+from deploybot.render import rubytime
+
 _DATE_RE = re.compile(
     r"""^\s*(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})
     (?:[ T\t]+(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<frac>\d+))?)?
@@ -85,6 +87,39 @@ def _parse_date(value: object, tz: tzinfo) -> datetime:
         tzinfo=_offset(m["tz"]) if m["tz"] else tz,
     )
     return parsed.astimezone(tz)
+
+
+def front_matter_date(value: object, tz: tzinfo) -> datetime:
+    """Return a front-matter ``date`` as Jekyll 4.3 reads it, in ``tz`` (the site's zone).
+
+    Jekyll turns the YAML value into text and parses it with Ruby's ``Time.parse``
+    (``Document#merge_date!``, ``Utils.parse_date``; :mod:`.rubytime`): a YAML date is
+    midnight in the site's zone; a YAML timestamp without an offset
+    (``2019-03-07 10:00:00``) is UTC, as Psych reads it, and keeps no fraction of a second
+    (``Time#to_s`` drops it); any other text is ``Time.parse``'s (``3-7-2019`` is 3 July,
+    ``2019-03-07 10:00`` is the site's local time). Raises ``ValueError`` for a value
+    Jekyll refuses (or would complete from the clock: no year), and for a date that cannot
+    be placed in ``tz`` (years 1 to 9999 only, as :func:`parse_date`).
+    """
+    try:
+        return _front_matter_date(value, tz)
+    except OverflowError as exc:
+        raise ValueError(f"date {value!s} is out of range in the site's timezone") from exc
+
+
+def _front_matter_date(value: object, tz: tzinfo) -> datetime:
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return moment.replace(microsecond=0).astimezone(tz)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=tz).astimezone(tz)
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError(f"not a date: {value!r}")
+    text = str(value)
+    try:
+        return rubytime.parse_time(text, tz).astimezone(tz)
+    except rubytime.DateParseError as exc:
+        raise ValueError(f"not a date: {text!r} ({exc})") from exc
 
 
 def xmlschema(moment: datetime) -> str:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import html
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from deploybot.render import slugs
 from deploybot.render.dates import parse_date, rfc822, strftime, xmlschema
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -167,29 +167,9 @@ def array_to_sentence_string(value: Any, connector: Any = "and") -> str:
     return f"{', '.join(items[:-1])}, {word} {items[-1]}"
 
 
-_SLUG_MODES: Mapping[str, str] = {
-    "raw": r"\s+",
-    # Ruby's [^\p{M}\p{L}\p{Nd}]: anything but letters, marks and digits (so "_" too)
-    "default": r"[\W_]+",
-    "pretty": r"(?:[^\w._~!$&'()+,;=@]|_)+",
-    "ascii": r"[^A-Za-z0-9]+",
-    "latin": r"[^A-Za-z0-9]+",
-}
-
-
 def slugify(value: Any, mode: Any = None, cased: bool = False) -> str:
-    """Jekyll's ``Utils.slugify``: modes ``none``, ``raw``, ``default``, ``pretty``,
-    ``ascii``, ``latin`` (accents dropped first); lower-cased, no ``-`` at either end."""
-    text = to_text(value)
-    chosen = str(mode) if mode is not None else "default"
-    if chosen == "none" or not text:
-        return text if cased else text.lower()
-    if chosen not in _SLUG_MODES:
-        chosen = "default"
-    if chosen == "latin":
-        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    slug = re.sub(_SLUG_MODES[chosen], "-", text).strip("-")
-    return slug if cased else slug.lower()
+    """Jekyll's ``Utils.slugify`` (:func:`deploybot.render.slugs.slugify`)."""
+    return slugs.slugify(to_text(value), None if mode is None else str(mode), bool(cased))
 
 
 def jsonify(value: Any) -> str:

@@ -44,6 +44,7 @@ from liquid.token import TOKEN_TAG, Token
 from deploybot.errors import SourceError, one_line
 from deploybot.render import liquid_filters, liquid_tags
 from deploybot.render.limits import LimitError, page_too_large
+from deploybot.render.liquid_links import LinkIndex
 from deploybot.render.model import LiquidLimits, RenderWarning
 from deploybot.render.source import SourceTree
 
@@ -115,7 +116,9 @@ class Liquid:
     """One build's Liquid: the environment, the source tree includes are read from, the
     site's ``url``/``baseurl`` and its Markdown (``markdownify``). Parsed templates are
     cached by file and text; every read goes through ``tree`` (so a tracking tree records
-    it)."""
+    it). ``collections``: the labels of the written collections other than ``posts``,
+    whose documents ``{% link %}`` finds too; ``links`` is the build's
+    :class:`~.liquid_links.LinkIndex`."""
 
     def __init__(
         self,
@@ -126,6 +129,7 @@ class Liquid:
         markdown: MarkdownFn | None = None,
         limits: LiquidLimits | None = None,
         max_output: int = 50_000_000,
+        collections: tuple[str, ...] = (),
     ) -> None:
         self.tree = tree
         self.url, self.baseurl = url, baseurl
@@ -135,6 +139,7 @@ class Liquid:
         self.env = JekyllEnvironment(self.limits, max_output)
         self._parsed: dict[tuple[str, str], BoundTemplate] = {}
         self._origin: dict[int, tuple[str, int]] = {}  # id(source) -> (path, line offset)
+        self.links = LinkIndex(collections)  # post_url/link look-ups, made once per build
 
     def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:
         """Return ``text`` (the file ``path`` from line ``first_line``) parsed; ``keep``

@@ -2,24 +2,46 @@
 
 Keys used: ``title``, ``description``, ``url`` (else Jekyll-Bootstrap's ``production_url``),
 ``baseurl``, ``author`` (a name or ``{name, email}``), ``permalink``, ``timezone``,
-``exclude``, ``include``, ``future``. Other keys are kept in ``SiteConfig.data`` for templates.
+``exclude`` (Jekyll's default excludes added), ``include`` (default ``[.htaccess]``),
+``future``, ``time`` (``site.time`` and the future cut-off, read as Jekyll's
+``Utils.parse_date`` reads it: :func:`~.dates.front_matter_date`), ``collections``,
+``collections_dir``, ``defaults``. Other keys are kept in ``SiteConfig.data`` for templates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
 from deploybot.errors import SourceError
+from deploybot.render.collections import read_collections
+from deploybot.render.dates import front_matter_date
+from deploybot.render.defaults import default_sets
 from deploybot.render.frontmatter import reader_error
 from deploybot.render.model import MAX_YAML_SIZE, SiteConfig
 from deploybot.render.source import SourceTree
 from deploybot.render.yamlload import load_yaml
 
 CONFIG_PATH = "_config.yml"
+DEFAULT_EXCLUDE = (
+    ".sass-cache",
+    ".jekyll-cache",
+    "gemfiles",
+    "Gemfile",
+    "Gemfile.lock",
+    "node_modules",
+    "vendor/bundle/",
+    "vendor/cache/",
+    "vendor/gems/",
+    "vendor/ruby/",
+)
+"""``Configuration::DEFAULT_EXCLUDES``, added to every site's ``exclude``."""
+DEFAULT_INCLUDE = (".htaccess",)
+"""``include`` when ``_config.yml`` sets none."""
 
 
 def load_config(
@@ -35,6 +57,9 @@ def load_config(
     data = _read_yaml(tree, max_yaml_size)
     zone = timezone_override or _text(data, "timezone") or "UTC"
     _check_zone(zone, from_file=timezone_override is None)
+    permalink = _text(data, "permalink") or "date"
+    include = _str_list(data, "include") if data.get("include") is not None else DEFAULT_INCLUDE
+    exclude = tuple(dict.fromkeys((*_str_list(data, "exclude"), *DEFAULT_EXCLUDE)))
     author = data.get("author")
     author_name = author_email = ""
     if isinstance(author, Mapping):
@@ -49,13 +74,28 @@ def load_config(
         baseurl=_text(data, "baseurl").rstrip("/"),
         author_name=author_name,
         author_email=author_email,
-        permalink=_text(data, "permalink") or "date",
+        permalink=permalink,
         timezone=zone,
-        exclude=_str_list(data, "exclude"),
-        include=_str_list(data, "include"),
+        exclude=exclude,
+        include=include,
         future=bool(data.get("future", False)),
         data=data,
+        collections=read_collections(data, permalink),
+        collections_dir=_text(data, "collections_dir").strip("/"),
+        defaults=default_sets(data),
+        time=_time(data, zone),
     )
+
+
+def _time(data: Mapping[str, Any], zone: str) -> datetime | None:
+    """``time`` (``Site#reset``: ``Utils.parse_date(config["time"].to_s)``), or ``None``."""
+    value = data.get("time")
+    if value is None:
+        return None
+    try:
+        return front_matter_date(value, ZoneInfo(zone))
+    except ValueError as exc:
+        raise SourceError(f"time: {exc}", CONFIG_PATH) from exc
 
 
 def _read_yaml(tree: SourceTree, max_yaml_size: int) -> dict[str, Any]:

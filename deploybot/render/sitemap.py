@@ -34,7 +34,7 @@ def wanted(model: SiteModel) -> bool:
     for key in ("plugins", "gems"):
         value = model.config.data.get(key)
         plugins.extend(value if isinstance(value, list) else [value])
-    if PLUGIN not in plugins or SITEMAP_PATH in model.static:
+    if PLUGIN not in plugins or any(s.output_path == SITEMAP_PATH for s in model.static):
         return False
     return not any(page.output_path == SITEMAP_PATH for page in model.pages)
 

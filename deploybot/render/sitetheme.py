@@ -16,6 +16,7 @@ from typing import Any
 import mistune
 
 from deploybot.render import paginate
+from deploybot.render.collections import POSTS
 from deploybot.render.data import is_data_file
 from deploybot.render.liquid import Liquid
 from deploybot.render.liquid_layouts import layout_map, layout_name
@@ -92,6 +93,9 @@ def make_liquid(
         markdown=lambda text: markdown_to_html(text, md),
         limits=options.liquid_limits,
         max_output=options.max_page_bytes,
+        collections=tuple(
+            label for label, c in config.collections.items() if c.output and label != POSTS
+        ),
     )
 
 
