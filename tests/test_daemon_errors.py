@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import requests
 
-from tests.daemonproc import Daemon, GatedSite, daemon_table
+from tests.daemonproc import Daemon, GatedSite, daemon_table, wait_until
 
 HOOK = "/webhook/deploybot"
 
@@ -53,3 +54,32 @@ def test_a_unix_socket_path_it_cannot_bind_is_exit_78(tmp_path: Path, where: str
     }
     assert line == head + why[where]
     assert (tmp_path / "a-file").read_text() == "not a socket"
+
+
+MALFORMED = {
+    "a header over 8 KB": b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-Big: "
+    + b"a" * 9000
+    + b"\r\n\r\n",
+    "a long URL": b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+    "too many headers": b"GET / HTTP/1.1\r\n"
+    + b"".join(b"X-%d: 1\r\n" % i for i in range(200))
+    + b"\r\n",
+    "a bare LF in a header": b"GET / HTTP/1.1\r\nHost: x\nX-A: 1\r\n\r\n",
+}
+
+
+def test_a_malformed_request_is_400_and_one_warning_line(tmp_path: Path) -> None:
+    site = GatedSite(tmp_path, gated=False, extra=daemon_table())
+    with Daemon(site.config) as daemon:
+        host, port = daemon.url.removeprefix("http://").rsplit(":", 1)
+        for what, request in MALFORMED.items():
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(request)
+                assert sock.recv(100).split(b"\r\n")[0].endswith(b" 400 Bad Request"), what
+        wait_until(lambda: sum("request from 127.0.0.1" in line for line in daemon.log) == 4)
+        assert requests.get(daemon.url + "/healthz", timeout=30).status_code == 200
+    logged = [line for line in daemon.log if "bad request" in line]
+    assert all(" WARNING bad request from 127.0.0.1: 400 " in line for line in logged), logged
+    assert "Too many headers received" in logged[2]
+    assert not any("Traceback" in line or " ERROR " in line for line in daemon.log), daemon.log
+    assert len(daemon.log) == 1 + 4 + 2, daemon.log  # listening; 4 requests; stopping, stopped
