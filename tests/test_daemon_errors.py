@@ -6,6 +6,7 @@ Real daemon processes on 127.0.0.1; waits poll with a deadline.
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
@@ -14,17 +15,19 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.daemonproc import Daemon, GatedSite, daemon_table, wait_until
+from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
 
 HOOK = "/webhook/deploybot"
 
 
-def _exit_and_log(config: Path) -> tuple[int, list[str]]:
+def _exit_and_log(config: Path, cwd: Path | None = None) -> tuple[int, list[str]]:
     """Run ``deploybot serve --config CONFIG`` to its end (60 s at most); its exit code and
     its output's lines."""
     env = Daemon(config).env
     argv = [sys.executable, "-m", "deploybot", "serve", "--config", str(config)]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=env, timeout=60, check=False, cwd=cwd
+    )
     return done.returncode, (done.stdout + done.stderr).splitlines()
 
 
@@ -83,3 +86,48 @@ def test_a_malformed_request_is_400_and_one_warning_line(tmp_path: Path) -> None
     assert "Too many headers received" in logged[2]
     assert not any("Traceback" in line or " ERROR " in line for line in daemon.log), daemon.log
     assert len(daemon.log) == 1 + 4 + 2, daemon.log  # listening; 4 requests; stopping, stopped
+
+
+def test_a_hostile_after_is_400_and_control_characters_are_escaped_in_the_log(
+    tmp_path: Path,
+) -> None:
+    site = GatedSite(tmp_path, gated=False, extra=daemon_table())
+    with Daemon(site.config) as daemon:
+        answer = daemon.push(HOOK, github("--upload-pack=touch /tmp/pwned"))
+        assert answer.status_code == 400
+        assert answer.text == "'after' is not a commit id (40 or 64 hex digits)\n"
+        forged = github("a" * 40, ref="refs/heads/x\n<3>forged line\r\x1b[2J")
+        answer = daemon.push(HOOK, forged)
+        assert answer.status_code == 200
+        assert "refs/heads/x\\n<3>forged line\\r\\x1b[2J is not refs/heads/main" in answer.text
+        wait_until(lambda: sum(" webhook " in line for line in daemon.log) == 2)
+        assert daemon.idle("deploybot") and daemon.runs("deploybot") == 0
+    assert not any("pwned" in line for line in daemon.log)
+    [line] = [line for line in daemon.log if "forged" in line]
+    assert line.endswith(
+        "ignored: deploybot: refs/heads/x\\n<3>forged line\\r\\x1b[2J is not refs/heads/main"
+    )
+
+
+def test_config_errors_after_sighup_name_the_files_as_at_start(tmp_path: Path) -> None:
+    """``--config daemon.toml`` (relative): a key wrong in it, or in a site config its glob
+    finds, is named by the file's absolute path, at start and after SIGHUP alike."""
+    site = GatedSite(tmp_path / "sites" / "a", gated=False, extra='[daemon]\nname = "a"\n')
+    daemon_config = tmp_path / "daemon.toml"
+    table = daemon_table(sites="sites/*/deploybot.toml") + '[state]\ndir = "dstate"\n'
+    daemon_config.write_text(table)
+    with Daemon(Path("daemon.toml"), cwd=tmp_path) as daemon:
+        daemon_config.write_text(table.replace("[daemon]\n", "[daemon]\nworkers = 0\n"))
+        daemon.signal(signal.SIGHUP)
+        line = daemon.wait_log("the running configuration stays")
+        assert f"SIGHUP: {daemon_config}: 'daemon.workers' must be" in line
+        daemon_config.write_text(table)
+        site.config.write_text("[source]\nbogus = 1\n")
+        daemon.signal(signal.SIGHUP)
+        wait_until(lambda: sum("configuration stays" in line for line in daemon.log) == 2)
+        assert f"SIGHUP: {site.config}: unknown key 'source.bogus'" in daemon.log[-1]
+    code, log = _exit_and_log(Path("daemon.toml"), cwd=tmp_path)
+    assert code == 78 and log[0].startswith(f"deploybot: error: {site.config}: unknown key")
+    daemon_config.write_text(table.replace("[daemon]\n", "[daemon]\nworkers = 0\n"))
+    code, log = _exit_and_log(Path("daemon.toml"), cwd=tmp_path)
+    assert code == 78 and log[0].startswith(f"deploybot: error: {daemon_config}: 'daemon.workers'")
