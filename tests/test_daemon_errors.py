@@ -50,7 +50,8 @@ def test_a_unix_socket_path_it_cannot_bind_is_exit_78(tmp_path: Path, where: str
     code, log = _exit_and_log(site.config)
     assert code == 78, log
     [line] = log
-    head = f"deploybot: error: {site.config}: 'daemon.listen': cannot listen on unix:{tmp_path / where}: "
+    head = f"deploybot: error: {site.config}: 'daemon.listen': "
+    head += f"cannot listen on unix:{tmp_path / where}: "
     why = {
         "a-file": f"{tmp_path / where} is a file, not a socket",
         "missing/serve.sock": f"no such folder {tmp_path / 'missing'}",

@@ -69,9 +69,10 @@ class BadRequestFilter(logging.Filter):
 
 
 def printable(text: str) -> str:
-    """``text`` with its control characters (C0, DEL, C1, U+2028, U+2029: whatever ``str.splitlines`` splits on) written as
-    Python escapes (``\\n``, ``\\x1b``), so a value from a request or a payload keeps its
-    log line one line and cannot forge another (or a journald ``<N>`` priority)."""
+    """``text`` with its control characters (C0, DEL, C1, U+2028, U+2029: all that
+    ``str.splitlines`` splits on) written as Python escapes (``\\n``, ``\\x1b``), so a
+    value from a request or a payload keeps its log line one line and cannot forge another
+    (or a journald ``<N>`` priority)."""
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 

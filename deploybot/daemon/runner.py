@@ -8,6 +8,14 @@ ended alone. Each process starts in a session of its own, so the terminal's Ctrl
 SIGINT to the foreground process group) reaches only the daemon, which then lets the
 builds finish; under systemd, ``KillMode=mixed`` does the same for SIGTERM. The price is
 an interpreter start per job (about 0.3 s), small next to a fetch, a build and a push.
+
+A job process never outlives the daemon (a ``kill -9`` of the daemon would leave it
+holding the site's lock, and the restarted daemon waiting on it): it asks Linux for
+SIGKILL when the daemon dies (``prctl(PR_SET_PDEATHSIG)``), and it holds the read end of a
+pipe whose write end only the daemon holds, so when the daemon is gone, however it went,
+the job sees end-of-file and ends itself with its process group
+(:func:`deploybot.daemon.worker.die_with_daemon`). A build killed so is safe to kill (see
+the README: "After a crash or kill -9").
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deploybot.daemon.settings import Site
+from deploybot.daemon.worker import DAEMON_PID, LIFELINE_FD
 
 log = logging.getLogger("deploybot.daemon")
 
@@ -69,11 +78,15 @@ class Runner:
         """Environment variables the jobs do not get (the webhook secrets: a build never
         needs them, and it runs the source's layouts)."""
         self._running: dict[int, asyncio.subprocess.Process] = {}
+        # Never written, never closed: its read end sees end-of-file when the daemon is gone.
+        # Both ends are non-inheritable; each job gets the read end alone (pass_fds).
+        self._lifeline, self._lifeline_held = os.pipe()
 
     def _env(self) -> dict[str, str]:
         env = {name: value for name, value in os.environ.items() if name not in self.hidden}
         if self.verbose:
             env["DEPLOYBOT_VERBOSE"] = "1"
+        env[LIFELINE_FD], env[DAEMON_PID] = str(self._lifeline), str(os.getpid())
         return env
 
     async def _start(self, *args: str) -> asyncio.subprocess.Process:
@@ -81,6 +94,7 @@ class Runner:
             sys.executable, "-m", "deploybot.daemon.worker", *args,
             stdin=subprocess.PIPE if args[0] == "heads" else subprocess.DEVNULL,
             stdout=subprocess.PIPE, env=self._env(), start_new_session=True,
+            pass_fds=(self._lifeline,),
         )  # fmt: skip
         self._running[proc.pid] = proc
         return proc

@@ -20,11 +20,14 @@ stderr, the daemon's log.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
 import os
+import signal
 import socket
 import sys
+import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,6 +37,12 @@ from deploybot.errors import DeploybotError, TemporaryError, one_line
 from deploybot.redact import redact_text
 
 EX_SOFTWARE = 70  # sysexits: an internal error (a crash: a bug)
+EX_TEMPFAIL = 75
+LIFELINE_FD = "DEPLOYBOT_LIFELINE_FD"
+"""The environment variable naming the pipe's read end whose end-of-file says the daemon
+is gone (see :func:`die_with_daemon`)."""
+DAEMON_PID = "DEPLOYBOT_DAEMON_PID"
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 POLL_TIMEOUT = 30.0
 """Seconds a source server may stay silent while it advertises its refs to the poller."""
 POLL_THREADS = 8
@@ -105,10 +114,50 @@ def heads(sites: list[list[str]], out: IO[str]) -> None:
             out.flush()
 
 
+def die_with_daemon(environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
+    """Make this job process end when the daemon that started it ends, however it ends
+    (``kill -9`` included), so it never holds a site's lock for a daemon that is gone.
+
+    Two ways, both set up here: on Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (prctl(2):
+    the kernel kills this process when its parent dies); everywhere, a thread reading the
+    daemon's pipe (:data:`LIFELINE_FD`) that, at its end-of-file, kills this process's
+    group (the job and the git processes it runs). A daemon already gone before the
+    ``prctl`` (this process then has another parent) ends the job at once. Both variables
+    are taken out of the environment, so the build's own processes do not see them.
+    """
+    fd, parent = environ.pop(LIFELINE_FD, None), environ.pop(DAEMON_PID, None)
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            log.warning("prctl(PR_SET_PDEATHSIG): %s", os.strerror(ctypes.get_errno()))
+    if parent is not None and os.getppid() != int(parent):
+        os._exit(EX_TEMPFAIL)  # the daemon died while this process started
+    if fd is not None:
+        lifeline = int(fd)
+        os.set_inheritable(lifeline, False)  # git and hooks started by the build: not theirs
+        threading.Thread(target=_end_with_pipe, args=(lifeline,), daemon=True).start()
+
+
+def _end_with_pipe(fd: int) -> None:
+    """Wait for end-of-file on ``fd`` (the daemon is gone), then kill this process group."""
+    while True:
+        try:
+            if not os.read(fd, 1):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    if os.getpgrp() == os.getpid():  # the daemon started it as a group of its own
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def main(argv: list[str]) -> int:
     """The process's entry point; see the module docstring. Returns the exit code."""
     from deploybot.daemon import logs
 
+    die_with_daemon()
     job, *rest = argv
     result_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # what libraries print goes to the log, not into the result
