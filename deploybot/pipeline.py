@@ -119,6 +119,41 @@ def run_once(
         return result
 
 
+def fetch(config: Config) -> str:
+    """Fetch the publish and source branches into their mirrors, holding the state
+    directory's lock, as :func:`run_once` starts; build nothing. ``deploybot serve`` runs
+    it outside its ``workers`` (it waits on the network only), so a source that hangs never
+    holds a build slot; the build that follows fetches again and then transfers nothing.
+
+    Returns:
+        The source commit (40 hex).
+
+    Raises:
+        As :func:`run_once` does before it builds: LockHeldError, FetchError,
+        PublishError, ConfigError, SourceError, DiskFullError, MissingObjectError.
+    """
+    with statedir.held(config) as paths, _config_errors_name(config):
+        gitutil.check_local_repository(config.source.url, "source.url")
+        for attempt in (1, 2):
+            try:
+                _head, snap = _fetch(config, paths)
+                snap.tree.close()
+                return snap.commit
+            except KeyError as exc:  # a damaged mirror: as in _run_healing
+                statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
+    raise AssertionError("unreachable")
+
+
+def _fetch(
+    config: Config, paths: dict[str, Path]
+) -> tuple[publish.PublishHead, watch.SourceSnapshot]:
+    head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
+    snap = watch.fetch_source(
+        config.source.url, config.source.branch, paths["source"], since=head.source_commit
+    )
+    return head, snap
+
+
 def _run_healing(
     config: Config,
     paths: dict[str, Path],
@@ -173,10 +208,7 @@ def _run_locked(
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     gitutil.check_local_repository(config.source.url, "source.url")
     earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
-    head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
-    snap = watch.fetch_source(
-        config.source.url, config.source.branch, paths["source"], since=head.source_commit
-    )
+    head, snap = _fetch(config, paths)
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)

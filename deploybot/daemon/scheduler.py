@@ -1,7 +1,15 @@
 """The queue: which site builds when, one build per site, up to ``workers`` at once.
 
-Each site has a loop (an asyncio task) that waits for its site to want something, then for
-a free worker, then runs the job in a process (:class:`~deploybot.daemon.runner.Runner`):
+Each site has a loop (an asyncio task) that waits for its site to want something, then
+runs the job in processes (:class:`~deploybot.daemon.runner.Runner`):
+
+- **Fetch first, outside the workers.** A build starts with a ``fetch`` job (the publish
+  and source branches into the site's mirrors, under its lock: network only), one of up to
+  :data:`FETCHES` (or ``workers``, if more) at once, apart from the ``workers`` slots.
+  Only a site whose fetch succeeded waits for a worker and builds; its build fetches
+  again, which then transfers nothing. So a source that hangs (a server that accepts and
+  never answers, until the fetch's idle timeout) or is unreachable never holds a build
+  slot, even with ``workers = 1``. Outbox retries (``deliver``) run in these slots too.
 
 - **Coalescing.** A trigger (a push, the poller) only marks the site as wanting a build.
   However many arrive while a build runs, one more build follows, and it fetches the
@@ -10,8 +18,9 @@ a free worker, then runs the job in a process (:class:`~deploybot.daemon.runner.
   the state directory's lock as ``run-once`` does, so a cron run and the daemon never build
   one site at once either (a build that finds the lock held is ``locked``: retried after
   :data:`LOCKED_RETRY` s, not counted as a failure).
-- **Parallel sites**: a semaphore of ``workers`` slots; a site waiting for its backoff does
-  not hold one, so a failing site never blocks the others.
+- **Parallel sites**: a semaphore of ``workers`` slots, taken for the build only; a site
+  waiting for its backoff, or for its source, does not hold one, so a failing site never
+  blocks the others.
 - **Backoff.** After the n-th failure in a row a site waits ``min(60 * 2**(n-1), 3600)`` s
   (1 min doubling to 1 h) before its next build. A failure that a retry may not meet (all
   but bad input in the source) is retried then; bad input waits for a new commit. A
@@ -45,6 +54,9 @@ DELIVER_SPACING = 30.0
 """Seconds at least between two ``deliver`` jobs of one site (their outbox's own backoff
 sets the real pace; this only stops a loop when a retry cannot even start)."""
 HISTORY = 10
+FETCHES = 8
+"""Fetches and outbox retries running at once (at least ``workers``), apart from the
+``workers`` slots: they wait on the network, not the CPU."""
 
 
 def backoff_delay(failures: int) -> float:
@@ -61,7 +73,8 @@ class SiteState:
     wanted: bool = False
     wanted_for: str | None = None  # the newest commit a trigger named (None: unknown)
     wanted_why: str = ""  # the last trigger, for the log
-    building: bool = False
+    building: bool = False  # from the fetch to the build's end (or a deliver job)
+    fetching: bool = False  # in the fetch before the build: holds no worker
     failures: int = 0
     failed_for: str | None = None
     backoff_until: float = 0.0  # Unix time
@@ -81,6 +94,7 @@ class Scheduler:
         self.runner = runner
         self.metrics = metrics
         self.slots = asyncio.Semaphore(workers)
+        self.fetches = asyncio.Semaphore(max(FETCHES, workers))
         self.states: dict[str, SiteState] = {}
         self.tasks: set[asyncio.Task[None]] = set()  # every loop, also of removed sites
         self.stopping = False
@@ -192,7 +206,6 @@ class Scheduler:
         return None
 
     async def _loop(self, state: SiteState) -> None:
-        name = state.site.name
         while True:
             await state.wake.wait()
             state.wake.clear()
@@ -201,28 +214,60 @@ class Scheduler:
             job = self._next_job(state)
             if job is None:
                 continue
-            async with self.slots:
-                if self.stopping or state.removed:
-                    return
-                job = self._next_job(state)  # the wait for a slot may have changed it
-                if job is None:
-                    continue
-                commit, why = state.wanted_for, state.wanted_why
-                if job == "build":
-                    state.wanted, state.wanted_for = False, None
-                else:
-                    why = "outbox retry due"
-                state.building = True
-                self._gauges()
-                log.info("site %s: %s started (%s)", name, job, why)
-                try:
-                    result = await self.runner.run(state.site, job)
-                finally:
-                    state.building = False
-            self._finished(state, result, commit)
+            if job == "build":
+                await self._build(state)
+            else:
+                await self._deliver(state)
             await self._look_at_outbox(state)
             if state.wanted:
                 state.wake.set()
+
+    def _gone(self, state: SiteState) -> bool:
+        return self.stopping or state.removed
+
+    async def _build(self, state: SiteState) -> None:
+        """Fetch (outside the workers), then build in a worker slot (see the module doc)."""
+        name = state.site.name
+        async with self.fetches:
+            if self._gone(state) or self._next_job(state) != "build":
+                return  # the wait for a slot may have changed it
+            commit, why = state.wanted_for, state.wanted_why
+            state.wanted, state.wanted_for = False, None
+            state.building = state.fetching = True
+            self._gauges()
+            log.info("site %s: build started (%s): fetching", name, why)
+            try:
+                fetched = await self.runner.run(state.site, "fetch")
+            finally:
+                state.fetching = False
+        if fetched.status != "fetched":  # failed, or the lock held: as a build's result
+            state.building = False
+            self._finished(state, fetched, commit)
+            return
+        try:
+            self._gauges()
+            async with self.slots:
+                if self._gone(state):
+                    log.info("site %s: build dropped at stop (fetched)", name)
+                    return
+                result = await self.runner.run(state.site, "build")
+        finally:
+            state.building = False
+        self._finished(state, result, commit)
+
+    async def _deliver(self, state: SiteState) -> None:
+        """Retry what waits in the site's outbox (a ``deliver`` job, outside the workers)."""
+        async with self.fetches:
+            if self._gone(state) or self._next_job(state) != "deliver":
+                return
+            state.building = True
+            self._gauges()
+            log.info("site %s: deliver started (outbox retry due)", state.site.name)
+            try:
+                result = await self.runner.run(state.site, "deliver")
+            finally:
+                state.building = False
+        self._finished(state, result, None)
 
     def _finished(self, state: SiteState, result: JobResult, commit: str | None) -> None:
         """Log and record a job's result; set the backoff after a failure."""
@@ -284,7 +329,7 @@ class Scheduler:
     def _gauges(self) -> None:
         states = self.states.values()
         self.metrics.queue_depth.set(sum(1 for s in states if s.wanted))
-        self.metrics.running.set(sum(1 for s in states if s.building))
+        self.metrics.running.set(sum(1 for s in states if s.building and not s.fetching))
 
 
 def describe(result: JobResult) -> str:

@@ -5,6 +5,8 @@ The daemon runs each job of a site in a process of its own, so that one site's r
 back to the system when it ends, and a stop can wait for it or end it by its process
 group. Jobs:
 
+- ``fetch``: :func:`deploybot.pipeline.fetch` (the mirrors only, under the lock: the
+  daemon runs it before it gives the site a worker, so a hanging source holds none);
 - ``build``: :func:`deploybot.pipeline.run_once`, under the state directory's lock as
   ``run-once`` takes it (so cron and the daemon never build one site at once);
 - ``deliver``: :func:`deploybot.mailcmd.deliver_outbox` (emails whose retry is due);
@@ -51,11 +53,12 @@ log = logging.getLogger("deploybot.daemon.worker")
 
 
 def run_job(job: str, config_path: Path) -> dict[str, Any]:
-    """Run ``job`` (``build`` or ``deliver``) for the site configured at ``config_path``.
+    """Run ``job`` (``fetch``, ``build`` or ``deliver``) for the site configured at
+    ``config_path``.
 
-    Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
-    ``older`` or ``delivered``), ``source_commit``, ``build_commit``, ``emails_sent``,
-    ``emails_failed`` (``[[key, reason]]``: still in the outbox).
+    Returns the result: ``status`` (``fetched``, ``published``, ``unchanged``,
+    ``up-to-date``, ``older`` or ``delivered``), ``source_commit``, ``build_commit``,
+    ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox).
 
     Raises:
         DeploybotError: as ``run-once`` (or ``outbox --retry-now``) would.
@@ -63,6 +66,10 @@ def run_job(job: str, config_path: Path) -> dict[str, Any]:
     from deploybot.config import load_config
 
     config = load_config(config_path)
+    if job == "fetch":
+        from deploybot import pipeline
+
+        return {"status": "fetched", "source_commit": pipeline.fetch(config)}
     if job == "deliver":
         from deploybot import mailcmd
 
