@@ -86,6 +86,7 @@ def run_once(
     now: Callable[[], datetime] | None = None,
     retry_now: bool = False,
     allow_older: bool = False,
+    before_build: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run the whole pipeline once, holding the state directory's lock.
 
@@ -97,6 +98,9 @@ def run_once(
         retry_now: retry waiting emails and webhook posts even before their backoff expired.
         allow_older: publish even when the source head is an ancestor of the source commit
             the publish head was built from (else nothing is pushed: status ``"older"``).
+        before_build: called with the source commit (40 hex) after the fetch, when a build
+            follows (not when up to date); ``deploybot serve`` waits there for a worker, so
+            a run stuck in its fetch holds none. It may raise to stop the run there.
 
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
@@ -112,46 +116,12 @@ def run_once(
     """
     with statedir.held(config) as paths, _config_errors_name(config):
         result = _run_healing(
-            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older
-        )
+            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older,
+            before_build=before_build,
+        )  # fmt: skip
         statedir.housekeep(paths)
         notify.prune_delivered(paths["outbox"])
         return result
-
-
-def fetch(config: Config) -> str:
-    """Fetch the publish and source branches into their mirrors, holding the state
-    directory's lock, as :func:`run_once` starts; build nothing. ``deploybot serve`` runs
-    it outside its ``workers`` (it waits on the network only), so a source that hangs never
-    holds a build slot; the build that follows fetches again and then transfers nothing.
-
-    Returns:
-        The source commit (40 hex).
-
-    Raises:
-        As :func:`run_once` does before it builds: LockHeldError, FetchError,
-        PublishError, ConfigError, SourceError, DiskFullError, MissingObjectError.
-    """
-    with statedir.held(config) as paths, _config_errors_name(config):
-        gitutil.check_local_repository(config.source.url, "source.url")
-        for attempt in (1, 2):
-            try:
-                _head, snap = _fetch(config, paths)
-                snap.tree.close()
-                return snap.commit
-            except KeyError as exc:  # a damaged mirror: as in _run_healing
-                statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
-    raise AssertionError("unreachable")
-
-
-def _fetch(
-    config: Config, paths: dict[str, Path]
-) -> tuple[publish.PublishHead, watch.SourceSnapshot]:
-    head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
-    snap = watch.fetch_source(
-        config.source.url, config.source.branch, paths["source"], since=head.source_commit
-    )
-    return head, snap
 
 
 def _run_healing(
@@ -162,6 +132,7 @@ def _run_healing(
     now: Callable[[], datetime],
     retry_now: bool,
     older: bool,
+    before_build: Callable[[str], None] | None,
 ) -> RunResult:
     """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
     a file lost or deleted under it), delete that mirror and run once more, which fetches
@@ -174,7 +145,10 @@ def _run_healing(
     """
     for attempt in (1, 2):
         try:
-            return _run_locked(config, paths, full=full, now=now, retry_now=retry_now, older=older)
+            return _run_locked(
+                config, paths, full=full, now=now, retry_now=retry_now, older=older,
+                before_build=before_build,
+            )  # fmt: skip
         except KeyError as exc:
             statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
     raise AssertionError("unreachable")
@@ -203,12 +177,16 @@ def _run_locked(
     now: Callable[[], datetime],
     retry_now: bool = False,
     older: bool = False,
+    before_build: Callable[[str], None] | None = None,
 ) -> RunResult:
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     gitutil.check_local_repository(config.source.url, "source.url")
     earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
-    head, snap = _fetch(config, paths)
+    head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
+    snap = watch.fetch_source(
+        config.source.url, config.source.branch, paths["source"], since=head.source_commit
+    )
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
@@ -222,6 +200,8 @@ def _run_locked(
             elapsed=timer.total(),
             timings=timer.marks,
         )
+    if before_build is not None:
+        before_build(snap.commit)
     from deploybot import render
 
     check = _not_backwards(config, paths, snap, allow_older=older)

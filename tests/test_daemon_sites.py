@@ -124,6 +124,25 @@ def test_with_one_worker_a_hanging_http_source_does_not_hold_it(tmp_path: Path) 
             assert daemon.stop() == 0
 
 
+def test_a_fetched_build_waits_for_the_worker_and_a_stop_drops_it(tmp_path: Path) -> None:
+    a, b = _named(tmp_path, "a"), _named(tmp_path, "b", gated=False)
+    with Daemon(_daemon_over(tmp_path, a, b, workers=1)) as daemon:
+        assert daemon.push("/webhook/a", github(a.commit(1))).status_code == 202
+        wait_until(lambda: a.pushes_reached() == 1)  # a holds the only worker
+        assert daemon.push("/webhook/b", github(b.commit(1))).status_code == 202
+        wait_until(lambda: daemon.health()[1]["sites"]["b"]["building"])
+        # b has fetched and waits for the worker: it still counts as fetching, not running.
+        wait_until(lambda: (b.state / "source.git" / "refs" / "heads" / "main").exists())
+        assert daemon.health()[1]["sites"]["b"]["fetching"] is True
+        assert daemon.metrics()[("deploybot_builds_running", ())] == 1
+        daemon.signal(signal.SIGTERM)
+        daemon.wait_log("site b: build dropped at stop")
+        a.open_gate()
+        assert daemon.wait() == 0
+    assert b.head() is None and a.head() is not None
+    assert not any("site b: build failed" in line for line in daemon.log)
+
+
 def test_an_unreachable_source_backs_off_without_blocking_the_other(tmp_path: Path) -> None:
     down = _named(tmp_path, "down", gated=False, source_url=f"git://127.0.0.1:{free_port()}/x.git")
     ok = _named(tmp_path, "ok", gated=False)

@@ -11,9 +11,10 @@ The answer is JSON::
                           "retry_at": ISO 8601 UTC | null,
                           "outbox": {"emails": int, "webhooks": int}}}}
 
-(``building`` from the build's fetch on, ``fetching`` while it fetches, before it takes
-a worker) with status 503 when a site's last :data:`FAILING_RUNS` runs all failed (a monitor then
-pages someone), else 200. ``last_run`` is null until the site's first run since the
+(``building`` from the build's fetch on; ``fetching`` until the build has a worker:
+while it fetches, and while it waits for a worker after its fetch), with status 503 when
+a site's last :data:`FAILING_RUNS` runs all failed (a monitor then pages someone), else
+200. ``last_run`` is null until the site's first run since the
 daemon started.
 """
 

@@ -29,7 +29,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,9 @@ from deploybot.daemon.worker import DAEMON_PID, LIFELINE_FD
 log = logging.getLogger("deploybot.daemon")
 
 EX_INPUT = 1  # bad input in the source: the same commit would fail the same way
+_LINE_LIMIT = 64 * 1024 * 1024
+"""Bytes a job's result line may take (asyncio's default, 64 KiB, is too few for the
+list of emails waiting in a big outbox)."""
 KILL_GRACE = 10.0
 """Seconds a build process has to end after SIGTERM before it is sent SIGKILL."""
 
@@ -92,24 +95,40 @@ class Runner:
     async def _start(self, *args: str) -> asyncio.subprocess.Process:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "deploybot.daemon.worker", *args,
-            stdin=subprocess.PIPE if args[0] == "heads" else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if args[0] in ("heads", "build") else subprocess.DEVNULL,
             stdout=subprocess.PIPE, env=self._env(), start_new_session=True,
-            pass_fds=(self._lifeline,),
+            pass_fds=(self._lifeline,), limit=_LINE_LIMIT,
         )  # fmt: skip
         self._running[proc.pid] = proc
         return proc
 
-    async def run(self, site: Site, job: str) -> JobResult:
+    async def run(
+        self, site: Site, job: str, gate: Callable[[], Awaitable[bool]] | None = None
+    ) -> JobResult:
         """Run ``job`` for ``site`` in its own process; wait for its result (never raises
-        for what the job does: a crash or a signal is a failed result)."""
+        for what the job does: a crash or a signal is a failed result).
+
+        A ``build`` says when it has fetched and a build follows (see
+        :mod:`deploybot.daemon.worker`): then ``gate()`` is awaited (the scheduler's wait
+        for a worker slot) and the build goes on when it returns True, or ends there."""
         started, clock = time.time(), time.monotonic()
         proc = await self._start(job, str(site.path), site.name)
+        assert proc.stdout is not None
+        lines = []
         try:
-            out, _ = await proc.communicate()
+            async for line in proc.stdout:
+                if proc.stdin is not None and _is_fetched(line):
+                    go = gate is None or await gate()
+                    with contextlib.suppress(OSError):  # the job may be gone already
+                        proc.stdin.write(b"go\n" if go else b"")
+                        proc.stdin.close()
+                    continue
+                lines.append(line)
+            await proc.wait()
         finally:
             self._running.pop(proc.pid, None)
         code = proc.returncode if proc.returncode is not None else -1
-        return _result(job, out, code, started, time.monotonic() - clock)
+        return _result(job, b"".join(lines), code, started, time.monotonic() - clock)
 
     async def heads(self, sites: Sequence[Site]) -> AsyncIterator[dict[str, Any]]:
         """For the poller: each site's source branch head as a worker process reads the
@@ -151,6 +170,16 @@ class Runner:
             _, pending = await asyncio.wait(waits, timeout=KILL_GRACE)
             if not pending:
                 return
+
+
+def _is_fetched(line: bytes) -> bool:
+    """True for a build's ``{"fetched": commit}`` line."""
+    if not line.startswith(b'{"fetched"'):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
 
 
 def _result(job: str, out: bytes, code: int, started: float, seconds: float) -> JobResult:

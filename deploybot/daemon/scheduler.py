@@ -3,13 +3,14 @@
 Each site has a loop (an asyncio task) that waits for its site to want something, then
 runs the job in processes (:class:`~deploybot.daemon.runner.Runner`):
 
-- **Fetch first, outside the workers.** A build starts with a ``fetch`` job (the publish
-  and source branches into the site's mirrors, under its lock: network only), one of up to
-  :data:`FETCHES` (or ``workers``, if more) at once, apart from the ``workers`` slots.
-  Only a site whose fetch succeeded waits for a worker and builds; its build fetches
-  again, which then transfers nothing. So a source that hangs (a server that accepts and
-  never answers, until the fetch's idle timeout) or is unreachable never holds a build
-  slot, even with ``workers = 1``. Outbox retries (``deliver``) run in these slots too.
+- **Fetch outside the workers.** A build process starts in one of up to :data:`FETCHES`
+  (or ``workers``, if more) fetch slots, apart from the ``workers`` slots: it takes the
+  site's lock and fetches (network only). Only when the fetch succeeded and a build
+  follows does it wait for a worker slot (giving its fetch slot back), then build, in
+  the same process and under the same lock. So a source that hangs (a server that accepts
+  and never answers, until the fetch's idle timeout) or is unreachable never holds a
+  build slot, even with ``workers = 1``; nor does a run that finds the site up to date.
+  Outbox retries (``deliver``) run in the fetch slots too.
 
 - **Coalescing.** A trigger (a push, the poller) only marks the site as wanting a build.
   However many arrive while a build runs, one more build follows, and it fetches the
@@ -74,7 +75,7 @@ class SiteState:
     wanted_for: str | None = None  # the newest commit a trigger named (None: unknown)
     wanted_why: str = ""  # the last trigger, for the log
     building: bool = False  # from the fetch to the build's end (or a deliver job)
-    fetching: bool = False  # in the fetch before the build: holds no worker
+    fetching: bool = False  # before its build takes a worker (fetching, or waiting)
     failures: int = 0
     failed_for: str | None = None
     backoff_until: float = 0.0  # Unix time
@@ -95,6 +96,7 @@ class Scheduler:
         self.metrics = metrics
         self.slots = asyncio.Semaphore(workers)
         self.fetches = asyncio.Semaphore(max(FETCHES, workers))
+        self._stopped = asyncio.Event()
         self.states: dict[str, SiteState] = {}
         self.tasks: set[asyncio.Task[None]] = set()  # every loop, also of removed sites
         self.stopping = False
@@ -165,6 +167,7 @@ class Scheduler:
         """Stop: no job starts any more; wait up to ``timeout`` s for the running ones, then
         end them. True when every running job finished by itself."""
         self.stopping = True
+        self._stopped.set()
         running = [s.site.name for s in self.states.values() if s.building]
         for state in self.states.values():
             if state.wanted and not state.building:
@@ -226,34 +229,56 @@ class Scheduler:
         return self.stopping or state.removed
 
     async def _build(self, state: SiteState) -> None:
-        """Fetch (outside the workers), then build in a worker slot (see the module doc)."""
+        """Run a build: its fetch in a fetch slot, the rest in a worker slot (module doc)."""
         name = state.site.name
-        async with self.fetches:
+        await self.fetches.acquire()
+        held: asyncio.Semaphore | None = self.fetches
+        gated = started = False
+
+        async def gate() -> bool:
+            """The build has fetched: trade the fetch slot for a worker slot."""
+            nonlocal held, gated, started
+            gated = True
+            self.fetches.release()
+            held = None
+            if not await self._acquire_unless_stopping(self.slots):
+                log.info("site %s: build dropped at stop (fetched)", name)
+                return False
+            held, started = self.slots, not self._gone(state)
+            state.fetching = False
+            self._gauges()
+            return started
+
+        try:
             if self._gone(state) or self._next_job(state) != "build":
                 return  # the wait for a slot may have changed it
             commit, why = state.wanted_for, state.wanted_why
             state.wanted, state.wanted_for = False, None
             state.building = state.fetching = True
             self._gauges()
-            log.info("site %s: build started (%s): fetching", name, why)
-            try:
-                fetched = await self.runner.run(state.site, "fetch")
-            finally:
-                state.fetching = False
-        if fetched.status != "fetched":  # failed, or the lock held: as a build's result
-            state.building = False
-            self._finished(state, fetched, commit)
-            return
-        try:
-            self._gauges()
-            async with self.slots:
-                if self._gone(state):
-                    log.info("site %s: build dropped at stop (fetched)", name)
-                    return
-                result = await self.runner.run(state.site, "build")
+            log.info("site %s: build started (%s)", name, why)
+            result = await self.runner.run(state.site, "build", gate)
         finally:
-            state.building = False
+            if held is not None:
+                held.release()
+            state.building = state.fetching = False
+        if gated and not started:
+            self._gauges()
+            return  # stopped at the gate: nothing was built
         self._finished(state, result, commit)
+
+    async def _acquire_unless_stopping(self, slots: asyncio.Semaphore) -> bool:
+        """Take one of ``slots``; False (and none taken) when the daemon stops first."""
+        take = asyncio.ensure_future(slots.acquire())
+        stop = asyncio.ensure_future(self._stopped.wait())
+        await asyncio.wait({take, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if take.done() and not take.cancelled():
+            if not self.stopping:
+                return True
+            slots.release()
+        take.cancel()
+        return False
 
     async def _deliver(self, state: SiteState) -> None:
         """Retry what waits in the site's outbox (a ``deliver`` job, outside the workers)."""

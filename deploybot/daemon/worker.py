@@ -5,10 +5,12 @@ The daemon runs each job of a site in a process of its own, so that one site's r
 back to the system when it ends, and a stop can wait for it or end it by its process
 group. Jobs:
 
-- ``fetch``: :func:`deploybot.pipeline.fetch` (the mirrors only, under the lock: the
-  daemon runs it before it gives the site a worker, so a hanging source holds none);
 - ``build``: :func:`deploybot.pipeline.run_once`, under the state directory's lock as
-  ``run-once`` takes it (so cron and the daemon never build one site at once);
+  ``run-once`` takes it (so cron and the daemon never build one site at once). After its
+  fetch, when a build follows, it prints ``{"fetched": commit}`` and waits for the daemon
+  to write ``go`` on its stdin (a worker slot is free): a build stuck in its fetch holds no
+  worker. Anything else (end-of-file: the daemon stops) ends it there
+  (:class:`NotStarted`), its mirrors fetched and nothing else done;
 - ``deliver``: :func:`deploybot.mailcmd.deliver_outbox` (emails whose retry is due);
 - ``heads``: for the poller, read ``[[name, url, branch], ...]`` (JSON) on stdin and print
   one JSON line ``{"site", "head", "error"}`` per site as its ref advertisement arrives
@@ -31,6 +33,7 @@ import socket
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
@@ -52,12 +55,14 @@ POLL_THREADS = 8
 log = logging.getLogger("deploybot.daemon.worker")
 
 
-def run_job(job: str, config_path: Path) -> dict[str, Any]:
-    """Run ``job`` (``fetch``, ``build`` or ``deliver``) for the site configured at
-    ``config_path``.
+def run_job(
+    job: str, config_path: Path, before_build: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Run ``job`` (``build`` or ``deliver``) for the site configured at ``config_path``;
+    ``before_build``: as :func:`deploybot.pipeline.run_once` takes it.
 
-    Returns the result: ``status`` (``fetched``, ``published``, ``unchanged``,
-    ``up-to-date``, ``older`` or ``delivered``), ``source_commit``, ``build_commit``,
+    Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
+    ``older`` or ``delivered``), ``source_commit``, ``build_commit``,
     ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox).
 
     Raises:
@@ -66,10 +71,6 @@ def run_job(job: str, config_path: Path) -> dict[str, Any]:
     from deploybot.config import load_config
 
     config = load_config(config_path)
-    if job == "fetch":
-        from deploybot import pipeline
-
-        return {"status": "fetched", "source_commit": pipeline.fetch(config)}
     if job == "deliver":
         from deploybot import mailcmd
 
@@ -81,7 +82,7 @@ def run_job(job: str, config_path: Path) -> dict[str, Any]:
         }
     from deploybot import pipeline
 
-    result = pipeline.run_once(config)
+    result = pipeline.run_once(config, before_build=before_build)
     return {
         "status": result.status,
         "source_commit": result.source_commit,
@@ -90,6 +91,27 @@ def run_job(job: str, config_path: Path) -> dict[str, Any]:
         "emails_failed": [list(f) for f in result.mail_failures],
         "warnings": len(result.warnings),
     }
+
+
+class NotStarted(TemporaryError):
+    """The daemon did not let the build start (it stops): the run ends after its fetch."""
+
+
+class Gate:
+    """The ``before_build`` of a daemon's build: say ``{"fetched": commit}`` on ``out``,
+    then wait for ``go`` on ``inp`` (once: a run redone after a damaged mirror goes on)."""
+
+    def __init__(self, out: IO[str], inp: IO[str]) -> None:
+        self.out, self.inp, self.open = out, inp, False
+
+    def __call__(self, commit: str) -> None:
+        if self.open:
+            return
+        self.out.write(json.dumps({"fetched": commit}) + "\n")
+        self.out.flush()
+        if self.inp.readline().strip() != "go":
+            raise NotStarted("the daemon stopped before the build could start")
+        self.open = True
 
 
 def _failure(exc: BaseException, code: int) -> dict[str, Any]:
@@ -176,7 +198,8 @@ def main(argv: list[str]) -> int:
     config_path, name = Path(rest[0]), rest[1]
     logs.setup(verbose=verbose, prefix=f"site {name}: ")
     try:
-        result, code = run_job(job, config_path), 0
+        gate = Gate(result_out, sys.stdin) if job == "build" else None
+        result, code = run_job(job, config_path, gate), 0
     except DeploybotError as exc:
         if verbose:
             log.debug("%s", traceback.format_exc())
