@@ -86,6 +86,7 @@ def run_once(
     now: Callable[[], datetime] | None = None,
     retry_now: bool = False,
     allow_older: bool = False,
+    before_build: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run the whole pipeline once, holding the state directory's lock.
 
@@ -97,6 +98,9 @@ def run_once(
         retry_now: retry waiting emails and webhook posts even before their backoff expired.
         allow_older: publish even when the source head is an ancestor of the source commit
             the publish head was built from (else nothing is pushed: status ``"older"``).
+        before_build: called with the source commit (40 hex) after the fetch, when a build
+            follows (not when up to date); ``deploybot serve`` waits there for a worker, so
+            a run stuck in its fetch holds none. It may raise to stop the run there.
 
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
@@ -112,8 +116,9 @@ def run_once(
     """
     with statedir.held(config) as paths, _config_errors_name(config):
         result = _run_healing(
-            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older
-        )
+            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older,
+            before_build=before_build,
+        )  # fmt: skip
         statedir.housekeep(paths)
         notify.prune_delivered(paths["outbox"])
         return result
@@ -127,6 +132,7 @@ def _run_healing(
     now: Callable[[], datetime],
     retry_now: bool,
     older: bool,
+    before_build: Callable[[str], None] | None,
 ) -> RunResult:
     """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
     a file lost or deleted under it), delete that mirror and run once more, which fetches
@@ -139,7 +145,10 @@ def _run_healing(
     """
     for attempt in (1, 2):
         try:
-            return _run_locked(config, paths, full=full, now=now, retry_now=retry_now, older=older)
+            return _run_locked(
+                config, paths, full=full, now=now, retry_now=retry_now, older=older,
+                before_build=before_build,
+            )  # fmt: skip
         except KeyError as exc:
             statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
     raise AssertionError("unreachable")
@@ -168,6 +177,7 @@ def _run_locked(
     now: Callable[[], datetime],
     retry_now: bool = False,
     older: bool = False,
+    before_build: Callable[[str], None] | None = None,
 ) -> RunResult:
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
@@ -191,6 +201,8 @@ def _run_locked(
             elapsed=timer.total(),
             timings=timer.marks,
         )
+    if before_build is not None:
+        before_build(snap.commit)
     from deploybot import render
 
     check = _not_backwards(config, paths, snap, allow_older=older)

@@ -110,8 +110,11 @@ class GatedSite(SmallSite):
 class Daemon:
     """``python -m deploybot serve --config ...`` as a subprocess; its log is collected."""
 
-    def __init__(self, *configs: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *configs: Path, env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> None:
         self.configs = configs
+        self.cwd = cwd
         self.env = {k: v for k, v in os.environ.items() if k != "JOURNAL_STREAM"}
         self.env.update({SECRET_ENV: SECRET, **(env or {})})
         self.log: list[str] = []
@@ -124,7 +127,7 @@ class Daemon:
             argv += ["--config", str(config)]
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env=self.env,
+            text=True, env=self.env, cwd=self.cwd,
         )  # fmt: skip
         threading.Thread(target=self._read, daemon=True).start()
         if expect_listening:

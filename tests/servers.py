@@ -201,6 +201,36 @@ def trickling_server(
 
 
 @contextmanager
+def silent_server() -> Iterator[tuple[int, list[socket.socket]]]:
+    """A TCP server on 127.0.0.1 that accepts every connection and never says a word (a
+    wedged git server); yields its port and the list of connections accepted so far."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], held
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+@contextmanager
 def flooding_server(head: bytes, chunk: bytes, total: int) -> Iterator[tuple[int, list[int]]]:
     """A TCP server on 127.0.0.1 that answers the client's first bytes with ``head``, then
     sends ``chunk`` as fast as the client takes it until ``total`` bytes went out or the

@@ -123,3 +123,50 @@ def test_delivery_ids_per_forge() -> None:
     assert delivery_id({"X-Gitlab-Event-UUID": "u", "Idempotency-Key": "k"}) == "idempotency-key:k"
     assert delivery_id({"X-Request-Id": "r"}) == "x-request-id:r"
     assert delivery_id({"Content-Type": "x"}) is None
+
+
+def _bitbucket_cloud(new_hash: object) -> tuple[dict[str, str], bytes]:
+    body = {
+        "push": {"changes": [{"new": {"type": "branch", "name": "main",
+                                      "target": {"hash": new_hash}}, "old": None}]},
+        "repository": {"links": {"html": {"href": "https://bitbucket.org/o/site"}}},
+    }  # fmt: skip
+    return {"X-Event-Key": "repo:push"}, json.dumps(body).encode()
+
+
+def _with(payload: tuple[dict[str, str], bytes], **fields: object) -> tuple[dict[str, str], bytes]:
+    headers, body = payload
+    return headers, json.dumps({**json.loads(body), **fields}).encode()
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        (github("--upload-pack=touch /tmp/pwned"), "after"),
+        (github("a" * 39), "after"),
+        (github("g" * 40), "after"),
+        (github("a" * 41), "after"),
+        (_with(github(SHA), after=12345), "after"),
+        (_with(github(SHA), before="HEAD~1"), "before"),
+        (gitlab("a" * 40 + "\n"), "after"),
+        (bitbucket_server("--exec=x"), "toHash"),
+        (_bitbucket_cloud("-oProxyCommand=x"), "hash"),
+    ],
+)
+def test_a_commit_id_that_is_not_hex_is_refused(
+    payload: tuple[dict[str, str], bytes], field: str
+) -> None:
+    """Only a commit id (40 hex, or 64 with SHA-256) is taken from a payload: it is echoed
+    in answers and logs, and compared with what the build fetched."""
+    with pytest.raises(PayloadError, match=f"'{field}' is not a commit id"):
+        read_event(*payload)
+
+
+def test_commit_ids_of_either_hash_are_read() -> None:
+    sha256 = "b" * 64
+    update, _ = push_to(read_event(*github(sha256)), "main")
+    assert update is not None and update.after == sha256
+    update, _ = push_to(read_event(*_with(github(SHA.upper()), before=None)), "main")
+    assert update is not None and update.after == SHA
+    update, _ = push_to(read_event(*_bitbucket_cloud(SHA)), "main")
+    assert update is not None and update.after == SHA

@@ -21,7 +21,7 @@ import pytest
 import requests
 
 from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
-from tests.servers import free_port, smtp_server
+from tests.servers import free_port, silent_server, smtp_server
 
 HOOK = "/webhook/deploybot"
 
@@ -101,6 +101,46 @@ def test_a_hanging_source_does_not_delay_the_other_site_and_stop_ends_it(
         assert code == 0
         assert time.monotonic() - started < 30  # stop_timeout 1 s, then the build is ended
         assert any("still running after 1 s: ending them" in line for line in daemon.log)
+
+
+def test_with_one_worker_a_hanging_http_source_does_not_hold_it(tmp_path: Path) -> None:
+    """``workers = 1`` (the default): a site whose http source accepts and never answers
+    used to hold the only worker for its fetch's idle timeouts (4 x 300 s); the fetch now
+    runs outside the workers, and the other site is live within seconds."""
+    with silent_server() as (port, accepted):
+        url = f"http://127.0.0.1:{port}/s.git"
+        stuck = _named(tmp_path, "stuck", gated=False, source_url=url)
+        ok = _named(tmp_path, "ok", gated=False)
+        config = _daemon_over(tmp_path, stuck, ok, workers=1, stop_timeout=1)
+        with Daemon(config) as daemon:
+            assert daemon.push("/webhook/stuck", github("1" * 40)).status_code == 202
+            wait_until(lambda: len(accepted) == 1)  # stuck's fetch waits for an answer
+            commit = ok.commit(1)
+            assert daemon.push("/webhook/ok", github(commit)).status_code == 202
+            wait_until(lambda: ok.published_source() == commit, timeout=30)
+            stuck_state = daemon.health()[1]["sites"]["stuck"]
+            assert stuck_state["building"] is True and stuck_state["fetching"] is True
+            assert daemon.runs("stuck") == 0 and len(accepted) == 1
+            assert daemon.stop() == 0
+
+
+def test_a_fetched_build_waits_for_the_worker_and_a_stop_drops_it(tmp_path: Path) -> None:
+    a, b = _named(tmp_path, "a"), _named(tmp_path, "b", gated=False)
+    with Daemon(_daemon_over(tmp_path, a, b, workers=1)) as daemon:
+        assert daemon.push("/webhook/a", github(a.commit(1))).status_code == 202
+        wait_until(lambda: a.pushes_reached() == 1)  # a holds the only worker
+        assert daemon.push("/webhook/b", github(b.commit(1))).status_code == 202
+        wait_until(lambda: daemon.health()[1]["sites"]["b"]["building"])
+        # b has fetched and waits for the worker: it still counts as fetching, not running.
+        wait_until(lambda: (b.state / "source.git" / "refs" / "heads" / "main").exists())
+        assert daemon.health()[1]["sites"]["b"]["fetching"] is True
+        assert daemon.metrics()[("deploybot_builds_running", ())] == 1
+        daemon.signal(signal.SIGTERM)
+        daemon.wait_log("site b: build dropped at stop")
+        a.open_gate()
+        assert daemon.wait() == 0
+    assert b.head() is None and a.head() is not None
+    assert not any("site b: build failed" in line for line in daemon.log)
 
 
 def test_an_unreachable_source_backs_off_without_blocking_the_other(tmp_path: Path) -> None:

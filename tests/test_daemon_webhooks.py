@@ -303,3 +303,25 @@ def test_github_sends_both_signatures_and_gitea_its_own(tmp_path: Path) -> None:
         both["X-Gitea-Signature"] = "0" * 64
         assert daemon.post(HOOK, body, both).status_code == 202
         wait_until(lambda: site.published_source() == commit)
+
+
+def test_one_delivery_id_builds_each_site_it_is_sent_to(tmp_path: Path) -> None:
+    """GitLab sends one X-Gitlab-Event-UUID to every hook of one event (one project, two
+    hooks: /webhook/a and /webhook/b): each site builds; a replay to either builds nothing."""
+    daemon_config, a, b = _two_sites(tmp_path)
+    with Daemon(daemon_config, env={"SITE_B_SECRET": B_SECRET}) as daemon:
+        commits = {"a": a.commit(1), "b": b.commit(1)}
+        event = "4e2b6f3c-1d2a-4f6b-9c8d-0a1b2c3d4e5f"
+        pushes = {}
+        for name, token in (("a", SECRET), ("b", B_SECRET)):
+            headers, body = gitlab(commits[name], token=token)
+            headers["X-Gitlab-Event-UUID"] = event
+            pushes[name] = (headers, body)
+            answer = daemon.push(f"/webhook/{name}", pushes[name])
+            assert answer.status_code == 202, (name, answer.text)
+        wait_until(lambda: a.published_source() == commits["a"])
+        wait_until(lambda: b.published_source() == commits["b"])
+        for name in ("a", "b"):
+            answer = daemon.push(f"/webhook/{name}", pushes[name])
+            assert answer.status_code == 200 and "seen before" in answer.text, answer.text
+        assert daemon.deliveries("accepted") == 2 and daemon.deliveries("duplicate") == 2

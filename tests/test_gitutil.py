@@ -214,3 +214,21 @@ def test_a_silent_git_server_fails_the_fetch(
         error = call_within(15, lambda: gitutil.fetch_refs(url, repo, refs, FetchError))
     assert isinstance(error, FetchError), error
     assert str(error).startswith(f"cannot fetch from {url}: ")
+
+
+def test_a_silent_http_server_fails_the_fetch_after_one_idle_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An http(s) git server that accepts and never answers: urllib3's default retries
+    (3 more) used to multiply the idle timeout by four (a daemon's only worker held 20
+    minutes): now the fetch gives up after one silent connection."""
+    from tests.servers import call_within, silent_server
+
+    monkeypatch.setattr(gitutil, "IDLE_TIMEOUT", 0.5)
+    with silent_server() as (port, accepted), gitutil.bare_repo(tmp_path / "m") as repo:
+        url = f"http://127.0.0.1:{port}/site.git"
+        refs = ["refs/heads/main"]
+        error = call_within(30, lambda: gitutil.fetch_refs(url, repo, refs, FetchError))
+        assert isinstance(error, FetchError), error
+        assert "Read timed out" in str(error)
+        assert len(accepted) == 1

@@ -13,13 +13,16 @@ A webhook delivery is checked in this order, and the first refusal answers:
 4. The signature, over the raw bytes, in constant time (:mod:`.signatures`), against the
    site's secret (``/webhook/<site>``) or each site's (``/webhook``): **401** when no
    secret verifies it. The body has not been parsed.
-5. A delivery id seen before (:mod:`.deliveries`): **200** ``duplicate``.
-6. The payload (:mod:`.payloads`): not JSON **400**; ``ping`` **200**; another event, a
-   repository no site builds (``/webhook``), another branch, a tag or a deletion: **200**
-   ``ignored`` with the reason.
+5. The payload (:mod:`.payloads`): not JSON, or a commit id that is not hex, **400**;
+   ``ping`` **200**; another event, a repository no site builds (``/webhook``), another
+   branch, a tag or a deletion: **200** ``ignored`` with the reason.
+6. A delivery id the site has seen before (:mod:`.deliveries`; per site, since GitLab
+   sends one id to every hook of an event): no build for that site; **200**
+   ``duplicate`` when no site builds.
 7. A push to a site's ``source.branch``: the site's build is queued, **202** at once.
 
-Every answer is one line of text, logged and counted (``/metrics``). Headers come within
+Every answer is one line of text (control characters from the payload escaped), logged
+and counted (``/metrics``). Headers come within
 ``read_timeout`` too: aiohttp's keep-alive timer runs from the connection's start and
 closes a connection whose request is not in by then (a client trickling its headers).
 """
@@ -38,6 +41,7 @@ from aiohttp import web
 from deploybot.daemon import payloads
 from deploybot.daemon.deliveries import DeliveryStore
 from deploybot.daemon.health import health
+from deploybot.daemon.logs import printable
 from deploybot.daemon.metrics import CONTENT_TYPE, Metrics
 from deploybot.daemon.scheduler import Scheduler
 from deploybot.daemon.settings import Settings, Site
@@ -110,10 +114,11 @@ class Endpoints:
         """``POST /webhook[/<site>]``: see the module doc."""
         answer = await self._decide(request)
         self.metrics.delivery(answer.result)
-        delivery = payloads.delivery_id(request.headers) or "(no delivery id)"
+        delivery = printable(payloads.delivery_id(request.headers) or "(no delivery id)")
+        text = printable(answer.text)  # it may quote the payload (a ref): one line
         level = logging.WARNING if answer.status in (401, 413) else logging.INFO
-        log.log(level, "webhook %s: %d %s", one_line(delivery)[:120], answer.status, answer.text)
-        response = web.Response(status=answer.status, text=answer.text + "\n")
+        log.log(level, "webhook %s: %d %s", delivery[:120], answer.status, text)
+        response = web.Response(status=answer.status, text=text + "\n")
         if answer.close:
             response.force_close()
         return response
@@ -144,12 +149,6 @@ class Endpoints:
     async def _verified_delivery(
         self, request: web.Request, body: bytes, sites: list[Site], *, by_path: bool
     ) -> Answer:
-        delivery = payloads.delivery_id(request.headers)
-        try:
-            if delivery is not None and not self.store.first_time(delivery):
-                return Answer(200, "duplicate", "delivery seen before: ignored")
-        except DeploybotError as exc:
-            log.error("delivery ids: %s", exc)  # a full disk: build anyway, unrecorded
         try:
             event = await _off_loop(body, payloads.read_event, request.headers, body)
         except payloads.PayloadError as exc:
@@ -162,22 +161,42 @@ class Endpoints:
             sites = [s for s in sites if payloads.names_repository(event, s.config.source.url)]
             if not sites:
                 return Answer(200, "ignored", "no site builds this repository")
-        return self._route(event, sites)
+        if self.scheduler.stopping:
+            return Answer(503, "ignored", "stopping: try again later")
+        return self._route(event, sites, payloads.delivery_id(request.headers))
 
-    def _route(self, event: payloads.Event, sites: Sequence[Site]) -> Answer:
-        queued, reasons = [], []
+    def _route(self, event: payloads.Event, sites: Sequence[Site], delivery: str | None) -> Answer:
+        """Queue the build of each of ``sites`` the push is for, unless that site has seen
+        ``delivery`` before (ids are per site: GitLab sends one to every hook)."""
+        queued, reasons, seen = [], [], 0
         for site in sites:
             update, why = payloads.push_to(event, site.config.source.branch)
             if update is None:
                 reasons.append(f"{site.name}: {why}")
                 continue
+            if delivery is not None and not self._first_time(site.name, delivery):
+                seen += 1
+                reasons.append(f"{site.name}: delivery seen before")
+                continue
             commit = update.after
             if not self.scheduler.trigger(site.name, f"push {(commit or '?')[:12]}", commit):
-                return Answer(503, "ignored", "stopping: try again later")
+                reasons.append(f"{site.name}: no longer served")
+                continue
             queued.append(f"{site.name} ({(commit or '?')[:12]})")
         if queued:
             return Answer(202, "accepted", "build queued: " + ", ".join(queued))
+        if seen:
+            return Answer(200, "duplicate", "delivery seen before: ignored")
         return Answer(200, "ignored", "ignored: " + "; ".join(reasons))
+
+    def _first_time(self, site: str, delivery: str) -> bool:
+        """True unless ``site`` has seen ``delivery``; a store that cannot record it (a full
+        disk) lets the build go, unrecorded."""
+        try:
+            return self.store.first_time(site, delivery)
+        except DeploybotError as exc:
+            log.error("delivery ids: %s", exc)
+            return True
 
 
 def _early_refusal(request: web.Request, settings: Settings) -> Answer | None:

@@ -6,12 +6,15 @@ The answer is JSON::
      "sites": {"<site>": {"last_run": {"time": ISO 8601 UTC, "result": str,
                                        "source_commit": str|null, "build_commit": str|null,
                                        "seconds": float, "error": str|null} | null,
-                          "failures_in_a_row": int, "building": bool, "queued": bool,
+                          "failures_in_a_row": int, "building": bool,
+                          "fetching": bool, "queued": bool,
                           "retry_at": ISO 8601 UTC | null,
                           "outbox": {"emails": int, "webhooks": int}}}}
 
-with status 503 when a site's last :data:`FAILING_RUNS` runs all failed (a monitor then
-pages someone), else 200. ``last_run`` is null until the site's first run since the
+(``building`` from the build's fetch on; ``fetching`` until the build has a worker:
+while it fetches, and while it waits for a worker after its fetch), with status 503 when
+a site's last :data:`FAILING_RUNS` runs all failed (a monitor then pages someone), else
+200. ``last_run`` is null until the site's first run since the
 daemon started.
 """
 
@@ -61,6 +64,7 @@ def health(states: Mapping[str, SiteState]) -> tuple[int, dict[str, Any]]:
             "last_run": _run(state.runs[-1]) if state.runs else None,
             "failures_in_a_row": state.failures,
             "building": state.building,
+            "fetching": state.fetching,
             "queued": state.wanted,
             "retry_at": _iso(retry) if retry else None,
             "outbox": {"emails": state.outbox.emails, "webhooks": state.outbox.webhooks},

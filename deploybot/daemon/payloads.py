@@ -14,6 +14,9 @@ Only pushes matter. Read per forge (event header first, then the payload's field
 - Bitbucket Cloud (``X-Event-Key: repo:push``): ``push.changes[]`` with ``new`` (null on a
   deletion) of ``type`` ``branch``; ``repository.links.html.href``.
 
+Commit ids (``after``, ``before``, ``toHash``, ``fromHash``, ``hash``) must be 40 hex
+digits (64 in a SHA-256 repository) or null: anything else is a PayloadError (400), since
+the id is echoed in answers and logs and compared with what the build fetched.
 A deletion is ``deleted: true``, an ``after`` of zeros, or the forge's own marker; a tag is a
 ref outside ``refs/heads/``. Content is never taken from the payload: the build fetches the
 branch (payloads cap their commit lists, and a force-push rewrites history).
@@ -32,6 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 PUSH, PING, OTHER = "push", "ping", "other"
 _GITHUB_LIKE = ("X-GitHub-Event", "X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event")
 _ZEROS = re.compile(r"^0+$")
+_COMMIT_ID = re.compile(r"[0-9a-fA-F]{40}(?:[0-9a-fA-F]{24})?")
 _URL_KEYS = (
     "clone_url", "ssh_url", "html_url", "git_url", "url", "git_http_url", "git_ssh_url",
     "web_url", "http_url", "ssh_url_to_repo", "homepage",
@@ -132,12 +136,26 @@ def _json(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
     return data
 
 
+def _commit_id(value: Any, field: str) -> str | None:
+    """``value`` as a commit id (lower-case hex), None when absent (null).
+
+    Raises:
+        PayloadError: not 40 or 64 hex digits.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _COMMIT_ID.fullmatch(value):
+        raise PayloadError(f"'{field}' is not a commit id (40 or 64 hex digits)")
+    return value.lower()
+
+
 def _simple_update(data: dict[str, Any]) -> RefUpdate:
     """GitHub, Gitea, Forgejo and GitLab: one ref per push."""
-    ref, after = data.get("ref"), data.get("after")
+    ref = data.get("ref")
     if not isinstance(ref, str):
         raise PayloadError("the push payload has no 'ref'")
-    after = after if isinstance(after, str) else None
+    after = _commit_id(data.get("after"), "after")
+    _commit_id(data.get("before"), "before")
     deleted = data.get("deleted") is True or (after is not None and bool(_ZEROS.match(after)))
     return RefUpdate(ref, None if deleted else after, deleted)
 
@@ -150,8 +168,8 @@ def _bitbucket_updates(data: dict[str, Any]) -> Iterator[RefUpdate]:
             new, old = change.get("new"), change.get("old")
             if isinstance(new, dict) and new.get("type") == "branch":
                 target = new.get("target")
-                after = target.get("hash") if isinstance(target, dict) else None
-                yield RefUpdate(f"refs/heads/{new.get('name')}", _str(after), False)
+                after = _commit_id(target.get("hash"), "hash") if isinstance(target, dict) else None
+                yield RefUpdate(f"refs/heads/{new.get('name')}", after, False)
             elif new is None and isinstance(old, dict) and old.get("type") == "branch":
                 yield RefUpdate(f"refs/heads/{old.get('name')}", None, True)
         return
@@ -159,7 +177,8 @@ def _bitbucket_updates(data: dict[str, Any]) -> Iterator[RefUpdate]:
         ref = change.get("refId")
         if not isinstance(ref, str):
             continue
-        after = _str(change.get("toHash"))
+        after = _commit_id(change.get("toHash"), "toHash")
+        _commit_id(change.get("fromHash"), "fromHash")
         deleted = change.get("type") == "DELETE" or bool(after and _ZEROS.match(after))
         yield RefUpdate(ref, None if deleted else after, deleted)
 
@@ -184,10 +203,6 @@ def _repository_urls(data: dict[str, Any]) -> Iterator[str]:
 
 def _list(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def repository_key(url: str) -> str:

@@ -8,6 +8,14 @@ ended alone. Each process starts in a session of its own, so the terminal's Ctrl
 SIGINT to the foreground process group) reaches only the daemon, which then lets the
 builds finish; under systemd, ``KillMode=mixed`` does the same for SIGTERM. The price is
 an interpreter start per job (about 0.3 s), small next to a fetch, a build and a push.
+
+A job process never outlives the daemon (a ``kill -9`` of the daemon would leave it
+holding the site's lock, and the restarted daemon waiting on it): it asks Linux for
+SIGKILL when the daemon dies (``prctl(PR_SET_PDEATHSIG)``), and it holds the read end of a
+pipe whose write end only the daemon holds, so when the daemon is gone, however it went,
+the job sees end-of-file and ends itself with its process group
+(:func:`deploybot.daemon.worker.die_with_daemon`). A build killed so is safe to kill (see
+the README: "After a crash or kill -9").
 """
 
 from __future__ import annotations
@@ -21,15 +29,19 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from deploybot.daemon.settings import Site
+from deploybot.daemon.worker import DAEMON_PID, LIFELINE_FD
 
 log = logging.getLogger("deploybot.daemon")
 
 EX_INPUT = 1  # bad input in the source: the same commit would fail the same way
+_LINE_LIMIT = 64 * 1024 * 1024
+"""Bytes a job's result line may take (asyncio's default, 64 KiB, is too few for the
+list of emails waiting in a big outbox)."""
 KILL_GRACE = 10.0
 """Seconds a build process has to end after SIGTERM before it is sent SIGKILL."""
 
@@ -69,33 +81,54 @@ class Runner:
         """Environment variables the jobs do not get (the webhook secrets: a build never
         needs them, and it runs the source's layouts)."""
         self._running: dict[int, asyncio.subprocess.Process] = {}
+        # Never written, never closed: its read end sees end-of-file when the daemon is gone.
+        # Both ends are non-inheritable; each job gets the read end alone (pass_fds).
+        self._lifeline, self._lifeline_held = os.pipe()
 
     def _env(self) -> dict[str, str]:
         env = {name: value for name, value in os.environ.items() if name not in self.hidden}
         if self.verbose:
             env["DEPLOYBOT_VERBOSE"] = "1"
+        env[LIFELINE_FD], env[DAEMON_PID] = str(self._lifeline), str(os.getpid())
         return env
 
     async def _start(self, *args: str) -> asyncio.subprocess.Process:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "deploybot.daemon.worker", *args,
-            stdin=subprocess.PIPE if args[0] == "heads" else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if args[0] in ("heads", "build") else subprocess.DEVNULL,
             stdout=subprocess.PIPE, env=self._env(), start_new_session=True,
+            pass_fds=(self._lifeline,), limit=_LINE_LIMIT,
         )  # fmt: skip
         self._running[proc.pid] = proc
         return proc
 
-    async def run(self, site: Site, job: str) -> JobResult:
+    async def run(
+        self, site: Site, job: str, gate: Callable[[], Awaitable[bool]] | None = None
+    ) -> JobResult:
         """Run ``job`` for ``site`` in its own process; wait for its result (never raises
-        for what the job does: a crash or a signal is a failed result)."""
+        for what the job does: a crash or a signal is a failed result).
+
+        A ``build`` says when it has fetched and a build follows (see
+        :mod:`deploybot.daemon.worker`): then ``gate()`` is awaited (the scheduler's wait
+        for a worker slot) and the build goes on when it returns True, or ends there."""
         started, clock = time.time(), time.monotonic()
         proc = await self._start(job, str(site.path), site.name)
+        assert proc.stdout is not None
+        lines = []
         try:
-            out, _ = await proc.communicate()
+            async for line in proc.stdout:
+                if proc.stdin is not None and _is_fetched(line):
+                    go = gate is None or await gate()
+                    with contextlib.suppress(OSError):  # the job may be gone already
+                        proc.stdin.write(b"go\n" if go else b"")
+                        proc.stdin.close()
+                    continue
+                lines.append(line)
+            await proc.wait()
         finally:
             self._running.pop(proc.pid, None)
         code = proc.returncode if proc.returncode is not None else -1
-        return _result(job, out, code, started, time.monotonic() - clock)
+        return _result(job, b"".join(lines), code, started, time.monotonic() - clock)
 
     async def heads(self, sites: Sequence[Site]) -> AsyncIterator[dict[str, Any]]:
         """For the poller: each site's source branch head as a worker process reads the
@@ -137,6 +170,16 @@ class Runner:
             _, pending = await asyncio.wait(waits, timeout=KILL_GRACE)
             if not pending:
                 return
+
+
+def _is_fetched(line: bytes) -> bool:
+    """True for a build's ``{"fetched": commit}`` line."""
+    if not line.startswith(b'{"fetched"'):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
 
 
 def _result(job: str, out: bytes, code: int, started: float, seconds: float) -> JobResult:

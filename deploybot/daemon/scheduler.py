@@ -1,7 +1,16 @@
 """The queue: which site builds when, one build per site, up to ``workers`` at once.
 
-Each site has a loop (an asyncio task) that waits for its site to want something, then for
-a free worker, then runs the job in a process (:class:`~deploybot.daemon.runner.Runner`):
+Each site has a loop (an asyncio task) that waits for its site to want something, then
+runs the job in processes (:class:`~deploybot.daemon.runner.Runner`):
+
+- **Fetch outside the workers.** A build process starts in one of up to :data:`FETCHES`
+  (or ``workers``, if more) fetch slots, apart from the ``workers`` slots: it takes the
+  site's lock and fetches (network only). Only when the fetch succeeded and a build
+  follows does it wait for a worker slot (giving its fetch slot back), then build, in
+  the same process and under the same lock. So a source that hangs (a server that accepts
+  and never answers, until the fetch's idle timeout) or is unreachable never holds a
+  build slot, even with ``workers = 1``; nor does a run that finds the site up to date.
+  Outbox retries (``deliver``) run in the fetch slots too.
 
 - **Coalescing.** A trigger (a push, the poller) only marks the site as wanting a build.
   However many arrive while a build runs, one more build follows, and it fetches the
@@ -10,8 +19,9 @@ a free worker, then runs the job in a process (:class:`~deploybot.daemon.runner.
   the state directory's lock as ``run-once`` does, so a cron run and the daemon never build
   one site at once either (a build that finds the lock held is ``locked``: retried after
   :data:`LOCKED_RETRY` s, not counted as a failure).
-- **Parallel sites**: a semaphore of ``workers`` slots; a site waiting for its backoff does
-  not hold one, so a failing site never blocks the others.
+- **Parallel sites**: a semaphore of ``workers`` slots, taken for the build only; a site
+  waiting for its backoff, or for its source, does not hold one, so a failing site never
+  blocks the others.
 - **Backoff.** After the n-th failure in a row a site waits ``min(60 * 2**(n-1), 3600)`` s
   (1 min doubling to 1 h) before its next build. A failure that a retry may not meet (all
   but bad input in the source) is retried then; bad input waits for a new commit. A
@@ -45,6 +55,9 @@ DELIVER_SPACING = 30.0
 """Seconds at least between two ``deliver`` jobs of one site (their outbox's own backoff
 sets the real pace; this only stops a loop when a retry cannot even start)."""
 HISTORY = 10
+FETCHES = 8
+"""Fetches and outbox retries running at once (at least ``workers``), apart from the
+``workers`` slots: they wait on the network, not the CPU."""
 
 
 def backoff_delay(failures: int) -> float:
@@ -61,7 +74,8 @@ class SiteState:
     wanted: bool = False
     wanted_for: str | None = None  # the newest commit a trigger named (None: unknown)
     wanted_why: str = ""  # the last trigger, for the log
-    building: bool = False
+    building: bool = False  # from the fetch to the build's end (or a deliver job)
+    fetching: bool = False  # before its build takes a worker (fetching, or waiting)
     failures: int = 0
     failed_for: str | None = None
     backoff_until: float = 0.0  # Unix time
@@ -81,6 +95,8 @@ class Scheduler:
         self.runner = runner
         self.metrics = metrics
         self.slots = asyncio.Semaphore(workers)
+        self.fetches = asyncio.Semaphore(max(FETCHES, workers))
+        self._stopped = asyncio.Event()
         self.states: dict[str, SiteState] = {}
         self.tasks: set[asyncio.Task[None]] = set()  # every loop, also of removed sites
         self.stopping = False
@@ -151,6 +167,7 @@ class Scheduler:
         """Stop: no job starts any more; wait up to ``timeout`` s for the running ones, then
         end them. True when every running job finished by itself."""
         self.stopping = True
+        self._stopped.set()
         running = [s.site.name for s in self.states.values() if s.building]
         for state in self.states.values():
             if state.wanted and not state.building:
@@ -192,7 +209,6 @@ class Scheduler:
         return None
 
     async def _loop(self, state: SiteState) -> None:
-        name = state.site.name
         while True:
             await state.wake.wait()
             state.wake.clear()
@@ -201,28 +217,82 @@ class Scheduler:
             job = self._next_job(state)
             if job is None:
                 continue
-            async with self.slots:
-                if self.stopping or state.removed:
-                    return
-                job = self._next_job(state)  # the wait for a slot may have changed it
-                if job is None:
-                    continue
-                commit, why = state.wanted_for, state.wanted_why
-                if job == "build":
-                    state.wanted, state.wanted_for = False, None
-                else:
-                    why = "outbox retry due"
-                state.building = True
-                self._gauges()
-                log.info("site %s: %s started (%s)", name, job, why)
-                try:
-                    result = await self.runner.run(state.site, job)
-                finally:
-                    state.building = False
-            self._finished(state, result, commit)
+            if job == "build":
+                await self._build(state)
+            else:
+                await self._deliver(state)
             await self._look_at_outbox(state)
             if state.wanted:
                 state.wake.set()
+
+    def _gone(self, state: SiteState) -> bool:
+        return self.stopping or state.removed
+
+    async def _build(self, state: SiteState) -> None:
+        """Run a build: its fetch in a fetch slot, the rest in a worker slot (module doc)."""
+        name = state.site.name
+        await self.fetches.acquire()
+        held: asyncio.Semaphore | None = self.fetches
+        gated = started = False
+
+        async def gate() -> bool:
+            """The build has fetched: trade the fetch slot for a worker slot."""
+            nonlocal held, gated, started
+            gated = True
+            self.fetches.release()
+            held = None
+            if not await self._acquire_unless_stopping(self.slots):
+                log.info("site %s: build dropped at stop (fetched)", name)
+                return False
+            held, started = self.slots, not self._gone(state)
+            state.fetching = False
+            self._gauges()
+            return started
+
+        try:
+            if self._gone(state) or self._next_job(state) != "build":
+                return  # the wait for a slot may have changed it
+            commit, why = state.wanted_for, state.wanted_why
+            state.wanted, state.wanted_for = False, None
+            state.building = state.fetching = True
+            self._gauges()
+            log.info("site %s: build started (%s)", name, why)
+            result = await self.runner.run(state.site, "build", gate)
+        finally:
+            if held is not None:
+                held.release()
+            state.building = state.fetching = False
+        if gated and not started:
+            self._gauges()
+            return  # stopped at the gate: nothing was built
+        self._finished(state, result, commit)
+
+    async def _acquire_unless_stopping(self, slots: asyncio.Semaphore) -> bool:
+        """Take one of ``slots``; False (and none taken) when the daemon stops first."""
+        take = asyncio.ensure_future(slots.acquire())
+        stop = asyncio.ensure_future(self._stopped.wait())
+        await asyncio.wait({take, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if take.done() and not take.cancelled():
+            if not self.stopping:
+                return True
+            slots.release()
+        take.cancel()
+        return False
+
+    async def _deliver(self, state: SiteState) -> None:
+        """Retry what waits in the site's outbox (a ``deliver`` job, outside the workers)."""
+        async with self.fetches:
+            if self._gone(state) or self._next_job(state) != "deliver":
+                return
+            state.building = True
+            self._gauges()
+            log.info("site %s: deliver started (outbox retry due)", state.site.name)
+            try:
+                result = await self.runner.run(state.site, "deliver")
+            finally:
+                state.building = False
+        self._finished(state, result, None)
 
     def _finished(self, state: SiteState, result: JobResult, commit: str | None) -> None:
         """Log and record a job's result; set the backoff after a failure."""
@@ -284,7 +354,7 @@ class Scheduler:
     def _gauges(self) -> None:
         states = self.states.values()
         self.metrics.queue_depth.set(sum(1 for s in states if s.wanted))
-        self.metrics.running.set(sum(1 for s in states if s.building))
+        self.metrics.running.set(sum(1 for s in states if s.building and not s.fetching))
 
 
 def describe(result: JobResult) -> str:

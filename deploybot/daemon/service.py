@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import logging
 import os
 import signal
@@ -41,7 +42,7 @@ from deploybot.daemon.metrics import Metrics
 from deploybot.daemon.runner import Runner
 from deploybot.daemon.scheduler import Scheduler
 from deploybot.daemon.settings import Settings, load_settings
-from deploybot.errors import ConfigError, LockHeldError
+from deploybot.errors import ConfigError, DeploybotError, LockHeldError, TemporaryError, one_line
 
 log = logging.getLogger("deploybot.daemon")
 
@@ -95,7 +96,7 @@ class Service:
             keepalive_timeout=daemon.read_timeout, lingering_time=0, shutdown_timeout=5.0,
         )  # fmt: skip
         await runner.setup()
-        site, address = await _listen(runner, daemon.listen)
+        site, address = await _listen(runner, daemon.listen, self.settings.path)
         self.scheduler.set_sites(self.settings.sites)
         names = ", ".join(s.name for s in self.settings.sites)
         log.info("listening on %s for %d site(s): %s", address, len(self.settings.sites), names)
@@ -184,21 +185,49 @@ def secret_variables(settings: Settings) -> frozenset[str]:
     return frozenset(name for name in names if name)
 
 
-async def _listen(runner: web.AppRunner, listen: str) -> tuple[web.BaseSite, str]:
+async def _listen(runner: web.AppRunner, listen: str, config: Path) -> tuple[web.BaseSite, str]:
     """Start listening on ``listen`` (``HOST:PORT`` or ``unix:PATH``); return the site and
-    the address for the log (the real port when the config said 0)."""
+    the address for the log (the real port when the config said 0).
+
+    Raises:
+        TemporaryError: the port is taken (another server, or this one not yet gone).
+        ConfigError: any other reason (no such address here, a privileged port, a socket
+            path whose folder is missing or that is a file), naming ``daemon.listen`` and
+            the daemon's ``config`` file.
+    """
     where = parse_listen(listen)
     site: web.BaseSite
     if isinstance(where, Path):
         site = web.UnixSite(runner, str(where))
+    else:
+        site = web.TCPSite(runner, where[0], where[1], reuse_address=True)
+    try:
         await site.start()
+    except OSError as exc:
+        raise _listen_error(exc, listen, where, config) from exc
+    if isinstance(where, Path):
         return site, f"unix:{where}"
-    host, port = where
-    site = web.TCPSite(runner, host, port, reuse_address=True)
-    await site.start()
     bound = runner.addresses[0]
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     return site, f"http://{shown}:{bound[1]}"
+
+
+def _listen_error(
+    exc: OSError, listen: str, where: tuple[str, int] | Path, config: Path
+) -> DeploybotError:
+    """The one-line error for a listen address that could not be taken (see :func:`_listen`)."""
+    head = f"{config}: 'daemon.listen': cannot listen on {listen}"
+    if isinstance(where, Path):
+        if not where.parent.is_dir():
+            return ConfigError(f"{head}: no such folder {where.parent}")
+        if where.exists() and not stat.S_ISSOCK(os.lstat(where).st_mode):
+            return ConfigError(f"{head}: {where} is a file, not a socket")
+        return ConfigError(f"{head}: {exc.strerror or one_line(exc)}")
+    if exc.errno == errno.EADDRINUSE:
+        return TemporaryError(f"{head}: the address is already in use (another server?)")
+    if isinstance(exc, socket.gaierror) and exc.errno == socket.EAI_AGAIN:
+        return TemporaryError(f"{head}: {exc.strerror}")
+    return ConfigError(f"{head}: {exc.strerror or one_line(exc)}")
 
 
 def _remove_socket(listen: str) -> None:

@@ -76,7 +76,10 @@ def load_settings(paths: Sequence[Path], environ: Mapping[str, str] | None = Non
             ``secret_env`` variable unset or empty.
     """
     env = os.environ if environ is None else environ
-    first = Path(paths[0])
+    # Absolute from here on, so every message names a file the same way, at start and
+    # after SIGHUP, whatever the working directory and however a file was found.
+    paths = [Path(p).absolute() for p in paths]
+    first = paths[0]
     raw = read_toml(first)
     own: Config | None = None
     if "source" in raw or set(raw) - {"daemon", "state"}:
@@ -85,12 +88,13 @@ def load_settings(paths: Sequence[Path], environ: Mapping[str, str] | None = Non
     else:
         daemon, state_dir = daemon_from_dict(raw, first)
     configs = [own] if own is not None else []
-    configs += [_site_config(Path(p)) for p in paths[1:]]
+    configs += [_site_config(p) for p in paths[1:]]
     if daemon.sites:
         matched = sorted(glob.glob(daemon.sites))
         if not matched:
             raise ConfigError(f"{first}: 'daemon.sites' matches no file: {daemon.sites}")
-        configs += [_site_config(Path(p)) for p in matched if Path(p).resolve() != first.resolve()]
+        found = [Path(p).absolute() for p in matched]
+        configs += [_site_config(p) for p in found if p.resolve() != first.resolve()]
     if not configs:
         raise ConfigError(f"{first}: no site: set [source], or 'daemon.sites' to site configs")
     sites = tuple(_site(c, daemon, first, env) for c in _unique(configs))

@@ -6,7 +6,11 @@ back to the system when it ends, and a stop can wait for it or end it by its pro
 group. Jobs:
 
 - ``build``: :func:`deploybot.pipeline.run_once`, under the state directory's lock as
-  ``run-once`` takes it (so cron and the daemon never build one site at once);
+  ``run-once`` takes it (so cron and the daemon never build one site at once). After its
+  fetch, when a build follows, it prints ``{"fetched": commit}`` and waits for the daemon
+  to write ``go`` on its stdin (a worker slot is free): a build stuck in its fetch holds no
+  worker. Anything else (end-of-file: the daemon stops) ends it there
+  (:class:`NotStarted`), its mirrors fetched and nothing else done;
 - ``deliver``: :func:`deploybot.mailcmd.deliver_outbox` (emails whose retry is due);
 - ``heads``: for the poller, read ``[[name, url, branch], ...]`` (JSON) on stdin and print
   one JSON line ``{"site", "head", "error"}`` per site as its ref advertisement arrives
@@ -20,12 +24,16 @@ stderr, the daemon's log.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
 import os
+import signal
 import socket
 import sys
+import threading
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
@@ -34,6 +42,12 @@ from deploybot.errors import DeploybotError, TemporaryError, one_line
 from deploybot.redact import redact_text
 
 EX_SOFTWARE = 70  # sysexits: an internal error (a crash: a bug)
+EX_TEMPFAIL = 75
+LIFELINE_FD = "DEPLOYBOT_LIFELINE_FD"
+"""The environment variable naming the pipe's read end whose end-of-file says the daemon
+is gone (see :func:`die_with_daemon`)."""
+DAEMON_PID = "DEPLOYBOT_DAEMON_PID"
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 POLL_TIMEOUT = 30.0
 """Seconds a source server may stay silent while it advertises its refs to the poller."""
 POLL_THREADS = 8
@@ -41,12 +55,15 @@ POLL_THREADS = 8
 log = logging.getLogger("deploybot.daemon.worker")
 
 
-def run_job(job: str, config_path: Path) -> dict[str, Any]:
-    """Run ``job`` (``build`` or ``deliver``) for the site configured at ``config_path``.
+def run_job(
+    job: str, config_path: Path, before_build: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Run ``job`` (``build`` or ``deliver``) for the site configured at ``config_path``;
+    ``before_build``: as :func:`deploybot.pipeline.run_once` takes it.
 
     Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
-    ``older`` or ``delivered``), ``source_commit``, ``build_commit``, ``emails_sent``,
-    ``emails_failed`` (``[[key, reason]]``: still in the outbox).
+    ``older`` or ``delivered``), ``source_commit``, ``build_commit``,
+    ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox).
 
     Raises:
         DeploybotError: as ``run-once`` (or ``outbox --retry-now``) would.
@@ -65,7 +82,7 @@ def run_job(job: str, config_path: Path) -> dict[str, Any]:
         }
     from deploybot import pipeline
 
-    result = pipeline.run_once(config)
+    result = pipeline.run_once(config, before_build=before_build)
     return {
         "status": result.status,
         "source_commit": result.source_commit,
@@ -74,6 +91,27 @@ def run_job(job: str, config_path: Path) -> dict[str, Any]:
         "emails_failed": [list(f) for f in result.mail_failures],
         "warnings": len(result.warnings),
     }
+
+
+class NotStarted(TemporaryError):
+    """The daemon did not let the build start (it stops): the run ends after its fetch."""
+
+
+class Gate:
+    """The ``before_build`` of a daemon's build: say ``{"fetched": commit}`` on ``out``,
+    then wait for ``go`` on ``inp`` (once: a run redone after a damaged mirror goes on)."""
+
+    def __init__(self, out: IO[str], inp: IO[str]) -> None:
+        self.out, self.inp, self.open = out, inp, False
+
+    def __call__(self, commit: str) -> None:
+        if self.open:
+            return
+        self.out.write(json.dumps({"fetched": commit}) + "\n")
+        self.out.flush()
+        if self.inp.readline().strip() != "go":
+            raise NotStarted("the daemon stopped before the build could start")
+        self.open = True
 
 
 def _failure(exc: BaseException, code: int) -> dict[str, Any]:
@@ -105,10 +143,50 @@ def heads(sites: list[list[str]], out: IO[str]) -> None:
             out.flush()
 
 
+def die_with_daemon(environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
+    """Make this job process end when the daemon that started it ends, however it ends
+    (``kill -9`` included), so it never holds a site's lock for a daemon that is gone.
+
+    Two ways, both set up here: on Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (prctl(2):
+    the kernel kills this process when its parent dies); everywhere, a thread reading the
+    daemon's pipe (:data:`LIFELINE_FD`) that, at its end-of-file, kills this process's
+    group (the job and the git processes it runs). A daemon already gone before the
+    ``prctl`` (this process then has another parent) ends the job at once. Both variables
+    are taken out of the environment, so the build's own processes do not see them.
+    """
+    fd, parent = environ.pop(LIFELINE_FD, None), environ.pop(DAEMON_PID, None)
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            log.warning("prctl(PR_SET_PDEATHSIG): %s", os.strerror(ctypes.get_errno()))
+    if parent is not None and os.getppid() != int(parent):
+        os._exit(EX_TEMPFAIL)  # the daemon died while this process started
+    if fd is not None:
+        lifeline = int(fd)
+        os.set_inheritable(lifeline, False)  # git and hooks started by the build: not theirs
+        threading.Thread(target=_end_with_pipe, args=(lifeline,), daemon=True).start()
+
+
+def _end_with_pipe(fd: int) -> None:
+    """Wait for end-of-file on ``fd`` (the daemon is gone), then kill this process group."""
+    while True:
+        try:
+            if not os.read(fd, 1):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    if os.getpgrp() == os.getpid():  # the daemon started it as a group of its own
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def main(argv: list[str]) -> int:
     """The process's entry point; see the module docstring. Returns the exit code."""
     from deploybot.daemon import logs
 
+    die_with_daemon()
     job, *rest = argv
     result_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # what libraries print goes to the log, not into the result
@@ -120,7 +198,8 @@ def main(argv: list[str]) -> int:
     config_path, name = Path(rest[0]), rest[1]
     logs.setup(verbose=verbose, prefix=f"site {name}: ")
     try:
-        result, code = run_job(job, config_path), 0
+        gate = Gate(result_out, sys.stdin) if job == "build" else None
+        result, code = run_job(job, config_path, gate), 0
     except DeploybotError as exc:
         if verbose:
             log.debug("%s", traceback.format_exc())
