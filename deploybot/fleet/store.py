@@ -243,6 +243,8 @@ class FleetStore:
             pipe.hset(keys.site(site), mapping=fields)
             if pending is not None:
                 pipe.set(keys.pending(site), pending.dumps())
+            else:  # built already by this build, or never wanted
+                pipe.delete(keys.pending(site))
             if wait is not None:
                 pipe.zadd(keys.DELAYED, {site: wait})
             if outcome.outbox_due is not None:
