@@ -10,6 +10,7 @@ mbox holds exactly one commit email per build commit on the publish branch.
 from __future__ import annotations
 
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -96,22 +97,16 @@ def test_twenty_sites_two_workers_a_hundred_pushes(
         assert metrics[("deploybot_workers_up", ())] == 2
         assert metrics[("deploybot_leases_held", ())] == 0
         assert ("deploybot_queue_length", (("queue", "deploybot"),)) in metrics
-        builds = sum(by_worker.values())
-        print(f"\n{builds} builds in {elapsed:.1f} s: {builds / elapsed * 60:.0f} builds/min")
-
-
-def test_rq_info_shows_the_queues_and_workers(tmp_path: Path, redis_server: RedisServer) -> None:
-    config = fleet_config(tmp_path, redis_server.url)
-    make_sites(tmp_path, ["a"])
-    with WorkerProc(config, "w1", tmp_path / "w1"):
         rq = Path(sys.executable).parent / "rq"
         info = subprocess.run(
             [str(rq), "info", "--url", redis_server.url], capture_output=True, text=True,
             timeout=60,
         )  # fmt: skip
-    assert info.returncode == 0, info.stderr
-    assert "deploybot@w1" in info.stdout
-    assert "1 workers" in info.stdout
+        assert info.returncode == 0, info.stderr
+        assert "deploybot@w1" in info.stdout and "deploybot@w2" in info.stdout
+        assert "2 workers" in info.stdout
+        builds = sum(by_worker.values())
+        print(f"\n{builds} builds in {elapsed:.1f} s: {builds / elapsed * 60:.0f} builds/min")
 
 
 def _gate_after_the_update(site: GatedSite) -> None:
@@ -152,27 +147,7 @@ def test_kill_9_during_a_build_the_other_worker_builds_and_emails_once(
     assert len(emailed_commits(site)) == len(build_commits(site)) >= 1
 
 
-def test_sigterm_lets_the_build_finish_and_releases_the_lease(
-    tmp_path: Path, redis_server: RedisServer
-) -> None:
-    [site] = make_sites(tmp_path, ["s"], gated=True)
-    config = fleet_config(tmp_path, redis_server.url)
-    with Daemon(config) as daemon, WorkerProc(config, "w1", tmp_path / "w1") as w1:
-        commit = _push(daemon, site, 1)
-        wait_until(lambda: site.pushes_reached() == 1)
-        assert w1.proc is not None
-        w1.proc.send_signal(15)
-        time.sleep(0.5)
-        assert w1.proc.poll() is None  # still finishing its build
-        site.open_gate()
-        assert w1.proc.wait(timeout=60) == 0
-    assert site.published_source() == commit
-    assert _events(redis_server, "s") == [("acquired", "w1"), ("released", "w1")]
-    assert redis_server.client().get("deploybot:lease:s") is None
-    _check_emails(site)
-
-
-def test_a_site_prefers_the_worker_that_built_it_and_another_builds_it_from_scratch(
+def test_affinity_sigterm_and_a_worker_that_never_saw_the_site(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
     [site] = make_sites(tmp_path, ["s"])
@@ -186,12 +161,25 @@ def test_a_site_prefers_the_worker_that_built_it_and_another_builds_it_from_scra
         assert _released(redis_server) == [first] * 3  # affinity: the warm worker each time
         other = "w2" if first == "w1" else "w1"
         assert not (tmp_path / other / "s").exists()  # it never saw the site
-        assert workers[first].stop() == 0
-        _all_built({site: _push(daemon, site, 4)})
-        wait_until(lambda: len(_released(redis_server)) == 4)
-        assert _released(redis_server)[-1] == other
+        site.gate.unlink()
+        site.reached.unlink()
+        commit = _push(daemon, site, 4)
+        wait_until(lambda: site.pushes_reached() == 1)  # the warm worker, inside its push
+        proc = workers[first].proc
+        assert proc is not None
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert proc.poll() is None  # it finishes its build first
+        site.open_gate()
+        assert proc.wait(timeout=60) == 0
+        assert site.published_source() == commit
+        assert _released(redis_server) == [first] * 4
+        assert redis_server.client().get("deploybot:lease:s") is None
+        _all_built({site: _push(daemon, site, 5)})
+        wait_until(lambda: len(_released(redis_server)) == 5)
+        assert _released(redis_server)[-1] == other  # from the publish repo's record
     _check_emails(site)
-    assert len(build_commits(site)) == 4
+    assert len(build_commits(site)) == 5
 
 
 def _released(server: RedisServer) -> list[str]:
