@@ -185,3 +185,27 @@ def test_a_trigger_naming_the_commit_being_built_needs_no_second_build(
     assert store.release("s", "w1/t", "w1", Outcome("published", source_commit="a" * 40))
     assert store.r.get(keys.pending("s")) is None
     assert store.acquire("s", _take(store, again), "w2/t", "w2").state == "idle"
+
+
+def test_sent_messages_shared_are_the_newest_and_those_of_a_waiting_batch(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from deploybot.fleet.shared import SENT_KEPT, read_files
+
+    sent = tmp_path / "outbox" / "sent"
+    sent.mkdir(parents=True)
+    for n in range(SENT_KEPT + 10):
+        (sent / f"k{n:02d}.eml").write_bytes(b"x" * 1000)
+        (sent / f"k{n:02d}.json").write_text("{}")
+        os.utime(sent / f"k{n:02d}.json", (1000 + n, 1000 + n))  # k00 the oldest
+    batch = '{"batch_keys": ["k00", "k99"], "state": "failed"}'
+    (tmp_path / "outbox" / "k99.json").write_text(batch)
+    (tmp_path / "outbox" / "k99.eml").write_bytes(b"waiting")
+    shared = read_files(tmp_path)
+    kept = sorted(rel for rel in shared if rel.startswith("outbox/sent/") and rel.endswith(".json"))
+    newest = [f"outbox/sent/k{n:02d}.json" for n in range(10, SENT_KEPT + 10)]
+    assert kept == ["outbox/sent/k00.json", *newest]
+    assert shared["outbox/sent/k00.eml"] == b""  # it was sent: that is what counts
+    assert shared["outbox/k99.eml"] == b"waiting"

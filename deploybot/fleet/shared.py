@@ -26,12 +26,15 @@ Message-ID (SMTP), exactly as one machine does after a ``kill -9``.
 
 What is stored: ``notify/*.json``, ``outbox/*`` and ``outbox/superseded/*`` exactly (files
 named with a leading dot are a write in progress); of ``outbox/sent/``, the sidecars of
-the newest :data:`SENT_KEPT` messages and an empty stand-in for each message (what sent
-messages are consulted for is that they exist).
+the newest :data:`SENT_KEPT` messages and of every message of a batch that still has one
+waiting, each with an empty stand-in for the message (what sent messages are consulted
+for is that they exist: whether a batch was partly delivered, and not to queue a key
+twice; older ones the last-emailed record covers).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from pathlib import Path
@@ -45,7 +48,7 @@ log = logging.getLogger("deploybot.fleet")
 
 EXACT = ("notify", "outbox", "outbox/superseded")
 SENT = "outbox/sent"
-SENT_KEPT = 200
+SENT_KEPT = 20
 PRESENT = ".present"
 
 _SAVE = """
@@ -144,9 +147,26 @@ def read_files(state_dir: Path) -> dict[str, bytes]:
     if sent.is_dir():
         sidecars = [p for p in sent.glob("*.json") if not p.name.startswith(".")]
         sidecars.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-        for sidecar in sidecars[:SENT_KEPT]:
+        batches = _waiting_batches(out)
+        kept = sidecars[:SENT_KEPT] + [p for p in sidecars[SENT_KEPT:] if p.stem in batches]
+        for sidecar in kept:
             out[f"{SENT}/{sidecar.name}"] = sidecar.read_bytes()
             for message in sent.glob(f"{sidecar.stem}.*"):
                 if message.suffix != ".json":
                     out[f"{SENT}/{message.name}"] = b""
+    return out
+
+
+def _waiting_batches(files: dict[str, bytes]) -> set[str]:
+    """The keys of every batch (a summary and its commit emails) with a message still
+    waiting or withdrawn: whether its other messages were sent decides how the next
+    announcement treats it (:func:`deploybot.notify.announce.plan`)."""
+    out: set[str] = set()
+    for rel, data in files.items():
+        if rel.startswith("outbox/") and rel.endswith(".json"):
+            try:
+                keys_ = json.loads(data).get("batch_keys") or []
+            except (ValueError, AttributeError):
+                continue
+            out.update(k for k in keys_ if isinstance(k, str))
     return out
