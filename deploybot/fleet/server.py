@@ -12,9 +12,10 @@ not 503 to the webhook: GitHub and Gitea do not redeliver a failed delivery by
 themselves, so a refusal would lose the push until the next poll. What a stop or a crash
 of the daemon loses while Redis is away, the first poll after its start catches up.
 
-Each second a task also runs the fleet's upkeep (:mod:`.sweep`), reads the fleet's state
-for ``/healthz`` and ``/metrics`` (:mod:`.status`) and counts the runs the lease log
-reports (``deploybot_runs_total`` and the other run metrics are the fleet's).
+Each second a task also runs the fleet's upkeep (:mod:`.sweep`) and counts the runs the
+lease log reports (``deploybot_runs_total`` and the other run metrics are the fleet's);
+it reads the fleet's state for ``/healthz``, ``/metrics`` and the poller (:mod:`.status`)
+each second too, or every ``sites / 2000`` s when there are more than 2,000 sites.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
 log = logging.getLogger("deploybot.daemon")
 
 FAILING_RUNS = 3
+LOOKS_PER_SECOND = 2000
+"""Sites whose state the daemon reads per second, on average, for /healthz and /metrics."""
 
 
 class FleetScheduler:
@@ -142,18 +145,27 @@ class FleetScheduler:
             log.info("site %s: %s: %s", name, batch.pop(name).why, what)
 
     async def _upkeep(self) -> None:
+        looked = 0.0
         while True:
+            # Reading every site costs a few commands each: at most LOOKS_PER_SECOND sites
+            # a second on average (100,000 sites: one look every 50 s).
+            due = time.monotonic() - looked >= len(self.sites) / LOOKS_PER_SECOND
             try:
-                self.view = await asyncio.to_thread(self._look)
+                view = await asyncio.to_thread(self._look, due)
+                if view is not None:
+                    self.view, looked = view, time.monotonic()
                 self._up()
             except redis.RedisError as exc:
                 self._down(exc)
             self._gauges()
             await asyncio.sleep(SWEEP_EVERY)
 
-    def _look(self) -> Overview:
+    def _look(self, full: bool) -> Overview | None:
         self.sweeper.sweep()
         self._count_runs()
+        if not full:
+            self.client.ping()
+            return None
         return overview(self.client)
 
     def _count_runs(self) -> None:
