@@ -39,9 +39,10 @@ lint: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m deploybot.demo
 
-bench: $(STAMP)
+bench: $(STAMP) redis-server
 	$(BIN)/python -m tests.bench
 	$(BIN)/python -m tests.bench_render_limits
+	$(BIN)/python -m tests.bench_fleet
 
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache

@@ -20,6 +20,7 @@ expires and another worker builds the site).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import socket
@@ -118,7 +119,7 @@ def work(
 def _loop(settings: Settings, name: str, queues: list[str], verbose: bool) -> None:
     """RQ's loop, started again after it gave up on Redis, until a stop signal."""
     pause = 1.0
-    for attempt in range(1, 1_000_000_000):
+    for attempt in itertools.count(1):
         try:
             worker = _Worker(
                 queues, name=f"{name}.{os.getpid()}.{attempt}",
@@ -136,7 +137,6 @@ def _loop(settings: Settings, name: str, queues: list[str], verbose: bool) -> No
         log.warning("RQ's loop ended (Redis unreachable?): starting it again in %g s", pause)
         time.sleep(pause)
         pause = min(pause * 2, RESTART_PAUSE_MAX)
-    # not reached
 
 
 def _preload() -> None:
