@@ -209,3 +209,19 @@ def test_sent_messages_shared_are_the_newest_and_those_of_a_waiting_batch(
     assert kept == ["outbox/sent/k00.json", *newest]
     assert shared["outbox/sent/k00.eml"] == b""  # it was sent: that is what counts
     assert shared["outbox/k99.eml"] == b"waiting"
+
+
+def test_a_job_taken_by_a_worker_that_lost_redis_at_once_is_replaced(
+    server: RedisServer,
+) -> None:
+    store = _store(server, lease_ttl=1.0, affinity_timeout=30.0)
+    job = store.trigger("s", _want("a" * 40))
+    assert job is not None
+    _take(store, job)  # popped from the queue; the worker died before marking it started
+    assert store.r.hget(f"rq:job:{job}", "status") == b"queued"
+    sweeper = Sweeper(store)
+    sweeper.queued_jobs(time.time() + 0.5)
+    assert _queued(store) == []  # not yet: its worker may still be starting it
+    sweeper.queued_jobs(time.time() + 2)
+    [replacement] = _queued(store)
+    assert store.acquire("s", _take(store, replacement), "w1/t", "w1").state == "acquired"

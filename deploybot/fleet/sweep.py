@@ -6,8 +6,9 @@
   worker builds the site. The lease log records ``expired``.
 - **Affinity**: a job waiting in a worker's own queue moves to the site's shared queue after
   ``affinity_timeout`` s, or at once when that worker no longer runs.
-- **Lost jobs**: a site whose queued job no longer exists, ended, or started without ever
-  taking the lease (its worker died right after taking it from the queue) gets a new one.
+- **Lost jobs**: a site whose queued job no longer exists, ended, or was taken from its
+  queue but never took the lease (its worker died, or lost Redis, right after taking it)
+  gets a new one, ``lease_ttl`` s after it was queued.
 - **Delayed wants**: a backoff or an outbox retry falling due triggers the site again.
 """
 
@@ -113,14 +114,23 @@ class Sweeper:
             status, origin = (
                 _text(v) for v in self.r.hmget(Job.key_for(job_id), "status", "origin")
             )
-            if status == "queued":
-                if origin and origin.startswith(keys.AFFINITY_PREFIX):
-                    worker = origin.removeprefix(keys.AFFINITY_PREFIX)
-                    late = now - at > config.affinity_timeout
-                    if late or not self.r.exists(keys.alive(worker)):
-                        self._to_shared(site, job_id, origin)
+            waiting = status == "queued" and origin is not None and self._in_queue(origin, job_id)
+            if waiting and origin is not None and origin.startswith(keys.AFFINITY_PREFIX):
+                worker = origin.removeprefix(keys.AFFINITY_PREFIX)
+                late = now - at > config.affinity_timeout
+                if late or not self.r.exists(keys.alive(worker)):
+                    self._to_shared(site, job_id, origin)
+            elif waiting:
+                continue
             elif status is None or status in _ENDED or now - at > config.lease_ttl:
+                # Also "queued" but in no queue: a worker took it and died (or lost Redis)
+                # before it could even mark it started.
                 self._replace(site, job_id, now)
+
+    def _in_queue(self, queue: str, job_id: str) -> bool:
+        """True when ``job_id`` waits in ``queue`` (or RQ's step between queue and worker)."""
+        key = Queue(queue, connection=self.r).key
+        return any(self.r.lpos(k, job_id) is not None for k in (key, key + ":intermediate"))
 
     def _to_shared(self, site: str, job_id: str, origin: str) -> None:
         shared = _text(self.r.hget(keys.SITES, site)) or self.store.config.name
