@@ -47,7 +47,9 @@ def _push(daemon: Daemon, site: GatedSite, n: int) -> str:
     return commit
 
 
-def _all_built(sites: dict[GatedSite, str], timeout: float = 90) -> None:
+def _all_built(
+    sites: dict[GatedSite, str], timeout: float = 90, daemon: Daemon | None = None
+) -> None:
     for site, newest in sites.items():
         try:
             wait_until(lambda s=site, c=newest: s.published_source() == c, timeout, f"{site.root}")
@@ -55,6 +57,7 @@ def _all_built(sites: dict[GatedSite, str], timeout: float = 90) -> None:
             config = site.root.parent.parent / "daemon.toml"
             argv = [sys.executable, "-m", "deploybot", "fleet", "status", "--config", str(config)]
             print(subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout)
+            print("--- daemon:", *(daemon.log if daemon else []), sep="\n")
             raise
 
 
@@ -77,7 +80,7 @@ def test_twenty_sites_two_workers_a_hundred_pushes(
         for n in range(100):
             site = sites[n % 20] if n < 20 else rng.choice(sites)
             newest[site] = _push(daemon, site, n)
-        _all_built(newest)
+        _all_built(newest, daemon=daemon)
         elapsed = time.monotonic() - started
         events = lease_log(redis_server.client())
         assert overlaps(events) == []
@@ -228,7 +231,7 @@ def test_redis_restarted_during_the_run_no_trigger_is_lost(
         daemon.wait_log("Redis answers again")
         for n, site in enumerate(sites[2:], start=20):
             newest[site] = _push(daemon, site, n)
-        _all_built(newest)
+        _all_built(newest, daemon=daemon)
         wait_until(lambda: daemon.health()[0] == 200)
         for site in sites:
             _check_emails(site)

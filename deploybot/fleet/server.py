@@ -127,10 +127,13 @@ class FleetScheduler:
             try:
                 await asyncio.to_thread(self._send, batch)
                 self._up()
-            except redis.RedisError as exc:
+            except Exception as exc:  # Redis away (or a bug: logged): kept, tried again
                 for name, want in batch.items():  # the batch is older than what came since
                     self.held[name] = want.joined(self.held.get(name))
-                self._down(exc)
+                if isinstance(exc, redis.RedisError):
+                    self._down(exc)
+                else:
+                    log.exception("handing triggers to Redis: %s", exc)
                 await asyncio.sleep(SWEEP_EVERY)
                 self._wake.set()
             self.gauges.held.set(len(self.held))
@@ -157,6 +160,8 @@ class FleetScheduler:
                 self._up()
             except redis.RedisError as exc:
                 self._down(exc)
+            except Exception as exc:  # a bug: say so; the upkeep goes on
+                log.exception("fleet upkeep: %s", exc)
             self._gauges()
             await asyncio.sleep(SWEEP_EVERY)
 

@@ -179,6 +179,8 @@ class Upkeep:
                 self.beat()
             except redis.RedisError as exc:
                 log.debug("upkeep: %s", exc)
+            except Exception as exc:  # a bug: say so; the upkeep goes on
+                log.exception("upkeep: %s", exc)
             self._stop.wait(SWEEP_EVERY)
 
     def beat(self) -> None:
