@@ -153,6 +153,85 @@ def serve_cmd(config_paths: tuple[Path, ...]) -> None:
     sys.exit(daemon.serve(list(config_paths) or [default_config_path()], verbose=_verbose()))
 
 
+def _queue_names(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    from deploybot.config_queue import is_queue_name
+
+    names = value if isinstance(value, tuple) else (value,)
+    for name in names:
+        if name is not None and not is_queue_name(name):
+            raise click.BadParameter(
+                f"{name!r}: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
+                "or digit"
+            )
+    return value
+
+
+@main.command("worker")
+@click.option(
+    "--config",
+    "config_paths",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The daemon's config, then more site configs, as serve takes them (repeatable).",
+)
+@click.option(
+    "--queues",
+    "queues",
+    multiple=True,
+    callback=_queue_names,
+    help="A shared queue to take jobs from (repeatable; default: the sites' [queue] name).",
+)
+@click.option(
+    "--name", default=None, callback=_queue_names, help="This worker's name (default: host name)."
+)
+@click.option(
+    "--state",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep each site's state in STATE/<site> (default: the site's state.dir).",
+)
+@_handle_errors
+def worker_cmd(
+    config_paths: tuple[Path, ...], queues: tuple[str, ...], name: str | None, state: Path | None
+) -> None:
+    """Run builds from the fleet's Redis queues ([queue] backend = "redis") until SIGTERM.
+
+    Takes jobs from its own queue (sites it built last) and then the shared ones; each
+    build holds its site's lease, so no site builds on two workers at once. SIGTERM or
+    SIGINT: the running build finishes and its lease is released, then exit 0; a second
+    signal ends it at once. Exit status: 75 another worker uses --state; 78 bad config.
+    """
+    from deploybot.fleet import worker
+
+    paths = list(config_paths) or [default_config_path()]
+    sys.exit(worker.work(paths, name=name, state=state, queues=queues, verbose=_verbose()))
+
+
+@main.group("fleet")
+def fleet_group() -> None:
+    """Look at a fleet of workers on Redis ([queue] backend = "redis")."""
+
+
+@fleet_group.command("status")
+@click.option(
+    "--config",
+    "config_paths",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The daemon's config (its [queue] names Redis); more site configs are allowed.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@_handle_errors
+def fleet_status_cmd(config_paths: tuple[Path, ...], as_json: bool) -> None:
+    """List the sites: last result, lease holder, what is pending; then the queues and the
+    workers. Exit status: 75 Redis unreachable; 78 bad config."""
+    from deploybot.fleet import status
+
+    paths = list(config_paths) or [default_config_path()]
+    view = status.read(paths)
+    click.echo(status.as_json(view) if as_json else status.as_text(view))
+
+
 @main.command("build")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))

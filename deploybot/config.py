@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from deploybot import config_checks as checks
 from deploybot.config_checks import is_remote_url as is_remote_url  # re-exported
+from deploybot.config_queue import check_queue
 from deploybot.errors import ConfigError
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
@@ -177,6 +178,27 @@ class DaemonConfig:
 
 
 @dataclass(frozen=True)
+class QueueConfig:
+    """``[queue]``: where ``deploybot serve`` queues builds. ``backend`` ``"local"`` (its own
+    in-process queue: nothing else to run) or ``"redis"``: ``url`` (``redis://``,
+    ``rediss://`` or ``unix://``; the password, if any, in the variable ``password_env``),
+    and ``deploybot worker`` processes run the builds (:mod:`deploybot.fleet`). ``name``:
+    the shared RQ queue (a site's config may name its own); ``affinity_timeout`` (s a
+    build waits for the worker that built its site last), ``lease_ttl`` (s a dead
+    worker's site lease lasts), ``job_timeout`` (s a build may run). In a site's config
+    only ``name`` counts.
+    """
+
+    backend: str = "local"
+    url: str = ""
+    password_env: str | None = None
+    name: str = "deploybot"
+    affinity_timeout: float = 30.0
+    lease_ttl: float = 60.0
+    job_timeout: float = 3600.0
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration. ``path`` is the file it came from (None when built in code)."""
 
@@ -187,6 +209,7 @@ class Config:
     state: StateConfig = field(default_factory=StateConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     path: Path | None = None
+    queue: QueueConfig = field(default_factory=QueueConfig)
 
 
 _TOML_NAMES = {"sender": "from"}
@@ -226,6 +249,7 @@ _CHOICES = {
     "notify.transport": ("smtp", "sendmail", "mbox", "stdout", "none"),
     "notify.smtp.security": ("none", "starttls", "ssl"),
     "render.footnotes": ("kramdown", "kramdown1", "mistune", "none"),
+    "queue.backend": ("local", "redis"),
 }
 
 T = TypeVar("T")
@@ -264,16 +288,18 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
-def daemon_from_dict(raw: dict[str, Any], path: Path) -> tuple[DaemonConfig, Path]:
-    """Validate the ``[daemon]`` and ``[state]`` tables of a file that has no ``[source]``
-    (a daemon config listing its sites in ``daemon.sites``); return them resolved as in
-    :func:`config_from_dict` (``state.dir`` absolute). Raises ConfigError."""
+def daemon_from_dict(raw: dict[str, Any], path: Path) -> tuple[DaemonConfig, Path, QueueConfig]:
+    """Validate the ``[daemon]``, ``[state]`` and ``[queue]`` tables of a file that has no
+    ``[source]`` (a daemon config listing its sites in ``daemon.sites``); return them
+    resolved as in :func:`config_from_dict` (``state.dir`` absolute). Raises ConfigError."""
     daemon = _build(DaemonConfig, raw.get("daemon", {}), path, prefix="daemon.")
     state = _build(StateConfig, raw.get("state", {}), path, prefix="state.")
+    queue = _build(QueueConfig, raw.get("queue", {}), path, prefix="queue.")
     base = path.parent.resolve()
     state_dir = _resolve_path(base, state.dir, "state.dir", path)
     checks.check_folder_location(state_dir, "state.dir", path)
-    return _resolve_daemon(daemon, base, path), state_dir
+    check_queue(queue, path)
+    return _resolve_daemon(daemon, base, path), state_dir, queue
 
 
 def config_from_dict(raw: dict[str, Any], path: Path) -> Config:
@@ -411,7 +437,10 @@ def _resolve(cfg: Config, path: Path) -> Config:
     state = StateConfig(dir=_resolve_path(base, cfg.state.dir, "state.dir", path))
     checks.check_folder_location(state.dir, "state.dir", path)
     daemon = _resolve_daemon(cfg.daemon, base, path)
-    return Config(source, publish, cfg.render, notify, state, daemon, path=path.resolve())
+    check_queue(cfg.queue, path)
+    return Config(
+        source, publish, cfg.render, notify, state, daemon, path=path.resolve(), queue=cfg.queue
+    )
 
 
 def _resolve_daemon(daemon: DaemonConfig, base: Path, path: Path) -> DaemonConfig:

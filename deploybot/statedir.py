@@ -18,7 +18,7 @@ from pathlib import Path
 
 import filelock
 
-from deploybot import gitutil, housekeeping, stale
+from deploybot import checkpoint, gitutil, housekeeping, stale
 from deploybot.config import Config
 from deploybot.config_checks import check_writable_folder
 from deploybot.errors import LockHeldError, MissingObjectError, no_space_left
@@ -56,6 +56,7 @@ def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
     check_writable_folder(config.state.dir, "state.dir", config.path)
     started = time.time()
     with locked(paths["lock"]), no_space_left(config.state.dir):
+        checkpoint.reached(checkpoint.LOCKED, config.state.dir)
         if sweep:
             stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
         yield paths

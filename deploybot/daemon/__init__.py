@@ -13,6 +13,9 @@ process of its own. The parts, each readable alone:
   processes; :mod:`.outboxes`: what waits to be sent;
 - :mod:`.health`, :mod:`.metrics`: ``/healthz`` and ``/metrics``; :mod:`.logs`: log lines;
 - :mod:`.service`: start, SIGHUP, stop.
+
+With ``[queue] backend = "redis"`` the queue is the fleet's (:mod:`deploybot.fleet`): the
+daemon receives and polls, ``deploybot worker`` processes build.
 """
 
 from __future__ import annotations

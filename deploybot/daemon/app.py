@@ -34,19 +34,21 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from aiohttp import web
 
 from deploybot.daemon import payloads
 from deploybot.daemon.deliveries import DeliveryStore
-from deploybot.daemon.health import health
 from deploybot.daemon.logs import printable
 from deploybot.daemon.metrics import CONTENT_TYPE, Metrics
 from deploybot.daemon.scheduler import Scheduler
 from deploybot.daemon.settings import Settings, Site
 from deploybot.daemon.signatures import Signature, find_signature
 from deploybot.errors import DeploybotError, one_line
+
+if TYPE_CHECKING:
+    from deploybot.fleet.server import FleetScheduler
 
 log = logging.getLogger("deploybot.daemon")
 P = ParamSpec("P")
@@ -77,7 +79,7 @@ class Endpoints:
     def __init__(
         self,
         settings: Callable[[], Settings],
-        scheduler: Scheduler,
+        scheduler: Scheduler | FleetScheduler,
         store: DeliveryStore,
         metrics: Metrics,
     ) -> None:
@@ -96,7 +98,7 @@ class Endpoints:
         return app
 
     async def healthz(self, request: web.Request) -> web.Response:
-        status, document = health(self.scheduler.states)
+        status, document = self.scheduler.health()
         return web.json_response(document, status=status, dumps=lambda d: json.dumps(d, indent=1))
 
     async def metrics_text(self, request: web.Request) -> web.Response:

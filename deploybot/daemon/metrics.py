@@ -20,6 +20,20 @@
                                             ``email`` or ``webhook``
 =========================================  ===================================================
 
+With ``[queue] backend = "redis"`` (:mod:`deploybot.fleet`) the runs are the fleet's (read
+from the lease log), ``deploybot_queue_depth`` counts the sites pending, and
+``deploybot_builds_running`` the leases held; these come in addition:
+
+=========================================  ===================================================
+``deploybot_queue_length{queue}``           jobs waiting in each RQ queue (shared, per worker)
+``deploybot_leases_held``                   site leases held now
+``deploybot_leases_expired``                leases that expired (a worker died or stalled),
+                                            counted in Redis
+``deploybot_workers_up``                    workers present
+``deploybot_triggers_held``                 triggers kept here while Redis is unreachable
+``deploybot_redis_up``                      1 when the last look at Redis worked, else 0
+=========================================  ===================================================
+
 A registry of its own (not the process-wide default), so nothing else is exported.
 """
 
@@ -74,6 +88,13 @@ class Metrics:
             "deploybot_outbox_waiting", "Messages waiting in the outbox.", ["site", "kind"],
             registry=r,
         )  # fmt: skip
+        self._fleet: FleetGauges | None = None
+
+    def fleet(self) -> FleetGauges:
+        """The fleet's gauges, made at the first call (a local daemon has none)."""
+        if self._fleet is None:
+            self._fleet = FleetGauges(self.registry)
+        return self._fleet
 
     def delivery(self, result: str) -> None:
         """Count one webhook delivery with ``result`` (one of :data:`DELIVERY_RESULTS`)."""
@@ -94,3 +115,22 @@ class Metrics:
     def render(self) -> bytes:
         """The exposition text (:data:`CONTENT_TYPE`)."""
         return generate_latest(self.registry)
+
+
+class FleetGauges:
+    """The gauges of a fleet (see the module doc), in ``registry``."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r = registry
+        self.queue_length = Gauge(
+            "deploybot_queue_length", "Jobs waiting in an RQ queue.", ["queue"], registry=r
+        )
+        self.leases_held = Gauge("deploybot_leases_held", "Site leases held now.", registry=r)
+        self.leases_expired = Gauge(
+            "deploybot_leases_expired", "Leases that expired (counted in Redis).", registry=r
+        )
+        self.workers = Gauge("deploybot_workers_up", "Workers present.", registry=r)
+        self.held = Gauge(
+            "deploybot_triggers_held", "Triggers kept while Redis is unreachable.", registry=r
+        )
+        self.redis_up = Gauge("deploybot_redis_up", "1 when Redis answered.", registry=r)

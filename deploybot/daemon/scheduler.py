@@ -39,6 +39,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from deploybot.daemon import outboxes
 from deploybot.daemon.metrics import Metrics
@@ -152,6 +153,16 @@ class Scheduler:
             log.warning("site %s: poll: %s", name, error)
         elif head is not None and head != state.known_head and not (state.wanted or state.building):
             self.trigger(name, f"poll: source at {head[:12]}", head)
+
+    async def poll_targets(self) -> list[Site]:
+        """The sites the poller reads: those neither building nor queued."""
+        return [s.site for s in self.states.values() if not (s.building or s.wanted)]
+
+    def health(self) -> tuple[int, dict[str, Any]]:
+        """``(HTTP status, JSON document)`` for ``/healthz`` (:mod:`.health`)."""
+        from deploybot.daemon.health import health
+
+        return health(self.states)
 
     def outbox_seen(self, name: str, waiting: outboxes.Waiting) -> None:
         """Record what waits in site ``name``'s outbox; wake its loop when a retry is due."""

@@ -15,6 +15,10 @@ SIGHUP: read the configs again. Sites, secrets, ``poll_interval``, ``max_body_by
 ``stop_timeout`` change at once; ``listen``, ``workers`` and ``read_timeout`` need a
 restart (a warning says so). A config that no longer loads is logged and the running
 one kept.
+
+With ``[queue] backend = "redis"`` the daemon builds nothing itself: its triggers go to
+Redis, and ``deploybot worker`` processes build (:mod:`deploybot.fleet.server`); a change
+of ``[queue]`` needs a restart.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import socket
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -43,6 +48,9 @@ from deploybot.daemon.runner import Runner
 from deploybot.daemon.scheduler import Scheduler
 from deploybot.daemon.settings import Settings, load_settings
 from deploybot.errors import ConfigError, DeploybotError, LockHeldError, TemporaryError, one_line
+
+if TYPE_CHECKING:
+    from deploybot.fleet.server import FleetScheduler
 
 log = logging.getLogger("deploybot.daemon")
 
@@ -72,7 +80,13 @@ class Service:
         self.metrics = Metrics()
         self.runner = Runner(verbose=verbose)
         self.runner.hidden = secret_variables(settings)
-        self.scheduler = Scheduler(self.runner, self.metrics, settings.daemon.workers)
+        self.scheduler: Scheduler | FleetScheduler
+        if settings.queue.backend == "redis":
+            from deploybot.fleet.server import FleetScheduler
+
+            self.scheduler = FleetScheduler(settings, self.metrics)
+        else:
+            self.scheduler = Scheduler(self.runner, self.metrics, settings.daemon.workers)
         self.stopping = asyncio.Event()
         self.signals = 0
 
@@ -143,7 +157,11 @@ class Service:
             if getattr(new.daemon, key) != getattr(old, key):
                 log.warning("SIGHUP: daemon.%s changed: it takes effect at the next start", key)
                 kept[key] = getattr(old, key)
-        self.settings = dataclasses.replace(new, daemon=dataclasses.replace(new.daemon, **kept))
+        if new.queue != self.settings.queue:
+            log.warning("SIGHUP: [queue] changed: it takes effect at the next start")
+        self.settings = dataclasses.replace(
+            new, daemon=dataclasses.replace(new.daemon, **kept), queue=self.settings.queue
+        )
         self.runner.hidden = secret_variables(new)
         self.scheduler.set_sites(new.sites)
         log.info("SIGHUP: configuration read again: %d site(s)", len(new.sites))
@@ -158,8 +176,7 @@ class Service:
 
     async def _poll_once(self) -> None:
         """Read the source branch head of every site not building or queued already."""
-        states = self.scheduler.states.values()
-        idle = [s.site for s in states if not (s.building or s.wanted)]
+        idle = await self.scheduler.poll_targets()
         if not idle:
             return
         try:

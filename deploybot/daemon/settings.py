@@ -17,18 +17,28 @@ webhook (401) and is built by the poller only. Every secret is registered with
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deploybot.config import Config, DaemonConfig, config_from_dict, daemon_from_dict, read_toml
+from deploybot.config import (
+    Config,
+    DaemonConfig,
+    QueueConfig,
+    config_from_dict,
+    daemon_from_dict,
+    read_toml,
+)
 from deploybot.errors import ConfigError
 from deploybot.redact import register_secret
 
 _SITE_KEYS = ("name", "secret_env")
 """The ``[daemon]`` keys that a site's own config may set."""
+_SITE_QUEUE_KEYS = ("name",)
+"""The ``[queue]`` keys that a site's own config may set (the queue its builds go to)."""
 
 
 @dataclass(frozen=True)
@@ -51,24 +61,31 @@ class Site:
 class Settings:
     """Everything ``deploybot serve`` was configured with: the ``daemon`` table of the
     daemon's config file ``path``, the daemon's own ``state_dir`` (absolute) and the
-    ``sites`` in a stable order (as listed, then as the glob sorts them)."""
+    ``sites`` in a stable order (as listed, then as the glob sorts them); ``queue`` is the
+    daemon config's ``[queue]`` table (each site's ``config.queue.name`` is the queue its
+    builds go to: its own ``[queue] name``, else the daemon's)."""
 
     daemon: DaemonConfig
     path: Path
     state_dir: Path
     sites: tuple[Site, ...]
+    queue: QueueConfig = field(default_factory=QueueConfig)
 
     def site(self, name: str) -> Site | None:
         """The site called ``name``, or None."""
         return next((s for s in self.sites if s.name == name), None)
 
 
-def load_settings(paths: Sequence[Path], environ: Mapping[str, str] | None = None) -> Settings:
+def load_settings(
+    paths: Sequence[Path], environ: Mapping[str, str] | None = None, *, secrets: bool = True
+) -> Settings:
     """Read the daemon's config (``paths[0]``) and every site config (see the module doc).
 
     Args:
         paths: the ``--config`` files, at least one.
         environ: where ``secret_env`` variables are looked up (default ``os.environ``).
+        secrets: read the webhook secrets; ``deploybot worker`` never needs them (its
+            sites' ``secret`` is then None).
 
     Raises:
         ConfigError: any file or key is wrong (the message names the key and the file);
@@ -82,37 +99,40 @@ def load_settings(paths: Sequence[Path], environ: Mapping[str, str] | None = Non
     first = paths[0]
     raw = read_toml(first)
     own: Config | None = None
-    if "source" in raw or set(raw) - {"daemon", "state"}:
+    if "source" in raw or set(raw) - {"daemon", "state", "queue"}:
         own = config_from_dict(raw, first)
-        daemon, state_dir = own.daemon, own.state.dir
+        daemon, state_dir, queue = own.daemon, own.state.dir, own.queue
     else:
-        daemon, state_dir = daemon_from_dict(raw, first)
+        daemon, state_dir, queue = daemon_from_dict(raw, first)
     configs = [own] if own is not None else []
-    configs += [_site_config(p) for p in paths[1:]]
+    configs += [_site_config(p, queue) for p in paths[1:]]
     if daemon.sites:
         matched = sorted(glob.glob(daemon.sites))
         if not matched:
             raise ConfigError(f"{first}: 'daemon.sites' matches no file: {daemon.sites}")
         found = [Path(p).absolute() for p in matched]
-        configs += [_site_config(p) for p in found if p.resolve() != first.resolve()]
+        configs += [_site_config(p, queue) for p in found if p.resolve() != first.resolve()]
     if not configs:
         raise ConfigError(f"{first}: no site: set [source], or 'daemon.sites' to site configs")
-    sites = tuple(_site(c, daemon, first, env) for c in _unique(configs))
+    sites = tuple(_site(c, daemon, first, env if secrets else None) for c in _unique(configs))
     _check_distinct(sites)
-    return Settings(daemon, first.resolve(), state_dir / "daemon", sites)
+    return Settings(daemon, first.resolve(), state_dir / "daemon", sites, queue)
 
 
-def _site_config(path: Path) -> Config:
-    """A site's config, refusing ``[daemon]`` keys that only the daemon's config sets."""
+def _site_config(path: Path, queue: QueueConfig) -> Config:
+    """A site's config, refusing ``[daemon]`` and ``[queue]`` keys that only the daemon's
+    config sets; its queue is its own ``[queue] name``, else the daemon's ``queue``."""
     raw = read_toml(path)
     config = config_from_dict(raw, path)
-    for key in raw.get("daemon", {}):
-        if key not in _SITE_KEYS:
-            raise ConfigError(
-                f"{path}: 'daemon.{key}' is set in a site's config, where it does nothing: "
-                "set it in the daemon's config (the first --config)"
-            )
-    return config
+    for table, allowed in (("daemon", _SITE_KEYS), ("queue", _SITE_QUEUE_KEYS)):
+        for key in raw.get(table, {}):
+            if key not in allowed:
+                raise ConfigError(
+                    f"{path}: '{table}.{key}' is set in a site's config, where it does "
+                    "nothing: set it in the daemon's config (the first --config)"
+                )
+    name = raw.get("queue", {}).get("name", queue.name)
+    return dataclasses.replace(config, queue=dataclasses.replace(queue, name=name))
 
 
 def _unique(configs: list[Config]) -> list[Config]:
@@ -126,10 +146,12 @@ def _unique(configs: list[Config]) -> list[Config]:
     return kept
 
 
-def _site(config: Config, daemon: DaemonConfig, first: Path, env: Mapping[str, str]) -> Site:
+def _site(config: Config, daemon: DaemonConfig, first: Path, env: Mapping[str, str] | None) -> Site:
     assert config.path is not None
     name = config.daemon.name or config.path.stem
-    if config.daemon.secret_env:
+    if env is None:
+        secret = None
+    elif config.daemon.secret_env:
         secret = _secret(config.daemon.secret_env, "daemon.secret_env", config.path, env)
     elif daemon.secret_env:
         secret = _secret(daemon.secret_env, "daemon.secret_env", first, env)

@@ -36,10 +36,13 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from deploybot.errors import DeploybotError, TemporaryError, one_line
 from deploybot.redact import redact_text
+
+if TYPE_CHECKING:
+    from deploybot.config import Config
 
 EX_SOFTWARE = 70  # sysexits: an internal error (a crash: a bug)
 EX_TEMPFAIL = 75
@@ -70,7 +73,13 @@ def run_job(
     """
     from deploybot.config import load_config
 
-    config = load_config(config_path)
+    return run_loaded_job(job, load_config(config_path), before_build)
+
+
+def run_loaded_job(
+    job: str, config: Config, before_build: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """:func:`run_job` for a loaded ``config`` (a fleet worker's: its own state dir)."""
     if job == "deliver":
         from deploybot import mailcmd
 
@@ -114,7 +123,8 @@ class Gate:
         self.open = True
 
 
-def _failure(exc: BaseException, code: int) -> dict[str, Any]:
+def failure(exc: BaseException, code: int) -> dict[str, Any]:
+    """The result of a job that raised ``exc`` and exits with ``code``."""
     return {
         "status": "failed",
         "error": redact_text(one_line(exc)),
@@ -203,10 +213,10 @@ def main(argv: list[str]) -> int:
     except DeploybotError as exc:
         if verbose:
             log.debug("%s", traceback.format_exc())
-        result, code = _failure(exc, exc.exit_code), exc.exit_code
+        result, code = failure(exc, exc.exit_code), exc.exit_code
     except Exception as exc:  # a bug: say so in the log, with the traceback
         log.error("%s", redact_text(traceback.format_exc()))
-        result, code = _failure(exc, EX_SOFTWARE), EX_SOFTWARE
+        result, code = failure(exc, EX_SOFTWARE), EX_SOFTWARE
     result_out.write(json.dumps(result) + "\n")
     result_out.flush()
     return code
