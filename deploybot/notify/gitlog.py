@@ -177,14 +177,26 @@ def _message(message: bytes) -> bytes:
     return text + b"\n" if text else b""
 
 
+def _reencode(data: bytes, encoding: bytes | None) -> bytes:
+    """``logmsg_reencode``: a commit with an ``encoding`` header other than UTF-8 is shown
+    re-encoded to UTF-8 (git's default ``i18n.logOutputEncoding``); kept as stored when
+    the encoding is unknown or the bytes are not in it (git keeps them when iconv fails)."""
+    if not encoding or encoding.lower() in (b"utf-8", b"utf8"):
+        return data
+    try:
+        return data.decode(encoding.decode("ascii")).encode("utf-8")
+    except (LookupError, ValueError):
+        return data
+
+
 def _header(commit: Commit, obj: _Objects) -> bytes:
     out = b"commit " + bytes(commit.id) + b"\n"
     if len(commit.parents) > 1:  # pretty.c add_merge_info
         out += b"Merge:" + b"".join(b" " + obj.abbrev(p) for p in commit.parents) + b"\n"
-    author: bytes = commit.author
+    author: bytes = _reencode(commit.author, commit.encoding)
     out += b"Author: " + author + b"\n"
     out += b"Date:   " + _date(commit.author_time, commit.author_timezone) + b"\n"
-    body = _message(commit.message)
+    body = _message(_reencode(commit.message, commit.encoding))
     return out + (b"\n" + body if body else b"")
 
 
@@ -334,24 +346,25 @@ def read_log_excerpt(
         engine: ``"git"``: git's own ``git log`` output (:mod:`.gitlog_cli`), the same
             bytes made in C, falling back to Python when git is missing, fails or times
             out; ``"python"``: the pure-Python path only; ``"auto"``: git when it pays
-            (:func:`prefer_git`).
+            (:func:`.gitlog_cli.prefer_git`).
 
     Raises:
         KeyError: as :func:`format_commit_log_bytes`.
     """
-    if abbrev is None and engine != "python" and (engine == "git" or prefer_git(repo_path, commit)):
-        from deploybot.notify.gitlog_cli import git_log_excerpt
+    if abbrev is None and engine != "python":  # git prints its own abbreviations only
+        from deploybot.notify.gitlog_cli import git_log_excerpt, prefer_git
 
-        excerpt = git_log_excerpt(
-            repo_path,
-            commit,
-            max_lines=max_lines,
-            max_line_length=max_line_length,
-            width=width,
-            rename_limit=rename_limit,
-        )
-        if excerpt is not None:
-            return excerpt
+        if engine == "git" or prefer_git(repo_path, commit):
+            excerpt = git_log_excerpt(
+                repo_path,
+                commit,
+                max_lines=max_lines,
+                max_line_length=max_line_length,
+                width=width,
+                rename_limit=rename_limit,
+            )
+            if excerpt is not None:
+                return excerpt
     return _python_log_excerpt(
         repo_path,
         commit,
@@ -361,47 +374,6 @@ def read_log_excerpt(
         width=width,
         rename_limit=rename_limit,
     )
-
-
-GIT_MIN_FILES = 3
-"""From this many changed files on, the ``"auto"`` engine asks git (:func:`prefer_git`)."""
-
-GIT_MIN_BYTES = 512 * 1024
-"""From this many bytes of changed blobs (both sides) on, the ``"auto"`` engine asks git."""
-
-
-def prefer_git(repo_path: Path, commit: str) -> bool:
-    """Whether the ``"auto"`` engine asks git first: git is installed and the commit is a
-    merge, changes :data:`GIT_MIN_FILES` files or more, or :data:`GIT_MIN_BYTES` bytes.
-
-    Starting git costs about 10 ms; the pure-Python path makes a two-file email of 100 KB in
-    less (``python -m tests.bench_email --threshold``), and git wins from three files or
-    half a megabyte on. Only the first changes of the tree diff are read, and blob sizes come
-    from object headers (:func:`deploybot.objectsize.object_size`), so this costs a few
-    tree reads.
-    """
-    from deploybot.notify.gitlog_cli import git_executable
-    from deploybot.objectsize import object_size
-
-    if git_executable() is None:
-        return False
-    with Repo(str(repo_path)) as repo:
-        target = parse_commit(repo, commit.encode())
-        if len(target.parents) > 1:
-            return True
-        parent_tree = None
-        if target.parents:
-            parent = repo.object_store[target.parents[0]]
-            assert isinstance(parent, Commit)
-            parent_tree = parent.tree
-        size = 0
-        for files, (_path, a, b) in enumerate(iter_changes(repo, parent_tree, target.tree), 1):
-            for entry in (a, b):
-                if entry is not None and entry[0] & 0o170000 != S_IFGITLINK:
-                    size += object_size(repo, entry[1].decode("ascii"))
-            if files >= GIT_MIN_FILES or size >= GIT_MIN_BYTES:
-                return True
-    return False
 
 
 def _python_log_excerpt(
