@@ -4,12 +4,13 @@ With ``-C`` the rename sources are the deleted files *and* the files modified in
 commit (not unchanged ones: that would be ``--find-copies-harder``). Destinations are the
 added files. Exact matches (same blob id) are paired first, preferring an unused source and
 then one with the same base name; then every remaining destination is scored against every
-source with git's similarity estimate (``diffcore-delta.c``: chunks of up to 64 bytes ending
-at a newline, hashed and counted), the four best candidates per destination are kept, all
-candidates are sorted by score (stable, as glibc's merge-sort ``qsort``), and pairs at or
-above 50% are taken, renames before copies. A source used more than once, or a modified
-source, makes copies; the last use of a deleted source is the rename (``diff.c``
-``diff_resolve_rename_copy``). Everything here is pure: contents come from ``load``.
+source with git's similarity estimate (``diffcore-delta.c``, :mod:`.spanhash`: chunks of up
+to 64 bytes ending at a newline, hashed and counted), the four best candidates per
+destination are kept, all candidates are sorted by score (stable, as glibc's merge-sort
+``qsort``), and pairs at or above 50% are taken, renames before copies. A source used more
+than once, or a modified source, makes copies; the last use of a deleted source is the
+rename (``diff.c`` ``diff_resolve_rename_copy``). Everything here is pure: contents come
+from ``load``.
 """
 
 from __future__ import annotations
@@ -17,14 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from deploybot.notify.diff import is_binary
+from deploybot.notify.spanhash import copied_bytes, span_counts
 
 MAX_SCORE = 60000
 DEFAULT_RENAME_SCORE = 30000
 RENAME_LIMIT = 1000
 NUM_CANDIDATE_PER_DST = 4
-HASHBASE = 107927
-_M32 = 0xFFFFFFFF
 S_IFMT = 0o170000
 S_IFREG = 0o100000
 
@@ -59,42 +58,12 @@ class _Src:
     unmodified: bool = False  # an unchanged file, a source only under --find-copies-harder
     size: int | None = None
     counts: dict[int, int] | None = field(default=None, repr=False)
+    keys: frozenset[int] = field(default=frozenset(), repr=False)
 
 
 def similarity_percent(score: int) -> int:
     """``similarity_index``: the percentage git prints for a score."""
     return score * 100 // MAX_SCORE
-
-
-def span_counts(data: bytes) -> dict[int, int]:
-    """``hash_chars``: {chunk hash: bytes} over chunks ending at LF or after 64 bytes.
-
-    A CR before LF is skipped in text; a last chunk with no LF and under 64 bytes is left
-    out, as in git.
-    """
-    text = not is_binary(data)
-    counts: dict[int, int] = {}
-    n = a1 = a2 = 0
-    size = len(data)
-    for pos in range(size):
-        c = data[pos]
-        if text and c == 13 and pos + 1 < size and data[pos + 1] == 10:
-            continue
-        old1 = a1
-        a1 = (((a1 << 7) & _M32) ^ (a2 >> 25)) + c & _M32
-        a2 = ((a2 << 7) & _M32) ^ (old1 >> 25)
-        n += 1
-        if n < 64 and c != 10:
-            continue
-        h = ((a1 + a2 * 0x61) & _M32) % HASHBASE
-        counts[h] = counts.get(h, 0) + n
-        n = a1 = a2 = 0
-    return counts
-
-
-def _copied(src: dict[int, int], dst: dict[int, int]) -> int:
-    """``diffcore_count_changes``: bytes of ``dst`` that also occur in ``src``."""
-    return sum(min(cnt, dst.get(h, 0)) for h, cnt in src.items())
 
 
 def _basename_same(a: bytes, b: bytes) -> int:
@@ -111,6 +80,7 @@ class _Detector:
         self.dsts = dsts
         self.load = load
         self.match: dict[int, tuple[int, int]] = {}  # dst index -> (src index, score)
+        self.memo: dict[bytes, int] = {}  # chunk -> hash: pages share their layout's lines
 
     def record(self, d: int, s: int, score: int) -> None:
         self.srcs[s].used += 1
@@ -145,19 +115,24 @@ class _Detector:
         data = self.load(src.side.sha)
         src.size = len(data)
         if need_counts:
-            src.counts = span_counts(data)
+            src.counts = span_counts(data, self.memo)
+            src.keys = frozenset(src.counts)
 
-    def _destination(self, dst: Side) -> tuple[int, dict[int, int]]:
-        """A destination's size and chunk counts; a symlink or gitlink is never read, as
-        ``estimate_similarity`` gives 0 for it before populating anything (a gitlink's
-        commit is not in this repository)."""
+    def _destination(self, dst: Side) -> tuple[int, dict[int, int], frozenset[int]]:
+        """A destination's size, chunk counts and their hashes; a symlink or gitlink is
+        never read, as ``estimate_similarity`` gives 0 for it before populating anything
+        (a gitlink's commit is not in this repository)."""
         if not _is_reg(dst.mode):
-            return 0, {}
+            return 0, {}, frozenset()
         data = self.load(dst.sha)
-        return len(data), span_counts(data)
+        counts = span_counts(data, self.memo)
+        return len(data), counts, frozenset(counts)
 
-    def estimate(self, src: _Src, dst: Side, dst_size: int, dst_counts: dict[int, int]) -> int:
-        """``estimate_similarity`` of one source for one destination."""
+    def estimate(
+        self, src: _Src, dst: Side, dst_size: int, dst_counts: dict[int, int], keys: frozenset[int]
+    ) -> int:
+        """``estimate_similarity`` of one source for one destination (``keys``: the
+        destination's chunk hashes)."""
         if not _is_reg(src.side.mode) or not _is_reg(dst.mode):
             return 0
         self._source(src, need_counts=False)
@@ -170,7 +145,8 @@ class _Detector:
             return 0
         self._source(src, need_counts=True)
         assert src.counts is not None
-        return _copied(src.counts, dst_counts) * MAX_SCORE // max_size
+        copied = copied_bytes(src.counts, dst_counts, src.keys & keys)
+        return copied * MAX_SCORE // max_size
 
     def inexact(self, rename_limit: int) -> None:
         """``diffcore_rename``'s similarity matrix, unless ``too_many_rename_candidates``."""
@@ -187,13 +163,13 @@ class _Detector:
         mx: list[tuple[int, int, int, int]] = []  # (dst, src, score, name_score); dst -1 unused
         for d in todo:
             dst = self.dsts[d]
-            dst_size, dst_counts = self._destination(dst)
+            dst_size, dst_counts, dst_keys = self._destination(dst)
             slots = [(-1, 0, 0, 0)] * NUM_CANDIDATE_PER_DST
             for s, src in srcs:
                 cand = (
                     d,
                     s,
-                    self.estimate(src, dst, dst_size, dst_counts),
+                    self.estimate(src, dst, dst_size, dst_counts, dst_keys),
                     _basename_same(src.side.path, dst.path),
                 )
                 worst = 0
