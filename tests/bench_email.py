@@ -33,14 +33,29 @@ import time
 from pathlib import Path
 
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "LC_ALL": "C"}
-WORDS = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
+WORDS = [
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+]
 CHILD = """
-import json, sys, time
+import inspect, json, sys, time
 from pathlib import Path
 from deploybot.notify.gitlog import read_log_excerpt
+known = inspect.signature(read_log_excerpt).parameters
+kwargs = {"engine": sys.argv[3]} if "engine" in known else {}
 start = time.perf_counter()
 log = read_log_excerpt(Path(sys.argv[1]), sys.argv[2], max_lines=10000, max_line_length=500,
-                       engine=sys.argv[3])
+                       **kwargs)
 print(json.dumps({"seconds": time.perf_counter() - start, "total": log.total}))
 """
 
@@ -120,8 +135,14 @@ def renames(repo: Path, site: int, kb: int, moved: int = 50) -> None:
     fast_import(repo, [{**pages, "index.html": b"x\n"}, change])
 
 
+OLD_TREE: Path | None = None  # --old REV: that commit's deploybot, for "before" numbers
+
+
 def _ours(repo: Path, engine: str) -> float:
     root = Path(__file__).resolve().parents[1]
+    if engine == "old":
+        assert OLD_TREE is not None
+        root, engine = OLD_TREE, "python"
     env = {**os.environ, "PYTHONPATH": str(root)}
     argv = [sys.executable, "-c", CHILD, str(repo), "refs/heads/asf-site", engine]
     out = subprocess.run(argv, check=True, capture_output=True, env=env).stdout
@@ -158,35 +179,45 @@ def main() -> None:
     parser.add_argument("--skip-python-first", action="store_true")
     parser.add_argument("--only", choices=["first", "renames"])
     parser.add_argument("--threshold", action="store_true")
+    parser.add_argument("--old", help="also time the pure-Python path of this commit")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
         if args.threshold:
-            _threshold(Path(tmp), args.runs)
+            _threshold(tmp, args.runs)
             return
+        extra: tuple[str, ...] = ()
+        if args.old:
+            _extract(args.old, tmp / "old")
+            extra = ("old",)
         rows = []
         if args.only in (None, "renames"):
-            renames(Path(tmp) / "renames.git", args.site, 20)
-            rows.append(
-                ("50 renames", compare(Path(tmp) / "renames.git", args.runs, ("git", "python")))
-            )
+            renames(tmp / "renames.git", args.site, 20)
+            engines = ("git", "python", *extra)
+            rows.append(("50 renames", compare(tmp / "renames.git", args.runs, engines)))
         if args.only in (None, "first"):
-            first_build(Path(tmp) / "first.git", args.files, args.kb)
-            engines = ("git",) if args.skip_python_first else ("git", "python")
-            rows.append(
-                (
-                    f"first build, {args.files} files",
-                    compare(Path(tmp) / "first.git", args.runs, engines),
-                )
-            )
-    print(
-        f"{'commit':<28}{'git log':>9}{'ours, git':>11}{'ratio':>7}{'ours, Python':>14}{'ratio':>8}"
-    )
+            first_build(tmp / "first.git", args.files, args.kb)
+            engines = ("git",) if args.skip_python_first else ("git", "python", *extra)
+            name = f"first build, {args.files} files"
+            rows.append((name, compare(tmp / "first.git", args.runs, engines)))
+    labels = {"git": "ours, git", "python": "ours, Python", "old": f"{args.old}, Python"}
+    print(f"{'commit':<28}{'path':<22}{'seconds':>9}{'vs git log':>12}")
     for name, t in rows:
-        py = t.get("python")
-        py_text = f"{py:>13.2f}s{py / t['git log']:>7.1f}x" if py is not None else ""
-        print(
-            f"{name:<28}{t['git log']:>8.2f}s{t['git']:>10.2f}s{t['git'] / t['git log']:>6.2f}x{py_text}"
-        )
+        for path, seconds in t.items():
+            ratio = seconds / t["git log"]
+            print(f"{name:<28}{labels.get(path, path):<22}{seconds:>8.2f}s{ratio:>11.2f}x")
+
+
+def _extract(rev: str, folder: Path) -> None:
+    """``rev``'s deploybot package into ``folder``, for the ``old`` path."""
+    global OLD_TREE
+    root = Path(__file__).resolve().parents[1]
+    folder.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", rev, "deploybot"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    OLD_TREE = folder
 
 
 def _threshold(tmp: Path, runs: int) -> None:
