@@ -57,8 +57,14 @@ def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
     started = time.time()
     with _locked(paths["lock"]), no_space_left(config.state.dir):
         if sweep:
-            stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
+            sweep_stale(config, paths, started=started)
         yield paths
+
+
+def sweep_stale(config: Config, paths: dict[str, Path], *, started: float) -> None:
+    """Remove what a killed run left (:func:`deploybot.stale.sweep`); only under the lock,
+    taken at ``started`` (Unix time, s) or later."""
+    stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
 
 
 @contextlib.contextmanager
