@@ -34,8 +34,9 @@ from dulwich.repo import Repo
 
 log = logging.getLogger(__name__)
 
-WRITE_TEMPS = ("outbox", "outbox/sent", "outbox/superseded", "notify")
-"""Folders of the state directory whose files are written through ``.<name>.<pid>.tmp``."""
+WRITE_TEMPS = (".", "outbox", "outbox/sent", "outbox/superseded", "notify")
+"""Folders of the state directory whose files are written through ``.<name>.<pid>.tmp``
+(``.``: the state directory itself, for ``noop.stamp``)."""
 
 
 def sweep(state_dir: Path, mirrors: Sequence[Path], *, started: float) -> list[Path]:
