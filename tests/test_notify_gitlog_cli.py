@@ -16,13 +16,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from dulwich.objectspec import parse_commit
+from dulwich.repo import Repo
 
 from deploybot.config import NotifyConfig
 from deploybot.notify import build_email
 from deploybot.notify import gitlog_cli as cli
 from deploybot.notify.body import ExcerptBuilder, excerpt_from_text
-from deploybot.notify.gitlog import read_log_excerpt
-from deploybot.notify.gitlog_cli import GIT_MIN_FILES, prefer_git
+from deploybot.notify.gitlog import _tree_diff, read_log_excerpt
+from deploybot.notify.gitlog_cli import GIT_MIN_MODIFIED, prefer_git
 from tests.test_notify_gitlog import GITLINK, LOG_ARGS, TVM, Commit, Tree, fast_import, git
 from tests.test_notify_gitlog_merge import BASE, edit, merge_import
 
@@ -94,7 +96,7 @@ def test_reference_commit_email_is_the_same(
         ],
     )
     old_id, new_id = tip(repo, "asf-site^"), tip(repo, "asf-site")
-    assert prefer_git(repo, new_id)
+    assert prefers_git(repo, new_id)
     same_both_ways(repo, "asf-site")
     with_git = build_email(repo, "refs/heads/asf-site", old_id, new_id, NOTIFY, now=NOW)
     monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
@@ -242,25 +244,53 @@ def test_reader_gives_the_same_excerpt_for_any_chunking(repo: Path, size: int) -
 
 
 def many_files(repo: Path) -> str:
-    tree = {b"f%d.txt" % n: (REG, b"%d\n" % n) for n in range(GIT_MIN_FILES)}
-    fast_import(repo, "refs/heads/many", [Commit(tree)])
+    """A commit that modifies :data:`GIT_MIN_MODIFIED` files: one "auto" asks git for."""
+    tree = {b"f%d.txt" % n: (REG, b"%d\n" % n) for n in range(GIT_MIN_MODIFIED)}
+    edited = {path: (mode, data + b"more\n") for path, (mode, data) in tree.items()}
+    fast_import(repo, "refs/heads/many", [Commit(tree), Commit(edited)])
     return tip(repo, "many")
 
 
+def prefers_git(repo_path: Path, ref: str) -> bool:
+    with Repo(str(repo_path)) as repo:
+        target = parse_commit(repo, ref.encode())
+        merge = len(target.parents) > 1
+        return prefer_git(repo, None if merge else _tree_diff(repo, target))
+
+
 def test_auto_asks_git_only_for_commits_it_pays_for(repo: Path) -> None:
-    fast_import(repo, "refs/heads/one", [Commit({b"a": (REG, b"a\n"), b"b": (REG, b"b\n")})])
-    assert not prefer_git(repo, tip(repo, "one"))
-    big = {b"a": (REG, b"line\n" * 120_000)}
-    fast_import(repo, "refs/heads/big", [Commit(big)])
-    assert prefer_git(repo, tip(repo, "big"))
-    assert prefer_git(repo, many_files(repo))
+    """Python only counts the lines of added files past the budget (a first build), git
+    writes them all; Python diffs modified files and scores renames slowly."""
+    small = {b"a": (REG, b"a\n"), b"b": (REG, b"b\n")}
+    fast_import(repo, "refs/heads/one", [Commit(small)])
+    assert not prefers_git(repo, "refs/heads/one")
+    first_build = {b"p/%d.html" % n: (REG, b"<p>%d</p>\n" % n) for n in range(500)}
+    fast_import(repo, "refs/heads/first", [Commit(first_build)])
+    assert not prefers_git(repo, "refs/heads/first")
+    two = {**small, b"a": (REG, b"a\nb\n"), b"b": (REG, b"b\nc\n")}
+    fast_import(repo, "refs/heads/two", [Commit(small), Commit(two)])
+    assert not prefers_git(repo, "refs/heads/two")
+    assert prefers_git(repo, many_files(repo))
+    big = {b"a": (REG, b"line\n" * 60_000)}
+    fast_import(repo, "refs/heads/big", [Commit(big), Commit({b"a": (REG, b"line\n" * 60_001)})])
+    assert prefers_git(repo, "refs/heads/big")
+    moved = {b"new/%d" % n: (REG, b"%d moved\n" % n) for n in range(8)}
+    olds = {b"old/%d" % n: (REG, b"%d\n" % n) for n in range(8)}
+    fast_import(repo, "refs/heads/mv", [Commit(olds), Commit(moved)])
+    assert prefers_git(repo, "refs/heads/mv")  # 8 x 8 pairs to score
+    exact = {b"new/%d" % n: data for n, (_, data) in enumerate(olds.items())}
+    fast_import(repo, "refs/heads/ex", [Commit(olds), Commit(exact)])
+    assert not prefers_git(repo, "refs/heads/ex")  # renames by blob id: cheap
+    sides = [{b"f": (REG, BASE + b"x\n")}, {b"f": (REG, b"y\n" + BASE)}]
+    merge_import(repo, "refs/heads/mg", {b"f": (REG, BASE)}, sides, {b"f": (REG, BASE)})
+    assert prefers_git(repo, "refs/heads/mg")
 
 
 def test_without_git_the_python_path_runs(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     commit = many_files(repo)
     want = read_log_excerpt(repo, commit, max_lines=50, max_line_length=500, engine="python")
     monkeypatch.setenv("PATH", "/nonexistent")
-    assert not prefer_git(repo, commit)
+    assert not prefers_git(repo, commit)
     assert cli.git_log_excerpt(repo, commit, max_lines=50, max_line_length=500) is None
     assert read_log_excerpt(repo, commit, max_lines=50, max_line_length=500) == want
     assert read_log_excerpt(repo, commit, max_lines=50, max_line_length=500, engine="git") == want

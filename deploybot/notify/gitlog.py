@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.objectspec import parse_commit
@@ -246,6 +247,28 @@ def _open(repo: Repo, commit: str, abbrev: int | None) -> tuple[_Objects, Commit
     return _Objects(repo, abbrev), parse_commit(repo, commit.encode())
 
 
+def _tree_diff(repo: Repo, target: Commit) -> list[FilePair]:
+    """The change list of a commit against its first parent (or the empty tree)."""
+    parent_tree = None
+    if target.parents:
+        parent = repo.object_store[target.parents[0]]
+        assert isinstance(parent, Commit)
+        parent_tree = parent.tree
+    return tree_changes(repo, parent_tree, target.tree)
+
+
+def _git_pays(repo: Repo, changes: list[FilePair] | None) -> bool:
+    from deploybot.notify.gitlog_cli import prefer_git
+
+    return prefer_git(repo, changes)
+
+
+def _from_git(args: dict[str, Any]) -> LogExcerpt | None:
+    from deploybot.notify.gitlog_cli import git_log_excerpt
+
+    return git_log_excerpt(**args)
+
+
 def _parent_pairs(
     repo: Repo, obj: _Objects, target: Commit, parent: int | None, rename_limit: int
 ) -> list[FilePair]:
@@ -351,49 +374,34 @@ def read_log_excerpt(
     Raises:
         KeyError: as :func:`format_commit_log_bytes`.
     """
-    if abbrev is None and engine != "python":  # git prints its own abbreviations only
-        from deploybot.notify.gitlog_cli import git_log_excerpt, prefer_git
-
-        if engine == "git" or prefer_git(repo_path, commit):
-            excerpt = git_log_excerpt(
-                repo_path,
-                commit,
-                max_lines=max_lines,
-                max_line_length=max_line_length,
-                width=width,
-                rename_limit=rename_limit,
-            )
-            if excerpt is not None:
-                return excerpt
-    return _python_log_excerpt(
-        repo_path,
-        commit,
-        max_lines=max_lines,
-        max_line_length=max_line_length,
-        abbrev=abbrev,
-        width=width,
-        rename_limit=rename_limit,
-    )
-
-
-def _python_log_excerpt(
-    repo_path: Path,
-    commit: str,
-    *,
-    max_lines: int,
-    max_line_length: int,
-    abbrev: int | None,
-    width: int,
-    rename_limit: int,
-) -> LogExcerpt:
+    git = {
+        "repo_path": repo_path,
+        "commit": commit,
+        "max_lines": max_lines,
+        "max_line_length": max_line_length,
+        "width": width,
+        "rename_limit": rename_limit,
+    }
+    ask_git = abbrev is None and engine != "python"  # git prints its own abbreviations only
+    if ask_git and engine == "git":
+        excerpt = _from_git(git)
+        if excerpt is not None:
+            return excerpt
+        ask_git = False
     builder = ExcerptBuilder(max_lines, max_line_length)
     with Repo(str(repo_path)) as repo:
         obj, target = _open(repo, commit, abbrev)
-        if len(target.parents) > 1:  # rare (never a build): made whole, then cut
+        merge = len(target.parents) > 1
+        changes = None if merge else _tree_diff(repo, target)
+        if ask_git and _git_pays(repo, changes):
+            excerpt = _from_git(git)
+            if excerpt is not None:
+                return excerpt
+        if changes is None:  # a merge (never a build): made whole, then cut
             text = _merge_text(repo, obj, target, width, rename_limit)
             builder.add_text(text)
             return builder.build(index_abbrev(text.decode("utf-8", "replace")) or DEFAULT_ABBREV)
-        pairs = _parent_pairs(repo, obj, target, 0 if target.parents else None, rename_limit)
+        pairs = detect_copies(changes, obj.load, rename_limit)
         builder.add_text(_header(target, obj))
         if not pairs:
             return builder.build(DEFAULT_ABBREV)

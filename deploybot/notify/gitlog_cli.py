@@ -38,14 +38,13 @@ import selectors
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from dulwich.objects import Commit
-from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
-from deploybot.gittree import iter_changes
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
+from deploybot.notify.diff_renames import FilePair
 from deploybot.objectsize import object_size
 
 log = logging.getLogger(__name__)
@@ -112,42 +111,48 @@ _SAFE_CORE_KEYS = frozenset(
 )
 
 
-GIT_MIN_FILES = 3
-"""From this many changed files on, the ``"auto"`` engine asks git (:func:`prefer_git`)."""
+GIT_MIN_MODIFIED = 3
+"""From this many modified files on (each needs a line diff), ``"auto"`` asks git."""
 
 GIT_MIN_BYTES = 512 * 1024
-"""From this many bytes of changed blobs (both sides) on, the ``"auto"`` engine asks git."""
+"""From this many bytes of modified files (both sides) on, ``"auto"`` asks git."""
+
+GIT_MIN_PAIRS = 64
+"""From this many (added file, rename source) pairs to score on, ``"auto"`` asks git."""
 
 
-def prefer_git(repo_path: Path, commit: str) -> bool:
-    """Whether the ``"auto"`` engine asks git first: git is installed and the commit is a
-    merge, changes :data:`GIT_MIN_FILES` files or more, or :data:`GIT_MIN_BYTES` bytes.
+def prefer_git(repo: Repo, changes: Sequence[FilePair] | None) -> bool:
+    """Whether the ``"auto"`` engine asks git for a commit with the tree diff ``changes``
+    (None: a merge): git is installed and the Python path would diff or score much.
 
-    Starting git costs about 10 ms; the pure-Python path makes a two-file email of 100 KB in
-    less (``python -m tests.bench_email --threshold``), and git wins from three files or
-    half a megabyte on. Only the first changes of the tree diff are read, and blob sizes come
-    from object headers (:func:`deploybot.objectsize.object_size`), so this costs a few
-    tree reads.
+    Where each path spends (``python -m tests.bench_email``): starting git costs about
+    10 ms, and git writes the whole patch however little of it the email shows; the Python
+    path only counts the lines of an added or deleted file past the email's 10,000 (a
+    10,000-page first build: 0.6x git's time), but diffs every modified file line by line
+    and scores every added file against every rename source, both slow in Python. So git
+    makes a merge's text, and a commit's with :data:`GIT_MIN_MODIFIED` modified files or
+    more, or :data:`GIT_MIN_BYTES` of them (sizes from object headers,
+    :func:`deploybot.objectsize.object_size`), or :data:`GIT_MIN_PAIRS` pairs to score
+    (added files whose blob no source has, times the sources).
     """
     if git_executable() is None:
         return False
-    with Repo(str(repo_path)) as repo:
-        target = parse_commit(repo, commit.encode())
-        if len(target.parents) > 1:
-            return True
-        parent_tree = None
-        if target.parents:
-            parent = repo.object_store[target.parents[0]]
-            assert isinstance(parent, Commit)
-            parent_tree = parent.tree
-        size = 0
-        for files, (_path, a, b) in enumerate(iter_changes(repo, parent_tree, target.tree), 1):
-            for entry in (a, b):
-                if entry is not None and entry[0] & 0o170000 != S_IFGITLINK:
-                    size += object_size(repo, entry[1].decode("ascii"))
-            if files >= GIT_MIN_FILES or size >= GIT_MIN_BYTES:
-                return True
-    return False
+    if changes is None:
+        return True
+    modified = [p for p in changes if p.old and p.new and p.old.sha != p.new.sha]
+    if len(modified) >= GIT_MIN_MODIFIED:
+        return True
+    size = 0
+    for pair in modified:
+        for side in (pair.old, pair.new):
+            if side is not None and side.mode & 0o170000 != S_IFGITLINK:
+                size += object_size(repo, side.sha.decode("ascii"))
+    if size >= GIT_MIN_BYTES:
+        return True
+    sources = [p.old for p in changes if p.old is not None and p.old != p.new]
+    blobs = {side.sha for side in sources}
+    added = sum(1 for p in changes if p.old is None and p.new and p.new.sha not in blobs)
+    return added * len(sources) >= GIT_MIN_PAIRS
 
 
 def git_executable() -> str | None:
