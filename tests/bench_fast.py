@@ -26,10 +26,45 @@ from pathlib import Path
 
 from dulwich.repo import Repo
 
-from tests.bench import edit_one_post, make_site, write_config
+from tests.conftest import TVM
 from tests.gitrepo import commit_files
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _posts() -> list[bytes]:
+    folder = TVM / "source" / "_posts"
+    if folder.is_dir():
+        return [p.read_bytes() for p in sorted(folder.iterdir())]
+    body = "\n\n".join(f"Paragraph {i} with `code` and *emphasis*." for i in range(40))
+    code = "```python\nimport tvm\nx = tvm.te.var('x')\n```\n"
+    return [f"---\nlayout: post\ntitle: Post {i}\n---\n{body}\n{code}".encode() for i in range(21)]
+
+
+def write_config(root: Path, transport: str) -> None:
+    """Write ``root``/deploybot.toml with ``notify.transport`` = ``transport``."""
+    (root / "deploybot.toml").write_text(
+        '[source]\nurl = "source.git"\n[publish]\nurl = "publish.git"\n'
+        'author = "Bot <bot@example.org>"\n'
+        f'[notify]\ntransport = "{transport}"\nmbox = "mail.mbox"\n'
+        'to = ["commits@example.org"]\nfrom = "bot@example.org"\n'
+    )
+
+
+def make_site(root: Path, count: int) -> None:
+    """``root``/source.git (``count`` posts: the tvm posts repeated), publish.git, a config
+    (no email for the first build: its email is the notify stage's cost, not the build's)."""
+    Repo.init_bare(str(root / "source.git"), mkdir=True).close()
+    Repo.init_bare(str(root / "publish.git"), mkdir=True).close()
+    files: dict[str, bytes | None] = {}
+    if (TVM / "source" / "_config.yml").is_file():
+        files["_config.yml"] = (TVM / "source" / "_config.yml").read_bytes()
+    texts = _posts()
+    for i in range(count):
+        day = date(1990, 1, 1) + timedelta(days=i)
+        files[f"_posts/{day.isoformat()}-post-{i}.md"] = texts[i % len(texts)]
+    commit_files(root / "source.git", files, "Import", when=1_700_000_000)
+    write_config(root, "none")
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -86,7 +121,7 @@ def main() -> None:
                 envs[name],
             )
             write_config(site, "mbox")
-            edit_one_post(site, args.posts)
+            edit(site, args.posts, 0)
             run(
                 [sys.executable, "-m", "deploybot", "run-once", "--config", "deploybot.toml"],
                 site,
