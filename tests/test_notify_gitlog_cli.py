@@ -372,3 +372,10 @@ def test_a_commit_in_another_encoding_reads_as_git_shows_it(repo: Path) -> None:
     text = git(repo, *LOG_ARGS, "refs/heads/enc")
     assert b"Author: Ren\xc3\xa9 <r@x>\n" in text and b"    m\xc3\xa9t\xc3\xa9\n" in text
     same_both_ways(repo, "enc")
+
+
+def test_a_revision_is_never_read_as_an_option(repo: Path, tmp_path: Path) -> None:
+    many_files(repo)
+    out = tmp_path / "written"
+    got = cli.git_log_excerpt(repo, f"--output={out}", max_lines=10, max_line_length=500)
+    assert got is None and not out.exists()

@@ -365,6 +365,8 @@ def git_log_excerpt(
     """
     git = git_executable()
     folder = git_dir(repo_path)
+    if commit.startswith("-"):  # never an option to git (``--output=...`` writes a file)
+        return None
     if git is None or folder is None or not config_allows_git(folder):
         return None
     timeout = GIT_TIMEOUT if timeout is None else timeout
