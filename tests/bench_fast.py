@@ -67,14 +67,20 @@ def make_site(root: Path, count: int) -> None:
     write_config(root, "none")
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """Run ``argv``; return its wall seconds. Raises on a failure."""
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Run ``argv``: (wall seconds, CPU seconds of it and its children: what a loaded
+    machine distorts least). Raises on a failure."""
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{argv} failed: {done.stderr.decode(errors='replace')[-500:]}")
-    return seconds
+    if status != 0:
+        raise SystemExit(f"{argv} failed: {err.decode(errors='replace')[-500:]}")
+    return seconds, usage.ru_utime + usage.ru_stime
 
 
 def edit(root: Path, count: int, n: int) -> None:
@@ -112,6 +118,7 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "deploybot")])
             envs[name] = {**os.environ, "PYTHONPATH": str(tree)}
         sites = {name: tmp / f"site-{name}" for name in trees}
+        argv = [sys.executable, "-m", "deploybot", "run-once", "--config", "deploybot.toml"]
         for name, site in sites.items():
             site.mkdir()
             make_site(site, args.posts)
@@ -132,7 +139,7 @@ def main() -> None:
             ["git", "clone", "-q", "--mirror", str(sites["new"] / "source.git"), str(floor)],
             check=True,
         )
-        times: dict[str, list[float]] = {}
+        times: dict[str, list[tuple[float, float]]] = {}
         argv = [sys.executable, "-m", "deploybot", "run-once", "--config", "deploybot.toml"]
         for n in range(1, args.rounds + 1):
             for name, site in sites.items():
@@ -140,19 +147,27 @@ def main() -> None:
                 times.setdefault(f"{name} one-post edit", []).append(run(argv, site, envs[name]))
                 times.setdefault(f"{name} no-op", []).append(run(argv, site, envs[name]))
             subprocess.run(["git", "-C", str(floor), "fetch", "-q", "origin"], check=True)
+            fetch = ["git", "-C", str(floor), "fetch", "-q", "origin"]
             times.setdefault("git fetch (no-op floor)", []).append(
-                run(["git", "-C", str(floor), "fetch", "-q", "origin"], tmp, dict(os.environ))
+                run(fetch, tmp, dict(os.environ))
             )
-    print(f"{args.posts} posts, {args.rounds} rounds, medians (wall time of the whole process):")
+    print(f"{args.posts} posts, {args.rounds} rounds, medians of whole processes:")
+    med: dict[str, tuple[float, float]] = {}
     for name, values in times.items():
-        print(f"  {name:<28}{statistics.median(values):8.3f} s   (min {min(values):.3f})")
-    floor_s = statistics.median(times["git fetch (no-op floor)"])
-    for name in ("old", "new"):
-        edit_s = statistics.median(times[f"{name} one-post edit"])
-        noop_s = statistics.median(times[f"{name} no-op"])
-        print(
-            f"  {name}: no-op / git fetch = {noop_s / floor_s:.1f}x; one-post edit {edit_s:.3f} s"
+        med[name] = (
+            statistics.median(v[0] for v in values),
+            statistics.median(v[1] for v in values),
         )
+        print(f"  {name:<28}wall {med[name][0]:7.3f} s   CPU {med[name][1]:7.3f} s")
+    floor = med["git fetch (no-op floor)"]
+    for name in ("old", "new"):
+        noop = med[f"{name} no-op"]
+        print(
+            f"  {name}: no-op / git fetch = {noop[0] / floor[0]:.1f}x wall, "
+            f"{noop[1] / floor[1]:.1f}x CPU"
+        )
+    old, new = med["old one-post edit"], med["new one-post edit"]
+    print(f"  one-post edit new / old = {new[0] / old[0]:.2f}x wall, {new[1] / old[1]:.2f}x CPU")
 
 
 if __name__ == "__main__":
