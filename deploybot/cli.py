@@ -90,7 +90,7 @@ def main(ctx: click.Context, verbose: bool) -> None:
         handler.addFilter(RedactingFilter())
     # Lock acquire/release, raw protocol lines, each request's path (a webhook's secret);
     # without -v, urllib3's retry warnings too: the error line says what failed.
-    for noisy in ("filelock", "dulwich", "urllib3"):
+    for noisy in ("dulwich", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if not verbose:
         logging.getLogger("urllib3").setLevel(logging.ERROR)

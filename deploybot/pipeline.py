@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from deploybot import gitutil, mailcmd, notify, publish, statedir, watch
-from deploybot.config import Config
+from deploybot import gitutil, mailcmd, noop, notify, publish, statedir, watch
+from deploybot.config import Config, is_remote_url
 from deploybot.errors import ConfigError
 from deploybot.revision import commit_datetime
 
@@ -114,14 +114,109 @@ def run_once(
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
     """
-    with statedir.held(config) as paths, _config_errors_name(config):
+    started = time.time()
+    with statedir.held(config, sweep=False) as paths, _config_errors_name(config):
+        if not (full or retry_now or allow_older):
+            shortcut = _still_up_to_date(config)
+            if shortcut is not None:
+                return shortcut
+        noop.forget(config.state.dir)  # before anything is written: a kill leaves none
+        statedir.sweep_stale(config, paths, started=started)
         result = _run_healing(
             config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older,
             before_build=before_build,
         )  # fmt: skip
         statedir.housekeep(paths)
         notify.prune_delivered(paths["outbox"])
+        if result.status in (UP_TO_DATE, PUBLISHED) and not result.mail_failures:
+            _stamp(config, paths, result)
         return result
+
+
+def _still_up_to_date(config: Config) -> RunResult | None:
+    """The result of a run that would change nothing (:mod:`deploybot.noop`), or None."""
+    start = time.perf_counter()
+    digest = noop.config_digest(config.path) if config.path is not None else None
+    stamp = noop.still_holds(config.state.dir, digest, time.time())
+    if stamp is None or stamp["state_dir"] != str(config.state.dir):
+        return None
+    keys = ("source_url", "source_branch", "publish_url", "publish_branch")
+    source, publish = config.source, config.publish
+    if [stamp[k] for k in keys] != [source.url, source.branch, publish.url, publish.branch]:
+        return None
+    log.info("source %s at %s: nothing changed since the last run", config.source.branch,
+             stamp["commit"][:12])  # fmt: skip
+    elapsed = time.perf_counter() - start
+    return RunResult(
+        UP_TO_DATE,
+        source_commit=stamp["commit"],
+        build_commit=stamp["build"],
+        elapsed=elapsed,
+        timings={"no-op check": elapsed},
+    )
+
+
+def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
+    """Stamp a run after which the publish branch is built from the source tip, with
+    nothing to deliver (:mod:`deploybot.noop`), when both remotes are on this machine and
+    their refs hold exactly what this run saw."""
+    source, publish = config.source, config.publish
+    if config.path is None or result.source_commit is None or result.build_commit is None:
+        return
+    remote = [u for u in (source.url, publish.url) if is_remote_url(u)]
+    if any(not u.startswith(noop.FILE_URL) for u in remote):
+        return
+    if not noop.outbox_clear(paths["outbox"], time.time()):
+        return
+    branch = f"refs/heads/{publish.branch}"
+    src = noop.refs_of(source.url, [f"refs/heads/{source.branch}"])
+    pub = noop.refs_of(publish.url, [branch, publish_notes_ref()])
+    if src is None or pub is None or src[1][f"refs/heads/{source.branch}"] != result.source_commit:
+        return
+    with gitutil.bare_repo(paths["publish"]) as mirror:
+        seen = {ref: gitutil.local_ref(mirror, ref) for ref in (branch, publish_notes_ref())}
+    if pub[1] != seen or seen[branch] != result.build_commit:
+        return  # someone pushed since this run read or wrote the publish branch
+    raw = _raw_urls(config.path)
+    base = str(config.path.parent)
+    if raw is None or [noop.local_location(u, base) for u in raw] != [source.url, publish.url]:
+        return
+    noop.write(
+        config.state.dir,
+        {
+            "config": noop.config_digest(config.path) or "",
+            "state_dir": str(config.state.dir),
+            "source_raw": raw[0],
+            "publish_raw": raw[1],
+            "source_url": source.url,
+            "source_branch": source.branch,
+            "publish_url": publish.url,
+            "publish_branch": publish.branch,
+            "source_refs": src[0],
+            "publish_refs": pub[0],
+            "commit": result.source_commit,
+            "build": result.build_commit,
+        },
+    )
+
+
+def publish_notes_ref() -> str:
+    """The notes ref of the build records (:data:`deploybot.publish.NOTES_REF`)."""
+    return publish.NOTES_REF
+
+
+def _raw_urls(path: Path) -> tuple[str, str] | None:
+    """``source.url`` and ``publish.url`` as written in the config file (the latter
+    defaulting to the former), for :func:`deploybot.noop.cli_check` to resolve again."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        src = raw["source"]["url"]
+        pub = raw.get("publish", {}).get("url") or src
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return (src, pub) if isinstance(src, str) and isinstance(pub, str) else None
 
 
 def _run_healing(

@@ -232,3 +232,30 @@ def test_a_silent_http_server_fails_the_fetch_after_one_idle_timeout(
         assert isinstance(error, FetchError), error
         assert "Read timed out" in str(error)
         assert len(accepted) == 1
+
+
+def _zlib_levels(pack: Path) -> set[bytes]:
+    """The zlib header (2 bytes: its level bits) of every entry of a pack file."""
+    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+    from dulwich.pack import PackData
+
+    with PackData(str(pack), object_format=DEFAULT_OBJECT_FORMAT) as data:
+        return {b"".join(u.comp_chunks or [])[:2] for u in data.iter_unpacked(include_comp=True)}
+
+
+def test_mirrors_write_and_push_at_zlib_level_one(tmp_path: Path) -> None:
+    """git's own default for loose objects; a local push's pack too (bytes are free there)."""
+    remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
+    c1 = commit_snapshot(remote, {"a": b"1"})
+    git(remote, "config", "receive.unpackLimit", "1")  # keep the pushed pack as sent
+    with gitutil.bare_repo(mirror) as repo:
+        gitutil.fetch_refs(str(remote), repo, ["refs/heads/main"], FetchError)
+        blob = gitutil.add_blob(repo, b"<p>page</p>\n" * 1000)
+        loose = mirror / "objects" / blob[:2] / blob[2:]
+        assert loose.read_bytes()[:2] == b"\x78\x01"  # zlib's fastest level (git: 1)
+        tree = gitutil.write_tree(repo, {"a": (MODE_FILE, blob)})
+        c2 = gitutil.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
+        gitutil.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
+    packs = list((remote / "objects" / "pack").glob("*.pack"))
+    assert packs and set().union(*map(_zlib_levels, packs)) == {b"\x78\x01"}
+    assert git(remote, "cat-file", "-p", f"{c2}:a") == "<p>page</p>\n" * 1000
