@@ -154,7 +154,11 @@ def peer_table(results: Results) -> Iterator[str]:
     yield "|---:|---|---:|" + "---:|---:|" * len(peers)
     pairs = [
         ("full build", "deploybot build", "build"),
-        ("first publish (build, commit, push)", "run-once first publish", "seed first publish"),
+        (
+            "first publish (build, commit, push; deploybot: + email)",
+            "run-once first publish",
+            "seed first publish",
+        ),
         ("one-post edit, end to end", "run-once edit", "seed pipeline"),
     ]
     for size in sorted(results.samples):
