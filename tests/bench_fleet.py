@@ -29,7 +29,7 @@ from pathlib import Path
 
 import redis
 
-from tests.bench import edit_one_post, make_site, write_config
+from tests.bench_fast import edit, make_site, write_config
 from tests.daemonproc import Daemon, GatedSite, github, wait_until
 from tests.fleetproc import fleet_config, lease_log, make_sites, running_workers
 from tests.gitrepo import head
@@ -106,7 +106,7 @@ def one_site(tmp: Path, posts: int, rounds: int) -> tuple[list[float], list[floa
             for n in range(2 * rounds + 1):
                 if n > rounds:  # a cold worker: it never saw the site
                     shutil.rmtree(tmp / "w1" / "big", ignore_errors=True)
-                edit_one_post(root, posts)
+                edit(root, posts, n)
                 commit = head(root / "source.git", "main")
                 assert commit is not None
                 answer = daemon.push("/webhook/big", github(commit))

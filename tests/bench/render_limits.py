@@ -5,7 +5,7 @@ in a child process killed after ``--timeout`` seconds; the best of ``--repeat`` 
 The growth ratio between consecutive sizes is about the size ratio (2 for the default
 sizes) when parsing is linear; 4 is quadratic, 8 cubic.
 
-    python -m tests.bench_render_limits [--sizes 5000,10000,20000,40000] [--timeout 60]
+    python -m tests.bench.render_limits [--sizes 5000,10000,20000,40000] [--timeout 60]
 """
 
 from __future__ import annotations

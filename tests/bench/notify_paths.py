@@ -11,7 +11,7 @@ writes them). Then, each in a fresh process so that peak RSS is its own:
 
 Prints seconds (the email's making, as timed inside the child; git: wall time) and peak RSS
 (MiB, ``ru_maxrss`` of the child) per path, the email size and
-whether old and new emails are byte-identical. Run: ``python -m tests.bench_notify``.
+whether old and new emails are byte-identical. Run: ``python -m tests.bench.notify_paths``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "LC_ALL": "C"}
 WORDS = [
     "lorem",
