@@ -17,16 +17,13 @@ from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-import urllib3
 from dulwich.client import (
     GitClient,
     HTTPProxyUnauthorized,
     HTTPUnauthorized,
     LocalGitClient,
     SubprocessGitClient,
-    default_urllib3_manager,
     get_transport_and_path,
 )
 from dulwich.errors import GitProtocolError, NotGitRepository, SendPackError
@@ -76,10 +73,6 @@ fetch or push before it counts as unreachable. dulwich sets no timeout of its ow
 sockets, so a dead peer held the run, and the state lock, forever. Not a bound on the whole
 transfer: a big fetch may take longer, as long as data keeps coming."""
 
-_ONE_TRY = urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)
-"""HTTP(S) requests to a git server are never tried again (redirects are still followed):
-urllib3's default (3 more tries) would multiply :data:`IDLE_TIMEOUT` by four for a server
-that accepts and never answers; the next run, or the daemon's backoff, retries instead."""
 
 # What dulwich raises when a remote cannot be reached or talked to.
 _TRANSPORT_ERRORS = (
@@ -467,42 +460,14 @@ def _client(url: str) -> tuple[GitClient, str]:
         # ("/srv/my:site.git") as scp-like ssh to the host "/srv/my".
         path, client = url, LocalGitClient()
     else:
-        client, path = get_transport_and_path(url, pool_manager=_http_pool(url))
+        from deploybot.httppool import one_try_pool  # loads http.client and ssl: only for http
+
+        client, path = get_transport_and_path(url, pool_manager=one_try_pool(url))
     if isinstance(client, LocalGitClient) and shutil.which("git"):
         # No thin packs: on one machine bytes are free, and completing a thin pack makes
         # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.
         return SubprocessGitClient(thin_packs=False), path
     return client, path
-
-
-class _OneTryPoolManager(urllib3.PoolManager):
-    """A pool manager whose requests are tried once (see :data:`_ONE_TRY`)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, retries=_ONE_TRY, **kwargs)
-
-
-class _OneTryProxyManager(urllib3.ProxyManager):
-    """The same through an ``http(s)_proxy``."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, retries=_ONE_TRY, **kwargs)
-
-
-def _http_pool(url: str) -> urllib3.PoolManager | None:
-    """For an ``http(s)://`` URL, the pool manager dulwich would make (its proxy, CA and
-    user-agent rules, ``dulwich.client.default_urllib3_manager``) but trying each request
-    once; None for other URLs."""
-    if not url.lower().startswith(("http://", "https://")):
-        return None
-    pool = default_urllib3_manager(
-        None,
-        pool_manager_cls=_OneTryPoolManager,
-        proxy_manager_cls=_OneTryProxyManager,
-        base_url=url,
-    )
-    assert isinstance(pool, urllib3.PoolManager)  # no auth callbacks: not wrapped
-    return pool
 
 
 def _last_words(progress: bytes, limit: int = 300) -> str:

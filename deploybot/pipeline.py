@@ -48,7 +48,8 @@ class RunResult:
     ``order_known`` is False, a commit gone from the source repository, so that whether it
     descends from the source head cannot be told). ``elapsed`` is in
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
-    in the outbox.
+    in the outbox. ``future_waiting``: the published build holds back a post dated after
+    its cut-off (so the no-op stamp must not be written: that post comes due with no push).
     """
 
     status: str
@@ -62,6 +63,7 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     published_source: str | None = None
     order_known: bool = True
+    future_waiting: bool = False
 
 
 class _Timer:
@@ -163,6 +165,8 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
     source, publish = config.source, config.publish
     if config.path is None or result.source_commit is None or result.build_commit is None:
         return
+    if result.future_waiting:
+        return  # a post held back for its date is due with no push: each run must look
     remote = [u for u in (source.url, publish.url) if is_remote_url(u)]
     if any(not u.startswith(noop.FILE_URL) for u in remote):
         return
@@ -295,6 +299,7 @@ def _run_locked(
             mail_failures=_waiting(earlier),
             elapsed=timer.total(),
             timings=timer.marks,
+            future_waiting=bool(head.record.get(NEXT_FUTURE)),
         )
     if before_build is not None:
         before_build(snap.commit)
@@ -338,6 +343,7 @@ def _run_locked(
         mail_failures=_waiting(report),
         elapsed=timer.total(),
         timings=timer.marks,
+        future_waiting=site.waiting is not None,
     )
 
 
