@@ -111,3 +111,40 @@ def test_an_empty_secret_is_refused(tmp_path: Path) -> None:
     config = _site(tmp_path, '[daemon]\nsecret_env = "HOOK_SECRET"\n')
     with pytest.raises(ConfigError, match="the environment variable HOOK_SECRET is empty"):
         load_settings([config], {"HOOK_SECRET": ""})
+
+
+def _readme_file(readme: str, path: str) -> str:
+    """The ```toml block that follows the README's mention of ``path``."""
+    after = readme.split(f"`{path}`", 1)[1]
+    return after.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readmes_systemd_configs_load_and_match_the_units(tmp_path: Path) -> None:
+    """The sample /etc/deploybot/ of the README (moved under tmp_path) loads as the units
+    run it: the daemon's config and the site its glob finds, each state.dir under
+    /var/lib/deploybot, the units' StateDirectory=."""
+    root = Path(__file__).parent.parent
+    readme = (root / "README.md").read_text()
+    units = {
+        n: (root / "config" / n).read_text()
+        for n in ("deploybot.service", "deploybot-run-once.service")
+    }
+    etc = tmp_path / "etc" / "deploybot"
+    (etc / "sites").mkdir(parents=True)
+    moved = {"/var/lib/deploybot": str(tmp_path / "var"), "/srv/www": str(tmp_path / "srv")}
+    for path in ("/etc/deploybot/daemon.toml", "/etc/deploybot/sites/www.toml"):
+        text = _readme_file(readme, path)
+        assert "/var/lib/deploybot/" in text  # state.dir under StateDirectory=
+        for old, new in moved.items():
+            text = text.replace(old, new)
+        (etc / path.removeprefix("/etc/deploybot/")).write_text(text)
+    assert "--config /etc/deploybot/daemon.toml" in units["deploybot.service"]
+    assert "--config /etc/deploybot/sites/www.toml" in units["deploybot-run-once.service"]
+    for unit in units.values():
+        assert "StateDirectory=deploybot\n" in unit and "ReadWritePaths=-/srv/www\n" in unit
+        assert "ProtectHome=read-only\n" in unit
+    settings = load_settings([etc / "daemon.toml"], {"DEPLOYBOT_WEBHOOK_SECRET": "s" * 40})
+    assert settings.state_dir == tmp_path / "var" / "daemon" / "daemon"
+    [site] = settings.sites
+    assert site.name == "www" and site.config.state.dir == tmp_path / "var" / "www"
+    assert site.config.notify.transport == "smtp" and site.secret == "s" * 40

@@ -6,6 +6,7 @@ sends the deliveries. Each wait polls with a generous deadline.
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -325,3 +326,61 @@ def test_one_delivery_id_builds_each_site_it_is_sent_to(tmp_path: Path) -> None:
             answer = daemon.push(f"/webhook/{name}", pushes[name])
             assert answer.status_code == 200 and "seen before" in answer.text, answer.text
         assert daemon.deliveries("accepted") == 2 and daemon.deliveries("duplicate") == 2
+
+
+def _readme_answers() -> list[re.Pattern[str]]:
+    """The answers in the README's table of deliveries (the `NNN text` spans of its second
+    column), as patterns: a ``<placeholder>`` stands for any text."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    table = readme.split("| delivery | answer |", 1)[1].split("\n\n", 1)[0]
+    rows = table.splitlines()[2:]
+    spans = [span for row in rows for span in re.findall(r"`([^`]+)`", row.rsplit(" | ", 1)[1])]
+    return [re.compile(re.sub(r"<[^>]+>", ".+", re.escape(span))) for span in spans]
+
+
+def _declared_too_large(url: str) -> str:
+    sock = _raw_request(url, _head("Content-Length: 999999999\r\n", sign(b"x", SECRET)) + "\r\n")
+    answer = b""
+    while chunk := sock.recv(4096):
+        answer += chunk
+    sock.close()
+    head, _, body = answer.decode().partition("\r\n\r\n")
+    return f"{head.split()[1]} {body}"
+
+
+def test_the_readme_table_gives_each_answer_as_the_daemon_words_it(tmp_path: Path) -> None:
+    site = _site(tmp_path)
+    commit = site.commit(1)
+    answers = {}
+    with Daemon(site.config) as daemon:
+        headers, body = github(commit)
+        unsigned = {k: v for k, v in headers.items() if k != "X-Hub-Signature-256"}
+        not_json = b"{not json"
+        sends = {
+            "push": (HOOK, github(commit, delivery="d-1")),
+            "replay": (HOOK, github(commit, delivery="d-1")),
+            "ping": (HOOK, github(commit, event="ping")),
+            "another branch": (HOOK, github(commit, ref="refs/heads/dev")),
+            "a tag": (HOOK, github(commit, ref="refs/tags/v1.0")),
+            "a deletion": (HOOK, github(commit, deleted=True)),
+            "another event": (HOOK, github(commit, event="issues")),
+            "unknown repository": ("/webhook", github(commit)),
+            "no signature": (HOOK, (unsigned, body)),
+            "wrong signature": (HOOK, github(commit, secret="nope")),
+            "no such site": ("/webhook/nope", github(commit)),
+            "not JSON": (
+                HOOK,
+                ({**unsigned, "X-Hub-Signature-256": sign(not_json, SECRET)}, not_json),
+            ),
+            "not a commit id": (HOOK, github("--upload-pack=touch /tmp/x")),
+        }
+        for what, (path, payload) in sends.items():
+            answer = daemon.push(path, payload)
+            answers[what] = f"{answer.status_code} {answer.text}"
+        answers["too large"] = _declared_too_large(daemon.url)
+        wait_until(lambda: site.published_source() == commit)
+    documented = _readme_answers()
+    for what, answer in answers.items():
+        text = answer.removesuffix("\n")
+        assert "\n" not in text, (what, answer)
+        assert any(p.fullmatch(text) for p in documented), (what, text, documented)
