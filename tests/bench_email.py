@@ -14,8 +14,8 @@ For each, alternating, ``--runs`` times (medians): ``git log -C --stat -p --cc -
 pipe (read and dropped), and deploybot's ``read_log_excerpt`` with ``engine="git"`` and
 ``engine="python"`` (each in a fresh process; the wall time is the call's, without the
 process start; the CPU time is the whole process's with its children, which a loaded
-machine distorts least). With ``--threshold``, small commits instead (1 to 100 files of 1 to
-120 KB), for the point where starting git pays (:data:`deploybot.notify.gitlog_cli.GIT_MIN_FILES`).
+machine distorts least). With ``--threshold``, small commits instead (1 to 10 files of 1 to
+120 KB), for where starting git pays (:func:`deploybot.notify.gitlog_cli.prefer_git`).
 
     python -m tests.bench_email [--files 10000] [--kb 40] [--site 1000] [--runs 3]
 """
@@ -144,7 +144,9 @@ def _measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]
     """Run ``argv``: (wall seconds, CPU seconds of it and its children, stdout's tail).
     CPU time is what a loaded machine distorts least."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env)
+    # cwd "/": a child's "-c" puts its working folder first on sys.path, and this checkout
+    # there would shadow the PYTHONPATH of --old.
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, cwd="/")
     assert proc.stdout is not None
     tail = b""
     while chunk := proc.stdout.read(1 << 20):
