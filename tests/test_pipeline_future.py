@@ -163,3 +163,20 @@ def test_a_source_cname_wins_over_a_kept_one(tmp_path: Path) -> None:
     files = site.files()
     assert files["CNAME"] == b"site.example.org\n"
     assert files[".asf.yaml"] == b"publish: {}\n"  # any other kept path stays as it was
+
+
+def test_build_takes_the_recorded_cutoff(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from deploybot.cli import main
+
+    site = Site(tmp_path)
+    source = site.commit(SITE)
+    runs = {}
+    for cutoff in ("2024-03-05T08:59:59Z", "2024-03-05T09:00:00Z"):
+        out = tmp_path / cutoff.replace(":", "")
+        args = ["build", str(site.source), str(out), "--rev", source, "--cutoff", cutoff]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        runs[cutoff] = (out / SOON).exists()
+    assert runs == {"2024-03-05T08:59:59Z": False, "2024-03-05T09:00:00Z": True}
