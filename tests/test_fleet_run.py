@@ -90,6 +90,9 @@ def test_twenty_sites_two_workers_a_hundred_pushes(
         assert overlaps(events) == []
         by_worker = builds_by_worker(events)
         assert set(by_worker) == {"w1", "w2"}, by_worker  # both machines built
+        # The daemon counts the runs the lease log reports, about once a second.
+        published = sum(by_worker.values())
+        wait_until(lambda: _published_runs(daemon.metrics()) == published, 30, "runs counted")
         for site in sites:
             _check_emails(site)
         status = subprocess.run(
@@ -114,6 +117,14 @@ def test_twenty_sites_two_workers_a_hundred_pushes(
         assert "2 workers" in info.stdout
         builds = sum(by_worker.values())
         print(f"\n{builds} builds in {elapsed:.1f} s: {builds / elapsed * 60:.0f} builds/min")
+
+
+def _published_runs(metrics: dict[tuple[str, tuple[tuple[str, str], ...]], float]) -> int:
+    """The sum of ``deploybot_runs_total{result="published"}`` over the sites."""
+    return int(
+        sum(v for (name, labels), v in metrics.items()
+            if name == "deploybot_runs_total" and ("result", "published") in labels)
+    )  # fmt: skip
 
 
 def _gate_after_the_update(site: GatedSite) -> None:

@@ -60,7 +60,7 @@ class FleetScheduler:
         self.stopping = False
         self._wake = asyncio.Event()
         self._registered = False
-        self._log_from = "$"
+        self._log_from: str | None = None  # the last lease-log id counted
         self._tasks: list[asyncio.Task[None]] = []
 
     def set_sites(self, sites: Iterable[Site]) -> None:
@@ -174,7 +174,12 @@ class FleetScheduler:
         return overview(self.client)
 
     def _count_runs(self) -> None:
-        """Count the runs the lease log reported since the last look."""
+        """Count the runs the lease log reported since the last look (since the daemon
+        started, at the first look: the runs before are not this daemon's to count)."""
+        if self._log_from is None:
+            # Not XREAD's "$": without BLOCK it returns nothing, and gives no id to go on from.
+            newest = self.client.xrevrange(keys.LEASE_LOG, count=1)
+            self._log_from = newest[0][0].decode() if newest else "0-0"
         answer = self.client.xread({keys.LEASE_LOG: self._log_from}, count=10_000)
         for _, entries in answer or []:
             for entry_id, fields in entries:
