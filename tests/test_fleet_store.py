@@ -28,7 +28,7 @@ def server(tmp_path: Path) -> Iterator[RedisServer]:
 
 def _store(server: RedisServer, **queue: object) -> FleetStore:
     config = QueueConfig(backend="redis", url=server.url, **queue)  # type: ignore[arg-type]
-    store = FleetStore(keys.connect(config), config)
+    store = FleetStore(keys.connect(config, server.folder / "daemon.toml"), config)
     store.register({"s": "deploybot"})
     return store
 

@@ -69,7 +69,8 @@ def run(site: str) -> dict[str, Any]:
     if context is None:
         raise RuntimeError("deploybot.fleet.job.run runs inside deploybot worker only")
     _die_with(context.pid)
-    store = FleetStore(keys.connect(context.settings.queue), context.settings.queue)
+    settings = context.settings
+    store = FleetStore(keys.connect(settings.queue, settings.path), settings.queue)
     job = get_current_job()
     job_id = job.id if job is not None else ""
     token = f"{context.worker}/{uuid.uuid4().hex[:16]}"

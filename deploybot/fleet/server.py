@@ -50,7 +50,7 @@ class FleetScheduler:
         self.settings = settings
         self.metrics = metrics
         self.gauges = metrics.fleet()
-        self.client = keys.connect(settings.queue, timeout=5.0)
+        self.client = keys.connect(settings.queue, settings.path, timeout=5.0)
         self.store = FleetStore(self.client, settings.queue)
         self.sweeper = Sweeper(self.store)
         self.sites: dict[str, Site] = {}
@@ -197,8 +197,9 @@ class FleetScheduler:
 
     def _down(self, exc: Exception) -> None:
         if self.redis_up:
-            log.error("Redis unreachable: %s; %d trigger(s) kept until it is back",
-                      exc, len(self.held))  # fmt: skip
+            where = keys.where(self.settings.queue, self.settings.path)
+            log.error("Redis unreachable (%s): %s; %d trigger(s) kept until it is back",
+                      where, exc, len(self.held))  # fmt: skip
         self.redis_up = False
 
     def _gauges(self) -> None:

@@ -170,7 +170,7 @@ def read(paths: Sequence[Path]) -> Overview:
     settings = load_settings(paths, secrets=False)
     if settings.queue.backend != "redis":
         raise ConfigError(f"{settings.path}: 'queue.backend' is not \"redis\": there is no fleet")
-    client = keys.connect(settings.queue)
+    client = keys.connect(settings.queue, settings.path)
     try:
         return overview(client)
     except redis.RedisError as exc:

@@ -123,12 +123,14 @@ def _loop(settings: Settings, name: str, queues: list[str], verbose: bool) -> No
         try:
             worker = _Worker(
                 queues, name=f"{name}.{os.getpid()}.{attempt}",
-                connection=keys.connect(settings.queue), worker_ttl=60, job_monitoring_interval=5,
+                connection=keys.connect(settings.queue, settings.path), worker_ttl=60,
+                job_monitoring_interval=5,
             )  # fmt: skip
             log.info("taking jobs from %s", ", ".join(queues))
             worker.work(logging_level="DEBUG" if verbose else "WARNING")
         except redis.RedisError as exc:
-            log.error("Redis: %s: trying again in %g s", exc, pause)
+            where = keys.where(settings.queue, settings.path)
+            log.error("Redis unreachable (%s): %s: trying again in %g s", where, exc, pause)
             time.sleep(pause)
             pause = min(pause * 2, RESTART_PAUSE_MAX)
             continue
@@ -154,7 +156,7 @@ class Upkeep:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="upkeep", daemon=True)
         self._registered = False
-        self._client = keys.connect(settings.queue)  # not RQ's: this thread's own
+        self._client = keys.connect(settings.queue, settings.path)  # not RQ's: this thread's own
         self.store = FleetStore(self._client, settings.queue)
         self.sweeper = Sweeper(self.store)
 
