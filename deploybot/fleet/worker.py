@@ -65,6 +65,11 @@ class _HorseFreeDeathPenalty(UnixSignalDeathPenalty):
 class _Worker(Worker):
     death_penalty_class = _HorseFreeDeathPenalty
 
+    def handle_warm_shutdown_request(self) -> None:
+        # RQ says so at INFO on its own logger, which runs at WARNING here.
+        log.info("stopping: a running build finishes first (a second signal ends it)")
+        super().handle_warm_shutdown_request()  # type: ignore[no-untyped-call]
+
 
 def work(
     paths: Sequence[Path],
