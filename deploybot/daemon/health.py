@@ -25,10 +25,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from deploybot.daemon.backoff import FAILING_RUNS
 from deploybot.daemon.runner import JobResult
 from deploybot.daemon.scheduler import SiteState
-
-FAILING_RUNS = 3
 
 
 def _iso(when: float) -> str:

@@ -18,7 +18,7 @@ runs the job in processes (:class:`~deploybot.daemon.runner.Runner`):
 - **One build per site**, since one loop runs its jobs in turn; and the build process takes
   the state directory's lock as ``run-once`` does, so a cron run and the daemon never build
   one site at once either (a build that finds the lock held is ``locked``: retried after
-  :data:`LOCKED_RETRY` s, not counted as a failure).
+  :data:`~deploybot.daemon.backoff.LOCKED_RETRY` s, not counted as a failure).
 - **Parallel sites**: a semaphore of ``workers`` slots, taken for the build only; a site
   waiting for its backoff, or for its source, does not hold one, so a failing site never
   blocks the others.
@@ -42,16 +42,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deploybot.daemon import outboxes
+from deploybot.daemon.backoff import LOCKED_RETRY, backoff_delay
 from deploybot.daemon.metrics import Metrics
 from deploybot.daemon.runner import JobResult, Runner
 from deploybot.daemon.settings import Site
 
 log = logging.getLogger("deploybot.daemon")
 
-BACKOFF_FIRST = 60.0
-BACKOFF_MAX = 3600.0
-LOCKED_RETRY = 10.0
-"""Seconds before a build that found the site's lock held (a cron run) is tried again."""
 DELIVER_SPACING = 30.0
 """Seconds at least between two ``deliver`` jobs of one site (their outbox's own backoff
 sets the real pace; this only stops a loop when a retry cannot even start)."""
@@ -59,11 +56,6 @@ HISTORY = 10
 FETCHES = 8
 """Fetches and outbox retries running at once (at least ``workers``), apart from the
 ``workers`` slots: they wait on the network, not the CPU."""
-
-
-def backoff_delay(failures: int) -> float:
-    """Seconds to wait after the ``failures``-th failure in a row: 60, 120, 240... 3600."""
-    return float(min(BACKOFF_FIRST * 2 ** max(failures - 1, 0), BACKOFF_MAX))
 
 
 @dataclass

@@ -29,6 +29,7 @@ from typing import Any
 
 import redis
 
+from deploybot.daemon.backoff import FAILING_RUNS
 from deploybot.daemon.metrics import Metrics
 from deploybot.daemon.settings import Settings, Site
 from deploybot.fleet import keys
@@ -38,7 +39,6 @@ from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
 
 log = logging.getLogger("deploybot.daemon")
 
-FAILING_RUNS = 3
 LOOKS_PER_SECOND = 2000
 """Sites whose state the daemon reads per second, on average, for /healthz and /metrics."""
 
@@ -220,7 +220,7 @@ class FleetScheduler:
     def health(self) -> tuple[int, dict[str, Any]]:
         """``(HTTP status, JSON document)`` for ``/healthz``: each site as the fleet last
         recorded it; 503 while Redis is unreachable or when a site failed
-        :data:`FAILING_RUNS` times in a row."""
+        :data:`~deploybot.daemon.backoff.FAILING_RUNS` times in a row."""
         view = self.view or Overview()
         sites = {name: _site_health(view.sites.get(name), name in self.held) for name in self.sites}
         failing = sorted(n for n, s in sites.items() if s["failures_in_a_row"] >= FAILING_RUNS)

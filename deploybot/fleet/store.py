@@ -38,16 +38,12 @@ from rq import Queue
 from rq.job import Job
 
 from deploybot.config import QueueConfig
+from deploybot.daemon.backoff import LOCKED_RETRY, backoff_delay
 from deploybot.fleet import keys
 
 log = logging.getLogger("deploybot.fleet")
 
 JOB_FUNCTION = "deploybot.fleet.job.run"
-BACKOFF_FIRST = 60.0
-BACKOFF_MAX = 3600.0
-LOCKED_RETRY = 10.0
-"""Seconds before a build that found the site's state directory locked (a ``run-once``
-on the worker's machine) is tried again."""
 RESULT_TTL = 600
 FAILURE_TTL = 86400
 BUILD, DELIVER = "build", "deliver"
@@ -124,11 +120,6 @@ class Acquired:
     state: str
     want: Want | None = None
     holder: str | None = None
-
-
-def backoff_delay(failures: int) -> float:
-    """Seconds to wait after the ``failures``-th failure in a row: 60, 120, ... 3600."""
-    return float(min(BACKOFF_FIRST * 2 ** max(failures - 1, 0), BACKOFF_MAX))
 
 
 def _text(value: Any) -> str | None:
