@@ -46,6 +46,7 @@ from deploybot.daemon.backoff import LOCKED_RETRY, backoff_delay
 from deploybot.daemon.metrics import Metrics
 from deploybot.daemon.runner import JobResult, Runner
 from deploybot.daemon.settings import Site
+from deploybot.daemon.worker import describe
 
 log = logging.getLogger("deploybot.daemon")
 
@@ -338,7 +339,11 @@ class Scheduler:
         else:
             state.failures, state.failed_for, state.backoff_until = 0, None, 0.0
             state.known_head = result.source_commit or state.known_head
-            log.info("site %s: %s", name, describe(result))
+            what = describe(
+                result.status, result.seconds, result.source_commit, result.build_commit,
+                waiting=result.emails_failed,
+            )  # fmt: skip
+            log.info("site %s: %s", name, what)
             if state.wanted and state.wanted_for and state.wanted_for == result.source_commit:
                 # Every trigger since named a commit, the newest this build already built.
                 state.wanted, state.wanted_for = False, None
@@ -358,17 +363,3 @@ class Scheduler:
         states = self.states.values()
         self.metrics.queue_depth.set(sum(1 for s in states if s.wanted))
         self.metrics.running.set(sum(1 for s in states if s.building and not s.fetching))
-
-
-def describe(result: JobResult) -> str:
-    """One line for a build that did not fail: what it did, from which commit, how long."""
-    source = (result.source_commit or "?")[:12]
-    build = (result.build_commit or "?")[:12]
-    what = {
-        "published": f"published {build} from source {source}",
-        "unchanged": f"source {source} builds the published tree: no new build commit",
-        "up-to-date": f"up to date (source {source})",
-        "older": f"not publishing: source {source} is older than the published one",
-    }.get(result.status, result.status)
-    mail = f"; {result.emails_failed} message(s) wait in the outbox" if result.emails_failed else ""
-    return f"{what} in {result.seconds:.2f} s{mail}"
