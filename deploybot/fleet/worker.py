@@ -208,6 +208,6 @@ def hand_over(store: FleetStore, worker: str) -> int:
     moved = 0
     for job_id in own.get_job_ids():
         site = job_id.removeprefix("deploybot-").rsplit("-", 1)[0]
-        sweeper._to_shared(site, job_id, own.name)
+        sweeper.to_shared(site, job_id, own.name)
         moved += 1
     return moved
