@@ -58,6 +58,6 @@ class LeaseKeeper:
             except redis.RedisError as exc:
                 log.warning("site %s: cannot renew the lease: %s", self.site, exc)
                 if time.monotonic() - renewed > self.ttl:
-                    log.error("site %s: no renewal for longer than the lease: it expired", self.site)
+                    log.error("site %s: not renewed for longer than the lease: expired", self.site)
                     return
                 interval = min(self.ttl / 10, 1.0)
