@@ -25,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from deploybot.daemon.signatures import sign
 from tests.gitrepo import commit_files
+from tests.servers import stop_process
 from tests.smallsite import SmallSite
 
 SECRET = "test-webhook-secret-0123"
@@ -211,13 +212,7 @@ class Daemon:
         return self if self.proc is not None else self.start()
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=DEADLINE)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, DEADLINE)
 
 
 # Signed push payloads, as each forge sends them (the fields deploybot reads, and the

@@ -21,6 +21,7 @@ import redis
 from dulwich.repo import Repo
 
 from tests.daemonproc import DEADLINE, SECRET, SECRET_ENV, GatedSite, daemon_table, wait_until
+from tests.servers import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,13 +116,7 @@ class WorkerProc:
         return self.start() if self.proc is None else self
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=DEADLINE)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, DEADLINE)
 
 
 @contextlib.contextmanager
@@ -140,10 +135,7 @@ def running_workers(config: Path, tmp_path: Path, *names: str) -> Iterator[list[
             print(f"--- worker {worker.name}:", *worker.log, sep="\n")
         raise
     finally:
-        for worker in workers:
-            if worker.proc is not None and worker.proc.poll() is None:
-                worker.proc.send_signal(signal.SIGTERM)
-        codes = [w.proc.wait(timeout=DEADLINE) if w.proc is not None else 0 for w in workers]
+        codes = [stop_process(w.proc, DEADLINE) for w in workers]
     assert codes == [0] * len(workers), [w.log[-5:] for w in workers]
 
 

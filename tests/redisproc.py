@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.servers import free_port
+from tests.servers import free_port, stop_process
 
 SKIP_REASON = (
     "redis-server is not installed (make test installs Debian's redis-server when run as "
@@ -67,13 +67,7 @@ class RedisServer:
 
     def stop(self) -> None:
         """SIGTERM (Redis writes its append-only file and exits), then wait."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 20)
 
     def restart(self, down_for: float = 0.0) -> None:
         """Stop, stay down ``down_for`` s, start again on the same port."""

@@ -34,6 +34,21 @@ def free_port() -> int:
         return port
 
 
+def stop_process(proc: subprocess.Popen[Any] | None, timeout: float) -> int | None:
+    """SIGTERM ``proc`` unless it has ended, wait up to ``timeout`` s for it, then SIGKILL
+    it and wait. Returns its exit code (negative: the signal that ended it, so a process
+    that had to be killed shows as -9), or None for no process."""
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
 @contextmanager
 def serve_http(repo_path: Path, before_push: Callable[[], None] | None = None) -> Iterator[str]:
     """Serve ``repo_path`` with dulwich.web on 127.0.0.1; yield its URL; stop the server.

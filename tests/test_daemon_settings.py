@@ -127,7 +127,7 @@ def test_the_readmes_systemd_configs_load_and_match_the_units(tmp_path: Path) ->
     readme = (root / "README.md").read_text()
     units = {
         n: (root / "config" / n).read_text()
-        for n in ("deploybot.service", "deploybot-run-once.service")
+        for n in ("deploybot.service", "deploybot-run-once.service", "deploybot-worker.service")
     }
     etc = tmp_path / "etc" / "deploybot"
     (etc / "sites").mkdir(parents=True)
@@ -140,9 +140,11 @@ def test_the_readmes_systemd_configs_load_and_match_the_units(tmp_path: Path) ->
         (etc / path.removeprefix("/etc/deploybot/")).write_text(text)
     assert "--config /etc/deploybot/daemon.toml" in units["deploybot.service"]
     assert "--config /etc/deploybot/sites/www.toml" in units["deploybot-run-once.service"]
-    for unit in units.values():
-        assert "StateDirectory=deploybot\n" in unit and "ReadWritePaths=-/srv/www\n" in unit
-        assert "ProtectHome=read-only\n" in unit
+    worker = units["deploybot-worker.service"]
+    assert "--config /etc/deploybot/daemon.toml --state /var/lib/deploybot/sites" in worker
+    for name, unit in units.items():
+        assert "StateDirectory=deploybot\n" in unit and "StateDirectoryMode=0700\n" in unit, name
+        assert "ReadWritePaths=-/srv/www\n" in unit and "ProtectHome=read-only\n" in unit, name
     settings = load_settings([etc / "daemon.toml"], {"DEPLOYBOT_WEBHOOK_SECRET": "s" * 40})
     assert settings.state_dir == tmp_path / "var" / "daemon" / "daemon"
     [site] = settings.sites

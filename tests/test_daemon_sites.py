@@ -8,13 +8,11 @@ deadline.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,35 +55,10 @@ def test_two_sites_build_in_parallel(tmp_path: Path) -> None:
             wait_until(lambda s=site, c=commit: s.published_source() == c)
 
 
-@contextlib.contextmanager
-def _silent_git_server() -> Iterator[int]:
-    """A TCP server on 127.0.0.1 that accepts connections and never says a word."""
-    server = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError, OSError):
-                held.append(server.accept()[0])
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        for conn in held:
-            conn.close()
-        server.close()
-
-
 def test_a_hanging_source_does_not_delay_the_other_site_and_stop_ends_it(
     tmp_path: Path,
 ) -> None:
-    with _silent_git_server() as port:
+    with silent_server() as (port, _):
         stuck = _named(tmp_path, "stuck", gated=False, source_url=f"git://127.0.0.1:{port}/s.git")
         ok = _named(tmp_path, "ok", gated=False)
         config = _daemon_over(tmp_path, stuck, ok, workers=2, stop_timeout=1)

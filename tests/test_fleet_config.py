@@ -57,6 +57,13 @@ def test_a_redis_backend_reads_its_url(tmp_path: Path) -> None:
         ('url = "redis:///0"\n', "'queue.url' names no host"),
         ('url = "unix://"\n', "names no socket path"),
         ('url = "redis://h:99999/0"\n', "cannot be read as a Redis URL"),
+        ('url = "redis://h/0?socket_timeout=abc"\n', "may set only db, not 'socket_timeout'"),
+        ('url = "redis://h/0?db=zz"\n', "'queue.url': the database must be a number, not 'zz'"),
+        ('url = "redis://h/0?nosuch=1"\n', "'queue.url': its query may set only db"),
+        ('url = "unix:///run/redis.sock?db=1&nosuch"\n', "may set only db, not 'nosuch'"),
+        ('url = "redis://h/0?password=hunter2"\n', "may set only db, not 'password'"),
+        ('url = "redis://h/0?db=1&db=2"\n', "'queue.url': db is given twice"),
+        ('url = "redis://h/\u00b2"\n', "'queue.url': the database must be a number"),
         ('name = "a b"\n', "'queue.name' must be 1 to 64 letters"),
         ("lease_ttl = 0.5\n", "'queue.lease_ttl' must be 1 second or more"),
         ("affinity_timeout = 0\n", "'queue.affinity_timeout' must be more than 0"),
@@ -121,3 +128,46 @@ def test_fleet_status_says_when_redis_is_unreachable(tmp_path: Path) -> None:
     assert result.exit_code == 75
     [line] = result.output.strip().splitlines()
     assert line.startswith("deploybot: error: cannot reach Redis at redis://127.0.0.1:")
+
+
+def test_an_unset_redis_password_variable_names_the_key_and_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DEPLOYBOT_TEST_UNSET_REDIS_PW", raising=False)
+    queue = 'backend = "redis"\nurl = "redis://127.0.0.1:1/0"\n'
+    daemon = _daemon(tmp_path, queue + 'password_env = "DEPLOYBOT_TEST_UNSET_REDIS_PW"\n')
+    (tmp_path / "sites" / "a.toml").write_text('[source]\nurl = "s"\n')
+    result = CliRunner().invoke(main, ["fleet", "status", "--config", str(daemon)])
+    assert result.exit_code == 78
+    assert result.output.strip().splitlines() == [
+        f"deploybot: error: {daemon.resolve()}: 'queue.password_env': the environment "
+        "variable DEPLOYBOT_TEST_UNSET_REDIS_PW is not set"
+    ]
+
+
+def test_serve_and_a_worker_name_the_unreachable_redis_and_its_config_file(
+    tmp_path: Path,
+) -> None:
+    """They retry for ever (as designed); the first line they log of it says which Redis:
+    the config's 'queue.url' (redacted) and the file."""
+    from deploybot.redact import redact_url
+    from tests.daemonproc import Daemon, daemon_table
+    from tests.fleetproc import WorkerProc
+    from tests.servers import free_port
+
+    url = f"redis://deploy@127.0.0.1:{free_port()}/0"  # nobody listens; the user is not shown
+    daemon = tmp_path / "daemon.toml"
+    queue = f'[queue]\nbackend = "redis"\nurl = "{url}"\n'
+    daemon.write_text(daemon_table(sites="sites/*.toml") + queue + '[state]\ndir = "d"\n')
+    (tmp_path / "sites").mkdir()
+    (tmp_path / "sites" / "a.toml").write_text('[source]\nurl = "s"\n[daemon]\nname = "a"\n')
+    where = f"'queue.url' = {redact_url(url)} in {daemon.resolve()}"
+    assert "deploy@" not in where
+    worker = WorkerProc(daemon, "w1", tmp_path / "w1")
+    worker.spawn()
+    try:
+        assert where in worker.wait_log("Redis", timeout=30), worker.log
+    finally:
+        worker.kill9()
+    with Daemon(daemon) as serve:
+        assert where in serve.wait_log("Redis", timeout=30), serve.log

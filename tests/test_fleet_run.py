@@ -33,6 +33,9 @@ from tests.fleetproc import (
 )
 from tests.redisproc import RedisServer
 
+Metrics = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+"""What :meth:`Daemon.metrics` returns: ``{(sample name, sorted labels): value}``."""
+
 
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
@@ -83,13 +86,16 @@ def test_twenty_sites_two_workers_a_hundred_pushes(
         _all_built(newest, daemon=daemon)
         elapsed = time.monotonic() - started
         # A site can be live at its newest commit while a follow-up build (a push that
-        # arrived during the last one) still holds its lease: let those end first.
-        held = ("deploybot_leases_held", ())
-        wait_until(lambda: daemon.metrics().get(held) == 0, 60, "leases still held")
+        # arrived during the last one) still waits or holds its lease: one read of the
+        # daemon's metrics in which none does, checked below.
+        metrics = wait_until(lambda: _idle(daemon.metrics()), 60, "builds waiting or running")
         events = lease_log(redis_server.client())
         assert overlaps(events) == []
         by_worker = builds_by_worker(events)
         assert set(by_worker) == {"w1", "w2"}, by_worker  # both machines built
+        # The daemon counts the runs the lease log reports, about once a second.
+        published = sum(by_worker.values())
+        wait_until(lambda: _published_runs(daemon.metrics()) == published, 30, "runs counted")
         for site in sites:
             _check_emails(site)
         status = subprocess.run(
@@ -100,7 +106,6 @@ def test_twenty_sites_two_workers_a_hundred_pushes(
         lines = {line.split()[0]: line for line in status.stdout.splitlines()[1:21]}
         assert sorted(lines) == [f"site{n:02d}" for n in range(20)]
         assert all(" published " in line for line in lines.values())
-        metrics = daemon.metrics()
         assert metrics[("deploybot_workers_up", ())] == 2
         assert metrics[("deploybot_leases_held", ())] == 0
         assert ("deploybot_queue_length", (("queue", "deploybot"),)) in metrics
@@ -114,6 +119,20 @@ def test_twenty_sites_two_workers_a_hundred_pushes(
         assert "2 workers" in info.stdout
         builds = sum(by_worker.values())
         print(f"\n{builds} builds in {elapsed:.1f} s: {builds / elapsed * 60:.0f} builds/min")
+
+
+def _idle(metrics: Metrics) -> Metrics | None:
+    """``metrics`` when they show no site waiting and no lease held, else None."""
+    waiting = metrics.get(("deploybot_queue_depth", ()))
+    return metrics if waiting == 0 and metrics.get(("deploybot_leases_held", ())) == 0 else None
+
+
+def _published_runs(metrics: Metrics) -> int:
+    """The sum of ``deploybot_runs_total{result="published"}`` over the sites."""
+    return int(
+        sum(v for (name, labels), v in metrics.items()
+            if name == "deploybot_runs_total" and ("result", "published") in labels)
+    )  # fmt: skip
 
 
 def _gate_after_the_update(site: GatedSite) -> None:
@@ -175,7 +194,7 @@ def test_affinity_sigterm_and_a_worker_that_never_saw_the_site(
         proc = workers[first].proc
         assert proc is not None
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
+        workers[first].wait_log("stopping: a running build finishes first")
         assert proc.poll() is None  # it finishes its build first
         site.open_gate()
         assert proc.wait(timeout=60) == 0

@@ -28,7 +28,7 @@ def server(tmp_path: Path) -> Iterator[RedisServer]:
 
 def _store(server: RedisServer, **queue: object) -> FleetStore:
     config = QueueConfig(backend="redis", url=server.url, **queue)  # type: ignore[arg-type]
-    store = FleetStore(keys.connect(config), config)
+    store = FleetStore(keys.connect(config, server.folder / "daemon.toml"), config)
     store.register({"s": "deploybot"})
     return store
 
@@ -80,13 +80,13 @@ def test_a_busy_lease_leaves_the_trigger_pending_for_the_holder(server: RedisSer
 def test_an_expired_lease_is_built_again_and_its_holder_can_no_longer_write(
     server: RedisServer, tmp_path: Path
 ) -> None:
-    store = _store(server, lease_ttl=1.0)
+    store = _store(server)
     job = store.trigger("s", _want("a" * 40))
     assert job is not None
     assert store.acquire("s", _take(store, job), "w1/t1", "w1").state == "acquired"
     shared = SharedState(store.r, "s", "w1/t1", tmp_path / "state")
     shared.restore()
-    time.sleep(1.2)  # w1 stalls: no renewal
+    store.r.delete(keys.lease("s"))  # w1 stalled past lease_ttl: its lease expired
     assert Sweeper(store).sweep(force=True)
     assert [e["event"] for e in lease_log(store.r)] == ["acquired", "expired"]
     [again] = _queued(store)  # the shared queue, not the stalled worker's own
@@ -130,7 +130,11 @@ def test_shared_files_move_with_the_lease(server: RedisServer, tmp_path: Path) -
     assert (two / "outbox" / "sent" / "old.eml").read_bytes() == b""  # it exists: that counts
     (two / "outbox" / "k.eml").unlink()
     second.save()
-    assert keys.files("s") and store.r.hget(keys.files("s"), "outbox/k.eml") is None
+    # outbox/k.eml, gone from the second worker's outbox, is gone from the record too.
+    assert sorted(store.r.hkeys(keys.files("s"))) == [
+        b".present", b"notify/last-emailed.json", b"outbox/k.json", b"outbox/sent/old.eml",
+        b"outbox/sent/old.json",
+    ]  # fmt: skip
 
 
 def test_a_failure_backs_off_unless_a_new_commit_comes(server: RedisServer) -> None:
@@ -215,13 +219,14 @@ def test_a_job_taken_by_a_worker_that_lost_redis_at_once_is_replaced(
     server: RedisServer,
 ) -> None:
     store = _store(server, lease_ttl=1.0, affinity_timeout=30.0)
-    job = store.trigger("s", _want("a" * 40))
+    t0 = time.time()
+    job = store.trigger("s", _want("a" * 40), now=t0)
     assert job is not None
     _take(store, job)  # popped from the queue; the worker died before marking it started
     assert store.r.hget(f"rq:job:{job}", "status") == b"queued"
     sweeper = Sweeper(store)
-    sweeper.queued_jobs(time.time() + 0.5)
+    sweeper.queued_jobs(t0 + 0.5)
     assert _queued(store) == []  # not yet: its worker may still be starting it
-    sweeper.queued_jobs(time.time() + 2)
+    sweeper.queued_jobs(t0 + 2)
     [replacement] = _queued(store)
     assert store.acquire("s", _take(store, replacement), "w1/t", "w1").state == "acquired"

@@ -16,6 +16,16 @@ while it fetches, and while it waits for a worker after its fetch), with status 
 a site's last :data:`FAILING_RUNS` runs all failed (a monitor then pages someone), else
 200. ``last_run`` is null until the site's first run since the
 daemon started.
+
+With ``[queue] backend = "redis"`` the document is the fleet's
+(:meth:`deploybot.fleet.server.FleetScheduler.health`), as the fleet last recorded each
+site in Redis: the same keys, except that a site has no ``fetching`` (the daemon does not
+know when a worker fetches), its ``last_run`` is the last one of the fleet (not only since
+this daemon started) and names its ``"worker"``, ``building`` is true while a worker
+holds the site's lease, and ``"lease"`` is the holder's token (``"<worker>/<random>"``)
+or null. The document adds ``"redis": bool`` and
+``"status"`` may be ``"redis unreachable"`` (503) while the daemon cannot reach Redis;
+it answers 503 too when a site failed :data:`FAILING_RUNS` times in a row.
 """
 
 from __future__ import annotations
@@ -25,10 +35,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from deploybot.daemon.backoff import FAILING_RUNS
 from deploybot.daemon.runner import JobResult
 from deploybot.daemon.scheduler import SiteState
-
-FAILING_RUNS = 3
 
 
 def _iso(when: float) -> str:

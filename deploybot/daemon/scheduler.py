@@ -18,7 +18,7 @@ runs the job in processes (:class:`~deploybot.daemon.runner.Runner`):
 - **One build per site**, since one loop runs its jobs in turn; and the build process takes
   the state directory's lock as ``run-once`` does, so a cron run and the daemon never build
   one site at once either (a build that finds the lock held is ``locked``: retried after
-  :data:`LOCKED_RETRY` s, not counted as a failure).
+  :data:`~deploybot.daemon.backoff.LOCKED_RETRY` s, not counted as a failure).
 - **Parallel sites**: a semaphore of ``workers`` slots, taken for the build only; a site
   waiting for its backoff, or for its source, does not hold one, so a failing site never
   blocks the others.
@@ -42,16 +42,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deploybot.daemon import outboxes
+from deploybot.daemon.backoff import LOCKED_RETRY, backoff_delay
 from deploybot.daemon.metrics import Metrics
 from deploybot.daemon.runner import JobResult, Runner
 from deploybot.daemon.settings import Site
+from deploybot.daemon.worker import describe
 
 log = logging.getLogger("deploybot.daemon")
 
-BACKOFF_FIRST = 60.0
-BACKOFF_MAX = 3600.0
-LOCKED_RETRY = 10.0
-"""Seconds before a build that found the site's lock held (a cron run) is tried again."""
 DELIVER_SPACING = 30.0
 """Seconds at least between two ``deliver`` jobs of one site (their outbox's own backoff
 sets the real pace; this only stops a loop when a retry cannot even start)."""
@@ -59,11 +57,6 @@ HISTORY = 10
 FETCHES = 8
 """Fetches and outbox retries running at once (at least ``workers``), apart from the
 ``workers`` slots: they wait on the network, not the CPU."""
-
-
-def backoff_delay(failures: int) -> float:
-    """Seconds to wait after the ``failures``-th failure in a row: 60, 120, 240... 3600."""
-    return float(min(BACKOFF_FIRST * 2 ** max(failures - 1, 0), BACKOFF_MAX))
 
 
 @dataclass
@@ -346,7 +339,11 @@ class Scheduler:
         else:
             state.failures, state.failed_for, state.backoff_until = 0, None, 0.0
             state.known_head = result.source_commit or state.known_head
-            log.info("site %s: %s", name, describe(result))
+            what = describe(
+                result.status, result.seconds, result.source_commit, result.build_commit,
+                waiting=result.emails_failed,
+            )  # fmt: skip
+            log.info("site %s: %s", name, what)
             if state.wanted and state.wanted_for and state.wanted_for == result.source_commit:
                 # Every trigger since named a commit, the newest this build already built.
                 state.wanted, state.wanted_for = False, None
@@ -366,17 +363,3 @@ class Scheduler:
         states = self.states.values()
         self.metrics.queue_depth.set(sum(1 for s in states if s.wanted))
         self.metrics.running.set(sum(1 for s in states if s.building and not s.fetching))
-
-
-def describe(result: JobResult) -> str:
-    """One line for a build that did not fail: what it did, from which commit, how long."""
-    source = (result.source_commit or "?")[:12]
-    build = (result.build_commit or "?")[:12]
-    what = {
-        "published": f"published {build} from source {source}",
-        "unchanged": f"source {source} builds the published tree: no new build commit",
-        "up-to-date": f"up to date (source {source})",
-        "older": f"not publishing: source {source} is older than the published one",
-    }.get(result.status, result.status)
-    mail = f"; {result.emails_failed} message(s) wait in the outbox" if result.emails_failed else ""
-    return f"{what} in {result.seconds:.2f} s{mail}"

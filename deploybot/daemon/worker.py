@@ -153,6 +153,45 @@ def heads(sites: list[list[str]], out: IO[str]) -> None:
             out.flush()
 
 
+def set_pdeathsig() -> None:
+    """Have the kernel SIGKILL this process when its parent dies: Linux's
+    ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (prctl(2)); a warning is logged when it is
+    refused. Elsewhere nothing is done. Used by the daemon's build processes and by the
+    fleet's RQ work horses (:mod:`deploybot.fleet.job`)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            log.warning("prctl(PR_SET_PDEATHSIG): %s", os.strerror(ctypes.get_errno()))
+
+
+def describe(
+    status: str,
+    seconds: float,
+    source_commit: str | None,
+    build_commit: str | None,
+    *,
+    error: str | None = None,
+    waiting: int = 0,
+) -> str:
+    """One log line for a finished job: what it did (by ``status``, as :func:`run_job`
+    and :func:`failure` give it, or ``locked``), from which commits (abbreviated to 12
+    hex digits), in how many ``seconds``, and how many messages still ``waiting`` in the
+    site's outbox, e.g. ``published 0123456789ab from source ba9876543210 in 1.20 s``."""
+    source = (source_commit or "?")[:12]
+    build = (build_commit or "?")[:12]
+    what = {
+        "published": f"published {build} from source {source}",
+        "unchanged": f"source {source} builds the published tree: no new build commit",
+        "up-to-date": f"up to date (source {source})",
+        "older": f"not publishing: source {source} is older than the published one",
+        "delivered": "outbox delivered",
+        "locked": "the state directory is locked (a run-once?): tried again later",
+        "failed": f"failed: {error}",
+    }.get(status, status)
+    mail = f"; {waiting} message(s) wait in the outbox" if waiting else ""
+    return f"{what} in {seconds:.2f} s{mail}"
+
+
 def die_with_daemon(environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
     """Make this job process end when the daemon that started it ends, however it ends
     (``kill -9`` included), so it never holds a site's lock for a daemon that is gone.
@@ -165,10 +204,7 @@ def die_with_daemon(environ: dict[str, str] | os._Environ[str] = os.environ) -> 
     are taken out of the environment, so the build's own processes do not see them.
     """
     fd, parent = environ.pop(LIFELINE_FD, None), environ.pop(DAEMON_PID, None)
-    if sys.platform == "linux":
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            log.warning("prctl(PR_SET_PDEATHSIG): %s", os.strerror(ctypes.get_errno()))
+    set_pdeathsig()
     if parent is not None and os.getppid() != int(parent):
         os._exit(EX_TEMPFAIL)  # the daemon died while this process started
     if fd is not None:

@@ -18,12 +18,9 @@ another worker builds the site), then:
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import logging
 import os
-import signal
-import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -36,6 +33,7 @@ from rq import get_current_job
 from deploybot import checkpoint
 from deploybot.config import Config, StateConfig
 from deploybot.daemon.settings import Settings
+from deploybot.daemon.worker import describe, failure, run_loaded_job, set_pdeathsig
 from deploybot.errors import DeploybotError, LockHeldError, TemporaryError, one_line
 from deploybot.fleet import keys
 from deploybot.fleet.lease import LeaseKeeper
@@ -44,7 +42,6 @@ from deploybot.fleet.store import FleetStore, Outcome, Want
 from deploybot.redact import redact_text
 
 log = logging.getLogger("deploybot.fleet")
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass(frozen=True)
@@ -69,7 +66,8 @@ def run(site: str) -> dict[str, Any]:
     if context is None:
         raise RuntimeError("deploybot.fleet.job.run runs inside deploybot worker only")
     _die_with(context.pid)
-    store = FleetStore(keys.connect(context.settings.queue), context.settings.queue)
+    settings = context.settings
+    store = FleetStore(keys.connect(settings.queue, settings.path), settings.queue)
     job = get_current_job()
     job_id = job.id if job is not None else ""
     token = f"{context.worker}/{uuid.uuid4().hex[:16]}"
@@ -90,18 +88,18 @@ def run(site: str) -> dict[str, Any]:
                 log.warning("site %s: the lease had expired: the result is not recorded", site)
         except redis.RedisError as exc:  # the lease expires; the sweep builds the site again
             log.error("site %s: cannot record the result: %s", site, exc)
+    what = describe(
+        outcome.status, outcome.seconds, outcome.source_commit, outcome.build_commit,
+        error=outcome.error, waiting=outcome.outbox_emails + outcome.outbox_webhooks,
+    )  # fmt: skip
     log.log(
-        logging.ERROR if outcome.status == "failed" else logging.INFO,
-        "site %s: %s",
-        site,
-        describe(outcome),
+        logging.ERROR if outcome.status == "failed" else logging.INFO, "site %s: %s", site, what
     )
     return dataclasses.asdict(outcome)
 
 
 def _run(context: Context, store: FleetStore, site: str, token: str, want: Want) -> Outcome:
     from deploybot.daemon import outboxes
-    from deploybot.daemon.worker import failure, run_loaded_job
 
     found = context.settings.site(site)
     if found is None:
@@ -152,28 +150,9 @@ def site_config(config: Config, root: Path | None, site: str) -> Config:
     return dataclasses.replace(config, state=StateConfig(dir=root / site))
 
 
-def describe(outcome: Outcome) -> str:
-    """One line for a finished job."""
-    source = (outcome.source_commit or "?")[:12]
-    build = (outcome.build_commit or "?")[:12]
-    what = {
-        "published": f"published {build} from source {source}",
-        "unchanged": f"source {source} builds the published tree: no new build commit",
-        "up-to-date": f"up to date (source {source})",
-        "older": f"not publishing: source {source} is older than the published one",
-        "delivered": "outbox delivered",
-        "locked": "the state directory is locked (a run-once?): tried again later",
-        "failed": f"failed: {outcome.error}",
-    }.get(outcome.status, outcome.status)
-    mail = f"; {outcome.outbox_emails} email(s) wait in the outbox" if outcome.outbox_emails else ""
-    return f"{what} in {outcome.seconds:.2f} s{mail}"
-
-
 def _die_with(worker_pid: int) -> None:
     """Have the kernel kill this process when its parent (the worker) dies; exit at once
-    when it already has (Linux ``prctl(2)``; elsewhere nothing is done)."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    when it already has (:func:`~deploybot.daemon.worker.set_pdeathsig`)."""
+    set_pdeathsig()
     if os.getppid() != worker_pid:
         os._exit(1)

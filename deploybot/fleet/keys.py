@@ -25,12 +25,14 @@ last (affinity).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import redis
 
 from deploybot.config import QueueConfig
 from deploybot.errors import ConfigError
+from deploybot.redact import redact_url, register_secret
 
 Client = Any
 """A ``redis.Redis`` client (and ``Pipe`` one of its pipelines). Typed as Any: redis-py
@@ -91,9 +93,16 @@ def affinity_queue(worker: str) -> str:
     return AFFINITY_PREFIX + worker
 
 
-def connect(queue: QueueConfig, *, timeout: float = 10.0) -> Client:
+def where(queue: QueueConfig, path: Path) -> str:
+    """``'queue.url' = <url> in <path>``: which Redis a message means, and where it was set
+    (the URL redacted: :func:`deploybot.redact.redact_url`)."""
+    return f"'queue.url' = {redact_url(queue.url)} in {path}"
+
+
+def connect(queue: QueueConfig, path: Path, *, timeout: float = 10.0) -> Client:
     """A client of ``queue.url`` (its password from ``queue.password_env``), whose every
-    command gives up after ``timeout`` s (redis-py reconnects at the next command).
+    command gives up after ``timeout`` s (redis-py reconnects at the next command);
+    ``path`` is the config file that holds ``[queue]``, for the error.
 
     Raises:
         ConfigError: ``queue.password_env`` names a variable that is unset or empty.
@@ -103,10 +112,9 @@ def connect(queue: QueueConfig, *, timeout: float = 10.0) -> Client:
         password = os.environ.get(queue.password_env)
         if not password:
             raise ConfigError(
-                f"'queue.password_env': the environment variable {queue.password_env} is not set"
+                f"{path}: 'queue.password_env': the environment variable "
+                f"{queue.password_env} is not set"
             )
-        from deploybot.redact import register_secret
-
         register_secret(password)
     return redis.Redis.from_url(
         queue.url,

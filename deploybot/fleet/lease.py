@@ -1,9 +1,9 @@
 """Keeping a site's lease while a job runs: a thread renews it every third of ``lease_ttl``.
 
 A renewal that Redis refuses (the token no longer holds the lease: it expired while this
-process was stopped, or Redis lost it) sets :attr:`LeaseKeeper.lost`; so does a Redis that
-stays unreachable for longer than the lease lasts. The build itself is not interrupted
-here: its next push or send is refused by the fenced store of the shared state
+process was stopped, or Redis lost it) ends the renewals, and so does a Redis that stays
+unreachable for longer than the lease lasts; both are logged. The build itself is not
+interrupted here: its next push or send is refused by the fenced store of the shared state
 (:class:`deploybot.fleet.shared.LeaseLostError`), which is what keeps two workers from
 acting on one site at once.
 """
@@ -29,7 +29,6 @@ class LeaseKeeper:
         self.site = site
         self.token = token
         self.ttl = store.config.lease_ttl
-        self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"lease {site}", daemon=True)
 
@@ -53,13 +52,12 @@ class LeaseKeeper:
             try:
                 if not self.store.renew(self.site, self.token):
                     log.error("site %s: the lease was lost (it expired)", self.site)
-                    self.lost.set()
                     return
                 renewed = time.monotonic()
                 interval = self.ttl / 3
             except redis.RedisError as exc:
                 log.warning("site %s: cannot renew the lease: %s", self.site, exc)
                 if time.monotonic() - renewed > self.ttl:
-                    self.lost.set()
+                    log.error("site %s: not renewed for longer than the lease: expired", self.site)
                     return
                 interval = min(self.ttl / 10, 1.0)

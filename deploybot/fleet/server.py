@@ -29,6 +29,7 @@ from typing import Any
 
 import redis
 
+from deploybot.daemon.backoff import FAILING_RUNS
 from deploybot.daemon.metrics import Metrics
 from deploybot.daemon.settings import Settings, Site
 from deploybot.fleet import keys
@@ -38,7 +39,6 @@ from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
 
 log = logging.getLogger("deploybot.daemon")
 
-FAILING_RUNS = 3
 LOOKS_PER_SECOND = 2000
 """Sites whose state the daemon reads per second, on average, for /healthz and /metrics."""
 
@@ -50,7 +50,7 @@ class FleetScheduler:
         self.settings = settings
         self.metrics = metrics
         self.gauges = metrics.fleet()
-        self.client = keys.connect(settings.queue, timeout=5.0)
+        self.client = keys.connect(settings.queue, settings.path, timeout=5.0)
         self.store = FleetStore(self.client, settings.queue)
         self.sweeper = Sweeper(self.store)
         self.sites: dict[str, Site] = {}
@@ -60,7 +60,7 @@ class FleetScheduler:
         self.stopping = False
         self._wake = asyncio.Event()
         self._registered = False
-        self._log_from = "$"
+        self._log_from: str | None = None  # the last lease-log id counted
         self._tasks: list[asyncio.Task[None]] = []
 
     def set_sites(self, sites: Iterable[Site]) -> None:
@@ -174,7 +174,12 @@ class FleetScheduler:
         return overview(self.client)
 
     def _count_runs(self) -> None:
-        """Count the runs the lease log reported since the last look."""
+        """Count the runs the lease log reported since the last look (since the daemon
+        started, at the first look: the runs before are not this daemon's to count)."""
+        if self._log_from is None:
+            # Not XREAD's "$": without BLOCK it returns nothing, and gives no id to go on from.
+            newest = self.client.xrevrange(keys.LEASE_LOG, count=1)
+            self._log_from = newest[0][0].decode() if newest else "0-0"
         answer = self.client.xread({keys.LEASE_LOG: self._log_from}, count=10_000)
         for _, entries in answer or []:
             for entry_id, fields in entries:
@@ -192,8 +197,9 @@ class FleetScheduler:
 
     def _down(self, exc: Exception) -> None:
         if self.redis_up:
-            log.error("Redis unreachable: %s; %d trigger(s) kept until it is back",
-                      exc, len(self.held))  # fmt: skip
+            where = keys.where(self.settings.queue, self.settings.path)
+            log.error("Redis unreachable (%s): %s; %d trigger(s) kept until it is back",
+                      where, exc, len(self.held))  # fmt: skip
         self.redis_up = False
 
     def _gauges(self) -> None:
@@ -214,7 +220,7 @@ class FleetScheduler:
     def health(self) -> tuple[int, dict[str, Any]]:
         """``(HTTP status, JSON document)`` for ``/healthz``: each site as the fleet last
         recorded it; 503 while Redis is unreachable or when a site failed
-        :data:`FAILING_RUNS` times in a row."""
+        :data:`~deploybot.daemon.backoff.FAILING_RUNS` times in a row."""
         view = self.view or Overview()
         sites = {name: _site_health(view.sites.get(name), name in self.held) for name in self.sites}
         failing = sorted(n for n, s in sites.items() if s["failures_in_a_row"] >= FAILING_RUNS)

@@ -22,7 +22,7 @@ from rq import Queue
 
 from deploybot.errors import ConfigError, TemporaryError
 from deploybot.fleet import keys
-from deploybot.fleet.store import Want, _text
+from deploybot.fleet.store import Want, as_str
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def _site(
     name: str, queue: str, record: dict[bytes, bytes], lease: Any, ttl: int, pending: Any
 ) -> SiteStatus:
     def text(key: str) -> str | None:
-        return _text(record.get(key.encode())) or None
+        return as_str(record.get(key.encode())) or None
 
     def number(key: str) -> float | None:
         value = text(key)
@@ -111,7 +111,7 @@ def _site(
         seconds=number("seconds"), source_commit=text("source_commit"),
         build_commit=text("build_commit"), error=text("error"),
         failures=int(number("failures") or 0), retry_at=number("retry_at") or None,
-        last_worker=text("worker"), lease=_text(lease), lease_left=ttl / 1000 if lease else None,
+        last_worker=text("worker"), lease=as_str(lease), lease_left=ttl / 1000 if lease else None,
         pending=f"{want.job} ({want.why})" if want else None,
         outbox_emails=int(number("outbox_emails") or 0),
         outbox_webhooks=int(number("outbox_webhooks") or 0),
@@ -170,7 +170,7 @@ def read(paths: Sequence[Path]) -> Overview:
     settings = load_settings(paths, secrets=False)
     if settings.queue.backend != "redis":
         raise ConfigError(f"{settings.path}: 'queue.backend' is not \"redis\": there is no fleet")
-    client = keys.connect(settings.queue)
+    client = keys.connect(settings.queue, settings.path)
     try:
         return overview(client)
     except redis.RedisError as exc:

@@ -38,16 +38,12 @@ from rq import Queue
 from rq.job import Job
 
 from deploybot.config import QueueConfig
+from deploybot.daemon.backoff import LOCKED_RETRY, backoff_delay
 from deploybot.fleet import keys
 
 log = logging.getLogger("deploybot.fleet")
 
 JOB_FUNCTION = "deploybot.fleet.job.run"
-BACKOFF_FIRST = 60.0
-BACKOFF_MAX = 3600.0
-LOCKED_RETRY = 10.0
-"""Seconds before a build that found the site's state directory locked (a ``run-once``
-on the worker's machine) is tried again."""
 RESULT_TTL = 600
 FAILURE_TTL = 86400
 BUILD, DELIVER = "build", "deliver"
@@ -126,12 +122,8 @@ class Acquired:
     holder: str | None = None
 
 
-def backoff_delay(failures: int) -> float:
-    """Seconds to wait after the ``failures``-th failure in a row: 60, 120, ... 3600."""
-    return float(min(BACKOFF_FIRST * 2 ** max(failures - 1, 0), BACKOFF_MAX))
-
-
-def _text(value: Any) -> str | None:
+def as_str(value: Any) -> str | None:
+    """A Redis reply as text: bytes decoded as UTF-8, anything else (None, str) as it is."""
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -160,12 +152,12 @@ class FleetStore:
             joined = old.joined(want) if old is not None else want
             marker = pipe.get(keys.queued(site))
             wait = self._held_back(pipe, site, joined, now)
-            target = self._target(pipe, site) if marker is None and wait is None else ""
+            target = self.target_queue(pipe, site) if marker is None and wait is None else ""
             pipe.multi()
             pipe.set(keys.pending(site), joined.dumps())
             if wait is not None:
                 pipe.zadd(keys.DELAYED, {site: wait})
-            return self._enqueue(pipe, site, target, now) if target else None
+            return self.enqueue(pipe, site, target, now) if target else None
 
         watched = (keys.pending(site), keys.queued(site), keys.site(site))
         job: str | None = self.r.transaction(transaction, *watched, value_from_callable=True)
@@ -179,8 +171,8 @@ class FleetStore:
         ttl = int(self.config.lease_ttl * 1000)
 
         def transaction(pipe: keys.Pipe) -> Acquired:
-            holder = _text(pipe.get(keys.lease(site)))
-            ours = _text(pipe.get(keys.queued(site))) == job_id
+            holder = as_str(pipe.get(keys.lease(site)))
+            ours = as_str(pipe.get(keys.queued(site))) == job_id
             pending = Want.loads(pipe.get(keys.pending(site)))
             orphan = Want.loads(pipe.get(keys.building(site)))
             pipe.multi()
@@ -200,7 +192,7 @@ class FleetStore:
             event = {"event": "acquired", "worker": worker, "token": token, "job": want.job}
             if orphan is not None:
                 event["took_over"] = "1"
-            self._log(pipe, site, event)
+            self.log_event(pipe, site, event)
             return Acquired("acquired", want)
 
         watched = [keys.lease(site), keys.queued(site), keys.pending(site), keys.building(site)]
@@ -214,7 +206,7 @@ class FleetStore:
 
     def holds(self, site: str, token: str) -> bool:
         """True while ``token`` holds ``site``'s lease."""
-        return _text(self.r.get(keys.lease(site))) == token
+        return as_str(self.r.get(keys.lease(site))) == token
 
     def release(self, site: str, token: str, worker: str, outcome: Outcome) -> bool:
         """Record ``outcome`` and give ``site``'s lease up; queue the next job (for this
@@ -224,7 +216,7 @@ class FleetStore:
         now = time.time()
 
         def transaction(pipe: keys.Pipe) -> bool:
-            if _text(pipe.get(keys.lease(site))) != token:
+            if as_str(pipe.get(keys.lease(site))) != token:
                 return False
             built = Want.loads(pipe.get(keys.building(site)))
             pending = Want.loads(pipe.get(keys.pending(site)))
@@ -236,7 +228,9 @@ class FleetStore:
                 failed = fields.get("failed_for") or None
                 held = outcome.status == "locked" or pending.commit in (None, failed)
                 wait = retry if held else None
-            target = self._target(pipe, site) if pending and marker is None and not wait else ""
+            target = (
+                self.target_queue(pipe, site) if pending and marker is None and not wait else ""
+            )
             pipe.multi()
             pipe.delete(keys.lease(site), keys.building(site))
             pipe.srem(keys.ACTIVE, site)
@@ -250,8 +244,8 @@ class FleetStore:
             if outcome.outbox_due is not None:
                 pipe.zadd(keys.DELAYED, {site: outcome.outbox_due}, lt=True)  # LT also adds
             if target:
-                self._enqueue(pipe, site, target, now)
-            self._log(pipe, site, {"event": "released", "worker": worker, "token": token,
+                self.enqueue(pipe, site, target, now)
+            self.log_event(pipe, site, {"event": "released", "worker": worker, "token": token,
                                    "result": outcome.status, "seconds": f"{outcome.seconds:.3f}",
                                    "source": outcome.source_commit or "",
                                    "build": outcome.build_commit or ""})  # fmt: skip
@@ -265,21 +259,22 @@ class FleetStore:
         """When the site waits for a backoff after failing on ``want.commit``: the Unix
         time it is tried again (a push of another commit is not held back)."""
         failed, retry_at = pipe.hmget(keys.site(site), "failed_for", "retry_at")
-        if want.commit is None or _text(failed) != want.commit:
+        if want.commit is None or as_str(failed) != want.commit:
             return None
         when = float(retry_at or 0)
         return when if when > now else None
 
-    def _target(self, pipe: keys.Pipe, site: str) -> str:
+    def target_queue(self, pipe: keys.Pipe, site: str) -> str:
         """The queue for ``site``'s next job: the affinity queue of the worker that last
         held its lease while that worker runs, else the site's shared queue."""
-        worker = _text(pipe.hget(keys.site(site), "worker"))
+        worker = as_str(pipe.hget(keys.site(site), "worker"))
         if worker and pipe.exists(keys.alive(worker)):
             return keys.affinity_queue(worker)
-        return _text(pipe.hget(keys.SITES, site)) or self.config.name
+        return as_str(pipe.hget(keys.SITES, site)) or self.config.name
 
-    def _enqueue(self, pipe: keys.Pipe, site: str, queue: str, now: float) -> str:
-        """Queue an RQ job for ``site`` on ``queue`` inside the transaction ``pipe``."""
+    def enqueue(self, pipe: keys.Pipe, site: str, queue: str, now: float) -> str:
+        """Queue an RQ job for ``site`` on ``queue`` inside the transaction ``pipe``, marked
+        as the site's queued job since ``now`` (Unix time, s); returns the job's id."""
         job_id = f"deploybot-{site}-{uuid.uuid4().hex[:16]}"
         job = Job.create(
             JOB_FUNCTION, args=(site,), id=job_id, connection=self.r,
@@ -292,7 +287,9 @@ class FleetStore:
         return job_id
 
     @staticmethod
-    def _log(pipe: keys.Pipe, site: str, fields: dict[str, str]) -> None:
+    def log_event(pipe: keys.Pipe, site: str, fields: dict[str, str]) -> None:
+        """Append ``{"site": site, **fields}`` to the lease log (:data:`keys.LEASE_LOG`,
+        trimmed to about :data:`keys.LEASE_LOG_LENGTH` entries) inside ``pipe``."""
         pipe.xadd(
             keys.LEASE_LOG, {"site": site, **fields}, maxlen=keys.LEASE_LOG_LENGTH,
             approximate=True,

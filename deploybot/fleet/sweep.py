@@ -21,7 +21,7 @@ from rq import Queue
 from rq.job import Job
 
 from deploybot.fleet import keys
-from deploybot.fleet.store import DELIVER, FleetStore, Want, _text
+from deploybot.fleet.store import DELIVER, FleetStore, Want, as_str
 
 log = logging.getLogger("deploybot.fleet")
 
@@ -77,9 +77,9 @@ class Sweeper:
             orphan = Want.loads(pipe.get(keys.building(site)))
             pending = Want.loads(pipe.get(keys.pending(site)))
             marker = pipe.get(keys.queued(site))
-            worker = _text(pipe.hget(keys.site(site), "worker")) or "?"
+            worker = as_str(pipe.hget(keys.site(site), "worker")) or "?"
             # Not the holder's own queue: it failed to finish, and may be gone.
-            shared = _text(pipe.hget(keys.SITES, site)) or store.config.name
+            shared = as_str(pipe.hget(keys.SITES, site)) or store.config.name
             target = shared if orphan is not None and marker is None else ""
             pipe.multi()
             pipe.srem(keys.ACTIVE, site)
@@ -90,9 +90,9 @@ class Sweeper:
             pipe.set(keys.pending(site), again.dumps())
             pipe.delete(keys.building(site))
             pipe.hincrby(keys.STATS, "leases_expired", 1)
-            store._log(pipe, site, {"event": "expired", "worker": worker})
+            store.log_event(pipe, site, {"event": "expired", "worker": worker})
             if target:
-                store._enqueue(pipe, site, target, now)
+                store.enqueue(pipe, site, target, now)
             return True
 
         watched = [keys.lease(site), keys.building(site), keys.pending(site), keys.queued(site)]
@@ -107,19 +107,19 @@ class Sweeper:
         oldest = now - min(config.affinity_timeout, config.lease_ttl)
         for raw, at in self.r.zrangebyscore(keys.QUEUED_AT, "-inf", oldest, withscores=True):
             site = raw.decode()
-            job_id = _text(self.r.get(keys.queued(site)))
+            job_id = as_str(self.r.get(keys.queued(site)))
             if job_id is None:
                 self.r.zrem(keys.QUEUED_AT, site)
                 continue
             status, origin = (
-                _text(v) for v in self.r.hmget(Job.key_for(job_id), "status", "origin")
+                as_str(v) for v in self.r.hmget(Job.key_for(job_id), "status", "origin")
             )
             waiting = status == "queued" and origin is not None and self._in_queue(origin, job_id)
             if waiting and origin is not None and origin.startswith(keys.AFFINITY_PREFIX):
                 worker = origin.removeprefix(keys.AFFINITY_PREFIX)
                 late = now - at > config.affinity_timeout
                 if late or not self.r.exists(keys.alive(worker)):
-                    self._to_shared(site, job_id, origin)
+                    self.to_shared(site, job_id, origin)
             elif waiting:
                 continue
             elif status is None or status in _ENDED or now - at > config.lease_ttl:
@@ -132,8 +132,10 @@ class Sweeper:
         key = Queue(queue, connection=self.r).key
         return any(self.r.lpos(k, job_id) is not None for k in (key, key + ":intermediate"))
 
-    def _to_shared(self, site: str, job_id: str, origin: str) -> None:
-        shared = _text(self.r.hget(keys.SITES, site)) or self.store.config.name
+    def to_shared(self, site: str, job_id: str, origin: str) -> None:
+        """Move job ``job_id`` of ``site`` from the queue ``origin`` (a worker's own) to the
+        site's shared queue, when it still waits there (one Lua script: atomic)."""
+        shared = as_str(self.r.hget(keys.SITES, site)) or self.store.config.name
         moved = self._move(
             keys=[Queue(origin, connection=self.r).key, Queue(shared, connection=self.r).key,
                   Job.key_for(job_id)],
@@ -146,15 +148,15 @@ class Sweeper:
         store = self.store
 
         def transaction(pipe: keys.Pipe) -> None:
-            if _text(pipe.get(keys.queued(site))) != job_id:
+            if as_str(pipe.get(keys.queued(site))) != job_id:
                 return
             wanted = pipe.exists(keys.pending(site))
-            target = store._target(pipe, site) if wanted else ""
+            target = store.target_queue(pipe, site) if wanted else ""
             pipe.multi()
             pipe.delete(keys.queued(site))
             pipe.zrem(keys.QUEUED_AT, site)
             if target:
-                store._enqueue(pipe, site, target, now)
+                store.enqueue(pipe, site, target, now)
 
         self.r.transaction(transaction, keys.queued(site), keys.pending(site))
         log.info("site %s: job %s was lost: queued again", site, job_id)

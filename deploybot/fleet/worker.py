@@ -65,6 +65,11 @@ class _HorseFreeDeathPenalty(UnixSignalDeathPenalty):
 class _Worker(Worker):
     death_penalty_class = _HorseFreeDeathPenalty
 
+    def handle_warm_shutdown_request(self) -> None:
+        # RQ says so at INFO on its own logger, which runs at WARNING here.
+        log.info("stopping: a running build finishes first (a second signal ends it)")
+        super().handle_warm_shutdown_request()  # type: ignore[no-untyped-call]
+
 
 def work(
     paths: Sequence[Path],
@@ -123,12 +128,14 @@ def _loop(settings: Settings, name: str, queues: list[str], verbose: bool) -> No
         try:
             worker = _Worker(
                 queues, name=f"{name}.{os.getpid()}.{attempt}",
-                connection=keys.connect(settings.queue), worker_ttl=60, job_monitoring_interval=5,
+                connection=keys.connect(settings.queue, settings.path), worker_ttl=60,
+                job_monitoring_interval=5,
             )  # fmt: skip
             log.info("taking jobs from %s", ", ".join(queues))
             worker.work(logging_level="DEBUG" if verbose else "WARNING")
         except redis.RedisError as exc:
-            log.error("Redis: %s: trying again in %g s", exc, pause)
+            where = keys.where(settings.queue, settings.path)
+            log.error("Redis unreachable (%s): %s: trying again in %g s", where, exc, pause)
             time.sleep(pause)
             pause = min(pause * 2, RESTART_PAUSE_MAX)
             continue
@@ -154,7 +161,7 @@ class Upkeep:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="upkeep", daemon=True)
         self._registered = False
-        self._client = keys.connect(settings.queue)  # not RQ's: this thread's own
+        self._client = keys.connect(settings.queue, settings.path)  # not RQ's: this thread's own
         self.store = FleetStore(self._client, settings.queue)
         self.sweeper = Sweeper(self.store)
 
@@ -201,6 +208,6 @@ def hand_over(store: FleetStore, worker: str) -> int:
     moved = 0
     for job_id in own.get_job_ids():
         site = job_id.removeprefix("deploybot-").rsplit("-", 1)[0]
-        sweeper._to_shared(site, job_id, own.name)
+        sweeper.to_shared(site, job_id, own.name)
         moved += 1
     return moved
