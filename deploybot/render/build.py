@@ -333,8 +333,7 @@ def render_documents(
         for i, doc in enumerate(docs):
             if not doc.output_path or (cut is not None and doc.dated and doc.date > cut):
                 continue
-            pair = (docs[i - 1] if i > 0 else None, docs[i + 1] if i + 1 < len(docs) else None)
-            page = post_variables(doc, ctx.md, *pair)
+            page = post_variables(doc, ctx.md, *in_order_neighbours(docs, i))
             yield render_document(doc.doc, doc.output_path, "page", page, ctx)
 
 
@@ -349,6 +348,17 @@ def collection_docs(model: SiteModel) -> dict[str, list[Post]]:
         by_path = {d.doc.path: d for d in docs}
         found[label] = [by_path[path] for path, _, _ in ordered(collection, keyed)]
     return found
+
+
+def in_order_neighbours(docs: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:
+    """Return ``(previous, next)`` of ``docs[index]`` in a collection's order (Jekyll's
+    ``Document#previous_doc``/``next_doc``): the documents just before and after it (``None``
+    at either end; both ``None`` for an ``index`` of -1, a document not in ``docs``)."""
+    if index < 0:
+        return None, None
+    previous = docs[index - 1] if index > 0 else None
+    after = docs[index + 1] if index + 1 < len(docs) else None
+    return previous, after
 
 
 def neighbours(posts: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:

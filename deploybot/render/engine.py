@@ -258,8 +258,9 @@ class Engine(SiteLists):
         self.cache.set_render_warnings(producer, ((w.path, w.line, w.message) for w in warnings))
 
     def render_source(self, row: SourceRow, neighbours: Neighbours | None = None) -> None:
-        """Render the post, page or static file ``row`` into the sink and the cache; a post
-        gets ``neighbours`` (``(previous, next)``; default: from the cache).
+        """Render the post, document, page or static file ``row`` into the sink and the
+        cache; a post or a document gets ``neighbours`` (``(previous, next)``; default: from
+        the cache).
 
         Raises ``SourceError`` for bad input."""
         path = row.path
@@ -279,7 +280,7 @@ class Engine(SiteLists):
         warnings: list[RenderWarning] = []
         try:
             if isinstance(doc, Post) and not doc.is_post:
-                rendered = self._render_doc(doc)
+                rendered = self._render_doc(doc, neighbours)
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
             elif isinstance(doc, Post):
@@ -426,9 +427,11 @@ class Engine(SiteLists):
         models = [row.model for row in posts]
         for i, row in enumerate(posts):
             self.render_source(row, build.neighbours(models, i))
-        for row in rows:
-            if row.kind == "doc" and self.visible(row, self.cut_us):
-                self.render_source(row)
+        docs = [row for row in rows if row.kind == "doc"]
+        pairs = self.doc_neighbours(dict.fromkeys(row.model.collection for row in docs))
+        for row in docs:
+            if self.visible(row, self.cut_us):
+                self.render_source(row, pairs.get(row.model.doc.path, (None, None)))
         self.render_feeds()
         self.render_sitemap()
         return BuildReport(
