@@ -60,3 +60,25 @@ def test_the_theme_filters_use_the_site_zone() -> None:
         "{{ '2019-03-07 10:00' | date_to_xmlschema }} {{ '3-7-2019' | date('%Y-%m-%d') }}"
     )
     assert template.render() == "2019-03-07T10:00:00-05:00 2019-07-03"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1e14, "100000000000000.0"),
+        (1e15, "1.0e+15"),
+        (1234567890123456.0, "1.234567890123456e+15"),
+        (1e300, "1.0e+300"),
+        (0.0001, "0.0001"),
+        (0.00001, "1.0e-05"),
+        (1.5e-07, "1.5e-07"),
+        (3.0, "3.0"),
+        (-0.0, "-0.0"),
+        (-2.5e20, "-2.5e+20"),
+        (float("nan"), "NaN"),
+        (float("-inf"), "-Infinity"),
+    ],
+)
+def test_floats_print_as_ruby_prints_them(value: float, expected: str) -> None:
+    # Ruby 3.1's Float#to_s, as Jekyll 4.3.1 printed them (59-floats.html)
+    assert jf.to_text(value) == expected

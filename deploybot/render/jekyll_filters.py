@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, tzinfo
+from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -27,16 +29,42 @@ _URI_SAFE = "!#$&'()*+,/:;=?@[]~%-._"
 
 def to_text(value: Any) -> str:
     """Return ``value`` as Ruby's ``to_s`` prints it in Liquid output (``nil`` -> '',
-    ``true``/``false``, a list joined, a time as ``2020-07-14 00:00:00 -0700``)."""
+    ``true``/``false``, a float as :func:`ruby_float`, a list joined, a time as
+    ``2020-07-14 00:00:00 -0700``)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float):
+        return ruby_float(value)
     if isinstance(value, datetime):
         return strftime(value, "%Y-%m-%d %H:%M:%S %z")
     if isinstance(value, list | tuple):
         return "".join(to_text(v) for v in value)
     return str(value)
+
+
+def ruby_float(value: float) -> str:
+    """Return ``value`` as Ruby's ``Float#to_s`` prints it (``numeric.c``, ``flo_to_s``):
+    the shortest digits that read back as ``value`` (as Python's ``repr``), written out
+    when the decimal point falls from 0.0001 up to 15 integer digits (``100.0``,
+    ``0.0001``), else as ``1.5e+15``/``1.0e-05``; ``NaN``, ``Infinity``, ``-Infinity``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + "0.0"
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0")
+    point = len(digit_tuple) + int(exponent)  # digits before the decimal point
+    if -4 < point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if 0 < point <= 15:
+        whole = digits[:point].ljust(point, "0")
+        return f"{sign}{whole}.{digits[point:] or '0'}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}e{point - 1:+03d}"
 
 
 def relative_url(value: Any, base: str) -> str:
