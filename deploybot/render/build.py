@@ -34,7 +34,6 @@ from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
 from deploybot.render.highlight_clock import highlight_budget
 from deploybot.render.layouts import bundled_templates_dir, make_environment, render_template
 from deploybot.render.limits import LimitedTree, site_too_large
-from deploybot.render.links import ResolvedTree
 from deploybot.render.liquid_layouts import LiquidLayouts
 from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
@@ -54,6 +53,7 @@ from deploybot.render.siteconfig import load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import ResolvedTree
 
 __all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
 

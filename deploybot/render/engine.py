@@ -42,7 +42,6 @@ from deploybot.render.engine_lists import Neighbours, SiteLists, doc_date_us
 from deploybot.render.excerpt import CUT, excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.limits import LimitedTree, check_file_size
-from deploybot.render.links import ResolvedTree
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import (
     Page,
@@ -66,6 +65,7 @@ from deploybot.render.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import ResolvedTree
 
 __all__ = ["BuildReport", "Engine", "MemorySink", "NeedFullBuild", "OutputSink"]
 

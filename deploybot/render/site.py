@@ -36,7 +36,6 @@ from deploybot.render.dates import front_matter_date
 from deploybot.render.defaults import deep_merge, defaults_for
 from deploybot.render.entries import POST_NAME_RE, classify
 from deploybot.render.frontmatter import UNCLOSED, FrontMatter, key_line, parse_front_matter
-from deploybot.render.links import SUBMODULE, ResolvedTree
 from deploybot.render.model import (
     EPOCH,
     MAX_YAML_SIZE,
@@ -56,6 +55,7 @@ from deploybot.render.permalink import (
     post_template,
 )
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import SUBMODULE, ResolvedTree
 
 # Jekyll's default ``markdown_ext``: "markdown,mkdown,mkdn,mkd,md".
 MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mkdown", ".mkdn", ".mkd"})
@@ -143,7 +143,7 @@ def read_source_file(
     collection document without one). ``published: false`` posts, documents and pages
     give nothing; so does a symlink that ``links`` (the tree's symlinks, under ``tree``)
     cannot resolve inside the tree, with a warning, and a submodule, with a warning
-    (:mod:`.links`). Raises ``SourceError`` as :func:`load_site`."""
+    (:mod:`.symlinks`). Raises ``SourceError`` as :func:`load_site`."""
     entry = classify(path, config, hidden)
     if entry.kind == "not-a-post":
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
