@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 _TYPES = {"page": "pages", "post": "posts", "draft": "drafts"}
@@ -24,11 +24,13 @@ _TYPES = {"page": "pages", "post": "posts", "draft": "drafts"}
 @dataclass(frozen=True)
 class DefaultSet:
     """One valid set of ``defaults``: its scope ``path`` (as written; ``None`` when absent),
-    ``type`` (``None`` when absent) and ``values``."""
+    ``type`` (``None`` when absent) and ``values``; ``glob`` is the path as a regex when it
+    holds a ``*`` (compiled once, with the config)."""
 
     path: str | None
     type: str | None
     values: Mapping[str, Any]
+    glob: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
 
 
 def default_sets(config: Mapping[str, Any]) -> tuple[DefaultSet, ...]:
@@ -46,9 +48,9 @@ def default_sets(config: Mapping[str, Any]) -> tuple[DefaultSet, ...]:
         kind = scope.get("type")
         kind = None if kind is None else _TYPES.get(str(kind), str(kind))
         path = scope.get("path")
-        found.append(
-            DefaultSet(path if isinstance(path, str) else None, kind, dict(item["values"]))
-        )
+        path = path if isinstance(path, str) else None
+        glob = _glob_regex(path.lstrip("/")) if path and "*" in path else None
+        found.append(DefaultSet(path, kind, dict(item["values"]), glob))
     return tuple(found)
 
 
@@ -111,17 +113,17 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def _applies_path(scope_path: str | None, target: str, source_path: str, folder: str) -> bool:
-    """``applies_path?`` for a file at ``target`` (Jekyll's relative path) and
-    ``source_path`` (from the source root); ``folder`` is ``collections_dir``."""
-    if not scope_path:
+def _applies_path(entry: DefaultSet, target: str, source_path: str, folder: str) -> bool:
+    """``applies_path?`` of ``entry``'s scope for a file at ``target`` (Jekyll's relative
+    path) and ``source_path`` (from the source root); ``folder`` is ``collections_dir``."""
+    if not entry.path:
         return True
     target = _sanitize(target)
-    if "*" not in scope_path:
-        return target.startswith(_strip_dir(scope_path, folder))
+    regex = entry.glob
+    if regex is None:
+        return target.startswith(_strip_dir(entry.path, folder))
     # Jekyll globs the scope on disk and asks whether the file's path starts with a match:
     # the matches that can start it are its own folders and itself.
-    regex = _glob_regex(scope_path.lstrip("/"))
     parts = source_path.split("/")
     prefixes = ("/".join(parts[: i + 1]) for i in range(len(parts)))
     return any(regex.match(p) and target.startswith(_strip_dir(p, folder)) for p in prefixes)
@@ -158,7 +160,7 @@ def defaults_for(
     for entry in sets:
         if entry.type is not None and entry.type != kind:
             continue
-        if not _applies_path(entry.path, target, path, collections_dir):
+        if not _applies_path(entry, target, path, collections_dir):
             continue
         if _precedes(winner, entry):
             merged = deep_merge(merged, entry.values)

@@ -1,0 +1,32 @@
+"""Front matter defaults from _config.yml (deploybot.render.defaults): how scopes apply, and
+what a build reports about a ``defaults`` it cannot use."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from deploybot.render import RenderOptions, build_site, defaults
+from deploybot.render.source import MemoryTree
+
+GLOB_CONFIG = b"defaults:\n  - scope: {path: 'docs/*'}\n    values: {layout: none, kind: glob}\n"
+
+
+def test_a_glob_scope_is_compiled_once_per_build_not_per_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compiled: list[str] = []
+    glob_regex = defaults._glob_regex
+
+    def counted(pattern: str) -> re.Pattern[str]:
+        compiled.append(pattern)
+        return glob_regex(pattern)
+
+    monkeypatch.setattr(defaults, "_glob_regex", counted)
+    files = {"_config.yml": GLOB_CONFIG, "top.md": b"---\n---\n{{ page.kind }}\n"}
+    files.update({f"docs/p{i}.md": b"---\n---\n{{ page.kind }}\n" for i in range(6)})
+    built = build_site(MemoryTree(files), RenderOptions())
+    assert compiled == ["docs/*"]
+    assert built.files["docs/p5.html"] == b"<p>glob</p>\n"
+    assert b"glob" not in built.files["top.html"]
