@@ -267,6 +267,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         cutoff=cut,
         links=links,
     )
+    warnings = [*config.warnings, *warnings]
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = sitetheme.site_layouts(tree.paths(), options.theme)

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from deploybot.render.model import ConfigProblem
+
 _TYPES = {"page": "pages", "post": "posts", "draft": "drafts"}
 
 
@@ -33,17 +35,32 @@ class DefaultSet:
     glob: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
 
 
-def default_sets(config: Mapping[str, Any]) -> tuple[DefaultSet, ...]:
-    """Return the valid sets of ``config["defaults"]`` in the order written (a set that is
-    not a mapping with a ``values`` mapping is skipped, as Jekyll skips it)."""
+def default_sets(
+    config: Mapping[str, Any],
+) -> tuple[tuple[DefaultSet, ...], list[ConfigProblem]]:
+    """Return the valid sets of ``config["defaults"]`` in the order written, and the
+    settings found unusable (:data:`~.model.ConfigProblem`): a
+    ``defaults`` that is not a list (Jekyll ignores it), a set that is not a mapping with a
+    ``values`` mapping (skipped, as Jekyll skips it), a ``scope`` that is not a mapping
+    (Jekyll stops; here the set applies to every file)."""
     sets = config.get("defaults")
+    if sets is None:
+        return (), []
     if not isinstance(sets, list):
-        return ()
+        return (), [(("defaults",), "'defaults' is not a list of sets: ignored")]
     found: list[DefaultSet] = []
-    for item in sets:
+    problems: list[ConfigProblem] = []
+    for number, item in enumerate(sets, 1):
         if not isinstance(item, Mapping) or not isinstance(item.get("values"), Mapping):
+            message = f"'defaults' set {number} is not a mapping with a 'values' mapping: skipped"
+            problems.append((("defaults",), message))
             continue
         scope = item.get("scope")
+        if scope is not None and not isinstance(scope, Mapping):
+            message = (
+                f"'defaults' set {number}: 'scope' is not a mapping: the set applies to every file"
+            )
+            problems.append((("defaults",), message))
         scope = scope if isinstance(scope, Mapping) else {}
         kind = scope.get("type")
         kind = None if kind is None else _TYPES.get(str(kind), str(kind))
@@ -51,7 +68,7 @@ def default_sets(config: Mapping[str, Any]) -> tuple[DefaultSet, ...]:
         path = path if isinstance(path, str) else None
         glob = _glob_regex(path.lstrip("/")) if path and "*" in path else None
         found.append(DefaultSet(path, kind, dict(item["values"]), glob))
-    return tuple(found)
+    return tuple(found), problems
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

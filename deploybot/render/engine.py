@@ -395,6 +395,7 @@ class Engine(SiteLists):
             message = "no 'url' set: feed links are not absolute"
             found.append(RenderWarning(CONFIG_PATH, None, message))
         found += self.overwrites
+        found += self.config.warnings
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
     def full(self, reason: str) -> BuildReport:
