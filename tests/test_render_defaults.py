@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from deploybot.errors import SourceError
 from deploybot.render import RenderOptions, build_site, defaults
 from deploybot.render.source import MemoryTree
 
@@ -30,3 +31,28 @@ def test_a_glob_scope_is_compiled_once_per_build_not_per_file(
     assert compiled == ["docs/*"]
     assert built.files["docs/p5.html"] == b"<p>glob</p>\n"
     assert b"glob" not in built.files["top.html"]
+
+
+BAD_DATE = b"title: t\ndefaults:\n  - scope: {path: ''}\n    values: {date: 'not a date'}\n"
+
+
+@pytest.mark.parametrize("path", ["_posts/2020-01-01-a.md", "a.md"])
+def test_a_bad_date_from_defaults_names_the_config_line(path: str) -> None:
+    tree = MemoryTree({"_config.yml": BAD_DATE, path: b"---\ntitle: x\n---\nx\n"})
+    with pytest.raises(SourceError) as info:
+        build_site(tree, RenderOptions())
+    assert (info.value.path, info.value.line) == (path, None)
+    assert info.value.message == (
+        "not a date: 'not a date' (no time information) (from _config.yml defaults, line 4)"
+    )
+
+
+def test_a_bad_date_in_the_front_matter_names_its_own_line() -> None:
+    front = b"---\ntitle: x\ndate: someday\n---\nx\n"
+    tree = MemoryTree({"_config.yml": BAD_DATE, "_posts/2020-01-01-a.md": front})
+    with pytest.raises(SourceError) as info:
+        build_site(tree, RenderOptions())
+    assert (info.value.line, info.value.message) == (
+        3,
+        "not a date: 'someday' (no time information)",
+    )
