@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from deploybot.errors import SourceError
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.dates import parse_date, rfc822, strftime, xmlschema
+from deploybot.render.dates import rfc822, strftime
 from deploybot.render.frontmatter import key_line, parse_front_matter
 from deploybot.render.source import MemoryTree
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 POSTS = SHARED / "corpus" / "tvm-site" / "source" / "_posts"
-LA = ZoneInfo("America/Los_Angeles")
 
 
 def test_splits_front_matter_and_body_line() -> None:
@@ -78,30 +76,6 @@ def test_key_line() -> None:
     assert fm is not None
     assert key_line(fm, "date") == 4
     assert key_line(fm, "missing") is None
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        (date(2020, 7, 14), "2020-07-14T00:00:00-07:00"),
-        (datetime(2017, 10, 6, 11, 30), "2017-10-06T11:30:00-07:00"),
-        (datetime(2017, 10, 6, 11, 30, tzinfo=UTC), "2017-10-06T04:30:00-07:00"),
-        ("2017-10-06 11:30:00 -0400", "2017-10-06T08:30:00-07:00"),
-        ("2019-04-30 00:00:00 +0800", "2019-04-29T09:00:00-07:00"),
-        ("2017-10-06T11:30:00+02:00", "2017-10-06T02:30:00-07:00"),
-        ("2017-1-6", "2017-01-06T00:00:00-08:00"),
-        ("2017-01-06 10:15", "2017-01-06T10:15:00-08:00"),
-        ("  2019-05-30 ", "2019-05-30T00:00:00-07:00"),
-    ],
-)
-def test_parse_date_in_site_zone(value: object, expected: str) -> None:
-    assert xmlschema(parse_date(value, LA)) == expected
-
-
-@pytest.mark.parametrize("value", ["yesterday", "2020-13-01", 42, ["2020-01-01"]])
-def test_parse_date_rejects(value: object) -> None:
-    with pytest.raises(ValueError):
-        parse_date(value, LA)
 
 
 def test_formatting_is_locale_free() -> None:

@@ -34,7 +34,6 @@ from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
 from deploybot.render.highlight_clock import highlight_budget
 from deploybot.render.layouts import bundled_templates_dir, make_environment, render_template
 from deploybot.render.limits import LimitedTree, site_too_large
-from deploybot.render.links import ResolvedTree
 from deploybot.render.liquid_layouts import LiquidLayouts
 from deploybot.render.markdown import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
@@ -54,6 +53,7 @@ from deploybot.render.siteconfig import load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import ResolvedTree
 
 __all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
 
@@ -267,6 +267,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         cutoff=cut,
         links=links,
     )
+    warnings = [*config.warnings, *warnings]
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = sitetheme.site_layouts(tree.paths(), options.theme)
@@ -333,8 +334,7 @@ def render_documents(
         for i, doc in enumerate(docs):
             if not doc.output_path or (cut is not None and doc.dated and doc.date > cut):
                 continue
-            pair = (docs[i - 1] if i > 0 else None, docs[i + 1] if i + 1 < len(docs) else None)
-            page = post_variables(doc, ctx.md, *pair)
+            page = post_variables(doc, ctx.md, *in_order_neighbours(docs, i))
             yield render_document(doc.doc, doc.output_path, "page", page, ctx)
 
 
@@ -349,6 +349,17 @@ def collection_docs(model: SiteModel) -> dict[str, list[Post]]:
         by_path = {d.doc.path: d for d in docs}
         found[label] = [by_path[path] for path, _, _ in ordered(collection, keyed)]
     return found
+
+
+def in_order_neighbours(docs: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:
+    """Return ``(previous, next)`` of ``docs[index]`` in a collection's order (Jekyll's
+    ``Document#previous_doc``/``next_doc``): the documents just before and after it (``None``
+    at either end; both ``None`` for an ``index`` of -1, a document not in ``docs``)."""
+    if index < 0:
+        return None, None
+    previous = docs[index - 1] if index > 0 else None
+    after = docs[index + 1] if index + 1 < len(docs) else None
+    return previous, after
 
 
 def neighbours(posts: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:

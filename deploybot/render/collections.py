@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from deploybot.render.model import ConfigProblem
 from deploybot.render.permalink import STYLES
 
 POSTS = "posts"
@@ -81,21 +82,35 @@ def add_permalink_suffix(template: str, style: str) -> str:
     return template
 
 
-def read_collections(config: Mapping[str, Any], permalink: str) -> dict[str, Collection]:
+def read_collections(
+    config: Mapping[str, Any], permalink: str
+) -> tuple[dict[str, Collection], list[ConfigProblem]]:
     """Return the site's collections by label, ``posts`` included, from the parsed
-    ``_config.yml`` ``config`` (``permalink``: the site's permalink setting)."""
+    ``_config.yml`` ``config`` (``permalink``: the site's permalink setting), and the
+    settings ignored as unusable (``collections: 5``, a collection's settings or its
+    ``order`` of the wrong type; Jekyll stops on the first two, ignores the third)."""
+    problems: list[ConfigProblem] = []
     raw = config.get("collections", {})
     if raw is None:
         raw = {}
     if isinstance(raw, list):
         raw = {str(label): {} for label in raw}
     if not isinstance(raw, Mapping):
+        message = "'collections' is neither a list of labels nor a mapping: ignored"
+        problems.append((("collections",), message))
         raw = {}
     container = str(config.get("collections_dir") or "").strip("/")
     found: dict[str, Collection] = {}
     for name, meta in {POSTS: {}, **raw}.items():
         label = sanitize_label(str(name))
+        keys = ("collections", str(name))
+        if meta is not None and not isinstance(meta, Mapping):
+            message = f"collection {str(name)!r}: its settings are not a mapping: ignored"
+            problems.append((keys, message))
         metadata = dict(meta) if isinstance(meta, Mapping) else {}
+        if metadata.get("order") is not None and not isinstance(metadata["order"], list):
+            message = f"collection {str(name)!r}: 'order' is not a list of file names: ignored"
+            problems.append(((*keys, "order"), message))
         if label == POSTS:
             metadata["output"] = True
             metadata.setdefault("permalink", STYLES.get(permalink, permalink))
@@ -109,7 +124,7 @@ def read_collections(config: Mapping[str, Any], permalink: str) -> dict[str, Col
             folder,
             metadata,
         )
-    return found
+    return found, problems
 
 
 def collection_of(path: str, collections: Mapping[str, Collection]) -> Collection | None:

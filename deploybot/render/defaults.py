@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from deploybot.render.model import ConfigProblem
 
 _TYPES = {"page": "pages", "post": "posts", "draft": "drafts"}
 
@@ -24,32 +26,49 @@ _TYPES = {"page": "pages", "post": "posts", "draft": "drafts"}
 @dataclass(frozen=True)
 class DefaultSet:
     """One valid set of ``defaults``: its scope ``path`` (as written; ``None`` when absent),
-    ``type`` (``None`` when absent) and ``values``."""
+    ``type`` (``None`` when absent) and ``values``; ``glob`` is the path as a regex when it
+    holds a ``*`` (compiled once, with the config)."""
 
     path: str | None
     type: str | None
     values: Mapping[str, Any]
+    glob: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
 
 
-def default_sets(config: Mapping[str, Any]) -> tuple[DefaultSet, ...]:
-    """Return the valid sets of ``config["defaults"]`` in the order written (a set that is
-    not a mapping with a ``values`` mapping is skipped, as Jekyll skips it)."""
+def default_sets(
+    config: Mapping[str, Any],
+) -> tuple[tuple[DefaultSet, ...], list[ConfigProblem]]:
+    """Return the valid sets of ``config["defaults"]`` in the order written, and the
+    settings found unusable (:data:`~.model.ConfigProblem`): a
+    ``defaults`` that is not a list (Jekyll ignores it), a set that is not a mapping with a
+    ``values`` mapping (skipped, as Jekyll skips it), a ``scope`` that is not a mapping
+    (Jekyll stops; here the set applies to every file)."""
     sets = config.get("defaults")
+    if sets is None:
+        return (), []
     if not isinstance(sets, list):
-        return ()
+        return (), [(("defaults",), "'defaults' is not a list of sets: ignored")]
     found: list[DefaultSet] = []
-    for item in sets:
+    problems: list[ConfigProblem] = []
+    for number, item in enumerate(sets, 1):
         if not isinstance(item, Mapping) or not isinstance(item.get("values"), Mapping):
+            message = f"'defaults' set {number} is not a mapping with a 'values' mapping: skipped"
+            problems.append((("defaults",), message))
             continue
         scope = item.get("scope")
+        if scope is not None and not isinstance(scope, Mapping):
+            message = (
+                f"'defaults' set {number}: 'scope' is not a mapping: the set applies to every file"
+            )
+            problems.append((("defaults",), message))
         scope = scope if isinstance(scope, Mapping) else {}
         kind = scope.get("type")
         kind = None if kind is None else _TYPES.get(str(kind), str(kind))
         path = scope.get("path")
-        found.append(
-            DefaultSet(path if isinstance(path, str) else None, kind, dict(item["values"]))
-        )
-    return tuple(found)
+        path = path if isinstance(path, str) else None
+        glob = _glob_regex(path.lstrip("/")) if path and "*" in path else None
+        found.append(DefaultSet(path, kind, dict(item["values"]), glob))
+    return tuple(found), problems
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,17 +130,17 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def _applies_path(scope_path: str | None, target: str, source_path: str, folder: str) -> bool:
-    """``applies_path?`` for a file at ``target`` (Jekyll's relative path) and
-    ``source_path`` (from the source root); ``folder`` is ``collections_dir``."""
-    if not scope_path:
+def _applies_path(entry: DefaultSet, target: str, source_path: str, folder: str) -> bool:
+    """``applies_path?`` of ``entry``'s scope for a file at ``target`` (Jekyll's relative
+    path) and ``source_path`` (from the source root); ``folder`` is ``collections_dir``."""
+    if not entry.path:
         return True
     target = _sanitize(target)
-    if "*" not in scope_path:
-        return target.startswith(_strip_dir(scope_path, folder))
+    regex = entry.glob
+    if regex is None:
+        return target.startswith(_strip_dir(entry.path, folder))
     # Jekyll globs the scope on disk and asks whether the file's path starts with a match:
     # the matches that can start it are its own folders and itself.
-    regex = _glob_regex(scope_path.lstrip("/"))
     parts = source_path.split("/")
     prefixes = ("/".join(parts[: i + 1]) for i in range(len(parts)))
     return any(regex.match(p) and target.startswith(_strip_dir(p, folder)) for p in prefixes)
@@ -158,7 +177,7 @@ def defaults_for(
     for entry in sets:
         if entry.type is not None and entry.type != kind:
             continue
-        if not _applies_path(entry.path, target, path, collections_dir):
+        if not _applies_path(entry, target, path, collections_dir):
             continue
         if _precedes(winner, entry):
             merged = deep_merge(merged, entry.values)

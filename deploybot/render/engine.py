@@ -42,7 +42,6 @@ from deploybot.render.engine_lists import Neighbours, SiteLists, doc_date_us
 from deploybot.render.excerpt import CUT, excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.limits import LimitedTree, check_file_size
-from deploybot.render.links import ResolvedTree
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import (
     Page,
@@ -66,6 +65,7 @@ from deploybot.render.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import ResolvedTree
 
 __all__ = ["BuildReport", "Engine", "MemorySink", "NeedFullBuild", "OutputSink"]
 
@@ -258,8 +258,9 @@ class Engine(SiteLists):
         self.cache.set_render_warnings(producer, ((w.path, w.line, w.message) for w in warnings))
 
     def render_source(self, row: SourceRow, neighbours: Neighbours | None = None) -> None:
-        """Render the post, page or static file ``row`` into the sink and the cache; a post
-        gets ``neighbours`` (``(previous, next)``; default: from the cache).
+        """Render the post, document, page or static file ``row`` into the sink and the
+        cache; a post or a document gets ``neighbours`` (``(previous, next)``; default: from
+        the cache).
 
         Raises ``SourceError`` for bad input."""
         path = row.path
@@ -279,7 +280,7 @@ class Engine(SiteLists):
         warnings: list[RenderWarning] = []
         try:
             if isinstance(doc, Post) and not doc.is_post:
-                rendered = self._render_doc(doc)
+                rendered = self._render_doc(doc, neighbours)
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
             elif isinstance(doc, Post):
@@ -394,6 +395,7 @@ class Engine(SiteLists):
             message = "no 'url' set: feed links are not absolute"
             found.append(RenderWarning(CONFIG_PATH, None, message))
         found += self.overwrites
+        found += self.config.warnings
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
     def full(self, reason: str) -> BuildReport:
@@ -426,9 +428,11 @@ class Engine(SiteLists):
         models = [row.model for row in posts]
         for i, row in enumerate(posts):
             self.render_source(row, build.neighbours(models, i))
-        for row in rows:
-            if row.kind == "doc" and self.visible(row, self.cut_us):
-                self.render_source(row)
+        docs = [row for row in rows if row.kind == "doc"]
+        pairs = self.doc_neighbours(dict.fromkeys(row.model.collection for row in docs))
+        for row in docs:
+            if self.visible(row, self.cut_us):
+                self.render_source(row, pairs.get(row.model.doc.path, (None, None)))
         self.render_feeds()
         self.render_sitemap()
         return BuildReport(

@@ -8,6 +8,7 @@ two cut-offs, the next date the cut-off holds back).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -105,18 +106,24 @@ class SiteLists(ThemeSetup):
         """Return the ``page`` mapping the post ``row`` is rendered with now."""
         return build.post_variables(row.model, self.md, *self.neighbours(row))
 
-    def _render_doc(self, doc: Post) -> build.RenderedDocument:
-        """Render a collection document; its neighbours (``page.previous``/``next``) come
-        from its collection's order, so reading them records ``c:<label>``, and an undated
-        document's ``page.date`` (``site.time``) records ``s:time``."""
-        docs = self.collection_docs(doc.collection)
+    def doc_neighbours(self, labels: Iterable[str]) -> dict[str, Neighbours]:
+        """Return ``(previous, next)`` of every document of the collections ``labels`` in
+        its collection's order, by source path: each collection read and sorted once."""
+        pairs: dict[str, Neighbours] = {}
+        for label in labels:
+            docs = self.collection_docs(label)
+            for i, doc in enumerate(docs):
+                pairs[doc.doc.path] = build.in_order_neighbours(docs, i)
+        return pairs
+
+    def _render_doc(self, doc: Post, pair: Neighbours | None) -> build.RenderedDocument:
+        """Render a collection document with ``pair`` as its neighbours (``page.previous``/
+        ``next``; ``None``: found in its collection's order). Reading them records
+        ``c:<label>``, and an undated document's ``page.date`` (``site.time``) records
+        ``s:time``."""
+        if pair is None:
+            pair = self.doc_neighbours([doc.collection]).get(doc.doc.path, (None, None))
         doc = self._dated(doc)
-        paths = [d.doc.path for d in docs]
-        i = paths.index(doc.doc.path) if doc.doc.path in paths else -1
-        pair = (
-            docs[i - 1] if i > 0 else None,
-            docs[i + 1] if 0 <= i < len(docs) - 1 else None,
-        )
         page = build.post_variables(doc, self.md, *pair)
         tracked = DocPage(page, self.recorder, doc.collection, doc.dated)
         return render_document(doc.doc, doc.output_path, "page", tracked, self.ctx)

@@ -26,7 +26,7 @@ it reaches:
 - a collection document added, removed or changed dirties ``c:LABEL`` (``site.LABEL``, its
   neighbours) and ``C`` (``site.collections``);
 - a symlink is re-read when any path its resolution looked at changed (its target, a
-  symlink on the way, the missing name it points at: :mod:`.links`), as if it changed;
+  symlink on the way, the missing name it points at: :mod:`.symlinks`), as if it changed;
 - a new build time (``site.time``, the source commit's date) re-makes the readers of
   ``s:time`` (the feeds, undated collection documents); a new future cut-off (the run's
   clock) renders or removes the posts and documents dated between the old and the new one;

@@ -27,6 +27,7 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from deploybot.errors import SourceError, one_line
@@ -58,7 +59,8 @@ class LiquidResult:
 
 class Liquid:
     """One build's Liquid: the environment, the source tree includes are read from, the
-    site's ``url``/``baseurl`` and its Markdown (``markdownify``). Parsed templates are
+    site's ``url``/``baseurl``, its ``timezone`` (the date filters read dates in it) and its
+    Markdown (``markdownify``). Parsed templates are
     cached by file and text; every read goes through ``tree`` (so a tracking tree records
     it). ``collections``: the labels of the written collections other than ``posts``,
     whose documents ``{% link %}`` finds too; ``links`` is the build's
@@ -70,6 +72,7 @@ class Liquid:
         *,
         url: str = "",
         baseurl: str = "",
+        timezone: tzinfo = UTC,
         markdown: MarkdownFn | None = None,
         limits: LiquidLimits | None = None,
         max_output: int = 50_000_000,
@@ -77,6 +80,7 @@ class Liquid:
     ) -> None:
         self.tree = tree
         self.url, self.baseurl = url, baseurl
+        self.timezone = timezone
         self.markdown: MarkdownFn = markdown or (lambda text: text)
         self.limits = limits or LiquidLimits()
         self.max_output = max_output
@@ -216,6 +220,11 @@ class RenderState:
     def baseurl(self) -> str:
         """The site's ``baseurl``."""
         return self.liquid.baseurl
+
+    @property
+    def timezone(self) -> tzinfo:
+        """The site's zone (Jekyll's ``timezone``, ``UTC`` by default)."""
+        return self.liquid.timezone
 
     def markdown(self, text: str) -> str:
         """Return ``text`` converted by the site's Markdown (``markdownify``)."""

@@ -59,7 +59,7 @@ _HIGHLIGHT = re.compile(r"^([a-zA-Z0-9.+#_-]+)((\s+\w+(=(\w+|\"([0-9]+\s)*[0-9]+
 def ruby_text(value: Any) -> str:
     """Return ``value`` as Liquid-on-Ruby prints it (see :func:`.jekyll_filters.to_text`)."""
     value = nil(value)
-    if isinstance(value, datetime | bool | list | tuple) or value is None:
+    if isinstance(value, datetime | bool | float | list | tuple) or value is None:
         return jf.to_text(value)
     return str(value)
 

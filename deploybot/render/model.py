@@ -143,6 +143,11 @@ class SiteBuild:
     timezone: str
 
 
+ConfigProblem = tuple[tuple[str, ...], str]
+"""A setting of ``_config.yml`` the build cannot use: the keys leading to it (``("collections",
+"recipes", "order")``, to find its line) and the warning."""
+
+
 @dataclass(frozen=True)
 class SiteConfig:
     """The ``_config.yml`` settings the build uses (Jekyll's names and defaults).
@@ -153,7 +158,8 @@ class SiteConfig:
     :mod:`.entries`); ``collections`` maps each label (``posts`` too) to its
     :class:`~.collections.Collection`; ``defaults`` holds the front matter defaults
     (:mod:`.defaults`); ``time`` is ``_config.yml``'s ``time`` (aware; Jekyll's
-    ``site.time`` and future cut-off when set).
+    ``site.time`` and future cut-off when set). ``warnings`` are about the settings the
+    build cannot use; ``text`` is the file as written (to find a key's line).
     """
 
     title: str = ""
@@ -172,6 +178,8 @@ class SiteConfig:
     collections_dir: str = ""
     defaults: tuple[Any, ...] = ()
     time: datetime | None = None
+    warnings: tuple[RenderWarning, ...] = ()
+    text: str = field(default="", repr=False, compare=False)
 
 
 @dataclass(frozen=True)

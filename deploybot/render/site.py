@@ -36,7 +36,6 @@ from deploybot.render.dates import front_matter_date
 from deploybot.render.defaults import deep_merge, defaults_for
 from deploybot.render.entries import POST_NAME_RE, classify
 from deploybot.render.frontmatter import UNCLOSED, FrontMatter, key_line, parse_front_matter
-from deploybot.render.links import SUBMODULE, ResolvedTree
 from deploybot.render.model import (
     EPOCH,
     MAX_YAML_SIZE,
@@ -55,7 +54,9 @@ from deploybot.render.permalink import (
     post_placeholders,
     post_template,
 )
+from deploybot.render.siteconfig import line_of_keys
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import SUBMODULE, ResolvedTree
 
 # Jekyll's default ``markdown_ext``: "markdown,mkdown,mkdn,mkd,md".
 MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mkdown", ".mkdn", ".mkd"})
@@ -143,7 +144,7 @@ def read_source_file(
     collection document without one). ``published: false`` posts, documents and pages
     give nothing; so does a symlink that ``links`` (the tree's symlinks, under ``tree``)
     cannot resolve inside the tree, with a warning, and a submodule, with a warning
-    (:mod:`.links`). Raises ``SourceError`` as :func:`load_site`."""
+    (:mod:`.symlinks`). Raises ``SourceError`` as :func:`load_site`."""
     entry = classify(path, config, hidden)
     if entry.kind == "not-a-post":
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
@@ -197,11 +198,17 @@ def _output_ext(path: str, permalink: object) -> str:
     return ".html" if ext.lower() in MARKDOWN_EXTS else ext
 
 
-def _date(value: object, front: FrontMatter, path: str, tz: ZoneInfo) -> datetime:
+def _date(value: object, front: FrontMatter, path: str, config: SiteConfig) -> datetime:
+    """Read the ``date`` of the file ``path``. Raises ``SourceError`` at its line, or, for a
+    date its front matter does not set, naming the ``_config.yml`` defaults it came from."""
     try:
-        return front_matter_date(value, tz)
+        return front_matter_date(value, ZoneInfo(config.timezone))
     except ValueError as exc:
-        raise SourceError(str(exc), path, key_line(front, "date")) from exc
+        if "date" in front.data:
+            raise SourceError(str(exc), path, key_line(front, "date")) from exc
+        line = line_of_keys(config.text, ("defaults", "date"))
+        where = "" if line is None else f", line {line}"
+        raise SourceError(f"{exc} (from _config.yml defaults{where})", path) from exc
 
 
 def _words(value: Any) -> tuple[str, ...]:
@@ -266,7 +273,7 @@ def _read_document(
         name_date = None
         slug, ext = (plain.group(1), plain.group(2)) if plain else (basename(path), "")
     slug = re.sub(r"\.*\Z", "", slug or splitext(basename(path))[0])
-    date = _date(data["date"], front, path, tz) if data.get("date") is not None else None
+    date = _date(data["date"], front, path, config) if data.get("date") is not None else None
     # Jekyll's Document#modify_date also replaces a date equal to site.time (to the
     # second) by the file name's; not followed: it would tie every post's date to the
     # build time, and no site means it.
@@ -358,7 +365,7 @@ def _read_page(front: FrontMatter, path: str, config: SiteConfig, time: datetime
         template = page_template(config.permalink, index=stem == "index", html=html)
     url, out = _url(template, values, out_ext, front, path, bool(permalink))
     title = data.get("title")
-    date = _date(data["date"], front, path, ZoneInfo(config.timezone)) if data.get("date") else None
+    date = _date(data["date"], front, path, config) if data.get("date") else None
     page = Page(
         _document(path, front, data), "" if title is None else str(title), url, out, date, out_ext
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import mistune
 
@@ -84,12 +85,13 @@ def liquid_site(config: SiteConfig) -> dict[str, Any]:
 def make_liquid(
     tree: SourceTree, config: SiteConfig, md: mistune.Markdown, options: RenderOptions
 ) -> Liquid:
-    """Return the build's Liquid: includes from ``tree``, ``markdownify`` with ``md``, and
-    the options' limits."""
+    """Return the build's Liquid: includes from ``tree``, ``markdownify`` with ``md``, the
+    site's zone and the options' limits."""
     return Liquid(
         tree,
         url=config.url,
         baseurl=config.baseurl,
+        timezone=ZoneInfo(config.timezone),
         markdown=lambda text: markdown_to_html(text, md),
         limits=options.liquid_limits,
         max_output=options.max_page_bytes,

@@ -24,7 +24,8 @@ _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 class _Loader(_BASE_LOADER):  # type: ignore[valid-type,misc]
     """The safe loader: impossible dates (``2019-02-30``) kept as text, as Psych keeps
-    them; malformed scalars (``!!float abc``, year 0) as marked YAML errors."""
+    them; malformed scalars (``!!float abc``, year 0) and ``!!set`` as marked YAML
+    errors."""
 
 
 def _timestamp(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
@@ -126,6 +127,16 @@ def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _int)
+
+
+def _set(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    """Refuse ``!!set``: Psych's ``safe_load`` (Jekyll's YAML) allows no ``Psych::Set``
+    (Jekyll skips the file), and a Python set of strings has no fixed order to print."""
+    problem = "!!set is not allowed (Jekyll's YAML loader refuses it)"
+    raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:set", _set)
 
 
 class ExpansionError(yaml.MarkedYAMLError):

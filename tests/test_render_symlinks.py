@@ -1,4 +1,4 @@
-"""Symlinks and submodules of the source tree (:mod:`deploybot.render.links`): a symlink is
+"""Symlinks and submodules of the source tree (:mod:`deploybot.render.symlinks`): a symlink is
 read as its target inside the tree, resolved name by name on the tree's own entries;
 anything else is left out with one warning, and nothing outside the tree is ever read."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.links import MAX_HOPS, SUBMODULE, ResolvedTree
 from deploybot.render.source import DirTree, MemoryTree
+from deploybot.render.symlinks import MAX_HOPS, SUBMODULE, ResolvedTree
 
 FILES = {
     "docs/real.md": b"---\ntitle: Real\n---\nReal\n",
