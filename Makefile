@@ -4,7 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint demo bench clean
+BENCH_STAMP := $(VENV)/.bench-installed
+PELICAN_VENV := .venv-pelican
+BENCH_ARGS ?= --sizes 1000,10000 --repeat 3 --update-readme
+
+.PHONY: test lint demo bench bench-tools clean redis-server
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,8 +16,24 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP)
+test: $(STAMP) redis-server
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The fleet tests start their own redis-server (Debian's package): installed here when
+# missing, as root or with sudo; without either the fleet tests skip, saying why.
+redis-server:
+	@command -v redis-server >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	  else sudo=none; fi; \
+	  if [ "$$sudo" = none ]; then \
+	    echo "make: redis-server is missing and cannot be installed (not root, no sudo): the fleet tests skip"; \
+	  else \
+	    $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 redis-server >/dev/null 2>&1 \
+	    || { $$sudo apt-get update -q >/dev/null 2>&1 \
+	         && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 redis-server >/dev/null 2>&1; } \
+	    || echo "make: apt-get install redis-server failed: the fleet tests skip"; \
+	  fi; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check deploybot tests
@@ -23,9 +43,40 @@ lint: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m deploybot.demo
 
-bench: $(STAMP)
-	$(BIN)/python -m tests.bench
-	$(BIN)/python -m tests.bench_render_limits
+# The bench extra (matplotlib) in .venv; Pelican in a venv of its own, since it pins
+# Pygments below the version deploybot is tested with. A failed install skips a peer.
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+$(PELICAN_VENV)/.installed:
+	test -x $(PELICAN_VENV)/bin/python || $(PYTHON) -m venv $(PELICAN_VENV)
+	$(PELICAN_VENV)/bin/python -m pip install --quiet 'pelican[markdown]>=4.9' \
+		&& touch $(PELICAN_VENV)/.installed \
+		|| echo "bench: Pelican could not be installed from PyPI: its rows will be skipped"
+
+# Hugo (and GNU time, for each run's peak RSS) from Debian when missing, as root or with sudo.
+bench-tools:
+	@missing=""; command -v hugo >/dev/null || missing="hugo"; \
+	test -x /usr/bin/time || missing="$$missing time"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then sudo=""; \
+		elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+		else sudo=none; fi; \
+		if [ "$$sudo" = none ]; then \
+			echo "bench: cannot apt-get install$$missing (not root, no sudo): Hugo is skipped if missing"; \
+		else \
+			$$sudo apt-get install -y -q $$missing >/dev/null 2>&1 \
+			|| { $$sudo apt-get update -q >/dev/null 2>&1 && $$sudo apt-get install -y -q $$missing >/dev/null 2>&1; } \
+			|| echo "bench: apt-get install$$missing failed: Hugo is skipped if missing"; \
+		fi; \
+	fi
+
+# Not part of `make test`: takes about an hour at 1,000 and 10,000 posts. BENCH_ARGS overrides.
+bench: $(BENCH_STAMP) $(PELICAN_VENV)/.installed bench-tools redis-server
+	nice $(BIN)/python -m tests.bench $(BENCH_ARGS)
+	nice $(BIN)/python -m tests.bench.render_limits
+	nice $(BIN)/python -m tests.bench_fleet
 
 clean:
-	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PELICAN_VENV) .demo .pytest_cache .mypy_cache .ruff_cache

@@ -13,6 +13,7 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -89,7 +90,7 @@ def main(ctx: click.Context, verbose: bool) -> None:
         handler.addFilter(RedactingFilter())
     # Lock acquire/release, raw protocol lines, each request's path (a webhook's secret);
     # without -v, urllib3's retry warnings too: the error line says what failed.
-    for noisy in ("filelock", "dulwich", "urllib3"):
+    for noisy in ("dulwich", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if not verbose:
         logging.getLogger("urllib3").setLevel(logging.ERROR)
@@ -129,13 +130,124 @@ def run_once_cmd(config_path: Path | None, full: bool, allow_older: bool, retry_
         sys.exit(EX_TEMPFAIL)
 
 
+@main.command("serve")
+@click.option(
+    "--config",
+    "config_paths",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The daemon's config, then more site configs (repeatable; default as run-once).",
+)
+@_handle_errors
+def serve_cmd(config_paths: tuple[Path, ...]) -> None:
+    """Serve webhooks and build on push: one site or many, until SIGTERM or SIGINT.
+
+    The first --config is the daemon's: its [daemon] table (listen, secret_env,
+    poll_interval, max_body_bytes, workers, stop_timeout, read_timeout, sites) and, when it
+    has a [source], a site; each further --config and each file the daemon.sites glob
+    matches is a site. POST /webhook/<site> (or /webhook, routed by repository) queues a
+    build; GET /healthz and /metrics report. SIGHUP re-reads the configs. Exit status: 0
+    after a stop; 75 another daemon runs on the same state; 78 bad config.
+    """
+    from deploybot import daemon
+
+    sys.exit(daemon.serve(list(config_paths) or [default_config_path()], verbose=_verbose()))
+
+
+def _queue_names(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    from deploybot.config_queue import is_queue_name
+
+    names = value if isinstance(value, tuple) else (value,)
+    for name in names:
+        if name is not None and not is_queue_name(name):
+            raise click.BadParameter(
+                f"{name!r}: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
+                "or digit"
+            )
+    return value
+
+
+@main.command("worker")
+@click.option(
+    "--config",
+    "config_paths",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The daemon's config, then more site configs, as serve takes them (repeatable).",
+)
+@click.option(
+    "--queues",
+    "queues",
+    multiple=True,
+    callback=_queue_names,
+    help="A shared queue to take jobs from (repeatable; default: the sites' [queue] name).",
+)
+@click.option(
+    "--name", default=None, callback=_queue_names, help="This worker's name (default: host name)."
+)
+@click.option(
+    "--state",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep each site's state in STATE/<site> (default: the site's state.dir).",
+)
+@_handle_errors
+def worker_cmd(
+    config_paths: tuple[Path, ...], queues: tuple[str, ...], name: str | None, state: Path | None
+) -> None:
+    """Run builds from the fleet's Redis queues ([queue] backend = "redis") until SIGTERM.
+
+    Takes jobs from its own queue (sites it built last) and then the shared ones; each
+    build holds its site's lease, so no site builds on two workers at once. SIGTERM or
+    SIGINT: the running build finishes and its lease is released, then exit 0; a second
+    signal ends it at once. Exit status: 75 another worker uses --state; 78 bad config.
+    """
+    from deploybot.fleet import worker
+
+    paths = list(config_paths) or [default_config_path()]
+    sys.exit(worker.work(paths, name=name, state=state, queues=queues, verbose=_verbose()))
+
+
+@main.group("fleet")
+def fleet_group() -> None:
+    """Look at a fleet of workers on Redis ([queue] backend = "redis")."""
+
+
+@fleet_group.command("status")
+@click.option(
+    "--config",
+    "config_paths",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The daemon's config (its [queue] names Redis); more site configs are allowed.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@_handle_errors
+def fleet_status_cmd(config_paths: tuple[Path, ...], as_json: bool) -> None:
+    """List the sites: last result, lease holder, what is pending; then the queues and the
+    workers. Exit status: 75 Redis unreachable; 78 bad config."""
+    from deploybot.fleet import status
+
+    paths = list(config_paths) or [default_config_path()]
+    view = status.read(paths)
+    click.echo(status.as_json(view) if as_json else status.as_text(view))
+
+
 @main.command("build")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--rev", default=None, help="Build this git revision (default HEAD for a repo).")
+@click.option(
+    "--cutoff",
+    type=click.DateTime(["%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S"]),
+    default=None,
+    help="Future cut-off (UTC), as a build record's future-cutoff (default: the build time).",
+)
 @_config_option
 @_handle_errors
-def build_cmd(source: Path, out: Path, rev: str | None, config_path: Path | None) -> None:
+def build_cmd(
+    source: Path, out: Path, rev: str | None, cutoff: datetime | None, config_path: Path | None
+) -> None:
     """Render SOURCE (a folder or a git repository) into the folder OUT; no git writes.
 
     A bare repository, or any repository with --rev, is read from git objects at that
@@ -144,16 +256,19 @@ def build_cmd(source: Path, out: Path, rev: str | None, config_path: Path | None
     (--config, else $DEPLOYBOT_CONFIG or ./deploybot.toml when present), and its state
     folder's cache of highlighted code blocks. OUT must be empty,
     or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
-    not be inside SOURCE.
+    not be inside SOURCE. Posts dated after --cutoff are left out; a published build is
+    made again byte for byte with its source commit and the future-cutoff of its record
+    (``git notes --ref=deploybot show BUILD``).
     """
     from deploybot import preview, progress, report, statedir
 
     config = _load_optional(config_path)
     render_config = config.render if config else None
     cache_dir = statedir.state_paths(config)["cache"] if config else None
+    when = None if cutoff is None else cutoff.replace(tzinfo=UTC)
     with progress.shown("rendering"):
         build = preview.build_to_folder(
-            source, out, rev=rev, render_config=render_config, cache_dir=cache_dir
+            source, out, rev=rev, render_config=render_config, cache_dir=cache_dir, cutoff=when
         )
     report.print_build(build, out)
 

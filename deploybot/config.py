@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from deploybot import config_checks as checks
 from deploybot.config_checks import is_remote_url as is_remote_url  # re-exported
+from deploybot.config_queue import check_queue
 from deploybot.errors import ConfigError
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
@@ -160,6 +161,50 @@ class StateConfig:
 
 
 @dataclass(frozen=True)
+class DaemonConfig:
+    """``[daemon]``: ``deploybot serve``. In the daemon's config (the first ``--config``):
+    ``listen`` (``HOST:PORT``, port 0 = any free port, or ``unix:PATH``), ``secret_env``
+    (the environment variable holding the webhook secret), ``poll_interval`` (s; 0 = off),
+    ``max_body_bytes``, ``workers`` (sites built at once), ``stop_timeout`` (s a stop waits
+    for running builds), ``read_timeout`` (s a client has for its headers, and again for its
+    body) and ``sites`` (a glob of site configs, relative to the file). In a site's config
+    only ``name`` (its ``/webhook/<name>``; default the file's stem) and ``secret_env`` (its
+    own secret) count. See :mod:`deploybot.daemon`.
+    """
+
+    listen: str = "127.0.0.1:8787"
+    secret_env: str | None = None
+    poll_interval: int = 300
+    max_body_bytes: int = 25_000_000
+    workers: int = 1
+    stop_timeout: float = 300.0
+    read_timeout: float = 10.0
+    sites: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class QueueConfig:
+    """``[queue]``: where ``deploybot serve`` queues builds. ``backend`` ``"local"`` (its own
+    in-process queue: nothing else to run) or ``"redis"``: ``url`` (``redis://``,
+    ``rediss://`` or ``unix://``; the password, if any, in the variable ``password_env``),
+    and ``deploybot worker`` processes run the builds (:mod:`deploybot.fleet`). ``name``:
+    the shared RQ queue (a site's config may name its own); ``affinity_timeout`` (s a
+    build waits for the worker that built its site last), ``lease_ttl`` (s a dead
+    worker's site lease lasts), ``job_timeout`` (s a build may run). In a site's config
+    only ``name`` counts.
+    """
+
+    backend: str = "local"
+    url: str = ""
+    password_env: str | None = None
+    name: str = "deploybot"
+    affinity_timeout: float = 30.0
+    lease_ttl: float = 60.0
+    job_timeout: float = 3600.0
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration. ``path`` is the file it came from (None when built in code)."""
 
@@ -168,7 +213,9 @@ class Config:
     render: RenderConfig = field(default_factory=RenderConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
     state: StateConfig = field(default_factory=StateConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
     path: Path | None = None
+    queue: QueueConfig = field(default_factory=QueueConfig)
 
 
 _TOML_NAMES = {"sender": "from"}
@@ -198,6 +245,9 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "notify.max_lines": (1, 10_000_000),
     "notify.subject_max_length": (7, 1_000_000),
     "notify.max_commit_emails": (1, 100_000),
+    "daemon.poll_interval": (0, 7 * 86400),  # 0 = no polling
+    "daemon.max_body_bytes": (1, 10**10),
+    "daemon.workers": (1, 1024),
 }
 _ZERO_IS_NO_LIMIT = frozenset(
     {"notify.max_line_length", "notify.max_lines", "notify.subject_max_length",
@@ -207,6 +257,7 @@ _CHOICES = {
     "notify.transport": ("smtp", "sendmail", "mbox", "stdout", "none"),
     "notify.smtp.security": ("none", "starttls", "ssl"),
     "render.footnotes": ("kramdown", "kramdown1", "mistune", "none"),
+    "queue.backend": ("local", "redis"),
 }
 
 T = TypeVar("T")
@@ -229,15 +280,34 @@ def load_config(path: Path) -> Config:
             type or is not one of the allowed choices. The message names the key and the file.
     """
     path = Path(path)
+    return config_from_dict(read_toml(path), path)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path``; ConfigError (naming the file) when it is missing,
+    unreadable or not TOML."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return config_from_dict(raw, path)
+
+
+def daemon_from_dict(raw: dict[str, Any], path: Path) -> tuple[DaemonConfig, Path, QueueConfig]:
+    """Validate the ``[daemon]``, ``[state]`` and ``[queue]`` tables of a file that has no
+    ``[source]`` (a daemon config listing its sites in ``daemon.sites``); return them
+    resolved as in :func:`config_from_dict` (``state.dir`` absolute). Raises ConfigError."""
+    daemon = _build(DaemonConfig, raw.get("daemon", {}), path, prefix="daemon.")
+    state = _build(StateConfig, raw.get("state", {}), path, prefix="state.")
+    queue = _build(QueueConfig, raw.get("queue", {}), path, prefix="queue.")
+    base = path.parent.resolve()
+    state_dir = _resolve_path(base, state.dir, "state.dir", path)
+    checks.check_folder_location(state_dir, "state.dir", path)
+    check_queue(queue, path)
+    return _resolve_daemon(daemon, base, path), state_dir, queue
 
 
 def config_from_dict(raw: dict[str, Any], path: Path) -> Config:
@@ -374,7 +444,34 @@ def _resolve(cfg: Config, path: Path) -> Config:
     )
     state = StateConfig(dir=_resolve_path(base, cfg.state.dir, "state.dir", path))
     checks.check_folder_location(state.dir, "state.dir", path)
-    return Config(source, publish, cfg.render, notify, state, path=path.resolve())
+    daemon = _resolve_daemon(cfg.daemon, base, path)
+    check_queue(cfg.queue, path)
+    return Config(
+        source, publish, cfg.render, notify, state, daemon, path=path.resolve(), queue=cfg.queue
+    )
+
+
+def _resolve_daemon(daemon: DaemonConfig, base: Path, path: Path) -> DaemonConfig:
+    """Check ``[daemon]``'s values; make a ``unix:`` listen path and the ``sites`` glob
+    absolute (relative to the config file's folder)."""
+    checks.check_listen(daemon.listen, "daemon.listen", path)
+    checks.check_env_name(daemon.secret_env, "daemon.secret_env", path)
+    checks.check_timeout(daemon.stop_timeout, "daemon.stop_timeout", path)
+    checks.check_timeout(daemon.read_timeout, "daemon.read_timeout", path)
+    if daemon.name:
+        checks.check_site_name(daemon.name, "daemon.name", path)
+    listen = daemon.listen
+    where = checks.parse_listen(listen)
+    if isinstance(where, Path):
+        socket_path = _resolve_path(base, where, "daemon.listen", path)
+        checks.check_socket_path(socket_path, "daemon.listen", path)
+        listen = checks.UNIX_PREFIX + str(socket_path)
+    sites = daemon.sites
+    if sites:
+        if "\0" in sites or not sites.strip():
+            raise ConfigError(f"{path}: 'daemon.sites' must be a glob pattern of site configs")
+        sites = str(base / os.path.expanduser(sites))
+    return dataclasses.replace(daemon, listen=listen, sites=sites)
 
 
 def _check_values(cfg: Config, path: Path) -> None:

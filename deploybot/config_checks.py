@@ -350,3 +350,64 @@ def check_timezone(tz: str | None, key: str, path: Path) -> None:
         zoneinfo.ZoneInfo(tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise _fail(path, key, f"is not a known IANA timezone: {tz!r}") from None
+
+
+UNIX_PREFIX = "unix:"
+_SUN_PATH_MAX = 107  # bytes of a socket path (sockaddr_un's sun_path[108], NUL included: unix(7))
+
+
+def parse_listen(value: str) -> tuple[str, int] | Path:
+    """Read ``[daemon] listen``: ``HOST:PORT`` (an IPv6 address in brackets:
+    ``[::1]:8787``; port 0 = any free port) -> ``(host, port)``, or ``unix:PATH`` -> the
+    path (relative paths are the caller's to resolve).
+
+    Raises:
+        ValueError: what is wrong, in words (for :func:`check_listen`).
+    """
+    if value.startswith(UNIX_PREFIX):
+        socket_path = value[len(UNIX_PREFIX) :]
+        if not socket_path or _CONTROL_RE.search(socket_path):
+            raise ValueError("unix: needs a path (no control characters)")
+        return Path(socket_path)
+    host, colon, port = value.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        if ":" not in host:
+            raise ValueError("brackets hold an IPv6 address")
+    elif ":" in host:
+        raise ValueError("an IPv6 address goes in brackets: [::1]:8787")
+    if not colon or not port.isascii() or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError("needs a port from 0 to 65535 after the last ':'")
+    if not _is_host(host):
+        raise ValueError(f"{host!r} is not a host name or IP address")
+    return host, int(port)
+
+
+def check_listen(value: str, key: str, path: Path) -> None:
+    """Check ``[daemon] listen`` (see :func:`parse_listen`). Raises ConfigError."""
+    try:
+        parse_listen(value)
+    except ValueError as exc:
+        raise _fail(
+            path, key, f"must be HOST:PORT (127.0.0.1:8787) or unix:/path, not {value!r}: {exc}"
+        ) from None
+
+
+def check_socket_path(socket_path: Path, key: str, path: Path) -> None:
+    """Check that a resolved Unix socket path fits ``sun_path``. Raises ConfigError."""
+    if len(os.fsencode(socket_path)) > _SUN_PATH_MAX:
+        raise _fail(path, key, f"socket path {socket_path} is longer than {_SUN_PATH_MAX} bytes")
+
+
+_SITE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def check_site_name(name: str, key: str, path: Path) -> None:
+    """Check a site's name (``/webhook/<name>``): 1 to 64 of letters, digits, ``.``, ``_``,
+    ``-``, starting with a letter or digit. Raises ConfigError."""
+    if not _SITE_NAME_RE.match(name):
+        raise _fail(
+            path,
+            key,
+            f"must be 1 to 64 letters, digits, '.', '_' or '-' (a URL path), not {name!r}",
+        )

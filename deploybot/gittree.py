@@ -64,11 +64,14 @@ def tree_entries(
     return entries
 
 
-def changed_paths(repo: Repo, old_tree: str | None, new_tree: str | None) -> frozenset[str]:
+def changed_paths(
+    repo: Repo, old_tree: str | None, new_tree: str | None, *, include_gitlinks: bool = False
+) -> frozenset[str]:
     """Return the file paths that differ between two trees (40-hex ids, ``None`` = empty).
 
     Adds, edits (content or mode) and deletes; a rename counts as both its old and its new
-    path. Submodule entries are ignored, as :class:`GitTree` ignores them. Only subtrees
+    path. Submodule entries are ignored, as :class:`GitTree` lists none, unless
+    ``include_gitlinks`` (the render stage warns about each submodule). Only subtrees
     whose ids differ are read, and each pair of trees is compared as two sets of entries,
     so the cost follows the change (and the size of the folders it touches), not the tree.
     Raises ``KeyError`` when a tree is not in ``repo``.
@@ -77,7 +80,7 @@ def changed_paths(repo: Repo, old_tree: str | None, new_tree: str | None) -> fro
     return frozenset(
         decode_path(path)
         for path, a, b in iter_changes(repo, old, new)
-        if any(side is not None and not _is_gitlink(side[0]) for side in (a, b))
+        if include_gitlinks or any(side is not None and not _is_gitlink(side[0]) for side in (a, b))
     )
 
 
@@ -225,6 +228,7 @@ class GitTree:
         self.tree_id = tree_id
         self._repo: Repo | None = None
         self._entries: dict[str, tuple[int, str]] | None = None
+        self._gitlinks: list[str] = []
         self._sorted: list[str] | None = None
         self._folders: dict[bytes, dict[bytes, tuple[int, bytes]] | None] = {}
         _LIVE.add(self)
@@ -254,7 +258,9 @@ class GitTree:
             path = folder + b"/" + name if folder else name
             if stat.S_ISDIR(mode):
                 yield from self._walk(path)
-            elif not S_ISGITLINK(mode):
+            elif S_ISGITLINK(mode):
+                self._gitlinks.append(decode_path(path))
+            else:
                 yield decode_path(path), (mode, sha.decode("ascii"))
 
     def paths(self) -> Iterator[str]:
@@ -300,6 +306,19 @@ class GitTree:
     def is_symlink(self, path: str) -> bool:
         """Return whether ``path`` is a symlink (its blob is the link target)."""
         return stat.S_ISLNK(self._entry(path)[0])
+
+    def submodules(self) -> list[str]:
+        """Return the paths of the submodules (gitlinks) in the tree, sorted (lists the
+        tree, as :meth:`entries`)."""
+        self.entries()
+        return sorted(self._gitlinks)
+
+    def is_submodule(self, path: str) -> bool:
+        """Return whether ``path`` is a submodule (gitlink) of the tree."""
+        folder, _, name = encode_path(path).rpartition(b"/")
+        items = self._folder(folder)
+        entry = None if items is None or not name else items.get(name)
+        return entry is not None and S_ISGITLINK(entry[0])
 
     def size(self, path: str) -> int:
         """Return the size in bytes of ``path``'s blob from its object header (the blob is

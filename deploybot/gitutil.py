@@ -29,14 +29,22 @@ from dulwich.client import (
 from dulwich.errors import GitProtocolError, NotGitRepository, SendPackError
 from dulwich.file import _GitFile
 from dulwich.index import commit_tree
+from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, Tree
-from dulwich.pack import UnpackedObject, pack_objects_to_data
+from dulwich.pack import UnpackedObject, pack_object_chunks, pack_objects_to_data
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot.config import is_remote_url
-from deploybot.errors import ConfigError, TemporaryError, disk_full, is_disk_full, one_line
+from deploybot.errors import (
+    ConfigError,
+    FetchError,
+    TemporaryError,
+    disk_full,
+    is_disk_full,
+    one_line,
+)
 from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
 from deploybot.gittree import changed_paths as changed_paths
 from deploybot.gittree import encode_path as encode_path
@@ -49,11 +57,22 @@ from deploybot.redact import redact_text, redact_url, register_url_credentials
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
 
+LOOSE_COMPRESSION = 1
+"""zlib level of the loose objects a mirror writes: git's own default (``core.looseCompression``
+1). dulwich's is zlib's 6, about three times slower on a build's pages and feeds (a one-post
+publish of a 1,000-post site rewrites two 2 MB feeds) for a few percent of space, and
+``gc`` repacks them anyway."""
+
+LOCAL_PACK_COMPRESSION = 1
+"""zlib level of a pack pushed to a repository on this machine (through git's
+``receive-pack``, which inflates it again): bytes through a pipe are free, time is not."""
+
 IDLE_TIMEOUT = 300.0
 """Seconds a git server on a socket (``git://``, ``http(s)://``) may stay silent during a
 fetch or push before it counts as unreachable. dulwich sets no timeout of its own on these
 sockets, so a dead peer held the run, and the state lock, forever. Not a bound on the whole
 transfer: a big fetch may take longer, as long as data keeps coming."""
+
 
 # What dulwich raises when a remote cannot be reached or talked to.
 _TRANSPORT_ERRORS = (
@@ -79,16 +98,23 @@ def open_bare(path: Path) -> Repo:
     anew. The caller must ``close()`` it; prefer :func:`bare_repo`.
     """
     if (path / ".git").exists():
-        return Repo(str(path))
+        return _fast_loose(Repo(str(path)))
     if (path / "objects").is_dir():
         for sub in ("info", "pack"):  # made last by init_bare: maybe not, after a kill
             (path / "objects" / sub).mkdir(exist_ok=True)
-        return Repo(str(path))
+        return _fast_loose(Repo(str(path)))
     if path.is_dir() and {p.name for p in path.iterdir()} <= _INIT_NAMES:
         # A run killed inside init_bare (objects/ comes last): start the mirror anew.
         shutil.rmtree(path)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)  # a mirror: private like its state dir
-    return Repo.init_bare(str(path))
+    return _fast_loose(Repo.init_bare(str(path)))
+
+
+def _fast_loose(repo: Repo) -> Repo:
+    """Write loose objects at :data:`LOOSE_COMPRESSION` (a mirror is ours to tune)."""
+    if hasattr(repo.object_store, "loose_compression_level"):
+        repo.object_store.loose_compression_level = LOOSE_COMPRESSION
+    return repo
 
 
 _INIT_NAMES = frozenset({"branches", "refs", "hooks", "info", "HEAD", "HEAD.lock", "description"})
@@ -263,6 +289,27 @@ def fetch_refs(
     return tips
 
 
+def remote_head(url: str, refname: str) -> str | None:
+    """The id ``refname`` (``refs/heads/main``) points at in the repository at ``url``, or
+    None when it has no such ref: the ref advertisement only (``git ls-remote``), no
+    objects fetched. The caller sets the socket timeout (no :func:`_idle_timeout` here:
+    the poller asks many remotes at once, from threads).
+
+    Raises:
+        FetchError: the remote cannot be reached or read (one line naming ``url``).
+    """
+    client, path = _client(url)
+    name = Ref(refname.encode("utf-8"))
+    try:
+        refs = client.get_refs(path.encode("utf-8"), ref_prefix=[name]).refs
+    except _TRANSPORT_ERRORS as exc:
+        raise FetchError(
+            f"cannot read the refs of {redact_url(url)}: {redact_text(one_line(exc))}"
+        ) from exc
+    sha = (refs or {}).get(name)
+    return sha.decode("ascii") if sha else None
+
+
 def fetch_commit(url: str, repo: Repo, commit: str) -> str | None:
     """Fetch the commit ``commit`` (40 hex) by its id from ``url`` into ``repo``, with its
     history, whether or not a ref still holds it.
@@ -318,7 +365,11 @@ def push_refs(
         new = new_objects(repo, set(have), set(want))
         if new is None:
             return repo.generate_pack_data(set(have), set(want), ofs_delta=ofs_delta)
-        return pack_objects_to_data([(repo[sha], None) for sha in new], ofs_delta=ofs_delta)
+        count, records = pack_objects_to_data(
+            [(repo[sha], None) for sha in new], ofs_delta=ofs_delta
+        )
+        local = isinstance(client, (SubprocessGitClient, LocalGitClient))
+        return count, _compressed(records, LOCAL_PACK_COMPRESSION) if local else records
 
     def update_refs(advertised: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
         for ref, (old, _new) in wanted.items():
@@ -347,6 +398,22 @@ def push_refs(
         said = _last_words(bytes(remote_says))
         said = f" (remote: {redact_text(said)})" if said else ""
         raise error(f"push to {redact_url(url)} rejected: {reasons}{said}")
+
+
+def _compressed(records: Iterator[UnpackedObject], level: int) -> Iterator[UnpackedObject]:
+    """The pack entries made at zlib ``level`` here (dulwich's pack writer uses an entry's
+    ``comp_chunks`` as they are, and else compresses at zlib's default)."""
+    for unpacked in records:
+        if unpacked.delta_base is None and unpacked.comp_chunks is None:
+            unpacked.comp_chunks = list(
+                pack_object_chunks(
+                    unpacked.pack_type_num,
+                    unpacked.decomp_chunks,
+                    DEFAULT_OBJECT_FORMAT,
+                    compression_level=level,
+                )
+            )
+        yield unpacked
 
 
 @contextmanager
@@ -393,7 +460,9 @@ def _client(url: str) -> tuple[GitClient, str]:
         # ("/srv/my:site.git") as scp-like ssh to the host "/srv/my".
         path, client = url, LocalGitClient()
     else:
-        client, path = get_transport_and_path(url)
+        from deploybot.httppool import one_try_pool  # loads http.client and ssl: only for http
+
+        client, path = get_transport_and_path(url, pool_manager=one_try_pool(url))
     if isinstance(client, LocalGitClient) and shutil.which("git"):
         # No thin packs: on one machine bytes are free, and completing a thin pack makes
         # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from deploybot import gitutil, mailcmd, notify, publish, statedir, watch
-from deploybot.config import Config
+from deploybot import gitutil, mailcmd, noop, notify, publish, statedir, watch
+from deploybot.config import Config, is_remote_url
 from deploybot.errors import ConfigError
 from deploybot.revision import commit_datetime
 
@@ -48,7 +48,8 @@ class RunResult:
     ``order_known`` is False, a commit gone from the source repository, so that whether it
     descends from the source head cannot be told). ``elapsed`` is in
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
-    in the outbox.
+    in the outbox. ``future_waiting``: the published build holds back a post dated after
+    its cut-off (so the no-op stamp must not be written: that post comes due with no push).
     """
 
     status: str
@@ -62,6 +63,7 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     published_source: str | None = None
     order_known: bool = True
+    future_waiting: bool = False
 
 
 class _Timer:
@@ -86,6 +88,7 @@ def run_once(
     now: Callable[[], datetime] | None = None,
     retry_now: bool = False,
     allow_older: bool = False,
+    before_build: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run the whole pipeline once, holding the state directory's lock.
 
@@ -97,6 +100,9 @@ def run_once(
         retry_now: retry waiting emails and webhook posts even before their backoff expired.
         allow_older: publish even when the source head is an ancestor of the source commit
             the publish head was built from (else nothing is pushed: status ``"older"``).
+        before_build: called with the source commit (40 hex) after the fetch, when a build
+            follows (not when up to date); ``deploybot serve`` waits there for a worker, so
+            a run stuck in its fetch holds none. It may raise to stop the run there.
 
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
@@ -110,13 +116,111 @@ def run_once(
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
     """
-    with statedir.held(config) as paths, _config_errors_name(config):
+    started = time.time()
+    with statedir.held(config, sweep=False) as paths, _config_errors_name(config):
+        if not (full or retry_now or allow_older):
+            shortcut = _still_up_to_date(config)
+            if shortcut is not None:
+                return shortcut
+        noop.forget(config.state.dir)  # before anything is written: a kill leaves none
+        statedir.sweep_stale(config, paths, started=started)
         result = _run_healing(
-            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older
-        )
+            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older,
+            before_build=before_build,
+        )  # fmt: skip
         statedir.housekeep(paths)
         notify.prune_delivered(paths["outbox"])
+        if result.status in (UP_TO_DATE, PUBLISHED) and not result.mail_failures:
+            _stamp(config, paths, result)
         return result
+
+
+def _still_up_to_date(config: Config) -> RunResult | None:
+    """The result of a run that would change nothing (:mod:`deploybot.noop`), or None."""
+    start = time.perf_counter()
+    digest = noop.config_digest(config.path) if config.path is not None else None
+    stamp = noop.still_holds(config.state.dir, digest, time.time())
+    if stamp is None or stamp["state_dir"] != str(config.state.dir):
+        return None
+    keys = ("source_url", "source_branch", "publish_url", "publish_branch")
+    source, publish = config.source, config.publish
+    if [stamp[k] for k in keys] != [source.url, source.branch, publish.url, publish.branch]:
+        return None
+    log.info("source %s at %s: nothing changed since the last run", config.source.branch,
+             stamp["commit"][:12])  # fmt: skip
+    elapsed = time.perf_counter() - start
+    return RunResult(
+        UP_TO_DATE,
+        source_commit=stamp["commit"],
+        build_commit=stamp["build"],
+        elapsed=elapsed,
+        timings={"no-op check": elapsed},
+    )
+
+
+def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
+    """Stamp a run after which the publish branch is built from the source tip, with
+    nothing to deliver (:mod:`deploybot.noop`), when both remotes are on this machine and
+    their refs hold exactly what this run saw."""
+    source, publish = config.source, config.publish
+    if config.path is None or result.source_commit is None or result.build_commit is None:
+        return
+    if result.future_waiting:
+        return  # a post held back for its date is due with no push: each run must look
+    remote = [u for u in (source.url, publish.url) if is_remote_url(u)]
+    if any(not u.startswith(noop.FILE_URL) for u in remote):
+        return
+    if not noop.outbox_clear(paths["outbox"], time.time()):
+        return
+    branch = f"refs/heads/{publish.branch}"
+    src = noop.refs_of(source.url, [f"refs/heads/{source.branch}"])
+    pub = noop.refs_of(publish.url, [branch, publish_notes_ref()])
+    if src is None or pub is None or src[1][f"refs/heads/{source.branch}"] != result.source_commit:
+        return
+    with gitutil.bare_repo(paths["publish"]) as mirror:
+        seen = {ref: gitutil.local_ref(mirror, ref) for ref in (branch, publish_notes_ref())}
+    if pub[1] != seen or seen[branch] != result.build_commit:
+        return  # someone pushed since this run read or wrote the publish branch
+    raw = _raw_urls(config.path)
+    base = str(config.path.parent)
+    if raw is None or [noop.local_location(u, base) for u in raw] != [source.url, publish.url]:
+        return
+    noop.write(
+        config.state.dir,
+        {
+            "config": noop.config_digest(config.path) or "",
+            "state_dir": str(config.state.dir),
+            "source_raw": raw[0],
+            "publish_raw": raw[1],
+            "source_url": source.url,
+            "source_branch": source.branch,
+            "publish_url": publish.url,
+            "publish_branch": publish.branch,
+            "source_refs": src[0],
+            "publish_refs": pub[0],
+            "commit": result.source_commit,
+            "build": result.build_commit,
+        },
+    )
+
+
+def publish_notes_ref() -> str:
+    """The notes ref of the build records (:data:`deploybot.publish.NOTES_REF`)."""
+    return publish.NOTES_REF
+
+
+def _raw_urls(path: Path) -> tuple[str, str] | None:
+    """``source.url`` and ``publish.url`` as written in the config file (the latter
+    defaulting to the former), for :func:`deploybot.noop.cli_check` to resolve again."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        src = raw["source"]["url"]
+        pub = raw.get("publish", {}).get("url") or src
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return (src, pub) if isinstance(src, str) and isinstance(pub, str) else None
 
 
 def _run_healing(
@@ -127,6 +231,7 @@ def _run_healing(
     now: Callable[[], datetime],
     retry_now: bool,
     older: bool,
+    before_build: Callable[[str], None] | None,
 ) -> RunResult:
     """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
     a file lost or deleted under it), delete that mirror and run once more, which fetches
@@ -139,7 +244,10 @@ def _run_healing(
     """
     for attempt in (1, 2):
         try:
-            return _run_locked(config, paths, full=full, now=now, retry_now=retry_now, older=older)
+            return _run_locked(
+                config, paths, full=full, now=now, retry_now=retry_now, older=older,
+                before_build=before_build,
+            )  # fmt: skip
         except KeyError as exc:
             statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
     raise AssertionError("unreachable")
@@ -168,6 +276,7 @@ def _run_locked(
     now: Callable[[], datetime],
     retry_now: bool = False,
     older: bool = False,
+    before_build: Callable[[str], None] | None = None,
 ) -> RunResult:
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
@@ -180,7 +289,8 @@ def _run_locked(
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
-    if snap.commit == head.source_commit and not full:
+    cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
+    if snap.commit == head.source_commit and not full and not _future_due(head, cutoff):
         return RunResult(
             UP_TO_DATE,
             source_commit=snap.commit,
@@ -189,14 +299,19 @@ def _run_locked(
             mail_failures=_waiting(earlier),
             elapsed=timer.total(),
             timings=timer.marks,
+            future_waiting=bool(head.record.get(NEXT_FUTURE)),
         )
+    if before_build is not None:
+        before_build(snap.commit)
     from deploybot import render
 
     check = _not_backwards(config, paths, snap, allow_older=older)
     try:
         with snap.tree, render.open_cache(paths["cache"]) as cache:
             check(head)
-            site, result = _build_and_publish(config, paths, snap, head, cache, full, now, check)
+            site, result = _build_and_publish(
+                config, paths, snap, head, cache, full, (now, cutoff), check
+            )
             timer.mark("render+publish")
             report = earlier
             if result.new is not None:
@@ -228,6 +343,7 @@ def _run_locked(
         mail_failures=_waiting(report),
         elapsed=timer.total(),
         timings=timer.marks,
+        future_waiting=site.waiting is not None,
     )
 
 
@@ -238,7 +354,7 @@ def _build_and_publish(
     head: publish.PublishHead,
     cache: render.BuildCache,
     full: bool,
-    now: Callable[[], datetime],
+    clock: tuple[Callable[[], datetime], datetime],
     check: Callable[[publish.PublishHead], None],
 ) -> tuple[render.BuildReport, publish.PublishResult]:
     """Render and publish, incrementally when the cache, the publish head's record and the
@@ -247,20 +363,22 @@ def _build_and_publish(
     :func:`_not_backwards`'s (raises OlderSourceError)."""
     from deploybot import render
 
-    options = _render_options(config, snap)
+    options = _render_options(config, snap, clock[1])
     reason = _why_full(full, head, snap, cache)
     if reason is None and head.commit is not None:
         try:
             with publish.BlobWriter(paths["publish"]) as sink:
                 report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
-                return report, _publish(config, paths, snap, report, sink.blobs, patch, now, check)
+                return report, _publish(
+                    config, paths, snap, report, sink.blobs, patch, clock, check
+                )
         except (render.NeedFullBuild, publish.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
     with publish.BlobWriter(paths["publish"]) as sink:
         report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
-        return report, _publish(config, paths, snap, report, sink.blobs, None, now, check)
+        return report, _publish(config, paths, snap, report, sink.blobs, None, clock, check)
 
 
 def _why_full(
@@ -287,9 +405,10 @@ def _publish(
     report: render.BuildReport,
     blobs: dict[str, str],
     patch: publish.TreePatch | None,
-    now: Callable[[], datetime],
+    clock: tuple[Callable[[], datetime], datetime],
     check: Callable[[publish.PublishHead], None],
 ) -> publish.PublishResult:
+    now, cutoff = clock
     when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
     kind = f"full ({report.reason})" if report.full else "incremental"
     log.info("%s build: %d producers rendered", kind, len(report.rendered))
@@ -309,7 +428,44 @@ def _publish(
             config.state.dir, f"refs/heads/{config.publish.branch}", new
         ),
         check_head=check,
+        record=future_record(cutoff, report.waiting),
     )
+
+
+FUTURE_CUTOFF = "future-cutoff"
+"""Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
+NEXT_FUTURE = "next-future"
+"""Record key: the earliest date of a post the cut-off held back (absent when none)."""
+
+
+def future_record(cutoff: datetime, waiting: datetime | None) -> dict[str, str]:
+    """The build record's future lines: ``future-cutoff`` (so the same build can be made
+    again: ``deploybot build --rev SOURCE --cutoff``) and ``next-future``."""
+    record = {FUTURE_CUTOFF: _iso(cutoff)}
+    if waiting is not None:
+        record[NEXT_FUTURE] = _iso(waiting)
+    return record
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
+    """Whether a post the published build held back is now due: the head's record names a
+    ``next-future`` date at or before ``cutoff`` (this run's clock). Then the run builds
+    the same source again with the new cut-off, so a scheduled run publishes a post once
+    its date has passed, with no push."""
+    waiting = head.record.get(NEXT_FUTURE)
+    if not waiting:
+        return False
+    try:
+        due = datetime.fromisoformat(waiting) <= cutoff
+    except ValueError:  # a record someone else wrote: not ours to act on
+        return False
+    if due:
+        log.info("a post dated %s is due: building the source again", waiting)
+    return due
 
 
 def _not_backwards(
@@ -388,7 +544,9 @@ def _announce(
     return notify.merge_reports(earlier, announced)
 
 
-def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.RenderOptions:
+def _render_options(
+    config: Config, snap: watch.SourceSnapshot, cutoff: datetime
+) -> render.RenderOptions:
     from deploybot import render
 
     when = commit_datetime(snap.commit_time, snap.commit_tz_offset, snap.commit)
@@ -397,6 +555,7 @@ def _render_options(config: Config, snap: watch.SourceSnapshot) -> render.Render
         timezone=config.render.timezone,
         feed_limit=config.render.feed_limit,
         build_time=when,
+        cutoff=cutoff,
         typography=config.render.typography,
         footnotes=config.render.footnotes,
         layout_limits=render.layout_limits(config.render),

@@ -38,12 +38,14 @@ def build_to_folder(
     rev: str | None = None,
     render_config: RenderConfig | None = None,
     cache_dir: Path | None = None,
+    cutoff: datetime | None = None,
 ) -> render.SiteBuild:
     """Render ``source`` into the folder ``out`` and return the build.
 
     A bare repository, or any repository when ``rev`` is given, is read from git objects at
     ``rev`` (default ``HEAD``) and the feeds' build time is that commit's committer date; a
-    folder is read from disk and the build time is now. ``out`` must be missing, empty, or a
+    folder is read from disk and the build time is now. ``cutoff`` (aware) is the future
+    cut-off (default: the build time). ``out`` must be missing, empty, or a
     folder an earlier build made (it holds :data:`MANIFEST`): files of that earlier build
     that this one does not produce are removed; nothing else in ``out`` is touched.
 
@@ -67,7 +69,7 @@ def build_to_folder(
     _check_out(source, out)
     cfg = render_config or RenderConfig()
     tree, build_time = _open_source(source, rev)
-    options = _options(cfg, build_time)
+    options = _options(cfg, build_time, cutoff)
     made = not out.exists()
     sink = PackedSink()
     try:
@@ -91,12 +93,15 @@ def build_to_folder(
     return render.SiteBuild(sink, report.warnings, report.timezone)
 
 
-def _options(cfg: RenderConfig, build_time: datetime) -> render.RenderOptions:
+def _options(
+    cfg: RenderConfig, build_time: datetime, cutoff: datetime | None
+) -> render.RenderOptions:
     return render.RenderOptions(
         theme=cfg.theme,
         timezone=cfg.timezone,
         feed_limit=cfg.feed_limit,
         build_time=build_time,
+        cutoff=cutoff,
         typography=cfg.typography,
         footnotes=cfg.footnotes,
         layout_limits=render.layout_limits(cfg),

@@ -14,13 +14,16 @@ not raise on a server-side rejection. The mirror's refs move only after a succes
 **Where the source commit is recorded.** Each push also updates the git notes ref
 :data:`NOTES_REF` (``refs/notes/deploybot``), in the same (atomic, where the server allows)
 push as the branch. Its tree holds one note, named by the publish head's 40-hex id, reading
-``source-commit <40 hex>\\n``; each record is a new notes commit whose parent is the previous
-one, so ``git log -p refs/notes/deploybot`` is the full record and the tree stays one entry
-small. Notes are plain git refs, so a fresh machine recovers the record by fetching them
-(:func:`fetch_publish_head`), and ``git notes --ref=deploybot show asf-site`` reads it; unlike
-a trailer in the commit message, the record can also be updated without a new commit, for a
-build whose tree did not change. A head without a note (someone else pushed) has an unknown
-source commit, so the next run rebuilds, finds the same tree, and records it.
+``source-commit <40 hex>\\n``, then what else the caller records, one ``key value`` line
+each (the pipeline adds the future cut-off the build used, ``future-cutoff``, and the date
+of the next post it held back, ``next-future``); each record is a new notes commit whose
+parent is the previous one, so ``git log -p refs/notes/deploybot`` is the full record and
+the tree stays one entry small. Notes are plain git refs, so a fresh machine recovers the
+record by fetching them (:func:`fetch_publish_head`), and ``git notes --ref=deploybot show
+asf-site`` reads it; unlike a trailer in the commit message, the record can also be updated
+without a new commit, for a build whose tree did not change. A head without a note (someone
+else pushed) has an unknown source commit, so the next run rebuilds, finds the same tree,
+and records it.
 """
 
 from __future__ import annotations
@@ -59,11 +62,13 @@ class PublishHead:
             :data:`NOTES_REF`; ``None`` when unknown.
         published_at: the head's committer time (seconds since the epoch): when a build
             commit was made, the time of its build. ``None`` without a head.
+        record: the other ``key value`` lines of the head's record (``future-cutoff``...).
     """
 
     commit: str | None
     source_commit: str | None
     published_at: int | None = field(default=None, compare=False)
+    record: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -224,7 +229,10 @@ def _publish_head(repo: Repo, head: str | None, notes: str | None) -> PublishHea
         return PublishHead(None, None)
     commit = repo[gitutil.oid(head)]
     when = commit.commit_time if isinstance(commit, Commit) else None
-    return PublishHead(head, _read_record(repo, notes, head), when)
+    text = _read_note(repo, notes, head)
+    fields = _note_fields(text or "")
+    source = fields.pop(_RECORD_KEY, None)
+    return PublishHead(head, source if gitutil.is_object_id(source or "") else None, when, fields)
 
 
 def publish_build(
@@ -242,6 +250,7 @@ def publish_build(
     patch: TreePatch | None = None,
     before_push: Callable[[str | None, str], None] | None = None,
     check_head: Callable[[PublishHead], None] | None = None,
+    record: Mapping[str, str] | None = None,
 ) -> PublishResult:
     """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``; push.
 
@@ -251,11 +260,14 @@ def publish_build(
     ``patch.deletions`` removed; every other path stays (an incremental build); the push
     then requires the remote head to still be ``patch.base``, else :class:`StaleBaseError`.
 
-    ``keep`` lists path prefixes the build never touches (``"docs/"`` is a folder; ``"CNAME"``
-    is that path or a folder of that name). ``author`` (``Name <email>``) is author and
-    committer; ``when`` (aware) gives both times and the zone; the commit message is
-    ``message`` plus a newline. A missing branch is created with a root commit. The record
-    (see the module docstring) is updated to ``source_commit`` even when no commit is made.
+    ``keep`` lists path prefixes the build never touches (``"docs/"`` is a folder;
+    ``"CNAME"`` is that path or a folder of that name), except a ``CNAME`` file the build
+    writes (the site's own, which GitHub Pages reads from the publish branch: the source
+    wins). ``author`` (``Name <email>``) is author and committer; ``when`` (aware) gives
+    both times and the zone; the commit message is ``message`` plus a newline. A missing
+    branch is created with a root commit. The record (see the module docstring) is updated
+    to ``source_commit`` and ``record`` (more ``key value`` lines; keys and values without
+    spaces or line breaks) even when no commit is made.
     ``before_push(old head, build commit)`` runs before each push of a new build commit
     (once per attempt), so the caller can record its intent first; what it raises stops
     the publish before anything is sent. ``check_head(remote head)`` runs after every fetch
@@ -277,6 +289,11 @@ def publish_build(
     refname = f"refs/heads/{branch}"
     for path in [*files, *(blobs or {}), *(patch.deletions if patch else ())]:
         pathrules.check_path(path, "output path")  # before anything is written
+    keep = _source_wins(keep, [*files, *(blobs or {})])
+    record = dict(record or {})
+    for key, value in record.items():
+        if not key or any(c.isspace() for c in key + value):
+            raise ValueError(f"record: {key!r} {value!r} has a space or a line break")
     with gitutil.bare_repo(mirror) as repo:
         owned = [(p, data) for p, data in files.items() if not _is_kept(p, keep)]
         built = gitutil.blob_ids(repo, owned)
@@ -286,7 +303,9 @@ def publish_build(
             remote_head = tips[refname]
             if check_head is not None and remote_head is not None:
                 check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
-            build = _Build(repo, mirror, refname, author, message, when, source_commit)
+            build = _Build(
+                repo, mirror, refname, author, message, when, source_commit, tuple(record.items())
+            )
             if patch is not None and tips[refname] != patch.base:
                 raise StaleBaseError(f"{refname} moved from {patch.base[:12]}: build again")
             plan = build.plan(tips[refname], tips[NOTES_REF], built, keep, patch)
@@ -316,6 +335,12 @@ class _Build:
     message: str
     when: datetime
     source_commit: str
+    record: tuple[tuple[str, str], ...] = ()
+
+    def note(self) -> str:
+        """The record's text: ``source-commit <id>`` and the other ``key value`` lines."""
+        lines = [(_RECORD_KEY, self.source_commit), *self.record]
+        return "".join(f"{key} {value}\n" for key, value in lines)
 
     def plan(
         self,
@@ -355,7 +380,7 @@ class _Build:
             updates[self.refname] = (old, new)
         head = new or old
         assert head is not None
-        if _read_record(self.repo, notes_old, head) != self.source_commit:
+        if _read_note(self.repo, notes_old, head) != self.note():
             updates[NOTES_REF] = (notes_old, self._record(notes_old, head))
         result = PublishResult(self.mirror, self.refname, old, new, changed)
         return _Plan(updates, result)
@@ -370,7 +395,7 @@ class _Build:
 
     def _record(self, notes_parent: str | None, head: str) -> str:
         """Write a notes commit saying ``head`` was built from the source commit."""
-        blob = gitutil.add_blob(self.repo, f"{_RECORD_KEY} {self.source_commit}\n".encode())
+        blob = gitutil.add_blob(self.repo, self.note().encode())
         tree = gitutil.write_tree(self.repo, {head: (MODE_FILE, blob)})
         return gitutil.make_commit(
             self.repo,
@@ -382,8 +407,8 @@ class _Build:
         )
 
 
-def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:
-    """Return the source commit the note on ``head`` names, or ``None`` when there is none.
+def _read_note(repo: Repo, notes_commit: str | None, head: str) -> str | None:
+    """Return the text of the note on ``head``, or ``None`` when there is none.
 
     Reads flat and fanned-out (``ab/cdef...``) notes trees alike, as ``git notes`` writes both.
     """
@@ -394,17 +419,36 @@ def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:
         if path.replace("/", "") == head:
             blob = repo[gitutil.oid(sha)]
             if isinstance(blob, Blob):
-                return _parse_record(blob.as_raw_string().decode("utf-8", "replace"))
+                return blob.as_raw_string().decode("utf-8", "replace")
     return None
 
 
-def _parse_record(text: str) -> str | None:
+def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:
+    """Return the source commit the note on ``head`` names, or ``None`` when there is none."""
+    value = _note_fields(_read_note(repo, notes_commit, head) or "").get(_RECORD_KEY, "")
+    return value if gitutil.is_object_id(value) else None
+
+
+def _note_fields(text: str) -> dict[str, str]:
+    """The ``key value`` lines of a record (the first of each key)."""
+    fields: dict[str, str] = {}
     for line in text.splitlines():
         key, _, value = line.strip().partition(" ")
-        value = value.strip()
-        if key == _RECORD_KEY and gitutil.is_object_id(value):
-            return value
-    return None
+        if key:
+            fields.setdefault(key, value.strip())
+    return fields
+
+
+SOURCE_WINS = "CNAME"
+"""A kept path the source's own file replaces: GitHub Pages reads the custom domain from
+the publish branch's ``CNAME``, and a Jekyll site that has one means it to be published."""
+
+
+def _source_wins(keep: Sequence[str], outputs: Iterable[str]) -> tuple[str, ...]:
+    """``keep`` without ``CNAME`` when the build writes a ``CNAME`` file."""
+    if SOURCE_WINS not in outputs:
+        return tuple(keep)
+    return tuple(k for k in keep if k.rstrip("/") != SOURCE_WINS)
 
 
 def _is_kept(path: str, keep: Iterable[str]) -> bool:

@@ -10,15 +10,15 @@ the lock taken, a full disk reported as such, and what a killed earlier run left
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
+import os
 import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import filelock
-
-from deploybot import gitutil, housekeeping, stale
+from deploybot import checkpoint, gitutil, housekeeping, stale
 from deploybot.config import Config
 from deploybot.config_checks import check_writable_folder
 from deploybot.errors import LockHeldError, MissingObjectError, no_space_left
@@ -55,33 +55,44 @@ def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
     paths = state_paths(config)
     check_writable_folder(config.state.dir, "state.dir", config.path)
     started = time.time()
-    with _locked(paths["lock"]), no_space_left(config.state.dir):
+    with locked(paths["lock"]), no_space_left(config.state.dir):
+        checkpoint.reached(checkpoint.LOCKED, config.state.dir)
         if sweep:
-            stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
+            sweep_stale(config, paths, started=started)
         yield paths
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold the state directory's lock (``LockHeldError`` when another run holds it).
+def sweep_stale(config: Config, paths: dict[str, Path], *, started: float) -> None:
+    """Remove what a killed run left (:func:`deploybot.stale.sweep`); only under the lock,
+    taken at ``started`` (Unix time, s) or later."""
+    stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
 
-    The lock is an ``flock`` (:class:`filelock.FileLock` on Unix), which the kernel releases
-    when its process dies, so a killed run never leaves it held. The state directory is made
-    private (0700, also when an older version made it 0755): its outbox, records and mirrors
-    are nobody else's to read. The process umask is left alone: ``git receive-pack`` into a
-    local publish repository must write with it.
+
+@contextlib.contextmanager
+def locked(path: Path, held_by: str = "another deploybot run holds the lock") -> Iterator[None]:
+    """Hold the state directory's lock (``LockHeldError`` "<held_by> <path>" when another
+    process holds it). ``deploybot serve`` holds its own one this way too.
+
+    The lock is an ``flock`` on the file ``lock`` (what :mod:`filelock` takes on Unix, and
+    :func:`deploybot.noop.try_lock` too), which the kernel releases when its process dies,
+    so a killed run never leaves it held. Taken with :mod:`fcntl` itself: importing filelock
+    costs more than a no-op run's whole check. The state directory is made private (0700,
+    also when an older version made it 0755): its outbox, records and mirrors are nobody
+    else's to read. The process umask is left alone: ``git receive-pack`` into a local
+    publish repository must write with it.
     """
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     path.parent.chmod(0o700)
-    lock = filelock.FileLock(str(path), mode=0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        raise LockHeldError(f"another deploybot run holds the lock {path}") from None
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise LockHeldError(f"{held_by} {path}") from None
     try:
         yield
     finally:
-        lock.release()
+        os.close(fd)  # releases the flock
 
 
 def drop_damaged_mirror(exc: KeyError, paths: dict[str, Path], *, last_try: bool) -> None:

@@ -143,7 +143,8 @@ def _changed_since(repo: Repo, since: str | None, tree_id: str) -> frozenset[str
         return None
     try:
         old_tree = gitutil.commit_tree_id(repo, since)
-        return gitutil.changed_paths(repo, old_tree, tree_id)
+        # with submodules: the build warns about each, so one coming or going is a change
+        return gitutil.changed_paths(repo, old_tree, tree_id, include_gitlinks=True)
     except (KeyError, TypeError):  # not in the mirror: the caller rebuilds everything
         return None
 

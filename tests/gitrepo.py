@@ -24,10 +24,13 @@ def commit_files(
     author: bytes = AUTHOR,
     when: int = 1_700_000_000,
     tz: int = 0,
+    modes: Mapping[str, int] | None = None,
 ) -> str:
     """Commit ``changes`` ({path: bytes, or None to delete}) on top of ``branch``; return the id.
 
     ``when`` is seconds since the epoch and ``tz`` the zone, in seconds east of UTC.
+    ``modes`` gives a path's git mode (default a regular file): ``0o120000`` makes a symlink
+    (its bytes are the target), ``0o160000`` a submodule (its bytes are a commit id, hex).
     """
     ref = f"refs/heads/{branch}"
     with Repo(str(repo_path)) as repo:
@@ -37,8 +40,11 @@ def commit_files(
         for path, data in changes.items():
             if data is None:
                 files.pop(path, None)
+            elif (modes or {}).get(path) == 0o160000:
+                files[path] = (0o160000, data.decode("ascii"))
             else:
-                files[path] = (MODE_FILE, gitutil.add_blob(repo, data))
+                mode = (modes or {}).get(path, MODE_FILE)
+                files[path] = (mode, gitutil.add_blob(repo, data))
         commit = gitutil.make_commit(
             repo,
             gitutil.write_tree(repo, files),

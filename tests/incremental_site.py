@@ -9,7 +9,12 @@ incremental build that misses a dependency shows up as a difference: layouts rea
 ``{{ page.title }}`` in bodies; ``published: false``, future dates, drafts, category folders
 and ``:categories`` permalinks, ``excerpt_separator``; the ``jekyll-sitemap`` plugin; the
 jekyll-toc ``{% toc %}`` tag (``page.toc``, the ``toc`` setting) and kramdown's ``{:toc}``;
-and the typography/footnotes render options.
+the typography/footnotes render options; collections (a written one with a permalink,
+``site.<label>``, ``site.collections``, documents dated after the cut-off, a static file of
+a collection, one not written); front matter ``defaults`` by path and type; pages of other
+extensions with front matter (``feed.xml``, ``data.json``, ``style.css``); a future cut-off
+apart from the build time; and symlinks (:data:`LINKS`: to a page, a post, a static file,
+an include, another symlink, outside the tree, in a loop, to nothing).
 """
 
 from __future__ import annotations
@@ -55,15 +60,54 @@ LAYOUTS: dict[str, bytes] = {
     f"{THEME}/pages.html": b"{% extends 'base.html' %}{% block main %}"
     b"{% for p in site.pages %}<a href='{{ p.url }}'>{{ p.title }}</a>{% endfor %}"
     b"{% for f in site.static_files %}<img src='{{ f.path }}'>{% endfor %}{% endblock %}\n",
+    f"{THEME}/collections.html": b"{% extends 'base.html' %}{% block main %}{{ page.section }}"
+    b"{% for r in site.recipes %}<a href='{{ r.url }}'>{{ r.title }} {{ r.kind }}</a>{% endfor %}"
+    b"{% for c in site.collections %}{{ c.label }}={{ c.docs | length }}/{{ c.files | length }};"
+    b"{% endfor %}{% for n in site.notes %}{{ n.title }}{% endfor %}{{ content }}{% endblock %}\n",
     f"{THEME}/assets/site.css": b"body { color: black }\n",
 }
 INCLUDES: dict[str, bytes] = {
     "_includes/note.html": b"<aside>note</aside>\n",
     "_includes/liquid.html": b"<aside>{{ page.title }}</aside>\n",
 }
-CONFIG = b"title: Gen\nurl: https://gen.example.org\npermalink: /:year/:month/:title\n"
+CONFIG = (
+    b"title: Gen\nurl: https://gen.example.org\npermalink: /:year/:month/:title\n"
+    b"collections:\n  recipes:\n    output: true\n    permalink: /r/:path/\n  notes: {}\n"
+    b"defaults:\n  - scope: {path: '', type: recipes}\n    values: {layout: teaser, kind: dish}\n"
+    b"  - scope: {path: docs}\n    values: {layout: collections, section: Docs}\n"
+)
+LINKS = frozenset(
+    {
+        "linked.md",
+        "img/link.png",
+        "_posts/2021-01-06-linked.md",
+        "_recipes/linked.md",
+        "_includes/linked.html",
+        "docs/chain.md",
+    }
+)
+"""Paths that are symlinks whenever the generated site has them (their bytes: the target)."""
+LINK_TARGETS = [
+    "about.md",
+    "../about.md",
+    "img/logo.png",
+    "logo.png",
+    "../img/logo.png",
+    "_posts/2021-01-01-post-0.md",
+    "../_posts/2021-01-02-post-1.md",
+    "note.html",
+    "../linked.md",
+    "linked.md",
+    "chain.md",
+    "../../outside.md",
+    "/etc/passwd",
+    "missing.md",
+    "docs",
+    ".",
+]
 SITEMAP = b"plugins: [jekyll-sitemap]\n"
 TOC_CONFIG = b"toc:\n  list_id: contents\n  min_level: 2\n"
+FUTURE = b"future: true\n"
 
 words = st.sampled_from(["alpha", "beta", "gamma", "delta", "tvm", "code", "x"])
 slugs = st.sampled_from([f"post-{i}" for i in range(8)])
@@ -80,6 +124,9 @@ SNIPPETS = [
     "{% link about.md %}",
     "{% link img/logo.png %}",
     "{% link img/alpha.png %}",
+    "{% link _recipes/cake.md %}",
+    "{% include linked.html %}",
+    "{% for r in site.recipes %}{{ r.title }},{% endfor %}",
     '"Quoted" -- and...',
     "note[^1]\n\n[^1]: the footnote",
     "{% toc %}\n\n<h2>Raw heading</h2>\n",
@@ -137,9 +184,12 @@ def change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, bytes | Non
     """Return one commit's changes ({path: bytes or None}) over ``files``."""
     posts = sorted(p for p in files if "_posts/" in p)
     kinds = ["add", "body", "front", "rename", "delete", "layout", "config", "static", "page"]
-    kind = draw(st.sampled_from([*kinds, "include", "draft", "add", "body", "front"]))
+    more = ["include", "draft", "add", "body", "front", "doc", "other-page", "symlink"]
+    kind = draw(st.sampled_from([*kinds, *more]))
     title = " ".join(draw(st.lists(words, min_size=1, max_size=3)))
     body = draw(body_text())
+    if kind in ("doc", "other-page", "symlink"):
+        return draw(_content_change(files, kind, title, body))
     if kind == "add" or not posts:
         return {_post_path(draw): post_text(title, body, draw(front_extra()))}
     path = draw(st.sampled_from(posts))
@@ -163,17 +213,61 @@ def change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, bytes | Non
     if kind == "draft":
         return {f"_drafts/{draw(slugs)}.md": post_text(title, body)}
     if kind == "config":
-        extras = [b"", SITEMAP, b"excerpt_separator: <!--more-->\n", TOC_CONFIG]
+        extras = [b"", SITEMAP, b"excerpt_separator: <!--more-->\n", TOC_CONFIG, FUTURE]
         extra = draw(st.sampled_from(extras))
         return {"_config.yml": CONFIG + f"description: {title}\n".encode() + extra}
     if kind == "static":
         name = f"img/{draw(words)}.png"
         return {name: None if name in files and draw(st.booleans()) else body.encode()}
-    name = f"{draw(words)}.md"
-    layout = draw(st.sampled_from(["page", "tags", "pages"]))
+    name = f"{draw(st.sampled_from(['', '', 'docs/']))}{draw(words)}.md"
+    layout = draw(st.sampled_from(["page", "tags", "pages", "collections"]))
     extra = "published: false\n" if draw(st.integers(0, 5)) == 0 else ""
     page = f"---\ntitle: {title}\nlayout: {layout}\n{extra}---\n{body}\n".encode()
     return {name: None if name in files and draw(st.booleans()) else page}
+
+
+@st.composite
+def _content_change(
+    draw: st.DrawFn, files: Mapping[str, bytes], kind: str, title: str, body: str
+) -> dict[str, bytes | None]:
+    """A collection document, a page of another extension, or a symlink, added, edited or
+    removed."""
+    if kind == "doc":
+        folder = draw(st.sampled_from(["_recipes/", "_recipes/", "_recipes/sub/", "_notes/"]))
+        name = folder + draw(st.sampled_from(["cake.md", "bread.md", "photo.png"]))
+        if name in files and draw(st.integers(0, 3)) == 0:
+            return {name: None}
+        if name.endswith(".png"):
+            return {name: body.encode()}
+        days = draw(st.integers(-5, 40))
+        date = (T0 + timedelta(days=days)).strftime("%Y-%m-%d")
+        extra = draw(st.sampled_from(["", f"date: {date}\n", "layout: plain\n", "kind: side\n"]))
+        return {name: f"---\ntitle: {title}\n{extra}---\n{body}\n".encode()}
+    if kind == "other-page":
+        name = draw(st.sampled_from(["feed.xml", "data.json", "assets/style.css", "robots.txt"]))
+        if name in files and draw(st.integers(0, 3)) == 0:
+            return {name: None}
+        text = draw(
+            st.sampled_from(
+                [
+                    "{% for p in site.posts %}<t>{{ p.title | xml_escape }}</t>{% endfor %}",
+                    "{{ site.recipes | map: 'title' | jsonify }}",
+                    "body { color: {{ page.color }} } /* {{ site.title }} */",
+                    f"{title} {{{{ site.time | date_to_xmlschema }}}}",
+                ]
+            )
+        )
+        layout = draw(st.sampled_from(["", "", "layout: plain\n"]))
+        return {name: f"---\ncolor: red\n{layout}---\n{text}\n".encode()}
+    name = draw(st.sampled_from(sorted(LINKS)))
+    if name in files and draw(st.integers(0, 3)) == 0:
+        return {name: None}
+    return {name: draw(st.sampled_from(LINK_TARGETS)).encode()}
+
+
+def tree_of(files: Mapping[str, bytes]) -> MemoryTree:
+    """Return the source tree of the generated ``files`` (:data:`LINKS` are symlinks)."""
+    return MemoryTree(files, symlinks=LINKS)
 
 
 def initial_site() -> dict[str, bytes]:
@@ -222,7 +316,7 @@ class Incremental:
 
     def build(self, files: Mapping[str, bytes], options: RenderOptions) -> BuildReport:
         """Build ``files``; fall back to a full build as the pipeline does."""
-        tree = MemoryTree(files)
+        tree = tree_of(files)
         changed = None if self.last is None else diff_paths(self.last, files)
         sink = MemorySink(self.outputs)
         try:

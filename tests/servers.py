@@ -34,6 +34,21 @@ def free_port() -> int:
         return port
 
 
+def stop_process(proc: subprocess.Popen[Any] | None, timeout: float) -> int | None:
+    """SIGTERM ``proc`` unless it has ended, wait up to ``timeout`` s for it, then SIGKILL
+    it and wait. Returns its exit code (negative: the signal that ended it, so a process
+    that had to be killed shows as -9), or None for no process."""
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
 @contextmanager
 def serve_http(repo_path: Path, before_push: Callable[[], None] | None = None) -> Iterator[str]:
     """Serve ``repo_path`` with dulwich.web on 127.0.0.1; yield its URL; stop the server.
@@ -197,6 +212,36 @@ def trickling_server(
     finally:
         stop.set()
         thread.join(timeout=10)
+        server.close()
+
+
+@contextmanager
+def silent_server() -> Iterator[tuple[int, list[socket.socket]]]:
+    """A TCP server on 127.0.0.1 that accepts every connection and never says a word (a
+    wedged git server); yields its port and the list of connections accepted so far."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], held
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for conn in held:
+            conn.close()
         server.close()
 
 

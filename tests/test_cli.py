@@ -14,7 +14,7 @@ from deploybot.cli import main
 from tests.gitrepo import commit_files, corpus_files
 
 
-@pytest.mark.parametrize("command", [[], ["run-once"], ["build"], ["outbox"]])
+@pytest.mark.parametrize("command", [[], ["run-once"], ["build"], ["outbox"], ["serve"]])
 def test_help_on_every_command(command: list[str]) -> None:
     result = CliRunner().invoke(main, [*command, "--help"])
     assert result.exit_code == 0

@@ -67,6 +67,13 @@ def test_git_tree_skips_submodules_and_keeps_symlinks(tmp_path: Path) -> None:
         assert list(tree.paths()) == ["alias.md", "page.md"]
         assert tree.is_symlink("alias.md")
         assert tree.read("alias.md") == b"page.md"
+        assert tree.submodules() == ["vendor/theme"]
+        assert tree.is_submodule("vendor/theme") and not tree.is_submodule("page.md")
+    with gitutil.bare_repo(repo_path) as repo:
+        empty = gitutil.write_tree(repo, {})
+        assert gitutil.changed_paths(repo, empty, tree_id) == {"alias.md", "page.md"}
+        every = gitutil.changed_paths(repo, empty, tree_id, include_gitlinks=True)
+        assert every == {"alias.md", "page.md", "vendor/theme"}
 
 
 def test_write_tree_matches_git(tmp_path: Path) -> None:
@@ -207,3 +214,48 @@ def test_a_silent_git_server_fails_the_fetch(
         error = call_within(15, lambda: gitutil.fetch_refs(url, repo, refs, FetchError))
     assert isinstance(error, FetchError), error
     assert str(error).startswith(f"cannot fetch from {url}: ")
+
+
+def test_a_silent_http_server_fails_the_fetch_after_one_idle_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An http(s) git server that accepts and never answers: urllib3's default retries
+    (3 more) used to multiply the idle timeout by four (a daemon's only worker held 20
+    minutes): now the fetch gives up after one silent connection."""
+    from tests.servers import call_within, silent_server
+
+    monkeypatch.setattr(gitutil, "IDLE_TIMEOUT", 0.5)
+    with silent_server() as (port, accepted), gitutil.bare_repo(tmp_path / "m") as repo:
+        url = f"http://127.0.0.1:{port}/site.git"
+        refs = ["refs/heads/main"]
+        error = call_within(30, lambda: gitutil.fetch_refs(url, repo, refs, FetchError))
+        assert isinstance(error, FetchError), error
+        assert "Read timed out" in str(error)
+        assert len(accepted) == 1
+
+
+def _zlib_levels(pack: Path) -> set[bytes]:
+    """The zlib header (2 bytes: its level bits) of every entry of a pack file."""
+    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+    from dulwich.pack import PackData
+
+    with PackData(str(pack), object_format=DEFAULT_OBJECT_FORMAT) as data:
+        return {b"".join(u.comp_chunks or [])[:2] for u in data.iter_unpacked(include_comp=True)}
+
+
+def test_mirrors_write_and_push_at_zlib_level_one(tmp_path: Path) -> None:
+    """git's own default for loose objects; a local push's pack too (bytes are free there)."""
+    remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
+    c1 = commit_snapshot(remote, {"a": b"1"})
+    git(remote, "config", "receive.unpackLimit", "1")  # keep the pushed pack as sent
+    with gitutil.bare_repo(mirror) as repo:
+        gitutil.fetch_refs(str(remote), repo, ["refs/heads/main"], FetchError)
+        blob = gitutil.add_blob(repo, b"<p>page</p>\n" * 1000)
+        loose = mirror / "objects" / blob[:2] / blob[2:]
+        assert loose.read_bytes()[:2] == b"\x78\x01"  # zlib's fastest level (git: 1)
+        tree = gitutil.write_tree(repo, {"a": (MODE_FILE, blob)})
+        c2 = gitutil.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
+        gitutil.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
+    packs = list((remote / "objects" / "pack").glob("*.pack"))
+    assert packs and set().union(*map(_zlib_levels, packs)) == {b"\x78\x01"}
+    assert git(remote, "cat-file", "-p", f"{c2}:a") == "<p>page</p>\n" * 1000

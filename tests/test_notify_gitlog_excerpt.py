@@ -64,12 +64,16 @@ def git_text(repo: Path, ref: str, *opts: str) -> str:
 
 
 def emails_equal(text: str, repo: Path, ref: str, max_lines: int, max_line_length: int) -> None:
-    """The excerpt equals git's text cut as the email cuts it; so do the two emails."""
-    log = read_log_excerpt(repo, ref, max_lines=max_lines, max_line_length=max_line_length)
-    assert log == excerpt_from_text(text, max_lines, max_line_length)
+    """The excerpt equals git's text cut as the email cuts it; so do the two emails; both
+    the pure-Python path and the one streaming git's output."""
     limits = Limits(max_lines=max_lines, max_line_length=max_line_length)
     want = compose_combined_email(log_text=text, **EMAIL_ARGS, limits=limits)
-    assert compose_combined_email(log_text=log, **EMAIL_ARGS, limits=limits) == want
+    for engine in ("python", "git"):
+        log = read_log_excerpt(
+            repo, ref, max_lines=max_lines, max_line_length=max_line_length, engine=engine
+        )
+        assert log == excerpt_from_text(text, max_lines, max_line_length), engine
+        assert compose_combined_email(log_text=log, **EMAIL_ARGS, limits=limits) == want
 
 
 # ---------------------------------------------------------------- every budget, git's text
@@ -203,14 +207,21 @@ def test_root_commit_of_3000_pages(tmp_path: Path) -> None:
     assert want.endswith(f"\n... {suppressed} lines suppressed ...\n\n".encode())
     del text
 
-    tracemalloc.start()
-    try:
-        log = read_log_excerpt(repo, "refs/heads/asf-site", max_lines=10000, max_line_length=500)
-        got = compose_combined_email(log_text=log, **EMAIL_ARGS)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert got == want
-    # What is sent, a few times over (str and bytes copies), plus the per-file stat data.
-    # The whole log text alone would be about 7 MB.
-    assert peak < 5 * len(got) + FILES * 1000 + 2_000_000, (peak, len(got))
+    for engine in ("python", "git"):
+        tracemalloc.start()
+        try:
+            log = read_log_excerpt(
+                repo,
+                "refs/heads/asf-site",
+                max_lines=10000,
+                max_line_length=500,
+                engine=engine,
+            )
+            got = compose_combined_email(log_text=log, **EMAIL_ARGS)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert got == want, engine
+        # What is sent, a few times over (str and bytes copies), plus the per-file stat
+        # data. The whole log text alone would be about 7 MB.
+        assert peak < 5 * len(got) + FILES * 1000 + 2_000_000, (engine, peak, len(got))

@@ -268,10 +268,15 @@ def test_merge_excerpt_is_gits_text_cut(repo: Path, max_lines: int, max_line_len
 
     merge_import(repo, "refs/heads/x", *FIXED["octopus"])
     text = git(repo, *LOG_ARGS, "refs/heads/x").decode("utf-8", "replace")
-    got = read_log_excerpt(
-        repo, "refs/heads/x", max_lines=max_lines, max_line_length=max_line_length
-    )
-    assert got == excerpt_from_text(text, max_lines, max_line_length)
+    for engine in ("python", "git"):
+        got = read_log_excerpt(
+            repo,
+            "refs/heads/x",
+            max_lines=max_lines,
+            max_line_length=max_line_length,
+            engine=engine,
+        )
+        assert got == excerpt_from_text(text, max_lines, max_line_length), engine
 
 
 def real_merges(root: Path) -> Path:

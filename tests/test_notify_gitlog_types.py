@@ -176,7 +176,12 @@ def test_generated_type_changes_match_git(repo: Path, trees: tuple[Tree, Tree]) 
     check(repo, "refs/heads/gen")
     text = git(repo, *LOG_ARGS, "refs/heads/gen").decode("utf-8", "replace")
     for max_lines, max_line_length in ((8, 30), (25, 0)):
-        got = read_log_excerpt(
-            repo, "refs/heads/gen", max_lines=max_lines, max_line_length=max_line_length
-        )
-        assert got == excerpt_from_text(text, max_lines, max_line_length)
+        for engine in ("python", "git"):
+            got = read_log_excerpt(
+                repo,
+                "refs/heads/gen",
+                max_lines=max_lines,
+                max_line_length=max_line_length,
+                engine=engine,
+            )
+            assert got == excerpt_from_text(text, max_lines, max_line_length), engine

@@ -16,7 +16,7 @@ from deploybot.config import load_config
 from deploybot.gitutil import GitTree, commit_tree_id
 from deploybot.render import RenderOptions, build_site
 from tests.gitrepo import commit_files, corpus_files, read_branch
-from tests.incremental_site import THEME, apply, change, initial_site
+from tests.incremental_site import LINKS, THEME, apply, change, initial_site
 
 KEEP = "docs/"
 
@@ -39,8 +39,10 @@ class Repos:
         self.when = 1_700_000_000
 
     def commit(self, changes: dict[str, bytes | None]) -> str:
+        """Commit ``changes``; the generator's :data:`LINKS` paths as symlinks."""
         self.when += 3600
-        return commit_files(self.source, changes, "Change", when=self.when)
+        modes = {p: 0o120000 for p in changes if p in LINKS}
+        return commit_files(self.source, changes, "Change", when=self.when, modes=modes)
 
     def run(self, full: bool = False) -> pipeline.RunResult:
         now = datetime.fromtimestamp(self.when, UTC)
@@ -58,7 +60,8 @@ class Repos:
             build_time=datetime.fromtimestamp(time, UTC),
         )
         with GitTree(self.source, tree_id) as tree:
-            return dict(build_site(tree, options).files)
+            built = build_site(tree, options).files
+        return {p: b for p, b in built.items() if not p.startswith(KEEP)}  # kept: not written
 
     def published(self) -> dict[str, bytes]:
         files = read_branch(self.publish, self.config.publish.branch)

@@ -80,6 +80,7 @@ def test_stale_locks_and_temp_files_of_every_kind_are_removed(site: KillSite) ->
         "publish.git/objects/ab/" + "c" * 38 + ".lock",
         "outbox/.0123.eml.4242.tmp",
         "notify/.last-emailed.json.4242.tmp",
+        ".noop.stamp.4242.tmp",
     ]
     for name in stale:
         path = site.state / name

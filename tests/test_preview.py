@@ -136,18 +136,24 @@ def build_folder(src: Path, out: Path, *config: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_folder_symlinks_are_built_as_git_stores_them(tmp_path: Path) -> None:
+def test_folder_symlinks_out_of_the_tree_are_left_out(tmp_path: Path) -> None:
     src, secret = folder_site(tmp_path)
     os.symlink(secret / "key.txt", src / "key.txt")
+    os.symlink("../secret/key.txt", src / "rel.txt")
     os.symlink(secret, src / "stuff")
     os.symlink(secret / "key.txt", src / "theme" / "leak.html")
+    os.symlink("index.md", src / "alias.md")
     out = tmp_path / "out"
     code, output = build_folder(src, out)
     assert code == 0, output
-    # A symlink is a file holding its target, as in a git tree; nothing behind it is read.
-    assert (out / "key.txt").read_text() == str(secret / "key.txt")
-    assert (out / "stuff").read_text() == str(secret)
+    # Read as git stores a symlink (its target as text), resolved inside the tree only:
+    # nothing behind a link that leaves the tree is read, and the link is not published.
+    for name in ("key.txt", "rel.txt", "stuff"):
+        assert not (out / name).exists()
     assert not any("TOP-SECRET" in p.read_text() for p in out.rglob("*") if p.is_file())
+    assert (out / "alias.html").read_text() == (out / "index.html").read_text()
+    for name in ("key.txt", "rel.txt", "stuff"):
+        assert f"warning: {name}: symlink not published: its target" in output
 
 
 def test_folder_theme_include_cannot_climb_out(tmp_path: Path) -> None:

@@ -252,23 +252,27 @@ def test_patch_on_a_moved_head_is_refused(tmp_path: Path) -> None:
 
 def test_patch_keeps_kept_paths_and_names_a_clash(tmp_path: Path) -> None:
     """The incremental path honours keep as the full one does: a kept file the build also
-    makes stays as it is, and an output where a kept folder stands is a config error."""
+    makes stays as it is (but for the site's own CNAME: the source wins), and an output
+    where a kept folder stands is a config error."""
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
     gitutil.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
-    other_writer_commits(remote, {"CNAME": b"site.example.org\n", "docs/a.md": b"a"})
+    other_writer_commits(
+        remote, {"CNAME": b"site.example.org\n", ".asf.yaml": b"kept\n", "docs/a.md": b"a"}
+    )
     base = fetch_publish_head(str(remote), "asf-site", mirror).commit
     assert base is not None
     result = publish(
         str(remote),
         mirror,
-        {"CNAME": b"other\n", "index.html": b"v2"},
+        {"CNAME": b"other\n", ".asf.yaml": b"built\n", "index.html": b"v2"},
         SRC2,
         patch=TreePatch(base),
     )
     files = remote_files(remote)
-    assert (files["CNAME"], files["index.html"]) == (b"site.example.org\n", b"v2")
-    assert result.changed_paths == ("index.html",) and first.new != result.new
+    assert (files["CNAME"], files[".asf.yaml"]) == (b"other\n", b"kept\n")
+    assert files["index.html"] == b"v2"
+    assert result.changed_paths == ("CNAME", "index.html") and first.new != result.new
     with pytest.raises(ConfigError, match=r"^publish\.keep: "):
         publish(str(remote), mirror, {"docs": b"a file"}, SRC3, patch=TreePatch(result.new or ""))
     assert remote_head(remote) == result.new

@@ -155,6 +155,29 @@ def test_sitemap_with_the_jekyll_sitemap_plugin() -> None:
     assert "sitemap.xml" not in build(files)  # Jekyll writes none without the plugin
 
 
+def test_sitemap_reads_last_modified_at_as_date_to_xmlschema_does() -> None:
+    # jekyll-sitemap prints ``last_modified_at | date_to_xmlschema``: Ruby's Time.parse in
+    # the site's zone (values from Jekyll 4.3.1: liquid_agreement's 58-date-parsing.html).
+    files = {
+        "_config.yml": b"plugins: [jekyll-sitemap]\ntimezone: America/New_York\n",
+        "a.md": post("A", "last_modified_at: 3-7-2019\n"),
+        "b.md": post("B", "last_modified_at: March 7, 2019\n"),
+        "c.md": post("C", "last_modified_at: 2019-03-07 10:00\n"),
+        "d.md": post("D", "last_modified_at: 2019-03-07 10:00:00\n"),
+        "e.md": post("E", "last_modified_at: someday\n"),
+    }
+    root = ET.fromstring(build(files)["sitemap.xml"])
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    lastmods = [u.findtext("s:lastmod", namespaces=ns) for u in root.findall("s:url", ns)]
+    assert lastmods == [
+        "2019-07-03T00:00:00-04:00",
+        "2019-03-07T00:00:00-05:00",
+        "2019-03-07T10:00:00-05:00",
+        "2019-03-07T05:00:00-05:00",  # a YAML timestamp without offset is UTC
+        None,  # no date: no <lastmod> (Jekyll stops the build)
+    ]
+
+
 def test_a_source_sitemap_wins() -> None:
     files = {
         "_config.yml": b"plugins: [jekyll-sitemap]\n",

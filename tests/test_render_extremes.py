@@ -40,6 +40,7 @@ def build(front: str, config: str = "title: T\n") -> None:
 
 BIG = "an integer of more than 4,300 digits"
 NESTED = "YAML nested more than 100 deep"
+SET = "!!set is not allowed (Jekyll's YAML loader refuses it)"
 # Ten aliases, each ten lists deep around the one before: 101 deep at j (line 11).
 ALIASES = "a: &a [[[[[[[[[[1]]]]]]]]]]\n" + "".join(
     f"{c}: &{c} [[[[[[[[[[*{p}]]]]]]]]]]\n" for p, c in zip("abcdefghi", "bcdefghij", strict=True)
@@ -76,6 +77,7 @@ ALIASES = "a: &a [[[[[[[[[[1]]]]]]]]]]\n" + "".join(
             f"{POST}:2: front matter: not a number: 'abc' (could not convert string to float: "
             "'abc')",
         ),
+        ("x: !!set {a, b}\n", f"{POST}:2: front matter: {SET}"),
         ("x: " + "[" * 500 + "]" * 500 + "\n", f"{POST}:2: front matter: {NESTED}"),
         (ALIASES + "k: [*j]\n", f"{POST}:11: front matter: {NESTED}"),
     ],
@@ -96,6 +98,7 @@ def test_extreme_front_matter_is_one_line(front: str, error: str) -> None:
             "'12x')",
         ),
         ("n: !!timestamp\n", "_config.yml:1: not a valid date: ''"),
+        ("n: 1\nm: !!set {a}\n", f"_config.yml:2: {SET}"),
         ("n: " + "{a: " * 200 + "1" + "}" * 200 + "\n", f"_config.yml:1: {NESTED}"),
     ],
 )
@@ -105,24 +108,45 @@ def test_extreme_site_config_is_one_line(config: str, error: str) -> None:
     assert str(caught.value) == error
 
 
+ZERO = " ~ 2020-01-01 00:00:00 +0000"
+
+
 @pytest.mark.parametrize(
-    "front",
+    ("front", "output", "line"),
     [
-        "date: 0001-01-01 00:00:00 +00:00\n",
-        "date: 9999-12-31 23:59:59 +00:00\n",
-        "x: 1e999\n",
-        "x: .nan\n",
-        "x: -.inf\n",
-        "x: 0b" + "1" * 14000 + "\n",
-        "x: !!binary AAEC/w==\n",
-        "x: !!set {a, b}\n",
-        "x: !!omap [a: 1, b: 2]\n",
-        "x: {1: a, true: b, ~: c, 2020-01-01: d, 1.5: e}\n",
-        "x: " + "[" * 99 + "]" * 99 + "\n",
+        # Jekyll 4.3.1 printed each of these (timezone UTC, future: true) unless noted.
+        ("date: 0001-01-01 00:00:00 +00:00\n", "0001/01/01/x.html", " ~ 0001-01-01 00:00:00 +0000"),
+        ("date: 9999-12-31 23:59:59 +00:00\n", "9999/12/31/x.html", " ~ 9999-12-31 23:59:59 +0000"),
+        ("x: 1e999\n", "2020/01/01/x.html", "1e999" + ZERO),  # YAML 1.1: no dot, a string
+        ("x: .nan\n", "2020/01/01/x.html", "NaN" + ZERO),
+        ("x: -.inf\n", "2020/01/01/x.html", "-Infinity" + ZERO),
+        ("x: 0b" + "1" * 14000 + "\n", "2020/01/01/x.html", f"{2**14000 - 1}{ZERO}"),
+        ("x: " + "[" * 99 + "]" * 99 + "\n", "2020/01/01/x.html", ZERO),
+        # Jekyll stops the build (kramdown cannot convert the binary string to UTF-8);
+        # deploybot prints Python's bytes.
+        ("x: !!binary AAEC/w==\n", "2020/01/01/x.html", "b’\\x00\\x01\\x02\\xff’" + ZERO),
+        # Jekyll prints a mapping as Ruby's Hash#inspect ({“a”=&gt;1, “b”=&gt;2}, and
+        # {1=&gt;”a”, true=&gt;”b”, nil=&gt;”c”, #&lt;Date: …&gt;=&gt;”d”, 1.5=&gt;”e”});
+        # deploybot joins an omap's pairs and prints a mapping as Python does, where the
+        # key true is the key 1.
+        ("x: !!omap [a: 1, b: 2]\n", "2020/01/01/x.html", "a1b2" + ZERO),
+        (
+            "x: {1: a, true: b, ~: c, 2020-01-01: d, 1.5: e}\n",
+            "2020/01/01/x.html",
+            "{1: ‘b’, None: ‘c’, datetime.date(2020, 1, 1): ‘d’, 1.5: ‘e’}" + ZERO,
+        ),
     ],
 )
-def test_odd_but_valid_front_matter_builds(front: str) -> None:
-    build(front)
+def test_odd_but_valid_front_matter_renders(front: str, output: str, line: str) -> None:
+    files = {
+        "_config.yml": b"future: true\n",
+        POST: f"---\n{front}---\nHello {{{{ page.x }}}} ~ {{{{ page.date }}}}\n".encode(),
+    }
+    full = build_site(MemoryTree(files), OPTIONS).files
+    sink = MemorySink()
+    build_into(MemoryTree(files), OPTIONS, open_cache(None), sink, None)
+    assert sink.files == dict(full)
+    assert f"<p>Hello {line}</p>" in full[output].decode()
 
 
 _VALUES = st.sampled_from(

@@ -3,7 +3,7 @@
 the file, the block's line and the language (deploybot.render.highlight_clock), in the main
 thread (a SIGALRM timer interrupts the lexer mid-match) and in any other (checked between
 tokens). Slow cases run the real CLI in a subprocess with a timeout, so a regression fails
-instead of hanging the suite."""
+instead of hanging the suite; the page's budget is tested with a clock a lexer drives."""
 
 from __future__ import annotations
 
@@ -11,15 +11,22 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from dulwich.repo import Repo
+from pygments.lexer import Lexer
+from pygments.token import Token
 
 from deploybot.cli import main
+from deploybot.errors import SourceError
+from deploybot.render import RenderOptions, build_site, highlight
 from deploybot.render.highlight import code_spans
-from deploybot.render.highlight_clock import HighlightTimeout, highlight_budget
+from deploybot.render.highlight_clock import HighlightTimeout, highlight_budget, use_clock
+from deploybot.render.source import MemoryTree
 from tests.gitrepo import commit_snapshot, head
 
 SYSTEMD = " \t" * 1000 + "x"  # 2 KB; about a minute in Pygments 2.21's systemd lexer
@@ -64,13 +71,40 @@ def test_a_slow_highlight_tag_fails_the_build_naming_its_line(tmp_path: Path) ->
     )
 
 
-def test_the_budget_is_the_pages_not_each_blocks(tmp_path: Path) -> None:
-    # Each block takes about 1.2 s with xpp; three of them pass a page's 2 s.
-    block = "```xpp\n" + "a\n" * 800 + "```\n\n"
-    code, output = _build(tmp_path, "---\ntitle: x\n---\n" + block * 3)
-    assert code == 1
-    assert output.startswith("deploybot: error: _posts/2020-01-01-x.md:")
-    assert output.endswith(f"highlighting as xpp {TIMEOUT}")
+class _Clock:
+    """A clock that stands still until a lexer moves it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _SlowLexer(Lexer):
+    """Takes ``seconds`` of ``clock``'s time to lex any block, then gives it as text."""
+
+    def __init__(self, clock: _Clock, seconds: float) -> None:
+        super().__init__(stripnl=False)
+        self.clock, self.seconds = clock, seconds
+
+    def get_tokens_unprocessed(self, text: str) -> Iterator[tuple[int, Any, str]]:
+        self.clock.now += self.seconds
+        yield 0, Token.Text, text
+
+
+def test_the_budget_is_the_pages_not_each_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Three blocks of 0.9 s each, under a page budget of 2 s: the third passes it.
+    clock = _Clock()
+    lexer = _SlowLexer(clock, 0.9)
+    monkeypatch.setattr(highlight, "lexer_for", lambda lang: lexer if lang == "slow" else None)
+    page = "---\ntitle: x\n---\n" + "".join(f"```slow\n{c}\n```\n\n" for c in "abc")
+    tree = MemoryTree({"x.md": page.encode()})
+    with use_clock(clock), pytest.raises(SourceError) as info:
+        build_site(tree, RenderOptions(highlight_timeout=2.0))
+    assert (info.value.path, info.value.line) == ("x.md", 12)
+    assert info.value.message == "highlighting as slow " + TIMEOUT.rstrip("\n")
+    assert clock.now == pytest.approx(2.7)  # each block lexed once
 
 
 def test_run_once_with_a_slow_block_exits_1_and_publishes_nothing(

@@ -21,17 +21,23 @@ from tests.incremental_site import (
     initial_site,
     liquid_change,
     liquid_initial_site,
+    tree_of,
 )
 
 OPTIONS = RenderOptions(theme=THEME, timezone="UTC", feed_limit=3, build_time=T0)
 
 
-def _options(step: int, typography: bool = True, footnotes: str = "kramdown") -> RenderOptions:
+def _options(
+    step: int, typography: bool = True, footnotes: str = "kramdown", cutoff: int | None = None
+) -> RenderOptions:
+    """``cutoff``: the future cut-off, in hours after the build time (``None``: at it)."""
+    when = T0 + timedelta(days=step)
     return RenderOptions(
         theme=THEME,
         timezone="UTC",
         feed_limit=3,
-        build_time=T0 + timedelta(days=step),
+        build_time=when,
+        cutoff=None if cutoff is None else when + timedelta(hours=cutoff),
         typography=typography,
         footnotes=footnotes,
     )
@@ -39,7 +45,7 @@ def _options(step: int, typography: bool = True, footnotes: str = "kramdown") ->
 
 def _check(inc: Incremental, files: dict[str, bytes], options: RenderOptions) -> None:
     report = inc.build(files, options)
-    full = build_site(MemoryTree(files), options)
+    full = build_site(tree_of(files), options)
     assert inc.outputs == dict(full.files)
     assert report.warnings == full.warnings
 
@@ -56,7 +62,8 @@ def test_incremental_equals_full_for_random_commit_sequences(data: st.DataObject
         files = apply(files, data.draw(change(files), label=f"commit {step}"))
         same_time = data.draw(st.integers(0, 4)) == 0
         when = step - 1 if same_time else step
-        _check(inc, files, _options(when, typography, footnotes))
+        cutoff = data.draw(st.one_of(st.none(), st.integers(-100, 900)), label="cut-off")
+        _check(inc, files, _options(when, typography, footnotes, cutoff))
 
 
 # The rules, one by one

@@ -21,6 +21,7 @@ from tests.incremental_site import (
     apply,
     initial_site,
     post_text,
+    tree_of,
 )
 
 OPTIONS = RenderOptions(theme=THEME, timezone="UTC", feed_limit=3, build_time=T0)
@@ -43,7 +44,7 @@ def _steps(
     for step in [{}, *changes]:
         files = apply(files, step)
         report = inc.build(files, options)
-        full = build_site(MemoryTree(files), options)
+        full = build_site(tree_of(files), options)
         assert inc.outputs == dict(full.files)
         assert report.warnings == full.warnings
     return inc

@@ -64,3 +64,78 @@ def test_liquid_agreement_with_jekyll(name: str) -> None:
 def test_the_agreement_set_is_at_least_forty_templates() -> None:
     assert len(AGREEMENT) >= 40
     assert built("liquid_agreement").warnings == ()
+
+
+def test_front_matter_dates_read_as_jekyll_reads_them() -> None:
+    """152 ``date`` values Jekyll 4.3.1 accepts (Ruby's ``Time.parse``: ``3-7-2019`` is 3
+    July, a YAML timestamp without offset is UTC, ``2019-03-07 10:00`` is local time...),
+    each printed by its post and listed in date order."""
+    theirs, ours = expected("dates"), built("dates")
+    assert sorted(ours.files) == sorted(theirs)
+    for path, data in theirs.items():
+        assert normalise(ours.files[path].decode()) == normalise(data.decode()), path
+
+
+def test_unclosed_front_matter_renders_as_jekyll_does() -> None:
+    theirs, ours = expected("leniency"), built("leniency")
+    assert sorted(ours.files) == sorted(theirs)
+    for path, data in theirs.items():
+        assert normalise(ours.files[path].decode()) == normalise(data.decode()), path
+    unclosed = sorted(w.path for w in ours.warnings if "not closed" in w.message)
+    assert unclosed == ["_posts/2021-02-03-unclosed-post.md", "unclosed-html.html", "unclosed.md"]
+
+
+def _same_as_jekyll(case: str) -> SiteBuild:
+    theirs, ours = expected(case), built(case)
+    assert sorted(ours.files) == sorted(theirs)
+    for path, data in theirs.items():
+        ours_text = ours.files[path].decode("utf-8", "replace")
+        assert normalise(ours_text) == normalise(data.decode("utf-8", "replace")), path
+    return ours
+
+
+def test_content_model_builds_as_jekyll_does() -> None:
+    """Collections (``output``, ``permalink``, ``sort_by``, ``site.<label>``,
+    ``site.collections``, a collection's static file), ``feed.xml``/``.json``/``.css``/
+    ``.rss``/``.txt`` pages with front matter, front matter ``defaults`` by path and type,
+    ``slug:``, file names slugified as Jekyll does (``Ünïcödé Title, with Spaces!``), a
+    post without front matter, ``excerpt_separator: ""``, ``3-7-2019``, ``time:`` as
+    ``site.time`` and the future cut-off (a post a second before it written, one a second
+    after it and a document after it not), the
+    site's own ``index.html``, ``CNAME``, ``{% link %}`` to a collection document."""
+    ours = _same_as_jekyll("content_model")
+    future = "skipped: the post has a future date"
+    assert [(w.path, w.message) for w in ours.warnings] == [
+        ("_posts/2021-06-01-just-after.md", future),
+        ("_posts/2021-07-01-future.md", future),
+    ]
+
+
+def test_future_true_publishes_every_date() -> None:
+    _same_as_jekyll("future")
+
+
+def test_reading_rules_as_jekyll() -> None:
+    """``exclude`` (a prefix, a glob), ``include`` (a folder, a file inside an
+    underscore folder, a dot file), Jekyll's default excludes (``Gemfile``,
+    ``node_modules``, ``vendor/bundle``), ``_``/``.``/``#``/``~`` names, ``_posts`` in a
+    folder and below it, a hidden folder inside ``_posts``."""
+    ours = _same_as_jekyll("reading")
+    assert [w.path for w in ours.warnings] == ["_posts/readme.md"]
+
+
+def test_symlinks_inside_the_tree_publish_their_targets() -> None:
+    """A page, a post, a static file and a chain of symlinks are published as their
+    targets under their own names (``jekyll build --safe``); the two pointing outside the
+    source are left out, each with one warning naming it."""
+    ours = _same_as_jekyll("symlinks")
+    assert [(w.path, w.message) for w in ours.warnings] == [
+        (
+            "outside-abs.txt",
+            "symlink not published: its target '/etc/hostname' is outside the source tree",
+        ),
+        (
+            "outside-rel.txt",
+            "symlink not published: its target '../outside.txt' is outside the source tree",
+        ),
+    ]

@@ -1,7 +1,7 @@
 """Parse time stays linear: each pathological body of 40,000 characters renders well within
 a generous bound (a child process, killed at the bound, so a regression fails instead of
 hanging the suite). The growth ratios themselves are measured by
-``python -m tests.bench_render_limits`` (``make bench``), not here.
+``python -m tests.bench.render_limits`` (``make bench``), not here.
 """
 
 from __future__ import annotations

@@ -33,7 +33,9 @@ PAGE: dict[str, Any] = {"title": 'Say "hi"', "date": datetime(2020, 7, 14, tzinf
 
 def engine(files: dict[str, bytes] | None = None, **limits: int) -> Liquid:
     tree = MemoryTree(files or {})
-    return Liquid(tree, url="https://example.org", baseurl="/blog", limits=LiquidLimits(**limits))
+    return Liquid(
+        tree, url="https://example.org", baseurl="/blog", timezone=LA, limits=LiquidLimits(**limits)
+    )
 
 
 def run(

@@ -17,6 +17,7 @@ from pathlib import Path
 from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
+from deploybot import checkpoint
 from deploybot.config import NotifyConfig
 from deploybot.notify.announce import (
     PUBLISHED,
@@ -96,6 +97,7 @@ def note_pushing(state_dir: Path, refname: str, commit: str) -> None:
     landed leaves a record no head will equal. Raises OSError when the state dir is
     unwritable (then nothing is pushed)."""
     write_record(state_dir, refname, commit, PUBLISHED)
+    checkpoint.reached(checkpoint.BEFORE_PUSH, state_dir)
 
 
 def unannounced(

@@ -4,27 +4,27 @@ With ``-C`` the rename sources are the deleted files *and* the files modified in
 commit (not unchanged ones: that would be ``--find-copies-harder``). Destinations are the
 added files. Exact matches (same blob id) are paired first, preferring an unused source and
 then one with the same base name; then every remaining destination is scored against every
-source with git's similarity estimate (``diffcore-delta.c``: chunks of up to 64 bytes ending
-at a newline, hashed and counted), the four best candidates per destination are kept, all
-candidates are sorted by score (stable, as glibc's merge-sort ``qsort``), and pairs at or
-above 50% are taken, renames before copies. A source used more than once, or a modified
-source, makes copies; the last use of a deleted source is the rename (``diff.c``
-``diff_resolve_rename_copy``). Everything here is pure: contents come from ``load``.
+source with git's similarity estimate (``diffcore-delta.c``, :mod:`.spanhash`: chunks of up
+to 64 bytes ending at a newline, hashed and counted), the four best candidates per
+destination are kept, all candidates are sorted by score (stable, as glibc's merge-sort
+``qsort``), and pairs at or above 50% are taken, renames before copies. A source used more
+than once, or a modified source, makes copies; the last use of a deleted source is the
+rename (``diff.c`` ``diff_resolve_rename_copy``). Everything here is pure: contents come
+from ``load``.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from deploybot.notify.diff import is_binary
+from deploybot.notify.spanhash import CountsBatch, copied_bytes
 
 MAX_SCORE = 60000
 DEFAULT_RENAME_SCORE = 30000
 RENAME_LIMIT = 1000
 NUM_CANDIDATE_PER_DST = 4
-HASHBASE = 107927
-_M32 = 0xFFFFFFFF
 S_IFMT = 0o170000
 S_IFREG = 0o100000
 
@@ -59,6 +59,25 @@ class _Src:
     unmodified: bool = False  # an unchanged file, a source only under --find-copies-harder
     size: int | None = None
     counts: dict[int, int] | None = field(default=None, repr=False)
+    keys: frozenset[int] = field(default=frozenset(), repr=False)
+
+    def set_counts(self, counts: dict[int, int]) -> None:
+        self.counts, self.keys = counts, frozenset(counts)
+
+
+@dataclass
+class _Dst:
+    """A destination being scored: its base name, size (0 when not a regular file) and
+    chunk counts."""
+
+    side: Side
+    name: bytes
+    size: int = 0
+    counts: dict[int, int] = field(default_factory=dict, repr=False)
+    keys: frozenset[int] = field(default=frozenset(), repr=False)
+
+    def set_counts(self, counts: dict[int, int]) -> None:
+        self.counts, self.keys = counts, frozenset(counts)
 
 
 def similarity_percent(score: int) -> int:
@@ -66,39 +85,18 @@ def similarity_percent(score: int) -> int:
     return score * 100 // MAX_SCORE
 
 
-def span_counts(data: bytes) -> dict[int, int]:
-    """``hash_chars``: {chunk hash: bytes} over chunks ending at LF or after 64 bytes.
-
-    A CR before LF is skipped in text; a last chunk with no LF and under 64 bytes is left
-    out, as in git.
-    """
-    text = not is_binary(data)
-    counts: dict[int, int] = {}
-    n = a1 = a2 = 0
-    size = len(data)
-    for pos in range(size):
-        c = data[pos]
-        if text and c == 13 and pos + 1 < size and data[pos + 1] == 10:
-            continue
-        old1 = a1
-        a1 = (((a1 << 7) & _M32) ^ (a2 >> 25)) + c & _M32
-        a2 = ((a2 << 7) & _M32) ^ (old1 >> 25)
-        n += 1
-        if n < 64 and c != 10:
-            continue
-        h = ((a1 + a2 * 0x61) & _M32) % HASHBASE
-        counts[h] = counts.get(h, 0) + n
-        n = a1 = a2 = 0
-    return counts
+def _sizes_close(a: int, b: int) -> bool:
+    """``estimate_similarity``'s first cut: sizes too far apart for the minimum score."""
+    max_size = max(a, b)
+    return max_size * (MAX_SCORE - DEFAULT_RENAME_SCORE) >= (max_size - min(a, b)) * MAX_SCORE
 
 
-def _copied(src: dict[int, int], dst: dict[int, int]) -> int:
-    """``diffcore_count_changes``: bytes of ``dst`` that also occur in ``src``."""
-    return sum(min(cnt, dst.get(h, 0)) for h, cnt in src.items())
+def _basename(path: bytes) -> bytes:
+    return path.rsplit(b"/", 1)[-1]
 
 
 def _basename_same(a: bytes, b: bytes) -> int:
-    return int(a.rsplit(b"/", 1)[-1] == b.rsplit(b"/", 1)[-1])
+    return int(_basename(a) == _basename(b))
 
 
 def _is_reg(mode: int) -> bool:
@@ -111,6 +109,7 @@ class _Detector:
         self.dsts = dsts
         self.load = load
         self.match: dict[int, tuple[int, int]] = {}  # dst index -> (src index, score)
+        self.memo: dict[bytes, int] = {}  # chunk -> hash: pages share their layout's lines
 
     def record(self, d: int, s: int, score: int) -> None:
         self.srcs[s].used += 1
@@ -138,39 +137,41 @@ class _Detector:
             if best >= 0:
                 self.record(d, best, MAX_SCORE)
 
-    def _source(self, src: _Src, need_counts: bool) -> None:
-        """Fill ``src.size`` (and ``src.counts``): git keeps these, not the blob."""
-        if src.size is not None and (src.counts is not None or not need_counts):
-            return
-        data = self.load(src.side.sha)
-        src.size = len(data)
-        if need_counts:
-            src.counts = span_counts(data)
+    def prepare(self, todo: list[int], srcs: list[tuple[int, _Src]]) -> list[_Dst]:
+        """Read every destination left and every regular source once: sizes, and chunk
+        counts (hashed in batches, :class:`.spanhash.CountsBatch`) for the destinations and
+        for each source whose size is close enough to some destination's to be scored.
+        A symlink or gitlink is never read, as ``estimate_similarity`` gives 0 for it
+        before populating anything (a gitlink's commit is not in this repository)."""
+        batch = CountsBatch(self.memo)
+        out: list[_Dst] = []
+        for d in todo:
+            side = self.dsts[d]
+            dst = _Dst(side, _basename(side.path))
+            out.append(dst)
+            if _is_reg(side.mode):
+                data = self.load(side.sha)
+                dst.size = len(data)
+                batch.add(data, dst.set_counts)
+        sizes = sorted(dst.size for dst in out if dst.size)
+        for _, src in srcs:
+            if src.size is None and _is_reg(src.side.mode):
+                data = self.load(src.side.sha)
+                src.size = len(data)
+                # Close to some destination: one within [size / 2, 2 * size] (_sizes_close).
+                at = bisect.bisect_left(sizes, (src.size + 1) // 2)
+                if at < len(sizes) and sizes[at] <= 2 * src.size:
+                    batch.add(data, src.set_counts)
+        batch.flush()
+        return out
 
-    def _destination(self, dst: Side) -> tuple[int, dict[int, int]]:
-        """A destination's size and chunk counts; a symlink or gitlink is never read, as
-        ``estimate_similarity`` gives 0 for it before populating anything (a gitlink's
-        commit is not in this repository)."""
-        if not _is_reg(dst.mode):
-            return 0, {}
-        data = self.load(dst.sha)
-        return len(data), span_counts(data)
-
-    def estimate(self, src: _Src, dst: Side, dst_size: int, dst_counts: dict[int, int]) -> int:
-        """``estimate_similarity`` of one source for one destination."""
-        if not _is_reg(src.side.mode) or not _is_reg(dst.mode):
-            return 0
-        self._source(src, need_counts=False)
-        assert src.size is not None
-        max_size = max(src.size, dst_size)
-        delta = max_size - min(src.size, dst_size)
-        if max_size * (MAX_SCORE - DEFAULT_RENAME_SCORE) < delta * MAX_SCORE:
-            return 0
-        if not dst_size:
-            return 0
-        self._source(src, need_counts=True)
+    def estimate(self, src: _Src, dst: _Dst) -> int:
+        """``estimate_similarity`` of one source for one destination (both prepared)."""
+        if src.size is None or not dst.size or not _sizes_close(src.size, dst.size):
+            return 0  # not regular files, or sizes too far apart
         assert src.counts is not None
-        return _copied(src.counts, dst_counts) * MAX_SCORE // max_size
+        copied = copied_bytes(src.counts, dst.counts, src.keys & dst.keys)
+        return copied * MAX_SCORE // max(src.size, dst.size)
 
     def inexact(self, rename_limit: int) -> None:
         """``diffcore_rename``'s similarity matrix, unless ``too_many_rename_candidates``."""
@@ -185,23 +186,21 @@ class _Detector:
             if len(srcs) == len(self.srcs) or len(todo) * len(srcs) > rename_limit**2:
                 return
         mx: list[tuple[int, int, int, int]] = []  # (dst, src, score, name_score); dst -1 unused
-        for d in todo:
-            dst = self.dsts[d]
-            dst_size, dst_counts = self._destination(dst)
+        names = [_basename(src.side.path) for _, src in srcs]
+        for d, dst in zip(todo, self.prepare(todo, srcs), strict=True):
+            # git's four slots (score_compare): a candidate replaces the first worst slot
+            # when strictly better (score, then the same base name); keys sort the worse
+            # later, an empty slot last of all.
             slots = [(-1, 0, 0, 0)] * NUM_CANDIDATE_PER_DST
-            for s, src in srcs:
-                cand = (
-                    d,
-                    s,
-                    self.estimate(src, dst, dst_size, dst_counts),
-                    _basename_same(src.side.path, dst.path),
-                )
-                worst = 0
-                for i in range(1, NUM_CANDIDATE_PER_DST):
-                    if _score_cmp(slots[i], slots[worst]) > 0:
-                        worst = i
-                if _score_cmp(slots[worst], cand) > 0:
-                    slots[worst] = cand
+            keys = [(1, 0, 0)] * NUM_CANDIDATE_PER_DST
+            worst = 0
+            for (s, src), name in zip(srcs, names, strict=True):
+                score = self.estimate(src, dst)
+                same = int(name == dst.name)
+                key = (0, -score, -same)
+                if keys[worst] > key:
+                    keys[worst], slots[worst] = key, (d, s, score, same)
+                    worst = max(range(NUM_CANDIDATE_PER_DST), key=keys.__getitem__)
             mx.extend(slots)
         mx.sort(key=_sort_key)
         for copies in (False, True):
@@ -211,17 +210,6 @@ class _Detector:
                 if d in self.match or (not copies and self.srcs[s].used):
                     continue
                 self.record(d, s, score)
-
-
-def _score_cmp(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> int:
-    """``score_compare``: > 0 when ``a`` sorts after (is worse than) ``b``."""
-    if a[0] < 0:
-        return int(b[0] >= 0)
-    if b[0] < 0:
-        return -1
-    if a[2] == b[2]:
-        return b[3] - a[3]
-    return b[2] - a[2]
 
 
 def _sort_key(m: tuple[int, int, int, int]) -> tuple[int, int, int]:
@@ -237,9 +225,9 @@ def detect_copies(
         pairs: the tree diff, sorted by path, statuses ``A``/``D``/``M``/``T``; unchanged
             files (``M`` with equal sides) make it ``--find-copies-harder``.
         load: returns a blob's content from its id. Called once per regular-file
-            destination and at most twice per regular-file source (a symlink or gitlink
-            pairs only by an exact match of id and mode, so it is never read); nothing
-            loaded is kept but sizes and chunk counts.
+            destination and source left after exact matching (a symlink or gitlink pairs
+            only by an exact match of id and mode, so it is never read); nothing loaded is
+            kept but sizes and chunk counts.
         rename_limit: ``diff.renameLimit``, git's ``too_many_rename_candidates``: the
             inexact (similarity) matching is skipped when the destinations left after exact
             matching times the sources exceed its square (git 2.39 default 1000, checked

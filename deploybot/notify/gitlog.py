@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.objectspec import parse_commit
@@ -177,14 +178,26 @@ def _message(message: bytes) -> bytes:
     return text + b"\n" if text else b""
 
 
+def _reencode(data: bytes, encoding: bytes | None) -> bytes:
+    """``logmsg_reencode``: a commit with an ``encoding`` header other than UTF-8 is shown
+    re-encoded to UTF-8 (git's default ``i18n.logOutputEncoding``); kept as stored when
+    the encoding is unknown or the bytes are not in it (git keeps them when iconv fails)."""
+    if not encoding or encoding.lower() in (b"utf-8", b"utf8"):
+        return data
+    try:
+        return data.decode(encoding.decode("ascii")).encode("utf-8")
+    except (LookupError, ValueError):
+        return data
+
+
 def _header(commit: Commit, obj: _Objects) -> bytes:
     out = b"commit " + bytes(commit.id) + b"\n"
     if len(commit.parents) > 1:  # pretty.c add_merge_info
         out += b"Merge:" + b"".join(b" " + obj.abbrev(p) for p in commit.parents) + b"\n"
-    author: bytes = commit.author
+    author: bytes = _reencode(commit.author, commit.encoding)
     out += b"Author: " + author + b"\n"
     out += b"Date:   " + _date(commit.author_time, commit.author_timezone) + b"\n"
-    body = _message(commit.message)
+    body = _message(_reencode(commit.message, commit.encoding))
     return out + (b"\n" + body if body else b"")
 
 
@@ -232,6 +245,28 @@ def _any_id(sha: bytes) -> bytes:
 
 def _open(repo: Repo, commit: str, abbrev: int | None) -> tuple[_Objects, Commit]:
     return _Objects(repo, abbrev), parse_commit(repo, commit.encode())
+
+
+def _tree_diff(repo: Repo, target: Commit) -> list[FilePair]:
+    """The change list of a commit against its first parent (or the empty tree)."""
+    parent_tree = None
+    if target.parents:
+        parent = repo.object_store[target.parents[0]]
+        assert isinstance(parent, Commit)
+        parent_tree = parent.tree
+    return tree_changes(repo, parent_tree, target.tree)
+
+
+def _git_pays(repo: Repo, changes: list[FilePair] | None) -> bool:
+    from deploybot.notify.gitlog_cli import prefer_git
+
+    return prefer_git(repo, changes)
+
+
+def _from_git(args: dict[str, Any]) -> LogExcerpt | None:
+    from deploybot.notify.gitlog_cli import git_log_excerpt
+
+    return git_log_excerpt(**args)
 
 
 def _parent_pairs(
@@ -316,6 +351,7 @@ def read_log_excerpt(
     abbrev: int | None = None,
     width: int = 80,
     rename_limit: int = RENAME_LIMIT,
+    engine: str = "auto",
 ) -> LogExcerpt:
     """What an email shows of :func:`format_commit_log`, at a cost bounded by what it shows.
 
@@ -330,18 +366,42 @@ def read_log_excerpt(
         max_lines, max_line_length: the email's ``emailMaxLines``/``emailMaxLineLength``
             (0 = unlimited); the log's lines need at most ``max_lines`` of them.
         abbrev, width, rename_limit: as :func:`format_commit_log_bytes`.
+        engine: ``"git"``: git's own ``git log`` output (:mod:`.gitlog_cli`), the same
+            bytes made in C, falling back to Python when git is missing, fails or times
+            out; ``"python"``: the pure-Python path only; ``"auto"``: git when it pays
+            (:func:`.gitlog_cli.prefer_git`).
 
     Raises:
         KeyError: as :func:`format_commit_log_bytes`.
     """
+    git = {
+        "repo_path": repo_path,
+        "commit": commit,
+        "max_lines": max_lines,
+        "max_line_length": max_line_length,
+        "width": width,
+        "rename_limit": rename_limit,
+    }
+    ask_git = abbrev is None and engine != "python"  # git prints its own abbreviations only
+    if ask_git and engine == "git":
+        excerpt = _from_git(git)
+        if excerpt is not None:
+            return excerpt
+        ask_git = False
     builder = ExcerptBuilder(max_lines, max_line_length)
     with Repo(str(repo_path)) as repo:
         obj, target = _open(repo, commit, abbrev)
-        if len(target.parents) > 1:  # rare (never a build): made whole, then cut
+        merge = len(target.parents) > 1
+        changes = None if merge else _tree_diff(repo, target)
+        if ask_git and _git_pays(repo, changes):
+            excerpt = _from_git(git)
+            if excerpt is not None:
+                return excerpt
+        if changes is None:  # a merge (never a build): made whole, then cut
             text = _merge_text(repo, obj, target, width, rename_limit)
             builder.add_text(text)
             return builder.build(index_abbrev(text.decode("utf-8", "replace")) or DEFAULT_ABBREV)
-        pairs = _parent_pairs(repo, obj, target, 0 if target.parents else None, rename_limit)
+        pairs = detect_copies(changes, obj.load, rename_limit)
         builder.add_text(_header(target, obj))
         if not pairs:
             return builder.build(DEFAULT_ABBREV)

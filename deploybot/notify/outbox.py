@@ -53,6 +53,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from deploybot import checkpoint
 from deploybot.errors import NotifyError, disk_full, is_disk_full
 
 SENT_DIR = "sent"
@@ -285,6 +286,7 @@ def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], fl
         uncertain_before=uncertain or bool(status.get("uncertain_before")),
     )
     write_json(_sidecar(path), status)
+    checkpoint.reached(checkpoint.BEFORE_SEND, path.parent)
     try:
         if tried and isinstance(send, SendAgain):
             send.send_again(message)

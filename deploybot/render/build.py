@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ import mistune
 from deploybot import pathrules
 from deploybot.errors import SourceError
 from deploybot.render import paginate, sitetheme
+from deploybot.render.collections import POSTS, ordered
 from deploybot.render.data import read_data
 from deploybot.render.document import (
     RenderContext,
@@ -40,13 +42,18 @@ from deploybot.render.model import (
     RenderOptions,
     RenderWarning,
     SiteBuild,
+    SiteConfig,
     SiteModel,
+    StaticFile,
+    future_cutoff,
+    site_time,
 )
 from deploybot.render.site import load_site
 from deploybot.render.siteconfig import load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import ResolvedTree
 
 __all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
 
@@ -56,7 +63,8 @@ def site_variables(model: SiteModel, md: mistune.Markdown | None = None) -> dict
     ``time``, ``posts`` (newest first; each with ``title``, ``url``, ``date``, ``id``,
     ``categories``, ``tags``, ``excerpt`` and its front matter, but not its content),
     ``pages`` (:func:`page_variables`), ``static_files`` (``path``, ``url``, ``name``,
-    ``basename``, ``extname``) and ``categories``/``tags`` (name -> posts, newest first).
+    ``basename``, ``extname``), ``categories``/``tags`` (name -> posts, newest first), each
+    collection's documents under its label and ``collections`` (:func:`collection_lists`).
     ``md`` renders excerpts (default: :func:`make_markdown`'s defaults)."""
     config = model.config
     posts = [post_variables(post, md) for post in model.posts]
@@ -70,7 +78,7 @@ def site_variables(model: SiteModel, md: mistune.Markdown | None = None) -> dict
         "timezone": config.timezone,
         "time": model.time,
         "posts": posts,
-        **content_variables(model, posts),
+        **content_variables(model, posts, md),
     }
 
 
@@ -101,6 +109,9 @@ def post_variables(
         "categories": list(post.categories),
         "tags": list(post.tags),
         "path": post.doc.path,
+        "relative_path": post.doc.path,
+        "collection": post.collection,
+        "name": post.doc.front_matter.get("name") or posixpath.basename(post.doc.path),
     }
     fields = dict(values)
     values["excerpt"] = post_excerpt(post.doc, post.excerpt_separator, _markdown_fn(md), fields)
@@ -242,13 +253,21 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     Raises ``SourceError`` (message, path, line) for bad input, or input or output over a
     limit of ``options``.
     """
-    tree = LimitedTree(tree, options.max_file_bytes)
+    links = ResolvedTree(tree)
+    tree = LimitedTree(links, options.max_file_bytes)
     config = load_config(tree, options.timezone, options.max_yaml_size)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
-    build_time = _aware(options.build_time)
+    cut = future_cutoff(config, options)
     model, warnings = load_site(
-        tree, config, build_time, hidden, max_yaml_size=options.max_yaml_size
+        tree,
+        config,
+        site_time(config, options),
+        hidden,
+        max_yaml_size=options.max_yaml_size,
+        cutoff=cut,
+        links=links,
     )
+    warnings = [*config.warnings, *warnings]
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = sitetheme.site_layouts(tree.paths(), options.theme)
@@ -265,16 +284,18 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     if layouts is None:
         for path, data in theme_assets(tree, options.theme):
             out.put(path, data, f"theme {options.theme}")
-    for path in model.static:
-        out.put(path, tree.read(path), path, copied=True)
+    for static in model.static:
+        if static.output_path:
+            out.put(static.output_path, tree.read(static.path), static.path, copied=True)
     index = render_index(ctx) if layouts is None else None
-    if index is not None and not any(p.output_path == "index.html" for p in model.pages):
+    if index is not None and not owns_index(model):
         out.put("index.html", index, f"theme {options.theme}")
     contents: dict[str, str] = {}
     pager = sitetheme.pager_of(config, model.pages) if layouts is not None else None
     for rendered in [
         *(r for p in model.pages for r in render_page_outputs(p, ctx, pager)),
         *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(model.posts)),
+        *render_documents(model, ctx, cut),
     ]:
         out.put(rendered.output_path, rendered.output, rendered.source)
         contents.setdefault(rendered.source, rendered.content)
@@ -294,6 +315,53 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
 
 
+def owns_index(model: SiteModel) -> bool:
+    """Whether a source of the site writes ``index.html`` (a page, a static file or a
+    document): then the theme's index is not made."""
+    written = [page.output_path for page in model.pages]
+    written += [doc.output_path for doc in model.docs]
+    written += [static.output_path for static in model.static]
+    return "index.html" in written
+
+
+def render_documents(
+    model: SiteModel, ctx: RenderContext, cut: datetime | None
+) -> Iterator[RenderedDocument]:
+    """Render every written document of the collections other than ``posts`` (not those
+    dated after ``cut``, Jekyll's ``Publisher#publish?``), with its neighbours in its
+    collection's order. Raises ``SourceError``."""
+    for docs in collection_docs(model).values():
+        for i, doc in enumerate(docs):
+            if not doc.output_path or (cut is not None and doc.dated and doc.date > cut):
+                continue
+            page = post_variables(doc, ctx.md, *in_order_neighbours(docs, i))
+            yield render_document(doc.doc, doc.output_path, "page", page, ctx)
+
+
+def collection_docs(model: SiteModel) -> dict[str, list[Post]]:
+    """Return each collection's documents (not ``posts``) in its order, by label."""
+    found: dict[str, list[Post]] = {}
+    for label, collection in model.config.collections.items():
+        if label == POSTS:
+            continue
+        docs = [d for d in model.docs if d.collection == label]
+        keyed = [(d.doc.path, d.date, d.doc.front_matter) for d in docs]
+        by_path = {d.doc.path: d for d in docs}
+        found[label] = [by_path[path] for path, _, _ in ordered(collection, keyed)]
+    return found
+
+
+def in_order_neighbours(docs: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:
+    """Return ``(previous, next)`` of ``docs[index]`` in a collection's order (Jekyll's
+    ``Document#previous_doc``/``next_doc``): the documents just before and after it (``None``
+    at either end; both ``None`` for an ``index`` of -1, a document not in ``docs``)."""
+    if index < 0:
+        return None, None
+    previous = docs[index - 1] if index > 0 else None
+    after = docs[index + 1] if index + 1 < len(docs) else None
+    return previous, after
+
+
 def neighbours(posts: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:
     """Return ``(previous, next)`` of ``posts[index]`` in a newest-first list: the older and
     the newer post (``None`` at either end)."""
@@ -302,9 +370,12 @@ def neighbours(posts: Sequence[Post], index: int) -> tuple[Post | None, Post | N
     return older, newer
 
 
-def content_variables(model: SiteModel, posts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return ``site.pages``, ``site.static_files``, ``site.categories`` and ``site.tags``
-    (``posts`` are the post mappings in ``model.posts`` order)."""
+def content_variables(
+    model: SiteModel, posts: list[dict[str, Any]], md: mistune.Markdown | None = None
+) -> dict[str, Any]:
+    """Return ``site.pages``, ``site.static_files``, ``site.categories``, ``site.tags``,
+    each collection's documents and ``site.collections`` (``posts`` are the post mappings
+    in ``model.posts`` order; ``md`` renders the documents' excerpts)."""
     categories: dict[str, list[dict[str, Any]]] = {}
     tags: dict[str, list[dict[str, Any]]] = {}
     # Jekyll's post_attr_hash: names in the order the oldest-first posts bring them, each
@@ -314,24 +385,66 @@ def content_variables(model: SiteModel, posts: list[dict[str, Any]]) -> dict[str
             categories.setdefault(name, []).insert(0, variables)
         for name in dict.fromkeys(post.tags):
             tags.setdefault(name, []).insert(0, variables)
+    docs = {
+        label: [post_variables(d, md) for d in items]
+        for label, items in collection_docs(model).items()
+    }
     return {
-        "pages": [page_variables(page) for page in model.pages],
-        "static_files": [static_file_variables(path) for path in model.static],
+        "pages": [page_variables(page) for page in by_name(model.pages)],
+        "static_files": [static_file_variables(s) for s in model.static],
         "categories": categories,
         "tags": tags,
+        **docs,
+        "collections": collection_lists(model.config, docs, posts[::-1], model.static),
     }
 
 
-def static_file_variables(path: str) -> dict[str, Any]:
-    """Return the ``site.static_files`` entry of the static file ``path`` (``path``, ``url``,
-    ``name``, ``basename``, ``extname``)."""
-    name = posixpath.basename(path)
+def by_name(pages: Iterable[Page]) -> list[Page]:
+    """Return ``pages`` in ``site.pages`` order: by file name, then path (Jekyll's
+    ``Reader#sort_files!`` sorts by name alone, in an unstable sort)."""
+    return sorted(pages, key=lambda p: (posixpath.basename(p.doc.path), p.doc.path))
+
+
+def collection_lists(
+    config: SiteConfig,
+    docs: Mapping[str, list[Any]],
+    posts: list[Any],
+    static: Sequence[StaticFile],
+) -> list[dict[str, Any]]:
+    """Return ``site.collections``: one mapping per collection (``posts`` too), sorted by
+    label, with ``label``, ``docs`` (``posts`` oldest first), ``files`` (its static files),
+    ``output``, ``relative_directory``, ``directory`` (the folder from the source root;
+    Jekyll gives the absolute path on its disk) and its settings from ``_config.yml``."""
+    lists = []
+    for label in sorted(config.collections):
+        collection = config.collections[label]
+        files = [static_file_variables(s) for s in static if s.collection == label]
+        lists.append(
+            {
+                **collection.metadata,
+                "label": label,
+                "docs": posts if label == POSTS else docs.get(label, []),
+                "files": files,
+                "output": collection.output,
+                "relative_directory": collection.relative_directory,
+                "directory": collection.folder,
+            }
+        )
+    return lists
+
+
+def static_file_variables(static: StaticFile) -> dict[str, Any]:
+    """Return the ``site.static_files`` entry of a static file (``path``, ``url``,
+    ``name``, ``basename``, ``extname``, ``collection``; Jekyll's ``StaticFileDrop``
+    without ``modified_time``)."""
+    name = posixpath.basename(static.path)
     return {
-        "path": "/" + path,
-        "url": "/" + path,
+        "path": static.path if static.collection else "/" + static.path,
+        "url": static.url,
         "name": name,
-        "basename": posixpath.splitext(name)[0],
-        "extname": posixpath.splitext(path)[1],
+        "basename": re.sub(r"\.*\Z", "", posixpath.splitext(name)[0]),
+        "extname": posixpath.splitext(name)[1],
+        "collection": static.collection,
     }
 
 
@@ -345,9 +458,3 @@ def _markdown_fn(md: mistune.Markdown | None) -> MarkdownFn:
 @functools.cache
 def _default_markdown() -> mistune.Markdown:
     return make_markdown()
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is not None and moment.tzinfo is None:
-        raise ValueError("RenderOptions.build_time must be timezone-aware")
-    return moment

@@ -223,6 +223,16 @@ class BuildCache:
         sql = "SELECT * FROM sources WHERE kind = ? ORDER BY path"
         return [_source_row(r) for r in self._all(sql, (kind,))]
 
+    def next_after(self, cut_us: int) -> int | None:
+        """Return the earliest ``date_us`` after ``cut_us`` of a published post or a dated
+        collection document, or ``None``."""
+        sql = (
+            "SELECT MIN(date_us) FROM sources WHERE date_us > ? AND "
+            "((kind = 'post' AND published = 1) OR kind = 'doc')"
+        )
+        row = self._one(sql, (cut_us,))
+        return None if row is None or row[0] is None else int(row[0])
+
     def future_warnings(self, cut_us: int) -> list[str]:
         """Return the paths of published posts dated after ``cut_us``, sorted."""
         sql = "SELECT path FROM sources WHERE kind = 'post' AND published = 1 AND date_us > ?"

@@ -1,23 +1,18 @@
 """Dates as Jekyll reads and prints them, independent of the machine's TZ and locale.
 
-Reading follows Jekyll's front-matter docs (``YYYY-MM-DD HH:MM:SS +/-TTTT``; time and offset
-optional; a date without an offset is in the site timezone). Printing covers Liquid's
-``date_to_xmlschema`` (RFC 3339), ``date_to_rfc822`` (RFC 822/2822) and a locale-free subset of
-``strftime``.
+Reading a front-matter ``date`` follows Jekyll 4.3 (Ruby's ``Time.parse``, :mod:`.rubytime`;
+the date filters read theirs with the same parser: :func:`.jekyll_filters.as_time`).
+Printing covers Liquid's ``date_to_xmlschema`` (RFC 3339), ``date_to_rfc822`` (RFC 822/2822)
+and a locale-free subset of ``strftime``.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from email.utils import format_datetime
 
-_DATE_RE = re.compile(
-    r"""^\s*(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})
-    (?:[ T\t]+(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<frac>\d+))?)?
-       \s*(?P<tz>Z|UTC|GMT|[+-]\d{2}:?\d{2}|[+-]\d{2})?)?\s*$""",
-    re.VERBOSE,
-)
+from deploybot.render import rubytime
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MONTHS = (
@@ -36,55 +31,38 @@ MONTHS = (
 )
 
 
-def _offset(text: str) -> tzinfo:
-    if text in ("Z", "UTC", "GMT"):
-        return UTC
-    sign = -1 if text[0] == "-" else 1
-    digits = text[1:].replace(":", "")
-    hours, minutes = int(digits[:2]), int(digits[2:] or 0)
-    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+def front_matter_date(value: object, tz: tzinfo) -> datetime:
+    """Return a front-matter ``date`` as Jekyll 4.3 reads it, in ``tz`` (the site's zone).
 
-
-def parse_date(value: object, tz: tzinfo) -> datetime:
-    """Return ``value`` (a front-matter ``date``) as an aware datetime in ``tz``.
-
-    Accepts what PyYAML gives: ``datetime.date`` (midnight in ``tz``), naive ``datetime``
-    (read as ``tz`` wall time), aware ``datetime``, and strings such as
-    ``"2017-10-06 11:30:00 -0400"`` which YAML 1.1 does not recognise.
-    Raises ``ValueError`` for anything else, and for a date that cannot be placed in
-    ``tz`` (``0001-01-01 00:00 +14:00`` is in year 0 once in UTC: Python's ``datetime``
-    holds years 1 to 9999).
+    Jekyll turns the YAML value into text and parses it with Ruby's ``Time.parse``
+    (``Document#merge_date!``, ``Utils.parse_date``; :mod:`.rubytime`): a YAML date is
+    midnight in the site's zone; a YAML timestamp without an offset
+    (``2019-03-07 10:00:00``) is UTC, as Psych reads it, and keeps no fraction of a second
+    (``Time#to_s`` drops it); any other text is ``Time.parse``'s (``3-7-2019`` is 3 July,
+    ``2019-03-07 10:00`` is the site's local time). Raises ``ValueError`` for a value
+    Jekyll refuses (or would complete from the clock: no year), and for a date that cannot
+    be placed in ``tz`` (Python's ``datetime`` holds years 1 to 9999: ``0001-01-01 00:00
+    +14:00`` is in year 0 once in UTC).
     """
     try:
-        return _parse_date(value, tz)
+        return _front_matter_date(value, tz)
     except OverflowError as exc:
         raise ValueError(f"date {value!s} is out of range in the site's timezone") from exc
 
 
-def _parse_date(value: object, tz: tzinfo) -> datetime:
+def _front_matter_date(value: object, tz: tzinfo) -> datetime:
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            return value.replace(tzinfo=tz).astimezone(tz)
-        return value.astimezone(tz)
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return moment.replace(microsecond=0).astimezone(tz)
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=tz).astimezone(tz)
-    if not isinstance(value, str):
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError(f"not a date: {value!r}")
-    m = _DATE_RE.match(value)
-    if m is None:
-        raise ValueError(f"not a date: {value!r} (expected YYYY-MM-DD [HH:MM[:SS]] [+/-TTTT])")
-    micro = int((m["frac"] or "0")[:6].ljust(6, "0"))
-    parsed = datetime(
-        int(m["y"]),
-        int(m["mo"]),
-        int(m["d"]),
-        int(m["h"] or 0),
-        int(m["mi"] or 0),
-        int(m["s"] or 0),
-        micro,
-        tzinfo=_offset(m["tz"]) if m["tz"] else tz,
-    )
-    return parsed.astimezone(tz)
+    text = str(value)
+    try:
+        return rubytime.parse_time(text, tz).astimezone(tz)
+    except rubytime.DateParseError as exc:
+        raise ValueError(f"not a date: {text!r} ({exc})") from exc
 
 
 def xmlschema(moment: datetime) -> str:

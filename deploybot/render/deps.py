@@ -45,6 +45,10 @@ STATIC = "f"
 """Key: the static files (``site.static_files``)."""
 DATA = "D"
 """Key: the list of ``_data/`` files (``site.data``; each file read records its ``b:``)."""
+COLLECTIONS = "C"
+"""Key: ``site.collections`` (every collection's documents and files, the posts)."""
+TIME = "s:time"
+"""Key: ``site.time`` (the build time; also the date of a collection document without one)."""
 SITEMAP = "m"
 """Key: what the sitemap shows of some post (its URL, date, ``sitemap``/
 ``last_modified_at`` front matter)."""
@@ -189,30 +193,66 @@ def read_fingerprint(page: dict[str, Any], name: str, nested: frozenset[str] = N
     return PRESENT if name in nested and isinstance(value, dict) else fingerprint(value)
 
 
+def collection_key(label: str) -> str:
+    """Key: the documents of collection ``label``, their order and fields."""
+    return "c:" + label
+
+
 class TrackedList(list[Any]):
     """A list of the ``site`` mapping whose every use records ``key`` (see the module
-    docstring: ``o``, ``g`` or ``f``)."""
+    docstring: ``o``, ``g``, ``f``, ``c:LABEL`` or ``C``) and the ``extra`` keys."""
 
-    def __init__(self, items: list[Any], recorder: Recorder, key: str) -> None:
+    def __init__(
+        self, items: list[Any], recorder: Recorder, key: str, extra: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(items)
         self._recorder = recorder
-        self._key = key
+        self._keys = (key, *extra)
+
+    def _note(self) -> None:
+        for key in self._keys:
+            self._recorder.add(key)
 
     def __iter__(self) -> Iterator[Any]:
-        self._recorder.add(self._key)
+        self._note()
         return super().__iter__()
 
     def __len__(self) -> int:
-        self._recorder.add(self._key)
+        self._note()
         return super().__len__()
 
     def __getitem__(self, index: Any) -> Any:
-        self._recorder.add(self._key)
+        self._note()
         return super().__getitem__(index)
 
     def __repr__(self) -> str:
-        self._recorder.add(self._key)
+        self._note()
         return super().__repr__()
+
+
+class DocPage(TrackedDict):
+    """The ``page`` of a collection document (``p:`` keys, with values): reading its
+    neighbours (``previous``/``next``, from the collection's order) records
+    ``c:<label>``, and reading the date of an undated document (``site.time``) records
+    ``s:time``."""
+
+    def __init__(self, data: dict[str, Any], recorder: Recorder, label: str, dated: bool) -> None:
+        super().__init__(data, recorder, "p:", True)
+        self._label = label
+        self._dated = dated
+
+    def _note(self, key: object) -> None:
+        super()._note(key)
+        if key in NEIGHBOURS or key == WHOLE:
+            self._recorder.add(collection_key(self._label))
+        if not self._dated and key in ("date", WHOLE):
+            self._recorder.add(TIME)
+
+    def _note_all(self) -> None:
+        super()._note_all()
+        self._recorder.add(collection_key(self._label))
+        if not self._dated:
+            self._recorder.add(TIME)
 
 
 class SiteContent(Protocol):
@@ -234,24 +274,53 @@ class SiteContent(Protocol):
         """Return ``site.data`` (the ``_data/`` files), recording what it reads."""
         ...
 
+    def site_collection(self, label: str) -> tuple[list[dict[str, Any]], bool]:
+        """Return the document mappings of collection ``label`` in its order, and whether
+        one of them is undated (dated ``site.time``)."""
+        ...
 
-_LAZY = ("posts", "pages", "static_files", "categories", "tags", "data")
+    def site_collections(self) -> tuple[list[dict[str, Any]], bool]:
+        """Return ``site.collections``, and whether a document in it is undated."""
+        ...
+
+
+_LAZY = ("posts", "pages", "static_files", "categories", "tags", "data", "collections")
 _GROUPS = {"categories": ("k:categories",), "tags": ("k:tags",)}
 
 
 class LazySite(TrackedDict):
     """The ``site`` mapping (``s:`` keys); ``posts``, ``pages``, ``static_files``,
-    ``categories`` and ``tags`` are made from ``content`` on first read, so a build that
-    renders no listing never loads every post."""
+    ``categories``, ``tags``, ``data``, ``collections`` and each collection's documents
+    (``labels``) are made from ``content`` on first read, so a build that renders no
+    listing never loads every post."""
 
-    def __init__(self, data: dict[str, Any], recorder: Recorder, content: SiteContent) -> None:
-        super().__init__({**data, **dict.fromkeys(_LAZY, _ABSENT)}, recorder, "s:", False)
+    def __init__(
+        self,
+        data: dict[str, Any],
+        recorder: Recorder,
+        content: SiteContent,
+        labels: tuple[str, ...] = (),
+    ) -> None:
+        lazy = (*_LAZY, *labels)
+        super().__init__({**data, **dict.fromkeys(lazy, _ABSENT)}, recorder, "s:", False)
         self._content = content
+        self._lazy = frozenset(lazy)
+        self._labels = frozenset(labels)
 
     def _load(self, key: str) -> None:
-        if key not in _LAZY or dict.get(self, key) is not _ABSENT:
+        if key not in self._lazy or dict.get(self, key) is not _ABSENT:
             return
         recorder = self._recorder
+        if key in self._labels:
+            docs, undated = self._content.site_collection(key)
+            extra = (TIME,) if undated else ()
+            dict.__setitem__(self, key, TrackedList(docs, recorder, collection_key(key), extra))
+            return
+        if key == "collections":
+            lists, undated = self._content.site_collections()
+            extra = (TIME,) if undated else ()
+            dict.__setitem__(self, key, TrackedList(lists, recorder, COLLECTIONS, extra))
+            return
         if key in ("posts", "categories", "tags"):
             rows = self._content.site_posts()
             posts = [TrackedDict(p, recorder, "k:", False) for p, _, _ in rows]
@@ -293,7 +362,7 @@ class LazySite(TrackedDict):
         return super().get(key, default)
 
     def _note_all(self) -> None:
-        for key in _LAZY:
+        for key in self._lazy:
             self._load(key)
         super()._note_all()
 

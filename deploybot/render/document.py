@@ -22,11 +22,13 @@ from deploybot.render.highlight import block_line
 from deploybot.render.highlight_clock import DEFAULT_TIMEOUT, HighlightTimeout, highlight_budget
 from deploybot.render.layouts import choose_layout, render_layout
 from deploybot.render.limits import LimitError, page_too_large
-from deploybot.render.liquid import Liquid, restore_fragments
+from deploybot.render.liquid import Liquid, RenderState, restore_fragments
 from deploybot.render.liquid_layouts import LiquidLayouts
 from deploybot.render.markdown import markdown_to_html
 from deploybot.render.model import Document, LayoutKind, RenderWarning
 from deploybot.render.source import SourceTree
+
+_HTML_OUTPUTS = (".html", ".htm", ".xhtml")
 
 
 @dataclass(frozen=True)
@@ -86,13 +88,30 @@ def render_content(
     state = liquid.start(doc.path, ctx.site)
     variables = {"site": ctx.site, "page": page, **(extra or {})}
     try:
-        text = liquid.render(state, doc.body, doc.path, variables, doc.body_line)
+        text = _liquid(liquid, state, doc, variables)
         html = restore_fragments(_convert(doc, text, ctx), state.fragments, ctx.max_page_bytes)
     except HighlightTimeout as exc:
         raise _timeout_error(doc, exc) from exc
     except LimitError as exc:
         raise SourceError(exc.message, doc.path, exc.line) from exc
     return html, state.all_warnings()
+
+
+def _liquid(liquid: Liquid, state: RenderState, doc: Document, variables: Any) -> str:
+    """The body after Liquid (none with ``render_with_liquid: false``, Jekyll 4's key)."""
+    if doc.front_matter.get("render_with_liquid") is False:
+        return doc.body
+    return liquid.render(state, doc.body, doc.path, variables, doc.body_line)
+
+
+def _default_layout(doc: Document, out: str) -> object:
+    """The ``layout`` a document asks for: ``""`` (the theme's default) for an HTML output
+    without the key; no layout for another output (``feed.xml``) without it, since
+    Jekyll applies no layout a file does not name."""
+    wanted = doc.front_matter.get("layout", "")
+    if wanted == "" and "layout" not in doc.front_matter and not out.endswith(_HTML_OUTPUTS):
+        return None
+    return wanted
 
 
 def _timeout_error(doc: Document, exc: HighlightTimeout) -> SourceError:
@@ -130,9 +149,7 @@ def _render_document(
         return _render_liquid_site(doc, out, page, ctx, paginator)
     content, warnings = render_content(doc, ctx, page)
     with layout_errors(doc.path):
-        template, warning = choose_layout(
-            ctx.env, doc.front_matter.get("layout", ""), kind, doc.path
-        )
+        template, warning = choose_layout(ctx.env, _default_layout(doc, out), kind, doc.path)
         html = (
             content
             if template is None
@@ -158,7 +175,7 @@ def _render_liquid_site(
     try:
         layout = ctx.layouts.layout_data(wanted, doc.path)
         body = {**variables, "layout": layout}
-        text = liquid.render(state, doc.body, doc.path, body, doc.body_line)
+        text = _liquid(liquid, state, doc, body)
         content = restore_fragments(_convert(doc, text, ctx), state.fragments)
         if isinstance(page, dict):
             # Jekyll sets the document's content to the converted HTML before the layouts.

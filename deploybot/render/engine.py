@@ -22,7 +22,6 @@ import dataclasses
 import json
 from collections.abc import Iterable
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from deploybot.render import build, sitetheme
 from deploybot.render.cache import BuildCache, CacheError, SourceRow
@@ -39,12 +38,20 @@ from deploybot.render.deps import (
     TrackingTree,
 )
 from deploybot.render.document import render_document
-from deploybot.render.engine_theme import ThemeSetup
-from deploybot.render.excerpt import excerpt_source
+from deploybot.render.engine_lists import Neighbours, SiteLists, doc_date_us
+from deploybot.render.excerpt import CUT, excerpt_source
 from deploybot.render.layouts import make_environment
 from deploybot.render.limits import LimitedTree, check_file_size
 from deploybot.render.markdown import markdown_for
-from deploybot.render.model import EPOCH, Page, Post, RenderOptions, RenderWarning, SiteModel
+from deploybot.render.model import (
+    Page,
+    Post,
+    RenderOptions,
+    RenderWarning,
+    SiteModel,
+    future_cutoff,
+    site_time,
+)
 from deploybot.render.outputs import (
     BuildReport,
     CheckedSink,
@@ -52,15 +59,15 @@ from deploybot.render.outputs import (
     NeedFullBuild,
     OutputSink,
     RenderedSource,
-    SubsetTree,
     micros,
 )
 from deploybot.render.parallel import Doc, Workers
-from deploybot.render.site import load_site
+from deploybot.render.site import SourceFile, read_source_file
 from deploybot.render.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import ResolvedTree
 
 __all__ = ["BuildReport", "Engine", "MemorySink", "NeedFullBuild", "OutputSink"]
 
@@ -71,7 +78,6 @@ SITEMAP_PRODUCER = ":sitemap"
 ASSETS_KEY = "a"
 """Dependency key of the theme's ``assets/`` folder (any file in it changed)."""
 NEVER = 2**62
-Neighbours = tuple[Post | None, Post | None]
 
 
 def options_key(options: RenderOptions) -> str:
@@ -97,11 +103,14 @@ def options_key(options: RenderOptions) -> str:
 
 def _strip(model: Post | Page) -> Post | Page:
     """Return ``model`` as the cache keeps it: a page without its body; a post with only its
-    excerpt's source as the body (and no separator, so its ``excerpt`` is unchanged)."""
+    excerpt's source as the body (and :data:`~.excerpt.CUT` as its separator, so its
+    ``excerpt`` is unchanged)."""
     if isinstance(model, Post):
+        if not model.excerpt_separator:
+            return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
         source = excerpt_source(model.doc.body, model.excerpt_separator)
         doc = dataclasses.replace(model.doc, body=source)
-        return dataclasses.replace(model, doc=doc, excerpt_separator="")
+        return dataclasses.replace(model, doc=doc, excerpt_separator=CUT)
     return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
 
 
@@ -114,7 +123,7 @@ def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
     return (row.model.url, row.date_us, fm.get("sitemap"), fm.get("last_modified_at"))
 
 
-class Engine(ThemeSetup):
+class Engine(SiteLists):
     """One build's shared state: config, Jinja2 environment, tracked ``site``, sink, cache.
 
     Raises ``SourceError`` from the constructor for a bad ``_config.yml``.
@@ -123,9 +132,8 @@ class Engine(ThemeSetup):
     def __init__(
         self, tree: SourceTree, options: RenderOptions, cache: BuildCache, sink: OutputSink
     ) -> None:
-        if options.build_time is not None and options.build_time.tzinfo is None:
-            raise ValueError("RenderOptions.build_time must be timezone-aware")
-        tree = LimitedTree(tree, options.max_file_bytes)
+        self.links = ResolvedTree(tree)
+        tree = LimitedTree(self.links, options.max_file_bytes)
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
         self.config = load_config(tree, options.timezone, options.max_yaml_size)
@@ -135,10 +143,12 @@ class Engine(ThemeSetup):
         env = make_environment(tracked_tree, options.theme, self.config, options.layout_limits)
         assert env.loader is not None
         env.loader = TrackingLoader(env.loader, self.recorder)
-        self.time = (options.build_time or EPOCH).astimezone(ZoneInfo(self.config.timezone))
+        self.time = site_time(self.config, options)
         self.time_us = micros(self.time)
-        cutoff = options.build_time is None or self.config.future
-        self.cut_us = NEVER if cutoff else micros(self.time)
+        cutoff = future_cutoff(self.config, options)
+        self.cut_us = NEVER if cutoff is None else micros(cutoff)
+        # the cut-off moves with the clock (not future: true, nor _config.yml's time)
+        self.clock_cutoff = cutoff is not None and self.config.time is None
         self.md = markdown_for(options)
         self.env = env
         self.tracked_tree = tracked_tree
@@ -147,6 +157,8 @@ class Engine(ThemeSetup):
         self._setup({}, [])
         self.rendered: set[str] = set()
         self.owners: dict[str, str] | None = None  # full build: output -> owner label
+        # every symlink of the tree -> the paths its resolution looked at (.links)
+        self.chains: dict[str, list[str]] = {}
         self.overwrites: list[RenderWarning] = []
 
     def site_content(self) -> SiteContent:
@@ -169,64 +181,64 @@ class Engine(ThemeSetup):
             "cut_us": str(self.cut_us),
             "layouts": json.dumps(self.layout_names, sort_keys=True),
             "data": json.dumps(self.data_paths),
+            "links": json.dumps(self.chains, sort_keys=True),
         }
 
-    # the content lists of ``site`` (:class:`~deploybot.render.deps.SiteContent`)
-
-    def site_posts(self) -> list[tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]]:
-        """Return ``(post mapping, categories, tags)`` of every visible post, newest first."""
-        return [
-            (build.post_variables(r.model, self.md), r.model.categories, r.model.tags)
-            for r in self.cache.posts(self.cut_us)
-        ]
-
-    def site_pages(self) -> list[dict[str, Any]]:
-        """Return the ``page`` mapping of every page, in source-path order."""
-        return [build.page_variables(row.model) for row in self.cache.rows("page")]
-
-    def site_static_files(self) -> list[dict[str, Any]]:
-        """Return the ``site.static_files`` entries, in source-path order."""
-        return [build.static_file_variables(path) for path in self.cache.kinds("static")]
-
-    def neighbours(self, row: SourceRow) -> Neighbours:
-        """Return the ``(previous, next)`` post models of the post ``row`` (older, newer)."""
-        older, newer = self.cache.neighbours(row.date_us, row.path, self.cut_us)
-        return (
-            None if older is None else older.model,
-            None if newer is None else newer.model,
-        )
-
-    def post_page(self, row: SourceRow) -> dict[str, Any]:
-        """Return the ``page`` mapping the post ``row`` is rendered with now."""
-        return build.post_variables(row.model, self.md, *self.neighbours(row))
-
     def read_source(self, path: str) -> SourceRow | None:
-        """Return what ``path`` is (post, page, static, other) per Jekyll's reading rules, or
-        ``None`` when it is not in the tree. Raises ``SourceError`` for a broken file."""
+        """Return what ``path`` is (post, doc, page, static, other) per Jekyll's reading
+        rules, or ``None`` when it is not in the tree. Raises ``SourceError`` for a broken
+        file."""
         try:
             blob = self.tree.blob_id(path)
         except KeyError:
-            return None
-        model, warnings = self._load([path])
-        notes = tuple((w.line, w.message) for w in warnings)
-        if model.posts:
-            post = model.posts[0]
+            if not (self.links.is_symlink(path) or self.links.is_submodule(path)):
+                return None
+            blob = ""  # a symlink that does not resolve, or a submodule: a warning only
+        found = self._load(path)
+        notes = tuple((w.line, w.message) for w in found.warnings)
+        if found.post is not None and found.post.is_post:
+            post = found.post
             return SourceRow(path, blob, "post", True, micros(post.date), _strip(post), notes)
-        if model.pages:
-            return SourceRow(path, blob, "page", False, 0, _strip(model.pages[0]), notes)
-        kind = "static" if model.static else "other"
-        return SourceRow(path, blob, kind, False, 0, None, notes)
+        if found.post is not None:
+            doc = found.post
+            return SourceRow(path, blob, "doc", True, doc_date_us(doc), _strip(doc), notes)
+        if found.page is not None:
+            return SourceRow(path, blob, "page", False, 0, _strip(found.page), notes)
+        if found.static is not None:
+            return SourceRow(path, blob, "static", False, 0, found.static, notes)
+        return SourceRow(path, blob, "other", False, 0, None, notes)
 
-    def _load(self, paths: list[str]) -> tuple[SiteModel, list[RenderWarning]]:
-        """Read ``paths`` of the tree (posts, pages, static) with no future cut-off."""
-        tree = SubsetTree(self.tree, paths)
+    def expand_links(self, changed: list[str]) -> list[str]:
+        """Return ``changed`` (source paths) plus every symlink whose resolution looked at
+        one of them (its target changed, came or went), and keep the map of symlinks
+        up to date for :meth:`meta`. Raises ``CacheError`` for an unreadable map."""
+        try:
+            before: dict[str, list[str]] = json.loads(self.cache.meta("links") or "{}")
+        except ValueError as exc:
+            raise CacheError(f"links: {exc}") from exc
+        touched = set(changed)
+        touched.update(link for link, chain in before.items() if touched.intersection(chain))
+        self.chains = {link: chain for link, chain in before.items() if link not in touched}
+        for path in touched:
+            if self.links.is_symlink(path):
+                self.chains[path] = list(self.links.resolve(path).chain)
+        return sorted(touched)
+
+    def _load(self, path: str) -> SourceFile:
+        """Read the source ``path`` of the tree (no future cut-off)."""
         max_yaml = self.options.max_yaml_size
-        return load_site(tree, self.config, None, self.hidden, max_yaml_size=max_yaml)
+        return read_source_file(
+            self.tree, path, self.config, self.time, self.hidden, max_yaml, self.links
+        )
 
     def visible(self, row: SourceRow | None, cut_us: int) -> bool:
         """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""
         if row is None or row.kind == "other":
             return False
+        if row.kind == "static":
+            return bool(row.model.output_path)
+        if row.kind == "doc":
+            return bool(row.model.output_path) and (row.date_us < 0 or row.date_us <= cut_us)
         return row.kind != "post" or (row.published and row.date_us <= cut_us)
 
     # producers
@@ -248,33 +260,41 @@ class Engine(ThemeSetup):
         self.cache.set_render_warnings(producer, ((w.path, w.line, w.message) for w in warnings))
 
     def render_source(self, row: SourceRow, neighbours: Neighbours | None = None) -> None:
-        """Render the post, page or static file ``row`` into the sink and the cache; a post
-        gets ``neighbours`` (``(previous, next)``; default: from the cache).
+        """Render the post, document, page or static file ``row`` into the sink and the
+        cache; a post or a document gets ``neighbours`` (``(previous, next)``; default: from
+        the cache).
 
         Raises ``SourceError`` for bad input."""
         path = row.path
         if row.kind == "static":
             # The sink may copy the blob without reading it: check its size first anyway.
             check_file_size(self.tree, path, self.options.max_file_bytes)
-            self._put(path, path)
-            self.sink.copy(path, row.blob, lambda: self.tree.read(path))
-            self._record(path, [path], {"b:" + path: row.blob}, ())
+            out = row.model.output_path
+            self._put(out, path)
+            self.sink.copy(out, row.blob, lambda: self.tree.read(path))
+            self._record(path, [out], {"b:" + path: row.blob}, ())
             return
         self.apply(row, self.render_row(row, neighbours))
 
     def render_row(self, row: SourceRow, neighbours: Neighbours | None = None) -> RenderedSource:
-        """Render the post or page ``row`` (a post with ``neighbours``, default: from the
-        cache) without writing anything: what :meth:`apply` stores. A render worker runs
-        this (:mod:`.parallel`). Raises ``SourceError`` for bad input."""
+        """Render the post, document or page ``row`` (a post or document with
+        ``neighbours``, default: from the cache) without writing anything: what
+        :meth:`apply` stores. A render worker runs this (:mod:`.parallel`). Raises
+        ``SourceError`` for bad input."""
         path = row.path
-        model, _ = self._load([path])
-        doc: Post | Page = model.posts[0] if row.kind == "post" else model.pages[0]
+        found = self._load(path)
+        doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
+        assert doc is not None
         self.recorder.push()
         outputs: list[tuple[str, bytes]] = []
         warnings: list[RenderWarning] = []
         content = None
         try:
-            if isinstance(doc, Post):
+            if isinstance(doc, Post) and not doc.is_post:
+                rendered = self._render_doc(doc, neighbours)
+                outputs.append((rendered.output_path, rendered.output))
+                warnings.extend(rendered.warnings)
+            elif isinstance(doc, Post):
                 pair = self.neighbours(row) if neighbours is None else neighbours
                 page = build.post_variables(doc, self.md, *pair)
                 tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
@@ -361,7 +381,7 @@ class Engine(ThemeSetup):
         writes it (recording the post order, the pages, the static files and ``m``)."""
         deps = dict.fromkeys((ORDER, PAGES, STATIC, SITEMAP), "")
         pages = tuple(row.model for row in self.cache.rows("page"))
-        static = tuple(self.cache.kinds("static"))
+        static = tuple(row.model for row in self.cache.rows("static"))
         model = SiteModel(self.config, (), pages, static, self.time)
         outputs: list[str] = []
         if sitemap_wanted(model):
@@ -373,8 +393,14 @@ class Engine(ThemeSetup):
         self._record(SITEMAP_PRODUCER, outputs, deps, ())
 
     def page_owns_index(self) -> bool:
-        """Return whether a page writes ``index.html`` (then the theme index is not made)."""
-        return any(not p.startswith(":") for p in self.cache.producers_of("index.html"))
+        """Return whether a source (a page, a static file, a document) writes
+        ``index.html``: then the theme index is not made."""
+        if any(not p.startswith(":") for p in self.cache.producers_of("index.html")):
+            return True
+        rows = [*self.cache.rows("page"), *self.cache.rows("static"), *self.cache.rows("doc")]
+        return any(
+            r.model.output_path == "index.html" and self.visible(r, self.cut_us) for r in rows
+        )
 
     def warnings(self) -> tuple[RenderWarning, ...]:
         """Return every warning of the current state, sorted as ``build_site`` sorts them."""
@@ -388,6 +414,7 @@ class Engine(ThemeSetup):
             message = "no 'url' set: feed links are not absolute"
             found.append(RenderWarning(CONFIG_PATH, None, message))
         found += self.overwrites
+        found += self.config.warnings
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
     def _read_all(self, workers: Workers) -> list[SourceRow]:
@@ -400,6 +427,14 @@ class Engine(ThemeSetup):
                 stored.append(row)
         return stored
 
+    def _render_docs(self, rows: list[SourceRow]) -> None:
+        """Render the visible collection documents ``rows`` here, in order (each
+        collection's order is read once; they are few beside the posts)."""
+        pairs = self.doc_neighbours(dict.fromkeys(row.model.collection for row in rows))
+        for row in rows:
+            if self.visible(row, self.cut_us):
+                self.render_source(row, pairs.get(row.model.doc.path, (None, None)))
+
     def full(self, reason: str) -> BuildReport:
         """Build everything (in ``build_site``'s order), replacing the cache's rows.
 
@@ -408,11 +443,15 @@ class Engine(ThemeSetup):
         self.cache.clear()
         self.setup_full()
         self.owners = {}
-        with Workers(self, list(self.tree.paths())) as workers:
+        paths = sorted([*self.tree.paths(), *self.links.submodules()])
+        for path in paths:
+            if self.links.is_symlink(path):
+                self.chains[path] = list(self.links.resolve(path).chain)
+        with Workers(self, paths) as workers:
             stored = self._read_all(workers)
             self.render_assets()
             for row in stored:
-                if row.kind == "static":
+                if row.kind == "static" and self.visible(row, self.cut_us):
                     self.render_source(row)
             index_of = {row.path: i for i, row in enumerate(stored)}
             pages = [i for i, row in enumerate(stored) if row.kind == "page"]
@@ -421,14 +460,20 @@ class Engine(ThemeSetup):
             docs += [(j, _pair(posts, k)) for k, j in enumerate(posts)]
             workers.share(stored, docs)
             renders = workers.render()
-            if not any(stored[i].model.output_path == "index.html" for i in pages):
+            if not self.page_owns_index():
                 self.render_index()  # here, while the workers (if any) render the rest
             for row, done in renders:
                 self.apply(row, done)
+        self._render_docs([row for row in stored if row.kind == "doc"])
         self.render_feeds()
         self.render_sitemap()
         return BuildReport(
-            True, reason, frozenset(self.rendered), self.warnings(), self.config.timezone
+            True,
+            reason,
+            frozenset(self.rendered),
+            self.warnings(),
+            self.config.timezone,
+            self.waiting(),
         )
 
 

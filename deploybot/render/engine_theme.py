@@ -17,6 +17,7 @@ import mistune
 
 from deploybot.render import build, sitetheme
 from deploybot.render.cache import BuildCache
+from deploybot.render.collections import POSTS
 from deploybot.render.data import is_data_file, read_data
 from deploybot.render.deps import DATA, LazySite, Recorder, SiteContent, TrackingTree
 from deploybot.render.liquid_layouts import LiquidLayouts
@@ -49,11 +50,14 @@ class ThemeSetup:
         path; ``{}``: a Jinja2 theme) and data files ``data_paths``."""
         self.layout_names, self.data_paths = dict(names), sorted(data_paths)
         data = build.site_variables(SiteModel(self.config, (), (), (), self.time), self.md)
-        for key in ("posts", "pages", "static_files", "categories", "tags"):
+        labels = tuple(label for label in self.config.collections if label != POSTS)
+        for key in ("posts", "pages", "static_files", "categories", "tags", "collections"):
             del data[key]
+        for label in labels:
+            data.pop(label, None)
         if names:
             data.update(sitetheme.liquid_site(self.config))
-        site = LazySite(data, self.recorder, self.site_content())
+        site = LazySite(data, self.recorder, self.site_content(), labels)
         liquid = sitetheme.make_liquid(self.tracked_tree, self.config, self.md, self.options)
         layouts = None
         if names:

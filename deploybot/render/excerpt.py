@@ -19,6 +19,9 @@ from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.model import Document
 
 DEFAULT_SEPARATOR = "\n\n"
+CUT = "\x00\x00excerpt\x00\x00"
+"""A separator standing for "the body is already the excerpt's source" (the build cache
+keeps only that part of a post); no text holds it."""
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:.+$", re.MULTILINE)
 
 MarkdownFn = Callable[[str], str]
@@ -100,9 +103,12 @@ def post_excerpt(
     markdown: MarkdownFn,
     page: Mapping[str, Any] | None = None,
 ) -> Any:
-    """Return ``doc``'s ``excerpt``: front matter's value when set, else an :class:`Excerpt`
+    """Return ``doc``'s ``excerpt``: front matter's value when set, '' when ``separator``
+    is empty (Jekyll's ``generate_excerpt?``: no excerpt), else an :class:`Excerpt`
     rendered with the post's ``page`` mapping."""
     given = doc.front_matter.get("excerpt")
     if given is not None:
         return given
+    if not separator:
+        return ""
     return Excerpt(excerpt_source(doc.body, separator), doc, markdown, page)

@@ -6,9 +6,12 @@ matter ends at the next line that is ``---`` or ``...``. Values are read with Py
 loader (libyaml's when available, like Jekyll's Psych), aliases expanded at most to a limit
 (:func:`~deploybot.render.yamlload.load_yaml`). A BOM is dropped and CRLF becomes LF;
 indented keys, blank lines between keys and tabs after ``key:`` parse as in Jekyll; a tab in
-the indentation, a missing closing fence or a non-mapping document is a ``SourceError``
-naming the file and line. A body that starts with a ``---`` rule keeps it (the first fence
-line after the opening one closes the front matter).
+the indentation or a non-mapping document is a ``SourceError`` naming the file and line. A
+body that starts with a ``---`` rule keeps it (the first fence line after the opening one
+closes the front matter). A front matter that is never closed is no front matter, as in
+Jekyll (``YAML_FRONT_MATTER_REGEXP`` does not match): the whole file is the body (its
+``---`` renders as a rule) with no values, and :attr:`FrontMatter.closed` is false so the
+reader can warn.
 """
 
 from __future__ import annotations
@@ -37,12 +40,21 @@ class FrontMatter:
         body: the text after the closing fence.
         body_line: the 1-based line of the file on which ``body`` starts.
         yaml_text: the raw YAML, for finding a key's line (see :func:`key_line`).
+        closed: false when no fence closes the front matter (``data`` is empty, ``body``
+            the whole file).
     """
 
     data: Mapping[str, Any]
     body: str
     body_line: int
     yaml_text: str
+    closed: bool = True
+
+
+UNCLOSED = (
+    "front matter is not closed (no '---' line after the first): read as text, as Jekyll does"
+)
+"""The warning for a file whose front matter never closes."""
 
 
 def has_front_matter(data: bytes) -> bool:
@@ -68,10 +80,11 @@ def parse_front_matter(
 ) -> FrontMatter | None:
     """Split and parse the front matter of ``data`` (the bytes of source file ``path``).
 
-    Returns ``None`` when the file has no front matter. Raises ``SourceError`` (with ``path``
-    and the file's line number) when the closing fence is missing, the YAML is malformed or
-    larger than ``max_yaml_size`` with its aliases expanded (at the top-level key where it
-    passes the limit), or the YAML is not a mapping.
+    Returns ``None`` when the file has no front matter, and an empty, unclosed
+    :class:`FrontMatter` holding the whole text when no fence closes it. Raises
+    ``SourceError`` (with ``path`` and the file's line number) when the YAML is malformed
+    or larger than ``max_yaml_size`` with its aliases expanded (at the top-level key where
+    it passes the limit), or the YAML is not a mapping.
     """
     if not has_front_matter(data):
         return None
@@ -79,7 +92,7 @@ def parse_front_matter(
     first_nl = text.index("\n") + 1
     close = _CLOSE_RE.search(text, first_nl)
     if close is None:
-        raise SourceError("front matter is not closed (no '---' line after the first)", path, 1)
+        return FrontMatter({}, text, 1, "", closed=False)
     yaml_text = text[first_nl : close.start()]
     body_start = close.end() + 1 if close.end() < len(text) else close.end()
     body_line = text.count("\n", 0, body_start) + 1

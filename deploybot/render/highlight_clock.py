@@ -20,7 +20,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -52,23 +52,41 @@ class HighlightTimeout(LimitError):
         self.code = code
 
 
+Clock = Callable[[], float]
+"""A monotonic clock in seconds (``time.monotonic``)."""
+
+
 @dataclass
 class _Budget:
     seconds: float
+    clock: Clock
     used: float = 0.0
 
 
 _BUDGET: ContextVar[_Budget | None] = ContextVar("highlight_budget", default=None)
+_CLOCK: ContextVar[Clock] = ContextVar("highlight_clock", default=time.monotonic)
 
 
 @contextmanager
 def highlight_budget(seconds: float) -> Iterator[None]:
     """Give the code blocks highlighted inside the block ``seconds`` in total (one page)."""
-    token = _BUDGET.set(_Budget(seconds))
+    token = _BUDGET.set(_Budget(seconds, _CLOCK.get()))
     try:
         yield
     finally:
         _BUDGET.reset(token)
+
+
+@contextmanager
+def use_clock(clock: Clock) -> Iterator[None]:
+    """Measure the highlighting inside the block with ``clock`` instead of
+    ``time.monotonic`` (a clock a test drives). The ``SIGALRM`` timer still counts real
+    seconds; the time between tokens is the ``clock``'s."""
+    token = _CLOCK.set(clock)
+    try:
+        yield
+    finally:
+        _CLOCK.reset(token)
 
 
 class _Expired(Exception):
@@ -84,13 +102,13 @@ def timed_tokens(lexer: Lexer, code: str, lang: str) -> Iterator[Iterator[Any]]:
     Raises:
         HighlightTimeout: the budget ran out while the block was being consumed.
     """
-    budget = _BUDGET.get() or _Budget(DEFAULT_TIMEOUT)
+    budget = _BUDGET.get() or _Budget(DEFAULT_TIMEOUT, _CLOCK.get())
     left = budget.seconds - budget.used
-    start = time.monotonic()
+    start = budget.clock()
     try:
         if left <= 0:
             raise _Expired
-        tokens = _checked(lexer.get_tokens(code), start + left)
+        tokens = _checked(lexer.get_tokens(code), start + left, budget.clock)
         if threading.current_thread() is threading.main_thread():
             with _alarm(left):
                 yield tokens
@@ -99,12 +117,12 @@ def timed_tokens(lexer: Lexer, code: str, lang: str) -> Iterator[Iterator[Any]]:
     except _Expired:
         raise HighlightTimeout(lang, code, budget.seconds) from None
     finally:
-        budget.used += time.monotonic() - start
+        budget.used += budget.clock() - start
 
 
-def _checked(tokens: Iterator[Any], deadline: float) -> Iterator[Any]:
+def _checked(tokens: Iterator[Any], deadline: float, clock: Clock) -> Iterator[Any]:
     for token in tokens:
-        if time.monotonic() > deadline:
+        if clock() > deadline:
             raise _Expired
         yield token
 

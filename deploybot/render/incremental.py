@@ -23,8 +23,13 @@ it reaches:
 - the site's own Liquid theme: an edited layout or include re-renders the readers of its
   ``b:PATH``; a layout added or removed, the users of its name (``y:NAME``); a ``_data/``
   file, the readers of ``site.data`` (``D``); ``_layouts/`` appearing or going: a full build;
+- a collection document added, removed or changed dirties ``c:LABEL`` (``site.LABEL``, its
+  neighbours) and ``C`` (``site.collections``);
+- a symlink is re-read when any path its resolution looked at changed (its target, a
+  symlink on the way, the missing name it points at: :mod:`.symlinks`), as if it changed;
 - a new build time (``site.time``, the source commit's date) re-makes the readers of
-  ``s:time`` (the feeds) and moves the future-post cut-off;
+  ``s:time`` (the feeds, undated collection documents); a new future cut-off (the run's
+  clock) renders or removes the posts and documents dated between the old and the new one;
 - ``_config.yml``, other options or a different renderer version: a full build.
 
 Every case it cannot decide (e.g. two producers writing one output path) falls back to the
@@ -40,6 +45,7 @@ from deploybot.render import build, highlight_cache
 from deploybot.render.cache import BuildCache, CacheError, SourceRow, renderer_version
 from deploybot.render.data import is_data_file
 from deploybot.render.deps import (
+    COLLECTIONS,
     DATA,
     ORDER,
     PAGES,
@@ -47,6 +53,7 @@ from deploybot.render.deps import (
     SITEMAP,
     STATIC,
     WHOLE,
+    collection_key,
     fingerprint,
     read_fingerprint,
 )
@@ -62,6 +69,7 @@ from deploybot.render.engine import (
     options_key,
     sitemap_entry,
 )
+from deploybot.render.engine_lists import TIMED_US
 from deploybot.render.liquid_layouts import layout_name
 from deploybot.render.model import RenderOptions
 from deploybot.render.siteconfig import CONFIG_PATH
@@ -122,6 +130,10 @@ def build_into(
 def _incremental_or_raise(engine: Engine, cache: BuildCache, changed: Iterable[str]) -> BuildReport:
     """Build incrementally, or raise ``NeedFullBuild`` saying why it cannot."""
     paths = sorted(set(changed))  # once: an iterator would be used up by the first look
+    try:
+        paths = engine.expand_links(paths)  # a symlink changes with what it points to
+    except CacheError as exc:
+        raise NeedFullBuild(f"unreadable cache: {exc}") from exc
     reason = _why_full(engine, cache, paths)
     if not reason and not engine.setup_incremental(paths):
         reason = "the site's own _layouts/ appeared or went"
@@ -163,6 +175,9 @@ def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
     plan = _Plan()
     if old_time != engine.time_us:
         plan.dirty.add("s:time")
+        # an undated document's URL that holds a part of its date (site.time) moves
+        timed = [r.path for r in cache.rows("doc") if r.date_us == TIMED_US]
+        changed = sorted(set(changed) | set(timed))
     theme = "" if engine.options.theme == "default" else engine.options.theme.strip("/") + "/"
     updates: list[tuple[SourceRow | None, SourceRow | None]] = []
     for path in changed:
@@ -217,8 +232,11 @@ def _apply(
     elif was or (old is not None and engine.cache.outputs_of(path)):
         plan.remove.add(path)
     kinds = (getattr(old, "kind", ""), getattr(new, "kind", ""))
-    if (kinds[0] == "static") != (kinds[1] == "static"):
+    if (kinds[0] == "static") != (kinds[1] == "static") or _static_moved(old, new):
         plan.dirty.add(STATIC)
+    for row in (old, new):
+        if row is not None and row.kind == "doc":
+            plan.dirty.add(collection_key(row.model.collection))
     if "page" in kinds and _page_fields(old) != _page_fields(new):
         plan.dirty.add(PAGES)
     if "post" not in kinds:
@@ -231,6 +249,13 @@ def _apply(
         plan.dirty.add(SITEMAP)
     if was and now:
         _dirty_fields(plan, old, new)  # type: ignore[arg-type]
+
+
+def _static_moved(old: SourceRow | None, new: SourceRow | None) -> bool:
+    """Whether a static file's entry (URL, output) changed (defaults, a collection)."""
+    if old is None or new is None or old.kind != "static" or new.kind != "static":
+        return False
+    return bool(old.model != new.model)
 
 
 def _page_fields(row: SourceRow | None) -> str:
@@ -253,11 +278,14 @@ def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:
 
 
 def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
-    """Posts crossing the future cut-off between the old and new build times (returned)."""
+    """Posts crossing the future cut-off between the old and new build times (returned);
+    documents crossing it are written or removed (they stay listed either way)."""
     lo, hi = sorted((old_cut, engine.cut_us))
     rows = engine.cache.posts(hi, lo_us=lo)
     for row in rows:
         plan.dirty.update((ORDER, SITEMAP))
+        (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
+    for row in engine.docs_between(lo, hi):
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
     return rows
 
@@ -265,7 +293,9 @@ def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
 def _users(engine: Engine, plan: _Plan) -> set[str]:
     """Return the producers that read a dirty key."""
     dirty = set(plan.dirty)
-    if any(k in (ORDER, PAGES, STATIC) or k.startswith(("k:", "s:")) for k in dirty):
+    if any(k in (ORDER, STATIC) or k.startswith(("k:", "c:")) for k in dirty):
+        dirty.add(COLLECTIONS)  # site.collections shows the posts, documents and files
+    if any(k in (ORDER, PAGES, STATIC) or k.startswith(("k:", "s:", "c:")) for k in dirty):
         dirty.add("s:" + WHOLE)
     users: set[str] = set()
     for key in dirty:
@@ -313,7 +343,12 @@ def _run(engine: Engine, plan: _Plan) -> BuildReport:
     if cache.collisions():
         raise NeedFullBuild("two sources write the same output")
     return BuildReport(
-        False, "", frozenset(engine.rendered), engine.warnings(), engine.config.timezone
+        False,
+        "",
+        frozenset(engine.rendered),
+        engine.warnings(),
+        engine.config.timezone,
+        engine.waiting(),
     )
 
 

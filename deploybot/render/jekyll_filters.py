@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
-import unicodedata
 from collections.abc import Callable, Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
+from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from deploybot.render.dates import parse_date, rfc822, strftime, xmlschema
+from deploybot.render import rubytime, slugs
+from deploybot.render.dates import rfc822, strftime, xmlschema
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # Addressable::URI.normalize_component keeps RFC 3986's reserved and unreserved characters.
@@ -27,16 +29,42 @@ _URI_SAFE = "!#$&'()*+,/:;=?@[]~%-._"
 
 def to_text(value: Any) -> str:
     """Return ``value`` as Ruby's ``to_s`` prints it in Liquid output (``nil`` -> '',
-    ``true``/``false``, a list joined, a time as ``2020-07-14 00:00:00 -0700``)."""
+    ``true``/``false``, a float as :func:`ruby_float`, a list joined, a time as
+    ``2020-07-14 00:00:00 -0700``)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float):
+        return ruby_float(value)
     if isinstance(value, datetime):
         return strftime(value, "%Y-%m-%d %H:%M:%S %z")
     if isinstance(value, list | tuple):
         return "".join(to_text(v) for v in value)
     return str(value)
+
+
+def ruby_float(value: float) -> str:
+    """Return ``value`` as Ruby's ``Float#to_s`` prints it (``numeric.c``, ``flo_to_s``):
+    the shortest digits that read back as ``value`` (as Python's ``repr``), written out
+    when the decimal point falls from 0.0001 up to 15 integer digits (``100.0``,
+    ``0.0001``), else as ``1.5e+15``/``1.0e-05``; ``NaN``, ``Infinity``, ``-Infinity``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + "0.0"
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0")
+    point = len(digit_tuple) + int(exponent)  # digits before the decimal point
+    if -4 < point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if 0 < point <= 15:
+        whole = digits[:point].ljust(point, "0")
+        return f"{sign}{whole}.{digits[point:] or '0'}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}e{point - 1:+03d}"
 
 
 def relative_url(value: Any, base: str) -> str:
@@ -63,27 +91,53 @@ def absolute_url(value: Any, url: str, base: str) -> str:
     return url.rstrip("/") + relative_url(text, base) if url else relative_url(text, base)
 
 
-def as_time(value: Any) -> datetime | None:
-    """Return ``value`` as an aware datetime the way Liquid's ``Utils.to_date`` reads it
-    (a time, a date, ``now``/``today``, or a date string), else ``None``."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC)
-    if isinstance(value, str) and value.strip():
-        try:
-            return parse_date(value.strip(), UTC)
-        except ValueError:
-            return None
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def as_time(value: Any, tz: tzinfo) -> datetime | None:
+    """Return ``value`` as an aware datetime the way Liquid 5.4's ``Utils.to_date`` reads
+    it in a build (Jekyll sets ``TZ`` to the site's zone ``tz``), else ``None``.
+
+    A datetime as it is (one without an offset is a YAML timestamp: UTC, as Psych reads
+    it, shown in ``tz``); a date at midnight UTC (Ruby's ``Date#strftime`` prints
+    ``+0000``); an integer or a string of digits as seconds since the epoch in ``tz``
+    (``Time.at``); other text by Ruby's ``Time.parse`` in ``tz`` (:mod:`.rubytime`;
+    ``now``/``today`` and text without a year, which Ruby completes from the clock, are
+    refused). Floats, booleans and the rest are no date, as in Liquid."""
+    try:
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=UTC).astimezone(tz)
+        if isinstance(value, date):
+            return datetime(value.year, value.month, value.day, tzinfo=UTC)
+        if isinstance(value, str) and _DIGITS.fullmatch(value):
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value, tz)
+        if isinstance(value, str) and value:
+            return rubytime.parse_time(value, tz)
+    except (ValueError, OverflowError, OSError):  # DateParseError, or out of Python's range
+        return None
     return None
 
 
-def date_format(value: Any, fmt: Any) -> Any:
-    """Liquid's ``date: FORMAT`` (Ruby ``strftime``); a value that is no date, or an empty
-    format, is returned unchanged."""
-    moment = as_time(value)
+def local_time(value: Any, tz: tzinfo) -> datetime | None:
+    """Return ``value`` as Jekyll's date filters read it (``Filters::DateFilters#time``:
+    :func:`as_time`, then ``to_time.localtime``): in the site's zone ``tz``, a date at its
+    local midnight; ``None`` when it is no date (Jekyll stops the build there; deploybot
+    prints the value unchanged)."""
+    try:
+        if isinstance(value, date) and not isinstance(value, datetime):
+            return datetime(value.year, value.month, value.day, tzinfo=tz)
+        moment = as_time(value, tz)
+        return None if moment is None else moment.astimezone(tz)
+    except OverflowError:  # a moment at the end of Python's years, moved into tz
+        return None
+
+
+def date_format(value: Any, fmt: Any, *, tz: tzinfo) -> Any:
+    """Liquid's ``date: FORMAT`` (Ruby ``strftime``) with dates read in the site's zone
+    ``tz``; a value that is no date, or an empty format, is returned unchanged."""
+    moment = as_time(value, tz)
     if moment is None or fmt is None or to_text(fmt) == "":
         return value
     return strftime(moment, to_text(fmt))
@@ -95,10 +149,10 @@ def _ordinal(day: int) -> str:
     return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
 
 
-def date_string(value: Any, month: str, kind: Any = None, style: Any = None) -> Any:
+def date_string(value: Any, month: str, kind: Any = None, style: Any = None, *, tz: tzinfo) -> Any:
     """``date_to_string`` (``month`` ``%b``) / ``date_to_long_string`` (``%B``), with
-    Jekyll's ``"ordinal"`` type and ``"US"`` style."""
-    moment = as_time(value)
+    Jekyll's ``"ordinal"`` type and ``"US"`` style, in the site's zone ``tz``."""
+    moment = local_time(value, tz)
     if moment is None:
         return value
     if kind == "ordinal":
@@ -108,15 +162,16 @@ def date_string(value: Any, month: str, kind: Any = None, style: Any = None) -> 
     return strftime(moment, f"%d {month} %Y")
 
 
-def date_to_xmlschema(value: Any) -> Any:
-    """Jekyll's ``date_to_xmlschema`` (``2020-07-14T00:00:00-07:00``)."""
-    moment = as_time(value)
+def date_to_xmlschema(value: Any, *, tz: tzinfo) -> Any:
+    """Jekyll's ``date_to_xmlschema`` (``2020-07-14T00:00:00-07:00``) in the site's zone."""
+    moment = local_time(value, tz)
     return value if moment is None else xmlschema(moment)
 
 
-def date_to_rfc822(value: Any) -> Any:
-    """Jekyll's ``date_to_rfc822`` (``Tue, 14 Jul 2020 00:00:00 -0700``)."""
-    moment = as_time(value)
+def date_to_rfc822(value: Any, *, tz: tzinfo) -> Any:
+    """Jekyll's ``date_to_rfc822`` (``Tue, 14 Jul 2020 00:00:00 -0700``) in the site's
+    zone."""
+    moment = local_time(value, tz)
     return value if moment is None else rfc822(moment)
 
 
@@ -167,29 +222,9 @@ def array_to_sentence_string(value: Any, connector: Any = "and") -> str:
     return f"{', '.join(items[:-1])}, {word} {items[-1]}"
 
 
-_SLUG_MODES: Mapping[str, str] = {
-    "raw": r"\s+",
-    # Ruby's [^\p{M}\p{L}\p{Nd}]: anything but letters, marks and digits (so "_" too)
-    "default": r"[\W_]+",
-    "pretty": r"(?:[^\w._~!$&'()+,;=@]|_)+",
-    "ascii": r"[^A-Za-z0-9]+",
-    "latin": r"[^A-Za-z0-9]+",
-}
-
-
 def slugify(value: Any, mode: Any = None, cased: bool = False) -> str:
-    """Jekyll's ``Utils.slugify``: modes ``none``, ``raw``, ``default``, ``pretty``,
-    ``ascii``, ``latin`` (accents dropped first); lower-cased, no ``-`` at either end."""
-    text = to_text(value)
-    chosen = str(mode) if mode is not None else "default"
-    if chosen == "none" or not text:
-        return text if cased else text.lower()
-    if chosen not in _SLUG_MODES:
-        chosen = "default"
-    if chosen == "latin":
-        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    slug = re.sub(_SLUG_MODES[chosen], "-", text).strip("-")
-    return slug if cased else slug.lower()
+    """Jekyll's ``Utils.slugify`` (:func:`deploybot.render.slugs.slugify`)."""
+    return slugs.slugify(to_text(value), None if mode is None else str(mode), bool(cased))
 
 
 def jsonify(value: Any) -> str:
@@ -228,13 +263,19 @@ def _site(site: Mapping[str, Any], key: str) -> str:
     return str(site.get(key) or "")
 
 
+def _zone(site: Mapping[str, Any]) -> tzinfo:
+    zone = site.get("timezone")
+    return zone if isinstance(zone, tzinfo) else UTC
+
+
 FILTERS: Mapping[str, Filter] = {
     "relative_url": lambda v, a, s: relative_url(v, _site(s, "baseurl")),
     "absolute_url": lambda v, a, s: absolute_url(v, _site(s, "url"), _site(s, "baseurl")),
-    "date": lambda v, a, s: date_format(v, a[0]) if a else to_text(v),
-    "date_to_xmlschema": lambda v, a, s: date_to_xmlschema(v),
-    "date_to_rfc822": lambda v, a, s: date_to_rfc822(v),
-    "date_to_string": lambda v, a, s: date_string(v, "%b", *a[:2]),
-    "date_to_long_string": lambda v, a, s: date_string(v, "%B", *a[:2]),
+    "date": lambda v, a, s: date_format(v, a[0], tz=_zone(s)) if a else to_text(v),
+    "date_to_xmlschema": lambda v, a, s: date_to_xmlschema(v, tz=_zone(s)),
+    "date_to_rfc822": lambda v, a, s: date_to_rfc822(v, tz=_zone(s)),
+    "date_to_string": lambda v, a, s: date_string(v, "%b", *a[:2], tz=_zone(s)),
+    "date_to_long_string": lambda v, a, s: date_string(v, "%B", *a[:2], tz=_zone(s)),
 }
-"""The Jekyll filters the Jinja2 theme gets, as ``fn(value, args, site)``."""
+"""The Jekyll filters the Jinja2 theme gets, as ``fn(value, args, site)`` (``site`` has
+``url``, ``baseurl`` and ``timezone``, the site's zone as a ``tzinfo``)."""

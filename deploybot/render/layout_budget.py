@@ -58,15 +58,6 @@ class Budget:
                 "[render] layout_max_output"
             )
 
-    def fits_text(self, size: int) -> None:
-        """Refuse turning a value into text of ``size`` characters (an upper bound, from
-        :func:`~deploybot.render.layout_measure.text_size`) over the output limit."""
-        if size > self.limits.max_output:
-            raise LayoutLimitError(
-                f"a value whose text would be over {self.limits.max_output} characters: "
-                "[render] layout_max_output"
-            )
-
     def write(self, size: int) -> None:
         """Count ``size`` characters written."""
         self.output += size
@@ -88,7 +79,14 @@ def size_of(value: object) -> int:
 
 def steps_of(value: object) -> int:
     """Return the steps handling ``value`` costs: one per item of a container, one per
-    :data:`CHARS_PER_STEP` characters of a string."""
+    :data:`CHARS_PER_STEP` characters of a string.
+
+    Only the top level counts, read in constant time (``len``): this prices what touches a
+    value's own items (passing it on, iterating it, ``+``, a filter over its items). An
+    operation that recurses into nested items (``==``, ``in``, hashing, sorting) is priced
+    by :func:`~deploybot.render.layout_measure.compared_steps` instead, which walks the
+    whole value and counts every shared reference: ``[a] * 10`` nested nine deep is ten
+    items here but 10⁹ compared there."""
     if isinstance(value, str | bytes | bytearray):
         return len(value) // CHARS_PER_STEP
     return size_of(value) // ITEM_SIZE

@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import jinja2
 from markupsafe import Markup
@@ -88,7 +89,7 @@ def make_environment(
     )
     # Jekyll's filters, with the same code Liquid in posts uses (jekyll_filters), so a layout
     # and a post agree on relative_url, dates and the rest.
-    site = {"baseurl": config.baseurl, "url": config.url}
+    site = {"baseurl": config.baseurl, "url": config.url, "timezone": ZoneInfo(config.timezone)}
     for name in JEKYLL_FILTERS:
         env.add_filter(name, _jinja_filter(FILTERS[name], site))
     return env

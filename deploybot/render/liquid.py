@@ -27,25 +27,20 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from liquid import BoundTemplate, Environment, Mode, RenderContext
-from liquid.exceptions import (
-    BlockNestingError,
-    ContextDepthError,
-    LiquidError,
-    LiquidSyntaxError,
-    LocalNamespaceLimitError,
-    LoopIterationLimitError,
-    OutputStreamLimitError,
-)
-from liquid.token import TOKEN_TAG, Token
+from datetime import UTC, tzinfo
+from typing import TYPE_CHECKING, Any
 
 from deploybot.errors import SourceError, one_line
-from deploybot.render import liquid_filters, liquid_tags
 from deploybot.render.limits import LimitError, page_too_large
+from deploybot.render.liquid_links import LinkIndex
 from deploybot.render.model import LiquidLimits, RenderWarning
 from deploybot.render.source import SourceTree
+
+if TYPE_CHECKING:
+    from liquid import BoundTemplate
+    from liquid.token import Token
+
+    from deploybot.render.liquid_env import JekyllEnvironment
 
 MAX_WARNINGS = 100
 """Warnings kept per page; one more line says how many were left out."""
@@ -62,60 +57,14 @@ class LiquidResult:
     warnings: tuple[RenderWarning, ...]
 
 
-class _BudgetContext(RenderContext):
-    """python-liquid's render context, also counting every loop iteration of the page."""
-
-    def raise_for_loop_limit(self, length: int = 1) -> None:
-        super().raise_for_loop_limit(length)
-        state: RenderState = self.globals[liquid_filters.STATE]  # type: ignore[assignment]
-        state.iterations += length
-        if state.iterations > state.liquid.limits.max_loop_iterations:
-            raise LoopIterationLimitError("loop iteration limit reached", token=None)
-
-
-class _Template(BoundTemplate):
-    context_class = _BudgetContext
-
-
-class JekyllEnvironment(Environment):
-    """A python-liquid environment with Jekyll's tags and filters and the given limits."""
-
-    template_class = _Template
-
-    def __init__(self, limits: LiquidLimits, max_output: int) -> None:
-        super().__init__(tolerance=Mode.STRICT, strict_filters=False)
-        # python-liquid reads these class-level limits through the instance.
-        self.loop_iteration_limit = limits.max_loop_iterations  # type: ignore[misc]
-        self.local_namespace_limit = limits.max_local_bytes  # type: ignore[misc]
-        self.context_depth_limit = limits.max_depth  # type: ignore[misc]
-        self.block_nesting_limit = limits.max_depth  # type: ignore[misc]
-        self.output_stream_limit = max_output  # type: ignore[misc]
-        liquid_tags.add_tags(self)
-        liquid_filters.register(self, max_output)
-
-    def error(
-        self,
-        exc: type[LiquidError] | LiquidError,
-        msg: str | None = None,
-        token: Token | None = None,
-    ) -> None:
-        """Raise ``exc``; an error python-liquid placed at the end of an expression (no
-        position) takes the position of ``token``, the tag or output it is in."""
-        if (
-            isinstance(exc, LiquidError)
-            and token is not None
-            and token.start_index >= 0
-            and (exc.token is None or exc.token.start_index < 0)
-        ):
-            exc.token = token
-        super().error(exc, msg, token)
-
-
 class Liquid:
     """One build's Liquid: the environment, the source tree includes are read from, the
-    site's ``url``/``baseurl`` and its Markdown (``markdownify``). Parsed templates are
+    site's ``url``/``baseurl``, its ``timezone`` (the date filters read dates in it) and its
+    Markdown (``markdownify``). Parsed templates are
     cached by file and text; every read goes through ``tree`` (so a tracking tree records
-    it)."""
+    it). ``collections``: the labels of the written collections other than ``posts``,
+    whose documents ``{% link %}`` finds too; ``links`` is the build's
+    :class:`~.liquid_links.LinkIndex`."""
 
     def __init__(
         self,
@@ -123,33 +72,49 @@ class Liquid:
         *,
         url: str = "",
         baseurl: str = "",
+        timezone: tzinfo = UTC,
         markdown: MarkdownFn | None = None,
         limits: LiquidLimits | None = None,
         max_output: int = 50_000_000,
+        collections: tuple[str, ...] = (),
     ) -> None:
         self.tree = tree
         self.url, self.baseurl = url, baseurl
+        self.timezone = timezone
         self.markdown: MarkdownFn = markdown or (lambda text: text)
         self.limits = limits or LiquidLimits()
         self.max_output = max_output
-        self.env = JekyllEnvironment(self.limits, max_output)
+        self._env: JekyllEnvironment | None = None
         self._parsed: dict[tuple[str, str], BoundTemplate] = {}
         self._origin: dict[int, tuple[str, int]] = {}  # id(source) -> (path, line offset)
+        self.links = LinkIndex(collections)  # post_url/link look-ups, made once per build
+
+    @property
+    def env(self) -> JekyllEnvironment:
+        """The python-liquid environment, made (and python-liquid imported) on first use:
+        a build whose pages hold no Liquid never needs it."""
+        if self._env is None:
+            from deploybot.render.liquid_env import JekyllEnvironment
+
+            self._env = JekyllEnvironment(self.limits, self.max_output)
+        return self._env
 
     def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:
         """Return ``text`` (the file ``path`` from line ``first_line``) parsed; ``keep``
         caches it (layouts and includes; a page body is parsed once and dropped).
 
         Raises ``SourceError`` (path, line) for a Liquid syntax error."""
+        from deploybot.render.liquid_env import LiquidError, check_closed, place_unclosed
+
         key = (path, text)
         template = self._parsed.get(key)
         if template is None:
             self._origin[id(text)] = (path, first_line - 1)
             try:
-                _check_closed(text)
+                check_closed(text)
                 template = self.env.from_string(text, name=path)
             except LiquidError as exc:
-                _place_unclosed(exc, text)
+                place_unclosed(exc, text)
                 raise self.error(exc, path) from exc
             finally:
                 if not keep:
@@ -178,33 +143,17 @@ class Liquid:
         """Return ``(file, line)`` of ``token`` (``default`` and no line without one)."""
         if token is None or token.start_index < 0:
             return default, None
+        from deploybot.render.liquid_tags import line_of
+
         path, offset = self._origin.get(id(token.source), (default, 0))
-        return path, liquid_tags.line_of(token) + offset
+        return path, line_of(token) + offset
 
     def error(self, exc: BaseException, default: str) -> SourceError:
         """Return the ``SourceError`` for what python-liquid raised while rendering a file
         of ``default``'s page, naming the file and line and the ``[render]`` key passed."""
-        token = exc.token if isinstance(exc, LiquidError) else None
-        path, line = self.where(token, default)
-        message = str(exc.args[0]) if exc.args else type(exc).__name__
-        if isinstance(exc, OutputStreamLimitError):
-            text = page_too_large(self.max_output)
-            if isinstance(exc, liquid_filters.PageTooLarge):
-                text = f"{message} (render.max_page_bytes)"
-        elif isinstance(exc, LoopIterationLimitError):
-            text = f"Liquid loops run more than {self.limits.max_loop_iterations:,} times "
-            text += "(render.liquid_max_loop_iterations)"
-        elif isinstance(exc, LocalNamespaceLimitError):
-            text = f"Liquid variables hold more than {self.limits.max_local_bytes:,} bytes "
-            text += "(render.liquid_max_local_bytes)"
-        elif isinstance(exc, ContextDepthError | BlockNestingError | RecursionError):
-            text = f"Liquid includes or blocks nest deeper than {self.limits.max_depth} "
-            text += "(render.liquid_max_depth)"
-        elif isinstance(exc, LiquidSyntaxError):
-            text = f"Liquid syntax error: {message}"
-        else:
-            text = f"Liquid error: {one_line(message)}"
-        return SourceError(text, path, line)
+        from deploybot.render.liquid_env import source_error
+
+        return source_error(self, exc, default)
 
     def start(self, page_path: str, site: Mapping[str, Any]) -> RenderState:
         """Return a fresh state for rendering the page ``page_path`` (its body and its
@@ -226,10 +175,16 @@ class Liquid:
 
         Raises ``SourceError`` naming the file and line for a syntax error, a limit passed
         or a failed filter or tag."""
+        if "{{" not in text and "{%" not in text and len(text) <= self.max_output:
+            # No Liquid in it: Jekyll renders such a document without Liquid
+            # (``Utils.has_liquid_construct?``), and the output would be the text.
+            return text
+        from deploybot.render.liquid_env import STATE, LiquidError
+
         template = self.parse(text, path, first_line, keep)
         self._origin[id(text)] = (path, first_line - 1)
         try:
-            return str(template.render({**variables, liquid_filters.STATE: state}))
+            return str(template.render({**variables, STATE: state}))
         except SourceError:
             raise
         except (LiquidError, RecursionError) as exc:
@@ -265,6 +220,11 @@ class RenderState:
     def baseurl(self) -> str:
         """The site's ``baseurl``."""
         return self.liquid.baseurl
+
+    @property
+    def timezone(self) -> tzinfo:
+        """The site's zone (Jekyll's ``timezone``, ``UTC`` by default)."""
+        return self.liquid.timezone
 
     def markdown(self, text: str) -> str:
         """Return ``text`` converted by the site's Markdown (``markdownify``)."""
@@ -322,48 +282,6 @@ def render_liquid(
 def page_folder(path: str) -> str:
     """Return the folder of the source ``path`` ('' at the root)."""
     return posixpath.dirname(path)
-
-
-def _check_closed(text: str) -> None:
-    """Raise ``LiquidSyntaxError`` at an opening ``{{`` or ``{%`` with no closing delimiter
-    anywhere after it (Ruby Liquid: "Variable '{{' was not properly terminated"). Checked
-    first, in one pass, because python-liquid's lexer would search to the end of the text
-    again from each such opener (quadratic: 40 s for 10,000 of them)."""
-    for opener, closer in (("{{", "}}"), ("{%", "%}")):
-        last = text.rfind(closer)
-        at = text.find(opener, last + 2 if last >= 0 else 0)
-        if at >= 0:
-            raise LiquidSyntaxError(
-                f"{opener!r} is never closed with {closer!r}",
-                token=Token(TOKEN_TAG, opener, at, text),
-            )
-    # The same for {% raw %} without {% endraw %} after it.
-    ends = [m.end() for m in _ENDRAW.finditer(text)]
-    raw = _RAW.search(text, ends[-1] if ends else 0)
-    if raw is not None:
-        raise LiquidSyntaxError(
-            "raw tag was never closed", token=Token(TOKEN_TAG, "raw", raw.start(), text)
-        )
-
-
-_RAW = re.compile(r"\{%-?\s*raw\s*-?%\}")
-_ENDRAW = re.compile(r"\{%-?\s*endraw\s*-?%\}")
-
-
-_UNCLOSED = re.compile(r"expected tag end(\w+)")
-
-
-def _place_unclosed(exc: LiquidError, text: str) -> None:
-    """Give a block never closed (python-liquid reports it at the end of the file, with no
-    position) the position of its last opening tag, as Ruby Liquid names that line."""
-    if exc.token is not None and exc.token.start_index >= 0:
-        return
-    m = _UNCLOSED.search(str(exc.args[0]) if exc.args else "")
-    if m is None:
-        return
-    openers = list(re.finditer(r"\{%-?\s*" + re.escape(m[1]) + r"\b", text))
-    if openers:
-        exc.token = Token(TOKEN_TAG, m[1], openers[-1].start(), text)
 
 
 _PLACEHOLDER = re.compile(r"(<p>)?(DEPLOYBOTLIQUID[0-9a-f]+N[0-9]+X)(</p>)?")

@@ -285,6 +285,16 @@ def _plain(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _zoned(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a date filter of :mod:`.jekyll_filters`) given the site's zone, ``tz``."""
+
+    @with_context
+    def call(value: Any, *args: Any, context: Any) -> Any:
+        return fn(nil(value), *(nil(a) for a in args), tz=state_of(context).timezone)
+
+    return call
+
+
 JEKYLL_FILTERS: Mapping[str, Callable[..., Any]] = {
     "where": where,
     "where_exp": where_exp,
@@ -303,11 +313,13 @@ JEKYLL_FILTERS: Mapping[str, Callable[..., Any]] = {
     "relative_url": relative_url,
     "absolute_url": absolute_url,
     "smartify": _plain(lambda v: smarten(jf.to_text(v))),
-    "date": _plain(jf.date_format),
-    "date_to_xmlschema": _plain(jf.date_to_xmlschema),
-    "date_to_rfc822": _plain(jf.date_to_rfc822),
-    "date_to_string": _plain(lambda v, t=None, s=None: jf.date_string(v, "%b", t, s)),
-    "date_to_long_string": _plain(lambda v, t=None, s=None: jf.date_string(v, "%B", t, s)),
+    "date": _zoned(jf.date_format),
+    "date_to_xmlschema": _zoned(jf.date_to_xmlschema),
+    "date_to_rfc822": _zoned(jf.date_to_rfc822),
+    "date_to_string": _zoned(lambda v, t=None, s=None, *, tz: jf.date_string(v, "%b", t, s, tz=tz)),
+    "date_to_long_string": _zoned(
+        lambda v, t=None, s=None, *, tz: jf.date_string(v, "%B", t, s, tz=tz)
+    ),
     "xml_escape": _plain(jf.xml_escape),
     "cgi_escape": _plain(jf.cgi_escape),
     "uri_escape": _plain(jf.uri_escape),

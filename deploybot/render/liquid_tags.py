@@ -59,7 +59,7 @@ _HIGHLIGHT = re.compile(r"^([a-zA-Z0-9.+#_-]+)((\s+\w+(=(\w+|\"([0-9]+\s)*[0-9]+
 def ruby_text(value: Any) -> str:
     """Return ``value`` as Liquid-on-Ruby prints it (see :func:`.jekyll_filters.to_text`)."""
     value = nil(value)
-    if isinstance(value, datetime | bool | list | tuple) or value is None:
+    if isinstance(value, datetime | bool | float | list | tuple) or value is None:
         return jf.to_text(value)
     return str(value)
 
@@ -136,7 +136,7 @@ class PostUrlNode(_SimpleNode):
 
     def output(self, context: RenderContext) -> str:
         state = state_of(context)
-        url = post_url(state.site, self.markup)
+        url = post_url(state.site, self.markup, state.liquid.links)
         if url is None:
             self.warn(context, f"{{% post_url {self.markup} %}}: no such post")
             return ""
@@ -149,7 +149,7 @@ class LinkNode(_SimpleNode):
     def output(self, context: RenderContext) -> str:
         state = state_of(context)
         target = _render_markup(context, self.markup)
-        url = find_url(state.site, target)
+        url = find_url(state.site, target, state.liquid.links)
         if url is None:
             self.warn(context, f"{{% link {target} %}}: no such file in the site")
             return ""

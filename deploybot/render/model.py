@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 """Jekyll's ``site.time`` when :attr:`RenderOptions.build_time` is ``None``."""
@@ -78,8 +79,13 @@ class RenderOptions:
             else a folder inside the source tree holding Jinja2 layouts ``<theme>/NAME.html``.
         timezone: an IANA zone name; overrides ``_config.yml``'s ``timezone``.
         feed_limit: how many posts (newest first) the feeds carry.
-        build_time: an aware datetime used as Jekyll's ``site.time`` (feed-level timestamps,
-            future-post cut-off). ``None`` means 1970-01-01T00:00:00Z and no future cut-off.
+        build_time: an aware datetime used as Jekyll's ``site.time`` (feed-level timestamps)
+            and, when ``cutoff`` is ``None``, the future cut-off. ``None`` means
+            1970-01-01T00:00:00Z (and no cut-off unless ``cutoff`` is set).
+        cutoff: the future cut-off (aware): posts dated after it are not published, nor
+            collection documents written (Jekyll's ``Publisher#hidden_in_the_future?``,
+            in whole seconds); ``None``: ``build_time``. ``_config.yml``'s ``time`` wins
+            over both, and ``future: true`` turns the cut-off off (:func:`future_cutoff`).
         typography: kramdown's smart quotes and dashes in Markdown text.
         footnotes: footnote markup: ``"kramdown"`` (2.x), ``"kramdown1"`` (1.x, no
             ``rel``/``role``), ``"mistune"`` or ``"none"`` (no footnote syntax).
@@ -111,6 +117,7 @@ class RenderOptions:
     timezone: str | None = None
     feed_limit: int = 20
     build_time: datetime | None = None
+    cutoff: datetime | None = None
     typography: bool = True
     footnotes: str = "kramdown"
     layout_limits: LayoutLimits = field(default_factory=LayoutLimits)
@@ -150,12 +157,23 @@ class SiteBuild:
     timezone: str
 
 
+ConfigProblem = tuple[tuple[str, ...], str]
+"""A setting of ``_config.yml`` the build cannot use: the keys leading to it (``("collections",
+"recipes", "order")``, to find its line) and the warning."""
+
+
 @dataclass(frozen=True)
 class SiteConfig:
     """The ``_config.yml`` settings the build uses (Jekyll's names and defaults).
 
     ``url`` falls back to Jekyll-Bootstrap's ``production_url`` when unset; ``baseurl`` has
     no trailing slash; ``data`` is the whole parsed file, for templates (``site.*``).
+    ``include`` and ``exclude`` are Jekyll's lists in force (defaults included, see
+    :mod:`.entries`); ``collections`` maps each label (``posts`` too) to its
+    :class:`~.collections.Collection`; ``defaults`` holds the front matter defaults
+    (:mod:`.defaults`); ``time`` is ``_config.yml``'s ``time`` (aware; Jekyll's
+    ``site.time`` and future cut-off when set). ``warnings`` are about the settings the
+    build cannot use; ``text`` is the file as written (to find a key's line).
     """
 
     title: str = ""
@@ -170,6 +188,12 @@ class SiteConfig:
     include: tuple[str, ...] = ()
     future: bool = False
     data: Mapping[str, Any] = field(default_factory=dict)
+    collections: Mapping[str, Any] = field(default_factory=dict)
+    collections_dir: str = ""
+    defaults: tuple[Any, ...] = ()
+    time: datetime | None = None
+    warnings: tuple[RenderWarning, ...] = ()
+    text: str = field(default="", repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -193,12 +217,16 @@ class Document:
 
 @dataclass(frozen=True)
 class Post:
-    """A blog post (``_posts/YYYY-MM-DD-slug.ext``).
+    """A document: a blog post (``_posts/YYYY-MM-DD-slug.ext``), or a document of another
+    collection (``collection`` names it).
 
     ``date`` is aware, in the site timezone; ``url`` is the escaped, usually extensionless
-    link (Jekyll's ``post.url``); ``output_path`` the file it is written to;
-    ``excerpt_separator`` ends the excerpt (front matter, else ``_config.yml``, else a blank
-    line).
+    link (Jekyll's ``post.url``); ``output_path`` the file it is written to ('' when its
+    collection is not written); ``excerpt_separator`` ends the excerpt (front matter, else
+    ``_config.yml``, else a blank line; '' for none); ``output_ext`` is the extension of
+    its output (``.html`` for Markdown); ``dated`` is false for a collection document with
+    no date of its own (Jekyll gives it the build time), and ``timed_url`` true when such a
+    document's URL then holds a part of that date.
     """
 
     doc: Document
@@ -210,6 +238,10 @@ class Post:
     url: str
     output_path: str
     excerpt_separator: str = "\n\n"
+    collection: str = "posts"
+    output_ext: str = ".html"
+    dated: bool = True
+    timed_url: bool = False
 
     @property
     def id(self) -> str:
@@ -217,17 +249,36 @@ class Post:
         folder = self.url.rsplit("/", 1)[0]
         return f"{folder}/{self.slug}"
 
+    @property
+    def is_post(self) -> bool:
+        """Whether it is a blog post (of the ``posts`` collection)."""
+        return self.collection == "posts"
+
 
 @dataclass(frozen=True)
 class Page:
-    """A page: any ``.md``/``.markdown``/``.html`` file outside ``_*`` folders with front
-    matter. ``date`` is the front-matter date (site timezone) or ``None``."""
+    """A page: any published file with front matter outside collections. ``date`` is the
+    front-matter date (site timezone) or ``None``; ``output_ext`` the extension of its
+    output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML)."""
 
     doc: Document
     title: str
     url: str
     output_path: str
     date: datetime | None
+    output_ext: str = ".html"
+
+
+@dataclass(frozen=True)
+class StaticFile:
+    """A file copied as it is: its source ``path``, Jekyll's ``url`` (``/`` + the path, or
+    from its collection's permalink), the ``output_path`` it is written to ('' when it is
+    listed but not written) and its ``collection`` (``None`` outside collections)."""
+
+    path: str
+    url: str
+    output_path: str
+    collection: str | None = None
 
 
 LayoutKind = Literal["post", "page"]
@@ -241,12 +292,39 @@ class SiteModel:
         config: the site settings.
         posts: published posts, newest first (date, then source path, descending).
         pages: pages in source-path order.
-        static: source paths copied unchanged (their output path is the same).
+        static: the static files, in source-path order.
         time: Jekyll's ``site.time`` (aware).
+        docs: the documents of the other collections, in source-path order.
     """
 
     config: SiteConfig
     posts: tuple[Post, ...]
     pages: tuple[Page, ...]
-    static: tuple[str, ...]
+    static: tuple[StaticFile, ...]
     time: datetime
+    docs: tuple[Post, ...] = ()
+
+
+def site_time(config: SiteConfig, options: RenderOptions) -> datetime:
+    """Jekyll's ``site.time`` (aware, in the site's timezone): ``_config.yml``'s ``time``,
+    else ``options.build_time``, else :data:`EPOCH`. Raises ``ValueError`` for a naive
+    ``build_time``."""
+    given = options.build_time
+    if given is not None and given.tzinfo is None:
+        raise ValueError("RenderOptions.build_time must be timezone-aware")
+    return (config.time or given or EPOCH).astimezone(ZoneInfo(config.timezone))
+
+
+def future_cutoff(config: SiteConfig, options: RenderOptions) -> datetime | None:
+    """The future cut-off in whole seconds (Jekyll compares ``date.to_i > site.time.to_i``),
+    or ``None`` for none: ``future: true``; else ``_config.yml``'s ``time``; else
+    ``options.cutoff``; else ``options.build_time``. Raises ``ValueError`` for a naive
+    one."""
+    if config.future:
+        return None
+    moment = config.time or options.cutoff or options.build_time
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        raise ValueError("RenderOptions.cutoff must be timezone-aware")
+    return moment.replace(microsecond=0)

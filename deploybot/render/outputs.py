@@ -132,6 +132,10 @@ class BuildReport:
         rendered: the producers that ran (source paths, or ``:feeds`` etc.).
         warnings: as :attr:`~deploybot.render.model.SiteBuild.warnings`.
         timezone: the site's IANA timezone.
+        waiting: the earliest date (aware, UTC) of a post or collection document held back
+            by the future cut-off, when the cut-off follows the clock (not ``future: true``
+            nor ``_config.yml``'s ``time``): a build after it publishes more. ``None``
+            when nothing waits.
     """
 
     full: bool
@@ -139,6 +143,7 @@ class BuildReport:
     rendered: frozenset[str]
     warnings: tuple[RenderWarning, ...]
     timezone: str
+    waiting: datetime | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,6 +15,7 @@ from urllib.parse import quote, unquote
 
 from deploybot import pathrules
 from deploybot.render.dates import DAYS, MONTHS
+from deploybot.render.slugs import slugify
 
 STYLES: Mapping[str, str] = {
     "date": "/:categories/:year/:month/:day/:title:output_ext",
@@ -25,8 +26,9 @@ STYLES: Mapping[str, str] = {
 }
 
 _PLACEHOLDER_RE = re.compile(
-    r":(output_ext|categories|short_year|short_month|long_month|short_day|long_day|"
-    r"i_month|i_day|y_day|year|month|day|hour|minute|second|title|slug|week|path|basename|name)"
+    r":(output_ext|slugified_categories|categories|collection|short_year|short_month|"
+    r"long_month|short_day|long_day|i_month|i_day|y_day|w_year|w_day|year|month|day|hour|"
+    r"minute|second|title|slug|week|path|basename|name)"
 )
 _URL_SAFE = "/:@!$&'()*+,;=-._~"
 
@@ -37,11 +39,14 @@ def post_template(permalink: str) -> str:
     return STYLES.get(permalink, permalink)
 
 
-def page_template(site_permalink: str, *, index: bool) -> str:
-    """Return the template for an HTML page under site style ``site_permalink`` (Jekyll's
-    ``Page#template``): ``/:path/`` for ``index``, else ``/:path/:basename`` plus the
+def page_template(site_permalink: str, *, index: bool, html: bool = True) -> str:
+    """Return the template for a page under site style ``site_permalink`` (Jekyll's
+    ``Page#template``): ``/:path/:basename:output_ext`` for a page whose output is not
+    HTML (``feed.xml``); ``/:path/`` for ``index``; else ``/:path/:basename`` plus the
     style's suffix (``/`` for ``pretty``, ``:output_ext`` for built-in styles, and for a custom
     template whatever it ends with)."""
+    if not html:
+        return "/:path/:basename:output_ext"
     if index:
         return "/:path/"
     template = "/:path/:basename"
@@ -57,10 +62,21 @@ def page_template(site_permalink: str, *, index: bool) -> str:
 
 
 def post_placeholders(
-    date: datetime, slug: str, categories: tuple[str, ...], output_ext: str = ".html"
+    date: datetime,
+    slug: str,
+    categories: tuple[str, ...],
+    output_ext: str = ".html",
+    *,
+    name: str | None = None,
+    collection: str = "posts",
+    path: str = "",
 ) -> dict[str, str]:
-    """Return Jekyll's post placeholders (``url.rb``/``drops/url_drop.rb``) for a post."""
-    iso_week = date.isocalendar()[1]
+    """Return Jekyll's document placeholders (``drops/url_drop.rb``): ``slug`` is the
+    document's ``slug`` (front matter, else from the file name), ``name`` the file name
+    without its extension (default ``slug``), ``path`` Jekyll's ``cleaned_relative_path``.
+    ``:title`` is ``slug`` slugified in ``pretty`` mode keeping case, ``:slug`` and
+    ``:name`` in the default mode (:mod:`.slugs`)."""
+    iso = date.isocalendar()
     return {
         "year": f"{date.year:04d}",
         "short_year": f"{date.year % 100:02d}",
@@ -73,14 +89,19 @@ def post_placeholders(
         "y_day": f"{date.timetuple().tm_yday:03d}",
         "short_day": DAYS[date.weekday()][:3],
         "long_day": DAYS[date.weekday()],
-        "week": f"{iso_week:02d}",
+        "week": f"{iso[1]:02d}",
+        "w_year": f"{iso[0]:04d}",
+        "w_day": str(iso[2]),
         "hour": f"{date.hour:02d}",
         "minute": f"{date.minute:02d}",
         "second": f"{date.second:02d}",
-        "title": slug,
-        "slug": slug.lower(),
-        "name": slug,
+        "title": slugify(slug, "pretty", cased=True),
+        "slug": slugify(slug),
+        "name": slugify(slug if name is None else name),
         "categories": "/".join(dict.fromkeys(c.lower() for c in categories)),
+        "slugified_categories": "/".join(dict.fromkeys(slugify(c) for c in categories)),
+        "collection": collection,
+        "path": path,
         "output_ext": output_ext,
     }
 

@@ -220,7 +220,7 @@ class LayoutSandbox(ImmutableSandboxedEnvironment):
         for value in values:
             more_steps, more_chars = text_size(value, how, indent)
             steps, chars = steps + more_steps, chars + more_chars
-        self.budget.fits_text(chars)
+        self.budget.fits(chars, "a value as text")  # an upper bound (text_size)
         self.budget.charge(steps)
 
     def wrote(self, size: int) -> None:

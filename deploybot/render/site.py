@@ -1,30 +1,41 @@
-"""Read a source tree into a :class:`~deploybot.render.model.SiteModel` (Jekyll's reading rules).
+"""Read a source tree into a :class:`~deploybot.render.model.SiteModel` (Jekyll 4.3's reading
+rules; which file is what: :mod:`.entries`).
 
-- Publishable paths: Jekyll's ``EntryFilter`` -- a path component starting with ``_ . # ~``, or
-  ending in ``~``, or matching ``exclude``, hides the path unless ``include`` names it.
-- Posts: ``[dir/]_posts/[sub/]YYYY-MM-DD-slug.ext`` (``document.rb`` ``DATE_FILENAME_MATCHER``),
-  ``ext`` one of ``.md .markdown .html``; folders before ``_posts`` are categories; front
-  matter ``date`` overrides the file name's; ``published: false`` and (with a build time)
-  future posts are skipped (``publisher.rb``).
-- Pages: publishable Markdown/``.html`` files with front matter (``published: false`` skips
-  them); a root ``404.html``/``404.md`` is written to ``404.html`` unless it has its own
-  permalink (what GitHub Pages and most hosts serve); everything else publishable is a
-  static file. ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported).
+- Posts: ``[folder/]_posts/[sub/]YYYY-MM-DD-slug.ext`` of any extension
+  (``document.rb``'s ``DATE_FILENAME_MATCHER``), front matter or not; the folders before
+  ``_posts`` are categories; ``published: false`` posts are left out, and so are posts dated
+  after the cut-off (``publisher.rb``) unless ``future: true``.
+- Collection documents: files with front matter in ``<collections_dir>/_<label>/``
+  (:mod:`.collections`); listed in ``site.<label>`` even when their collection is not
+  written or they are dated in the future (then they are not written).
+- Pages: any other file the folder walk reaches that starts with front matter (any
+  extension: ``feed.xml`` is rendered with Liquid and stays XML; Markdown becomes HTML);
+  a root ``404.html``/``404.md`` is written to ``404.html`` unless it has its own
+  permalink (what GitHub Pages and most hosts serve). ``published: false`` skips a page.
+- Static files: every other file the walk reaches, and the files without front matter in
+  a collection's folder (written at the collection's permalink when it is written).
+- Front matter ``defaults`` (:mod:`.defaults`) apply to all of them; a front matter that
+  never closes is no front matter, with a warning (Jekyll reads such a file as text).
+- ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported); Sass files with
+  front matter are not published (no Sass converter).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from posixpath import basename, dirname, splitext
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from deploybot.errors import SourceError
-from deploybot.render.dates import parse_date
-from deploybot.render.frontmatter import FrontMatter, key_line, parse_front_matter
+from deploybot.render.collections import POSTS, Collection
+from deploybot.render.dates import front_matter_date
+from deploybot.render.defaults import deep_merge, defaults_for
+from deploybot.render.entries import POST_NAME_RE, classify
+from deploybot.render.frontmatter import UNCLOSED, FrontMatter, key_line, parse_front_matter
 from deploybot.render.model import (
     EPOCH,
     MAX_YAML_SIZE,
@@ -34,6 +45,7 @@ from deploybot.render.model import (
     RenderWarning,
     SiteConfig,
     SiteModel,
+    StaticFile,
 )
 from deploybot.render.permalink import (
     expand,
@@ -42,130 +54,161 @@ from deploybot.render.permalink import (
     post_placeholders,
     post_template,
 )
+from deploybot.render.siteconfig import line_of_keys
 from deploybot.render.source import SourceTree
+from deploybot.render.symlinks import SUBMODULE, ResolvedTree
 
-POST_NAME_RE = re.compile(r"^(\d{2,4})-(\d{1,2})-(\d{1,2})-(.+)(\.[^.]+)$")
 # Jekyll's default ``markdown_ext``: "markdown,mkdown,mkdn,mkd,md".
 MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mkdown", ".mkdn", ".mkd"})
-PAGE_EXTS = MARKDOWN_EXTS | {".html"}
-DEFAULT_EXCLUDE = ("Gemfile", "Gemfile.lock", "node_modules", "vendor", ".jekyll-cache")
-DEFAULT_INCLUDE = (".htaccess",)
+HTML_EXTS = frozenset({".html", ".xhtml", ".htm"})
+SASS_EXTS = frozenset({".sass", ".scss"})
 NOT_FOUND_PAGES = frozenset({"404.html", "404.md", "404.markdown"})
+_DATELESS_RE = re.compile(r"^(?:.+/)*(.*)(\.[^.]+)$")
+_DATE_PART_RE = re.compile(
+    r":(year|short_year|month|i_month|short_month|long_month|day|i_day|y_day|w_year|week|"
+    r"w_day|short_day|long_day|hour|minute|second)"
+)
 
 
-def _matches(patterns: Iterable[str], path: str) -> bool:
-    for pattern in patterns:
-        pat = pattern.strip("/")
-        if path == pat or fnmatch.fnmatchcase(path, pat):
-            return True
-        if fnmatch.fnmatchcase(basename(path), pat) and "/" not in pat:
-            return True
-    return False
+@dataclass(frozen=True)
+class SourceFile:
+    """What reading one source path gave: ``post`` or ``doc`` (a :class:`Post`), ``page``,
+    ``static`` (a :class:`StaticFile`) or nothing, and the warnings."""
 
-
-def is_published(path: str, config: SiteConfig, hidden: tuple[str, ...] = ()) -> bool:
-    """Return whether source ``path`` may be published (Jekyll's ``EntryFilter#filter``
-    applied to each of its components). ``hidden`` lists extra excluded folders (a theme)."""
-    include = tuple(p for p in (*config.include, *DEFAULT_INCLUDE) if p not in config.exclude)
-    exclude = (*config.exclude, *DEFAULT_EXCLUDE, *hidden)
-    parts = path.split("/")
-    for i, name in enumerate(parts):
-        prefix = "/".join(parts[: i + 1])
-        included = _matches(include, prefix)
-        if _matches(exclude, prefix) and not included:
-            return False
-        if not included and (name.startswith(("_", ".", "#", "~")) or name.endswith("~")):
-            return False
-    return True
+    post: Post | None = None
+    page: Page | None = None
+    static: StaticFile | None = None
+    warnings: tuple[RenderWarning, ...] = ()
 
 
 def load_site(
     tree: SourceTree,
     config: SiteConfig,
-    build_time: datetime | None,
+    time: datetime | None,
     hidden: tuple[str, ...] = (),
     *,
     max_yaml_size: int = MAX_YAML_SIZE,
+    cutoff: datetime | None = None,
+    links: ResolvedTree | None = None,
 ) -> tuple[SiteModel, list[RenderWarning]]:
-    """Read posts, pages and static files of ``tree`` under ``config``.
+    """Read posts, collection documents, pages and static files of ``tree`` under
+    ``config``.
 
-    ``build_time`` (aware) is ``site.time``; posts dated after it are skipped unless
-    ``future: true`` (no cut-off when ``None``). Returns the model and the warnings.
-    Raises ``SourceError`` (path, line) for broken front matter (or front matter over
-    ``max_yaml_size`` with its aliases expanded), dates or permalinks.
+    ``time`` (aware; :data:`EPOCH` when ``None``) is ``site.time``; ``cutoff`` (aware, or
+    ``None`` for none; :func:`~.model.future_cutoff`) leaves out the posts dated after it
+    (with a warning). Documents after it are listed and not written (see
+    :func:`~.build.render_documents`). Returns the model and the warnings. Raises
+    ``SourceError`` (path, line) for broken front matter (or front matter over
+    ``max_yaml_size`` with its aliases expanded), dates or permalinks. ``links`` resolves
+    the symlinks of ``tree`` (which reads through it) and lists its submodules
+    (:func:`read_source_file`).
     """
     tz = ZoneInfo(config.timezone)
+    now = (time or EPOCH).astimezone(tz)
     warnings: list[RenderWarning] = []
     posts: list[Post] = []
+    docs: list[Post] = []
     pages: list[Page] = []
-    static: list[str] = []
-    for path in tree.paths():
-        parts = path.split("/")
-        if "_posts" in parts[:-1]:
-            prefix = path.split("/_posts/")[0] if "/_posts/" in path else ""
-            if prefix and not is_published(prefix, config, hidden):
-                continue
-            post = _read_post(tree, path, config, tz, warnings, max_yaml_size)
-            if post is not None and _keep_post(post, config, build_time, warnings):
-                posts.append(post)
-        elif is_published(path, config, hidden):
-            _read_public(tree, path, config, tz, pages, static, warnings, max_yaml_size)
+    static: list[StaticFile] = []
+    gitlinks = [] if links is None else links.submodules()
+    for path in sorted([*tree.paths(), *gitlinks]):
+        found = read_source_file(tree, path, config, now, hidden, max_yaml_size, links)
+        warnings.extend(found.warnings)
+        if found.post is not None and found.post.is_post:
+            if cutoff is not None and found.post.date > cutoff:
+                message = "skipped: the post has a future date"
+                warnings.append(RenderWarning(path, None, message))
+            else:
+                posts.append(found.post)
+        elif found.post is not None:
+            docs.append(found.post)
+        elif found.page is not None:
+            pages.append(found.page)
+        elif found.static is not None:
+            static.append(found.static)
     posts.sort(key=lambda p: (p.date, p.doc.path), reverse=True)
-    time = (build_time or EPOCH).astimezone(tz)
-    return SiteModel(config, tuple(posts), tuple(pages), tuple(static), time), warnings
+    model = SiteModel(config, tuple(posts), tuple(pages), tuple(static), now, tuple(docs))
+    return model, warnings
 
 
-def _keep_post(
-    post: Post, config: SiteConfig, build_time: datetime | None, warnings: list[RenderWarning]
-) -> bool:
-    if not _published(post.doc.front_matter):
-        return False
-    if build_time is not None and not config.future and post.date > build_time:
-        warnings.append(RenderWarning(post.doc.path, None, "skipped: the post has a future date"))
-        return False
-    return True
-
-
-def _read_public(
+def read_source_file(
     tree: SourceTree,
     path: str,
     config: SiteConfig,
-    tz: ZoneInfo,
-    pages: list[Page],
-    static: list[str],
-    warnings: list[RenderWarning],
-    max_yaml: int,
-) -> None:
-    ext = splitext(path)[1].lower()
+    time: datetime,
+    hidden: tuple[str, ...] = (),
+    max_yaml: int = MAX_YAML_SIZE,
+    links: ResolvedTree | None = None,
+) -> SourceFile:
+    """Read the one source ``path`` as Jekyll would (``time``: ``site.time``, the date of a
+    collection document without one). ``published: false`` posts, documents and pages
+    give nothing; so does a symlink that ``links`` (the tree's symlinks, under ``tree``)
+    cannot resolve inside the tree, with a warning, and a submodule, with a warning
+    (:mod:`.symlinks`). Raises ``SourceError`` as :func:`load_site`."""
+    entry = classify(path, config, hidden)
+    if entry.kind == "not-a-post":
+        message = "not a post name (YYYY-MM-DD-slug.ext): not published"
+        return SourceFile(warnings=(RenderWarning(path, None, message),))
+    if not entry.kind:
+        return SourceFile()
+    why = None if links is None else links.problem(path)
+    if why is None and links is not None and links.is_submodule(path):
+        why = SUBMODULE
+    if why is not None:
+        return SourceFile(warnings=(RenderWarning(path, None, why),))
     data = tree.read(path)
-    front = parse_front_matter(data, path, max_yaml) if ext in PAGE_EXTS else None
-    if front is not None:
-        if _published(front.data):
-            pages.append(_make_page(path, front, config, tz))
-    elif (
-        ext not in PAGE_EXTS
-        and data.startswith(b"---")
-        and parse_front_matter(data, path, max_yaml)
-    ):
-        message = "has front matter but is not Markdown or HTML: not published (no Liquid)"
-        warnings.append(RenderWarning(path, 1, message))
-    else:
-        static.append(path)
+    if entry.kind == "post":
+        return _read_post(data, path, entry.collection, entry.categories, config, time, max_yaml)
+    front = parse_front_matter(data, path, max_yaml)
+    if entry.kind == "doc" and entry.collection is not None:
+        if front is None:
+            return SourceFile(static=_collection_static(path, entry.collection, config))
+        return _read_document(front, path, entry.collection, (), config, time)
+    if front is None:
+        return SourceFile(static=_static(path, config))
+    if splitext(path)[1].lower() in SASS_EXTS:
+        message = "a Sass file with front matter: not published (no Sass converter)"
+        return SourceFile(warnings=(RenderWarning(path, 1, message),))
+    return _read_page(front, path, config, time)
 
 
-def _document(path: str, front: FrontMatter) -> Document:
+def _unclosed(front: FrontMatter, path: str) -> tuple[RenderWarning, ...]:
+    return () if front.closed else (RenderWarning(path, 1, UNCLOSED),)
+
+
+def _published(data: Mapping[str, Any]) -> bool:
+    # Jekyll: ``data.fetch("published", true)``; only a YAML false hides (a quoted 'false'
+    # is a true-ish string in Ruby too).
+    return data.get("published", True) is not False
+
+
+def _document(path: str, front: FrontMatter, data: Mapping[str, Any]) -> Document:
     markdown = splitext(path)[1].lower() in MARKDOWN_EXTS
-    return Document(path, front.data, front.body, front.body_line, markdown)
+    return Document(path, data, front.body, front.body_line, markdown)
 
 
-def _date(front: FrontMatter, path: str, tz: ZoneInfo) -> datetime | None:
-    value = front.data.get("date")
-    if value is None:
-        return None
+def _output_ext(path: str, permalink: object) -> str:
+    """``Renderer#output_ext``: the permalink's extension, else the converter's (Markdown:
+    ``.html``; anything else keeps its own)."""
+    if isinstance(permalink, str) and permalink and not permalink.endswith("/"):
+        ext = splitext(permalink)[1]
+        if ext:
+            return ext
+    ext = splitext(path)[1]
+    return ".html" if ext.lower() in MARKDOWN_EXTS else ext
+
+
+def _date(value: object, front: FrontMatter, path: str, config: SiteConfig) -> datetime:
+    """Read the ``date`` of the file ``path``. Raises ``SourceError`` at its line, or, for a
+    date its front matter does not set, naming the ``_config.yml`` defaults it came from."""
     try:
-        return parse_date(value, tz)
+        return front_matter_date(value, ZoneInfo(config.timezone))
     except ValueError as exc:
-        raise SourceError(str(exc), path, key_line(front, "date")) from exc
+        if "date" in front.data:
+            raise SourceError(str(exc), path, key_line(front, "date")) from exc
+        line = line_of_keys(config.text, ("defaults", "date"))
+        where = "" if line is None else f", line {line}"
+        raise SourceError(f"{exc} (from _config.yml defaults{where})", path) from exc
 
 
 def _words(value: Any) -> tuple[str, ...]:
@@ -177,84 +220,185 @@ def _words(value: Any) -> tuple[str, ...]:
 
 
 def _read_post(
-    tree: SourceTree,
+    raw: bytes,
     path: str,
+    collection: Collection | None,
+    categories: tuple[str, ...],
     config: SiteConfig,
-    tz: ZoneInfo,
-    warnings: list[RenderWarning],
+    time: datetime,
     max_yaml: int,
-) -> Post | None:
-    name = basename(path)
-    m = POST_NAME_RE.match(name)
-    ext = m.group(5).lower() if m else ""
-    if m is None or ext not in PAGE_EXTS:
-        if not name.startswith("."):
-            warnings.append(RenderWarning(path, None, "not a post name (YYYY-MM-DD-slug.md)"))
-        return None
-    front = parse_front_matter(tree.read(path), path, max_yaml)
-    if front is None:
-        warnings.append(RenderWarning(path, 1, "post without front matter: skipped"))
-        return None
+) -> SourceFile:
     try:
-        file_date = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=tz)
-    except ValueError as exc:
-        raise SourceError(f"bad date in the file name: {exc}", path) from exc
-    date = _date(front, path, tz) or file_date
-    slug = m.group(4)
-    folder_cats = tuple(path.split("/_posts/")[0].split("/")) if "/_posts/" in path else ()
-    fm = front.data
-    categories = folder_cats + _words(fm.get("categories", fm.get("category")))
-    tags = _words(fm.get("tags", fm.get("tag")))
-    permalink = str(fm.get("permalink") or "") or config.permalink
-    values = post_placeholders(date, slug, categories)
-    url, out = _url(post_template(permalink), values, front, path, bool(fm.get("permalink")))
-    title = str(fm["title"]) if fm.get("title") is not None else _titleize(slug)
-    separator = fm.get("excerpt_separator", config.data.get("excerpt_separator", "\n\n"))
-    doc = _document(path, front)
-    return Post(doc, slug, date, title, categories, tags, url, out, str(separator or ""))
+        raw.decode("utf-8-sig")
+    except UnicodeDecodeError:  # PostReader#processable?: not valid UTF-8, not a post
+        return SourceFile(warnings=(RenderWarning(path, None, "not valid UTF-8: skipped"),))
+    front = parse_front_matter(raw, path, max_yaml)
+    if front is None:  # a post needs no front matter: the whole file is its body
+        text = raw.decode("utf-8-sig").replace("\r\n", "\n")
+        front = FrontMatter({}, text, 1, "")
+    assert collection is not None
+    return _read_document(front, path, collection, categories, config, time)
 
 
-def _published(front_matter: Mapping[str, Any]) -> bool:
-    # Jekyll: ``data.fetch("published", true)``; only a YAML false hides (a quoted 'false'
-    # is a true-ish string in Ruby too).
-    return front_matter.get("published", True) is not False
+def _relative(path: str, config: SiteConfig) -> str:
+    """A document's ``relative_path``: below ``collections_dir``."""
+    prefix = config.collections_dir + "/" if config.collections_dir else ""
+    return path[len(prefix) :] if prefix and path.startswith(prefix) else path
+
+
+def _read_document(
+    front: FrontMatter,
+    path: str,
+    collection: Collection,
+    categories: tuple[str, ...],
+    config: SiteConfig,
+    time: datetime,
+) -> SourceFile:
+    """Jekyll's ``Document#read``: defaults, front matter, the file name's date and slug."""
+    label = collection.label
+    tz = ZoneInfo(config.timezone)
+    data = deep_merge(
+        defaults_for(config.defaults, path, label, config.collections_dir), front.data
+    )
+    notes = _unclosed(front, path)
+    if not _published(data):
+        return SourceFile(warnings=notes)
+    relative = _relative(path, config)
+    m = POST_NAME_RE.match(relative)
+    dated = True
+    if m is not None:
+        name_date, slug, ext = m.group(1), m.group(2), m.group(3)
+    else:
+        plain = _DATELESS_RE.match(relative)
+        name_date = None
+        slug, ext = (plain.group(1), plain.group(2)) if plain else (basename(path), "")
+    slug = re.sub(r"\.*\Z", "", slug or splitext(basename(path))[0])
+    date = _date(data["date"], front, path, config) if data.get("date") is not None else None
+    # Jekyll's Document#modify_date also replaces a date equal to site.time (to the
+    # second) by the file name's; not followed: it would tie every post's date to the
+    # build time, and no site means it.
+    if name_date is not None and date is None:
+        try:
+            date = front_matter_date(name_date, tz)
+        except ValueError as exc:
+            raise SourceError(f"bad date in the file name: {exc}", path) from exc
+    if date is None:
+        date, dated = time, False
+    own_slug = data.get("slug")
+    slug_text = slug if own_slug is None else str(own_slug)
+    title = str(data["title"]) if data.get("title") is not None else _titleize(slug)
+    fm_categories = _words(data.get("categories", data.get("category")))
+    cats = tuple(dict.fromkeys(categories + fm_categories))
+    tags = _words(data.get("tags", data.get("tag")))
+    permalink = data.get("permalink")
+    out_ext = _output_ext(path, permalink)
+    stem = splitext(basename(path))[0]
+    cleaned = re.sub(r"\.*\Z", "", relative[: len(relative) - len(ext)] if ext else relative)
+    values = post_placeholders(
+        date,
+        slug_text,
+        cats,
+        out_ext,
+        name=stem,
+        collection=label,
+        path=cleaned.replace(collection.relative_directory, "", 1),
+    )
+    template = str(permalink) if permalink else post_template(collection.permalink)
+    url, out = _url(template, values, out_ext, front, path, bool(permalink))
+    separator = data.get("excerpt_separator")
+    if separator is None or separator is False:
+        separator = config.data.get("excerpt_separator", "\n\n")
+    doc = _document(path, front, {**data, "slug": slug_text, "ext": ext})
+    written = out if collection.output else ""
+    timed = not dated and _DATE_PART_RE.search(template) is not None
+    post = Post(
+        doc, slug_text, date, title, cats, tags, url, written,
+        "" if separator is None else str(separator), label, out_ext, dated, timed,
+    )  # fmt: skip
+    return SourceFile(post=post, warnings=notes)
 
 
 def _titleize(slug: str) -> str:
+    """``Utils.titleize_slug``."""
     return " ".join(word.capitalize() for word in slug.split("-"))
 
 
 def _url(
-    template: str, values: dict[str, str], front: FrontMatter, path: str, from_front: bool
+    template: str,
+    values: dict[str, str],
+    out_ext: str,
+    front: FrontMatter,
+    path: str,
+    from_front: bool,
 ) -> tuple[str, str]:
-    ext = ".html"
-    if from_front and not template.endswith("/"):
-        ext = splitext(template)[1] or ".html"
     try:
         url = expand(template, values)
-        return url, output_path(url, ext)
+        return url, output_path(url, out_ext)
     except ValueError as exc:
         line = key_line(front, "permalink") if from_front else None
         where = path if from_front else "_config.yml"
         raise SourceError(str(exc), where, line) from exc
 
 
-def _make_page(path: str, front: FrontMatter, config: SiteConfig, tz: ZoneInfo) -> Page:
-    stem = splitext(basename(path))[0]
-    values = {"path": dirname(path), "basename": stem, "output_ext": ".html", "name": stem}
-    permalink = front.data.get("permalink")
+def _read_page(front: FrontMatter, path: str, config: SiteConfig, time: datetime) -> SourceFile:
+    """Jekyll's ``Page``: defaults under the front matter, its URL and output extension."""
+    data = dict(deep_merge(defaults_for(config.defaults, path, "pages"), front.data))
+    for key, value in front.data.items():
+        if value is None:  # a page's own null wins (Page#data, not to_liquid)
+            data[key] = None
+    notes = _unclosed(front, path)
+    if not _published(data):
+        return SourceFile(warnings=notes)
+    name = basename(path)
+    ext = splitext(name)[1]
+    stem = re.sub(r"\.*\Z", "", name[: len(name) - len(ext)] if ext else name)
+    permalink = data.get("permalink")
+    out_ext = _output_ext(path, permalink)
+    folder = dirname(path)
+    values = {"path": folder, "basename": stem, "output_ext": out_ext, "name": stem}
     if permalink:
         template = str(permalink)
     elif path in NOT_FOUND_PAGES:
         template = "/404.html"
     else:
-        template = page_template(config.permalink, index=stem == "index")
-    url, out = _url(template, values, front, path, bool(permalink))
-    title = front.data.get("title")
-    return Page(
-        _document(path, front),
-        "" if title is None else str(title),
-        url,
-        out,
-        _date(front, path, tz),
+        html = out_ext.lower() in HTML_EXTS
+        template = page_template(config.permalink, index=stem == "index", html=html)
+    url, out = _url(template, values, out_ext, front, path, bool(permalink))
+    title = data.get("title")
+    date = _date(data["date"], front, path, config) if data.get("date") else None
+    page = Page(
+        _document(path, front, data), "" if title is None else str(title), url, out, date, out_ext
     )
+    return SourceFile(page=page, warnings=notes)
+
+
+def _static(path: str, config: SiteConfig) -> StaticFile | None:
+    """A static file outside collections (``published: false`` defaults hide it)."""
+    url = "/" + path
+    if not _published(defaults_for(config.defaults, path, None)):
+        return None
+    return StaticFile(path, url, path)
+
+
+def _collection_static(path: str, collection: Collection, config: SiteConfig) -> StaticFile:
+    """A collection's file without front matter (``StaticFile`` with a collection): its URL
+    is the collection's permalink with ``:path`` and ``:name`` of the file, no extension,
+    then the file's extension; written when the collection is."""
+    name = basename(path)
+    ext = splitext(name)[1]
+    relative = _relative(path, config)
+    cleaned = re.sub(r"\.*\Z", "", relative[: len(relative) - len(ext)] if ext else relative)
+    cleaned = cleaned.replace(collection.relative_directory, "", 1)
+    stem = re.sub(r"\.*\Z", "", splitext(name)[0])
+    values = {"collection": collection.label, "path": cleaned, "output_ext": "", "name": stem}
+    values["title"] = ""
+    try:
+        url = expand(post_template(collection.permalink), values).rstrip("/") + ext
+        out = output_path(url, ext or ".html") if collection.output else ""
+    except ValueError as exc:
+        raise SourceError(str(exc), "_config.yml") from exc
+    published = _published(defaults_for(config.defaults, url.lstrip("/"), collection.label))
+    return StaticFile(path, url, out if published else "", collection.label)
+
+
+__all__ = ["POSTS", "SourceFile", "load_site", "read_source_file"]

@@ -2,24 +2,47 @@
 
 Keys used: ``title``, ``description``, ``url`` (else Jekyll-Bootstrap's ``production_url``),
 ``baseurl``, ``author`` (a name or ``{name, email}``), ``permalink``, ``timezone``,
-``exclude``, ``include``, ``future``. Other keys are kept in ``SiteConfig.data`` for templates.
+``exclude`` (Jekyll's default excludes added), ``include`` (default ``[.htaccess]``),
+``future``, ``time`` (``site.time`` and the future cut-off, read as Jekyll's
+``Utils.parse_date`` reads it: :func:`~.dates.front_matter_date`), ``collections``,
+``collections_dir``, ``defaults``. Other keys are kept in ``SiteConfig.data`` for templates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
 from deploybot.errors import SourceError
+from deploybot.render.collections import read_collections
+from deploybot.render.dates import front_matter_date
+from deploybot.render.defaults import default_sets
 from deploybot.render.frontmatter import reader_error
-from deploybot.render.model import MAX_YAML_SIZE, SiteConfig
+from deploybot.render.model import MAX_YAML_SIZE, RenderWarning, SiteConfig
 from deploybot.render.source import SourceTree
 from deploybot.render.yamlload import load_yaml
 
 CONFIG_PATH = "_config.yml"
+DEFAULT_EXCLUDE = (
+    ".sass-cache",
+    ".jekyll-cache",
+    "gemfiles",
+    "Gemfile",
+    "Gemfile.lock",
+    "node_modules",
+    "vendor/bundle/",
+    "vendor/cache/",
+    "vendor/gems/",
+    "vendor/ruby/",
+)
+"""``Configuration::DEFAULT_EXCLUDES``, added to every site's ``exclude``."""
+DEFAULT_INCLUDE = (".htaccess",)
+"""``include`` when ``_config.yml`` sets none."""
 
 
 def load_config(
@@ -32,9 +55,12 @@ def load_config(
     ``max_yaml_size`` with its aliases expanded (:func:`~.yamlload.load_yaml`), a
     non-mapping document, a wrong value type, or an unknown timezone.
     """
-    data = _read_yaml(tree, max_yaml_size)
+    data, text = _read_yaml(tree, max_yaml_size)
     zone = timezone_override or _text(data, "timezone") or "UTC"
     _check_zone(zone, from_file=timezone_override is None)
+    permalink = _text(data, "permalink") or "date"
+    include = _str_list(data, "include") if data.get("include") is not None else DEFAULT_INCLUDE
+    exclude = tuple(dict.fromkeys((*_str_list(data, "exclude"), *DEFAULT_EXCLUDE)))
     author = data.get("author")
     author_name = author_email = ""
     if isinstance(author, Mapping):
@@ -42,6 +68,12 @@ def load_config(
         author_email = _str(author.get("email"))
     elif author is not None:
         author_name = _str(author)
+    collections, problems = read_collections(data, permalink)
+    defaults, more = default_sets(data)
+    warnings = tuple(
+        RenderWarning(CONFIG_PATH, line_of_keys(text, keys), message)
+        for keys, message in [*problems, *more]
+    )
     return SiteConfig(
         title=_text(data, "title"),
         description=_text(data, "description"),
@@ -49,22 +81,59 @@ def load_config(
         baseurl=_text(data, "baseurl").rstrip("/"),
         author_name=author_name,
         author_email=author_email,
-        permalink=_text(data, "permalink") or "date",
+        permalink=permalink,
         timezone=zone,
-        exclude=_str_list(data, "exclude"),
-        include=_str_list(data, "include"),
+        exclude=exclude,
+        include=include,
         future=bool(data.get("future", False)),
         data=data,
+        collections=collections,
+        collections_dir=_text(data, "collections_dir").strip("/"),
+        defaults=defaults,
+        time=_time(data, zone),
+        warnings=warnings,
+        text=text,
     )
 
 
-def _read_yaml(tree: SourceTree, max_yaml_size: int) -> dict[str, Any]:
+def line_of_keys(text: str, keys: Sequence[str]) -> int | None:
+    """Return the 1-based line of ``text`` (``_config.yml``) where the setting reached by
+    ``keys`` is written (``("collections", "recipes", "order")``), or ``None`` when a key is
+    not found. A best effort on the text, not the YAML: the first key must start a line (a
+    plain top-level key), each next one is the first ``key:`` after the one before it (in
+    block or flow style)."""
+    start = 0
+    found: re.Match[str] | None = None
+    for depth, key in enumerate(keys):
+        before = "^" if depth == 0 else r"(?:^|(?<=[\s{,-]))"
+        pattern = re.compile(before + re.escape(key) + r"[ \t]*:", re.MULTILINE)
+        found = pattern.search(text, start)
+        if found is None:
+            return None
+        start = found.end()
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+def _time(data: Mapping[str, Any], zone: str) -> datetime | None:
+    """``time`` (``Site#reset``: ``Utils.parse_date(config["time"].to_s)``), or ``None``."""
+    value = data.get("time")
+    if value is None:
+        return None
+    try:
+        return front_matter_date(value, ZoneInfo(zone))
+    except ValueError as exc:
+        raise SourceError(f"time: {exc}", CONFIG_PATH) from exc
+
+
+def _read_yaml(tree: SourceTree, max_yaml_size: int) -> tuple[dict[str, Any], str]:
+    """Return ``_config.yml``'s settings and its text (empty when there is none)."""
     try:
         raw = tree.read(CONFIG_PATH)
     except KeyError:
-        return {}
+        return {}, ""
     try:
-        loaded = load_yaml(raw.decode("utf-8-sig"), max_yaml_size)
+        text = raw.decode("utf-8-sig")
+        loaded = load_yaml(text, max_yaml_size)
     except UnicodeDecodeError as exc:
         raise SourceError("not valid UTF-8", CONFIG_PATH) from exc
     except yaml.MarkedYAMLError as exc:
@@ -75,10 +144,10 @@ def _read_yaml(tree: SourceTree, max_yaml_size: int) -> dict[str, Any]:
         message, line = reader_error(exc, raw.decode("utf-8-sig"))
         raise SourceError(message, CONFIG_PATH, line) from exc
     if loaded is None:
-        return {}
+        return {}, text
     if not isinstance(loaded, dict):
         raise SourceError("the site config must be a mapping", CONFIG_PATH, 1)
-    return {str(k): v for k, v in loaded.items()}
+    return {str(k): v for k, v in loaded.items()}, text
 
 
 def _str(value: object) -> str:

@@ -4,9 +4,9 @@ Written when ``_config.yml`` lists ``jekyll-sitemap`` in ``plugins`` (see :func:
 
 Entries (jekyll-sitemap's ``sitemap.xml`` template): every post, then every HTML page, each
 with ``<loc>`` (absolute URL) and, when known, ``<lastmod>`` (W3C datetime: the front-matter
-``last_modified_at``, else the date). Left out: pages and posts with ``sitemap: false`` in
-their front matter, and the 404 page. Not written when the source has its own
-``sitemap.xml``. Format: https://www.sitemaps.org/protocol.html.
+``last_modified_at`` as ``date_to_xmlschema`` reads it, else the date). Left out: pages and
+posts with ``sitemap: false`` in their front matter, and the 404 page. Not written when the
+source has its own ``sitemap.xml``. Format: https://www.sitemaps.org/protocol.html.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from deploybot.render.dates import parse_date, xmlschema
+from deploybot.render.dates import xmlschema
 from deploybot.render.feeds import xml_escape
+from deploybot.render.jekyll_filters import local_time
 from deploybot.render.model import Page, Post, SiteModel
 
 SITEMAP_PATH = "sitemap.xml"
@@ -34,7 +35,7 @@ def wanted(model: SiteModel) -> bool:
     for key in ("plugins", "gems"):
         value = model.config.data.get(key)
         plugins.extend(value if isinstance(value, list) else [value])
-    if PLUGIN not in plugins or SITEMAP_PATH in model.static:
+    if PLUGIN not in plugins or any(s.output_path == SITEMAP_PATH for s in model.static):
         return False
     return not any(page.output_path == SITEMAP_PATH for page in model.pages)
 
@@ -73,10 +74,6 @@ def _listed(front_matter: Any, output_path: str) -> bool:
 
 
 def _modified(front_matter: Any, tz: ZoneInfo) -> datetime | None:
+    # jekyll-sitemap's template prints ``last_modified_at | date_to_xmlschema``.
     value = front_matter.get("last_modified_at")
-    if value is None:
-        return None
-    try:
-        return parse_date(value, tz)
-    except ValueError:
-        return None
+    return None if value is None else local_time(value, tz)

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import mistune
 
 from deploybot.render import paginate
+from deploybot.render.collections import POSTS
 from deploybot.render.data import is_data_file
 from deploybot.render.liquid import Liquid
 from deploybot.render.liquid_layouts import layout_map, layout_name
@@ -83,15 +85,19 @@ def liquid_site(config: SiteConfig) -> dict[str, Any]:
 def make_liquid(
     tree: SourceTree, config: SiteConfig, md: mistune.Markdown, options: RenderOptions
 ) -> Liquid:
-    """Return the build's Liquid: includes from ``tree``, ``markdownify`` with ``md``, and
-    the options' limits."""
+    """Return the build's Liquid: includes from ``tree``, ``markdownify`` with ``md``, the
+    site's zone and the options' limits."""
     return Liquid(
         tree,
         url=config.url,
         baseurl=config.baseurl,
+        timezone=ZoneInfo(config.timezone),
         markdown=lambda text: markdown_to_html(text, md),
         limits=options.liquid_limits,
         max_output=options.max_page_bytes,
+        collections=tuple(
+            label for label, c in config.collections.items() if c.output and label != POSTS
+        ),
     )
 
 

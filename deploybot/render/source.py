@@ -11,7 +11,7 @@ import errno
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
@@ -49,10 +49,34 @@ class SourceTree(Protocol):
 
 
 class MemoryTree:
-    """A :class:`SourceTree` over a ``{path: bytes}`` mapping."""
+    """A :class:`SourceTree` over a ``{path: bytes}`` mapping. The paths in ``symlinks``
+    are symlinks (their bytes are the target, as git stores one); ``submodules`` lists
+    submodule paths (gitlinks: no bytes, not in :meth:`paths`)."""
 
-    def __init__(self, files: Mapping[str, bytes]) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, bytes],
+        *,
+        symlinks: Iterable[str] = (),
+        submodules: Iterable[str] = (),
+    ) -> None:
         self._files = dict(files)
+        self._links = frozenset(symlinks) & self._files.keys()
+        self._submodules = sorted(submodules)
+
+    def is_symlink(self, path: str) -> bool:
+        """Whether ``path`` is a symlink. Raises ``KeyError`` when absent."""
+        if path not in self._files:
+            raise KeyError(path)
+        return path in self._links
+
+    def submodules(self) -> list[str]:
+        """The submodule paths, sorted."""
+        return list(self._submodules)
+
+    def is_submodule(self, path: str) -> bool:
+        """Whether ``path`` is a submodule."""
+        return path in self._submodules
 
     def paths(self) -> Iterator[str]:
         return iter(sorted(self._files))
@@ -72,9 +96,11 @@ class DirTree:
 
     Nothing outside ``root`` is ever read: a symlink is never followed, and is a file whose
     bytes are its target (as a git tree stores a symlink; a folder symlink too), and every
-    folder on a path is opened with ``O_NOFOLLOW``. ``.git`` (the repository itself, or a
-    submodule's link file) is skipped; FIFOs, sockets and devices are skipped (git does not
-    store them either). Paths are checked by :mod:`deploybot.pathrules`.
+    folder on a path is opened with ``O_NOFOLLOW``. ``.git`` (the repository itself) is
+    skipped, and a folder below the root holding a ``.git`` (a submodule's checkout, or
+    another repository) is a submodule (:meth:`submodules`), as git stores it: none of its
+    files is listed. FIFOs, sockets and devices are skipped (git does not store them
+    either). Paths are checked by :mod:`deploybot.pathrules`.
 
     Raises:
         SourceError: from :meth:`paths`, :meth:`read` and :meth:`blob_id` when a name is
@@ -83,9 +109,11 @@ class DirTree:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._submodules: list[str] | None = None
 
     def paths(self) -> Iterator[str]:
         found: list[str] = []
+        self._submodules = []
         self._scan(self.root, "", found)
         return iter(sorted(found))
 
@@ -99,7 +127,25 @@ class DirTree:
                 if entry.is_symlink() or entry.is_file(follow_symlinks=False):
                     found.append(path)
                 elif entry.is_dir(follow_symlinks=False):
-                    self._scan(Path(entry.path), path, found)
+                    if os.path.lexists(os.path.join(entry.path, ".git")):
+                        assert self._submodules is not None
+                        self._submodules.append(path)
+                    else:
+                        self._scan(Path(entry.path), path, found)
+
+    def submodules(self) -> list[str]:
+        """The folders holding a ``.git`` below the root, sorted (lists the tree)."""
+        if self._submodules is None:
+            self.paths()
+        return sorted(self._submodules or ())
+
+    def is_submodule(self, path: str) -> bool:
+        """Whether ``path`` is a folder holding a ``.git`` (see :meth:`submodules`)."""
+        return path in self.submodules()
+
+    def is_symlink(self, path: str) -> bool:
+        """Whether ``path`` is a symlink (not followed). Raises ``KeyError`` when absent."""
+        return self._at(path, _is_link)
 
     def read(self, path: str) -> bytes:
         return self._at(path, _read_entry)
@@ -133,6 +179,10 @@ class DirTree:
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def _is_link(folder_fd: int, name: str) -> bool:
+    return stat.S_ISLNK(os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode)
 
 
 def _entry_size(folder_fd: int, name: str) -> int:

@@ -10,9 +10,12 @@ in the distinct nodes), refuses it above the limit, and only then constructs the
 
 from __future__ import annotations
 
+from datetime import UTC, timedelta, timezone
 from typing import Any
 
 import yaml
+
+from deploybot.render import rubytime
 
 # libyaml (what Jekyll's Psych uses too) when PyYAML was built with it: it accepts a tab
 # after "key:" or at the end of a line, which PyYAML's pure-Python scanner rejects.
@@ -20,7 +23,46 @@ _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 class _Loader(_BASE_LOADER):  # type: ignore[valid-type,misc]
-    """The safe loader, with impossible dates (``2020-13-45``) as marked YAML errors."""
+    """The safe loader: impossible dates (``2019-02-30``) kept as text, as Psych keeps
+    them; malformed scalars (``!!float abc``, year 0) and ``!!set`` as marked YAML
+    errors."""
+
+
+def _timestamp(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    # Psych (Jekyll's YAML) keeps a timestamp it cannot build as a string
+    # (ScalarScanner#tokenize rescues ArgumentError); Jekyll then reads a front-matter
+    # date with Time.parse, which runs 2019-02-30 on to 2 March. A year Python's datetime
+    # cannot hold (0000-01-01, which Ruby holds) is a marked error (see _scalar).
+    if not isinstance(node, yaml.ScalarNode):  # !!timestamp [1]: _scalar marks the error
+        raise TypeError("not a scalar")
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+    except ValueError:
+        text = str(node.value)
+        m = yaml.constructor.SafeConstructor.timestamp_regexp.match(text)
+        if m is not None and not 1 <= int(m.group("year")) <= 9999:
+            raise
+        return _ruby_timestamp(text)
+
+
+def _ruby_timestamp(text: str) -> Any:
+    """A timestamp with a time as Psych builds it (``Time.utc``: hour 24 and second 60
+    carry over, a day past the month's end runs on), else the text itself."""
+    m = yaml.constructor.SafeConstructor.timestamp_regexp.match(text)
+    if m is None or m.group("hour") is None:
+        return text  # a date alone: Psych's Date.strptime is strict
+    fraction = (m.group("fraction") or "")[:6].ljust(6, "0")
+    try:
+        year, month, day, hour, minute, second = (
+            int(m.group(k)) for k in ("year", "month", "day", "hour", "minute", "second")
+        )
+        moment = rubytime.wall_time(year, month, day, hour, minute, second, int(fraction))
+    except rubytime.DateParseError:
+        return text
+    if m.group("tz_sign") is None:
+        return moment.replace(tzinfo=UTC) if m.group("tz") else moment
+    offset = timedelta(hours=int(m.group("tz_hour")), minutes=int(m.group("tz_minute") or 0))
+    return moment.replace(tzinfo=timezone(-offset if m.group("tz_sign") == "-" else offset))
 
 
 _BAD_SCALAR = (ValueError, KeyError, IndexError, AttributeError, TypeError, OverflowError)
@@ -36,10 +78,15 @@ _SCALARS = {
 
 
 def _scalar(kind: str, what: str) -> Any:
-    """PyYAML's safe constructor of ``tag:yaml.org,2002:KIND``, whatever Python error it
-    meets on a malformed value (``!!float abc``: ValueError, ``!!bool maybe``: KeyError,
-    ``!!timestamp x``: AttributeError) raised as a marked YAML error instead."""
-    construct = yaml.constructor.SafeConstructor.yaml_constructors[f"tag:yaml.org,2002:{kind}"]
+    """PyYAML's safe constructor of ``tag:yaml.org,2002:KIND`` (for timestamps,
+    :func:`_timestamp`), whatever Python error it meets on a malformed value (``!!float
+    abc``: ValueError, ``!!bool maybe``: KeyError, ``!!timestamp x``: AttributeError)
+    raised as a marked YAML error instead."""
+    construct = (
+        _timestamp
+        if kind == "timestamp"
+        else yaml.constructor.SafeConstructor.yaml_constructors[f"tag:yaml.org,2002:{kind}"]
+    )
 
     def checked(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
         try:
@@ -80,6 +127,16 @@ def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _int)
+
+
+def _set(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    """Refuse ``!!set``: Psych's ``safe_load`` (Jekyll's YAML) allows no ``Psych::Set``
+    (Jekyll skips the file), and a Python set of strings has no fixed order to print."""
+    problem = "!!set is not allowed (Jekyll's YAML loader refuses it)"
+    raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:set", _set)
 
 
 class ExpansionError(yaml.MarkedYAMLError):

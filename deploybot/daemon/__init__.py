@@ -1,0 +1,34 @@
+"""``deploybot serve``: the webhook-triggered daemon, for one site or many.
+
+A forge's push webhook (GitHub, Gitea/Forgejo, GitLab, Bitbucket) wakes it, so a push is
+live in seconds; a poller covers pushes whose webhook never came. Each site builds
+exactly as ``run-once`` builds it (same state directory, lock, outbox and cache), in a
+process of its own. The parts, each readable alone:
+
+- :mod:`.settings`: the ``[daemon]`` table and the sites, from the config files;
+- :mod:`.signatures`, :mod:`.payloads`, :mod:`.deliveries`: what a delivery may do;
+- :mod:`.app`: the HTTP endpoints (aiohttp);
+- :mod:`.scheduler`: the per-site queue (coalescing, one build per site, ``workers``
+  sites at once, backoff, outbox retries); :mod:`.runner` and :mod:`.worker`: the build
+  processes; :mod:`.outboxes`: what waits to be sent;
+- :mod:`.health`, :mod:`.metrics`: ``/healthz`` and ``/metrics``; :mod:`.logs`: log lines;
+- :mod:`.service`: start, SIGHUP, stop.
+
+With ``[queue] backend = "redis"`` the queue is the fleet's (:mod:`deploybot.fleet`): the
+daemon receives and polls, ``deploybot worker`` processes build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def serve(paths: Sequence[Path], *, verbose: bool = False) -> int:
+    """Run the daemon (see :func:`deploybot.daemon.service.serve`)."""
+    from deploybot.daemon.service import serve as run
+
+    return run(paths, verbose=verbose)

@@ -1,0 +1,96 @@
+"""Log lines for the daemon and its build processes: one line per event, on stderr.
+
+Under systemd (``JOURNAL_STREAM`` set: stderr is connected to the journal) every line
+starts with its syslog priority, ``<3>`` error, ``<4>`` warning, ``<6>`` info, ``<7>``
+debug, which journald reads as the line's priority (sd-daemon(3)); the journal adds the
+time. Elsewhere a line starts with the time and the level. A message that holds line
+breaks (a ``-v`` traceback) keeps its priority on every line. Every line passes
+:class:`deploybot.redact.RedactingFilter`, so no secret reaches the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+
+from deploybot.errors import one_line
+from deploybot.redact import RedactingFilter
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+_PRIORITIES = {
+    logging.CRITICAL: 2,
+    logging.ERROR: 3,
+    logging.WARNING: 4,
+    logging.INFO: 6,
+    logging.DEBUG: 7,
+}
+
+
+class EventFormatter(logging.Formatter):
+    """``<N>prefix message`` under journald, else ``YYYY-mm-dd HH:MM:SS LEVEL prefix
+    message``; ``prefix`` names the process (``site NAME:`` in a build process)."""
+
+    def __init__(self, journal: bool, prefix: str = "") -> None:
+        super().__init__("%(message)s")
+        self.journal = journal
+        self.prefix = prefix
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if self.journal:
+            head = f"<{_PRIORITIES.get(record.levelno, 6)}>{self.prefix}"
+        else:
+            when = self.formatTime(record, "%Y-%m-%d %H:%M:%S")
+            head = f"{when} {record.levelname} {self.prefix}"
+        return "\n".join(head + line for line in text.splitlines() or [""])
+
+
+class BadRequestFilter(logging.Filter):
+    """For aiohttp's server logger: a request it could not parse (a header over 8 KB, a
+    long URL, too many headers, a bare LF: ``aiohttp.http_exceptions.HttpProcessingError``
+    with a 4xx code, answered 400 by aiohttp) becomes one warning line, not an error with
+    its traceback: anyone can send one, and it is no fault of the daemon. Other errors
+    (a handler's bug: 500) keep their traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from aiohttp.http_exceptions import HttpProcessingError
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError) and 400 <= exc.code < 500:
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            record.msg = "bad request from %s: %d %s"
+            record.args = (remote, exc.code, printable(one_line(exc.message))[:300])
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (C0, DEL, C1, U+2028, U+2029: all that
+    ``str.splitlines`` splits on) written as Python escapes (``\\n``, ``\\x1b``), so a
+    value from a request or a payload keeps its log line one line and cannot forge another
+    (or a journald ``<N>`` priority)."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def setup(*, verbose: bool, prefix: str = "") -> None:
+    """Send every log record to stderr through :class:`EventFormatter` (replacing the
+    handlers set before); the daemon's own loggers at INFO (DEBUG with ``verbose``),
+    libraries at WARNING."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(EventFormatter(bool(os.environ.get("JOURNAL_STREAM")), prefix))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    logging.getLogger("deploybot.daemon").setLevel(logging.DEBUG if verbose else logging.INFO)
+    for noisy in ("filelock", "dulwich", "urllib3", "aiohttp.access", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    server = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, BadRequestFilter) for f in server.filters):
+        server.addFilter(BadRequestFilter())

@@ -1,0 +1,251 @@
+"""What a verified webhook delivery says: which event, which refs moved, which repository.
+
+Only pushes matter. Read per forge (event header first, then the payload's fields):
+
+- GitHub, Gitea, Forgejo, Gogs (``X-GitHub-Event``/``X-Gitea-Event``/``X-Forgejo-Event``/
+  ``X-Gogs-Event: push``): ``ref``, ``after``, ``deleted``; ``repository.clone_url``,
+  ``ssh_url``, ``html_url``, ``git_url``. ``ping`` is answered. (GitHub "Webhook events and
+  payloads"; Gitea's payloads are GitHub's shape.)
+- GitLab (``X-Gitlab-Event: Push Hook``): ``ref``, ``after``; ``project.git_http_url``,
+  ``git_ssh_url``, ``web_url``, ``repository.url``... (GitLab "Webhook events").
+- Bitbucket Server/Data Center (``X-Event-Key: repo:refs_changed``): ``changes[]`` of
+  ``refId``, ``toHash``, ``type`` (``DELETE`` for a deletion); ``repository.links.clone[]``
+  and ``links.self[]``; ``diagnostics:ping`` is answered (Atlassian "Event payload").
+- Bitbucket Cloud (``X-Event-Key: repo:push``): ``push.changes[]`` with ``new`` (null on a
+  deletion) of ``type`` ``branch``; ``repository.links.html.href``.
+
+Commit ids (``after``, ``before``, ``toHash``, ``fromHash``, ``hash``) must be 40 hex
+digits (64 in a SHA-256 repository) or null: anything else is a PayloadError (400), since
+the id is echoed in answers and logs and compared with what the build fetched.
+A deletion is ``deleted: true``, an ``after`` of zeros, or the forge's own marker; a tag is a
+ref outside ``refs/heads/``. Content is never taken from the payload: the build fetches the
+branch (payloads cap their commit lists, and a force-push rewrites history).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+PUSH, PING, OTHER = "push", "ping", "other"
+_GITHUB_LIKE = ("X-GitHub-Event", "X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event")
+_ZEROS = re.compile(r"^0+$")
+_COMMIT_ID = re.compile(r"[0-9a-fA-F]{40}(?:[0-9a-fA-F]{24})?")
+_URL_KEYS = (
+    "clone_url", "ssh_url", "html_url", "git_url", "url", "git_http_url", "git_ssh_url",
+    "web_url", "http_url", "ssh_url_to_repo", "homepage",
+)  # fmt: skip
+DELIVERY_HEADERS = (
+    "X-GitHub-Delivery",
+    "X-Forgejo-Delivery",
+    "X-Gitea-Delivery",
+    "X-Gogs-Delivery",
+    "Idempotency-Key",
+    "X-Gitlab-Event-UUID",
+    "Webhook-Id",
+    "X-Request-UUID",
+    "X-Request-Id",
+)
+"""Headers carrying a delivery id, in the order looked for (research notes §3.6): the
+same on a redelivery, so a replay can be told."""
+
+
+class PayloadError(ValueError):
+    """A signed body that is not a payload deploybot can read (answered 400)."""
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    """One ref a push moved: ``ref`` (``refs/heads/main``), ``after`` (the new id, or
+    None) and whether the push ``deleted`` it."""
+
+    ref: str
+    after: str | None
+    deleted: bool
+
+
+@dataclass(frozen=True)
+class Event:
+    """A delivery: ``kind`` (:data:`PUSH`, :data:`PING` or :data:`OTHER`), ``name`` (the
+    event header's value, for messages), the ``updates`` of a push and the
+    ``repositories`` (every URL the payload gives for the repository)."""
+
+    kind: str
+    name: str
+    updates: tuple[RefUpdate, ...] = ()
+    repositories: tuple[str, ...] = ()
+
+
+def event_name(headers: Mapping[str, str]) -> tuple[str, str]:
+    """``(forge, event name)`` from the event header: forge ``github`` (also Gitea,
+    Forgejo, Gogs), ``gitlab``, ``bitbucket`` or ``unknown`` (then the name is "")."""
+    for header in _GITHUB_LIKE:
+        if header in headers:
+            return "github", headers[header]
+    if "X-Gitlab-Event" in headers:
+        return "gitlab", headers["X-Gitlab-Event"]
+    if "X-Event-Key" in headers:
+        return "bitbucket", headers["X-Event-Key"]
+    return "unknown", ""
+
+
+def delivery_id(headers: Mapping[str, str]) -> str | None:
+    """``<header>:<id>`` from the first of :data:`DELIVERY_HEADERS` present, or None."""
+    for header in DELIVERY_HEADERS:
+        value = headers.get(header, "").strip()
+        if value:
+            return f"{header.lower()}:{value[:200]}"
+    return None
+
+
+def read_event(headers: Mapping[str, str], body: bytes) -> Event:
+    """Parse a verified delivery (JSON, or GitHub's form encoding ``payload=<json>``).
+
+    Raises:
+        PayloadError: an event header is missing, or a push's body is not such JSON.
+    """
+    forge, name = event_name(headers)
+    if forge == "unknown":
+        raise PayloadError("no event header (X-GitHub-Event, X-Gitea-Event, X-Gitlab-Event...)")
+    lowered = name.strip().lower()
+    if lowered in ("ping", "diagnostics:ping"):
+        return Event(PING, name)
+    if lowered not in ("push", "push hook", "repo:refs_changed", "repo:push"):
+        return Event(OTHER, name)
+    data = _json(headers, body)
+    bitbucket = forge == "bitbucket"
+    updates = tuple(_bitbucket_updates(data)) if bitbucket else (_simple_update(data),)
+    return Event(PUSH, name, updates, tuple(_repository_urls(data)))
+
+
+def _json(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    try:
+        text = body.decode("utf-8")
+        if headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
+            text = parse_qs(text, strict_parsing=True).get("payload", [""])[0]
+        data = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise PayloadError(f"the body is not a JSON payload: {exc}") from None
+    if not isinstance(data, dict):
+        raise PayloadError("the payload is not a JSON object")
+    return data
+
+
+def _commit_id(value: Any, field: str) -> str | None:
+    """``value`` as a commit id (lower-case hex), None when absent (null).
+
+    Raises:
+        PayloadError: not 40 or 64 hex digits.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _COMMIT_ID.fullmatch(value):
+        raise PayloadError(f"'{field}' is not a commit id (40 or 64 hex digits)")
+    return value.lower()
+
+
+def _simple_update(data: dict[str, Any]) -> RefUpdate:
+    """GitHub, Gitea, Forgejo and GitLab: one ref per push."""
+    ref = data.get("ref")
+    if not isinstance(ref, str):
+        raise PayloadError("the push payload has no 'ref'")
+    after = _commit_id(data.get("after"), "after")
+    _commit_id(data.get("before"), "before")
+    deleted = data.get("deleted") is True or (after is not None and bool(_ZEROS.match(after)))
+    return RefUpdate(ref, None if deleted else after, deleted)
+
+
+def _bitbucket_updates(data: dict[str, Any]) -> Iterator[RefUpdate]:
+    """Bitbucket Server ``changes[]``, or Bitbucket Cloud ``push.changes[]``."""
+    push = data.get("push")
+    if isinstance(push, dict):  # Cloud
+        for change in _list(push.get("changes")):
+            new, old = change.get("new"), change.get("old")
+            if isinstance(new, dict) and new.get("type") == "branch":
+                target = new.get("target")
+                after = _commit_id(target.get("hash"), "hash") if isinstance(target, dict) else None
+                yield RefUpdate(f"refs/heads/{new.get('name')}", after, False)
+            elif new is None and isinstance(old, dict) and old.get("type") == "branch":
+                yield RefUpdate(f"refs/heads/{old.get('name')}", None, True)
+        return
+    for change in _list(data.get("changes")):
+        ref = change.get("refId")
+        if not isinstance(ref, str):
+            continue
+        after = _commit_id(change.get("toHash"), "toHash")
+        _commit_id(change.get("fromHash"), "fromHash")
+        deleted = change.get("type") == "DELETE" or bool(after and _ZEROS.match(after))
+        yield RefUpdate(ref, None if deleted else after, deleted)
+
+
+def _repository_urls(data: dict[str, Any]) -> Iterator[str]:
+    """Every URL the payload names its repository by (each forge's fields)."""
+    for table in ("repository", "project"):
+        repo = data.get(table)
+        if not isinstance(repo, dict):
+            continue
+        for key in _URL_KEYS:
+            if isinstance(repo.get(key), str):
+                yield repo[key]
+        links = repo.get("links")
+        if isinstance(links, dict):
+            for kind in ("clone", "self", "html"):
+                found = links.get(kind)
+                for link in _list(found) or ([found] if isinstance(found, dict) else []):
+                    if isinstance(link.get("href"), str):
+                        yield link["href"]
+
+
+def _list(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def repository_key(url: str) -> str:
+    """A repository URL reduced to what names the repository, so a payload's URLs compare
+    with ``source.url`` whatever the form: ``https://github.com/o/r``,
+    ``https://u:t@github.com/o/r.git``, ``git@github.com:o/r.git``,
+    ``ssh://git@github.com:22/o/r.git`` and ``git://github.com/o/r.git`` all give
+    ``github.com/o/r``: host and path, lower-case (forges match owner and name without case),
+    without user, port, ``.git`` and slashes at either end. Local paths and ``file://``
+    give ``file:`` + the normalised absolute path."""
+    url = url.strip()
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", url)
+    if scheme and scheme.group(1).lower() == "file":
+        return "file:" + os.path.normpath(urlsplit(url).path)
+    if scheme:
+        parts = urlsplit(url)
+        host, path = (parts.hostname or ""), parts.path
+    elif re.match(r"^(?:[^/@:]+@)?[^/:]+:", url):  # scp-like: a colon before any slash
+        user_host, _, path = url.partition(":")
+        host = user_host.rpartition("@")[2]
+    else:
+        return "file:" + os.path.normpath(os.path.abspath(url))
+    path = path.strip("/").removesuffix(".git").strip("/")
+    return f"{host.lower()}/{path.lower()}"
+
+
+def names_repository(event: Event, source_url: str) -> bool:
+    """True when one of the payload's repository URLs names the repository at
+    ``source_url`` (see :func:`repository_key`)."""
+    wanted = repository_key(source_url)
+    return any(repository_key(url) == wanted for url in event.repositories)
+
+
+def push_to(event: Event, branch: str) -> tuple[RefUpdate | None, str]:
+    """The update of ``refs/heads/<branch>`` that should build, or None and why not (a
+    push to another branch, a tag, the branch's deletion)."""
+    refname = f"refs/heads/{branch}"
+    for update in event.updates:
+        if update.ref == refname:
+            if update.deleted:
+                return None, f"{refname} was deleted"
+            return update, ""
+    refs = ", ".join(u.ref for u in event.updates) or "no ref"
+    if all(u.ref.startswith("refs/tags/") for u in event.updates) and event.updates:
+        return None, f"a tag ({refs}), not {refname}"
+    return None, f"{refs} is not {refname}"

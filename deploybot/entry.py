@@ -1,0 +1,45 @@
+"""The ``deploybot`` console script: a no-op ``run-once`` answered before click is imported.
+
+``deploybot run-once [--config PATH]`` whose last run found the publish branch up to date,
+with nothing changed since (:mod:`deploybot.noop`), prints the same line and exits 0 having
+imported the standard library's ``tomllib`` and little else: about what ``git fetch`` costs.
+Every other command line, and every run that cannot be told so cheaply, is :mod:`.cli`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+CONFIG_ENV = "DEPLOYBOT_CONFIG"  # deploybot.config.CONFIG_ENV (not imported: it is heavy)
+DEFAULT_CONFIG_NAME = "deploybot.toml"
+
+
+def noop_config(argv: list[str]) -> str | None:
+    """The config file of a plain ``run-once`` command line (no other option), else None."""
+    if not argv or argv[0] != "run-once":
+        return None
+    rest = argv[1:]
+    if not rest:
+        return os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME
+    if len(rest) == 2 and rest[0] == "--config" and rest[1] and not rest[1].startswith("-"):
+        return rest[1]
+    if len(rest) == 1 and rest[0].startswith("--config=") and len(rest[0]) > len("--config="):
+        return rest[0].removeprefix("--config=")
+    return None
+
+
+def main() -> None:
+    """Answer a no-op ``run-once`` from its stamp, else run the click command line."""
+    config = noop_config(sys.argv[1:])
+    if config is not None:
+        from deploybot.noop import cli_check
+
+        line = cli_check(config)
+        if line is not None:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+            return
+    from deploybot.cli import main as cli_main
+
+    cli_main()

@@ -1,0 +1,48 @@
+"""The pool manager of HTTP(S) git transports: dulwich's own, with each request tried once.
+
+Its own module so that importing :mod:`deploybot.gitutil` does not load urllib3, ``ssl``
+and ``http.client`` (milliseconds a no-op run does not spend) for runs without an
+``http(s)://`` remote.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import urllib3
+from dulwich.client import default_urllib3_manager
+
+_ONE_TRY = urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)
+"""HTTP(S) requests to a git server are never tried again (redirects are still followed):
+urllib3's default (3 more tries) would multiply :data:`IDLE_TIMEOUT` by four for a server
+that accepts and never answers; the next run, or the daemon's backoff, retries instead."""
+
+
+class _OneTryPoolManager(urllib3.PoolManager):
+    """A pool manager whose requests are tried once (see :data:`_ONE_TRY`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, retries=_ONE_TRY, **kwargs)
+
+
+class _OneTryProxyManager(urllib3.ProxyManager):
+    """The same through an ``http(s)_proxy``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, retries=_ONE_TRY, **kwargs)
+
+
+def one_try_pool(url: str) -> urllib3.PoolManager | None:
+    """For an ``http(s)://`` URL, the pool manager dulwich would make (its proxy, CA and
+    user-agent rules, ``dulwich.client.default_urllib3_manager``) but trying each request
+    once; None for other URLs."""
+    if not url.lower().startswith(("http://", "https://")):
+        return None
+    pool = default_urllib3_manager(
+        None,
+        pool_manager_cls=_OneTryPoolManager,
+        proxy_manager_cls=_OneTryProxyManager,
+        base_url=url,
+    )
+    assert isinstance(pool, urllib3.PoolManager)  # no auth callbacks: not wrapped
+    return pool

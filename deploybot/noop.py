@@ -1,0 +1,262 @@
+"""A run that has nothing to do, told without doing the run: the no-op stamp.
+
+A ``run-once`` whose source branch was already built fetches both remotes, finds the publish
+head's record naming the source tip, delivers nothing and stops ("up to date"). Done in full
+that costs a Python process its imports (dulwich, the notify stage, click) and two fetches;
+``git fetch`` alone takes a fraction of it. So a run that ends with the publish branch built
+from the source tip (published now, or already) and nothing left to deliver writes a *stamp*,
+``<state.dir>/noop.stamp``, of everything that decides the next run:
+
+* the config file: its resolved path and a SHA-256 of its bytes (and the deploybot version);
+* each remote's refs as its files hold them now, for a remote on this machine (a local path
+  or ``file://``): the bytes of ``packed-refs`` and of the loose files of the refs a run
+  reads (the branch; for the publish remote also ``refs/notes/deploybot``). Written only
+  when those refs hold exactly what the run saw: the source branch at the commit built, the
+  publish branch and notes at the mirror's (what the run fetched or pushed). Any push to
+  either remote changes those bytes;
+* the remotes' locations as the config resolves them (a symlink on the way may change).
+
+The next ``run-once`` without ``--full``, ``--retry-now``, ``--allow-older`` or ``-v`` takes
+the state directory's lock and compares. When every part is the same and the outbox holds
+nothing to send or prune, a full run would fetch nothing and change nothing, so it prints
+the line a full run prints and exits 0, having read a few small files
+(:func:`deploybot.entry.main` does so before click is even imported). Anything else runs in
+full, and every full run deletes the stamp first, under the lock, before it writes anything:
+a run killed part way leaves none. A remote reached over the network has no refs to read
+here: no stamp, every run in full (its fetch costs more than the imports anyway).
+
+Light on purpose (``os.path``, no ``pathlib``, ``json`` or ``typing``): the shortcut costs
+what it reads.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+
+from deploybot import __version__
+
+TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from hashlib import sha256
+else:
+    try:  # hashlib loads OpenSSL, in milliseconds; its builtin fallback in microseconds
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - a Python without the builtin module
+        from hashlib import sha256
+
+STAMP = "noop.stamp"
+FORMAT = "1"
+NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.NOTES_REF (publish is heavy)
+KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.outbox.KEEP_SENT
+FILE_URL = "file://"
+_KEYS = [
+    "format", "version", "config", "state_dir", "source_raw", "publish_raw", "source_url",
+    "source_branch", "publish_url", "publish_branch", "source_refs", "publish_refs", "commit",
+    "build",
+]  # fmt: skip
+
+Stamp = dict[str, str]
+
+
+def refs_of(url: str, refnames: Sequence[str]) -> tuple[str, dict[str, str | None]] | None:
+    """Read refs of the repository at ``url`` (a local path or ``file://`` URL) from its
+    files: ``(digest of packed-refs and each loose ref file, {refname: 40 hex or None})``;
+    None when they cannot be read so: not a bare repository nor one with a ``.git``
+    folder, a reftable repository, a symbolic ref."""
+    root = url.removeprefix(FILE_URL)
+    git_dir = os.path.join(root, ".git")
+    if not os.path.isdir(git_dir):
+        git_dir = root
+    if not os.path.isfile(os.path.join(git_dir, "HEAD")):
+        return None
+    if os.path.exists(os.path.join(git_dir, "reftable")):
+        return None
+    digest = sha256(os.path.realpath(git_dir).encode("utf-8", "surrogateescape"))
+    packed = _read(os.path.join(git_dir, "packed-refs"))
+    digest.update(b"\0packed-refs\0" + (b"-" if packed is None else b"+" + packed))
+    values: dict[str, str | None] = {}
+    for name in refnames:
+        data = _read(os.path.join(git_dir, name))
+        digest.update(b"\0%s\0" % name.encode() + (b"-" if data is None else b"+" + data))
+        if data is not None:
+            value = data.strip().decode("ascii", "replace")
+            if len(value) != 40:
+                return None  # a symbolic or damaged ref
+            values[name] = value
+        else:
+            values[name] = _packed_value(packed, name)
+    return digest.hexdigest(), values
+
+
+def _packed_value(packed: bytes | None, name: str) -> str | None:
+    tail = b" " + name.encode() + b"\n"
+    for line in (packed or b"").splitlines(keepends=True):
+        if line.endswith(tail) and not line.startswith((b"#", b"^")):
+            return line[:40].decode("ascii", "replace")
+    return None
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def config_digest(path: str | os.PathLike[str]) -> str | None:
+    """SHA-256 of the config file's resolved path and bytes; None when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    where = os.path.realpath(path).encode("utf-8", "surrogateescape")
+    return sha256(where + b"\0" + data).hexdigest()
+
+
+def local_location(url: str, base: str) -> str:
+    """A local remote's location as :func:`deploybot.config.load_config` resolves it
+    (``file://`` URLs are kept as written)."""
+    if url.startswith(FILE_URL):
+        return url
+    return os.path.realpath(os.path.join(base, os.path.expanduser(url)))
+
+
+def outbox_clear(outbox: str | os.PathLike[str], now: float) -> bool:
+    """Whether the outbox holds nothing to send (no message or sidecar waiting) and no
+    delivered message due for pruning (``deploybot.notify.outbox.prune_delivered``)."""
+    try:
+        entries = list(os.scandir(outbox))
+    except FileNotFoundError:
+        return True
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            return False
+        for sent in os.scandir(entry.path):
+            if sent.stat(follow_symlinks=False).st_mtime + KEEP_SENT <= now:
+                return False
+    return True
+
+
+def write(state_dir: str | os.PathLike[str], facts: Stamp) -> bool:
+    """Write the stamp atomically; False (and none) when a value cannot be stored in it
+    (a newline in a path) or the write fails: that only costs the next run its shortcut."""
+    stamp = {"format": FORMAT, "version": __version__, **facts}
+    if set(stamp) != set(_KEYS) or any("\n" in value for value in stamp.values()):
+        return False
+    path = os.path.join(state_dir, STAMP)
+    temp = os.path.join(state_dir, f".{STAMP}.{os.getpid()}.tmp")
+    text = "".join(f"{key} {stamp[key]}\n" for key in _KEYS)
+    try:
+        with open(temp, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(text)
+        os.replace(temp, path)
+    except OSError:
+        _unlink(temp)
+        return False
+    return True
+
+
+def forget(state_dir: str | os.PathLike[str]) -> None:
+    """Delete the stamp: this run may change what it describes."""
+    _unlink(os.path.join(state_dir, STAMP))
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return  # (contextlib.suppress: an import this module does without)
+
+
+def read(state_dir: str | os.PathLike[str]) -> Stamp | None:
+    """The stamp, or None when there is none, it is damaged or of another version."""
+    try:
+        with open(os.path.join(state_dir, STAMP), encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().split("\n")
+    except OSError:
+        return None
+    stamp = dict(line.split(" ", 1) for line in lines if " " in line)
+    if list(stamp) != _KEYS or stamp["format"] != FORMAT or stamp["version"] != __version__:
+        return None
+    return stamp
+
+
+def still_holds(state_dir: str | os.PathLike[str], config: str | None, now: float) -> Stamp | None:
+    """The stamp when it still describes things: same config digest ``config``, the
+    remotes' refs as stamped, the outbox clear at ``now``; else None. The caller holds the
+    state directory's lock."""
+    stamp = read(state_dir)
+    if stamp is None or config is None or stamp["config"] != config:
+        return None
+    if not outbox_clear(os.path.join(state_dir, "outbox"), now):
+        return None
+    source = refs_of(stamp["source_url"], [f"refs/heads/{stamp['source_branch']}"])
+    if source is None or source[0] != stamp["source_refs"]:
+        return None
+    branch = f"refs/heads/{stamp['publish_branch']}"
+    publish = refs_of(stamp["publish_url"], [branch, NOTES_REF])
+    if publish is None or publish[0] != stamp["publish_refs"]:
+        return None
+    return stamp
+
+
+def up_to_date_line(stamp: Stamp) -> str:
+    """What ``run-once`` prints for this no-op (as :func:`deploybot.report.print_run`)."""
+    return f"up to date: {stamp['publish_branch']} was built from source {stamp['commit'][:12]}"
+
+
+def try_lock(path: str) -> int | None:
+    """Take the state directory's lock (the ``flock`` :func:`deploybot.statedir.held` takes) if it
+    is free: the open descriptor (close it to release), or None when it is held or missing
+    (a full run then reports it)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def cli_check(config_path: str) -> str | None:
+    """For ``deploybot run-once``: the line to print when the stamp still holds (see the
+    module docstring), else None (run in full).
+
+    The stamp is looked for in ``.deploybot`` beside the config unless the config's text
+    names ``state`` at all (then TOML is parsed for ``[state] dir``); either way only a
+    stamp written for this very config (its digest) and this state directory counts. The
+    remotes' locations are resolved again from the stamped config values.
+    """
+    try:
+        with open(config_path, "rb") as f:
+            text = f.read()
+        base = os.path.dirname(os.path.realpath(config_path))
+        folder = ".deploybot"
+        if b"state" in text:
+            import tomllib
+
+            folder = tomllib.loads(text.decode("utf-8")).get("state", {}).get("dir", folder)
+        state_dir = os.path.realpath(os.path.join(base, folder))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    lock = try_lock(os.path.join(state_dir, "lock"))
+    if lock is None:
+        return None
+    try:
+        stamp = still_holds(state_dir, config_digest(config_path), time.time())
+    finally:
+        os.close(lock)  # releases the flock
+    if stamp is None or stamp["state_dir"] != state_dir:
+        return None
+    for key in ("source", "publish"):
+        if local_location(stamp[f"{key}_raw"], base) != stamp[f"{key}_url"]:
+            return None  # a symlink on the way to a remote changed since
+    return up_to_date_line(stamp)

@@ -1,0 +1,222 @@
+"""The Markdown report of a benchmark run: targets of issue 12, ratios to each peer, medians.
+
+All ratios are of medians from one run (deploybot's time / the other's time), so a ratio
+below 1 means deploybot is faster. The targets (issue 12) name 1,000 and 10,000 posts; they
+are checked at the smallest and the largest size of the run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.bench.measure import Results, Sample
+from tests.bench.site import rename_count
+
+PEERS = ("jekyll", "hugo", "pelican")
+LABEL = {"jekyll": "Jekyll", "hugo": "Hugo", "pelican": "Pelican"}
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target: what it says, the measured value (a ratio or MB) and the limit it needs."""
+
+    text: str
+    value: float | None
+    limit: float
+    unit: str = "x"
+    strict: bool = False  # "faster than": the value must be below the limit, not equal
+
+    def met(self) -> bool | None:
+        """Whether the target is met; None when not measured (a peer or a size missing)."""
+        if self.value is None:
+            return None
+        return self.value < self.limit if self.strict else self.value <= self.limit
+
+    def row(self) -> str:
+        """The target's Markdown table row."""
+        met = self.met()
+        verdict = "not measured" if met is None else "met" if met else "**not met**"
+        value = "-" if self.value is None else _num(self.value, self.unit)
+        bound = ("< " if self.strict else "≤ ") + _num(self.limit, self.unit)
+        return f"| {self.text} | {value} | {bound} | {verdict} |"
+
+
+def _num(value: float, unit: str) -> str:
+    if unit == "MB":
+        return f"{value:.0f} MB"
+    return f"{value:.3f}x" if value < 0.1 else f"{value:.2f}x"
+
+
+def _ratio(a: Sample | None, b: Sample | None) -> float | None:
+    return None if a is None or b is None or b.seconds <= 0 else a.seconds / b.seconds
+
+
+def fastest_seed(results: Results, size: int) -> tuple[str, Sample] | None:
+    """The peer whose seed-style pipeline (full build + git push of a one-post edit) is fastest."""
+    found = [(p, results.median(size, f"{p} seed pipeline")) for p in PEERS]
+    runs = [(p, s) for p, s in found if s is not None]
+    return min(runs, key=lambda ps: ps[1].seconds) if runs else None
+
+
+def targets(results: Results) -> list[Target]:
+    """The targets of issue 12, each with its measured value from ``results``."""
+    sizes = sorted(results.samples)
+    small, large = sizes[0], sizes[-1]
+    med = results.median
+    build = med(small, "deploybot build")
+    rows = [
+        Target(
+            f"full build, {small:,} posts: faster than Jekyll",
+            _ratio(build, med(small, "jekyll build")),
+            1.0,
+            strict=True,
+        ),
+        Target(
+            f"full build, {small:,} posts: ≥ 4× Pelican's speed",
+            _ratio(build, med(small, "pelican build")),
+            0.25,
+        ),
+    ]
+    for size in dict.fromkeys((small, large)):
+        seed = fastest_seed(results, size)
+        name = f" ({LABEL[seed[0]]})" if seed else ""
+        rows.append(
+            Target(
+                f"one-post edit, end to end, {size:,} posts: ≤ 0.1 × fastest peer "
+                f"full build + git push{name}",
+                _ratio(med(size, "run-once edit"), seed[1] if seed else None),
+                0.1,
+            )
+        )
+    rows.append(
+        Target(
+            f"one-post edit at {large:,} ≤ 1.3 × at {small:,}",
+            _ratio(med(large, "run-once edit"), med(small, "run-once edit"))
+            if large != small
+            else None,
+            1.3,
+        )
+    )
+    for size in dict.fromkeys((small, large)):
+        rows.append(
+            Target(
+                f"no-op run-once, {size:,} posts: ≤ 2 × a bare git fetch",
+                _ratio(med(size, "run-once no-op"), med(size, "git fetch (no-op floor)")),
+                2.0,
+            )
+        )
+    renames = rename_count(large)
+    for label, text in (
+        ("first build", "the first build"),
+        ("renames commit", f"a {renames}-rename commit"),
+    ):
+        rows.append(
+            Target(
+                f"email of {text}, {large:,} posts: ≤ 1.5 × git log",
+                _ratio(
+                    med(large, f"email {label}: deploybot"), med(large, f"email {label}: git log")
+                ),
+                1.5,
+            )
+        )
+    incremental = [med(large, f"run-once {k}") for k in ("edit", "add", "delete")]
+    peaks = [s.peak_mb for s in incremental if s is not None]
+    rows.append(
+        Target(
+            f"peak RSS, incremental run-once, {large:,} posts: ≤ 150 MB",
+            max(peaks) if peaks else None,
+            150,
+            "MB",
+        )
+    )
+    for name in ("deploybot build", "pipeline full build"):
+        sample = med(large, name)
+        rows.append(
+            Target(
+                f"peak RSS, {name}, {large:,} posts: ≤ 500 MB",
+                sample.peak_mb if sample else None,
+                500,
+                "MB",
+            )
+        )
+    return rows
+
+
+def peer_table(results: Results) -> Iterator[str]:
+    """Rows of deploybot's time against each peer's (time and ratio) for each size."""
+    peers = [p for p in PEERS if any(f"{p} build" in t for t in results.samples.values())]
+    head = "| posts | measurement | deploybot | " + " | ".join(f"{LABEL[p]} | ratio" for p in peers)
+    yield head + " |"
+    yield "|---:|---|---:|" + "---:|---:|" * len(peers)
+    pairs = [
+        ("full build", "deploybot build", "build"),
+        (
+            "first publish (build, commit, push; deploybot: + email)",
+            "run-once first publish",
+            "seed first publish",
+        ),
+        ("one-post edit, end to end", "run-once edit", "seed pipeline"),
+    ]
+    for size in sorted(results.samples):
+        for what, ours, theirs in pairs:
+            mine = results.median(size, ours)
+            if mine is None:
+                continue
+            cells = [f"{size:,}", what, f"{mine.seconds:.3f} s"]
+            for peer in peers:
+                other = results.median(size, f"{peer} {theirs}")
+                ratio = _ratio(mine, other)
+                cells += [
+                    "-" if other is None else f"{other.seconds:.3f} s",
+                    "-" if ratio is None else _num(ratio, "x"),
+                ]
+            yield "| " + " | ".join(cells) + " |"
+
+
+def medians_table(results: Results) -> Iterator[str]:
+    """Rows of every measurement's median seconds and peak RSS, one column pair per size."""
+    sizes = sorted(results.samples)
+    names = list(dict.fromkeys(n for s in sizes for n in results.samples[s]))
+    yield "| measurement | " + " | ".join(f"{s:,} posts | peak RSS" for s in sizes) + " |"
+    yield "|---|" + "---:|---:|" * len(sizes)
+    for name in names:
+        cells = [name]
+        for size in sizes:
+            sample = results.median(size, name)
+            runs = len(results.samples[size].get(name, []))
+            cells += (
+                ["-", "-"]
+                if sample is None
+                else [
+                    f"{sample.seconds:.3f} s" + ("" if runs > 1 else " (1 run)"),
+                    f"{sample.peak_mb:.0f} MB",
+                ]
+            )
+        yield "| " + " | ".join(cells) + " |"
+
+
+def markdown(results: Results, header: str, plot: str | None) -> str:
+    """The whole report: a header line, the targets, the peer ratios, every median."""
+    lines = [header, "", "| target (issue 12) | measured | needs | |", "|---|---:|---:|---|"]
+    lines += [t.row() for t in targets(results)]
+    lines += ["", *peer_table(results), ""]
+    if results.skipped:
+        lines += [*(f"- {s}" for s in results.skipped), ""]
+    if plot:
+        lines += [f"![time against site size]({plot})", ""]
+    lines += ["<details><summary>Every measurement (medians)</summary>", ""]
+    lines += [*medians_table(results), "", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(readme: Path, text: str) -> None:
+    """Put ``text`` between the bench markers of ``readme`` (raises ValueError without them)."""
+    old = readme.read_text(encoding="utf-8")
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+    if not pattern.search(old):
+        raise ValueError(f"{readme}: no {BEGIN} ... {END} markers")
+    readme.write_text(pattern.sub(lambda _: f"{BEGIN}\n{text}{END}", old), encoding="utf-8")

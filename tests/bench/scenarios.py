@@ -1,0 +1,197 @@
+"""The measurements of one site size, in rounds: every tool once per round, in turn.
+
+A round (repeated ``--repeat`` times; medians are taken across rounds, so a slow moment of
+the machine hits one sample of each tool rather than all samples of one):
+
+1. a one-post edit is committed to the site (and mirrored into the peers' sources);
+2. full builds: ``deploybot build`` (the folder, as Jekyll reads it), then each peer's build
+   into its seed folder followed by ``git add -A && git commit && git push`` (the
+   seed-style pipeline: a full rebuild and a push of what changed);
+3. deploybot's pipeline on a fresh state dir and publish repo: the first ``run-once``
+   (fetch, full build, commit, push, the first build's email into an mbox); a no-op
+   ``run-once`` next to a bare ``git fetch`` of the same source (the floor); one-post
+   edit, add and delete, each committed and pushed to the source, then ``run-once``
+   (fetch -> render -> commit -> push -> email); ``run-once --full`` (the pipeline's full
+   build, with nothing to publish);
+4. in the first round only, 50 posts (a quarter of a smaller site) are renamed (new name
+   and date) and published; every round then times the email of the first build and of
+   that rename build
+   (``deploybot notify --transport stdout``) against ``git log -C --stat -p --cc -1``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.bench import site as sitemod
+from tests.bench.measure import MeasureError, Results, Sample, run
+from tests.bench.peers import Peer, SeedRepo, python_env
+from tests.bench.site import Site, commit_and_push, git
+
+Log = Callable[[str], None]
+
+
+class BenchError(RuntimeError):
+    """A run did not do what the benchmark expects of it (so its time would mean nothing)."""
+
+
+def deploybot_argv() -> list[str]:
+    """How to run the ``deploybot`` CLI of this interpreter's environment."""
+    script = Path(sys.executable).parent / "deploybot"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "deploybot.cli"]
+
+
+class Instance:
+    """A deploybot configuration with its own state dir, publish repo and mbox."""
+
+    def __init__(self, root: Path, site: Site) -> None:
+        self.dir = root
+        self.publish = root / "publish.git"
+        root.mkdir()
+        git(root, "init", "-q", "--bare", str(self.publish))
+        self.config = root / "deploybot.toml"
+        self.config.write_text(
+            f'[source]\nurl = "{site.source_repo}"\n[publish]\nurl = "publish.git"\n'
+            'author = "Bot <bot@example.org>"\n[notify]\ntransport = "mbox"\n'
+            'mbox = "mail.mbox"\nto = ["commits@example.org"]\nfrom = "bot@example.org"\n',
+            encoding="utf-8",
+        )
+
+    def run_once(self, *extra: str) -> list[str]:
+        """The ``deploybot run-once`` command for this instance."""
+        return [*deploybot_argv(), "run-once", "--config", str(self.config), *extra]
+
+    def head(self) -> str:
+        """The publish branch's head commit id."""
+        return git(self.publish, "rev-parse", "refs/heads/asf-site").strip()
+
+
+def _pick(site: Site, start: int) -> int:
+    """The first post number at or after ``start`` (wrapping) that the site still has."""
+    numbers = sorted(site.names)
+    return next((i for i in numbers if i >= start), numbers[0])
+
+
+class SizeBench:
+    """The benchmark of one site size under ``root``; samples go into ``results``."""
+
+    def __init__(
+        self, root: Path, size: int, peers: list[Peer], results: Results, log: Log
+    ) -> None:
+        self.root, self.size, self.results, self.log = root, size, results, log
+        self.peers = [p for p in peers if p.missing is None]
+        self.env = python_env()
+        self.site = sitemod.make_site(root, size)
+        self.next_post = size
+        self.renames = sitemod.rename_count(size)
+        self.emails: dict[str, str] = {}  # which build commit each email measurement reads
+        self.keep: Instance | None = None
+        for peer in self.peers:
+            peer.prepare(self.site)
+        self.seeds = {p.name: SeedRepo(root, p.name) for p in self.peers}
+        for peer in self.peers:  # the seed's first publish pushes every file, once
+            self.seed_pipeline(peer, "seed first publish")
+        git(root, "clone", "-q", "--mirror", str(self.site.source_repo), "floor.git")
+
+    def publish(self, inst: Instance, name: str, *extra: str, moves: bool = True) -> str:
+        """Measure ``run-once`` as ``name``; check it published (``moves``) or not; the head.
+
+        Raises:
+            BenchError: the publish branch moved when it should not have, or the reverse.
+        """
+        before = inst.head() if (inst.publish / "refs/heads/asf-site").exists() else None
+        self.measure(name, inst.run_once(*extra))
+        after = inst.head()
+        if (after != before) != moves:
+            raise BenchError(f"{name}: the publish branch {'did not move' if moves else 'moved'}")
+        return after
+
+    def measure(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Sample:
+        """Run ``argv`` as measurement ``name``; record, log and return the sample."""
+        sample = self.results.add(self.size, name, run(argv, env=env or self.env, cwd=self.root))
+        self.log(f"  {self.size} {name}: {sample.seconds:.3f} s, {sample.peak_mb:.0f} MB")
+        return sample
+
+    def change(self, paths: list[str], message: str) -> None:
+        """Commit and push ``paths`` of the site, and mirror them into the peers."""
+        commit_and_push(self.site, message)
+        for peer in self.peers:
+            peer.sync(self.site, paths)
+
+    def round(self, r: int) -> None:
+        """One round of every measurement (see the module docstring)."""
+        half = self.size // 2
+        self.change(sitemod.edit_post(self.site, _pick(self.site, half + 2 * r)), "Edit")
+        self.full_builds()
+        inst = Instance(self.root / f"run{r}", self.site)
+        first = self.publish(inst, "run-once first publish")
+        git(self.root / "floor.git", "fetch", "-q", "origin")
+        self.publish(inst, "run-once no-op", moves=False)
+        self.measure("git fetch (no-op floor)", ["git", "-C", "floor.git", "fetch", "-q", "origin"])
+        self.change(sitemod.edit_post(self.site, _pick(self.site, half + 2 * r + 1)), "Edit")
+        self.publish(inst, "run-once edit")
+        self.change(sitemod.add_post(self.site, self.next_post), "Add")
+        self.next_post += 1
+        self.publish(inst, "run-once add")
+        self.change(sitemod.delete_post(self.site, _pick(self.site, self.size - 1 - r)), "Delete")
+        self.publish(inst, "run-once delete")
+        self.publish(inst, "pipeline full build", "--full", moves=False)
+        if self.keep is None:
+            step = max(1, half // self.renames)
+            numbers = [_pick(self.site, k * step) for k in range(self.renames)]
+            self.change(sitemod.rename_posts(self.site, sorted(set(numbers))), "Rename")
+            renamed = self.publish(inst, "run-once renames")
+            self.emails = {"first build": first, "renames commit": renamed}
+            self.keep = inst
+        else:
+            shutil.rmtree(inst.dir)  # its repo and state: up to GBs at 10k posts
+        self.emails_round()
+
+    def full_builds(self) -> None:
+        """``deploybot build`` and each peer's seed-style pipeline, in turn."""
+        out = self.root / "deploybot-out"
+        shutil.rmtree(out, ignore_errors=True)
+        self.measure("deploybot build", [*deploybot_argv(), "build", "site", str(out)])
+        for peer in list(self.peers):
+            self.seed_pipeline(peer, "seed pipeline")
+
+    def seed_pipeline(self, peer: Peer, name: str) -> None:
+        """A peer's full build into its seed folder, then git add/commit/push; record the sum.
+
+        The parts are recorded too (``<peer> build``, ``<peer> git add/commit/push``),
+        except on the seed's first publish.
+        """
+        seed = self.seeds[peer.name]
+        first = name == "seed first publish"
+        parts = ("first build", "first git push") if first else ("build", "git add/commit/push")
+        try:
+            build = self.measure(f"{peer.name} {parts[0]}", peer.build_argv(self.site, seed.out))
+            argv, env = seed.publish_argv()
+            push = self.measure(f"{peer.name} {parts[1]}", argv, env)
+        except MeasureError as exc:  # a peer's failure drops that peer, not the whole run
+            line = f"dropped {peer.name} at {self.size} posts: {str(exc).splitlines()[0][:300]}"
+            self.log(line)
+            self.results.skipped.append(line)
+            self.peers.remove(peer)
+            return
+        total = Sample(build.seconds + push.seconds, max(build.peak_mb, push.peak_mb))
+        self.results.add(self.size, f"{peer.name} {name}", total)
+
+    def emails_round(self) -> None:
+        """Time each kept build's email: deploybot's CLI, then git's log of the commit."""
+        assert self.keep is not None
+        repo = str(self.keep.publish)
+        for label, commit in self.emails.items():
+            args = ["--commit", commit, "--repo", repo, "--branch", "asf-site"]
+            self.measure(
+                f"email {label}: deploybot",
+                [*deploybot_argv(), "notify", *args, "--transport", "stdout"],
+            )
+            self.measure(
+                f"email {label}: git log",
+                ["git", "-C", repo, "log", "-C", "--stat", "-p", "--cc", "-1", commit],
+                sitemod.GIT_ENV,
+            )

@@ -1,0 +1,184 @@
+"""``make bench``'s harness (tests/bench/) runs end to end on a tiny site; no speed is asserted.
+
+The whole harness runs once at 12 posts, one round, with the peers that are installed (the
+others must be skipped with their line), and must write the JSON, the plot when matplotlib
+is there, and the report into a copy of the README between its markers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.bench.measure import Results, Sample, run
+from tests.bench.peers import find_peers, to_hugo, to_pelican
+from tests.bench.report import BEGIN, END, markdown, targets, update_readme
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOYBOT = [
+    "deploybot build",
+    "run-once first publish",
+    "run-once no-op",
+    "git fetch (no-op floor)",
+    "run-once edit",
+    "run-once add",
+    "run-once delete",
+    "pipeline full build",
+    "run-once renames",
+    "email first build: deploybot",
+    "email first build: git log",
+    "email renames commit: deploybot",
+    "email renames commit: git log",
+]
+
+POST = """---
+layout: post
+title: "A: post"
+date: 2001-02-03
+author: "Ann"
+---
+{% include JB/setup %}
+Text.
+
+{% highlight Plain Text %}
+$ make
+{% endhighlight %}
+
+{% highlight python %}
+x = 1
+{% endhighlight %}
+"""
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """Run ``python -m tests.bench`` at 12 posts; return (folder, stdout, stderr)."""
+    tmp = tmp_path_factory.mktemp("bench")
+    readme = tmp / "README.md"
+    readme.write_text(f"# x\n\nbefore\n\n{BEGIN}\nold\n{END}\n\nafter\n", encoding="utf-8")
+    args = ["--sizes", "12", "--repeat", "1", "--keep", str(tmp / "sites")]
+    args += ["--json", str(tmp / "bench.json"), "--plot", str(tmp / "docs" / "bench.png")]
+    args += ["--readme", str(readme), "--update-readme"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.bench", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return tmp, proc.stdout, proc.stderr
+
+
+def test_every_measurement_is_taken_once(bench_run: tuple[Path, str, str]) -> None:
+    tmp, _, _ = bench_run
+    data = json.loads((tmp / "bench.json").read_text(encoding="utf-8"))
+    table = data["sizes"]["12"]
+    for name in DEPLOYBOT:
+        assert len(table[name]["seconds"]) == 1, name
+        assert table[name]["seconds"][0] > 0 and table[name]["median_peak_mb"] > 0, name
+    assert data["run"]["repeat"] == 1 and data["run"]["sizes"] == [12]
+    for peer in find_peers(["jekyll", "hugo", "pelican"]):
+        if peer.missing:
+            assert peer.missing in data["skipped"]
+        else:
+            for part in ("build", "git add/commit/push", "seed pipeline", "seed first publish"):
+                assert len(table[f"{peer.name} {part}"]["seconds"]) == 1
+
+
+def test_the_report_goes_between_the_readme_markers(bench_run: tuple[Path, str, str]) -> None:
+    tmp, out, _ = bench_run
+    readme = (tmp / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# x\n\nbefore\n\n" + BEGIN + "\nMeasured ")
+    assert readme.endswith(END + "\n\nafter\n") and "\nold\n" not in readme
+    body = readme.split(BEGIN)[1].split(END)[0]
+    assert body.strip() == out.strip()
+    assert "| full build, 12 posts: faster than Jekyll |" in body
+    assert "| no-op run-once, 12 posts: ≤ 2 × a bare git fetch |" in body
+    assert "| email of a 3-rename commit, 12 posts: ≤ 1.5 × git log |" in body
+    assert "| 12 | one-post edit, end to end |" in body
+    if importlib.util.find_spec("matplotlib"):
+        assert (tmp / "docs" / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert "![time against site size](docs/bench.png)" in body
+
+
+def test_the_rename_commit_holds_edited_renames(bench_run: tuple[Path, str, str]) -> None:
+    """The 3 moved posts are renames git finds by similarity (not exact), so scoring runs."""
+    tmp, _, _ = bench_run
+    repo = tmp / "sites" / "12" / "run0" / "publish.git"
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "-1", "-M", "--name-status", "--format=", "asf-site"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    renames = [line for line in log if line.startswith("R")]
+    assert len(renames) == 3 and all(not line.startswith("R100") for line in renames)
+
+
+def test_peers_get_the_posts_in_their_own_formats() -> None:
+    hugo = to_hugo(POST)
+    assert hugo.startswith("---\nlayout: post\ntitle: 'A: post'\ndate: 2001-02-03\nauthor: Ann\n")
+    assert "{%" not in hugo and "\n```text\n$ make\n```\n" in hugo and "```python\nx = 1" in hugo
+    pelican = to_pelican(POST, "a-post")
+    assert pelican.startswith("Title: A: post\nDate: 2001-02-03\nSlug: a-post\nAuthor: Ann\n\n")
+    assert "{%" not in pelican and "```python\nx = 1\n```\n" in pelican
+
+
+def test_targets_compare_medians_and_say_met_or_not() -> None:
+    results = Results()
+    for name, seconds, mb in [
+        ("deploybot build", 2.0, 400),
+        ("jekyll build", 4.0, 50),
+        ("hugo build", 3.0, 50),
+        ("pelican build", 5.0, 60),
+        ("run-once edit", 0.5, 90),
+        ("jekyll seed pipeline", 4.0, 50),
+        ("hugo seed pipeline", 2.0, 50),
+        ("run-once no-op", 0.3, 30),
+        ("git fetch (no-op floor)", 0.1, 5),
+    ]:
+        results.add(1000, name, Sample(seconds, mb))
+    results.add(1000, "run-once edit", Sample(0.7, 100))  # median of 0.5 and 0.7: 0.6
+    rows = {t.text: t for t in targets(results)}
+    assert rows["full build, 1,000 posts: faster than Jekyll"].met() is True
+    assert rows["full build, 1,000 posts: ≥ 4× Pelican's speed"].value == pytest.approx(0.4)
+    edit = rows[
+        "one-post edit, end to end, 1,000 posts: ≤ 0.1 × fastest peer full build + git push (Hugo)"
+    ]
+    assert edit.value == pytest.approx(0.3) and edit.met() is False
+    assert (
+        rows["no-op run-once, 1,000 posts: ≤ 2 × a bare git fetch"]
+        .row()
+        .endswith("| 3.00x | ≤ 2.00x | **not met** |")
+    )
+    assert rows["one-post edit at 1,000 ≤ 1.3 × at 1,000"].met() is None
+    assert rows["peak RSS, incremental run-once, 1,000 posts: ≤ 150 MB"].value == 95
+    text = markdown(results, "header", None)
+    assert (
+        "| 1,000 | full build | 2.000 s | 4.000 s | 0.50x | 3.000 s | 0.67x | 5.000 s | 0.40x |"
+        in text
+    )
+
+
+def test_update_readme_needs_the_markers(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no <!-- bench:begin -->"):
+        update_readme(readme, "x\n")
+
+
+def test_a_measured_command_reports_its_own_peak_not_the_harness() -> None:
+    ballast = bytearray(300 * 2**20)  # the harness grows; a small child must stay small
+    ballast[:: 1 << 12] = b"x" * len(ballast[:: 1 << 12])
+    sample = run(["git", "--version"])
+    assert 0 < sample.peak_mb < 100
+    big = run(
+        [sys.executable, "-c", "b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096])"]
+    )
+    assert big.peak_mb > 200

@@ -1,0 +1,172 @@
+"""What a verified delivery says (deploybot.daemon.payloads): events, refs, repositories."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deploybot.daemon.payloads import (
+    OTHER,
+    PING,
+    PUSH,
+    PayloadError,
+    delivery_id,
+    names_repository,
+    push_to,
+    read_event,
+    repository_key,
+)
+from tests.daemonproc import bitbucket_server, gitea, github, gitlab
+
+SHA = "a" * 40
+
+
+@pytest.mark.parametrize("payload", [github, gitea, gitlab, bitbucket_server])
+def test_each_forges_push_to_the_branch_builds(payload: object) -> None:
+    headers, body = payload(SHA)  # type: ignore[operator]
+    event = read_event(headers, body)
+    assert event.kind == PUSH
+    update, why = push_to(event, "main")
+    assert update is not None and update.after == SHA and why == ""
+    assert push_to(event, "other")[0] is None
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (github(SHA, ref="refs/heads/dev"), "refs/heads/dev is not refs/heads/main"),
+        (github(SHA, ref="refs/tags/v1"), "a tag (refs/tags/v1), not refs/heads/main"),
+        (github(SHA, deleted=True), "refs/heads/main was deleted"),
+        (gitlab("0" * 40), "refs/heads/main was deleted"),
+        (bitbucket_server(SHA, kind="DELETE"), "refs/heads/main was deleted"),
+        (bitbucket_server(SHA, ref="refs/tags/v2"), "a tag (refs/tags/v2), not refs/heads/main"),
+    ],
+)
+def test_other_branches_tags_and_deletions_do_not_build(
+    payload: tuple[dict[str, str], bytes], reason: str
+) -> None:
+    update, why = push_to(read_event(*payload), "main")
+    assert update is None and why == reason
+
+
+def test_bitbucket_cloud_push() -> None:
+    body = json.dumps({
+        "push": {"changes": [
+            {"new": {"type": "branch", "name": "main", "target": {"hash": SHA}}, "old": None},
+            {"new": None, "old": {"type": "branch", "name": "gone"}},
+        ]},
+        "repository": {"links": {"html": {"href": "https://bitbucket.org/team/site"}}},
+    }).encode()  # fmt: skip
+    event = read_event({"X-Event-Key": "repo:push"}, body)
+    assert push_to(event, "main")[0].after == SHA  # type: ignore[union-attr]
+    assert push_to(event, "gone") == (None, "refs/heads/gone was deleted")
+    assert names_repository(event, "git@bitbucket.org:team/site.git")
+
+
+def test_ping_other_events_and_bad_bodies() -> None:
+    assert read_event({"X-GitHub-Event": "ping"}, b"{not parsed").kind == PING
+    assert read_event({"X-Event-Key": "diagnostics:ping"}, b"").kind == PING
+    assert read_event({"X-Gitlab-Event": "Merge Request Hook"}, b"{}").kind == OTHER
+    for headers, body in [
+        ({"X-GitHub-Event": "push"}, b"{not json"),
+        ({"X-GitHub-Event": "push"}, b"[1, 2]"),
+        ({"X-GitHub-Event": "push"}, b"{}"),  # no ref
+        ({"X-GitHub-Event": "push"}, b"\xff"),
+        ({"X-GitHub-Event": "push"}, b"[" * 100_000),
+        ({}, b"{}"),  # no event header
+    ]:
+        with pytest.raises(PayloadError):
+            read_event(headers, body)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/Owner/Site",
+        "https://github.com/owner/site.git",
+        "https://user:token@github.com/owner/site.git/",
+        "git@github.com:owner/site.git",
+        "ssh://git@github.com:22/owner/site.git",
+        "git://github.com/owner/site.git",
+        "http://github.com/owner/site",
+    ],
+)
+def test_repository_urls_compare_in_every_form(url: str) -> None:
+    assert repository_key(url) == "github.com/owner/site"
+
+
+def test_different_repositories_and_local_paths() -> None:
+    assert repository_key("https://github.com/owner/site2") != repository_key(
+        "https://github.com/owner/site"
+    )
+    assert repository_key("https://gitlab.com/owner/site") != repository_key(
+        "https://github.com/owner/site"
+    )
+    assert repository_key("file:///srv/git/site.git") == repository_key("/srv/git/site.git")
+    assert repository_key("/srv/git/site.git") != repository_key("/srv/git/other.git")
+
+
+def test_each_forges_repository_urls_name_the_source() -> None:
+    assert names_repository(read_event(*github(SHA)), "git@github.com:o/site.git")
+    assert names_repository(read_event(*gitea(SHA)), "https://gitea.example.org/o/site")
+    assert names_repository(read_event(*gitlab(SHA)), "git@gitlab.example.org:g/site.git")
+    event = read_event(*bitbucket_server(SHA))
+    assert names_repository(event, "https://bitbucket.example.org/scm/web/site.git")
+    assert names_repository(event, "ssh://git@bitbucket.example.org:7999/web/site.git")
+    assert not names_repository(event, "https://bitbucket.example.org/scm/web/other.git")
+
+
+def test_delivery_ids_per_forge() -> None:
+    assert delivery_id({"X-GitHub-Delivery": "abc"}) == "x-github-delivery:abc"
+    assert delivery_id({"X-Gitea-Delivery": "g"}) == "x-gitea-delivery:g"
+    assert delivery_id({"X-Gitlab-Event-UUID": "u", "Idempotency-Key": "k"}) == "idempotency-key:k"
+    assert delivery_id({"X-Request-Id": "r"}) == "x-request-id:r"
+    assert delivery_id({"Content-Type": "x"}) is None
+
+
+def _bitbucket_cloud(new_hash: object) -> tuple[dict[str, str], bytes]:
+    body = {
+        "push": {"changes": [{"new": {"type": "branch", "name": "main",
+                                      "target": {"hash": new_hash}}, "old": None}]},
+        "repository": {"links": {"html": {"href": "https://bitbucket.org/o/site"}}},
+    }  # fmt: skip
+    return {"X-Event-Key": "repo:push"}, json.dumps(body).encode()
+
+
+def _with(payload: tuple[dict[str, str], bytes], **fields: object) -> tuple[dict[str, str], bytes]:
+    headers, body = payload
+    return headers, json.dumps({**json.loads(body), **fields}).encode()
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        (github("--upload-pack=touch /tmp/pwned"), "after"),
+        (github("a" * 39), "after"),
+        (github("g" * 40), "after"),
+        (github("a" * 41), "after"),
+        (_with(github(SHA), after=12345), "after"),
+        (_with(github(SHA), before="HEAD~1"), "before"),
+        (gitlab("a" * 40 + "\n"), "after"),
+        (bitbucket_server("--exec=x"), "toHash"),
+        (_bitbucket_cloud("-oProxyCommand=x"), "hash"),
+    ],
+)
+def test_a_commit_id_that_is_not_hex_is_refused(
+    payload: tuple[dict[str, str], bytes], field: str
+) -> None:
+    """Only a commit id (40 hex, or 64 with SHA-256) is taken from a payload: it is echoed
+    in answers and logs, and compared with what the build fetched."""
+    with pytest.raises(PayloadError, match=f"'{field}' is not a commit id"):
+        read_event(*payload)
+
+
+def test_commit_ids_of_either_hash_are_read() -> None:
+    sha256 = "b" * 64
+    update, _ = push_to(read_event(*github(sha256)), "main")
+    assert update is not None and update.after == sha256
+    update, _ = push_to(read_event(*_with(github(SHA.upper()), before=None)), "main")
+    assert update is not None and update.after == SHA
+    update, _ = push_to(read_event(*_bitbucket_cloud(SHA)), "main")
+    assert update is not None and update.after == SHA

@@ -1,0 +1,43 @@
+"""What a run imports: a run pays for every module it loads, so what it does not use stays out.
+
+Each check runs in a fresh interpreter (``sys.modules`` of this one holds everything the
+other tests imported).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.gitrepo import commit_files
+from tests.smallsite import SmallSite
+
+HEAVY = ("liquid", "babel", "smtplib", "ssl", "urllib.request", "http.client", "filelock")
+
+
+def loaded_after(code: str, *args: str) -> set[str]:
+    """The modules of :data:`HEAVY` loaded once ``code`` ran in a new interpreter."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True
+    )
+    return set(done.stdout.split("\n")[-2].split())
+
+
+def test_the_pipeline_imports_no_smtp_tls_liquid_or_lock_library() -> None:
+    assert loaded_after("import deploybot.cli, deploybot.pipeline, deploybot.render") == set()
+
+
+def test_a_site_without_liquid_builds_without_python_liquid(tmp_path: Path) -> None:
+    """No page holds '{{' or '{%': Jekyll skips Liquid for them, and so python-liquid (with
+    Babel) is never imported; the build publishes and emails through an mbox."""
+    site = SmallSite(tmp_path)
+    run = (
+        "import sys\nfrom deploybot import pipeline\nfrom deploybot.config import load_config\n"
+        "result = pipeline.run_once(load_config(sys.argv[1]))\n"
+        "assert result.status == 'published' and result.mail_sent, result"
+    )
+    assert loaded_after(run, str(site.config)) == set()
+    commit_files(site.source, {"_posts/2023-01-04-l.md": b"---\ntitle: L\n---\n{{ page.title }}\n"})
+    assert "liquid" in loaded_after(run, str(site.config))

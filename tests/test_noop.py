@@ -1,0 +1,205 @@
+"""The no-op stamp (:mod:`deploybot.noop`): a run with nothing to do is told from a few files,
+and only when a full run would do nothing either."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deploybot import noop, pipeline
+from deploybot.config import load_config
+from deploybot.entry import noop_config
+from tests.gitrepo import commit_files, head
+from tests.smallsite import SmallSite
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> SmallSite:
+    return SmallSite(tmp_path)
+
+
+def run(site: SmallSite, **kwargs: bool) -> pipeline.RunResult:
+    return pipeline.run_once(load_config(site.config), **kwargs)
+
+
+def cli(site: SmallSite, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """The real console entry point in a subprocess: (exit status, stdout, stderr)."""
+    argv = [sys.executable, "-c", "from deploybot.entry import main; main()", "run-once"]
+    done = subprocess.run(
+        [*argv, "--config", str(site.config), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        cwd=site.root,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def shortcut(result: pipeline.RunResult) -> bool:
+    return "no-op check" in result.timings
+
+
+def test_a_publish_stamps_and_the_next_run_is_told_from_it(site: SmallSite) -> None:
+    first = run(site)
+    assert first.status == pipeline.PUBLISHED
+    assert (site.state / noop.STAMP).is_file()
+    again = run(site)
+    assert again.status == pipeline.UP_TO_DATE and shortcut(again)
+    assert (again.source_commit, again.build_commit) == (first.source_commit, first.build_commit)
+    assert site.emails() == [first.build_commit]  # nothing sent twice
+    code, out, err = cli(site)
+    assert (code, err) == (0, "")
+    assert out == f"up to date: asf-site was built from source {first.source_commit[:12]}\n"
+    noop.forget(site.state)  # the full path prints the same line
+    assert cli(site) == (0, out, "")
+
+
+def test_a_push_to_the_source_runs_in_full(site: SmallSite) -> None:
+    run(site)
+    commit_files(site.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nNew.\n"}, "Add")
+    assert cli(site)[1].startswith("published ")
+    assert run(site).status == pipeline.UP_TO_DATE
+
+
+def test_a_push_to_the_publish_branch_runs_in_full(site: SmallSite) -> None:
+    first = run(site)
+    commit_files(site.publish, {"CNAME": b"example.org\n"}, "By hand", branch="asf-site")
+    by_hand = head(site.publish, "asf-site")
+    assert cli(site)[0] == 0
+    result = run(site)
+    assert not shortcut(result) or result.build_commit != first.build_commit
+    assert head(site.publish, "asf-site") != by_hand  # rebuilt on top of the hand commit
+
+
+def test_packing_the_remotes_refs_runs_in_full_once(site: SmallSite) -> None:
+    run(site)
+    subprocess.run(["git", "--git-dir", str(site.source), "pack-refs", "--all"], check=True)
+    result = run(site)
+    assert result.status == pipeline.UP_TO_DATE and not shortcut(result)
+    assert shortcut(run(site))
+
+
+def test_flags_and_a_changed_config_run_in_full(site: SmallSite) -> None:
+    run(site)
+    assert not shortcut(run(site, retry_now=True))
+    assert shortcut(run(site))
+    assert run(site, full=True).status == pipeline.UNCHANGED
+    assert not (site.state / noop.STAMP).exists()  # --full forgot it, and made no stamp
+    assert not shortcut(run(site)) and shortcut(run(site))
+    site.config.write_text(site.config.read_text() + "\n# a comment\n")
+    assert not shortcut(run(site))
+    code, out, _ = cli(site, "--retry-now")
+    assert code == 0 and out.startswith("up to date")
+
+
+def test_mail_waiting_in_the_outbox_runs_in_full(site: SmallSite) -> None:
+    """An email that could not be delivered: no stamp, so every run retries it."""
+    mbox_config = site.config.read_text()
+    smtp = mbox_config.replace('transport = "mbox"', 'transport = "smtp"')
+    site.config.write_text(smtp + '[notify.smtp]\nhost = "127.0.0.1"\nport = 1\ntimeout = 5\n')
+    first = run(site)  # nothing listens on port 1: delivery fails
+    assert first.status == pipeline.PUBLISHED and first.mail_failures
+    assert not (site.state / noop.STAMP).exists()
+    assert not shortcut(run(site))
+    site.config.write_text(mbox_config)
+    delivered = run(site, retry_now=True)
+    assert delivered.mail_sent and not delivered.mail_failures
+    assert shortcut(run(site))
+
+
+def test_a_run_that_fails_leaves_no_stamp(site: SmallSite) -> None:
+    run(site)
+    commit_files(site.source, {"_posts/2023-01-05-bad.md": b"---\ntitle: [\n---\n"}, "Bad")
+    code, _, err = cli(site)
+    assert code == 1 and "bad.md" in err
+    assert not (site.state / noop.STAMP).exists()
+
+
+def test_the_lock_held_is_reported_as_by_a_full_run(site: SmallSite) -> None:
+    run(site)
+    lock = noop.try_lock(str(site.state / "lock"))
+    assert lock is not None
+    try:
+        code, _, err = cli(site)
+    finally:
+        os.close(lock)
+    assert code == 75 and "lock" in err
+
+
+def test_a_remote_moved_behind_a_symlink_runs_in_full(tmp_path: Path) -> None:
+    site = SmallSite(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path)
+    site.write_config(source_url="link/source.git")
+    run(site)
+    assert cli(site)[1].startswith("up to date")
+    other = tmp_path / "other"
+    other.mkdir()
+    subprocess.run(["git", "clone", "-q", "--bare", str(site.source), str(other / "source.git")])
+    commit_files(other / "source.git", {"x.md": b"x\n"}, "Elsewhere")
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to(other)
+    assert noop.cli_check(str(site.config)) is None
+    assert cli(site)[1].startswith("published ")
+
+
+def test_a_network_remote_is_never_stamped(tmp_path: Path) -> None:
+    site = SmallSite(tmp_path)
+    run(site)
+    config = load_config(site.config)
+    assert noop.refs_of(config.source.url, ["refs/heads/main"]) is not None
+    site.write_config(publish_url="https://example.org/site.git")
+    assert not (site.state / noop.STAMP).exists() or noop.cli_check(str(site.config)) is None
+
+
+def test_refs_are_read_loose_or_packed(tmp_path: Path) -> None:
+    site = SmallSite(tmp_path)
+    tip = head(site.source, "main")
+    loose = noop.refs_of(str(site.source), ["refs/heads/main", "refs/heads/none"])
+    assert loose is not None and loose[1] == {"refs/heads/main": tip, "refs/heads/none": None}
+    subprocess.run(["git", "--git-dir", str(site.source), "pack-refs", "--all"], check=True)
+    packed = noop.refs_of(f"file://{site.source}", ["refs/heads/main"])
+    assert packed is not None and packed[1] == {"refs/heads/main": tip}
+    assert packed[0] != loose[0]
+    (site.source / "refs/heads/sym").write_text("ref: refs/heads/main\n")
+    assert noop.refs_of(str(site.source), ["refs/heads/sym"]) is None
+    assert noop.refs_of(str(tmp_path / "nothing"), ["refs/heads/main"]) is None
+
+
+def test_only_a_plain_run_once_takes_the_shortcut() -> None:
+    assert noop_config(["run-once"]) in (os.environ.get("DEPLOYBOT_CONFIG"), "deploybot.toml")
+    assert noop_config(["run-once", "--config", "c.toml"]) == "c.toml"
+    assert noop_config(["run-once", "--config=c.toml"]) == "c.toml"
+    for argv in (
+        ["run-once", "--full"],
+        ["run-once", "--config", "c.toml", "--retry-now"],
+        ["-v", "run-once"],
+        ["outbox"],
+        ["run-once", "--config"],
+        ["run-once", "--config", "--full"],
+        [],
+    ):
+        assert noop_config(argv) is None, argv
+
+
+def test_the_shortcut_imports_little(site: SmallSite) -> None:
+    """The console entry answers a no-op without click, dulwich or the stages."""
+    run(site)
+    probe = (
+        "import sys; sys.argv = ['deploybot', 'run-once', '--config', sys.argv[1]];"
+        "from deploybot.entry import main; main();"
+        "heavy = [m for m in ('click', 'dulwich', 'deploybot.pipeline', 'deploybot.notify',"
+        " 'deploybot.render', 'jinja2', 'pathlib', 'json') if m in sys.modules];"
+        "print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(site.config)], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.splitlines() == [out.splitlines()[0], "[]"]
+    assert out.startswith("up to date")
