@@ -75,6 +75,26 @@ def test_parallel_equals_serial_on_the_tvm_corpus(tvm_site: Path) -> None:
     assert parallel == dict(build_site(tree, options).files)
 
 
+JEKYLL_CASES = Path(__file__).resolve().parent / "fixtures" / "jekyll"
+
+
+@pytest.mark.parametrize(
+    "case", sorted(p.name for p in JEKYLL_CASES.iterdir() if (p / "site").is_dir())
+)
+def test_parallel_equals_serial_on_every_jekyll_fixture(case: str) -> None:
+    """Collections, pages of any extension, symlinks, future posts, Liquid themes: the
+    parallel build makes what the serial one makes, with the same warnings."""
+    tree = DirTree(JEKYLL_CASES / case / "site")
+    options = RenderOptions(build_time=T0)
+    serial, serial_report = _full(tree, options, 1)
+    parallel, parallel_report = _full(tree, options, 2)
+    assert len(serial) > 1
+    assert parallel == serial
+    assert parallel_report.warnings == serial_report.warnings
+    assert parallel_report.rendered == serial_report.rendered
+    assert parallel_report.waiting == serial_report.waiting
+
+
 @settings(max_examples=25)
 @given(st.data())
 def test_parallel_equals_serial_on_generated_sites(data: st.DataObject) -> None:
