@@ -221,7 +221,6 @@ def test_kill_9_of_the_build_leaves_no_worker_behind(tmp_path: Path) -> None:
 
 
 def test_kill_9_of_run_once_leaves_nothing_that_wedges_the_next_run(tmp_path: Path) -> None:
-    from tests.bench import write_config
     from tests.gitrepo import commit_files
 
     source, publish = tmp_path / "source.git", tmp_path / "publish.git"
@@ -232,9 +231,12 @@ def test_kill_9_of_run_once_leaves_nothing_that_wedges_the_next_run(tmp_path: Pa
         p.relative_to(src).as_posix(): p.read_bytes() for p in src.rglob("*.md")
     }
     commit_files(source, files, "Import")
-    write_config(tmp_path, "none")
     cfg = tmp_path / "deploybot.toml"
-    cfg.write_text(cfg.read_text() + "[render]\njobs = 2\nhighlight_cache_bytes = 0\n")
+    cfg.write_text(
+        '[source]\nurl = "source.git"\n[publish]\nurl = "publish.git"\n'
+        'author = "Bot <bot@example.org>"\n[notify]\ntransport = "none"\n'
+        "[render]\njobs = 2\nhighlight_cache_bytes = 0\n"
+    )
     command = [sys.executable, "-m", "deploybot", "run-once", "--config", str(cfg)]
     proc = subprocess.Popen(command, stderr=subprocess.DEVNULL)
     workers = _wait_for_workers(proc, 2)
