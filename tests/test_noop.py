@@ -203,3 +203,14 @@ def test_the_shortcut_imports_little(site: SmallSite) -> None:
     ).stdout
     assert out.splitlines() == [out.splitlines()[0], "[]"]
     assert out.startswith("up to date")
+
+
+def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
+    """noop and entry copy a few constants rather than import their heavy owners."""
+    from deploybot import config, entry, publish
+    from deploybot.notify import outbox
+
+    assert noop.NOTES_REF == publish.NOTES_REF
+    assert noop.KEEP_SENT == outbox.KEEP_SENT
+    assert entry.CONFIG_ENV == config.CONFIG_ENV
+    assert entry.DEFAULT_CONFIG_NAME == config.DEFAULT_CONFIG_NAME
