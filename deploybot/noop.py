@@ -51,6 +51,10 @@ STAMP = "noop.stamp"
 FORMAT = "1"
 NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.NOTES_REF (publish is heavy)
 KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.outbox.KEEP_SENT
+FILED = ("sent", "superseded")  # deploybot.notify.outbox.SENT_DIR, SUPERSEDED_DIR
+WAITING = (".eml", ".http")  # deploybot.notify.outbox.EMAIL, deploybot.notify.webhook.WEBHOOK
+_KEY_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_KEY_CHARS = _KEY_FIRST | frozenset("._-")
 FILE_URL = "file://"
 _KEYS = [
     "format", "version", "config", "state_dir", "source_raw", "publish_raw", "source_url",
@@ -127,19 +131,34 @@ def local_location(url: str, base: str) -> str:
 
 
 def outbox_clear(outbox: str | os.PathLike[str], now: float) -> bool:
-    """Whether the outbox holds nothing to send (no message or sidecar waiting) and no
-    delivered message due for pruning (``deploybot.notify.outbox.prune_delivered``)."""
+    """Whether the outbox holds no message waiting (what
+    :func:`deploybot.notify.outbox.list_pending` lists: ``<key>.eml`` or ``<key>.http``; not
+    an orphan sidecar or a temp file a kill left) and no delivered message due for pruning
+    (what :func:`deploybot.notify.outbox.prune_delivered` deletes at ``now``)."""
     try:
         entries = list(os.scandir(outbox))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return True
     for entry in entries:
-        if not entry.is_dir(follow_symlinks=False):
+        stem, dot, suffix = entry.name.rpartition(".")
+        if dot and "." + suffix in WAITING and _is_key(stem):
             return False
-        for sent in os.scandir(entry.path):
-            if sent.stat(follow_symlinks=False).st_mtime + KEEP_SENT <= now:
+    for folder in FILED:
+        try:
+            filed = list(os.scandir(os.path.join(outbox, folder)))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for done in filed:
+            if done.is_file() and done.stat().st_mtime < now - KEEP_SENT:
                 return False
     return True
+
+
+def _is_key(stem: str) -> bool:
+    """Whether ``stem`` is an outbox key (``deploybot.notify.outbox._KEY_RE``, whose ``$``
+    also matches before a final newline): 1-200 of ``[A-Za-z0-9._-]``, the first alnum."""
+    stem = stem.removesuffix("\n")
+    return 0 < len(stem) <= 200 and stem[0] in _KEY_FIRST and _KEY_CHARS.issuperset(stem)
 
 
 def write(state_dir: str | os.PathLike[str], facts: Stamp) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -209,8 +210,42 @@ def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     """noop and entry copy a few constants rather than import their heavy owners."""
     from deploybot import config, entry, publish
     from deploybot.notify import outbox
+    from deploybot.notify.webhook import WEBHOOK
 
     assert noop.NOTES_REF == publish.NOTES_REF
     assert noop.KEEP_SENT == outbox.KEEP_SENT
     assert entry.CONFIG_ENV == config.CONFIG_ENV
     assert entry.DEFAULT_CONFIG_NAME == config.DEFAULT_CONFIG_NAME
+    assert noop.FILED == (outbox.SENT_DIR, outbox.SUPERSEDED_DIR)
+    assert noop.WAITING == (outbox.EMAIL, WEBHOOK)
+    for key in ("a", "a.b-c_d", "0" * 200, "0" * 201, "", ".a", "-a", "a b", "a/b", "a\n", "é"):
+        assert noop._is_key(key) == bool(outbox._KEY_RE.match(key)), key
+
+
+def test_only_a_waiting_message_keeps_the_outbox_from_clear(site: SmallSite) -> None:
+    """What a kill can leave (an orphan sidecar, a temp file of an interrupted write) is not
+    a message waiting: :func:`deploybot.notify.outbox.list_pending` skips it, so the
+    shortcut does too (else it would be lost for good: nothing ever removes them)."""
+    from deploybot.notify import outbox
+
+    first = run(site)
+    box = site.state / "outbox"
+    (box / f"{first.build_commit}.json").write_text('{"state": "sent"}\n')
+    (box / f".{first.build_commit}.eml.4242.tmp").write_bytes(b"Subject: torn\n")
+    (box / "-not-a-key.eml").write_bytes(b"")
+    assert outbox.list_pending(box, outbox.EMAIL) == []
+    assert noop.outbox_clear(box, time.time())
+    assert shortcut(run(site))
+    assert cli(site)[1].startswith("up to date")
+    for name in ("late.eml", "late.http"):
+        (box / name).write_bytes(b"Subject: waiting\n")
+        assert not noop.outbox_clear(box, time.time()), name
+        (box / name).unlink()
+    # a delivered message due for pruning counts (the run prunes it), only there
+    old = time.time() - outbox.KEEP_SENT - 60
+    (box / "elsewhere").mkdir()
+    (box / "elsewhere" / "old.eml").write_bytes(b"")
+    os.utime(box / "elsewhere" / "old.eml", (old, old))
+    assert noop.outbox_clear(box, time.time())
+    os.utime(box / outbox.SENT_DIR / f"{first.build_commit}.eml", (old, old))
+    assert not noop.outbox_clear(box, time.time())
