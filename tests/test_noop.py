@@ -4,14 +4,17 @@ and only when a full run would do nothing either."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from dulwich.objects import Commit
+from dulwich.repo import Repo
 
-from deploybot import noop, pipeline
+from deploybot import noop, pipeline, statedir
 from deploybot.config import load_config
 from deploybot.entry import noop_config
 from tests.gitrepo import commit_files, head
@@ -41,6 +44,13 @@ def cli(site: SmallSite, *args: str, env: dict[str, str] | None = None) -> tuple
         cwd=site.root,
     )
     return done.returncode, done.stdout, done.stderr
+
+
+def parents(repo: Path, commit: str) -> list[str]:
+    with Repo(str(repo)) as opened:
+        made = opened[commit.encode()]
+    assert isinstance(made, Commit)
+    return [p.decode() for p in made.parents]
 
 
 def shortcut(result: pipeline.RunResult) -> bool:
@@ -73,10 +83,14 @@ def test_a_push_to_the_publish_branch_runs_in_full(site: SmallSite) -> None:
     first = run(site)
     commit_files(site.publish, {"CNAME": b"example.org\n"}, "By hand", branch="asf-site")
     by_hand = head(site.publish, "asf-site")
-    assert cli(site)[0] == 0
-    result = run(site)
-    assert not shortcut(result) or result.build_commit != first.build_commit
-    assert head(site.publish, "asf-site") != by_hand  # rebuilt on top of the hand commit
+    code, out, _ = cli(site)
+    assert code == 0 and out.startswith("published ")
+    rebuilt = head(site.publish, "asf-site")  # rebuilt on top of the hand commit
+    assert rebuilt is not None and rebuilt not in (by_hand, first.build_commit)
+    assert parents(site.publish, rebuilt) == [by_hand]
+    result = run(site)  # told from the stamp that run wrote: the head it made
+    assert result.status == pipeline.UP_TO_DATE and shortcut(result)
+    assert result.build_commit == rebuilt
 
 
 def test_packing_the_remotes_refs_runs_in_full_once(site: SmallSite) -> None:
@@ -150,13 +164,23 @@ def test_a_remote_moved_behind_a_symlink_runs_in_full(tmp_path: Path) -> None:
     assert cli(site)[1].startswith("published ")
 
 
-def test_a_network_remote_is_never_stamped(tmp_path: Path) -> None:
-    site = SmallSite(tmp_path)
-    run(site)
+def test_a_network_remote_is_never_stamped(
+    site: SmallSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its refs cannot be read here, even where a folder of its URL's name holds a copy."""
+    first = run(site)
     config = load_config(site.config)
-    assert noop.refs_of(config.source.url, ["refs/heads/main"]) is not None
-    site.write_config(publish_url="https://example.org/site.git")
-    assert not (site.state / noop.STAMP).exists() or noop.cli_check(str(site.config)) is None
+    paths = statedir.state_paths(config)
+    noop.forget(site.state)
+    pipeline._stamp(config, paths, first)  # these facts stamp, with the remotes local
+    assert (site.state / noop.STAMP).is_file()
+    noop.forget(site.state)
+    monkeypatch.chdir(site.root)  # "git://127.0.0.1:1/x" read as a path: git:/127.0.0.1:1/x
+    shutil.copytree(site.publish, site.root / "git:" / "127.0.0.1:1" / "x")
+    site.write_config(publish_url="git://127.0.0.1:1/x")
+    pipeline._stamp(load_config(site.config), paths, first)
+    assert not (site.state / noop.STAMP).exists()
+    assert noop.cli_check(str(site.config)) is None
 
 
 def test_refs_are_read_loose_or_packed(tmp_path: Path) -> None:
