@@ -7,14 +7,17 @@ that costs a Python process its imports (dulwich, the notify stage, click) and t
 from the source tip (published now, or already) and nothing left to deliver writes a *stamp*,
 ``<state.dir>/noop.stamp``, of everything that decides the next run:
 
-* the config file: its resolved path and a SHA-256 of its bytes (and the deploybot version);
+* the config file: a SHA-256 of its resolved path, the folder its relative paths are
+  relative to (:func:`deploybot.locations.config_base`: a symlink's own folder) and its
+  bytes (and the deploybot version);
 * each remote's refs as its files hold them now, for a remote on this machine (a local path
   or ``file://``): the bytes of ``packed-refs`` and of the loose files of the refs a run
   reads (the branch; for the publish remote also ``refs/notes/deploybot``). Written only
   when those refs hold exactly what the run saw: the source branch at the commit built, the
   publish branch and notes at the mirror's (what the run fetched or pushed). Any push to
   either remote changes those bytes;
-* the remotes' locations as the config resolves them (a symlink on the way may change).
+* the remotes' locations as the config resolves them (:mod:`deploybot.locations`, the
+  rule both use; a symlink on the way may change).
 
 The next ``run-once`` without ``--full``, ``--retry-now``, ``--allow-older`` or ``-v`` takes
 the state directory's lock and compares. When every part is the same and the outbox holds
@@ -36,6 +39,7 @@ import os
 import time
 
 from deploybot import __version__
+from deploybot.locations import config_base, resolve_location
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
 if TYPE_CHECKING:
@@ -111,23 +115,19 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def config_digest(path: str | os.PathLike[str]) -> str | None:
-    """SHA-256 of the config file's resolved path and bytes; None when unreadable."""
+def config_digest(path: str | os.PathLike[str], base: str) -> str | None:
+    """SHA-256 of the config file's resolved path, the folder its relative paths are
+    relative to (``base``: :func:`deploybot.locations.config_base` of the name it was
+    given) and its bytes; None when unreadable. Two names of one file (a symlink) with
+    two bases are two sites, with two digests."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return None
     where = os.path.realpath(path).encode("utf-8", "surrogateescape")
-    return sha256(where + b"\0" + data).hexdigest()
-
-
-def local_location(url: str, base: str) -> str:
-    """A local remote's location as :func:`deploybot.config.load_config` resolves it
-    (``file://`` URLs are kept as written)."""
-    if url.startswith(FILE_URL):
-        return url
-    return os.path.realpath(os.path.join(base, os.path.expanduser(url)))
+    folder = base.encode("utf-8", "surrogateescape")
+    return sha256(where + b"\0" + folder + b"\0" + data).hexdigest()
 
 
 def outbox_clear(outbox: str | os.PathLike[str], now: float) -> bool:
@@ -257,7 +257,7 @@ def cli_check(config_path: str) -> str | None:
     try:
         with open(config_path, "rb") as f:
             text = f.read()
-        base = os.path.dirname(os.path.realpath(config_path))
+        base = config_base(config_path)
         folder = ".deploybot"
         if b"state" in text:
             import tomllib
@@ -270,12 +270,12 @@ def cli_check(config_path: str) -> str | None:
     if lock is None:
         return None
     try:
-        stamp = still_holds(state_dir, config_digest(config_path), time.time())
+        stamp = still_holds(state_dir, config_digest(config_path, base), time.time())
     finally:
         os.close(lock)  # releases the flock
     if stamp is None or stamp["state_dir"] != state_dir:
         return None
     for key in ("source", "publish"):
-        if local_location(stamp[f"{key}_raw"], base) != stamp[f"{key}_url"]:
+        if resolve_location(stamp[f"{key}_raw"], base) != stamp[f"{key}_url"]:
             return None  # a symlink on the way to a remote changed since
     return up_to_date_line(stamp)

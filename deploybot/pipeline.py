@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 from deploybot import gitutil, mailcmd, noop, notify, publish, statedir, watch
 from deploybot.config import Config, is_remote_url
 from deploybot.errors import ConfigError
+from deploybot.locations import resolve_location
 from deploybot.revision import commit_datetime
 
 if TYPE_CHECKING:
@@ -138,7 +139,9 @@ def run_once(
 def _still_up_to_date(config: Config) -> RunResult | None:
     """The result of a run that would change nothing (:mod:`deploybot.noop`), or None."""
     start = time.perf_counter()
-    digest = noop.config_digest(config.path) if config.path is not None else None
+    digest = None
+    if config.path is not None and config.base is not None:
+        digest = noop.config_digest(config.path, str(config.base))
     stamp = noop.still_holds(config.state.dir, digest, time.time())
     if stamp is None or stamp["state_dir"] != str(config.state.dir):
         return None
@@ -163,7 +166,9 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
     nothing to deliver (:mod:`deploybot.noop`), when both remotes are on this machine and
     their refs hold exactly what this run saw."""
     source, publish = config.source, config.publish
-    if config.path is None or result.source_commit is None or result.build_commit is None:
+    if config.path is None or config.base is None or config.raw_urls is None:
+        return
+    if result.source_commit is None or result.build_commit is None:
         return
     if result.future_waiting:
         return  # a post held back for its date is due with no push: each run must look
@@ -181,14 +186,13 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
         seen = {ref: gitutil.local_ref(mirror, ref) for ref in (branch, publish_notes_ref())}
     if pub[1] != seen or seen[branch] != result.build_commit:
         return  # someone pushed since this run read or wrote the publish branch
-    raw = _raw_urls(config.path)
-    base = str(config.path.parent)
-    if raw is None or [noop.local_location(u, base) for u in raw] != [source.url, publish.url]:
+    raw, base = config.raw_urls, str(config.base)
+    if [resolve_location(u, base) for u in raw] != [source.url, publish.url]:
         return
     noop.write(
         config.state.dir,
         {
-            "config": noop.config_digest(config.path) or "",
+            "config": noop.config_digest(config.path, base) or "",
             "state_dir": str(config.state.dir),
             "source_raw": raw[0],
             "publish_raw": raw[1],
@@ -207,20 +211,6 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
 def publish_notes_ref() -> str:
     """The notes ref of the build records (:data:`deploybot.publish.NOTES_REF`)."""
     return publish.NOTES_REF
-
-
-def _raw_urls(path: Path) -> tuple[str, str] | None:
-    """``source.url`` and ``publish.url`` as written in the config file (the latter
-    defaulting to the former), for :func:`deploybot.noop.cli_check` to resolve again."""
-    import tomllib
-
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        src = raw["source"]["url"]
-        pub = raw.get("publish", {}).get("url") or src
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return (src, pub) if isinstance(src, str) and isinstance(pub, str) else None
 
 
 def _run_healing(

@@ -273,3 +273,24 @@ def test_only_a_waiting_message_keeps_the_outbox_from_clear(site: SmallSite) -> 
     assert noop.outbox_clear(box, time.time())
     os.utime(box / outbox.SENT_DIR / f"{first.build_commit}.eml", (old, old))
     assert not noop.outbox_clear(box, time.time())
+
+
+def test_a_symlinked_config_is_never_answered_from_its_targets_site(tmp_path: Path) -> None:
+    """a/deploybot.toml -> b/deploybot.toml: its relative paths are a's (config files'
+    paths are relative to the folder holding the name given), so a is a site of its own,
+    with its own stamp; b's, made from the same bytes, never answers for it."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    a, b = SmallSite(tmp_path / "a"), SmallSite(tmp_path / "b")
+    a.config.unlink()
+    a.config.symlink_to(b.config)
+    assert cli(b)[1].startswith("published ")
+    assert (b.state / noop.STAMP).is_file()
+    code, out, err = cli(a)
+    assert (code, err) == (0, "") and out.startswith("published ")
+    assert a.head() is not None and a.head() != b.head()
+    assert (a.state / noop.STAMP).is_file()  # a's own, from its own run
+    assert cli(a)[1] == f"up to date: asf-site was built from source {a.first[:12]}\n"
+    commit_files(a.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nNew.\n"}, "Add")
+    assert cli(a)[1].startswith("published ")
+    assert cli(b)[1] == f"up to date: asf-site was built from source {b.first[:12]}\n"
