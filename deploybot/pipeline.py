@@ -445,7 +445,12 @@ def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
     """Whether a post the published build held back is now due: the head's record names a
     ``next-future`` date at or before ``cutoff`` (this run's clock). Then the run builds
     the same source again with the new cut-off, so a scheduled run publishes a post once
-    its date has passed, with no push."""
+    its date has passed, with no push. A record with a source commit but no
+    ``future-cutoff`` (an older version's, which held posts back without saying so)
+    counts as due too: one build records the cut-off, and the next run knows."""
+    if head.source_commit is not None and FUTURE_CUTOFF not in head.record:
+        log.info("the build record has no %s: building the source again", FUTURE_CUTOFF)
+        return True
     waiting = head.record.get(NEXT_FUTURE)
     if not waiting:
         return False
