@@ -289,7 +289,7 @@ def _run_locked(
             mail_failures=_waiting(earlier),
             elapsed=timer.total(),
             timings=timer.marks,
-            future_waiting=bool(head.record.get(NEXT_FUTURE)),
+            future_waiting=head.next_future is not None,
         )
     if before_build is not None:
         before_build(snap.commit)
@@ -418,27 +418,8 @@ def _publish(
             config.state.dir, f"refs/heads/{config.publish.branch}", new
         ),
         check_head=check,
-        record=future_record(cutoff, report.waiting),
+        record=publish.future_record(cutoff, report.waiting),
     )
-
-
-FUTURE_CUTOFF = "future-cutoff"
-"""Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
-NEXT_FUTURE = "next-future"
-"""Record key: the earliest date of a post the cut-off held back (absent when none)."""
-
-
-def future_record(cutoff: datetime, waiting: datetime | None) -> dict[str, str]:
-    """The build record's future lines: ``future-cutoff`` (so the same build can be made
-    again: ``deploybot build --rev SOURCE --cutoff``) and ``next-future``."""
-    record = {FUTURE_CUTOFF: _iso(cutoff)}
-    if waiting is not None:
-        record[NEXT_FUTURE] = _iso(waiting)
-    return record
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
@@ -448,18 +429,12 @@ def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
     its date has passed, with no push. A record with a source commit but no
     ``future-cutoff`` (an older version's, which held posts back without saying so)
     counts as due too: one build records the cut-off, and the next run knows."""
-    if head.source_commit is not None and FUTURE_CUTOFF not in head.record:
-        log.info("the build record has no %s: building the source again", FUTURE_CUTOFF)
+    if head.source_commit is not None and publish.FUTURE_CUTOFF not in head.record:
+        log.info("the build record has no %s: building the source again", publish.FUTURE_CUTOFF)
         return True
-    waiting = head.record.get(NEXT_FUTURE)
-    if not waiting:
-        return False
-    try:
-        due = datetime.fromisoformat(waiting) <= cutoff
-    except ValueError:  # a record someone else wrote: not ours to act on
-        return False
+    due = head.next_future is not None and head.next_future <= cutoff
     if due:
-        log.info("a post dated %s is due: building the source again", waiting)
+        log.info("a post dated %s is due: building the source again", head.next_future)
     return due
 
 
