@@ -146,8 +146,8 @@ def _still_up_to_date(config: Config) -> RunResult | None:
     if stamp is None or stamp["state_dir"] != str(config.state.dir):
         return None
     keys = ("source_url", "source_branch", "publish_url", "publish_branch")
-    source, publish = config.source, config.publish
-    if [stamp[k] for k in keys] != [source.url, source.branch, publish.url, publish.branch]:
+    source, target = config.source, config.publish
+    if [stamp[k] for k in keys] != [source.url, source.branch, target.url, target.branch]:
         return None
     log.info("source %s at %s: nothing changed since the last run", config.source.branch,
              stamp["commit"][:12])  # fmt: skip
@@ -165,29 +165,29 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
     """Stamp a run after which the publish branch is built from the source tip, with
     nothing to deliver (:mod:`deploybot.noop`), when both remotes are on this machine and
     their refs hold exactly what this run saw."""
-    source, publish = config.source, config.publish
+    source, target = config.source, config.publish
     if config.path is None or config.base is None or config.raw_urls is None:
         return
     if result.source_commit is None or result.build_commit is None:
         return
     if result.future_waiting:
         return  # a post held back for its date is due with no push: each run must look
-    remote = [u for u in (source.url, publish.url) if is_remote_url(u)]
+    remote = [u for u in (source.url, target.url) if is_remote_url(u)]
     if any(not u.startswith(noop.FILE_URL) for u in remote):
         return
     if not noop.outbox_clear(paths["outbox"], time.time()):
         return
-    branch = f"refs/heads/{publish.branch}"
+    branch = f"refs/heads/{target.branch}"
     src = noop.refs_of(source.url, [f"refs/heads/{source.branch}"])
-    pub = noop.refs_of(publish.url, [branch, publish_notes_ref()])
+    pub = noop.refs_of(target.url, [branch, publish.NOTES_REF])
     if src is None or pub is None or src[1][f"refs/heads/{source.branch}"] != result.source_commit:
         return
     with gitutil.bare_repo(paths["publish"]) as mirror:
-        seen = {ref: gitutil.local_ref(mirror, ref) for ref in (branch, publish_notes_ref())}
+        seen = {ref: gitutil.local_ref(mirror, ref) for ref in (branch, publish.NOTES_REF)}
     if pub[1] != seen or seen[branch] != result.build_commit:
         return  # someone pushed since this run read or wrote the publish branch
     raw, base = config.raw_urls, str(config.base)
-    if [resolve_location(u, base) for u in raw] != [source.url, publish.url]:
+    if [resolve_location(u, base) for u in raw] != [source.url, target.url]:
         return
     noop.write(
         config.state.dir,
@@ -198,19 +198,14 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
             "publish_raw": raw[1],
             "source_url": source.url,
             "source_branch": source.branch,
-            "publish_url": publish.url,
-            "publish_branch": publish.branch,
+            "publish_url": target.url,
+            "publish_branch": target.branch,
             "source_refs": src[0],
             "publish_refs": pub[0],
             "commit": result.source_commit,
             "build": result.build_commit,
         },
     )
-
-
-def publish_notes_ref() -> str:
-    """The notes ref of the build records (:data:`deploybot.publish.NOTES_REF`)."""
-    return publish.NOTES_REF
 
 
 def _run_healing(
