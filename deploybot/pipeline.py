@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from deploybot import gitutil, mailcmd, noop, notify, publish, statedir, watch
@@ -138,7 +138,7 @@ def run_once(
 
 def _still_up_to_date(config: Config) -> RunResult | None:
     """The result of a run that would change nothing (:mod:`deploybot.noop`), or None."""
-    start = time.perf_counter()
+    timer = _Timer()
     digest = None
     if config.path is not None and config.base is not None:
         digest = noop.config_digest(config.path, str(config.base))
@@ -151,14 +151,8 @@ def _still_up_to_date(config: Config) -> RunResult | None:
         return None
     log.info("source %s at %s: nothing changed since the last run", config.source.branch,
              stamp["commit"][:12])  # fmt: skip
-    elapsed = time.perf_counter() - start
-    return RunResult(
-        UP_TO_DATE,
-        source_commit=stamp["commit"],
-        build_commit=stamp["build"],
-        elapsed=elapsed,
-        timings={"no-op check": elapsed},
-    )
+    timer.mark("no-op check")
+    return _result(UP_TO_DATE, stamp["commit"], stamp["build"], timer)
 
 
 def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
@@ -276,16 +270,8 @@ def _run_locked(
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
     if snap.commit == head.source_commit and not full and not _future_due(head, cutoff):
-        return RunResult(
-            UP_TO_DATE,
-            source_commit=snap.commit,
-            build_commit=head.commit,
-            mail_sent=earlier.sent,
-            mail_failures=_waiting(earlier),
-            elapsed=timer.total(),
-            timings=timer.marks,
-            future_waiting=head.next_future is not None,
-        )
+        waiting = head.next_future is not None
+        return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, future_waiting=waiting)
     if before_build is not None:
         before_build(snap.commit)
     from deploybot import render
@@ -307,28 +293,37 @@ def _run_locked(
             cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     except publish.OlderSourceError as exc:
         log.info("%s", exc)
-        return RunResult(
-            OLDER,
-            source_commit=snap.commit,
-            build_commit=exc.head,
-            mail_sent=earlier.sent,
-            mail_failures=_waiting(earlier),
-            elapsed=timer.total(),
-            timings=timer.marks,
-            published_source=exc.published,
-            order_known=exc.certain,
-        )
+        return _result(
+            OLDER, snap.commit, exc.head, timer, earlier,
+            published_source=exc.published, order_known=exc.certain,
+        )  # fmt: skip
+    return _result(
+        PUBLISHED if result.new else UNCHANGED, snap.commit, result.new or head.commit, timer,
+        report, changed_paths=result.changed_paths, warnings=site.warnings,
+        future_waiting=site.waiting is not None,
+    )  # fmt: skip
+
+
+def _result(
+    status: str,
+    source_commit: str | None,
+    build_commit: str | None,
+    timer: _Timer,
+    mail: notify.DeliveryReport | None = None,
+    **more: Any,
+) -> RunResult:
+    """A :class:`RunResult` with the fields every run fills: ``status``, the two commits,
+    the time ``timer`` measured (and its marks), the emails of ``mail`` sent and still
+    waiting (none without); ``more`` holds the other fields, by name."""
     return RunResult(
-        PUBLISHED if result.new else UNCHANGED,
-        source_commit=snap.commit,
-        build_commit=result.new or head.commit,
-        changed_paths=result.changed_paths,
-        warnings=site.warnings,
-        mail_sent=report.sent,
-        mail_failures=_waiting(report),
+        status,
+        source_commit=source_commit,
+        build_commit=build_commit,
+        mail_sent=mail.sent if mail is not None else (),
+        mail_failures=_waiting(mail) if mail is not None else (),
         elapsed=timer.total(),
         timings=timer.marks,
-        future_waiting=site.waiting is not None,
+        **more,
     )
 
 
