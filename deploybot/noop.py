@@ -39,7 +39,7 @@ import os
 import time
 
 from deploybot import __version__
-from deploybot.locations import config_base, resolve_location
+from deploybot.locations import config_base, is_remote_url, resolve_location
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
 if TYPE_CHECKING:
@@ -217,11 +217,77 @@ def still_holds(state_dir: str | os.PathLike[str], config: str | None, now: floa
     source = refs_of(stamp["source_url"], [f"refs/heads/{stamp['source_branch']}"])
     if source is None or source[0] != stamp["source_refs"]:
         return None
-    branch = f"refs/heads/{stamp['publish_branch']}"
-    publish = refs_of(stamp["publish_url"], [branch, NOTES_REF])
+    publish = refs_of(stamp["publish_url"], publish_refs(stamp))
     if publish is None or publish[0] != stamp["publish_refs"]:
         return None
     return stamp
+
+
+def publish_refs(site: Stamp) -> list[str]:
+    """The refs of the publish remote a run reads: its branch and the build records."""
+    return [f"refs/heads/{site['publish_branch']}", NOTES_REF]
+
+
+def describe(
+    config_path: str,
+    base: str,
+    state_dir: str,
+    raw_urls: Sequence[str],
+    source: Sequence[str],
+    publish: Sequence[str],
+) -> Stamp | None:
+    """The facts of a site a stamp is written for and checked against (the first keys of
+    the stamp): ``config_path`` and ``base`` (:func:`config_digest`), the state directory,
+    the two remotes' URLs as the config wrote them (``raw_urls``) and ``source`` and
+    ``publish`` as ``(URL resolved, branch)``. None when the config file cannot be read
+    or a URL as written no longer resolves as it did (a symlink on the way moved)."""
+    digest = config_digest(config_path, base)
+    resolved = [resolve_location(url, base) for url in raw_urls]
+    if digest is None or resolved != [source[0], publish[0]]:
+        return None
+    return {
+        "config": digest, "state_dir": state_dir, "source_raw": raw_urls[0],
+        "publish_raw": raw_urls[1], "source_url": source[0], "source_branch": source[1],
+        "publish_url": publish[0], "publish_branch": publish[1],
+    }  # fmt: skip
+
+
+def holds_for(site: Stamp | None, now: float) -> Stamp | None:
+    """The stamp in ``site``'s state directory when it was written for ``site`` (every fact
+    of :func:`describe` the same) and still holds at ``now`` (:func:`still_holds`); else
+    None. The caller holds the state directory's lock."""
+    if site is None:
+        return None
+    stamp = still_holds(site["state_dir"], site["config"], now)
+    if stamp is None or any(stamp[key] != value for key, value in site.items()):
+        return None
+    return stamp
+
+
+def record(
+    site: Stamp | None, commit: str, build: str, mirror: dict[str, str | None], now: float
+) -> bool:
+    """Stamp a run after which ``site``'s publish branch is ``build``, built from source
+    ``commit`` (both 40 hex), with nothing left to deliver at ``now``: when both remotes
+    are on this machine and their refs hold exactly what the run saw (the source branch
+    at ``commit``; the publish refs, :func:`publish_refs`, as the run's ``mirror`` of them
+    holds them: ``{refname: 40 hex or None}``). True when a stamp was written."""
+    if site is None:
+        return False
+    urls = (site["source_url"], site["publish_url"])
+    if any(is_remote_url(url) and not url.startswith(FILE_URL) for url in urls):
+        return False  # its refs cannot be read here: every run fetches
+    if not outbox_clear(os.path.join(site["state_dir"], "outbox"), now):
+        return False
+    branch = f"refs/heads/{site['source_branch']}"
+    source = refs_of(site["source_url"], [branch])
+    publish = refs_of(site["publish_url"], publish_refs(site))
+    if source is None or publish is None or source[1][branch] != commit:
+        return False
+    if publish[1] != mirror or mirror[publish_refs(site)[0]] != build:
+        return False  # someone pushed since the run read or wrote the publish branch
+    facts = {"source_refs": source[0], "publish_refs": publish[0], "commit": commit}
+    return write(site["state_dir"], {**site, **facts, "build": build})
 
 
 def up_to_date_line(stamp: Stamp) -> str:

@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from deploybot import gitutil, mailcmd, noop, notify, publish, statedir, watch
-from deploybot.config import Config, is_remote_url
+from deploybot.config import Config
 from deploybot.errors import ConfigError
-from deploybot.locations import resolve_location
 from deploybot.revision import commit_datetime
 
 if TYPE_CHECKING:
@@ -139,15 +138,8 @@ def run_once(
 def _still_up_to_date(config: Config) -> RunResult | None:
     """The result of a run that would change nothing (:mod:`deploybot.noop`), or None."""
     timer = _Timer()
-    digest = None
-    if config.path is not None and config.base is not None:
-        digest = noop.config_digest(config.path, str(config.base))
-    stamp = noop.still_holds(config.state.dir, digest, time.time())
-    if stamp is None or stamp["state_dir"] != str(config.state.dir):
-        return None
-    keys = ("source_url", "source_branch", "publish_url", "publish_branch")
-    source, target = config.source, config.publish
-    if [stamp[k] for k in keys] != [source.url, source.branch, target.url, target.branch]:
+    stamp = noop.holds_for(_noop_site(config), time.time())
+    if stamp is None:
         return None
     log.info("source %s at %s: nothing changed since the last run", config.source.branch,
              stamp["commit"][:12])  # fmt: skip
@@ -157,49 +149,28 @@ def _still_up_to_date(config: Config) -> RunResult | None:
 
 def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
     """Stamp a run after which the publish branch is built from the source tip, with
-    nothing to deliver (:mod:`deploybot.noop`), when both remotes are on this machine and
-    their refs hold exactly what this run saw."""
-    source, target = config.source, config.publish
-    if config.path is None or config.base is None or config.raw_urls is None:
-        return
-    if result.source_commit is None or result.build_commit is None:
+    nothing to deliver (:func:`deploybot.noop.record`: only when both remotes are on this
+    machine and their refs hold exactly what this run saw)."""
+    site = _noop_site(config)
+    if site is None or result.source_commit is None or result.build_commit is None:
         return
     if result.future_waiting:
         return  # a post held back for its date is due with no push: each run must look
-    remote = [u for u in (source.url, target.url) if is_remote_url(u)]
-    if any(not u.startswith(noop.FILE_URL) for u in remote):
-        return
-    if not noop.outbox_clear(paths["outbox"], time.time()):
-        return
-    branch = f"refs/heads/{target.branch}"
-    src = noop.refs_of(source.url, [f"refs/heads/{source.branch}"])
-    pub = noop.refs_of(target.url, [branch, publish.NOTES_REF])
-    if src is None or pub is None or src[1][f"refs/heads/{source.branch}"] != result.source_commit:
-        return
     with gitutil.bare_repo(paths["publish"]) as mirror:
-        seen = {ref: gitutil.local_ref(mirror, ref) for ref in (branch, publish.NOTES_REF)}
-    if pub[1] != seen or seen[branch] != result.build_commit:
-        return  # someone pushed since this run read or wrote the publish branch
-    raw, base = config.raw_urls, str(config.base)
-    if [resolve_location(u, base) for u in raw] != [source.url, target.url]:
-        return
-    noop.write(
-        config.state.dir,
-        {
-            "config": noop.config_digest(config.path, base) or "",
-            "state_dir": str(config.state.dir),
-            "source_raw": raw[0],
-            "publish_raw": raw[1],
-            "source_url": source.url,
-            "source_branch": source.branch,
-            "publish_url": target.url,
-            "publish_branch": target.branch,
-            "source_refs": src[0],
-            "publish_refs": pub[0],
-            "commit": result.source_commit,
-            "build": result.build_commit,
-        },
-    )
+        seen = {ref: gitutil.local_ref(mirror, ref) for ref in noop.publish_refs(site)}
+    noop.record(site, result.source_commit, result.build_commit, seen, time.time())
+
+
+def _noop_site(config: Config) -> noop.Stamp | None:
+    """The facts of this site that a no-op stamp describes (:func:`deploybot.noop.describe`);
+    None for a config built in code (no file) or one that cannot be told so."""
+    if config.path is None or config.base is None or config.raw_urls is None:
+        return None
+    source, target = config.source, config.publish
+    return noop.describe(
+        str(config.path), str(config.base), str(config.state.dir), config.raw_urls,
+        (source.url, source.branch), (target.url, target.branch),
+    )  # fmt: skip
 
 
 def _run_healing(
