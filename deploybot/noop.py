@@ -311,25 +311,71 @@ def try_lock(path: str) -> int | None:
     return fd
 
 
+def state_folder(text: bytes) -> str:
+    """``[state] dir`` of the config file's bytes ``text`` (``.deploybot`` when unset), as
+    written (relative to the config's folder, or absolute): what :mod:`deploybot.config`
+    loads from the same bytes.
+
+    A file without a backslash or a triple quote is read line by line: without an escape
+    (``"st\\u0061te"``) a key is spelled as it reads, and without a multi-line string every
+    line is what it looks like. So a file that never writes ``state`` has none, and a
+    ``[state]`` line with a one-line quoted ``dir = ...`` (comments and blanks allowed)
+    holds it. Anything else (a dotted or inline ``state``, a quoted key, an escape) is
+    left to ``tomllib``, whose import costs a no-op run milliseconds.
+
+    Raises:
+        ValueError: ``text`` is not UTF-8 or not TOML (tomllib's TOMLDecodeError).
+        TypeError, AttributeError: ``state`` is not a table or ``state.dir`` not a string
+            (loading the config fails, naming the key).
+    """
+    folder = ".deploybot"
+    if b"\\" not in text and b'"""' not in text and b"'''" not in text:
+        if b"state" not in text:
+            return folder
+        plain = _plain_state_dir(text.decode("utf-8"))
+        if plain is not None:
+            return plain
+    import tomllib
+
+    found = tomllib.loads(text.decode("utf-8")).get("state", {}).get("dir", folder)
+    if not isinstance(found, str):
+        raise TypeError(f"state.dir is {type(found).__name__}, not a string")
+    return found
+
+
+def _plain_state_dir(text: str) -> str | None:
+    """``dir`` of a ``[state]`` table in ``text`` (TOML without escapes or multi-line
+    strings: see :func:`state_folder`) when it is a one-line quoted string; None for any
+    other spelling, or none."""
+    lines = [line.partition("#")[0].strip(" \t\r") for line in text.split("\n")]
+    if "[state]" not in lines:
+        return None
+    for line in lines[lines.index("[state]") + 1 :]:
+        if line.startswith("["):
+            return None  # the next table: dir is unset, or spelled in another way
+        key, equals, value = line.partition("=")
+        if equals and key.strip(" \t") == "dir":
+            value = value.strip(" \t")
+            quote = value[:1]
+            one_string = quote in ("'", '"') and value.find(quote, 1) == len(value) - 1 > 1
+            return value[1:-1] if one_string else None
+    return None
+
+
 def cli_check(config_path: str) -> str | None:
     """For ``deploybot run-once``: the line to print when the stamp still holds (see the
     module docstring), else None (run in full).
 
-    The stamp is looked for in ``.deploybot`` beside the config unless the config's text
-    names ``state`` at all (then TOML is parsed for ``[state] dir``); either way only a
-    stamp written for this very config (its digest) and this state directory counts. The
-    remotes' locations are resolved again from the stamped config values.
+    The stamp is looked for in the state directory :func:`state_folder` reads from the
+    config; only a stamp written for this very config (its digest) and this state
+    directory counts. The remotes' locations are resolved again from the stamped config
+    values.
     """
     try:
         with open(config_path, "rb") as f:
             text = f.read()
         base = config_base(config_path)
-        folder = ".deploybot"
-        if b"state" in text:
-            import tomllib
-
-            folder = tomllib.loads(text.decode("utf-8")).get("state", {}).get("dir", folder)
-        state_dir = os.path.realpath(os.path.join(base, folder))
+        state_dir = os.path.realpath(os.path.join(base, state_folder(text)))
     except (OSError, ValueError, TypeError, AttributeError):
         return None
     lock = try_lock(os.path.join(state_dir, "lock"))

@@ -214,13 +214,14 @@ def test_only_a_plain_run_once_takes_the_shortcut() -> None:
 
 
 def test_the_shortcut_imports_little(site: SmallSite) -> None:
-    """The console entry answers a no-op without click, dulwich or the stages."""
+    """The console entry answers a no-op without click, dulwich or the stages, and reads
+    the usual ``[state] dir = "state"`` without tomllib."""
     run(site)
     probe = (
         "import sys; sys.argv = ['deploybot', 'run-once', '--config', sys.argv[1]];"
         "from deploybot.entry import main; main();"
         "heavy = [m for m in ('click', 'dulwich', 'deploybot.pipeline', 'deploybot.notify',"
-        " 'deploybot.render', 'jinja2', 'pathlib', 'json') if m in sys.modules];"
+        " 'deploybot.render', 'jinja2', 'pathlib', 'json', 'tomllib') if m in sys.modules];"
         "print(heavy)"
     )
     out = subprocess.run(
@@ -294,3 +295,67 @@ def test_a_symlinked_config_is_never_answered_from_its_targets_site(tmp_path: Pa
     commit_files(a.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nNew.\n"}, "Add")
     assert cli(a)[1].startswith("published ")
     assert cli(b)[1] == f"up to date: asf-site was built from source {b.first[:12]}\n"
+
+
+# [state] dir spellings: (config text before [source], state_folder's answer)
+STATE_SPELLINGS = [
+    ("", ".deploybot"),
+    ('[state]\ndir = "st"\n', "st"),
+    ("[state]\ndir = 'st'\n", "st"),
+    ('[state] # where\n  dir="st" # the state\n# dir = "no"\n', "st"),
+    ('[state]\n[daemon]\nname = "dir"\n', ".deploybot"),
+    ('[notify]\nto = []\n[state]\ndir = "st"\n[daemon]\nname = "x"\n', "st"),
+    ("[state]\ndir = 'it\\s'\n", "it\\s"),
+    ('[state]\ndir = "s\\u0074"\n', "st"),
+    ('[state]\ndir = """st"""\n', "st"),
+    ('["st\\u0061te"]\ndir = "st"\n', "st"),
+    ('state.dir = "st"\n', "st"),
+    ('state = { dir = "st" }\n', "st"),
+    ('[ state ]\n"dir" = "a#b"\n', "a#b"),
+    ('[state]\ndir = "a#b" # c\n', "a#b"),
+    ('[state]\r\ndir = "st"\r\n', "st"),
+    ('[daemon]\nsites = """\n[state]\ndir = "st"\n"""\n', ".deploybot"),
+]
+
+
+@pytest.mark.parametrize(("text", "folder"), STATE_SPELLINGS)
+def test_the_state_folder_is_the_one_config_loads(tmp_path: Path, text: str, folder: str) -> None:
+    """Plain spellings are read from the lines, any other by tomllib: either way the
+    shortcut looks in the very folder a full run uses (else it could answer for a state
+    directory the run does not use)."""
+    path = tmp_path / "deploybot.toml"
+    path.write_text(f'{text}[source]\nurl = "src"\n', encoding="utf-8")
+    assert noop.state_folder(path.read_bytes()) == folder
+    found = os.path.realpath(os.path.join(str(tmp_path), noop.state_folder(path.read_bytes())))
+    assert found == str(load_config(path).state.dir)
+
+
+def test_the_plain_spellings_do_without_tomllib() -> None:
+    """Only what the lines cannot tell surely is left to tomllib (its import costs a no-op
+    run milliseconds)."""
+    probe = (
+        "import sys; from deploybot.noop import state_folder;"
+        "print(state_folder(sys.argv[1].encode()), 'tomllib' in sys.modules)"
+    )
+
+    def folder(text: str) -> str:
+        done = subprocess.run([sys.executable, "-c", probe, text], capture_output=True, text=True)
+        return done.stdout.strip()
+
+    assert folder('[source]\nurl = "s"\n') == ".deploybot False"
+    assert folder('[state]\ndir = "st" # here\n') == "st False"
+    assert folder("[state]\ndir = 'st'\n[daemon]\n") == "st False"
+    assert folder('[state]\ndir = "s\\u0074"\n') == "st True"
+    assert folder('state.dir = "st"\n') == "st True"
+
+
+def test_a_state_dir_that_is_not_a_string_runs_in_full(site: SmallSite) -> None:
+    """Not a guess at the folder: the full run reports the key (exit 78)."""
+    run(site)
+    for text in ("[state]\ndir = 1\n", "state = 1\n", "[state]\ndir = [\n"):
+        with pytest.raises((TypeError, AttributeError, ValueError)):
+            noop.state_folder(text.encode())
+    site.config.write_text(site.config.read_text().replace('dir = "state"', "dir = 1"))
+    assert noop.cli_check(str(site.config)) is None
+    code, out, err = cli(site)
+    assert (code, out) == (78, "") and "state.dir" in err
