@@ -359,3 +359,24 @@ def test_a_state_dir_that_is_not_a_string_runs_in_full(site: SmallSite) -> None:
     assert noop.cli_check(str(site.config)) is None
     code, out, err = cli(site)
     assert (code, out) == (78, "") and "state.dir" in err
+
+
+def test_the_stamp_records_the_urls_as_the_config_wrote_them(tmp_path: Path) -> None:
+    """From Config.raw_urls (no second parse of the file): each as written, publish.url
+    defaulting to source.url; the shortcut resolves them again against the config's
+    folder."""
+    site = SmallSite(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path)
+    site.write_config(source_url="link/source.git", publish_url="./publish.git")
+    run(site)
+    stamp = noop.read(site.state)
+    assert stamp is not None
+    assert (stamp["source_raw"], stamp["publish_raw"]) == ("link/source.git", "./publish.git")
+    assert (stamp["source_url"], stamp["publish_url"]) == (str(site.source), str(site.publish))
+    site.write_config(source_url="link/source.git", publish_url=None)
+    assert run(site).status == pipeline.PUBLISHED  # into source.git's asf-site
+    stamp = noop.read(site.state)
+    assert stamp is not None
+    assert (stamp["source_raw"], stamp["publish_raw"]) == ("link/source.git", "link/source.git")
+    assert stamp["publish_url"] == str(site.source)
+    assert cli(site)[1] == f"up to date: asf-site was built from source {site.first[:12]}\n"
