@@ -379,3 +379,10 @@ def test_a_revision_is_never_read_as_an_option(repo: Path, tmp_path: Path) -> No
     out = tmp_path / "written"
     got = cli.git_log_excerpt(repo, f"--output={out}", max_lines=10, max_line_length=500)
     assert got is None and not out.exists()
+
+
+def test_an_unknown_engine_is_an_error(repo: Path) -> None:
+    """A misspelt engine used to run as "auto"; now it names the ones there are."""
+    commit = many_files(repo)
+    with pytest.raises(ValueError, match=r"'gti' is none of 'auto', 'git', 'python'"):
+        read_log_excerpt(repo, commit, max_lines=50, max_line_length=500, engine="gti")  # type: ignore[arg-type]
