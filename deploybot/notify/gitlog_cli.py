@@ -93,6 +93,7 @@ _SAFE_CORE_KEYS = frozenset(
         "autocrlf",
         "bare",
         "compression",
+        "deltabasecachelimit",
         "eol",
         "filemode",
         "fsync",
