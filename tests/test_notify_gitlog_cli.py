@@ -384,5 +384,6 @@ def test_a_revision_is_never_read_as_an_option(repo: Path, tmp_path: Path) -> No
 def test_an_unknown_engine_is_an_error(repo: Path) -> None:
     """A misspelt engine used to run as "auto"; now it names the ones there are."""
     commit = many_files(repo)
+    args = {"max_lines": 50, "max_line_length": 500, "engine": "gti"}
     with pytest.raises(ValueError, match=r"'gti' is none of 'auto', 'git', 'python'"):
-        read_log_excerpt(repo, commit, max_lines=50, max_line_length=500, engine="gti")  # type: ignore[arg-type]
+        read_log_excerpt(repo, commit, **args)
