@@ -22,7 +22,7 @@ from dulwich.repo import Repo
 from deploybot.config import NotifyConfig
 from deploybot.notify import build_email
 from deploybot.notify import gitlog_cli as cli
-from deploybot.notify.body import ExcerptBuilder, excerpt_from_text
+from deploybot.notify.body import ExcerptBuilder, LogExcerpt, excerpt_from_text
 from deploybot.notify.gitlog import _tree_diff, read_log_excerpt
 from deploybot.notify.gitlog_cli import GIT_MIN_MODIFIED, prefer_git
 from tests.test_notify_gitlog import GITLINK, LOG_ARGS, TVM, Commit, Tree, fast_import, git
@@ -220,10 +220,12 @@ def test_config_keys_are_read_as_git_writes_them() -> None:
     assert cli._config_keys("garbage [\n") == ["?.garbage"]
 
 
-@pytest.mark.parametrize("size", [1, 7, 64, 4096])
-def test_reader_gives_the_same_excerpt_for_any_chunking(repo: Path, size: int) -> None:
+@pytest.mark.parametrize("size", [1, 5, 7, 64, 4096, None])
+def test_reader_gives_the_same_excerpt_for_any_chunking(repo: Path, size: int | None) -> None:
     """git's output cut into chunks anywhere (inside a line, a character, the first index
-    line) gives the excerpt of the whole text, for every budget."""
+    line; None: all at once) gives the excerpt of the whole text, for every budget; and the
+    short-id length comes from the first index line also when that line is past the budget
+    (only counted, found by ``_find_short`` across chunk ends)."""
     tree = {
         b"d/f%02d.txt" % n: (REG, b"x" * (50 * n) + "\u00e9".encode() * 30 + b"\n")
         for n in range(12)
@@ -231,13 +233,33 @@ def test_reader_gives_the_same_excerpt_for_any_chunking(repo: Path, size: int) -
     fast_import(repo, "refs/heads/c", [Commit(tree)])
     text = git(repo, *LOG_ARGS, "refs/heads/c")
     for max_lines, max_line_length in [*BUDGETS, (16, 20), (17, 9), (40, 3)]:
-        builder = ExcerptBuilder(max_lines, max_line_length)
-        reader = cli._Reader(builder)
-        for start in range(0, len(text), size):
-            reader.feed(text[start : start + size])
-        got = builder.build(reader.short or 7)
+        got, _ = read_in_chunks(text, size, max_lines, max_line_length)
         want = excerpt_from_text(text.decode("utf-8", "replace"), max_lines, max_line_length)
         assert got == want, (max_lines, max_line_length)
+    # 8-hex ids (as in a repository of 2**15 objects or more): the first index line is
+    # the 23rd, past budgets of 3 to 22 lines (22: the first line only counted).
+    text = git(repo, "-c", "core.abbrev=8", *LOG_ARGS, "refs/heads/c")
+    lines = text.split(b"\n")
+    assert next(n for n, line in enumerate(lines, 1) if line.startswith(b"index ")) == 23
+    assert text.count(b"\nindex 00000000..") == 12
+    for max_lines, max_line_length in [(3, 0), (7, 12), (16, 20), (22, 0), (23, 0), (40, 500)]:
+        got, short = read_in_chunks(text, size, max_lines, max_line_length)
+        want = excerpt_from_text(text.decode("utf-8", "replace"), max_lines, max_line_length)
+        assert short == 8 and got.short_length == 8, (max_lines, max_line_length)
+        assert got == want, (max_lines, max_line_length)
+
+
+def read_in_chunks(
+    text: bytes, size: int | None, max_lines: int, max_line_length: int
+) -> tuple[LogExcerpt, int | None]:
+    """``text`` fed to a :class:`._Reader` ``size`` bytes at a time (None: all at once):
+    the excerpt, and the short-id length the reader found."""
+    builder = ExcerptBuilder(max_lines, max_line_length)
+    reader = cli._Reader(builder)
+    step = size or len(text)
+    for start in range(0, len(text), step):
+        reader.feed(text[start : start + step])
+    return builder.build(reader.short or 7), reader.short
 
 
 # ------------------------------------------------------------------ which path runs
