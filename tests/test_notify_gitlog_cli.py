@@ -9,6 +9,7 @@ would change its output if they were not pinned.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import time
@@ -346,23 +347,36 @@ def test_a_failing_git_falls_back(
     assert read_log_excerpt(repo, commit, max_lines=50, max_line_length=500) == want
 
 
+@pytest.mark.parametrize(
+    "script",
+    ["printf 'commit 1\\n'\nexec sleep 60\n", "exec sleep 60\n"],
+    ids=["writes-then-hangs", "hangs"],
+)
 def test_a_hanging_git_is_killed_and_falls_back(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    script: str,
 ) -> None:
-    """A git that writes a little then hangs (a stalled file system) is killed at the
-    deadline of the whole call; the pure-Python path makes the email."""
+    """A git that hangs (a stalled file system), after writing a little or from the start,
+    is killed at the deadline of the whole call and reaped; the pure-Python path makes the
+    email. git's pid comes from the log (a pid file it wrote could be missing: on a loaded
+    machine the deadline can pass before git runs its first line)."""
     commit = many_files(repo)
     want = read_log_excerpt(repo, commit, max_lines=50, max_line_length=500, engine="python")
-    pid_file = tmp_path / "pid"
-    fake_git(tmp_path / "bin", f"echo $$ > {pid_file}\nprintf 'commit 1\\n'\nexec sleep 60\n")
+    fake_git(tmp_path / "bin", script)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(cli, "GIT_TIMEOUT", 0.5)
+    caplog.set_level("DEBUG", logger=cli.__name__)
     start = time.monotonic()
     assert read_log_excerpt(repo, commit, max_lines=50, max_line_length=500) == want
     assert time.monotonic() - start < 10
-    pid = int(pid_file.read_text())
+    pids = [int(m[1]) for r in caplog.records if (m := re.search(r"pid (\d+)", r.message))]
+    assert len(pids) == 1, caplog.text
     with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # killed and reaped
+        os.kill(pids[0], 0)  # killed and reaped
+    assert "git log took more than 0.5 s" in caplog.text
 
 
 def test_git_runs_without_the_callers_git_variables(

@@ -414,6 +414,7 @@ def _run(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    log.debug("%s started as pid %d", Path(argv[0]).name, proc.pid)
     errors = b""
     try:
         assert proc.stdout is not None and proc.stderr is not None
