@@ -23,6 +23,7 @@ from deploybot import config_checks as checks
 from deploybot.config_checks import is_remote_url as is_remote_url  # re-exported
 from deploybot.config_queue import check_queue
 from deploybot.errors import ConfigError
+from deploybot.locations import config_base, resolve_location
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
 CONFIG_ENV = "DEPLOYBOT_CONFIG"
@@ -206,7 +207,12 @@ class QueueConfig:
 
 @dataclass(frozen=True)
 class Config:
-    """The whole configuration. ``path`` is the file it came from (None when built in code)."""
+    """The whole configuration. ``path`` is the file it came from, resolved (None when built
+    in code); ``base`` the folder its relative paths were resolved against
+    (:func:`deploybot.locations.config_base`: a symlinked file's own folder, not its
+    target's); ``raw_urls`` ``source.url`` and ``publish.url`` as the file wrote them
+    (``publish.url`` defaulting to ``source.url``), which the no-op stamp resolves again
+    (:mod:`deploybot.noop`). None of these three is a TOML key."""
 
     source: SourceConfig
     publish: PublishConfig = field(default_factory=PublishConfig)
@@ -216,8 +222,11 @@ class Config:
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     path: Path | None = None
     queue: QueueConfig = field(default_factory=QueueConfig)
+    base: Path | None = None
+    raw_urls: tuple[str, str] | None = None
 
 
+_NOT_KEYS = frozenset({"path", "base", "raw_urls"})
 _TOML_NAMES = {"sender": "from"}
 _TERA = 10**12
 # Every integer key's range, inclusive: past the maximum a value is surely a mistake, and
@@ -303,7 +312,7 @@ def daemon_from_dict(raw: dict[str, Any], path: Path) -> tuple[DaemonConfig, Pat
     daemon = _build(DaemonConfig, raw.get("daemon", {}), path, prefix="daemon.")
     state = _build(StateConfig, raw.get("state", {}), path, prefix="state.")
     queue = _build(QueueConfig, raw.get("queue", {}), path, prefix="queue.")
-    base = path.parent.resolve()
+    base = Path(config_base(path))
     state_dir = _resolve_path(base, state.dir, "state.dir", path)
     checks.check_folder_location(state_dir, "state.dir", path)
     check_queue(queue, path)
@@ -312,11 +321,13 @@ def daemon_from_dict(raw: dict[str, Any], path: Path) -> tuple[DaemonConfig, Pat
 
 def config_from_dict(raw: dict[str, Any], path: Path) -> Config:
     """Validate an already-parsed TOML document; see :func:`load_config`."""
-    parsed = _build(Config, raw, path, prefix="", skip={"path"})
+    parsed = _build(Config, raw, path, prefix="", skip=_NOT_KEYS)
     return _resolve(parsed, path)
 
 
-def _build(cls: type[T], raw: Any, path: Path, prefix: str, skip: set[str] = frozenset()) -> T:  # type: ignore[assignment]
+def _build(
+    cls: type[T], raw: Any, path: Path, prefix: str, skip: frozenset[str] = frozenset()
+) -> T:
     where = prefix.rstrip(".") or "top level"
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: [{where}] must be a table")
@@ -404,21 +415,15 @@ def _expect(kind: type[T], value: Any, path: Path, dotted: str) -> T:
     return typing.cast(T, value)
 
 
-def _resolve_location(url: str, base: Path) -> str:
-    if is_remote_url(url):
-        return url
-    return str((base / os.path.expanduser(url)).resolve())
-
-
 def _resolve(cfg: Config, path: Path) -> Config:
-    base = path.parent.resolve()
+    base = Path(config_base(path))
     _check_values(cfg, path)
     source_url = checks.check_git_url(cfg.source.url, "source.url", path)
-    source = dataclasses.replace(cfg.source, url=_resolve_location(source_url, base))
+    source = dataclasses.replace(cfg.source, url=resolve_location(source_url, str(base)))
     publish_url = source.url
     if cfg.publish.url:
         publish_url = checks.check_git_url(cfg.publish.url, "publish.url", path)
-        publish_url = _resolve_location(publish_url, base)
+        publish_url = resolve_location(publish_url, str(base))
     publish = dataclasses.replace(cfg.publish, url=publish_url)
     checks.check_author(publish.author, "publish.author", path)
     for key, tz in (
@@ -446,9 +451,11 @@ def _resolve(cfg: Config, path: Path) -> Config:
     checks.check_folder_location(state.dir, "state.dir", path)
     daemon = _resolve_daemon(cfg.daemon, base, path)
     check_queue(cfg.queue, path)
+    raw_urls = (cfg.source.url, cfg.publish.url or cfg.source.url)
     return Config(
-        source, publish, cfg.render, notify, state, daemon, path=path.resolve(), queue=cfg.queue
-    )
+        source, publish, cfg.render, notify, state, daemon, path=path.resolve(), queue=cfg.queue,
+        base=base, raw_urls=raw_urls,
+    )  # fmt: skip
 
 
 def _resolve_daemon(daemon: DaemonConfig, base: Path, path: Path) -> DaemonConfig:

@@ -21,6 +21,7 @@ from urllib.parse import SplitResult, urlsplit
 from dulwich.refs import Ref, check_ref_format
 
 from deploybot.errors import ConfigError
+from deploybot.locations import is_remote_url as is_remote_url  # re-exported
 from deploybot.redact import redact_text, redact_url
 
 GIT_SCHEMES = ("file", "http", "https", "ssh", "git", "git+ssh")
@@ -49,12 +50,6 @@ _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def _fail(path: Path, key: str, what: str) -> ConfigError:
     return ConfigError(f"{path}: '{key}' {what}")
-
-
-def is_remote_url(url: str) -> bool:
-    """True for ``scheme://…`` URLs and scp-like ``[user@]host:path`` (a colon before any
-    slash, as git decides); False for local paths."""
-    return bool(_SCHEME_RE.match(url) or _SCP_RE.match(url))
 
 
 def check_git_url(url: str, key: str, path: Path) -> str:

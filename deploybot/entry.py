@@ -2,7 +2,8 @@
 
 ``deploybot run-once [--config PATH]`` whose last run found the publish branch up to date,
 with nothing changed since (:mod:`deploybot.noop`), prints the same line and exits 0 having
-imported the standard library's ``tomllib`` and little else: about what ``git fetch`` costs.
+imported little beyond ``os`` and ``fcntl`` (not even ``tomllib`` for the usual
+``[state] dir = "..."``): about what ``git fetch`` costs.
 Every other command line, and every run that cannot be told so cheaply, is :mod:`.cli`'s.
 """
 

@@ -7,14 +7,17 @@ that costs a Python process its imports (dulwich, the notify stage, click) and t
 from the source tip (published now, or already) and nothing left to deliver writes a *stamp*,
 ``<state.dir>/noop.stamp``, of everything that decides the next run:
 
-* the config file: its resolved path and a SHA-256 of its bytes (and the deploybot version);
+* the config file: a SHA-256 of its resolved path, the folder its relative paths are
+  relative to (:func:`deploybot.locations.config_base`: a symlink's own folder) and its
+  bytes (and the deploybot version);
 * each remote's refs as its files hold them now, for a remote on this machine (a local path
   or ``file://``): the bytes of ``packed-refs`` and of the loose files of the refs a run
   reads (the branch; for the publish remote also ``refs/notes/deploybot``). Written only
   when those refs hold exactly what the run saw: the source branch at the commit built, the
   publish branch and notes at the mirror's (what the run fetched or pushed). Any push to
   either remote changes those bytes;
-* the remotes' locations as the config resolves them (a symlink on the way may change).
+* the remotes' locations as the config resolves them (:mod:`deploybot.locations`, the
+  rule both use; a symlink on the way may change).
 
 The next ``run-once`` without ``--full``, ``--retry-now``, ``--allow-older`` or ``-v`` takes
 the state directory's lock and compares. When every part is the same and the outbox holds
@@ -36,6 +39,7 @@ import os
 import time
 
 from deploybot import __version__
+from deploybot.locations import config_base, is_remote_url, resolve_location
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
 if TYPE_CHECKING:
@@ -51,6 +55,10 @@ STAMP = "noop.stamp"
 FORMAT = "1"
 NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.NOTES_REF (publish is heavy)
 KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.outbox.KEEP_SENT
+FILED = ("sent", "superseded")  # deploybot.notify.outbox.SENT_DIR, SUPERSEDED_DIR
+WAITING = (".eml", ".http")  # deploybot.notify.outbox.EMAIL, deploybot.notify.webhook.WEBHOOK
+_KEY_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_KEY_CHARS = _KEY_FIRST | frozenset("._-")
 FILE_URL = "file://"
 _KEYS = [
     "format", "version", "config", "state_dir", "source_raw", "publish_raw", "source_url",
@@ -107,39 +115,50 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def config_digest(path: str | os.PathLike[str]) -> str | None:
-    """SHA-256 of the config file's resolved path and bytes; None when unreadable."""
+def config_digest(path: str | os.PathLike[str], base: str) -> str | None:
+    """SHA-256 of the config file's resolved path, the folder its relative paths are
+    relative to (``base``: :func:`deploybot.locations.config_base` of the name it was
+    given) and its bytes; None when unreadable. Two names of one file (a symlink) with
+    two bases are two sites, with two digests."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return None
     where = os.path.realpath(path).encode("utf-8", "surrogateescape")
-    return sha256(where + b"\0" + data).hexdigest()
-
-
-def local_location(url: str, base: str) -> str:
-    """A local remote's location as :func:`deploybot.config.load_config` resolves it
-    (``file://`` URLs are kept as written)."""
-    if url.startswith(FILE_URL):
-        return url
-    return os.path.realpath(os.path.join(base, os.path.expanduser(url)))
+    folder = base.encode("utf-8", "surrogateescape")
+    return sha256(where + b"\0" + folder + b"\0" + data).hexdigest()
 
 
 def outbox_clear(outbox: str | os.PathLike[str], now: float) -> bool:
-    """Whether the outbox holds nothing to send (no message or sidecar waiting) and no
-    delivered message due for pruning (``deploybot.notify.outbox.prune_delivered``)."""
+    """Whether the outbox holds no message waiting (what
+    :func:`deploybot.notify.outbox.list_pending` lists: ``<key>.eml`` or ``<key>.http``; not
+    an orphan sidecar or a temp file a kill left) and no delivered message due for pruning
+    (what :func:`deploybot.notify.outbox.prune_delivered` deletes at ``now``)."""
     try:
         entries = list(os.scandir(outbox))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return True
     for entry in entries:
-        if not entry.is_dir(follow_symlinks=False):
+        stem, dot, suffix = entry.name.rpartition(".")
+        if dot and "." + suffix in WAITING and _is_key(stem):
             return False
-        for sent in os.scandir(entry.path):
-            if sent.stat(follow_symlinks=False).st_mtime + KEEP_SENT <= now:
+    for folder in FILED:
+        try:
+            filed = list(os.scandir(os.path.join(outbox, folder)))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for done in filed:
+            if done.is_file() and done.stat().st_mtime < now - KEEP_SENT:
                 return False
     return True
+
+
+def _is_key(stem: str) -> bool:
+    """Whether ``stem`` is an outbox key (``deploybot.notify.outbox._KEY_RE``, whose ``$``
+    also matches before a final newline): 1-200 of ``[A-Za-z0-9._-]``, the first alnum."""
+    stem = stem.removesuffix("\n")
+    return 0 < len(stem) <= 200 and stem[0] in _KEY_FIRST and _KEY_CHARS.issuperset(stem)
 
 
 def write(state_dir: str | os.PathLike[str], facts: Stamp) -> bool:
@@ -198,11 +217,77 @@ def still_holds(state_dir: str | os.PathLike[str], config: str | None, now: floa
     source = refs_of(stamp["source_url"], [f"refs/heads/{stamp['source_branch']}"])
     if source is None or source[0] != stamp["source_refs"]:
         return None
-    branch = f"refs/heads/{stamp['publish_branch']}"
-    publish = refs_of(stamp["publish_url"], [branch, NOTES_REF])
+    publish = refs_of(stamp["publish_url"], publish_refs(stamp))
     if publish is None or publish[0] != stamp["publish_refs"]:
         return None
     return stamp
+
+
+def publish_refs(site: Stamp) -> list[str]:
+    """The refs of the publish remote a run reads: its branch and the build records."""
+    return [f"refs/heads/{site['publish_branch']}", NOTES_REF]
+
+
+def describe(
+    config_path: str,
+    base: str,
+    state_dir: str,
+    raw_urls: Sequence[str],
+    source: Sequence[str],
+    publish: Sequence[str],
+) -> Stamp | None:
+    """The facts of a site a stamp is written for and checked against (the first keys of
+    the stamp): ``config_path`` and ``base`` (:func:`config_digest`), the state directory,
+    the two remotes' URLs as the config wrote them (``raw_urls``) and ``source`` and
+    ``publish`` as ``(URL resolved, branch)``. None when the config file cannot be read
+    or a URL as written no longer resolves as it did (a symlink on the way moved)."""
+    digest = config_digest(config_path, base)
+    resolved = [resolve_location(url, base) for url in raw_urls]
+    if digest is None or resolved != [source[0], publish[0]]:
+        return None
+    return {
+        "config": digest, "state_dir": state_dir, "source_raw": raw_urls[0],
+        "publish_raw": raw_urls[1], "source_url": source[0], "source_branch": source[1],
+        "publish_url": publish[0], "publish_branch": publish[1],
+    }  # fmt: skip
+
+
+def holds_for(site: Stamp | None, now: float) -> Stamp | None:
+    """The stamp in ``site``'s state directory when it was written for ``site`` (every fact
+    of :func:`describe` the same) and still holds at ``now`` (:func:`still_holds`); else
+    None. The caller holds the state directory's lock."""
+    if site is None:
+        return None
+    stamp = still_holds(site["state_dir"], site["config"], now)
+    if stamp is None or any(stamp[key] != value for key, value in site.items()):
+        return None
+    return stamp
+
+
+def record(
+    site: Stamp | None, commit: str, build: str, mirror: dict[str, str | None], now: float
+) -> bool:
+    """Stamp a run after which ``site``'s publish branch is ``build``, built from source
+    ``commit`` (both 40 hex), with nothing left to deliver at ``now``: when both remotes
+    are on this machine and their refs hold exactly what the run saw (the source branch
+    at ``commit``; the publish refs, :func:`publish_refs`, as the run's ``mirror`` of them
+    holds them: ``{refname: 40 hex or None}``). True when a stamp was written."""
+    if site is None:
+        return False
+    urls = (site["source_url"], site["publish_url"])
+    if any(is_remote_url(url) and not url.startswith(FILE_URL) for url in urls):
+        return False  # its refs cannot be read here: every run fetches
+    if not outbox_clear(os.path.join(site["state_dir"], "outbox"), now):
+        return False
+    branch = f"refs/heads/{site['source_branch']}"
+    source = refs_of(site["source_url"], [branch])
+    publish = refs_of(site["publish_url"], publish_refs(site))
+    if source is None or publish is None or source[1][branch] != commit:
+        return False
+    if publish[1] != mirror or mirror[publish_refs(site)[0]] != build:
+        return False  # someone pushed since the run read or wrote the publish branch
+    facts = {"source_refs": source[0], "publish_refs": publish[0], "commit": commit}
+    return write(site["state_dir"], {**site, **facts, "build": build})
 
 
 def up_to_date_line(stamp: Stamp) -> str:
@@ -226,37 +311,83 @@ def try_lock(path: str) -> int | None:
     return fd
 
 
+def state_folder(text: bytes) -> str:
+    """``[state] dir`` of the config file's bytes ``text`` (``.deploybot`` when unset), as
+    written (relative to the config's folder, or absolute): what :mod:`deploybot.config`
+    loads from the same bytes.
+
+    A file without a backslash or a triple quote is read line by line: without an escape
+    (``"st\\u0061te"``) a key is spelled as it reads, and without a multi-line string every
+    line is what it looks like. So a file that never writes ``state`` has none, and a
+    ``[state]`` line with a one-line quoted ``dir = ...`` (comments and blanks allowed)
+    holds it. Anything else (a dotted or inline ``state``, a quoted key, an escape) is
+    left to ``tomllib``, whose import costs a no-op run milliseconds.
+
+    Raises:
+        ValueError: ``text`` is not UTF-8 or not TOML (tomllib's TOMLDecodeError).
+        TypeError, AttributeError: ``state`` is not a table or ``state.dir`` not a string
+            (loading the config fails, naming the key).
+    """
+    folder = ".deploybot"
+    if b"\\" not in text and b'"""' not in text and b"'''" not in text:
+        if b"state" not in text:
+            return folder
+        plain = _plain_state_dir(text.decode("utf-8"))
+        if plain is not None:
+            return plain
+    import tomllib
+
+    found = tomllib.loads(text.decode("utf-8")).get("state", {}).get("dir", folder)
+    if not isinstance(found, str):
+        raise TypeError(f"state.dir is {type(found).__name__}, not a string")
+    return found
+
+
+def _plain_state_dir(text: str) -> str | None:
+    """``dir`` of a ``[state]`` table in ``text`` (TOML without escapes or multi-line
+    strings: see :func:`state_folder`) when it is a one-line quoted string; None for any
+    other spelling, or none."""
+    lines = [line.partition("#")[0].strip(" \t\r") for line in text.split("\n")]
+    if "[state]" not in lines:
+        return None
+    for line in lines[lines.index("[state]") + 1 :]:
+        if line.startswith("["):
+            return None  # the next table: dir is unset, or spelled in another way
+        key, equals, value = line.partition("=")
+        if equals and key.strip(" \t") == "dir":
+            value = value.strip(" \t")
+            quote = value[:1]
+            one_string = quote in ("'", '"') and value.find(quote, 1) == len(value) - 1 > 1
+            return value[1:-1] if one_string else None
+    return None
+
+
 def cli_check(config_path: str) -> str | None:
     """For ``deploybot run-once``: the line to print when the stamp still holds (see the
     module docstring), else None (run in full).
 
-    The stamp is looked for in ``.deploybot`` beside the config unless the config's text
-    names ``state`` at all (then TOML is parsed for ``[state] dir``); either way only a
-    stamp written for this very config (its digest) and this state directory counts. The
-    remotes' locations are resolved again from the stamped config values.
+    The stamp is looked for in the state directory :func:`state_folder` reads from the
+    config; only a stamp written for this very config (its digest) and this state
+    directory counts. The remotes' locations are resolved again from the stamped config
+    values.
     """
     try:
         with open(config_path, "rb") as f:
             text = f.read()
-        base = os.path.dirname(os.path.realpath(config_path))
-        folder = ".deploybot"
-        if b"state" in text:
-            import tomllib
-
-            folder = tomllib.loads(text.decode("utf-8")).get("state", {}).get("dir", folder)
-        state_dir = os.path.realpath(os.path.join(base, folder))
+        base = config_base(config_path)
+        state_dir = os.path.realpath(os.path.join(base, state_folder(text)))
     except (OSError, ValueError, TypeError, AttributeError):
         return None
     lock = try_lock(os.path.join(state_dir, "lock"))
     if lock is None:
         return None
     try:
-        stamp = still_holds(state_dir, config_digest(config_path), time.time())
+        stamp = still_holds(state_dir, config_digest(config_path, base), time.time())
     finally:
         os.close(lock)  # releases the flock
     if stamp is None or stamp["state_dir"] != state_dir:
         return None
     for key in ("source", "publish"):
-        if local_location(stamp[f"{key}_raw"], base) != stamp[f"{key}_url"]:
+        if resolve_location(stamp[f"{key}_raw"], base) != stamp[f"{key}_url"]:
             return None  # a symlink on the way to a remote changed since
     return up_to_date_line(stamp)

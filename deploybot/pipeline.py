@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from deploybot import gitutil, mailcmd, noop, notify, publish, statedir, watch
-from deploybot.config import Config, is_remote_url
+from deploybot.config import Config
 from deploybot.errors import ConfigError
 from deploybot.revision import commit_datetime
 
@@ -137,90 +137,40 @@ def run_once(
 
 def _still_up_to_date(config: Config) -> RunResult | None:
     """The result of a run that would change nothing (:mod:`deploybot.noop`), or None."""
-    start = time.perf_counter()
-    digest = noop.config_digest(config.path) if config.path is not None else None
-    stamp = noop.still_holds(config.state.dir, digest, time.time())
-    if stamp is None or stamp["state_dir"] != str(config.state.dir):
-        return None
-    keys = ("source_url", "source_branch", "publish_url", "publish_branch")
-    source, publish = config.source, config.publish
-    if [stamp[k] for k in keys] != [source.url, source.branch, publish.url, publish.branch]:
+    timer = _Timer()
+    stamp = noop.holds_for(_noop_site(config), time.time())
+    if stamp is None:
         return None
     log.info("source %s at %s: nothing changed since the last run", config.source.branch,
              stamp["commit"][:12])  # fmt: skip
-    elapsed = time.perf_counter() - start
-    return RunResult(
-        UP_TO_DATE,
-        source_commit=stamp["commit"],
-        build_commit=stamp["build"],
-        elapsed=elapsed,
-        timings={"no-op check": elapsed},
-    )
+    timer.mark("no-op check")
+    return _result(UP_TO_DATE, stamp["commit"], stamp["build"], timer)
 
 
 def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
     """Stamp a run after which the publish branch is built from the source tip, with
-    nothing to deliver (:mod:`deploybot.noop`), when both remotes are on this machine and
-    their refs hold exactly what this run saw."""
-    source, publish = config.source, config.publish
-    if config.path is None or result.source_commit is None or result.build_commit is None:
+    nothing to deliver (:func:`deploybot.noop.record`: only when both remotes are on this
+    machine and their refs hold exactly what this run saw)."""
+    site = _noop_site(config)
+    if site is None or result.source_commit is None or result.build_commit is None:
         return
     if result.future_waiting:
         return  # a post held back for its date is due with no push: each run must look
-    remote = [u for u in (source.url, publish.url) if is_remote_url(u)]
-    if any(not u.startswith(noop.FILE_URL) for u in remote):
-        return
-    if not noop.outbox_clear(paths["outbox"], time.time()):
-        return
-    branch = f"refs/heads/{publish.branch}"
-    src = noop.refs_of(source.url, [f"refs/heads/{source.branch}"])
-    pub = noop.refs_of(publish.url, [branch, publish_notes_ref()])
-    if src is None or pub is None or src[1][f"refs/heads/{source.branch}"] != result.source_commit:
-        return
     with gitutil.bare_repo(paths["publish"]) as mirror:
-        seen = {ref: gitutil.local_ref(mirror, ref) for ref in (branch, publish_notes_ref())}
-    if pub[1] != seen or seen[branch] != result.build_commit:
-        return  # someone pushed since this run read or wrote the publish branch
-    raw = _raw_urls(config.path)
-    base = str(config.path.parent)
-    if raw is None or [noop.local_location(u, base) for u in raw] != [source.url, publish.url]:
-        return
-    noop.write(
-        config.state.dir,
-        {
-            "config": noop.config_digest(config.path) or "",
-            "state_dir": str(config.state.dir),
-            "source_raw": raw[0],
-            "publish_raw": raw[1],
-            "source_url": source.url,
-            "source_branch": source.branch,
-            "publish_url": publish.url,
-            "publish_branch": publish.branch,
-            "source_refs": src[0],
-            "publish_refs": pub[0],
-            "commit": result.source_commit,
-            "build": result.build_commit,
-        },
-    )
+        seen = {ref: gitutil.local_ref(mirror, ref) for ref in noop.publish_refs(site)}
+    noop.record(site, result.source_commit, result.build_commit, seen, time.time())
 
 
-def publish_notes_ref() -> str:
-    """The notes ref of the build records (:data:`deploybot.publish.NOTES_REF`)."""
-    return publish.NOTES_REF
-
-
-def _raw_urls(path: Path) -> tuple[str, str] | None:
-    """``source.url`` and ``publish.url`` as written in the config file (the latter
-    defaulting to the former), for :func:`deploybot.noop.cli_check` to resolve again."""
-    import tomllib
-
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        src = raw["source"]["url"]
-        pub = raw.get("publish", {}).get("url") or src
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+def _noop_site(config: Config) -> noop.Stamp | None:
+    """The facts of this site that a no-op stamp describes (:func:`deploybot.noop.describe`);
+    None for a config built in code (no file) or one that cannot be told so."""
+    if config.path is None or config.base is None or config.raw_urls is None:
         return None
-    return (src, pub) if isinstance(src, str) and isinstance(pub, str) else None
+    source, target = config.source, config.publish
+    return noop.describe(
+        str(config.path), str(config.base), str(config.state.dir), config.raw_urls,
+        (source.url, source.branch), (target.url, target.branch),
+    )  # fmt: skip
 
 
 def _run_healing(
@@ -291,16 +241,8 @@ def _run_locked(
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
     if snap.commit == head.source_commit and not full and not _future_due(head, cutoff):
-        return RunResult(
-            UP_TO_DATE,
-            source_commit=snap.commit,
-            build_commit=head.commit,
-            mail_sent=earlier.sent,
-            mail_failures=_waiting(earlier),
-            elapsed=timer.total(),
-            timings=timer.marks,
-            future_waiting=bool(head.record.get(NEXT_FUTURE)),
-        )
+        waiting = head.next_future is not None
+        return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, future_waiting=waiting)
     if before_build is not None:
         before_build(snap.commit)
     from deploybot import render
@@ -322,28 +264,37 @@ def _run_locked(
             cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     except publish.OlderSourceError as exc:
         log.info("%s", exc)
-        return RunResult(
-            OLDER,
-            source_commit=snap.commit,
-            build_commit=exc.head,
-            mail_sent=earlier.sent,
-            mail_failures=_waiting(earlier),
-            elapsed=timer.total(),
-            timings=timer.marks,
-            published_source=exc.published,
-            order_known=exc.certain,
-        )
+        return _result(
+            OLDER, snap.commit, exc.head, timer, earlier,
+            published_source=exc.published, order_known=exc.certain,
+        )  # fmt: skip
+    return _result(
+        PUBLISHED if result.new else UNCHANGED, snap.commit, result.new or head.commit, timer,
+        report, changed_paths=result.changed_paths, warnings=site.warnings,
+        future_waiting=site.waiting is not None,
+    )  # fmt: skip
+
+
+def _result(
+    status: str,
+    source_commit: str | None,
+    build_commit: str | None,
+    timer: _Timer,
+    mail: notify.DeliveryReport | None = None,
+    **more: Any,
+) -> RunResult:
+    """A :class:`RunResult` with the fields every run fills: ``status``, the two commits,
+    the time ``timer`` measured (and its marks), the emails of ``mail`` sent and still
+    waiting (none without); ``more`` holds the other fields, by name."""
     return RunResult(
-        PUBLISHED if result.new else UNCHANGED,
-        source_commit=snap.commit,
-        build_commit=result.new or head.commit,
-        changed_paths=result.changed_paths,
-        warnings=site.warnings,
-        mail_sent=report.sent,
-        mail_failures=_waiting(report),
+        status,
+        source_commit=source_commit,
+        build_commit=build_commit,
+        mail_sent=mail.sent if mail is not None else (),
+        mail_failures=_waiting(mail) if mail is not None else (),
         elapsed=timer.total(),
         timings=timer.marks,
-        future_waiting=site.waiting is not None,
+        **more,
     )
 
 
@@ -428,43 +379,23 @@ def _publish(
             config.state.dir, f"refs/heads/{config.publish.branch}", new
         ),
         check_head=check,
-        record=future_record(cutoff, report.waiting),
+        record=publish.future_record(cutoff, report.waiting),
     )
-
-
-FUTURE_CUTOFF = "future-cutoff"
-"""Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
-NEXT_FUTURE = "next-future"
-"""Record key: the earliest date of a post the cut-off held back (absent when none)."""
-
-
-def future_record(cutoff: datetime, waiting: datetime | None) -> dict[str, str]:
-    """The build record's future lines: ``future-cutoff`` (so the same build can be made
-    again: ``deploybot build --rev SOURCE --cutoff``) and ``next-future``."""
-    record = {FUTURE_CUTOFF: _iso(cutoff)}
-    if waiting is not None:
-        record[NEXT_FUTURE] = _iso(waiting)
-    return record
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
     """Whether a post the published build held back is now due: the head's record names a
     ``next-future`` date at or before ``cutoff`` (this run's clock). Then the run builds
     the same source again with the new cut-off, so a scheduled run publishes a post once
-    its date has passed, with no push."""
-    waiting = head.record.get(NEXT_FUTURE)
-    if not waiting:
-        return False
-    try:
-        due = datetime.fromisoformat(waiting) <= cutoff
-    except ValueError:  # a record someone else wrote: not ours to act on
-        return False
+    its date has passed, with no push. A record with a source commit but no
+    ``future-cutoff`` (an older version's, which held posts back without saying so)
+    counts as due too: one build records the cut-off, and the next run knows."""
+    if head.source_commit is not None and publish.FUTURE_CUTOFF not in head.record:
+        log.info("the build record has no %s: building the source again", publish.FUTURE_CUTOFF)
+        return True
+    due = head.next_future is not None and head.next_future <= cutoff
     if due:
-        log.info("a post dated %s is due: building the source again", waiting)
+        log.info("a post dated %s is due: building the source again", head.next_future)
     return due
 
 

@@ -15,8 +15,8 @@ not raise on a server-side rejection. The mirror's refs move only after a succes
 :data:`NOTES_REF` (``refs/notes/deploybot``), in the same (atomic, where the server allows)
 push as the branch. Its tree holds one note, named by the publish head's 40-hex id, reading
 ``source-commit <40 hex>\\n``, then what else the caller records, one ``key value`` line
-each (the pipeline adds the future cut-off the build used, ``future-cutoff``, and the date
-of the next post it held back, ``next-future``); each record is a new notes commit whose
+each (:func:`future_record`'s: the future cut-off the build used, ``future-cutoff``, and
+the date of the next post it held back, ``next-future``); each record is a new notes commit whose
 parent is the previous one, so ``git log -p refs/notes/deploybot`` is the full record and
 the tree stays one entry small. Notes are plain git refs, so a fresh machine recovers the
 record by fetching them (:func:`fetch_publish_head`), and ``git notes --ref=deploybot show
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dulwich.objects import Blob, Commit
@@ -46,6 +46,11 @@ NOTES_REF = "refs/notes/deploybot"
 
 MAX_TRIES = 3
 """How many times a build is redone on a new remote tip before giving up."""
+
+FUTURE_CUTOFF = "future-cutoff"
+"""Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
+NEXT_FUTURE = "next-future"
+"""Record key: the earliest date of a post the cut-off held back (absent when none)."""
 
 _RECORD_KEY = "source-commit"
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -69,6 +74,17 @@ class PublishHead:
     source_commit: str | None
     published_at: int | None = field(default=None, compare=False)
     record: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def next_future(self) -> datetime | None:
+        """The record's :data:`NEXT_FUTURE` date (aware); None when there is none, or it is
+        not a date with a zone as :func:`future_record` writes it (someone else's record:
+        not ours to act on)."""
+        try:
+            when = datetime.fromisoformat(self.record.get(NEXT_FUTURE) or "")
+        except ValueError:
+            return None
+        return when if when.tzinfo is not None else None
 
 
 @dataclass(frozen=True)
@@ -177,6 +193,21 @@ class BlobWriter:
 class _Plan:
     updates: dict[str, tuple[str | None, str]]  # refname -> (expected remote tip, new tip)
     result: PublishResult
+
+
+def future_record(cutoff: datetime, waiting: datetime | None) -> dict[str, str]:
+    """The build record's future lines, for :func:`publish_build`'s ``record``:
+    :data:`FUTURE_CUTOFF` ``cutoff`` (so the same build can be made again: ``deploybot
+    build --rev SOURCE --cutoff``) and, when a post was held back, :data:`NEXT_FUTURE`
+    ``waiting``; both aware datetimes, written in UTC to the second (``...T...Z``)."""
+    record = {FUTURE_CUTOFF: _iso(cutoff)}
+    if waiting is not None:
+        record[NEXT_FUTURE] = _iso(waiting)
+    return record
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_build_message(template: str, when: datetime) -> str:

@@ -1,23 +1,31 @@
 """Benchmark: the commit email's log text, git's own ``git log`` against deploybot's two paths.
 
-Two commits, in bare repositories made with ``git fast-import`` (loose objects, as publish
-writes them):
+Commits in bare repositories made with ``git fast-import`` (loose objects, as publish writes
+them):
 
 * ``first``: a site's first build, a root commit adding ``--files`` pages of about ``--kb``
   KB each (the email of the 10,000-post first build);
 * ``renames``: in a site of ``--site`` pages, 50 pages moved to new paths, 40 of them edited
   a little on the way (a permalink inside changed), and every other page edited (its list of
   recent posts): with copy detection (``-C``) every modified page is a source, so 40
-  destinations are scored against 1,000 sources.
+  destinations are scored against 1,000 sources;
+* ``added`` (only with ``--only added``): ``--added`` new pages of 20 KB next to 50 edited
+  ones: every new page is a destination scored against the 50 (the Python path's memory).
 
 For each, alternating, ``--runs`` times (medians): ``git log -C --stat -p --cc -1`` to a
 pipe (read and dropped), and deploybot's ``read_log_excerpt`` with ``engine="git"`` and
 ``engine="python"`` (each in a fresh process; the wall time is the call's, without the
 process start; the CPU time is the whole process's with its children, which a loaded
-machine distorts least). With ``--threshold``, small commits instead (1 to 10 files of 1 to
-120 KB), for where starting git pays (:func:`deploybot.notify.gitlog_cli.prefer_git`).
+machine distorts least; the peak RSS is ``ru_maxrss`` of the process, interpreter
+included, or of its largest child, taken by a small launcher so that this harness's own
+memory is not counted). Each of ours composes the email from its text (its size is printed):
+the emails of all our paths must be byte-identical, else the run fails. ``--old REV`` adds
+that commit's pure-Python path (``--old HEAD``: the committed code against the working
+tree), held to the same emails. With ``--threshold``, small commits instead (1 to 10 files
+of 1 to 120 KB), for where starting git pays (:func:`deploybot.notify.gitlog_cli.prefer_git`).
 
     python -m tests.bench_email [--files 10000] [--kb 40] [--site 1000] [--runs 3]
+        [--only first|renames|added] [--added 2000] [--old REV]
 """
 
 from __future__ import annotations
@@ -30,8 +38,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "LC_ALL": "C"}
 WORDS = [
@@ -49,16 +58,28 @@ WORDS = [
     "tempor",
 ]
 CHILD = """
-import inspect, json, sys, time
+import hashlib, inspect, json, sys, time
+from datetime import UTC, datetime
 from pathlib import Path
+from deploybot.notify.email import compose_combined_email
+from deploybot.notify.envelope import Envelope
 from deploybot.notify.gitlog import read_log_excerpt
 known = inspect.signature(read_log_excerpt).parameters
 kwargs = {"engine": sys.argv[3]} if "engine" in known else {}
-start, cpu = time.perf_counter(), time.process_time()
+start = time.perf_counter()
 log = read_log_excerpt(Path(sys.argv[1]), sys.argv[2], max_lines=10000, max_line_length=500,
                        **kwargs)
-seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-print(json.dumps({"seconds": seconds, "cpu": cpu, "total": log.total}))
+seconds = time.perf_counter() - start
+envelope = Envelope(
+    repo_name="site", repository_url="https://example.org/site.git",
+    refname="refs/heads/asf-site", pusher="bot", sender="bot@example.org",
+    to=("commits@example.org",), host="example.org", date=datetime(2024, 1, 1, tzinfo=UTC),
+)
+email = compose_combined_email(
+    envelope=envelope, log_text=log, old=None, new="b" * 40, subject_line="Build"
+)
+digest = hashlib.sha256(email).hexdigest()
+print(json.dumps({"seconds": seconds, "total": log.total, "email": digest, "bytes": len(email)}))
 """
 
 
@@ -137,54 +158,115 @@ def renames(repo: Path, site: int, kb: int, moved: int = 50) -> None:
     fast_import(repo, [{**pages, "index.html": b"x\n"}, change])
 
 
+def added(repo: Path, pages: int, modified: int = 50, kb: int = 20) -> None:
+    """``pages`` new pages next to ``modified`` edited ones (not alike: scored, none taken)."""
+    base = {post_path(k): page(k, kb, post_path(k)) for k in range(modified)}
+    change: dict[str, bytes | None] = {
+        path: data.replace(b"</body>", b"<p>edited</p>\n</body>") for path, data in base.items()
+    }
+    for k in range(modified, modified + pages):
+        change[post_path(k, 2030)] = page(k, kb, post_path(k, 2030))
+    fast_import(repo, [dict(base), change])
+
+
 OLD_TREE: Path | None = None  # --old REV: that commit's deploybot, for "before" numbers
 
 
-def _measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
-    """Run ``argv``: (wall seconds, CPU seconds of it and its children, stdout's tail).
-    CPU time is what a loaded machine distorts least."""
-    start = time.perf_counter()
-    # cwd "/": a child's "-c" puts its working folder first on sys.path, and this checkout
-    # there would shadow the PYTHONPATH of --old.
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, cwd="/")
-    assert proc.stdout is not None
-    tail = b""
-    while chunk := proc.stdout.read(1 << 20):
-        tail = (tail + chunk)[-4096:]
-    _, status, usage = os.wait4(proc.pid, 0)
-    if status != 0:
-        raise SystemExit(f"{argv[:4]} failed")
-    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, tail
+@dataclass(frozen=True)
+class Run:
+    """One measured run: wall and CPU seconds, peak RSS (MiB), and the child's JSON line
+    (for ours: the call's own seconds, the email's SHA-256 and size) or None (git)."""
+
+    wall: float
+    cpu: float
+    rss: float
+    out: dict[str, Any] | None = None
 
 
-def _ours(repo: Path, engine: str) -> tuple[float, float]:
+# Spawns argv[2:] and writes to argv[1] the child's wall seconds, CPU seconds and ru_maxrss
+# (KiB). Linux counts in a process's ru_maxrss the image its exec replaced, so a command
+# started straight from this process (which holds the generated pages) would report at least
+# this process's peak. This launcher's own image (``-I -S``, about 8 MiB) is the floor: git
+# log's peak may read as that.
+LAUNCHER = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+took = time.perf_counter() - start
+with open(sys.argv[1], "w") as report:
+    report.write(f"{took} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def _measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, bytes]:
+    """Run ``argv`` under :data:`LAUNCHER`: (wall seconds, CPU seconds of it and its children,
+    peak RSS in MiB, stdout's tail). CPU time is what a loaded machine distorts least; the
+    peak RSS is ``wait4``'s ``ru_maxrss`` (the process's, or its largest waited-for child's:
+    git, for ours through git).
+
+    Raises:
+        SystemExit: the command failed.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report"
+        launcher = [sys.executable, "-I", "-S", "-c", LAUNCHER, str(report)]
+        # cwd "/": a child's "-c" puts its working folder first on sys.path, and this checkout
+        # there would shadow the PYTHONPATH of --old.
+        proc = subprocess.Popen([*launcher, *argv], stdout=subprocess.PIPE, env=env, cwd="/")
+        assert proc.stdout is not None
+        tail = b""
+        while chunk := proc.stdout.read(1 << 20):
+            tail = (tail + chunk)[-4096:]  # read and dropped but for the child's last line
+        proc.stdout.close()
+        if proc.wait() != 0:
+            raise SystemExit(f"{argv[:4]} failed")
+        wall, cpu, rss_kib = report.read_text().split()
+    return float(wall), float(cpu), int(rss_kib) / 1024, tail
+
+
+def _ours(repo: Path, engine: str) -> Run:
     root = Path(__file__).resolve().parents[1]
     if engine == "old":
         assert OLD_TREE is not None
         root, engine = OLD_TREE, "python"
     env = {**os.environ, "PYTHONPATH": str(root)}
     argv = [sys.executable, "-c", CHILD, str(repo), "refs/heads/asf-site", engine]
-    _, cpu, out = _measure(argv, env)
-    return float(json.loads(out.decode().strip().splitlines()[-1])["seconds"]), cpu
+    _, cpu, rss, out = _measure(argv, env)
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    return Run(float(result["seconds"]), cpu, rss, result)
 
 
-def _git(repo: Path) -> tuple[float, float]:
+def _git(repo: Path) -> Run:
     argv = ["git", "-C", str(repo), "log", "-C", "--stat", "-p", "--cc", "-1", "asf-site"]
-    wall, cpu, _ = _measure(argv, GIT_ENV)
-    return wall, cpu
+    wall, cpu, rss, _ = _measure(argv, GIT_ENV)
+    return Run(wall, cpu, rss)
 
 
-def compare(repo: Path, runs: int, engines: tuple[str, ...]) -> dict[str, tuple[float, float]]:
-    """Median (wall, CPU) seconds per path, runs alternating. Wall: git's process, or the
-    call inside ours (no interpreter start); CPU: the whole process with its children
-    (git's, for ours through git)."""
-    times: dict[str, list[tuple[float, float]]] = {"git log": [], **{e: [] for e in engines}}
+def compare(repo: Path, runs: int, engines: tuple[str, ...]) -> dict[str, Run]:
+    """Median run per path, runs alternating. Wall: git's process, or the call inside ours
+    (no interpreter start); CPU: the whole process with its children (git's, for ours
+    through git); RSS: the process's peak.
+
+    Raises:
+        SystemExit: two of our paths made different emails.
+    """
+    times: dict[str, list[Run]] = {"git log": [], **{e: [] for e in engines}}
     for _ in range(runs):
         times["git log"].append(_git(repo))
         for engine in engines:
             times[engine].append(_ours(repo, engine))
+    emails = {run.out["email"]: engine for engine in engines for run in times[engine] if run.out}
+    if len(emails) > 1:
+        raise SystemExit(f"{repo.name}: the emails differ between {sorted(emails.values())}")
     return {
-        name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+        name: Run(
+            statistics.median(r.wall for r in values),
+            statistics.median(r.cpu for r in values),
+            statistics.median(r.rss for r in values),
+            values[0].out,
+        )
         for name, values in times.items()
     }
 
@@ -194,9 +276,10 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10000)
     parser.add_argument("--kb", type=int, default=40)
     parser.add_argument("--site", type=int, default=1000)
+    parser.add_argument("--added", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-python-first", action="store_true")
-    parser.add_argument("--only", choices=["first", "renames"])
+    parser.add_argument("--only", choices=["first", "renames", "added"])
     parser.add_argument("--threshold", action="store_true")
     parser.add_argument("--old", help="also time the pure-Python path of this commit")
     args = parser.parse_args()
@@ -219,14 +302,21 @@ def main() -> None:
             engines = ("git",) if args.skip_python_first else ("git", "python", *extra)
             name = f"first build, {args.files} files"
             rows.append((name, compare(tmp / "first.git", args.runs, engines)))
+        if args.only == "added":
+            added(tmp / "added.git", args.added)
+            name = f"{args.added} added, 50 edited"
+            rows.append((name, compare(tmp / "added.git", args.runs, ("git", "python", *extra))))
     labels = {"git": "ours, git", "python": "ours, Python", "old": f"{args.old}, Python"}
-    print(f"{'commit':<28}{'path':<22}{'wall':>8}{'ratio':>8}{'CPU':>8}{'ratio':>8}")
+    head = f"{'commit':<28}{'path':<22}{'wall':>8}{'ratio':>8}{'CPU':>8}{'ratio':>8}"
+    print(f"{head}{'peak RSS':>11}{'email':>11}")
     for name, t in rows:
-        wall0, cpu0 = t["git log"]
-        for path, (wall, cpu) in t.items():
+        base = t["git log"]
+        for path, run in t.items():
             label = labels.get(path, path)
-            print(f"{name:<28}{label:<22}{wall:>7.2f}s{wall / wall0:>7.2f}x", end="")
-            print(f"{cpu:>7.2f}s{cpu / cpu0:>7.2f}x")
+            print(f"{name:<28}{label:<22}{run.wall:>7.2f}s{run.wall / base.wall:>7.2f}x", end="")
+            email = f"{run.out['bytes']:>9}B" if run.out else ""
+            print(f"{run.cpu:>7.2f}s{run.cpu / base.cpu:>7.2f}x{run.rss:>8.0f}MiB{email}")
+    print("the emails of our paths are byte-identical (checked per commit)")
 
 
 def _extract(rev: str, folder: Path) -> None:
@@ -250,7 +340,7 @@ def _threshold(tmp: Path, runs: int) -> None:
         edit = {p: d.replace(b"</body>", b"<p>edited</p>\n</body>") for p, d in base.items()}
         fast_import(repo, [base, dict(edit)])
         t = compare(repo, runs, ("python", "git"))
-        print(f"{files} x {kb:<7}{t['python'][0] * 1000:>10.1f}{t['git'][0] * 1000:>8.1f}")
+        print(f"{files} x {kb:<7}{t['python'].wall * 1000:>10.1f}{t['git'].wall * 1000:>8.1f}")
 
 
 if __name__ == "__main__":

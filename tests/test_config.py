@@ -317,3 +317,54 @@ def test_the_example_config_loads(tmp_path: Path) -> None:
     copy.write_text(example.read_text())
     cfg = load_config(copy)
     assert cfg.notify.smtp.timeout == 30.0 and cfg.notify.webhook.timeout == 10.0
+
+
+def test_a_symlinked_config_resolves_against_its_own_folder(tmp_path: Path) -> None:
+    """a/deploybot.toml -> ../b/deploybot.toml: a's paths are under a (the no-op stamp
+    resolves them so too: tests/test_noop.py)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    target = write(tmp_path / "b", '[source]\nurl = "site"\n')
+    (tmp_path / "a" / "deploybot.toml").symlink_to(target)
+    cfg = load_config(tmp_path / "a" / "deploybot.toml")
+    assert (cfg.source.url, cfg.state.dir) == (
+        str(tmp_path / "a" / "site"),
+        tmp_path / "a" / ".deploybot",
+    )
+    assert (cfg.path, cfg.base, cfg.raw_urls) == (target, tmp_path / "a", ("site", "site"))
+
+
+def test_a_symlink_loop_in_a_remote_path_is_a_config_error(tmp_path: Path) -> None:
+    """Not Path.resolve's RuntimeError (a traceback, exit 1): the run finds no repository."""
+    from deploybot import pipeline
+
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    path = write(tmp_path, '[source]\nurl = "loop/x"\n[publish]\nurl = "p"\n')
+    cfg = load_config(path)
+    assert cfg.raw_urls == ("loop/x", "p")
+    with pytest.raises(ConfigError, match=r"source\.url: .*loop/x does not exist") as info:
+        pipeline.run_once(cfg)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "remote"),
+    [
+        ("https://h/x.git", True),
+        ("file:///x", True),
+        ("git@h:x.git", True),
+        ("h:x", True),
+        ("u@h:/x", True),
+        ("x", False),
+        ("./h:x", False),
+        ("/srv/a:b", False),
+        ("a/b:c", False),
+        (":x", False),
+        ("~/site.git", False),
+    ],
+)
+def test_remote_or_local_as_git_tells(url: str, remote: bool) -> None:
+    """A colon before any slash names a host (git's connect.c, url_is_local_not_ssh)."""
+    from deploybot.locations import is_remote_url
+
+    assert is_remote_url(url) is remote

@@ -4,13 +4,17 @@ and only when a full run would do nothing either."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from dulwich.objects import Commit
+from dulwich.repo import Repo
 
-from deploybot import noop, pipeline
+from deploybot import noop, pipeline, statedir
 from deploybot.config import load_config
 from deploybot.entry import noop_config
 from tests.gitrepo import commit_files, head
@@ -40,6 +44,13 @@ def cli(site: SmallSite, *args: str, env: dict[str, str] | None = None) -> tuple
         cwd=site.root,
     )
     return done.returncode, done.stdout, done.stderr
+
+
+def parents(repo: Path, commit: str) -> list[str]:
+    with Repo(str(repo)) as opened:
+        made = opened[commit.encode()]
+    assert isinstance(made, Commit)
+    return [p.decode() for p in made.parents]
 
 
 def shortcut(result: pipeline.RunResult) -> bool:
@@ -72,10 +83,14 @@ def test_a_push_to_the_publish_branch_runs_in_full(site: SmallSite) -> None:
     first = run(site)
     commit_files(site.publish, {"CNAME": b"example.org\n"}, "By hand", branch="asf-site")
     by_hand = head(site.publish, "asf-site")
-    assert cli(site)[0] == 0
-    result = run(site)
-    assert not shortcut(result) or result.build_commit != first.build_commit
-    assert head(site.publish, "asf-site") != by_hand  # rebuilt on top of the hand commit
+    code, out, _ = cli(site)
+    assert code == 0 and out.startswith("published ")
+    rebuilt = head(site.publish, "asf-site")  # rebuilt on top of the hand commit
+    assert rebuilt is not None and rebuilt not in (by_hand, first.build_commit)
+    assert parents(site.publish, rebuilt) == [by_hand]
+    result = run(site)  # told from the stamp that run wrote: the head it made
+    assert result.status == pipeline.UP_TO_DATE and shortcut(result)
+    assert result.build_commit == rebuilt
 
 
 def test_packing_the_remotes_refs_runs_in_full_once(site: SmallSite) -> None:
@@ -149,13 +164,23 @@ def test_a_remote_moved_behind_a_symlink_runs_in_full(tmp_path: Path) -> None:
     assert cli(site)[1].startswith("published ")
 
 
-def test_a_network_remote_is_never_stamped(tmp_path: Path) -> None:
-    site = SmallSite(tmp_path)
-    run(site)
+def test_a_network_remote_is_never_stamped(
+    site: SmallSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its refs cannot be read here, even where a folder of its URL's name holds a copy."""
+    first = run(site)
     config = load_config(site.config)
-    assert noop.refs_of(config.source.url, ["refs/heads/main"]) is not None
-    site.write_config(publish_url="https://example.org/site.git")
-    assert not (site.state / noop.STAMP).exists() or noop.cli_check(str(site.config)) is None
+    paths = statedir.state_paths(config)
+    noop.forget(site.state)
+    pipeline._stamp(config, paths, first)  # these facts stamp, with the remotes local
+    assert (site.state / noop.STAMP).is_file()
+    noop.forget(site.state)
+    monkeypatch.chdir(site.root)  # "git://127.0.0.1:1/x" read as a path: git:/127.0.0.1:1/x
+    shutil.copytree(site.publish, site.root / "git:" / "127.0.0.1:1" / "x")
+    site.write_config(publish_url="git://127.0.0.1:1/x")
+    pipeline._stamp(load_config(site.config), paths, first)
+    assert not (site.state / noop.STAMP).exists()
+    assert noop.cli_check(str(site.config)) is None
 
 
 def test_refs_are_read_loose_or_packed(tmp_path: Path) -> None:
@@ -189,13 +214,14 @@ def test_only_a_plain_run_once_takes_the_shortcut() -> None:
 
 
 def test_the_shortcut_imports_little(site: SmallSite) -> None:
-    """The console entry answers a no-op without click, dulwich or the stages."""
+    """The console entry answers a no-op without click, dulwich or the stages, and reads
+    the usual ``[state] dir = "state"`` without tomllib."""
     run(site)
     probe = (
         "import sys; sys.argv = ['deploybot', 'run-once', '--config', sys.argv[1]];"
         "from deploybot.entry import main; main();"
         "heavy = [m for m in ('click', 'dulwich', 'deploybot.pipeline', 'deploybot.notify',"
-        " 'deploybot.render', 'jinja2', 'pathlib', 'json') if m in sys.modules];"
+        " 'deploybot.render', 'jinja2', 'pathlib', 'json', 'tomllib') if m in sys.modules];"
         "print(heavy)"
     )
     out = subprocess.run(
@@ -203,3 +229,154 @@ def test_the_shortcut_imports_little(site: SmallSite) -> None:
     ).stdout
     assert out.splitlines() == [out.splitlines()[0], "[]"]
     assert out.startswith("up to date")
+
+
+def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
+    """noop and entry copy a few constants rather than import their heavy owners."""
+    from deploybot import config, entry, publish
+    from deploybot.notify import outbox
+    from deploybot.notify.webhook import WEBHOOK
+
+    assert noop.NOTES_REF == publish.NOTES_REF
+    assert noop.KEEP_SENT == outbox.KEEP_SENT
+    assert entry.CONFIG_ENV == config.CONFIG_ENV
+    assert entry.DEFAULT_CONFIG_NAME == config.DEFAULT_CONFIG_NAME
+    assert noop.FILED == (outbox.SENT_DIR, outbox.SUPERSEDED_DIR)
+    assert noop.WAITING == (outbox.EMAIL, WEBHOOK)
+    for key in ("a", "a.b-c_d", "0" * 200, "0" * 201, "", ".a", "-a", "a b", "a/b", "a\n", "é"):
+        assert noop._is_key(key) == bool(outbox._KEY_RE.match(key)), key
+
+
+def test_only_a_waiting_message_keeps_the_outbox_from_clear(site: SmallSite) -> None:
+    """What a kill can leave (an orphan sidecar, a temp file of an interrupted write) is not
+    a message waiting: :func:`deploybot.notify.outbox.list_pending` skips it, so the
+    shortcut does too (else it would be lost for good: nothing ever removes them)."""
+    from deploybot.notify import outbox
+
+    first = run(site)
+    box = site.state / "outbox"
+    (box / f"{first.build_commit}.json").write_text('{"state": "sent"}\n')
+    (box / f".{first.build_commit}.eml.4242.tmp").write_bytes(b"Subject: torn\n")
+    (box / "-not-a-key.eml").write_bytes(b"")
+    assert outbox.list_pending(box, outbox.EMAIL) == []
+    assert noop.outbox_clear(box, time.time())
+    assert shortcut(run(site))
+    assert cli(site)[1].startswith("up to date")
+    for name in ("late.eml", "late.http"):
+        (box / name).write_bytes(b"Subject: waiting\n")
+        assert not noop.outbox_clear(box, time.time()), name
+        (box / name).unlink()
+    # a delivered message due for pruning counts (the run prunes it), only there
+    old = time.time() - outbox.KEEP_SENT - 60
+    (box / "elsewhere").mkdir()
+    (box / "elsewhere" / "old.eml").write_bytes(b"")
+    os.utime(box / "elsewhere" / "old.eml", (old, old))
+    assert noop.outbox_clear(box, time.time())
+    os.utime(box / outbox.SENT_DIR / f"{first.build_commit}.eml", (old, old))
+    assert not noop.outbox_clear(box, time.time())
+
+
+def test_a_symlinked_config_is_never_answered_from_its_targets_site(tmp_path: Path) -> None:
+    """a/deploybot.toml -> b/deploybot.toml: its relative paths are a's (config files'
+    paths are relative to the folder holding the name given), so a is a site of its own,
+    with its own stamp; b's, made from the same bytes, never answers for it."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    a, b = SmallSite(tmp_path / "a"), SmallSite(tmp_path / "b")
+    a.config.unlink()
+    a.config.symlink_to(b.config)
+    assert cli(b)[1].startswith("published ")
+    assert (b.state / noop.STAMP).is_file()
+    code, out, err = cli(a)
+    assert (code, err) == (0, "") and out.startswith("published ")
+    assert a.head() is not None and a.head() != b.head()
+    assert (a.state / noop.STAMP).is_file()  # a's own, from its own run
+    assert cli(a)[1] == f"up to date: asf-site was built from source {a.first[:12]}\n"
+    commit_files(a.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nNew.\n"}, "Add")
+    assert cli(a)[1].startswith("published ")
+    assert cli(b)[1] == f"up to date: asf-site was built from source {b.first[:12]}\n"
+
+
+# [state] dir spellings: (config text before [source], state_folder's answer)
+STATE_SPELLINGS = [
+    ("", ".deploybot"),
+    ('[state]\ndir = "st"\n', "st"),
+    ("[state]\ndir = 'st'\n", "st"),
+    ('[state] # where\n  dir="st" # the state\n# dir = "no"\n', "st"),
+    ('[state]\n[daemon]\nname = "dir"\n', ".deploybot"),
+    ('[notify]\nto = []\n[state]\ndir = "st"\n[daemon]\nname = "x"\n', "st"),
+    ("[state]\ndir = 'it\\s'\n", "it\\s"),
+    ('[state]\ndir = "s\\u0074"\n', "st"),
+    ('[state]\ndir = """st"""\n', "st"),
+    ('["st\\u0061te"]\ndir = "st"\n', "st"),
+    ('state.dir = "st"\n', "st"),
+    ('state = { dir = "st" }\n', "st"),
+    ('[ state ]\n"dir" = "a#b"\n', "a#b"),
+    ('[state]\ndir = "a#b" # c\n', "a#b"),
+    ('[state]\r\ndir = "st"\r\n', "st"),
+    ('[daemon]\nsites = """\n[state]\ndir = "st"\n"""\n', ".deploybot"),
+]
+
+
+@pytest.mark.parametrize(("text", "folder"), STATE_SPELLINGS)
+def test_the_state_folder_is_the_one_config_loads(tmp_path: Path, text: str, folder: str) -> None:
+    """Plain spellings are read from the lines, any other by tomllib: either way the
+    shortcut looks in the very folder a full run uses (else it could answer for a state
+    directory the run does not use)."""
+    path = tmp_path / "deploybot.toml"
+    path.write_text(f'{text}[source]\nurl = "src"\n', encoding="utf-8")
+    assert noop.state_folder(path.read_bytes()) == folder
+    found = os.path.realpath(os.path.join(str(tmp_path), noop.state_folder(path.read_bytes())))
+    assert found == str(load_config(path).state.dir)
+
+
+def test_the_plain_spellings_do_without_tomllib() -> None:
+    """Only what the lines cannot tell surely is left to tomllib (its import costs a no-op
+    run milliseconds)."""
+    probe = (
+        "import sys; from deploybot.noop import state_folder;"
+        "print(state_folder(sys.argv[1].encode()), 'tomllib' in sys.modules)"
+    )
+
+    def folder(text: str) -> str:
+        done = subprocess.run([sys.executable, "-c", probe, text], capture_output=True, text=True)
+        return done.stdout.strip()
+
+    assert folder('[source]\nurl = "s"\n') == ".deploybot False"
+    assert folder('[state]\ndir = "st" # here\n') == "st False"
+    assert folder("[state]\ndir = 'st'\n[daemon]\n") == "st False"
+    assert folder('[state]\ndir = "s\\u0074"\n') == "st True"
+    assert folder('state.dir = "st"\n') == "st True"
+
+
+def test_a_state_dir_that_is_not_a_string_runs_in_full(site: SmallSite) -> None:
+    """Not a guess at the folder: the full run reports the key (exit 78)."""
+    run(site)
+    for text in ("[state]\ndir = 1\n", "state = 1\n", "[state]\ndir = [\n"):
+        with pytest.raises((TypeError, AttributeError, ValueError)):
+            noop.state_folder(text.encode())
+    site.config.write_text(site.config.read_text().replace('dir = "state"', "dir = 1"))
+    assert noop.cli_check(str(site.config)) is None
+    code, out, err = cli(site)
+    assert (code, out) == (78, "") and "state.dir" in err
+
+
+def test_the_stamp_records_the_urls_as_the_config_wrote_them(tmp_path: Path) -> None:
+    """From Config.raw_urls (no second parse of the file): each as written, publish.url
+    defaulting to source.url; the shortcut resolves them again against the config's
+    folder."""
+    site = SmallSite(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path)
+    site.write_config(source_url="link/source.git", publish_url="./publish.git")
+    run(site)
+    stamp = noop.read(site.state)
+    assert stamp is not None
+    assert (stamp["source_raw"], stamp["publish_raw"]) == ("link/source.git", "./publish.git")
+    assert (stamp["source_url"], stamp["publish_url"]) == (str(site.source), str(site.publish))
+    site.write_config(source_url="link/source.git", publish_url=None)
+    assert run(site).status == pipeline.PUBLISHED  # into source.git's asf-site
+    stamp = noop.read(site.state)
+    assert stamp is not None
+    assert (stamp["source_raw"], stamp["publish_raw"]) == ("link/source.git", "link/source.git")
+    assert stamp["publish_url"] == str(site.source)
+    assert cli(site)[1] == f"up to date: asf-site was built from source {site.first[:12]}\n"

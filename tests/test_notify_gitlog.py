@@ -17,7 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.gitlog import format_commit_log, format_commit_log_bytes
+from deploybot.notify.body import LogExcerpt
+from deploybot.notify.gitlog import format_commit_log, format_commit_log_bytes, read_log_excerpt
+from deploybot.notify.gitlog_cli import git_log_excerpt
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TVM = SHARED / "corpus" / "tvm-site"
@@ -110,6 +112,21 @@ def check(repo: Path, ref: str, abbrev: int | None = None, width: int | None = N
     assert got == want
     text = format_commit_log(repo, ref, abbrev=abbrev, width=width or 80)
     assert text == want.decode("utf-8", "replace")
+
+
+def excerpts_both_ways(
+    repo: Path, ref: str, max_lines: int, max_line_length: int
+) -> dict[str, LogExcerpt]:
+    """The excerpt by each engine: ``"python"`` from the pure-Python path, ``"git"`` from
+    git's own output (:func:`.gitlog_cli.git_log_excerpt`, asserted to give one).
+    ``read_log_excerpt(engine="git")`` would fall back to Python when git gives nothing, and
+    a comparison of its result would pass with git never used."""
+    limits = {"max_lines": max_lines, "max_line_length": max_line_length}
+    python = read_log_excerpt(repo, ref, **limits, engine="python")
+    git = git_log_excerpt(repo, ref, **limits)
+    assert git is not None, f"git made no excerpt of {ref}"
+    assert git == python, (ref, max_lines, max_line_length)
+    return {"python": python, "git": git}
 
 
 # ---------------------------------------------------------------- generated cases

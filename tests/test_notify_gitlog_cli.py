@@ -9,6 +9,7 @@ would change its output if they were not pinned.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import time
@@ -22,7 +23,7 @@ from dulwich.repo import Repo
 from deploybot.config import NotifyConfig
 from deploybot.notify import build_email
 from deploybot.notify import gitlog_cli as cli
-from deploybot.notify.body import ExcerptBuilder, excerpt_from_text
+from deploybot.notify.body import ExcerptBuilder, LogExcerpt, excerpt_from_text
 from deploybot.notify.gitlog import _tree_diff, read_log_excerpt
 from deploybot.notify.gitlog_cli import GIT_MIN_MODIFIED, prefer_git
 from tests.test_notify_gitlog import GITLINK, LOG_ARGS, TVM, Commit, Tree, fast_import, git
@@ -220,10 +221,12 @@ def test_config_keys_are_read_as_git_writes_them() -> None:
     assert cli._config_keys("garbage [\n") == ["?.garbage"]
 
 
-@pytest.mark.parametrize("size", [1, 7, 64, 4096])
-def test_reader_gives_the_same_excerpt_for_any_chunking(repo: Path, size: int) -> None:
+@pytest.mark.parametrize("size", [1, 5, 7, 64, 4096, None])
+def test_reader_gives_the_same_excerpt_for_any_chunking(repo: Path, size: int | None) -> None:
     """git's output cut into chunks anywhere (inside a line, a character, the first index
-    line) gives the excerpt of the whole text, for every budget."""
+    line; None: all at once) gives the excerpt of the whole text, for every budget; and the
+    short-id length comes from the first index line also when that line is past the budget
+    (only counted, found by ``_find_short`` across chunk ends)."""
     tree = {
         b"d/f%02d.txt" % n: (REG, b"x" * (50 * n) + "\u00e9".encode() * 30 + b"\n")
         for n in range(12)
@@ -231,13 +234,33 @@ def test_reader_gives_the_same_excerpt_for_any_chunking(repo: Path, size: int) -
     fast_import(repo, "refs/heads/c", [Commit(tree)])
     text = git(repo, *LOG_ARGS, "refs/heads/c")
     for max_lines, max_line_length in [*BUDGETS, (16, 20), (17, 9), (40, 3)]:
-        builder = ExcerptBuilder(max_lines, max_line_length)
-        reader = cli._Reader(builder)
-        for start in range(0, len(text), size):
-            reader.feed(text[start : start + size])
-        got = builder.build(reader.short or 7)
+        got, _ = read_in_chunks(text, size, max_lines, max_line_length)
         want = excerpt_from_text(text.decode("utf-8", "replace"), max_lines, max_line_length)
         assert got == want, (max_lines, max_line_length)
+    # 8-hex ids (as in a repository of 2**15 objects or more): the first index line is
+    # the 23rd, past budgets of 3 to 22 lines (22: the first line only counted).
+    text = git(repo, "-c", "core.abbrev=8", *LOG_ARGS, "refs/heads/c")
+    lines = text.split(b"\n")
+    assert next(n for n, line in enumerate(lines, 1) if line.startswith(b"index ")) == 23
+    assert text.count(b"\nindex 00000000..") == 12
+    for max_lines, max_line_length in [(3, 0), (7, 12), (16, 20), (22, 0), (23, 0), (40, 500)]:
+        got, short = read_in_chunks(text, size, max_lines, max_line_length)
+        want = excerpt_from_text(text.decode("utf-8", "replace"), max_lines, max_line_length)
+        assert short == 8 and got.short_length == 8, (max_lines, max_line_length)
+        assert got == want, (max_lines, max_line_length)
+
+
+def read_in_chunks(
+    text: bytes, size: int | None, max_lines: int, max_line_length: int
+) -> tuple[LogExcerpt, int | None]:
+    """``text`` fed to a :class:`._Reader` ``size`` bytes at a time (None: all at once):
+    the excerpt, and the short-id length the reader found."""
+    builder = ExcerptBuilder(max_lines, max_line_length)
+    reader = cli._Reader(builder)
+    step = size or len(text)
+    for start in range(0, len(text), step):
+        reader.feed(text[start : start + step])
+    return builder.build(reader.short or 7), reader.short
 
 
 # ------------------------------------------------------------------ which path runs
@@ -324,23 +347,36 @@ def test_a_failing_git_falls_back(
     assert read_log_excerpt(repo, commit, max_lines=50, max_line_length=500) == want
 
 
+@pytest.mark.parametrize(
+    "script",
+    ["printf 'commit 1\\n'\nexec sleep 60\n", "exec sleep 60\n"],
+    ids=["writes-then-hangs", "hangs"],
+)
 def test_a_hanging_git_is_killed_and_falls_back(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    script: str,
 ) -> None:
-    """A git that writes a little then hangs (a stalled file system) is killed at the
-    deadline of the whole call; the pure-Python path makes the email."""
+    """A git that hangs (a stalled file system), after writing a little or from the start,
+    is killed at the deadline of the whole call and reaped; the pure-Python path makes the
+    email. git's pid comes from the log (a pid file it wrote could be missing: on a loaded
+    machine the deadline can pass before git runs its first line)."""
     commit = many_files(repo)
     want = read_log_excerpt(repo, commit, max_lines=50, max_line_length=500, engine="python")
-    pid_file = tmp_path / "pid"
-    fake_git(tmp_path / "bin", f"echo $$ > {pid_file}\nprintf 'commit 1\\n'\nexec sleep 60\n")
+    fake_git(tmp_path / "bin", script)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(cli, "GIT_TIMEOUT", 0.5)
+    caplog.set_level("DEBUG", logger=cli.__name__)
     start = time.monotonic()
     assert read_log_excerpt(repo, commit, max_lines=50, max_line_length=500) == want
     assert time.monotonic() - start < 10
-    pid = int(pid_file.read_text())
+    pids = [int(m[1]) for r in caplog.records if (m := re.search(r"pid (\d+)", r.message))]
+    assert len(pids) == 1, caplog.text
     with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # killed and reaped
+        os.kill(pids[0], 0)  # killed and reaped
+    assert "git log took more than 0.5 s" in caplog.text
 
 
 def test_git_runs_without_the_callers_git_variables(
@@ -379,3 +415,11 @@ def test_a_revision_is_never_read_as_an_option(repo: Path, tmp_path: Path) -> No
     out = tmp_path / "written"
     got = cli.git_log_excerpt(repo, f"--output={out}", max_lines=10, max_line_length=500)
     assert got is None and not out.exists()
+
+
+def test_an_unknown_engine_is_an_error(repo: Path) -> None:
+    """A misspelt engine used to run as "auto"; now it names the ones there are."""
+    commit = many_files(repo)
+    args = {"max_lines": 50, "max_line_length": 500, "engine": "gti"}
+    with pytest.raises(ValueError, match=r"'gti' is none of 'auto', 'git', 'python'"):
+        read_log_excerpt(repo, commit, **args)

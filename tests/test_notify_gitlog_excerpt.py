@@ -22,6 +22,7 @@ from deploybot.notify.diff_renames import RENAME_LIMIT
 from deploybot.notify.email import compose_combined_email
 from deploybot.notify.envelope import Envelope, Limits
 from deploybot.notify.gitlog import format_commit_log_bytes, read_log_excerpt
+from deploybot.notify.gitlog_cli import git_log_excerpt
 from tests.test_notify_gitlog import (
     DATES,
     LOG_ARGS,
@@ -30,6 +31,7 @@ from tests.test_notify_gitlog import (
     Tree,
     commit_pairs,
     contents,
+    excerpts_both_ways,
     fast_import,
     git,
 )
@@ -68,10 +70,7 @@ def emails_equal(text: str, repo: Path, ref: str, max_lines: int, max_line_lengt
     the pure-Python path and the one streaming git's output."""
     limits = Limits(max_lines=max_lines, max_line_length=max_line_length)
     want = compose_combined_email(log_text=text, **EMAIL_ARGS, limits=limits)
-    for engine in ("python", "git"):
-        log = read_log_excerpt(
-            repo, ref, max_lines=max_lines, max_line_length=max_line_length, engine=engine
-        )
+    for engine, log in excerpts_both_ways(repo, ref, max_lines, max_line_length).items():
         assert log == excerpt_from_text(text, max_lines, max_line_length), engine
         assert compose_combined_email(log_text=log, **EMAIL_ARGS, limits=limits) == want
 
@@ -207,16 +206,17 @@ def test_root_commit_of_3000_pages(tmp_path: Path) -> None:
     assert want.endswith(f"\n... {suppressed} lines suppressed ...\n\n".encode())
     del text
 
+    limits = {"max_lines": 10000, "max_line_length": 500}
     for engine in ("python", "git"):
         tracemalloc.start()
         try:
-            log = read_log_excerpt(
-                repo,
-                "refs/heads/asf-site",
-                max_lines=10000,
-                max_line_length=500,
-                engine=engine,
+            # git's own: read_log_excerpt(engine="git") would fall back to Python unseen.
+            log = (
+                read_log_excerpt(repo, "refs/heads/asf-site", **limits, engine="python")
+                if engine == "python"
+                else git_log_excerpt(repo, "refs/heads/asf-site", **limits)
             )
+            assert log is not None, "git made no excerpt"
             got = compose_combined_email(log_text=log, **EMAIL_ARGS)
             peak = tracemalloc.get_traced_memory()[1]
         finally:

@@ -17,8 +17,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.gitlog import format_commit_log_bytes, read_log_excerpt
-from tests.test_notify_gitlog import GIT_ENV, GITLINK, LOG_ARGS, Tree, _data, _quote, check, git
+from deploybot.notify.gitlog import format_commit_log_bytes
+from tests.test_notify_gitlog import (
+    GIT_ENV,
+    GITLINK,
+    LOG_ARGS,
+    Tree,
+    _data,
+    _quote,
+    check,
+    excerpts_both_ways,
+    git,
+)
 
 REG = 0o100644
 EXE = 0o100755
@@ -268,14 +278,7 @@ def test_merge_excerpt_is_gits_text_cut(repo: Path, max_lines: int, max_line_len
 
     merge_import(repo, "refs/heads/x", *FIXED["octopus"])
     text = git(repo, *LOG_ARGS, "refs/heads/x").decode("utf-8", "replace")
-    for engine in ("python", "git"):
-        got = read_log_excerpt(
-            repo,
-            "refs/heads/x",
-            max_lines=max_lines,
-            max_line_length=max_line_length,
-            engine=engine,
-        )
+    for engine, got in excerpts_both_ways(repo, "refs/heads/x", max_lines, max_line_length).items():
         assert got == excerpt_from_text(text, max_lines, max_line_length), engine
 
 

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deploybot.notify.body import excerpt_from_text
-from deploybot.notify.gitlog import read_log_excerpt
 from tests.test_notify_gitlog import (
     GITLINK,
     LOG_ARGS,
@@ -25,6 +24,7 @@ from tests.test_notify_gitlog import (
     Tree,
     check,
     contents,
+    excerpts_both_ways,
     fast_import,
     git,
 )
@@ -176,12 +176,6 @@ def test_generated_type_changes_match_git(repo: Path, trees: tuple[Tree, Tree]) 
     check(repo, "refs/heads/gen")
     text = git(repo, *LOG_ARGS, "refs/heads/gen").decode("utf-8", "replace")
     for max_lines, max_line_length in ((8, 30), (25, 0)):
-        for engine in ("python", "git"):
-            got = read_log_excerpt(
-                repo,
-                "refs/heads/gen",
-                max_lines=max_lines,
-                max_line_length=max_line_length,
-                engine=engine,
-            )
+        excerpts = excerpts_both_ways(repo, "refs/heads/gen", max_lines, max_line_length)
+        for engine, got in excerpts.items():
             assert got == excerpt_from_text(text, max_lines, max_line_length), engine

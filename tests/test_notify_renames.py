@@ -1,16 +1,30 @@
 """Copy and rename detection (``git log -C``) against git itself, on made-up cases that
 stress the scoring: ties between sources, the 50% threshold, more than four candidates per
-destination, one source copied many times; and the fast chunk hashing against git's loop.
+destination, one source copied many times, destinations scored in batches; and the fast
+chunk hashing against git's loop.
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
+import tracemalloc
 from pathlib import Path
 
 import pytest
+from dulwich.objects import Commit as GitCommit
+from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from deploybot.notify.diff_renames import (
+    DST_BATCH,
+    FilePair,
+    Side,
+    detect_copies,
+    similarity_percent,
+)
+from deploybot.notify.gitlog import BlobReader, tree_changes
 from deploybot.notify.spanhash import copied_bytes, span_counts, span_counts_bytewise
 from tests.test_notify_gitlog import LOG_ARGS, Commit, Tree, check, fast_import, git
 
@@ -86,6 +100,116 @@ def test_more_than_four_candidates_and_modified_sources(repo: Path) -> None:
     text = renamed(repo, "refs/heads/many", old, new)
     assert b"rename from src5\nrename to copy1" in text  # the exact match first
     assert b"rename from src4\nrename to dst" in text
+
+
+def own(name: bytes, count: int) -> list[bytes]:
+    return [b"%s line %02d" % (name, i) for i in range(count)]
+
+
+def name_status(pairs: list[FilePair]) -> list[bytes]:
+    """Our queue as ``git log --name-status`` prints it."""
+    out = []
+    for p in pairs:
+        if p.status in "RC" and p.old is not None and p.new is not None:
+            score = b"%03d" % similarity_percent(p.score)
+            out.append(b"%s%s\t%s\t%s" % (p.status.encode(), score, p.old.path, p.new.path))
+        else:
+            side = p.new or p.old
+            assert side is not None
+            out.append(b"%s\t%s" % (p.status.encode(), side.path))
+    return out
+
+
+def test_batches_of_destinations_pair_as_git_does(repo: Path) -> None:
+    """Destinations are read and scored in batches: batches of 1, 3 and the default give
+    git's queue. Two destinations tie for their best source: the first in path order takes
+    it, the other its second best (batches scored out of order swap them). A small source
+    read while a batch of big destinations is scored (close to none of them) is read again
+    for a later batch of small ones."""
+    big = {k: own(b"big%d" % k, 40) for k in range(4)}  # 520 bytes each
+    small, tie = own(b"small", 10), own(b"tie", 10)  # 140 and 120: under half of 520
+    old: Tree = {
+        b"a/big0.txt": (REG, lines(*big[0])),
+        b"a/big1.txt": (REG, lines(*big[1])),
+        b"a/big2.txt": (REG, lines(*big[2])),
+        b"m/big3.txt": (REG, lines(*big[3])),
+        b"t/alt.txt": (REG, lines(*tie[:6], *own(b"alt", 4))),
+        b"t/tie.txt": (REG, lines(*tie)),
+        b"z/small.txt": (REG, lines(*small)),
+    }
+    new: Tree = {
+        b"b/big0.txt": (REG, lines(*big[0][:35], *own(b"edit", 5))),  # renamed, edited
+        b"b/big1-copy.txt": (REG, lines(*big[1][:30], *own(b"copy", 10))),
+        b"b/big1.txt": old[b"a/big1.txt"],  # an exact rename
+        b"c/big3-copy.txt": (REG, lines(*big[3][:32], *own(b"c3", 8))),  # from a modified file
+        b"d/new1.txt": (REG, lines(*own(b"new1", 40))),
+        b"d/new2.txt": (REG, lines(*own(b"new2", 40))),
+        b"m/big3.txt": (REG, lines(*big[3], b"modified")),
+        b"t/x1.txt": (REG, lines(*tie[:8], b"same edit")),  # tie: 80%, alt: 60%
+        b"t/x2.txt": (REG, lines(*tie[:8], b"same edit")),
+        b"zz/small-moved.txt": (REG, lines(*small[:8], b"edited")),
+    }
+    text = renamed(repo, "refs/heads/batches", old, new)
+    assert b"rename from a/big0.txt\nrename to b/big0.txt" in text
+    want = git(repo, "log", "-C", "--name-status", "--format=", "-1", "refs/heads/batches")
+    assert b"R080\tt/tie.txt\tt/x1.txt\nR060\tt/alt.txt\tt/x2.txt\n" in want
+    assert b"\tz/small.txt\tzz/small-moved.txt\n" in want
+    with Repo(str(repo)) as r:
+        commit = r[b"refs/heads/batches"]
+        assert isinstance(commit, GitCommit)
+        parent = r[commit.parents[0]]
+        assert isinstance(parent, GitCommit)
+        changes = tree_changes(r, parent.tree, commit.tree)
+        reader = BlobReader(r)
+        for batch in (1, 3, DST_BATCH):
+            got = detect_copies(changes, reader.load, batch=batch)
+            assert name_status(got) == want.splitlines(), batch
+
+
+def _page(rng: random.Random, pool: list[bytes]) -> bytes:
+    return lines(*rng.sample(pool, 150))
+
+
+def _added_pages(count: int) -> tuple[list[FilePair], dict[bytes, bytes]]:
+    """``count`` new pages of about 6 KB next to 5 edited ones, none alike: each page takes
+    150 of the same 1,000 lines, so the chunk memo stays small and the chunk counts of the
+    destinations are what grows with them."""
+    rng = random.Random(7)
+    pool = [b"<p>shared line %04d of a site's pages</p>" % i for i in range(1000)]
+    blobs: dict[bytes, bytes] = {}
+
+    def side(path: bytes, data: bytes) -> Side:
+        sha = hashlib.sha1(data).hexdigest().encode()
+        blobs[sha] = data
+        return Side(path, REG, sha)
+
+    pairs = [
+        FilePair(side(b"m/%d" % k, _page(rng, pool)), side(b"m/%d" % k, _page(rng, pool)))
+        for k in range(5)
+    ]
+    pairs += [FilePair(None, side(b"p/%05d" % k, _page(rng, pool)), "A") for k in range(count)]
+    return pairs, blobs
+
+
+def _peak(count: int) -> int:
+    """Peak traced bytes of :func:`detect_copies` on :func:`_added_pages` (the pages
+    themselves made before, not counted)."""
+    pairs, blobs = _added_pages(count)
+    tracemalloc.start()
+    try:
+        found = detect_copies(pairs, blobs.__getitem__)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [p.status for p in found] == ["M"] * 5 + ["A"] * count  # all scored, none alike
+    return peak
+
+
+def test_rename_detection_memory_is_bounded_by_the_batch() -> None:
+    """The destinations' chunk counts are held a batch at a time, not all at once: with
+    four times the destinations past a batch, the peak barely grows."""
+    one, four = _peak(DST_BATCH), _peak(4 * DST_BATCH)
+    assert four < 1.3 * one, (one, four)
 
 
 WORDS = [b"a", b"b", b"<p>x</p>", b"", b"long " * 20, b"crlf\r", b"\tindent", b"z"]

@@ -16,6 +16,7 @@ from dulwich.repo import Repo
 from deploybot import pipeline, preview
 from deploybot.config import load_config
 from deploybot.publish import fetch_publish_head
+from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -180,3 +181,29 @@ def test_build_takes_the_recorded_cutoff(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         runs[cutoff] = (out / SOON).exists()
     assert runs == {"2024-03-05T08:59:59Z": False, "2024-03-05T09:00:00Z": True}
+
+
+def test_a_post_an_older_version_held_back_is_built_once_its_record_is_old(
+    tmp_path: Path,
+) -> None:
+    """A version before future cut-offs recorded only ``source-commit``: whether it held a
+    post back cannot be told, so a record with a source commit and no ``future-cutoff``
+    counts as due: one rebuild (here it publishes the post), then the new record ends it."""
+    site = Site(tmp_path)
+    source = site.commit(SITE)
+    site.run(T0)
+    assert SOON not in site.files()
+    old = f"source-commit {source}\n"  # what an older version wrote
+    args = ("notes", "--ref=deploybot", "add", "-f", "-m", old.strip(), "asf-site")
+    run_git(site.publish, *args, name="Old", email="old@example.org")
+    assert site.record() == (source, {})
+    later = datetime(2024, 3, 5, 9, 0, 1, tzinfo=UTC)
+    result = site.run(later)
+    assert (result.status, result.source_commit) == ("published", source)
+    assert SOON in site.files()
+    assert site.record() == (source, {"future-cutoff": "2024-03-05T09:00:01Z"})
+    assert site.run(later + timedelta(days=1)).status == pipeline.UP_TO_DATE
+    # nothing held back: the one rebuild finds the same tree, records it, and that ends it
+    run_git(site.publish, *args, name="Old", email="old@example.org")
+    assert site.run(later + timedelta(days=2)).status == pipeline.UNCHANGED
+    assert site.run(later + timedelta(days=3)).status == pipeline.UP_TO_DATE

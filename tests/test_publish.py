@@ -28,6 +28,7 @@ from deploybot.publish import (
     TreePatch,
     fetch_publish_head,
     format_build_message,
+    future_record,
     publish_build,
 )
 from tests.gitcli import run_git
@@ -183,6 +184,24 @@ def test_record_survives_a_fresh_mirror_and_git_reads_it(tmp_path: Path) -> None
     assert second.new is not None
     assert git(remote, "notes", "--ref=deploybot", "show", second.new) == f"source-commit {SRC2}\n"
     assert len(git(remote, "rev-list", NOTES_REF).split()) == 2  # each record is a notes commit
+
+
+def test_the_future_record_reads_back_as_written(tmp_path: Path) -> None:
+    cutoff = datetime(2024, 3, 1, 13, 0, 30, 500, tzinfo=timezone(timedelta(hours=1)))
+    waiting = datetime(2024, 3, 5, 9, tzinfo=UTC)
+    record = future_record(cutoff, waiting)
+    assert record == {
+        "future-cutoff": "2024-03-01T12:00:30Z",
+        "next-future": "2024-03-05T09:00:00Z",
+    }
+    assert future_record(cutoff, None) == {"future-cutoff": "2024-03-01T12:00:30Z"}
+    remote = tmp_path / "site.git"
+    gitutil.open_bare(remote).close()
+    publish(str(remote), tmp_path / "m.git", SITE, SRC1, record=record)
+    head = fetch_publish_head(str(remote), "asf-site", tmp_path / "m.git")
+    assert (dict(head.record), head.next_future) == (record, waiting)
+    for other in ({}, {"next-future": "soon"}, {"next-future": "2024-03-05T09:00:00"}):
+        assert PublishHead(head.commit, SRC1, record=other).next_future is None, other
 
 
 def test_head_without_a_record_has_an_unknown_source(tmp_path: Path) -> None:

@@ -25,8 +25,17 @@ MAX_SCORE = 60000
 DEFAULT_RENAME_SCORE = 30000
 RENAME_LIMIT = 1000
 NUM_CANDIDATE_PER_DST = 4
+DST_BATCH = 64
+"""Destinations read, hashed and scored together: rename detection holds the chunk counts of
+at most this many destinations (about 30 KB each for a 20 KB page) and of the sources, not
+of every file a commit adds. Their candidates are kept in the destinations' order, so the
+pairs do not depend on it."""
 S_IFMT = 0o170000
 S_IFREG = 0o100000
+
+
+_Candidate = tuple[int, int, int, int]
+"""(destination, source, score, same base name); destination -1 for an empty slot."""
 
 
 @dataclass(frozen=True)
@@ -138,11 +147,13 @@ class _Detector:
                 self.record(d, best, MAX_SCORE)
 
     def prepare(self, todo: list[int], srcs: list[tuple[int, _Src]]) -> list[_Dst]:
-        """Read every destination left and every regular source once: sizes, and chunk
-        counts (hashed in batches, :class:`.spanhash.CountsBatch`) for the destinations and
-        for each source whose size is close enough to some destination's to be scored.
-        A symlink or gitlink is never read, as ``estimate_similarity`` gives 0 for it
-        before populating anything (a gitlink's commit is not in this repository)."""
+        """Read the destinations ``todo`` (one batch) and the regular sources not read yet:
+        sizes, and chunk counts (hashed together, :class:`.spanhash.CountsBatch`) for the
+        destinations and for each source whose size is close enough to one of theirs to be
+        scored. A source read for an earlier batch but not hashed (close to none of its
+        destinations) is read again once a batch comes close; a hashed one keeps its
+        counts. A symlink or gitlink is never read, as ``estimate_similarity`` gives 0 for
+        it before populating anything (a gitlink's commit is not in this repository)."""
         batch = CountsBatch(self.memo)
         out: list[_Dst] = []
         for d in todo:
@@ -155,13 +166,14 @@ class _Detector:
                 batch.add(data, dst.set_counts)
         sizes = sorted(dst.size for dst in out if dst.size)
         for _, src in srcs:
-            if src.size is None and _is_reg(src.side.mode):
-                data = self.load(src.side.sha)
-                src.size = len(data)
-                # Close to some destination: one within [size / 2, 2 * size] (_sizes_close).
-                at = bisect.bisect_left(sizes, (src.size + 1) // 2)
-                if at < len(sizes) and sizes[at] <= 2 * src.size:
-                    batch.add(data, src.set_counts)
+            if src.counts is not None or not _is_reg(src.side.mode):
+                continue
+            if src.size is not None and not _near(sizes, src.size):
+                continue  # read before, and still too far from every destination
+            data = self.load(src.side.sha)
+            src.size = len(data)
+            if _near(sizes, src.size):
+                batch.add(data, src.set_counts)
         batch.flush()
         return out
 
@@ -173,8 +185,10 @@ class _Detector:
         copied = copied_bytes(src.counts, dst.counts, src.keys & dst.keys)
         return copied * MAX_SCORE // max(src.size, dst.size)
 
-    def inexact(self, rename_limit: int) -> None:
-        """``diffcore_rename``'s similarity matrix, unless ``too_many_rename_candidates``."""
+    def inexact(self, rename_limit: int, batch: int) -> None:
+        """``diffcore_rename``'s similarity matrix, unless ``too_many_rename_candidates``;
+        the destinations are prepared and scored ``batch`` at a time, in order (git's
+        matrix is the same rows, its stable sort sees them in the same order)."""
         todo = [d for d in range(len(self.dsts)) if d not in self.match]
         if not todo:
             return
@@ -185,23 +199,12 @@ class _Detector:
             srcs = [(s, src) for s, src in srcs if not src.unmodified]
             if len(srcs) == len(self.srcs) or len(todo) * len(srcs) > rename_limit**2:
                 return
-        mx: list[tuple[int, int, int, int]] = []  # (dst, src, score, name_score); dst -1 unused
+        mx: list[_Candidate] = []
         names = [_basename(src.side.path) for _, src in srcs]
-        for d, dst in zip(todo, self.prepare(todo, srcs), strict=True):
-            # git's four slots (score_compare): a candidate replaces the first worst slot
-            # when strictly better (score, then the same base name); keys sort the worse
-            # later, an empty slot last of all.
-            slots = [(-1, 0, 0, 0)] * NUM_CANDIDATE_PER_DST
-            keys = [(1, 0, 0)] * NUM_CANDIDATE_PER_DST
-            worst = 0
-            for (s, src), name in zip(srcs, names, strict=True):
-                score = self.estimate(src, dst)
-                same = int(name == dst.name)
-                key = (0, -score, -same)
-                if keys[worst] > key:
-                    keys[worst], slots[worst] = key, (d, s, score, same)
-                    worst = max(range(NUM_CANDIDATE_PER_DST), key=keys.__getitem__)
-            mx.extend(slots)
+        for start in range(0, len(todo), batch):
+            group = todo[start : start + batch]
+            for d, dst in zip(group, self.prepare(group, srcs), strict=True):
+                mx.extend(self.candidates(d, dst, srcs, names))
         mx.sort(key=_sort_key)
         for copies in (False, True):
             for d, s, score, _name in mx:
@@ -211,13 +214,40 @@ class _Detector:
                     continue
                 self.record(d, s, score)
 
+    def candidates(
+        self, d: int, dst: _Dst, srcs: list[tuple[int, _Src]], names: list[bytes]
+    ) -> list[_Candidate]:
+        """git's four slots for destination ``d`` (``score_compare``): a candidate replaces
+        the first worst slot when strictly better (score, then the same base name)."""
+        slots = [(-1, 0, 0, 0)] * NUM_CANDIDATE_PER_DST
+        keys = [(1, 0, 0)] * NUM_CANDIDATE_PER_DST  # the worse sort later, empty slots last
+        worst = 0
+        for (s, src), name in zip(srcs, names, strict=True):
+            score = self.estimate(src, dst)
+            same = int(name == dst.name)
+            key = (0, -score, -same)
+            if keys[worst] > key:
+                keys[worst], slots[worst] = key, (d, s, score, same)
+                worst = max(range(NUM_CANDIDATE_PER_DST), key=keys.__getitem__)
+        return slots
 
-def _sort_key(m: tuple[int, int, int, int]) -> tuple[int, int, int]:
+
+def _near(sizes: list[int], size: int) -> bool:
+    """Some size in ``sizes`` (sorted) is within [size / 2, 2 * size] (:func:`_sizes_close`)."""
+    at = bisect.bisect_left(sizes, (size + 1) // 2)
+    return at < len(sizes) and sizes[at] <= 2 * size
+
+
+def _sort_key(m: _Candidate) -> tuple[int, int, int]:
     return (1, 0, 0) if m[0] < 0 else (0, -m[2], -m[3])
 
 
 def detect_copies(
-    pairs: Sequence[FilePair], load: Callable[[bytes], bytes], rename_limit: int = RENAME_LIMIT
+    pairs: Sequence[FilePair],
+    load: Callable[[bytes], bytes],
+    rename_limit: int = RENAME_LIMIT,
+    *,
+    batch: int = DST_BATCH,
 ) -> list[FilePair]:
     """Apply ``git log -C`` rename/copy detection to a path-sorted change list.
 
@@ -225,15 +255,19 @@ def detect_copies(
         pairs: the tree diff, sorted by path, statuses ``A``/``D``/``M``/``T``; unchanged
             files (``M`` with equal sides) make it ``--find-copies-harder``.
         load: returns a blob's content from its id. Called once per regular-file
-            destination and source left after exact matching (a symlink or gitlink pairs
-            only by an exact match of id and mode, so it is never read); nothing loaded is
-            kept but sizes and chunk counts.
+            destination left after exact matching and once per such source (twice when
+            an earlier batch of destinations was too far from its size to hash it; a
+            symlink or gitlink pairs only by an exact match of id and mode, so it is never
+            read); nothing loaded is kept but sizes and chunk counts.
         rename_limit: ``diff.renameLimit``, git's ``too_many_rename_candidates``: the
             inexact (similarity) matching is skipped when the destinations left after exact
             matching times the sources exceed its square (git 2.39 default 1000, checked
             against git in the tests); 0 or less is unlimited. Under
             ``--find-copies-harder``, git first retries without the unchanged sources.
             Exact matching (same blob) always runs, by blob id: linear in the pairs.
+        batch: how many destinations are read and scored together (:data:`DST_BATCH`);
+            memory holds their chunk counts, not every destination's. The result does
+            not depend on it.
 
     Returns:
         The new queue, in the same order, with matched additions turned into ``R``/``C``
@@ -252,7 +286,7 @@ def detect_copies(
         return list(pairs)
     det = _Detector(srcs, dsts, load)
     det.exact()
-    det.inexact(rename_limit)
+    det.inexact(rename_limit, max(batch, 1))
     return _rebuild(pairs, det, src_of)
 
 

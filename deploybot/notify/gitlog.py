@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.objectspec import parse_commit
@@ -42,8 +42,14 @@ TAB_WIDTH = 8  # git log's default --expand-tabs for the medium format
 _GIT_SPACE = b" \t\n\r"
 UNLIMITED = 1 << 62
 
+Engine = Literal["auto", "git", "python"]
+"""Who makes the log text: see :func:`read_log_excerpt`."""
+ENGINES: tuple[str, ...] = get_args(Engine)
+
 __all__ = [
+    "ENGINES",
     "BlobReader",
+    "Engine",
     "abbrev_length",
     "format_commit_log",
     "format_commit_log_bytes",
@@ -351,7 +357,7 @@ def read_log_excerpt(
     abbrev: int | None = None,
     width: int = 80,
     rename_limit: int = RENAME_LIMIT,
-    engine: str = "auto",
+    engine: Engine = "auto",
 ) -> LogExcerpt:
     """What an email shows of :func:`format_commit_log`, at a cost bounded by what it shows.
 
@@ -373,7 +379,10 @@ def read_log_excerpt(
 
     Raises:
         KeyError: as :func:`format_commit_log_bytes`.
+        ValueError: ``engine`` is none of :data:`ENGINES`.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r} is none of {', '.join(map(repr, ENGINES))}")
     git = {
         "repo_path": repo_path,
         "commit": commit,

@@ -37,13 +37,13 @@ import re
 import selectors
 import shutil
 import subprocess
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from dulwich.repo import Repo
 
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
+from deploybot.notify.deadline import Deadline, DeadlineExceeded
 from deploybot.notify.diff_renames import FilePair
 from deploybot.objectsize import object_size
 
@@ -93,6 +93,7 @@ _SAFE_CORE_KEYS = frozenset(
         "autocrlf",
         "bare",
         "compression",
+        "deltabasecachelimit",
         "eol",
         "filemode",
         "fsync",
@@ -392,17 +393,19 @@ def _run(
     argv: list[str],
     cwd: Path,
     env: dict[str, str],
-    sink: object,
+    sink: Callable[[bytes], None],
     timeout: float,
 ) -> tuple[int | None, bytes]:
     """Run ``argv``, handing its stdout to ``sink`` chunk by chunk, until it exits or
-    ``timeout`` seconds have passed (then it is killed).
+    ``timeout`` seconds (> 0) have passed in all (then it is killed).
 
     Returns:
         ``(exit status, or None on timeout; the last bytes of its stderr)``.
+
+    Raises:
+        OSError: ``argv`` could not be started.
     """
-    assert callable(sink)
-    end = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -411,6 +414,7 @@ def _run(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    log.debug("%s started as pid %d", Path(argv[0]).name, proc.pid)
     errors = b""
     try:
         assert proc.stdout is not None and proc.stderr is not None
@@ -418,10 +422,7 @@ def _run(
             sel.register(proc.stdout, selectors.EVENT_READ)
             sel.register(proc.stderr, selectors.EVENT_READ)
             while sel.get_map():
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None, errors
-                for key, _ in sel.select(left):
+                for key, _ in sel.select(deadline.left()):
                     chunk = os.read(key.fd, _CHUNK)
                     if not chunk:
                         sel.unregister(key.fileobj)
@@ -429,8 +430,8 @@ def _run(
                         sink(chunk)
                     else:
                         errors = (errors + chunk)[-_STDERR_KEEP:]
-        return proc.wait(max(end - time.monotonic(), 0.001)), errors
-    except subprocess.TimeoutExpired:
+        return proc.wait(deadline.left()), errors
+    except (DeadlineExceeded, subprocess.TimeoutExpired):
         return None, errors
     finally:
         if proc.poll() is None:

@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from email.utils import parseaddr
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -59,6 +59,9 @@ def make_transport(
     kind = notify.transport
     envelope_from = bare_address(notify.sender)
     if kind == "smtp":
+        # Here, not at the top: smtplib and ssl are imported only by a run that sends mail.
+        from deploybot.notify.smtp import send_smtp
+
         password = smtp_password(notify.smtp, os.environ if environ is None else environ)
         recipients = [bare_address(a) for a in notify.to]
         return lambda message: send_smtp(
@@ -121,29 +124,6 @@ def to_crlf(message: bytes) -> bytes:
     messages, so bytes are converted here, the same way (``smtplib._fix_eols``).
     """
     return _EOL_RE.sub(b"\r\n", message)
-
-
-def send_smtp(
-    message: bytes,
-    smtp: SmtpConfig,
-    *,
-    sender: str,
-    recipients: Sequence[str],
-    password: str | None = None,
-    ssl_context: ssl.SSLContext | None = None,
-) -> None:
-    """Send ``message`` over SMTP: :func:`deploybot.notify.smtp.send_smtp` (smtplib and ssl
-    are imported only for it)."""
-    from deploybot.notify.smtp import send_smtp as send
-
-    send(
-        message,
-        smtp,
-        sender=sender,
-        recipients=recipients,
-        password=password,
-        ssl_context=ssl_context,
-    )
 
 
 def find_sendmail(path: str | None = None) -> str | None:
