@@ -16,9 +16,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from tqdm import tqdm
+if TYPE_CHECKING:  # imported when a bar is shown: a run in cron or a pipe never pays for it
+    from tqdm import tqdm
 
 DELAY = 1.0
 """Seconds before the bar appears."""
@@ -34,6 +35,8 @@ def shown(label: str, stream: TextIO | None = None) -> Iterator[None]:
     if not _is_tty(out):
         yield
         return
+    from tqdm import tqdm
+
     bar: tqdm[NoReturn] = tqdm(
         total=0,
         desc=label,
