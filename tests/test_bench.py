@@ -82,6 +82,9 @@ def test_every_measurement_is_taken_once(bench_run: tuple[Path, str, str]) -> No
     for name in DEPLOYBOT:
         assert len(table[name]["seconds"]) == 1, name
         assert table[name]["seconds"][0] > 0 and table[name]["median_peak_mb"] > 0, name
+        assert table[name]["cpu_seconds"][0] >= 0, name
+    for name in ("deploybot build", "run-once first publish", "pipeline full build"):
+        assert table[name]["median_tree_pss_mb"] > 10, name  # deploybot's interpreter at least
     assert data["run"]["repeat"] == 1 and data["run"]["sizes"] == [12]
     for peer in find_peers(["jekyll", "hugo", "pelican"]):
         if peer.missing:
@@ -143,8 +146,8 @@ def test_targets_compare_medians_and_say_met_or_not() -> None:
         ("run-once no-op", 0.3, 30),
         ("git fetch (no-op floor)", 0.1, 5),
     ]:
-        results.add(1000, name, Sample(seconds, mb))
-    results.add(1000, "run-once edit", Sample(0.7, 100))  # median of 0.5 and 0.7: 0.6
+        results.add(1000, name, Sample(seconds, mb, tree_pss_mb=2 * mb))
+    results.add(1000, "run-once edit", Sample(0.7, 100, 200))  # median of 0.5 and 0.7: 0.6
     rows = {t.text: t for t in targets(results)}
     assert rows["full build, 1,000 posts: faster than Jekyll"].met() is True
     assert rows["full build, 1,000 posts: ≥ 4× Pelican's speed"].value == pytest.approx(0.4)
@@ -158,7 +161,11 @@ def test_targets_compare_medians_and_say_met_or_not() -> None:
         .endswith("| 3.00x | ≤ 2.00x | **not met** |")
     )
     assert rows["one-post edit at 1,000 ≤ 1.3 × at 1,000"].met() is None
-    assert rows["peak RSS, incremental run-once, 1,000 posts: ≤ 150 MB"].value == 95
+    # memory is the process tree's PSS (here twice ru_maxrss), not ru_maxrss
+    memory = rows["peak memory (tree PSS), incremental run-once, 1,000 posts: ≤ 150 MB"]
+    assert memory.value == 190 and memory.met() is False
+    build = rows["peak memory (tree PSS), deploybot build, 1,000 posts: ≤ 500 MB"]
+    assert build.row().endswith("| 800 MB | ≤ 500 MB | **not met** |")
     text = markdown(results, "header", None)
     assert (
         "| 1,000 | full build | 2.000 s | 4.000 s | 0.50x | 3.000 s | 0.67x | 5.000 s | 0.40x |"
@@ -182,3 +189,19 @@ def test_a_measured_command_reports_its_own_peak_not_the_harness() -> None:
         [sys.executable, "-c", "b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096])"]
     )
     assert big.peak_mb > 200
+
+
+WORKER = "import time; b = bytearray(80 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(1)"
+
+
+def test_the_tree_figure_sums_the_workers_where_ru_maxrss_sees_one() -> None:
+    """Two workers of 80 MB each: ru_maxrss reports the largest process, the tree PSS both."""
+    spawn = (
+        "import subprocess, sys; "
+        f"ps = [subprocess.Popen([sys.executable, '-c', {WORKER!r}]) for _ in range(2)]; "
+        "[p.wait() for p in ps]"
+    )
+    sample = run([sys.executable, "-c", spawn])
+    assert 80 < sample.peak_mb < 130
+    assert sample.tree_pss_mb is not None and 160 < sample.tree_pss_mb < 260
+    assert sample.tree_rss_mb is not None and sample.tree_rss_mb >= sample.tree_pss_mb

@@ -112,7 +112,11 @@ class SizeBench:
     def measure(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Sample:
         """Run ``argv`` as measurement ``name``; record, log and return the sample."""
         sample = self.results.add(self.size, name, run(argv, env=env or self.env, cwd=self.root))
-        self.log(f"  {self.size} {name}: {sample.seconds:.3f} s, {sample.peak_mb:.0f} MB")
+        tree = "-" if sample.tree_pss_mb is None else f"{sample.tree_pss_mb:.0f} MB"
+        self.log(
+            f"  {self.size} {name}: {sample.seconds:.3f} s (CPU {sample.cpu_seconds:.2f} s), "
+            f"tree PSS {tree}, ru_maxrss {sample.peak_mb:.0f} MB"
+        )
         return sample
 
     def change(self, paths: list[str], message: str) -> None:
@@ -177,8 +181,7 @@ class SizeBench:
             self.results.skipped.append(line)
             self.peers.remove(peer)
             return
-        total = Sample(build.seconds + push.seconds, max(build.peak_mb, push.peak_mb))
-        self.results.add(self.size, f"{peer.name} {name}", total)
+        self.results.add(self.size, f"{peer.name} {name}", build.then(push))
 
     def emails_round(self) -> None:
         """Time each kept build's email: deploybot's CLI, then git's log of the commit."""
