@@ -221,7 +221,7 @@ def test_kill_9_of_the_build_leaves_no_worker_behind(tmp_path: Path) -> None:
 
 
 def test_kill_9_of_run_once_leaves_nothing_that_wedges_the_next_run(tmp_path: Path) -> None:
-    from tests.bench import write_config
+    from tests.bench_fast import write_config
     from tests.gitrepo import commit_files
 
     source, publish = tmp_path / "source.git", tmp_path / "publish.git"
