@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from tests.bench.report import BEGIN, END, markdown, targets, update_readme
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOYBOT = [
     "deploybot build",
+    "deploybot build, warm highlight cache",
     "run-once first publish",
     "run-once no-op",
     "git fetch (no-op floor)",
@@ -122,6 +124,27 @@ def test_the_rename_commit_holds_edited_renames(bench_run: tuple[Path, str, str]
     ).stdout.split("\n")
     renames = [line for line in log if line.startswith("R")]
     assert len(renames) == 3 and all(not line.startswith("R100") for line in renames)
+
+
+def test_the_warm_build_keeps_its_highlight_cache_and_the_cold_has_none(
+    bench_run: tuple[Path, str, str],
+) -> None:
+    tmp, _, _ = bench_run
+    root = tmp / "sites" / "12"
+    cache = root / "warm-state" / "cache" / "highlight.sqlite"
+    db = sqlite3.connect(cache)
+    try:
+        assert db.execute("SELECT count(*) FROM blocks").fetchone()[0] > 0
+    finally:
+        db.close()
+    assert not (root / ".deploybot").exists()  # the cold build ran without a config
+    cold, warm = (_files(root / name) for name in ("deploybot-out", "deploybot-warm-out"))
+    assert cold == warm and len(cold) > 12
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """The HTML pages under ``folder`` by relative path."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.html")}
 
 
 def test_peers_get_the_posts_in_their_own_formats() -> None:
