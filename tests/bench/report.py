@@ -62,6 +62,15 @@ def _num(value: float, unit: str) -> str:
     return f"{value:.3f}x" if value < 0.1 else f"{value:.2f}x"
 
 
+FULL_BUILDS = (
+    "deploybot build",
+    "deploybot build, warm highlight cache",
+    "run-once first publish",
+    "pipeline full build",
+)
+"""The measurements the full-build memory target (≤ 500 MB) is checked on."""
+
+
 def _memory(sample: Sample | None) -> float | None:
     """The report's memory figure of a median: the process tree's peak PSS, MiB."""
     return None if sample is None else sample.tree_pss_mb
@@ -139,17 +148,19 @@ def targets(results: Results) -> list[Target]:
                 1.5,
             )
         )
-    incremental = [_memory(med(large, f"run-once {k}")) for k in ("edit", "add", "delete")]
+    kinds = ("no-op", "edit", "add", "delete")
+    incremental = [_memory(med(large, f"run-once {k}")) for k in kinds]
     peaks = [mb for mb in incremental if mb is not None]
     rows.append(
         Target(
-            f"peak memory (tree PSS), incremental run-once, {large:,} posts: ≤ 150 MB",
+            f"peak memory (tree PSS), incremental run-once ({', '.join(kinds)}), "
+            f"{large:,} posts: ≤ 150 MB",
             max(peaks) if peaks else None,
             150,
             "MB",
         )
     )
-    for name in ("deploybot build", "pipeline full build"):
+    for name in FULL_BUILDS:
         rows.append(
             Target(
                 f"peak memory (tree PSS), {name}, {large:,} posts: ≤ 500 MB",
