@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.bench.measure import INTERVAL, Results, Sample
+from tests.bench.measure import BUDGET, INTERVAL, Results, Sample
 from tests.bench.site import rename_count
 
 PEERS = ("jekyll", "hugo", "pelican")
@@ -25,7 +25,8 @@ MEMORY_NOTE = (
     "Memory is the peak of the PSS (proportional set size) summed over the measured command "
     "and every process it started (deploybot's render workers, git's subprocesses, a peer's "
     f"whole process tree), sampled from `/proc/<pid>/smaps_rollup` every {INTERVAL * 1000:.0f} "
-    "ms: pages the workers share with their parent count once. `ru_maxrss`, the largest "
+    f"ms (less often for a large tree: the sampling takes at most {BUDGET:.0%} of a core): "
+    "pages the workers share with their parent count once. `ru_maxrss`, the largest "
     "single process, is beside it below and in the JSON; `-`: the command ended before the "
     "first sample."
 )
