@@ -8,6 +8,7 @@ import fcntl
 import os
 import pty
 import select
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -144,3 +145,29 @@ def test_the_progress_bar_shows_on_a_terminal_only(tmp_path: Path) -> None:
     )
     assert piped.returncode == 0
     assert "rendering" not in piped.stderr and "\r" not in piped.stderr
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_deploybot_build_keeps_highlighted_blocks_in_the_state_folder(
+    tmp_path: Path, jobs: int
+) -> None:
+    """The config's state folder keeps the blocks (not the build's scratch folder in OUT,
+    which is removed), so a second build reads every block from it."""
+    src = _site(tmp_path, 12)
+    cfg = _config(tmp_path, f"jobs = {jobs}")
+    for out in ("o1", "o2"):
+        done = subprocess.run(
+            [*DEPLOYBOT, "build", str(src), str(tmp_path / out), "--config", str(cfg)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+    db = sqlite3.connect(tmp_path / ".deploybot" / "cache" / "highlight.sqlite")
+    try:
+        # 12 distinct blocks (each post's comment differs), each used by the second build
+        assert db.execute("SELECT count(*), min(used) FROM blocks").fetchone() == (12, 2)
+    finally:
+        db.close()
+    first, second = ((tmp_path / o / "2020/03/01/p0.html").read_bytes() for o in ("o1", "o2"))
+    assert first == second and b'<span class="c1"># 0</span>' in first

@@ -202,7 +202,14 @@ def _connect(path: Path) -> sqlite3.Connection:
 def opened(folder: Path | None, max_bytes: int) -> Iterator[HighlightStore | None]:
     """Use the store in ``folder`` for the code blocks highlighted inside the block and
     write what they added when it ends without an exception. ``folder`` ``None`` or
-    ``max_bytes`` 0: no store. Raises ``OSError`` when the folder cannot be made."""
+    ``max_bytes`` 0: no store. Inside the block of an enclosing ``opened`` that has a
+    store, that store is used and ``folder`` is ignored: ``deploybot build`` opens the
+    state folder's, while the build it runs would open one beside its throw-away build
+    cache. Raises ``OSError`` when the folder cannot be made."""
+    running = _STORE.get()
+    if running is not None:
+        yield running
+        return
     if folder is None or max_bytes <= 0:
         yield None
         return
