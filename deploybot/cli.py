@@ -120,10 +120,11 @@ def run_once_cmd(config_path: Path | None, full: bool, allow_older: bool, retry_
     source; 75 try again later (network, lock held, push rejected, mail not delivered);
     78 bad config.
     """
-    from deploybot import pipeline, report
+    from deploybot import pipeline, progress, report
 
     config = _load(config_path)
-    result = pipeline.run_once(config, full=full, retry_now=retry_now, allow_older=allow_older)
+    with progress.shown("rendering"):
+        result = pipeline.run_once(config, full=full, retry_now=retry_now, allow_older=allow_older)
     report.print_run(result, config, verbose=_verbose())
     if result.mail_failures:
         sys.exit(EX_TEMPFAIL)
@@ -252,18 +253,23 @@ def build_cmd(
     A bare repository, or any repository with --rev, is read from git objects at that
     revision; a plain folder (or a work tree without --rev) is read as it is on disk, so
     uncommitted edits can be previewed. Only the [render] keys of the config are used
-    (--config, else $DEPLOYBOT_CONFIG or ./deploybot.toml when present). OUT must be empty,
+    (--config, else $DEPLOYBOT_CONFIG or ./deploybot.toml when present), and its state
+    folder's cache of highlighted code blocks. OUT must be empty,
     or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
     not be inside SOURCE. Posts dated after --cutoff are left out; a published build is
     made again byte for byte with its source commit and the future-cutoff of its record
     (``git notes --ref=deploybot show BUILD``).
     """
-    from deploybot import preview, report
+    from deploybot import preview, progress, report, statedir
 
     config = _load_optional(config_path)
     render_config = config.render if config else None
+    cache_dir = statedir.state_paths(config)["cache"] if config else None
     when = None if cutoff is None else cutoff.replace(tzinfo=UTC)
-    build = preview.build_to_folder(source, out, rev=rev, render_config=render_config, cutoff=when)
+    with progress.shown("rendering"):
+        build = preview.build_to_folder(
+            source, out, rev=rev, render_config=render_config, cache_dir=cache_dir, cutoff=when
+        )
     report.print_build(build, out)
 
 

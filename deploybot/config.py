@@ -77,6 +77,10 @@ class RenderConfig:
     ``highlight_timeout``: the seconds one page may spend highlighting code blocks (some
     Pygments lexers are exponential on hostile input); past it the build fails naming the
     block and its language (finite, more than 0, at most a day).
+    ``jobs``: the processes a full build renders pages and posts in (0: one per CPU; 1: no
+    worker processes); the output is the same for any value. ``highlight_cache_bytes``:
+    the bound of the highlighted code blocks kept under ``state.dir`` across builds
+    (compressed bytes; 0 keeps none).
     """
 
     theme: str = "default"
@@ -95,6 +99,8 @@ class RenderConfig:
     max_yaml_size: int = 10_000_000
     highlight_timeout: float = 10.0
     max_site_bytes: int = 1_000_000_000
+    jobs: int = 0
+    highlight_cache_bytes: int = 100_000_000
 
 
 @dataclass(frozen=True)
@@ -239,6 +245,8 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "render.liquid_max_loop_iterations": (1, _TERA),
     "render.liquid_max_local_bytes": (1, _TERA),
     "render.liquid_max_depth": (1, 1000),
+    "render.jobs": (0, 256),  # 0: one per CPU; more than 256 processes is surely a mistake
+    "render.highlight_cache_bytes": (0, _TERA),
     "notify.smtp.port": (1, 65535),
     # git-multimail's limits; 0 also allowed (no limit). The smallest useful values: a cut
     # keeps N-7 (N-6) characters + " [...]".

@@ -8,7 +8,9 @@ Re-exported by :mod:`deploybot.gitutil`.
 
 from __future__ import annotations
 
+import os
 import stat
+import weakref
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -229,6 +231,7 @@ class GitTree:
         self._gitlinks: list[str] = []
         self._sorted: list[str] | None = None
         self._folders: dict[bytes, dict[bytes, tuple[int, bytes]] | None] = {}
+        _LIVE.add(self)
         repo = Repo(str(self.repo_path))
         try:
             read_tree(repo, oid(tree_id))  # KeyError when absent, SourceError when malformed
@@ -348,3 +351,24 @@ class GitTree:
 
     def __repr__(self) -> str:
         return f"GitTree({str(self.repo_path)!r}, {self.tree_id!r})"
+
+    def _forget_handle(self) -> None:
+        """Drop the repository handle without closing it (see :func:`_after_fork`)."""
+        if self._repo is not None:
+            _INHERITED.append(self._repo)
+            self._repo = None
+
+
+_LIVE: weakref.WeakSet[GitTree] = weakref.WeakSet()
+_INHERITED: list[Repo] = []
+
+
+def _after_fork() -> None:
+    """In a forked child (a render worker): make every tree open its own repository
+    handle. The inherited one shares its pack files' offsets with the parent and the other
+    children, so interleaved seeks and reads would return the wrong bytes."""
+    for tree in list(_LIVE):
+        tree._forget_handle()
+
+
+os.register_at_fork(after_in_child=_after_fork)

@@ -496,6 +496,8 @@ def _render_options(
         max_yaml_size=config.render.max_yaml_size,
         highlight_timeout=config.render.highlight_timeout,
         max_site_bytes=config.render.max_site_bytes,
+        jobs=config.render.jobs,
+        highlight_cache_bytes=config.render.highlight_cache_bytes,
     )
 
 

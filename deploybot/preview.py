@@ -7,6 +7,7 @@ calls it.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,9 @@ from deploybot.errors import (
     disk_full,
     is_disk_full,
 )
+from deploybot.render import highlight_cache
+from deploybot.render.cache import renderer_version
+from deploybot.render.outputs import PackedSink
 from deploybot.render.source import DirTree, SourceTree
 from deploybot.revision import commit_datetime, resolve_commit
 
@@ -33,6 +37,7 @@ def build_to_folder(
     *,
     rev: str | None = None,
     render_config: RenderConfig | None = None,
+    cache_dir: Path | None = None,
     cutoff: datetime | None = None,
 ) -> render.SiteBuild:
     """Render ``source`` into the folder ``out`` and return the build.
@@ -44,9 +49,17 @@ def build_to_folder(
     folder an earlier build made (it holds :data:`MANIFEST`): files of that earlier build
     that this one does not produce are removed; nothing else in ``out`` is touched.
 
+    The build is the pipeline's full build (:func:`deploybot.render.build_into`: worker
+    processes per ``[render] jobs``), with a throw-away cache in ``out`` (:data:`SCRATCH`)
+    and its outputs kept compressed until they are written
+    (:class:`~deploybot.render.outputs.PackedSink`), so memory stays small whatever the
+    site's size. ``cache_dir`` (the state folder's ``cache/``) keeps highlighted code
+    blocks across builds; ``None``: none kept.
+
     Nothing is read outside ``source`` (:class:`~deploybot.render.source.DirTree` follows
-    no symlink) and nothing is written outside ``out``: a path :mod:`deploybot.pathrules`
-    refuses, in the source or the output, stops the build before anything is written.
+    no symlink) and nothing is written outside ``out`` (and ``cache_dir``): a path
+    :mod:`deploybot.pathrules` refuses, in the source or the output, stops the build before
+    anything is written.
 
     Raises:
         SourceError: ``rev`` does not name a commit, or the source has bad input.
@@ -56,7 +69,34 @@ def build_to_folder(
     _check_out(source, out)
     cfg = render_config or RenderConfig()
     tree, build_time = _open_source(source, rev)
-    options = render.RenderOptions(
+    options = _options(cfg, build_time, cutoff)
+    made = not out.exists()
+    sink = PackedSink()
+    try:
+        report = _build(tree, options, sink, cache_dir, out)
+        _write(out, sink)  # static files are read from the tree here: it is still open
+    except BaseException as exc:
+        if made and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # a failed build leaves no trace of the folder it made
+        missing = gitutil.missing_object(exc) if isinstance(exc, KeyError) else None
+        if missing is None:
+            raise
+        # an object the repository's trees name is not in it
+        where = missing[1] or source
+        raise MissingObjectError(
+            f"git object {missing[0]} is missing from {where}: the repository is damaged "
+            f"(check it with: git -C {where} fsck)"
+        ) from exc
+    finally:
+        if isinstance(tree, gitutil.GitTree):
+            tree.close()
+    return render.SiteBuild(sink, report.warnings, report.timezone)
+
+
+def _options(
+    cfg: RenderConfig, build_time: datetime, cutoff: datetime | None
+) -> render.RenderOptions:
+    return render.RenderOptions(
         theme=cfg.theme,
         timezone=cfg.timezone,
         feed_limit=cfg.feed_limit,
@@ -71,27 +111,38 @@ def build_to_folder(
         max_yaml_size=cfg.max_yaml_size,
         highlight_timeout=cfg.highlight_timeout,
         max_site_bytes=cfg.max_site_bytes,
+        jobs=cfg.jobs,
+        highlight_cache_bytes=cfg.highlight_cache_bytes,
     )
+
+
+def _build(
+    tree: SourceTree,
+    options: render.RenderOptions,
+    sink: PackedSink,
+    cache_dir: Path | None,
+    out: Path,
+) -> render.BuildReport:
+    """Build fully into ``sink``, with a throw-away build cache in :data:`SCRATCH` inside
+    ``out`` (on disk: a 10k-post cache in memory would hold every post's content)."""
+    scratch = out / SCRATCH
     try:
-        build = render.build_site(tree, options)
-    except KeyError as exc:  # an object the repository's trees name is not in it
-        missing = gitutil.missing_object(exc)
-        if missing is None:
-            raise
-        where = missing[1] or source
-        raise MissingObjectError(
-            f"git object {missing[0]} is missing from {where}: the repository is damaged "
-            f"(check it with: git -C {where} fsck)"
-        ) from exc
+        try:
+            scratch.mkdir(parents=True, exist_ok=True)
+            cache = render.BuildCache.open(scratch / "build.sqlite", renderer_version())
+        except OSError:  # no room for it in OUT (too deep a path…): the writing says why
+            cache = render.BuildCache.open(None, renderer_version())
+        with highlight_cache.opened(cache_dir, options.highlight_cache_bytes), cache:
+            return render.build_into(tree, options, cache, sink, None, full_reason="preview")
     finally:
-        if isinstance(tree, gitutil.GitTree):
-            tree.close()
-    _write(out, build.files)
-    return build
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 MANIFEST = ".deploybot-build"
 """The file in a ``deploybot build`` output folder listing the paths that build wrote."""
+SCRATCH = ".deploybot-build.scratch"
+"""The folder in ``OUT`` holding a running build's cache (removed when it ends; one a killed
+build left is removed by the next)."""
 
 
 def _check_out(source: Path, out: Path) -> None:
@@ -107,7 +158,11 @@ def _check_out_folder(source: Path, out: Path) -> None:
         raise UsageError(f"OUT ({out}) and SOURCE ({source}) must not contain each other")
     if dst.exists() and not dst.is_dir():
         raise UsageError(f"OUT ({out}) is not a folder")
-    if dst.is_dir() and any(dst.iterdir()) and not (dst / MANIFEST).is_file():
+    if (
+        dst.is_dir()
+        and any(p.name != SCRATCH for p in dst.iterdir())
+        and not ((dst / MANIFEST).is_file())
+    ):
         raise UsageError(
             f"OUT ({out}) is not empty and no earlier 'deploybot build' made it; "
             "choose an empty or new folder"

@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.gitrepo import commit_files
 from tests.smallsite import SmallSite
 
-HEAVY = ("liquid", "babel", "smtplib", "ssl", "urllib.request", "http.client", "filelock")
+HEAVY = ("liquid", "babel", "smtplib", "ssl", "urllib.request", "http.client", "filelock", "tqdm")
 
 
 def loaded_after(code: str, *args: str) -> set[str]:

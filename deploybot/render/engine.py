@@ -58,8 +58,10 @@ from deploybot.render.outputs import (
     MemorySink,
     NeedFullBuild,
     OutputSink,
+    RenderedSource,
     micros,
 )
+from deploybot.render.parallel import Doc, Workers
 from deploybot.render.site import SourceFile, read_source_file
 from deploybot.render.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
@@ -272,12 +274,21 @@ class Engine(SiteLists):
             self.sink.copy(out, row.blob, lambda: self.tree.read(path))
             self._record(path, [out], {"b:" + path: row.blob}, ())
             return
+        self.apply(row, self.render_row(row, neighbours))
+
+    def render_row(self, row: SourceRow, neighbours: Neighbours | None = None) -> RenderedSource:
+        """Render the post, document or page ``row`` (a post or document with
+        ``neighbours``, default: from the cache) without writing anything: what
+        :meth:`apply` stores. A render worker runs this (:mod:`.parallel`). Raises
+        ``SourceError`` for bad input."""
+        path = row.path
         found = self._load(path)
         doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
         assert doc is not None
         self.recorder.push()
         outputs: list[tuple[str, bytes]] = []
         warnings: list[RenderWarning] = []
+        content = None
         try:
             if isinstance(doc, Post) and not doc.is_post:
                 rendered = self._render_doc(doc, neighbours)
@@ -288,7 +299,7 @@ class Engine(SiteLists):
                 page = build.post_variables(doc, self.md, *pair)
                 tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
                 rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
-                self.cache.put_content(path, rendered.content)
+                content = rendered.content
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
             else:
@@ -298,10 +309,18 @@ class Engine(SiteLists):
         finally:
             deps = self.recorder.pop()
         deps["b:" + path] = row.blob
-        for output_path, data in outputs:
-            self._put(output_path, path)
+        return RenderedSource(outputs, content, deps, warnings)
+
+    def apply(self, row: SourceRow, done: RenderedSource) -> None:
+        """Store ``row``'s render ``done``: its outputs into the sink, its content, outputs,
+        dependencies and warnings into the cache. Raises ``SourceError`` for an output path
+        refused or past ``max_site_bytes``."""
+        if done.content is not None:
+            self.cache.put_content(row.path, done.content)
+        for output_path, data in done.outputs:
+            self._put(output_path, row.path)
             self.sink.write(output_path, data)
-        self._record(path, [p for p, _ in outputs], deps, warnings)
+        self._record(row.path, [p for p, _ in done.outputs], done.deps, done.warnings)
 
     def _page_outputs(self, doc: Page) -> Iterable[build.RenderedDocument]:
         """Render a page (each page of posts, when it is the paginated ``index.html``)."""
@@ -398,6 +417,24 @@ class Engine(SiteLists):
         found += self.config.warnings
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
+    def _read_all(self, workers: Workers) -> list[SourceRow]:
+        """Read every source (:meth:`read_source`, by ``workers``) into the cache; return
+        the rows stored, in path order (a render worker's copy of the cache)."""
+        stored: list[SourceRow] = []
+        for row in workers.read():
+            if row is not None and (row.kind != "other" or row.warnings):
+                self.cache.put_source(row)
+                stored.append(row)
+        return stored
+
+    def _render_docs(self, rows: list[SourceRow]) -> None:
+        """Render the visible collection documents ``rows`` here, in order (each
+        collection's order is read once; they are few beside the posts)."""
+        pairs = self.doc_neighbours(dict.fromkeys(row.model.collection for row in rows))
+        for row in rows:
+            if self.visible(row, self.cut_us):
+                self.render_source(row, pairs.get(row.model.doc.path, (None, None)))
+
     def full(self, reason: str) -> BuildReport:
         """Build everything (in ``build_site``'s order), replacing the cache's rows.
 
@@ -406,33 +443,28 @@ class Engine(SiteLists):
         self.cache.clear()
         self.setup_full()
         self.owners = {}
-        rows: list[SourceRow] = []
-        for path in sorted([*self.tree.paths(), *self.links.submodules()]):
+        paths = sorted([*self.tree.paths(), *self.links.submodules()])
+        for path in paths:
             if self.links.is_symlink(path):
                 self.chains[path] = list(self.links.resolve(path).chain)
-            row = self.read_source(path)
-            if row is not None and (row.kind != "other" or row.warnings):
-                self.cache.put_source(row)
-                if row.kind in ("static", "page", "doc"):
-                    rows.append(row)
-        self.render_assets()
-        for row in rows:
-            if row.kind == "static" and self.visible(row, self.cut_us):
-                self.render_source(row)
-        if not self.page_owns_index():
-            self.render_index()
-        for row in rows:
-            if row.kind == "page":
-                self.render_source(row)
-        posts = self.cache.posts(self.cut_us)
-        models = [row.model for row in posts]
-        for i, row in enumerate(posts):
-            self.render_source(row, build.neighbours(models, i))
-        docs = [row for row in rows if row.kind == "doc"]
-        pairs = self.doc_neighbours(dict.fromkeys(row.model.collection for row in docs))
-        for row in docs:
-            if self.visible(row, self.cut_us):
-                self.render_source(row, pairs.get(row.model.doc.path, (None, None)))
+        with Workers(self, paths) as workers:
+            stored = self._read_all(workers)
+            self.render_assets()
+            for row in stored:
+                if row.kind == "static" and self.visible(row, self.cut_us):
+                    self.render_source(row)
+            index_of = {row.path: i for i, row in enumerate(stored)}
+            pages = [i for i, row in enumerate(stored) if row.kind == "page"]
+            posts = [index_of[row.path] for row in self.cache.posts(self.cut_us)]
+            docs: list[Doc] = [(i, None) for i in pages]
+            docs += [(j, _pair(posts, k)) for k, j in enumerate(posts)]
+            workers.share(stored, docs)
+            renders = workers.render()
+            if not self.page_owns_index():
+                self.render_index()  # here, while the workers (if any) render the rest
+            for row, done in renders:
+                self.apply(row, done)
+        self._render_docs([row for row in stored if row.kind == "doc"])
         self.render_feeds()
         self.render_sitemap()
         return BuildReport(
@@ -443,3 +475,9 @@ class Engine(SiteLists):
             self.config.timezone,
             self.waiting(),
         )
+
+
+def _pair(posts: list[int], k: int) -> tuple[int | None, int | None]:
+    """Return the (older, newer) neighbours of ``posts[k]`` in a newest-first list (as
+    :func:`~deploybot.render.build.neighbours`)."""
+    return (posts[k + 1] if k + 1 < len(posts) else None, posts[k - 1] if k > 0 else None)

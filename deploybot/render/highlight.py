@@ -22,9 +22,10 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from deploybot.render.highlight_cache import cached
 from deploybot.render.highlight_clock import timed_tokens
 
-_SPANS = HtmlFormatter(nowrap=True)
+_SPANS = HtmlFormatter(nowrap=True)  # highlight_cache.FORMATTER: change both together
 
 
 @lru_cache(maxsize=256)
@@ -43,12 +44,18 @@ def lexer_for(lang: str) -> Lexer | None:
 def code_spans(code: str, lang: str | None) -> str:
     """Return ``code`` as HTML: Pygments token spans, or escaped text for unknown languages.
 
-    Only ``& < >`` are escaped in the fallback, like Rouge's plain-text output. Raises
+    Only ``& < >`` are escaped in the fallback, like Rouge's plain-text output. A block
+    the running build's highlight cache holds is taken from it (:mod:`.highlight_cache`).
+    Raises
     :class:`~.highlight_clock.HighlightTimeout` when highlighting passes the page's budget.
     """
     lexer = lexer_for(lang) if lang else None
     if lang is None or lexer is None:
         return html.escape(code, quote=False)
+    return cached(lexer, code, lambda: _spans(lexer, code, lang))
+
+
+def _spans(lexer: Lexer, code: str, lang: str) -> str:
     out = io.StringIO()
     with timed_tokens(lexer, code, lang) as tokens:
         _SPANS.format(tokens, out)  # what pygments.highlight does, with the tokens timed

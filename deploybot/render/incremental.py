@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from deploybot.render import build
+from deploybot.render import build, highlight_cache
 from deploybot.render.cache import BuildCache, CacheError, SourceRow, renderer_version
 from deploybot.render.data import is_data_file
 from deploybot.render.deps import (
@@ -113,27 +113,36 @@ def build_into(
             ``changed=None``. Raised before anything was written when possible.
 
     ``full_reason`` is what a full build's report gives as its reason (``changed`` None).
+    Code blocks are highlighted through the cache beside ``cache``'s file (none for an
+    in-memory cache), written when the build succeeds (:mod:`.highlight_cache`).
     """
     engine = Engine(tree, options, cache, sink)
-    if changed is None:
-        report = engine.full(full_reason)
-    else:
-        paths = sorted(set(changed))  # once: an iterator would be used up by the first look
-        try:
-            paths = engine.expand_links(paths)  # a symlink changes with what it points to
-        except CacheError as exc:
-            raise NeedFullBuild(f"unreadable cache: {exc}") from exc
-        reason = _why_full(engine, cache, paths)
-        if not reason and not engine.setup_incremental(paths):
-            reason = "the site's own _layouts/ appeared or went"
-        if reason:
-            raise NeedFullBuild(reason)
-        try:
-            report = _incremental(engine, paths)
-        except CacheError as exc:
-            raise NeedFullBuild(f"unreadable cache: {exc}") from exc
+    folder = None if cache.path is None else cache.path.parent
+    with highlight_cache.opened(folder, options.highlight_cache_bytes):
+        if changed is None:
+            report = engine.full(full_reason)
+        else:
+            report = _incremental_or_raise(engine, cache, changed)
     cache.set_meta(engine.meta())
     return report
+
+
+def _incremental_or_raise(engine: Engine, cache: BuildCache, changed: Iterable[str]) -> BuildReport:
+    """Build incrementally, or raise ``NeedFullBuild`` saying why it cannot."""
+    paths = sorted(set(changed))  # once: an iterator would be used up by the first look
+    try:
+        paths = engine.expand_links(paths)  # a symlink changes with what it points to
+    except CacheError as exc:
+        raise NeedFullBuild(f"unreadable cache: {exc}") from exc
+    reason = _why_full(engine, cache, paths)
+    if not reason and not engine.setup_incremental(paths):
+        reason = "the site's own _layouts/ appeared or went"
+    if reason:
+        raise NeedFullBuild(reason)
+    try:
+        return _incremental(engine, paths)
+    except CacheError as exc:
+        raise NeedFullBuild(f"unreadable cache: {exc}") from exc
 
 
 def _why_full(engine: Engine, cache: BuildCache, changed: list[str]) -> str:

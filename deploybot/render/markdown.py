@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 from typing import Any, Literal, get_args
+from weakref import WeakKeyDictionary
 
 import mistune
 from mistune.util import escape, unescape
@@ -95,7 +97,51 @@ def markdown_for(options: RenderOptions) -> mistune.Markdown:
 
 
 def markdown_to_html(text: str, md: mistune.Markdown) -> str:
-    """Render Markdown ``text`` to an HTML fragment (str) with ``md`` from :func:`make_markdown`."""
+    """Render Markdown ``text`` to an HTML fragment (str) with ``md`` from :func:`make_markdown`.
+
+    The HTML is a function of the text and ``md``'s options alone, so a text ``md`` has
+    rendered lately is not rendered again (:class:`_Memo`), as Jekyll 4 keeps converted
+    Markdown by content (``converters/markdown.rb``, ``@cache.getset(content)``). Raises what
+    ``md`` raises (``LimitError``, a highlight timeout): nothing is kept then."""
+    memo = _MEMOS.get(md)
+    if memo is None:
+        memo = _MEMOS[md] = _Memo(MEMO_CHARACTERS)
+    found = memo.get(text)
+    if found is not None:
+        return found
     result = md(text)
     assert isinstance(result, str)
+    memo.put(text, result)
     return result
+
+
+MEMO_CHARACTERS = 4_000_000
+"""How many characters (texts and their HTML) one process keeps per ``Markdown``."""
+
+
+class _Memo:
+    """Texts and their HTML, least recently used first, within ``limit`` characters."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.items: OrderedDict[str, str] = OrderedDict()
+
+    def get(self, text: str) -> str | None:
+        found = self.items.get(text)
+        if found is not None:
+            self.items.move_to_end(text)
+        return found
+
+    def put(self, text: str, result: str) -> None:
+        cost = len(text) + len(result)
+        if cost > self.limit // 4:
+            return  # one huge page would push out everything else
+        self.items[text] = result
+        self.size += cost
+        while self.size > self.limit:
+            old, html = self.items.popitem(last=False)
+            self.size -= len(old) + len(html)
+
+
+_MEMOS: WeakKeyDictionary[mistune.Markdown, _Memo] = WeakKeyDictionary()

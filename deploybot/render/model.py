@@ -23,6 +23,11 @@ MAX_PAGE_BYTES = 50_000_000
 MAX_YAML_SIZE = 10_000_000
 """Default :attr:`RenderOptions.max_yaml_size`."""
 HIGHLIGHT_TIMEOUT = 10.0
+PARALLEL_FROM = 32
+"""Below this many source files a full build works in one process: starting workers
+and giving them the site (tens of milliseconds) would cost more than they save."""
+HIGHLIGHT_CACHE_BYTES = 100_000_000
+"""``[render] highlight_cache_bytes``' default: 100 MB of compressed highlighted blocks."""
 """Default :attr:`RenderOptions.highlight_timeout`, in seconds."""
 MAX_SITE_BYTES = 1_000_000_000
 """Default :attr:`RenderOptions.max_site_bytes` (1 GB)."""
@@ -100,6 +105,12 @@ class RenderOptions:
         highlight_timeout: the seconds one page (its content, and the excerpts its layout
             shows) may spend highlighting code; past it the build fails naming the block
             (:mod:`~deploybot.render.highlight_clock`).
+        jobs: how many processes render a full build's pages and posts: 0 for one per CPU,
+            1 to render in this process (:mod:`~deploybot.render.parallel`). The output
+            does not depend on it.
+        parallel_from: the fewest source files a full build reads and renders in parallel.
+        highlight_cache_bytes: the bound of the highlighted code blocks kept across builds
+            (:mod:`~deploybot.render.highlight_cache`), in bytes; 0: none kept.
     """
 
     theme: str = "default"
@@ -116,6 +127,9 @@ class RenderOptions:
     max_yaml_size: int = MAX_YAML_SIZE
     highlight_timeout: float = HIGHLIGHT_TIMEOUT
     max_site_bytes: int = MAX_SITE_BYTES
+    jobs: int = 0
+    parallel_from: int = PARALLEL_FROM
+    highlight_cache_bytes: int = HIGHLIGHT_CACHE_BYTES
 
 
 @dataclass(frozen=True)

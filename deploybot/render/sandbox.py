@@ -39,6 +39,7 @@ from typing import Any, cast
 import jinja2
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame, operators
+from jinja2.exceptions import SecurityError
 from jinja2.runtime import BlockReference, Context, LoopContext, Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup, escape
@@ -163,6 +164,18 @@ class LayoutSandbox(ImmutableSandboxedEnvironment):
         self.filters = {name: self._guard(name, fn, True) for name, fn in self.filters.items()}
         tests = cast(dict[str, Callable[..., Any]], self.tests)  # typed as "function"
         self.tests = {name: self._guard(name, fn, False) for name, fn in tests.items()}
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
+        """Jinja2's refusal of an unsafe attribute, naming a dict as ``dict``: the
+        incremental engine's tracked ``page`` and ``site`` are dict subclasses, and the
+        message must not depend on which build path rendered the layout."""
+        shown = "dict" if isinstance(obj, dict) else type(obj).__name__
+        return self.undefined(
+            f"access to attribute {attribute!r} of {shown!r} object is unsafe.",
+            name=attribute,
+            obj=obj,
+            exc=SecurityError,
+        )
 
     def start_render(self) -> None:
         """Start a fresh budget for the next top-level render."""

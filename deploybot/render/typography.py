@@ -17,6 +17,7 @@ image alt text, or characters escaped with a backslash (``\\"``, ``\\--``).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ _RULES: list[tuple[re.Pattern[str], bool, tuple[str, ...]]] = [
 ]
 _QUOTES = {("open", "'"): "‘", ("close", "'"): "’", ("open", '"'): "“", ("close", '"'): "”"}
 _SYMBOLS = re.compile(r"---|--|\.\.\.|<< | >>|<<|>>")
+_CANDIDATES = re.compile(r"--|\.\.\.|<<| >>|>>|['\"]")  # where a symbol or a quote may start
 _SYMBOL_CHARS = {
     "---": "—",
     "--": "–",
@@ -140,10 +142,26 @@ def _smarten_tokens(tokens: list[Token], env: MutableMapping[str, Any]) -> list[
     buf = _Buffer()
     _flatten(tokens, buf)
     replaced = _replacements(_scan(buf))
-    for start, token in buf.owners:
-        raw: str = token["raw"]
-        token["raw"] = "".join(replaced.get(start + i, char) for i, char in enumerate(raw))
+    if replaced:
+        at = sorted(replaced)
+        for start, token in buf.owners:
+            raw: str = token["raw"]
+            first, last = bisect_left(at, start), bisect_left(at, start + len(raw))
+            if first != last:  # only tokens with an edit are rebuilt
+                token["raw"] = _edited(raw, start, at[first:last], replaced)
     return _unliteral(tokens)
+
+
+def _edited(raw: str, start: int, positions: list[int], replaced: dict[int, str]) -> str:
+    """Return ``raw`` (at buffer offset ``start``) with the characters at the sorted buffer
+    ``positions`` replaced by ``replaced[position]``."""
+    parts: list[str] = []
+    done = 0
+    for position in positions:
+        parts += (raw[done : position - start], replaced[position])
+        done = position - start + 1
+    parts.append(raw[done:])
+    return "".join(parts)
 
 
 def _replacements(edits: dict[int, tuple[int, str]]) -> dict[int, str]:
@@ -204,7 +222,10 @@ def _scan(buf: _Buffer) -> dict[int, tuple[int, str]]:
     s = buf.string
     edits: dict[int, tuple[int, str]] = {}
     pos = consumed = 0
-    while pos < len(s):
+    # Jump from one place a symbol or a quote can start to the next (a regex search, not a
+    # Python step per character: this scan ran over every character of every paragraph).
+    while (found := _CANDIDATES.search(s, pos)) is not None:
+        pos = found.start()
         if not buf.editable[pos]:
             pos += 1
             continue

@@ -6,6 +6,9 @@
 
 Each site size is made afresh (``--keep DIR`` keeps them), then measured in rounds (see
 :mod:`tests.bench.scenarios`); progress goes to stderr, the Markdown report to stdout.
+``make bench`` compiles deploybot's bytecode first (``python -m compileall -q deploybot``):
+without it (and with ``PYTHONDONTWRITEBYTECODE`` set), every measured run would compile
+every module it imports.
 A peer that is missing is skipped with one line saying why.
 """
 

@@ -14,6 +14,12 @@ from tests.bench.report import LABEL, PEERS
 COLORS = dict(zip(PEERS, ("C1", "C2", "C3"), strict=True))
 LINES = [
     ("deploybot build", "deploybot: full build", "C0", "-"),
+    (
+        "deploybot build, warm highlight cache",
+        "deploybot: full build, warm highlight cache",
+        "C0",
+        "-.",
+    ),
     ("run-once edit", "deploybot: one-post edit, end to end", "C0", "--"),
     *[(f"{p} build", f"{LABEL[p]}: full build", COLORS[p], "-") for p in PEERS],
     *[

@@ -4,15 +4,18 @@ A round (repeated ``--repeat`` times; medians are taken across rounds, so a slow
 the machine hits one sample of each tool rather than all samples of one):
 
 1. a one-post edit is committed to the site (and mirrored into the peers' sources);
-2. full builds: ``deploybot build`` (the folder, as Jekyll reads it), then each peer's build
-   into its seed folder followed by ``git add -A && git commit && git push`` (the
-   seed-style pipeline: a full rebuild and a push of what changed);
+2. full builds: ``deploybot build`` (the folder, as Jekyll reads it; no config, so no
+   highlight cache: a clean clone's build), the same with a config whose state folder keeps
+   ``cache/highlight.sqlite`` from the builds before (made before the first round, so
+   every round's is warm: the highlighted code blocks of all but the edited post come from
+   it), then each peer's build into its seed folder followed by ``git add -A && git commit
+   && git push`` (the seed-style pipeline: a full rebuild and a push of what changed);
 3. deploybot's pipeline on a fresh state dir and publish repo: the first ``run-once``
-   (fetch, full build, commit, push, the first build's email into an mbox); a no-op
-   ``run-once`` next to a bare ``git fetch`` of the same source (the floor); one-post
-   edit, add and delete, each committed and pushed to the source, then ``run-once``
-   (fetch -> render -> commit -> push -> email); ``run-once --full`` (the pipeline's full
-   build, with nothing to publish);
+   (fetch, full build with an empty highlight cache, commit, push, the first build's email
+   into an mbox); a no-op ``run-once`` next to a bare ``git fetch`` of the same source (the
+   floor); one-post edit, add and delete, each committed and pushed to the source, then
+   ``run-once`` (fetch -> render -> commit -> push -> email); ``run-once --full`` (the
+   pipeline's full build, with nothing to publish; its highlight cache is warm);
 4. in the first round only, 50 posts (a quarter of a smaller site) are renamed (new name
    and date) and published; every round then times the email of the first build and of
    that rename build
@@ -95,6 +98,13 @@ class SizeBench:
         for peer in self.peers:  # the seed's first publish pushes every file, once
             self.seed_pipeline(peer, "seed first publish")
         git(root, "clone", "-q", "--mirror", str(self.site.source_repo), "floor.git")
+        self.warm_config = root / "warm.toml"
+        self.warm_config.write_text(
+            f'[source]\nurl = "{self.site.source_repo}"\n[state]\ndir = "warm-state"\n',
+            encoding="utf-8",
+        )
+        log(f"{size} posts: filling the highlight cache of the warm build")
+        run(self.build_argv("deploybot-warm-out", self.warm_config), env=self.env, cwd=root)
 
     def publish(self, inst: Instance, name: str, *extra: str, moves: bool = True) -> str:
         """Measure ``run-once`` as ``name``; check it published (``moves``) or not; the head.
@@ -112,7 +122,11 @@ class SizeBench:
     def measure(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Sample:
         """Run ``argv`` as measurement ``name``; record, log and return the sample."""
         sample = self.results.add(self.size, name, run(argv, env=env or self.env, cwd=self.root))
-        self.log(f"  {self.size} {name}: {sample.seconds:.3f} s, {sample.peak_mb:.0f} MB")
+        tree = "-" if sample.tree_pss_mb is None else f"{sample.tree_pss_mb:.0f} MB"
+        self.log(
+            f"  {self.size} {name}: {sample.seconds:.3f} s (CPU {sample.cpu_seconds:.2f} s), "
+            f"tree PSS {tree}, ru_maxrss {sample.peak_mb:.0f} MB"
+        )
         return sample
 
     def change(self, paths: list[str], message: str) -> None:
@@ -150,11 +164,19 @@ class SizeBench:
             shutil.rmtree(inst.dir)  # its repo and state: up to GBs at 10k posts
         self.emails_round()
 
+    def build_argv(self, out: str, config: Path | None = None) -> list[str]:
+        """``deploybot build`` of the site into the emptied folder ``out`` (with ``config``)."""
+        shutil.rmtree(self.root / out, ignore_errors=True)
+        extra = [] if config is None else ["--config", str(config)]
+        return [*deploybot_argv(), "build", "site", out, *extra]
+
     def full_builds(self) -> None:
-        """``deploybot build`` and each peer's seed-style pipeline, in turn."""
-        out = self.root / "deploybot-out"
-        shutil.rmtree(out, ignore_errors=True)
-        self.measure("deploybot build", [*deploybot_argv(), "build", "site", str(out)])
+        """``deploybot build`` cold and warm, then each peer's seed-style pipeline, in turn."""
+        self.measure("deploybot build", self.build_argv("deploybot-out"))
+        self.measure(
+            "deploybot build, warm highlight cache",
+            self.build_argv("deploybot-warm-out", self.warm_config),
+        )
         for peer in list(self.peers):
             self.seed_pipeline(peer, "seed pipeline")
 
@@ -177,8 +199,7 @@ class SizeBench:
             self.results.skipped.append(line)
             self.peers.remove(peer)
             return
-        total = Sample(build.seconds + push.seconds, max(build.peak_mb, push.peak_mb))
-        self.results.add(self.size, f"{peer.name} {name}", total)
+        self.results.add(self.size, f"{peer.name} {name}", build.then(push))
 
     def emails_round(self) -> None:
         """Time each kept build's email: deploybot's CLI, then git's log of the commit."""
