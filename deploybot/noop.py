@@ -17,7 +17,11 @@ from the source tip (published now, or already) and nothing left to deliver writ
   publish branch and notes at the mirror's (what the run fetched or pushed). Any push to
   either remote changes those bytes;
 * the remotes' locations as the config resolves them (:mod:`deploybot.locations`, the
-  rule both use; a symlink on the way may change).
+  rule both use; a symlink on the way may change);
+* ``until``: when the published build holds back a post dated in the future, that date
+  (Unix seconds): from then on the stamp no longer holds, since a run must build the same
+  source again to publish the post (``next-future`` of the build record). A site with a
+  scheduled post keeps its shortcut until the post is due.
 
 The next ``run-once`` without ``--full``, ``--retry-now``, ``--allow-older`` or ``-v`` takes
 the state directory's lock and compares. When every part is the same and the outbox holds
@@ -52,7 +56,7 @@ else:
         from hashlib import sha256
 
 STAMP = "noop.stamp"
-FORMAT = "1"
+FORMAT = "2"
 NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.NOTES_REF (publish is heavy)
 KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.outbox.KEEP_SENT
 FILED = ("sent", "superseded")  # deploybot.notify.outbox.SENT_DIR, SUPERSEDED_DIR
@@ -63,7 +67,7 @@ FILE_URL = "file://"
 _KEYS = [
     "format", "version", "config", "state_dir", "source_raw", "publish_raw", "source_url",
     "source_branch", "publish_url", "publish_branch", "source_refs", "publish_refs", "commit",
-    "build",
+    "build", "until",
 ]  # fmt: skip
 
 Stamp = dict[str, str]
@@ -205,13 +209,18 @@ def read(state_dir: str | os.PathLike[str]) -> Stamp | None:
     return stamp
 
 
-def still_holds(state_dir: str | os.PathLike[str], config: str | None, now: float) -> Stamp | None:
+def still_holds(
+    state_dir: str | os.PathLike[str], config: str | None, now: float, clock: float | None = None
+) -> Stamp | None:
     """The stamp when it still describes things: same config digest ``config``, the
-    remotes' refs as stamped, the outbox clear at ``now``; else None. The caller holds the
-    state directory's lock."""
+    remotes' refs as stamped, the outbox clear at ``now`` (Unix seconds), and the run's
+    wall clock ``clock`` (default ``now``) before the stamp's ``until``; else None. The
+    caller holds the state directory's lock."""
     stamp = read(state_dir)
     if stamp is None or config is None or stamp["config"] != config:
         return None
+    if stamp["until"] and (now if clock is None else clock) >= float(stamp["until"]):
+        return None  # a held-back post is due: the run builds again
     if not outbox_clear(os.path.join(state_dir, "outbox"), now):
         return None
     source = refs_of(stamp["source_url"], [f"refs/heads/{stamp['source_branch']}"])
@@ -252,23 +261,29 @@ def describe(
     }  # fmt: skip
 
 
-def holds_for(site: Stamp | None, now: float) -> Stamp | None:
+def holds_for(site: Stamp | None, now: float, clock: float | None = None) -> Stamp | None:
     """The stamp in ``site``'s state directory when it was written for ``site`` (every fact
-    of :func:`describe` the same) and still holds at ``now`` (:func:`still_holds`); else
-    None. The caller holds the state directory's lock."""
+    of :func:`describe` the same) and still holds at ``now`` and ``clock``
+    (:func:`still_holds`); else None. The caller holds the state directory's lock."""
     if site is None:
         return None
-    stamp = still_holds(site["state_dir"], site["config"], now)
+    stamp = still_holds(site["state_dir"], site["config"], now, clock)
     if stamp is None or any(stamp[key] != value for key, value in site.items()):
         return None
     return stamp
 
 
 def record(
-    site: Stamp | None, commit: str, build: str, mirror: dict[str, str | None], now: float
+    site: Stamp | None,
+    commit: str,
+    build: str,
+    mirror: dict[str, str | None],
+    now: float,
+    until: float | None = None,
 ) -> bool:
     """Stamp a run after which ``site``'s publish branch is ``build``, built from source
-    ``commit`` (both 40 hex), with nothing left to deliver at ``now``: when both remotes
+    ``commit`` (both 40 hex), with nothing left to deliver at ``now``, until ``until``
+    (Unix seconds: the date of a post the build holds back; None: no end): when both remotes
     are on this machine and their refs hold exactly what the run saw (the source branch
     at ``commit``; the publish refs, :func:`publish_refs`, as the run's ``mirror`` of them
     holds them: ``{refname: 40 hex or None}``). True when a stamp was written."""
@@ -287,7 +302,8 @@ def record(
     if publish[1] != mirror or mirror[publish_refs(site)[0]] != build:
         return False  # someone pushed since the run read or wrote the publish branch
     facts = {"source_refs": source[0], "publish_refs": publish[0], "commit": commit}
-    return write(site["state_dir"], {**site, **facts, "build": build})
+    end = "" if until is None else repr(float(until))
+    return write(site["state_dir"], {**site, **facts, "build": build, "until": end})
 
 
 def up_to_date_line(stamp: Stamp) -> str:

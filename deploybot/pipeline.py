@@ -48,8 +48,9 @@ class RunResult:
     ``order_known`` is False, a commit gone from the source repository, so that whether it
     descends from the source head cannot be told). ``elapsed`` is in
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
-    in the outbox. ``future_waiting``: the published build holds back a post dated after
-    its cut-off (so the no-op stamp must not be written: that post comes due with no push).
+    in the outbox. ``next_future``: the earliest date (aware) of a post the published build
+    holds back (dated after its cut-off), or None: the no-op stamp holds only until then,
+    since that post comes due with no push.
     """
 
     status: str
@@ -63,7 +64,7 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     published_source: str | None = None
     order_known: bool = True
-    future_waiting: bool = False
+    next_future: datetime | None = None
 
 
 class _Timer:
@@ -119,7 +120,7 @@ def run_once(
     started = time.time()
     with statedir.held(config, sweep=False) as paths, _config_errors_name(config):
         if not (full or retry_now or allow_older):
-            shortcut = _still_up_to_date(config)
+            shortcut = _still_up_to_date(config, (now or _utcnow)().timestamp())
             if shortcut is not None:
                 return shortcut
         noop.forget(config.state.dir)  # before anything is written: a kill leaves none
@@ -135,10 +136,11 @@ def run_once(
         return result
 
 
-def _still_up_to_date(config: Config) -> RunResult | None:
-    """The result of a run that would change nothing (:mod:`deploybot.noop`), or None."""
+def _still_up_to_date(config: Config, clock: float) -> RunResult | None:
+    """The result of a run that would change nothing (:mod:`deploybot.noop`) at the wall
+    clock ``clock`` (Unix seconds), or None."""
     timer = _Timer()
-    stamp = noop.holds_for(_noop_site(config), time.time())
+    stamp = noop.holds_for(_noop_site(config), time.time(), clock)
     if stamp is None:
         return None
     log.info("source %s at %s: nothing changed since the last run", config.source.branch,
@@ -154,11 +156,11 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
     site = _noop_site(config)
     if site is None or result.source_commit is None or result.build_commit is None:
         return
-    if result.future_waiting:
-        return  # a post held back for its date is due with no push: each run must look
+    # a post held back for its date is due with no push: from its date on, each run looks
+    until = None if result.next_future is None else result.next_future.timestamp()
     with gitutil.bare_repo(paths["publish"]) as mirror:
         seen = {ref: gitutil.local_ref(mirror, ref) for ref in noop.publish_refs(site)}
-    noop.record(site, result.source_commit, result.build_commit, seen, time.time())
+    noop.record(site, result.source_commit, result.build_commit, seen, time.time(), until)
 
 
 def _noop_site(config: Config) -> noop.Stamp | None:
@@ -241,8 +243,8 @@ def _run_locked(
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
     if snap.commit == head.source_commit and not full and not _future_due(head, cutoff):
-        waiting = head.next_future is not None
-        return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, future_waiting=waiting)
+        waiting = head.next_future
+        return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting)
     if before_build is not None:
         before_build(snap.commit)
     from deploybot import render
@@ -271,7 +273,7 @@ def _run_locked(
     return _result(
         PUBLISHED if result.new else UNCHANGED, snap.commit, result.new or head.commit, timer,
         report, changed_paths=result.changed_paths, warnings=site.warnings,
-        future_waiting=site.waiting is not None,
+        next_future=site.waiting,
     )  # fmt: skip
 
 

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,26 @@ def test_mail_waiting_in_the_outbox_runs_in_full(site: SmallSite) -> None:
     delivered = run(site, retry_now=True)
     assert delivered.mail_sent and not delivered.mail_failures
     assert shortcut(run(site))
+
+
+def test_a_post_held_back_keeps_the_shortcut_until_its_date(site: SmallSite) -> None:
+    """A scheduled post (dated in the future) ends the stamp at its date, not at once: the
+    runs before it take the shortcut; the first run at its date builds and publishes it."""
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
+    post = f"---\ntitle: Soon\ndate: {due:%Y-%m-%d %H:%M:%S} +0000\n---\nSoon\n"
+    commit_files(site.source, {"_posts/2030-01-01-soon.md": post.encode()}, "Schedule")
+    assert run(site).status == pipeline.PUBLISHED
+    stamp = noop.read(site.state)
+    assert stamp is not None and float(stamp["until"]) == due.timestamp()
+    assert shortcut(run(site))
+    code, out, _ = cli(site)
+    assert code == 0 and out.startswith("up to date")
+    at_due = lambda: due + timedelta(seconds=1)  # noqa: E731
+    result = pipeline.run_once(load_config(site.config), now=at_due)
+    assert (result.status, shortcut(result)) == (pipeline.PUBLISHED, False)
+    assert result.next_future is None
+    again = noop.read(site.state)
+    assert again is not None and again["until"] == ""
 
 
 def test_a_run_that_fails_leaves_no_stamp(site: SmallSite) -> None:
