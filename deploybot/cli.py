@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import click
 
 from deploybot import __version__
-from deploybot.config import Config, default_config_path, load_config
+from deploybot.config import Config, default_config_path, load_build_config, load_config
 from deploybot.errors import EX_TEMPFAIL, DeploybotError
 from deploybot.redact import RedactingFilter, redact_text
 
@@ -262,9 +262,12 @@ def build_cmd(
     """
     from deploybot import preview, progress, report, statedir
 
-    config = _load_optional(config_path)
-    render_config = config.render if config else None
-    cache_dir = statedir.state_paths(config)["cache"] if config else None
+    render_config, cache_dir = None, None
+    found = config_path or default_config_path()
+    if config_path is not None or found.is_file():
+        render_config, state_dir = load_build_config(found)
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as run-once makes it
+        cache_dir = state_dir / statedir.CACHE
     when = None if cutoff is None else cutoff.replace(tzinfo=UTC)
     with progress.shown("rendering"):
         build = preview.build_to_folder(

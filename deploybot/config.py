@@ -292,6 +292,34 @@ def load_config(path: Path) -> Config:
     return config_from_dict(read_toml(path), path)
 
 
+def load_build_config(path: Path) -> tuple[RenderConfig, Path]:
+    """``[render]`` and ``state.dir`` (absolute) of the TOML file at ``path``, for
+    ``deploybot build``: a whole deploybot config (loaded and checked as by
+    :func:`load_config`), or a file holding only ``[render]`` and ``[state]``.
+
+    Raises:
+        ConfigError: as :func:`load_config`; or, without ``[source]``, a table other than
+            those two (named, with the file).
+    """
+    path = Path(path)
+    raw = read_toml(path)
+    if "source" in raw:
+        config = config_from_dict(raw, path)
+        return config.render, config.state.dir
+    for key in raw:
+        if key not in ("render", "state"):
+            raise ConfigError(
+                f"{path}: '{key}' needs a [source] table: a config for 'deploybot build' "
+                "alone holds only [render] and [state]"
+            )
+    render = _build(RenderConfig, raw.get("render", {}), path, prefix="render.")
+    state = _build(StateConfig, raw.get("state", {}), path, prefix="state.")
+    _check_render(render, path)
+    state_dir = _resolve_path(Path(config_base(path)), state.dir, "state.dir", path)
+    checks.check_folder_location(state_dir, "state.dir", path)
+    return render, state_dir
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """The TOML document at ``path``; ConfigError (naming the file) when it is missing,
     unreadable or not TOML."""
@@ -426,12 +454,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
         publish_url = resolve_location(publish_url, str(base))
     publish = dataclasses.replace(cfg.publish, url=publish_url)
     checks.check_author(publish.author, "publish.author", path)
-    for key, tz in (
-        ("publish.timezone", publish.timezone),
-        ("render.timezone", cfg.render.timezone),
-    ):
-        checks.check_timezone(tz, key, path)
-    checks.check_timeout(cfg.render.highlight_timeout, "render.highlight_timeout", path)
+    checks.check_timezone(publish.timezone, "publish.timezone", path)
     notify = cfg.notify
     mbox = _resolve_path(base, notify.mbox, "notify.mbox", path) if notify.mbox else None
     if notify.transport == "mbox" and mbox is None:
@@ -490,10 +513,7 @@ def _check_values(cfg: Config, path: Path) -> None:
         checks.check_relative_path(
             prefix, "publish.keep", path, "entries must be paths relative to the branch root"
         )
-    if cfg.render.theme != "default":
-        checks.check_relative_path(
-            cfg.render.theme, "render.theme", path, 'must be "default" or a folder in the source'
-        )
+    _check_render(cfg.render, path)
     notify, smtp, webhook = cfg.notify, cfg.notify.smtp, cfg.notify.webhook
     checks.check_one_line(notify.repository_url, "notify.repository_url", path, url=True)
     checks.check_one_line(notify.pusher, "notify.pusher", path)
@@ -506,6 +526,16 @@ def _check_values(cfg: Config, path: Path) -> None:
         checks.check_http_url(webhook.url, "notify.webhook.url", path)
     checks.check_env_name(webhook.url_env, "notify.webhook.url_env", path)
     checks.check_timeout(webhook.timeout, "notify.webhook.timeout", path)
+
+
+def _check_render(render: RenderConfig, path: Path) -> None:
+    """The per-key rules of ``[render]`` (:mod:`deploybot.config_checks`)."""
+    if render.theme != "default":
+        checks.check_relative_path(
+            render.theme, "render.theme", path, 'must be "default" or a folder in the source'
+        )
+    checks.check_timezone(render.timezone, "render.timezone", path)
+    checks.check_timeout(render.highlight_timeout, "render.highlight_timeout", path)
 
 
 def _resolve_path(base: Path, value: Path, key: str, path: Path) -> Path:

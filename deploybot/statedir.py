@@ -26,6 +26,10 @@ from deploybot.errors import LockHeldError, MissingObjectError, no_space_left
 log = logging.getLogger(__name__)
 
 
+CACHE = "cache"
+"""The state dir's folder of build caches (render cache, highlighted code blocks)."""
+
+
 def state_paths(config: Config) -> dict[str, Path]:
     """Return the state dir's layout: ``lock``, the ``source``/``publish`` mirrors,
     ``outbox`` and ``cache`` (all absolute :class:`Path` s under ``config.state.dir``)."""
@@ -35,7 +39,7 @@ def state_paths(config: Config) -> dict[str, Path]:
         "source": root / "source.git",
         "publish": root / "publish.git",
         "outbox": root / "outbox",
-        "cache": root / "cache",
+        "cache": root / CACHE,
     }
 
 

@@ -171,3 +171,31 @@ def test_deploybot_build_keeps_highlighted_blocks_in_the_state_folder(
         db.close()
     first, second = ((tmp_path / o / "2020/03/01/p0.html").read_bytes() for o in ("o1", "o2"))
     assert first == second and b'<span class="c1"># 0</span>' in first
+
+
+def test_a_build_config_needs_only_render_and_state(tmp_path: Path) -> None:
+    """``deploybot build --config`` uses only [render] and [state]: a file with just those
+    builds (it was exit 78, "missing required key 'source'"), and its state folder is made
+    private and keeps the highlighted blocks."""
+    src = _site(tmp_path, 3)
+    cfg = tmp_path / "build.toml"
+    cfg.write_text('[render]\njobs = 1\n[state]\ndir = "st"\n')
+    command = [*DEPLOYBOT, "build", str(src), str(tmp_path / "out"), "--config", str(cfg)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "st").stat().st_mode & 0o777 == 0o700
+    db = sqlite3.connect(tmp_path / "st" / "cache" / "highlight.sqlite")
+    try:
+        assert db.execute("SELECT count(*) FROM blocks").fetchone() == (3,)
+    finally:
+        db.close()
+    cfg.write_text('[render]\njobs = 1\n[notify]\ntransport = "none"\n')
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == EX_CONFIG
+    assert done.stderr.strip() == (
+        f"deploybot: error: {cfg}: 'notify' needs a [source] table: a config for "
+        "'deploybot build' alone holds only [render] and [state]"
+    )
+    cfg.write_text('[render]\ntimezone = "Mars/Olympus"\n')
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == EX_CONFIG and "render.timezone" in done.stderr
