@@ -18,7 +18,7 @@ import pytest
 
 from tests.bench.measure import Results, Sample, run
 from tests.bench.peers import find_peers, to_hugo, to_pelican
-from tests.bench.report import BEGIN, END, markdown, targets, update_readme
+from tests.bench.report import BEGIN, END, markdown, peer_table, targets, update_readme
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOYBOT = [
@@ -260,3 +260,16 @@ def test_the_report_lists_every_target_of_issue_12() -> None:
     assert (
         rows["one-post edit at 10,000 ≤ 1.3 × at 1,000"].row().endswith("| 1.00x | ≤ 1.30x | met |")
     )
+
+
+@pytest.mark.parametrize("peers", [(), ("jekyll",), ("jekyll", "hugo", "pelican")])
+def test_the_peer_table_has_as_many_cells_as_its_header(peers: tuple[str, ...]) -> None:
+    """Without peers too (``--peers none``): a header wider than its separator line is no
+    Markdown table."""
+    results = Results()
+    results.add(100, "deploybot build", Sample(1.0, 50))
+    for peer in peers:
+        results.add(100, f"{peer} build", Sample(2.0, 50))
+    lines = list(peer_table(results))
+    assert [line.count("|") for line in lines] == [3 + 2 * len(peers) + 1] * len(lines)
+    assert lines[2].startswith("| 100 | full build | 1.000 s |")

@@ -176,8 +176,11 @@ def targets(results: Results) -> list[Target]:
 def peer_table(results: Results) -> Iterator[str]:
     """Rows of deploybot's time against each peer's (time and ratio) for each size."""
     peers = [p for p in PEERS if any(f"{p} build" in t for t in results.samples.values())]
-    head = "| posts | measurement | deploybot | " + " | ".join(f"{LABEL[p]} | ratio" for p in peers)
-    yield head + " |"
+    yield (
+        "| "
+        + " | ".join(["posts", "measurement", "deploybot"] + [f"{LABEL[p]} | ratio" for p in peers])
+        + " |"
+    )
     yield "|---:|---|---:|" + "---:|---:|" * len(peers)
     pairs = [
         ("full build", "deploybot build", "build"),
