@@ -24,7 +24,6 @@ stderr, the daemon's log.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import os
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from deploybot.errors import DeploybotError, TemporaryError, one_line
+from deploybot.lifeline import set_pdeathsig
 from deploybot.redact import redact_text
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ LIFELINE_FD = "DEPLOYBOT_LIFELINE_FD"
 """The environment variable naming the pipe's read end whose end-of-file says the daemon
 is gone (see :func:`die_with_daemon`)."""
 DAEMON_PID = "DEPLOYBOT_DAEMON_PID"
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 POLL_TIMEOUT = 30.0
 """Seconds a source server may stay silent while it advertises its refs to the poller."""
 POLL_THREADS = 8
@@ -151,17 +150,6 @@ def heads(sites: list[list[str]], out: IO[str]) -> None:
         for answer in pool.map(one, sites):
             out.write(json.dumps(answer) + "\n")
             out.flush()
-
-
-def set_pdeathsig() -> None:
-    """Have the kernel SIGKILL this process when its parent dies: Linux's
-    ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (prctl(2)); a warning is logged when it is
-    refused. Elsewhere nothing is done. Used by the daemon's build processes and by the
-    fleet's RQ work horses (:mod:`deploybot.fleet.job`)."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            log.warning("prctl(PR_SET_PDEATHSIG): %s", os.strerror(ctypes.get_errno()))
 
 
 def describe(

@@ -36,7 +36,6 @@ earlier source's error, or an output limit, comes first).
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import pickle
@@ -49,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from deploybot import progress
 from deploybot.errors import SourceError
+from deploybot.lifeline import set_pdeathsig
 from deploybot.render import highlight_cache
 from deploybot.render.cache import BuildCache, SourceRow
 from deploybot.render.model import Post
@@ -62,7 +62,6 @@ Doc = tuple[int, tuple[int | None, int | None] | None]
 """A page or post to render: its index in the stored rows and, for a post, the indices of
 its older and newer neighbours (``None`` at either end)."""
 
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 _BACKLOG = 2  # ranges sent ahead to each worker, so none waits for the next
 
 
@@ -340,11 +339,8 @@ def _cache_copy(rows: Sequence[SourceRow]) -> BuildCache:
 
 
 def _die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this process when its parent dies; exit now if it already has."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # no prctl: the closed pipe ends the worker once it is idle
+    """Ask Linux to SIGKILL this process when its parent dies (without it, the closed pipe
+    ends the worker once it is idle); exit now if the parent already has."""
+    set_pdeathsig()
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
