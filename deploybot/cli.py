@@ -266,8 +266,7 @@ def build_cmd(
     found = config_path or default_config_path()
     if config_path is not None or found.is_file():
         render_config, state_dir = load_build_config(found)
-        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as run-once makes it
-        cache_dir = state_dir / statedir.CACHE
+        cache_dir = statedir.build_cache(state_dir)
     when = None if cutoff is None else cutoff.replace(tzinfo=UTC)
     with progress.shown("rendering"):
         build = preview.build_to_folder(

@@ -30,6 +30,14 @@ CACHE = "cache"
 """The state dir's folder of build caches (render cache, highlighted code blocks)."""
 
 
+def build_cache(state_dir: Path) -> Path:
+    """The cache folder of ``state_dir`` for ``deploybot build`` (highlighted code blocks),
+    with ``state_dir`` made if missing, private (0700) as a run makes it. Raises
+    ``OSError`` when it cannot be made."""
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return state_dir / CACHE
+
+
 def state_paths(config: Config) -> dict[str, Path]:
     """Return the state dir's layout: ``lock``, the ``source``/``publish`` mirrors,
     ``outbox`` and ``cache`` (all absolute :class:`Path` s under ``config.state.dir``)."""
