@@ -197,7 +197,8 @@ def _unlink(path: str) -> None:
 
 
 def read(state_dir: str | os.PathLike[str]) -> Stamp | None:
-    """The stamp, or None when there is none, it is damaged or of another version."""
+    """The stamp, or None when there is none, it is damaged (keys, or an ``until`` that is
+    no number) or of another version."""
     try:
         with open(os.path.join(state_dir, STAMP), encoding="utf-8", errors="surrogateescape") as f:
             lines = f.read().split("\n")
@@ -205,6 +206,10 @@ def read(state_dir: str | os.PathLike[str]) -> Stamp | None:
         return None
     stamp = dict(line.split(" ", 1) for line in lines if " " in line)
     if list(stamp) != _KEYS or stamp["format"] != FORMAT or stamp["version"] != __version__:
+        return None
+    try:
+        float(stamp["until"] or 0)
+    except ValueError:  # damaged: only a full run can tell
         return None
     return stamp
 

@@ -150,6 +150,16 @@ def test_a_post_held_back_keeps_the_shortcut_until_its_date(site: SmallSite) -> 
     assert again is not None and again["until"] == ""
 
 
+def test_a_damaged_until_runs_in_full(site: SmallSite) -> None:
+    run(site)
+    stamp = site.state / noop.STAMP
+    stamp.write_text(stamp.read_text().replace("until \n", "until soon\n"))
+    assert noop.read(site.state) is None
+    code, out, err = cli(site)
+    assert (code, err) == (0, "") and out.startswith("up to date")
+    assert noop.read(site.state) is not None  # the full run stamped it again
+
+
 def test_a_run_that_fails_leaves_no_stamp(site: SmallSite) -> None:
     run(site)
     commit_files(site.source, {"_posts/2023-01-05-bad.md": b"---\ntitle: [\n---\n"}, "Bad")
