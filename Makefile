@@ -22,18 +22,7 @@ test: $(STAMP) redis-server
 # The fleet tests start their own redis-server (Debian's package): installed here when
 # missing, as root or with sudo; without either the fleet tests skip, saying why.
 redis-server:
-	@command -v redis-server >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then sudo=""; \
-	  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
-	  else sudo=none; fi; \
-	  if [ "$$sudo" = none ]; then \
-	    echo "make: redis-server is missing and cannot be installed (not root, no sudo): the fleet tests skip"; \
-	  else \
-	    $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 redis-server >/dev/null 2>&1 \
-	    || { $$sudo apt-get update -q >/dev/null 2>&1 \
-	         && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 redis-server >/dev/null 2>&1; } \
-	    || echo "make: apt-get install redis-server failed: the fleet tests skip"; \
-	  fi; }
+	@command -v redis-server >/dev/null || .ci/apt-install "the fleet tests skip" redis-server
 
 lint: $(STAMP)
 	$(BIN)/ruff check deploybot tests
@@ -59,18 +48,7 @@ $(PELICAN_VENV)/.installed:
 bench-tools:
 	@missing=""; command -v hugo >/dev/null || missing="hugo"; \
 	test -x /usr/bin/time || missing="$$missing time"; \
-	if [ -n "$$missing" ]; then \
-		if [ "$$(id -u)" = 0 ]; then sudo=""; \
-		elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
-		else sudo=none; fi; \
-		if [ "$$sudo" = none ]; then \
-			echo "bench: cannot apt-get install$$missing (not root, no sudo): Hugo is skipped if missing"; \
-		else \
-			$$sudo apt-get install -y -q $$missing >/dev/null 2>&1 \
-			|| { $$sudo apt-get update -q >/dev/null 2>&1 && $$sudo apt-get install -y -q $$missing >/dev/null 2>&1; } \
-			|| echo "bench: apt-get install$$missing failed: Hugo is skipped if missing"; \
-		fi; \
-	fi
+	.ci/apt-install "Hugo is skipped if missing" $$missing
 
 # Not part of `make test`: takes about an hour at 1,000 and 10,000 posts. BENCH_ARGS overrides.
 # deploybot's bytecode is compiled first, so no measured run pays for compiling it: an
