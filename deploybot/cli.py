@@ -130,14 +130,21 @@ def run_once_cmd(config_path: Path | None, full: bool, allow_older: bool, retry_
         sys.exit(EX_TEMPFAIL)
 
 
+def _configs_option(text: str) -> Callable[[F], F]:
+    """``--config`` given any number of times (the daemon's config, then site configs):
+    ``config_paths``, a tuple of :class:`Path`."""
+    option = click.option(
+        "--config",
+        "config_paths",
+        multiple=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help=text,
+    )
+    return option
+
+
 @main.command("serve")
-@click.option(
-    "--config",
-    "config_paths",
-    multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The daemon's config, then more site configs (repeatable; default as run-once).",
-)
+@_configs_option("The daemon's config, then more site configs (repeatable; default as run-once).")
 @_handle_errors
 def serve_cmd(config_paths: tuple[Path, ...]) -> None:
     """Serve webhooks and build on push: one site or many, until SIGTERM or SIGINT.
@@ -168,13 +175,7 @@ def _queue_names(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 
 
 @main.command("worker")
-@click.option(
-    "--config",
-    "config_paths",
-    multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The daemon's config, then more site configs, as serve takes them (repeatable).",
-)
+@_configs_option("The daemon's config, then more site configs, as serve takes them (repeatable).")
 @click.option(
     "--queues",
     "queues",
@@ -214,13 +215,7 @@ def fleet_group() -> None:
 
 
 @fleet_group.command("status")
-@click.option(
-    "--config",
-    "config_paths",
-    multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The daemon's config (its [queue] names Redis); more site configs are allowed.",
-)
+@_configs_option("The daemon's config (its [queue] names Redis); more site configs are allowed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @_handle_errors
 def fleet_status_cmd(config_paths: tuple[Path, ...], as_json: bool) -> None:
