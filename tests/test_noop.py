@@ -320,7 +320,9 @@ def test_a_symlinked_config_is_never_answered_from_its_targets_site(tmp_path: Pa
     assert (b.state / noop.STAMP).is_file()
     code, out, err = cli(a)
     assert (code, err) == (0, "") and out.startswith("published ")
-    assert a.head() is not None and a.head() != b.head()
+    # a's own publish repository got the build (b's stamp would have left it empty); the two
+    # commits may be equal: same tree, author and message, made in the same second
+    assert a.head() is not None
     assert (a.state / noop.STAMP).is_file()  # a's own, from its own run
     assert cli(a)[1] == f"up to date: asf-site was built from source {a.first[:12]}\n"
     commit_files(a.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nNew.\n"}, "Add")
