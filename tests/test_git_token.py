@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +162,30 @@ def test_credentials_register_the_token_as_a_secret() -> None:
     assert remote.credentials({"T": "tok-1234567890"}) == (TOKEN_USER, "tok-1234567890")
     assert redact_text("said tok-1234567890 twice") == "said [...] twice"
     assert Remote("https://git.example.org/x.git").credentials({}) is None
+
+
+def test_the_poller_reads_the_head_with_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deploybot serve`` polls each source's head in a ``heads`` job: with its token."""
+    import io
+    import json
+
+    from deploybot.daemon import worker
+
+    monkeypatch.setenv("SITE_TOKEN", TOKEN)
+    site = SmallSite(tmp_path)
+    guarded = BasicAuth(dulwich_app(site.source), TOKEN_USER, TOKEN)
+    out = io.StringIO()
+    before = socket.getdefaulttimeout()
+    try:
+        with wsgi_server(guarded) as base:
+            url = f"{base}/site.git"
+            sites = [["a", url, "main", "SITE_TOKEN", 30.0], ["b", url, "main", None, 30.0]]
+            worker.heads(sites, out)
+    finally:
+        socket.setdefaulttimeout(before)  # heads sets it for its own process
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert answers[0] == {"site": "a", "head": site.first}
+    assert answers[1]["head"] is None
+    assert "set source.token_env to the name of an environment variable" in answers[1]["error"]
