@@ -236,12 +236,16 @@ def test_a_tree_entry_with_an_empty_name_is_bad_input(
     assert site.head() is None
 
 
-def test_a_corrupt_remote_repository_is_bad_input(tmp_path: Path) -> None:
+@pytest.mark.parametrize("server", ["git-daemon", "git-http-backend"])
+def test_a_corrupt_remote_repository_is_bad_input(tmp_path: Path, server: str) -> None:
     """Over the network only the server's words tell: git's "possible repository
     corruption on the remote side" is not what waiting heals."""
     site = SmallSite(tmp_path)
     commit_names(site.source, {(b"index.md",): b"# Hi\n", (b"",): b"x"})
-    with git_daemon(tmp_path) as base:
+    serving = (
+        git_daemon(tmp_path) if server == "git-daemon" else wsgi_server(http_backend_app(tmp_path))
+    )
+    with serving as base:
         site.write_config(source_url=f"{base}/source.git")
         code, line = run(site)
     assert code == EX_INPUT, line
