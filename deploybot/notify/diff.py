@@ -18,9 +18,12 @@ What is matched, with its source in git:
   character (``diff.c`` ``sane_truncate_line``; :mod:`.diff_utf8`);
 * binary detection: a NUL byte in the first 8000 bytes (``xdiff-interface.c``
   ``buffer_is_binary``);
-* the line counts for ``--stat``: git diffs with no context there, and then first drops the
+* the line counts for ``--stat``: git's ``builtin_diffstat`` diffs with the patch's context
+  (``xecfg.ctxlen = o->context``), so it counts the lines of the patch's own diff
+  (:func:`count_changes`). Only a zero-context diff (``combine-diff.c``'s) first drops the
   common tail in 1024-byte blocks (``xdiff-interface.c`` ``trim_common_tail``), which can
-  change the result of the non-minimal search; :func:`count_changes` does the same.
+  change what xdiff discards as multimatch lines and so the result
+  (:func:`zero_context_script`).
 """
 
 from __future__ import annotations
@@ -301,8 +304,8 @@ def _trim_common_tail(a: bytes, b: bytes) -> tuple[bytes, bytes]:
 
 def zero_context_script(old: bytes, new: bytes) -> list[Change]:
     """The changes of a diff made with no context lines, as ``xdi_diff`` makes it: the common
-    tail is trimmed first (:func:`_trim_common_tail`), which can change the result of the
-    non-minimal search. Used by ``--stat`` and by the combined diff (``combine-diff.c``)."""
+    tail is trimmed first (:func:`_trim_common_tail`), which can change the result. Used by
+    the combined diff (``combine-diff.c``); ``--stat`` counts the patch's diff instead."""
     if old == new:
         return []
     a_bytes, b_bytes = _trim_common_tail(old, new)
@@ -310,10 +313,11 @@ def zero_context_script(old: bytes, new: bytes) -> list[Change]:
 
 
 def count_changes(old: bytes, new: bytes) -> tuple[int, int]:
-    """``(added, deleted)`` line counts as ``git diff --stat`` shows them for a text file."""
+    """``(added, deleted)`` line counts as ``git diff --stat`` shows them for a text file:
+    the ``+`` and ``-`` lines of its patch (:func:`hunk_lines`), from the same edit script."""
     if old == new:
         return 0, 0
     if not old or not new:  # one side empty: every line of the other changed, no diff needed
         return count_lines(new), count_lines(old)
-    script = zero_context_script(old, new)
+    script = edit_script(split_lines(old), split_lines(new))
     return sum(c.chg2 for c in script), sum(c.chg1 for c in script)
