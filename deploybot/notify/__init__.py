@@ -92,11 +92,13 @@ def build_email(
         KeyError: ``new`` is not in the repository.
     """
     from deploybot.notify.gitlog import read_log_excerpt  # a sibling module, written later
+    from deploybot.notify.summary import brief_summary
 
     limits = Limits.from_config(notify)
     log = read_log_excerpt(
         repo_path, new, max_lines=limits.max_lines, max_line_length=limits.max_line_length
     )
+    [(short, subject)] = brief_summary(repo_path, [new])
     return compose_combined_email(
         envelope=Envelope.from_config(
             notify, repo_path=repo_path, refname=refname, date=now, host=host
@@ -104,8 +106,9 @@ def build_email(
         log_text=log,
         old=old,
         new=new,
-        subject_line=read_commit_subject(repo_path, new),
+        subject_line=subject,
         limits=limits,
+        short=short,
     )
 
 

@@ -180,7 +180,7 @@ def queue_plan(ctx: Context, chosen: Plan, outbox: Path) -> list[str]:
 
 
 def _combined(ctx: Context, old: str | None, new: str) -> bytes:
-    [(_, subject)] = brief_summary(ctx.repo_path, [new])
+    [(short, subject)] = brief_summary(ctx.repo_path, [new])
     return compose_combined_email(
         envelope=ctx.envelope,
         log_text=_log(ctx, new),
@@ -188,6 +188,7 @@ def _combined(ctx: Context, old: str | None, new: str) -> bytes:
         new=new,
         subject_line=subject,
         limits=ctx.limits,
+        short=short,
     )
 
 

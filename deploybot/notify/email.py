@@ -66,6 +66,7 @@ def compose_combined_email(
     new: str,
     subject_line: str,
     limits: Limits = DEFAULT_LIMITS,
+    short: str | None = None,
 ) -> bytes:
     """Return the combined commit email for one new commit on a branch, as bytes.
 
@@ -81,6 +82,10 @@ def compose_combined_email(
         subject_line: the commit subject (``git log --format=%s``; see :func:`commit_subject`).
         limits: line length, line count and subject length limits (:class:`.envelope.Limits`;
             default 500 / 10000 / 500 as git-multimail).
+        short: ``new`` abbreviated as ``git rev-parse --short`` does in its repository
+            (:func:`.summary.short_id`), for the ``new`` line, the ``is described below``
+            line and a created branch's subject; None: as long as the log's ``index`` lines
+            (no uniqueness check; for callers without the repository).
 
     Returns:
         The message: ASCII headers (folded by :class:`email.header.Header` at 76 columns; a
@@ -95,7 +100,10 @@ def compose_combined_email(
     """
     check_args(envelope, old, new)
     log = as_excerpt(log_text, limits.max_lines, limits.max_line_length)
-    short = new[: log.short_length]
+    if short is None:
+        short = new[: log.short_length]
+    elif not new.startswith(short) or len(short) < 4:
+        raise ValueError(f"short must be a prefix of new: {short!r}")
     subject = _email_subject(
         one_line(envelope.repo_name),
         envelope.branch,
