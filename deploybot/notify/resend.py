@@ -20,6 +20,7 @@ from dulwich.repo import Repo
 
 from deploybot.config import NotifyConfig, author_name
 from deploybot.errors import DeploybotError, UsageError
+from deploybot.notify.damage import missing_object_error
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.transport import make_transport
 from deploybot.revision import resolve_commit
@@ -126,9 +127,18 @@ def resend_commit(
     Raises:
         DeploybotError: see :func:`resolve`.
         ConfigError: see :func:`deploybot.notify.transport.make_transport`.
+        MissingObjectError: an object the email needs is missing (a damaged repository;
+            :func:`.damage.missing_object_error`); nothing was sent (exit 75).
         NotifyError: the transport failed (exit 75).
     """
     target = resolve(repo_path, rev, branch)
     send = make_transport(notify, stream=stream)
-    send(commit_email(repo_path, target, notify, now=now, host=host))
+    try:
+        message = commit_email(repo_path, target, notify, now=now, host=host)
+    except KeyError as exc:
+        damaged = missing_object_error(exc, repo_path)
+        if damaged is None:
+            raise
+        raise damaged from exc
+    send(message)
     return target.commit
