@@ -45,6 +45,7 @@ from deploybot import __version__
 from deploybot.notify.body import LogExcerpt, as_excerpt, limit_log_body
 from deploybot.notify.envelope import BRANCH_PREFIX, Envelope, Limits
 from deploybot.notify.names import is_host_name
+from deploybot.notify.sources import SourceLog, source_lines
 from deploybot.redact import redact_url as redact_url  # re-exported
 
 ZERO_SHA = "0" * 40
@@ -67,6 +68,7 @@ def compose_combined_email(
     subject_line: str,
     limits: Limits = DEFAULT_LIMITS,
     short: str | None = None,
+    sources: SourceLog | None = None,
 ) -> bytes:
     """Return the combined commit email for one new commit on a branch, as bytes.
 
@@ -86,6 +88,8 @@ def compose_combined_email(
             (:func:`.summary.short_id`), for the ``new`` line, the ``is described below``
             line and a created branch's subject; None: as long as the log's ``index`` lines
             (no uniqueness check; for callers without the repository).
+        sources: the source commits the build was made from (:mod:`.sources`), shown
+            after the intro, before ``The following commit(s)``; None: no such section.
 
     Returns:
         The message: ASCII headers (folded by :class:`email.header.Header` at 76 columns; a
@@ -122,7 +126,7 @@ def compose_combined_email(
             ("X-Git-NotificationType", "ref_changed_plus_diff"),
         ],
     )
-    intro = intro_lines(envelope, "a commit")
+    intro = intro_lines(envelope, "a commit") + source_section(sources, limits)
     head = _body_head(envelope.refname, short, subject_line)
     body = limit_log_body(head, log, limits.max_line_length, limits.max_lines)
     return assemble(headers, intro, body)
@@ -323,6 +327,16 @@ def intro_lines(
         f"in repository {url}{url_end}",
         *[""] * blank_lines,
     ]
+
+
+def source_section(sources: SourceLog | None, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """The intro's lines naming the source commits of a build (:func:`.sources.source_lines`,
+    each made one line and cut at ``limits.max_line_length``), then an empty line; none
+    when ``sources`` is None. They sit in the intro, so they do not count against
+    ``max_lines`` (they are at most :data:`.sources.MAX_LISTED` + 3)."""
+    if sources is None:
+        return []
+    return [one_line(line) for line in source_lines(sources, limits.max_line_length)] + [""]
 
 
 def _body_head(refname: str, short: str, subject: str) -> list[str]:
