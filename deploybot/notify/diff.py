@@ -28,7 +28,8 @@ What is matched, with its source in git:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from deploybot.notify.diff_myers import classify, mark_changes
@@ -133,6 +134,14 @@ def edit_script(old: list[bytes], new: list[bytes], indent_heuristic: bool = Tru
     return compact_and_script(a, old, changed1, b, new, changed2, indent_heuristic)
 
 
+@functools.lru_cache(maxsize=1)
+def file_script(old: bytes, new: bytes) -> tuple[Change, ...]:
+    """:func:`edit_script` of two file contents, kept for the last pair asked: a file's
+    stat entry and its patch need the same script (:func:`count_changes`, then
+    :func:`hunk_lines` or :func:`hunk_line_count`), so it is made once. Holds one pair."""
+    return tuple(edit_script(split_lines(old), split_lines(new)))
+
+
 def _func_line(line: bytes) -> bytes | None:
     """xdiff's ``def_ff``: the function text a line gives, or None when it gives none."""
     if not line:
@@ -151,7 +160,7 @@ def _find_func(old: list[bytes], before: int) -> bytes:
     return b""
 
 
-def _group(script: list[Change], context: int) -> list[list[Change]]:
+def _group(script: Sequence[Change], context: int) -> list[list[Change]]:
     """``xdl_get_hunk``: changes at most ``2 * context`` unchanged lines apart share a hunk."""
     groups: list[list[Change]] = []
     for ch in script:
@@ -212,8 +221,7 @@ def diff_lines(old: bytes, new: bytes, context: int = CONTEXT) -> list[Hunk]:
     if old == new:
         return []
     a, b = split_lines(old), split_lines(new)
-    script = edit_script(a, b)
-    return [_make_hunk(a, b, g, context) for g in _group(script, context)]
+    return [_make_hunk(a, b, g, context) for g in _group(file_script(old, new), context)]
 
 
 def unified_diff(old: bytes, new: bytes, context: int = CONTEXT) -> bytes:
@@ -243,7 +251,7 @@ def hunk_lines(old: bytes, new: bytes, context: int = CONTEXT) -> Iterator[bytes
             yield from _split_record(_record(mark, line))
         return
     a, b = split_lines(old), split_lines(new)
-    for group in _group(edit_script(a, b), context):
+    for group in _group(file_script(old, new), context):
         hunk = _make_hunk(a, b, group, context)
         yield hunk.header()
         for record in hunk.lines:
@@ -274,7 +282,7 @@ def hunk_line_count(old: bytes, new: bytes, context: int = CONTEXT) -> int:
     old_open = not a[-1].endswith(b"\n")
     new_open = not b[-1].endswith(b"\n")
     total = 0
-    for group in _group(edit_script(a, b), context):
+    for group in _group(file_script(old, new), context):
         s1, e1, _, _ = _bounds(len(a), len(b), group, context)
         total += 1 + (e1 - s1) + sum(ch.chg2 for ch in group)
         total += old_open and s1 <= len(a) - 1 < e1
@@ -319,5 +327,5 @@ def count_changes(old: bytes, new: bytes) -> tuple[int, int]:
         return 0, 0
     if not old or not new:  # one side empty: every line of the other changed, no diff needed
         return count_lines(new), count_lines(old)
-    script = edit_script(split_lines(old), split_lines(new))
+    script = file_script(old, new)
     return sum(c.chg2 for c in script), sum(c.chg1 for c in script)

@@ -25,6 +25,7 @@ from dulwich.repo import Repo
 from deploybot.gittree import Entry, iter_changes
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
 from deploybot.notify.damage import note_holder
+from deploybot.notify.diff import file_script
 from deploybot.notify.diff_patch import (
     NULL_SHA,
     patch_headers,
@@ -250,6 +251,7 @@ def _scan(
             total += shown if room else patch_line_count(pair, old_data, new_data, _any_id)
         else:
             total += patch_line_count(pair, old_data, new_data, _any_id)
+    file_script.cache_clear()  # it holds the last file pair: not for longer than the email
     return entries, total, short
 
 
