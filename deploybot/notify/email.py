@@ -30,6 +30,10 @@ Deliberate differences from ASF (documented in the project's notes):
 - A created branch (``old is None``) still gets one combined-style email (intro, "new" line,
   full log), with ``X-Git-Oldrev`` all zeros and multimail's create-summary subject
   ``[repo] branch B created (now abc1234)``.
+- After the intro, the source commits the build was made from (:mod:`.sources`), when the
+  caller knows them: a build commit's own log says only ``Build at ...``.
+- Short ids are ``git rev-parse --short``'s (as multimail's), given by the caller; without
+  one, the log's ``index`` length.
 """
 
 from __future__ import annotations
