@@ -473,6 +473,7 @@ def _announce(
         state_dir=config.state.dir,
         now=now(),
         retry_now=retry_now,
+        sources=notify.SourceRepo(paths["source"], config.source.url, config.source.branch),
     )
     return notify.merge_reports(earlier, announced)
 
