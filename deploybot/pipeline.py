@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import gitutil, mailcmd, noop, notify, publish, statedir, watch
+from deploybot import fingerprint, gitutil, mailcmd, noop, notify, publish, statedir, watch
 from deploybot.config import Config
 from deploybot.errors import ConfigError
 from deploybot.revision import commit_datetime
@@ -242,7 +242,8 @@ def _run_locked(
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
-    if snap.commit == head.source_commit and not full and not _future_due(head, cutoff):
+    why = _why_build(head, snap, fingerprint.render_fingerprint(config), full, cutoff)
+    if why is None:
         waiting = head.next_future
         return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting)
     if before_build is not None:
@@ -254,7 +255,7 @@ def _run_locked(
         with snap.tree, render.open_cache(paths["cache"]) as cache:
             check(head)
             site, result = _build_and_publish(
-                config, paths, snap, head, cache, full, (now, cutoff), check
+                config, paths, snap, head, cache, why, (now, cutoff), check
             )
             timer.mark("render+publish")
             report = earlier
@@ -306,42 +307,74 @@ def _build_and_publish(
     snap: watch.SourceSnapshot,
     head: publish.PublishHead,
     cache: render.BuildCache,
-    full: bool,
+    why: publish.Reason,
     clock: tuple[Callable[[], datetime], datetime],
     check: Callable[[publish.PublishHead], None],
 ) -> tuple[render.BuildReport, publish.PublishResult]:
-    """Render and publish, incrementally when the cache, the publish head's record and the
-    source diff all describe the same previous build; else (or when that build cannot be
-    used after all) fully. The cache is left uncommitted for the caller; ``check`` is
-    :func:`_not_backwards`'s (raises OlderSourceError)."""
+    """Render and publish (the run builds for ``why``), incrementally when the cache, the
+    publish head's record and the source diff all describe the same previous build; else
+    (or when that build cannot be used after all) fully. The cache is left uncommitted for
+    the caller; ``check`` is :func:`_not_backwards`'s (raises OlderSourceError)."""
     from deploybot import render
 
     options = _render_options(config, snap, clock[1])
-    reason = _why_full(full, head, snap, cache)
+    reason = _why_full(why, head, snap, cache)
+    build = _Build(config, paths, snap, why, clock, check)
     if reason is None and head.commit is not None:
         try:
             with publish.BlobWriter(paths["publish"]) as sink:
                 report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
-                return report, _publish(
-                    config, paths, snap, report, sink.blobs, patch, clock, check
-                )
+                return report, build.publish(report, sink.blobs, patch)
         except (render.NeedFullBuild, publish.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
     with publish.BlobWriter(paths["publish"]) as sink:
         report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
-        return report, _publish(config, paths, snap, report, sink.blobs, None, clock, check)
+        return report, build.publish(report, sink.blobs, None)
+
+
+def _why_build(
+    head: publish.PublishHead,
+    snap: watch.SourceSnapshot,
+    render_fingerprint: str,
+    full: bool,
+    cutoff: datetime,
+) -> publish.Reason | None:
+    """Why this run builds (:class:`deploybot.publish.Reason`, the first that applies), or
+    None when the publish head is up to date: built from the source tip, with this run's
+    render fingerprint (:mod:`deploybot.fingerprint`), and no held-back post due at
+    ``cutoff``."""
+    if full:
+        return publish.Reason.FORCED
+    if head.commit is None:
+        return publish.Reason.FIRST
+    if head.source_commit is None:
+        return publish.Reason.NO_RECORD
+    if head.record.get(publish.RENDER_FINGERPRINT) != render_fingerprint:
+        log.info("the render settings or the renderer changed since %s: building again",
+                 head.commit[:12])  # fmt: skip
+        return publish.Reason.RENDER
+    if snap.commit != head.source_commit:
+        return publish.Reason.SOURCE
+    if _future_due(head, cutoff):
+        return publish.Reason.DUE
+    return None
 
 
 def _why_full(
-    full: bool, head: publish.PublishHead, snap: watch.SourceSnapshot, cache: render.BuildCache
+    why: publish.Reason,
+    head: publish.PublishHead,
+    snap: watch.SourceSnapshot,
+    cache: render.BuildCache,
 ) -> str | None:
-    """Why this run cannot build incrementally, or None when it can."""
-    if full:
+    """Why this run (building for ``why``) cannot build incrementally, or None when it can."""
+    if why is publish.Reason.FORCED:
         return "--full given"
     if head.commit is None:
         return "the publish branch does not exist yet"
+    if why is publish.Reason.RENDER:
+        return "the render settings or the renderer changed"
     if snap.changed_paths is None:
         return "the publish head's source commit is unknown here"
     if cache.meta("publish_commit") != head.commit or cache.meta("source_commit") != (
@@ -351,38 +384,58 @@ def _why_full(
     return None
 
 
-def _publish(
-    config: Config,
-    paths: dict[str, Path],
-    snap: watch.SourceSnapshot,
-    report: render.BuildReport,
-    blobs: dict[str, str],
-    patch: publish.TreePatch | None,
-    clock: tuple[Callable[[], datetime], datetime],
-    check: Callable[[publish.PublishHead], None],
-) -> publish.PublishResult:
-    now, cutoff = clock
-    when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
-    kind = f"full ({report.reason})" if report.full else "incremental"
-    log.info("%s build: %d producers rendered", kind, len(report.rendered))
-    return publish.publish_build(
-        config.publish.url,
-        config.publish.branch,
-        paths["publish"],
-        {},
-        keep=config.publish.keep,
-        author=config.publish.author,
-        message=publish.format_build_message(config.publish.message, when),
-        when=when,
-        source_commit=snap.commit,
-        blobs=blobs,
-        patch=patch,
-        before_push=lambda _old, new: notify.note_pushing(
-            config.state.dir, f"refs/heads/{config.publish.branch}", new
-        ),
-        check_head=check,
-        record=publish.future_record(cutoff, report.waiting),
-    )
+@dataclass(frozen=True)
+class _Build:
+    """What a run's publish needs besides the build itself: the run builds ``snap`` for
+    ``why`` at ``clock`` (the wall clock and this run's future cut-off); ``check`` is
+    :func:`_not_backwards`'s."""
+
+    config: Config
+    paths: dict[str, Path]
+    snap: watch.SourceSnapshot
+    why: publish.Reason
+    clock: tuple[Callable[[], datetime], datetime]
+    check: Callable[[publish.PublishHead], None]
+
+    def publish(
+        self,
+        report: render.BuildReport,
+        blobs: dict[str, str],
+        patch: publish.TreePatch | None,
+    ) -> publish.PublishResult:
+        """Commit and push the build ``report`` made (its outputs ``blobs``, onto
+        ``patch``'s base when given), with its record. Raises as
+        :func:`deploybot.publish.publish_build`."""
+        config, snap = self.config, self.snap
+        now, cutoff = self.clock
+        when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
+        kind = f"full ({report.reason})" if report.full else "incremental"
+        log.info("%s build: %d producers rendered", kind, len(report.rendered))
+        record = publish.future_record(cutoff, report.waiting) | {
+            publish.RENDER_FINGERPRINT: fingerprint.render_fingerprint(config),
+            publish.REASON: self.why.value,
+            publish.BUILD_KIND: "full" if report.full else "incremental",
+        }
+        if snap.changed_paths is not None:
+            record[publish.CHANGED_SOURCES] = str(len(snap.changed_paths))
+        return publish.publish_build(
+            config.publish.url,
+            config.publish.branch,
+            self.paths["publish"],
+            {},
+            keep=config.publish.keep,
+            author=config.publish.author,
+            message=publish.format_build_message(config.publish.message, when),
+            when=when,
+            source_commit=snap.commit,
+            blobs=blobs,
+            patch=patch,
+            before_push=lambda _old, new: notify.note_pushing(
+                config.state.dir, f"refs/heads/{config.publish.branch}", new
+            ),
+            check_head=self.check,
+            record=record,
+        )
 
 
 def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 
 from dulwich.objects import Blob, Commit
@@ -51,10 +52,39 @@ FUTURE_CUTOFF = "future-cutoff"
 """Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
 NEXT_FUTURE = "next-future"
 """Record key: the earliest date of a post the cut-off held back (absent when none)."""
+RENDER_FINGERPRINT = "render-fingerprint"
+"""Record key: the build's render fingerprint (:mod:`deploybot.fingerprint`, 16 hex)."""
+REASON = "reason"
+"""Record key: why the run built (a :class:`Reason` value)."""
+BUILD_KIND = "build"
+"""Record key: ``full`` or ``incremental``."""
+CHANGED_SOURCES = "changed-sources"
+"""Record key: how many source paths changed since the source commit built before (absent
+when that is unknown)."""
+BUILD_SOURCE = "build-source"
+"""Record key: the source commit the tree was built from, when it is not ``source-commit``:
+the source moved since, but only in paths the build does not read."""
 
 _RECORD_KEY = "source-commit"
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+class Reason(StrEnum):
+    """Why a run built (the record's :data:`REASON`), first match in this order."""
+
+    FORCED = "forced"
+    """``run-once --full``."""
+    FIRST = "first-build"
+    """The publish branch did not exist."""
+    NO_RECORD = "no-record"
+    """The publish head had no record (someone else pushed it)."""
+    RENDER = "render-changed"
+    """The render fingerprint differs from the publish head's: a setting or the renderer."""
+    SOURCE = "source-moved"
+    """The source branch moved."""
+    DUE = "post-due"
+    """A post the published build held back for its date came due."""
 
 
 @dataclass(frozen=True)
