@@ -13,21 +13,26 @@ not raise on a server-side rejection. The mirror's refs move only after a succes
 
 **Where the source commit is recorded.** Each push also updates the git notes ref
 :data:`NOTES_REF` (``refs/notes/deploybot``), in the same (atomic, where the server allows)
-push as the branch. Its tree holds one note, named by the publish head's 40-hex id, reading
-``source-commit <40 hex>\\n``, then what else the caller records, one ``key value`` line
-each (:func:`future_record`'s: the future cut-off the build used, ``future-cutoff``, and
-the date of the next post it held back, ``next-future``); each record is a new notes commit whose
-parent is the previous one, so ``git log -p refs/notes/deploybot`` is the full record and
-the tree stays one entry small. Notes are plain git refs, so a fresh machine recovers the
-record by fetching them (:func:`fetch_publish_head`), and ``git notes --ref=deploybot show
-asf-site`` reads it; unlike a trailer in the commit message, the record can also be updated
-without a new commit, for a build whose tree did not change. A head without a note (someone
-else pushed) has an unknown source commit, so the next run rebuilds, finds the same tree,
-and records it.
+push as the branch. Its tree holds one note per build commit, named by the build's 40-hex id
+(fanned out as ``ab/cdef...``, as git does for many notes), reading ``source-commit <40
+hex>\n``, then what else the caller records, one ``key value`` line each: the future
+cut-off the build used (``future-cutoff``) and the date of the next post it held back
+(``next-future``), :func:`future_record`'s; the render fingerprint (``render-fingerprint``),
+why the run built (``reason``, a :class:`Reason`), ``build full|incremental`` and how many
+source paths changed (``changed-sources``), the pipeline's. Each record is a new notes commit
+whose parent is the previous one, so ``git log -p refs/notes/deploybot`` is the full record
+and ``git notes --ref=deploybot show <build>`` reads any build's. Every note stays: only a
+rewrite of the publish branch by someone else leaves notes of commits no longer on it (git
+ignores them; ``git notes prune`` removes them). Notes are plain git refs, so a fresh machine
+recovers the record by fetching them (:func:`fetch_publish_head`); unlike a trailer in the
+commit message, the record can also be updated without a new commit, for a build whose tree
+did not change. A head without a note (someone else pushed) has an unknown source commit, so
+the next run rebuilds, finds the same tree, and records it.
 """
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,7 +42,7 @@ from pathlib import Path
 from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 
-from deploybot import gitutil, pathrules, treeedit
+from deploybot import gittree, gitutil, pathrules, treeedit
 from deploybot.errors import ConfigError, PublishError
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
 from deploybot.redact import redact_url
@@ -455,9 +460,16 @@ class _Build:
         return gitutil.write_tree(self.repo, entries)
 
     def _record(self, notes_parent: str | None, head: str) -> str:
-        """Write a notes commit saying ``head`` was built from the source commit."""
+        """Write a notes commit saying ``head`` was built from the source commit: the
+        previous notes tree with ``head``'s note put in (every build's note stays)."""
         blob = gitutil.add_blob(self.repo, self.note().encode())
-        tree = gitutil.write_tree(self.repo, {head: (MODE_FILE, blob)})
+        old_tree = gitutil.commit_tree_id(self.repo, notes_parent) if notes_parent else None
+        edits: dict[str, tuple[int, str] | None] = {}
+        found = _find_note(self.repo, old_tree, head)
+        if found is not None:
+            edits[found[0]] = None  # where git (or an older version) put it: never two
+        edits[_note_path(head)] = (MODE_FILE, blob)
+        tree = treeedit.edit_tree(self.repo, old_tree, edits)
         return gitutil.make_commit(
             self.repo,
             tree,
@@ -468,20 +480,47 @@ class _Build:
         )
 
 
-def _read_note(repo: Repo, notes_commit: str | None, head: str) -> str | None:
-    """Return the text of the note on ``head``, or ``None`` when there is none.
+def _note_path(commit: str) -> str:
+    """Where a note on ``commit`` (40 hex) is written in the notes tree: ``ab/cdef...``, the
+    fan-out git itself uses for many notes, so a new note rewrites two small trees, not one
+    tree listing every build."""
+    return f"{commit[:2]}/{commit[2:]}"
 
-    Reads flat and fanned-out (``ab/cdef...``) notes trees alike, as ``git notes`` writes both.
+
+def _find_note(repo: Repo, tree_id: str | None, commit: str) -> tuple[str, str] | None:
+    """``(path, blob hex)`` of the note on ``commit`` in the notes tree ``tree_id``, or
+    None. Looked up as git's ``notes.c`` does: the whole remaining id as a file, else its
+    next two hex digits as a folder, level by level, so flat (``abcdef...``) and fanned-out
+    (``ab/cdef...``, ``ab/cd/ef...``) trees read alike, in a few tree reads at any size.
+
+    Raises:
+        SourceError: a notes tree that cannot be parsed (:func:`deploybot.gittree.read_tree`).
     """
+    if tree_id is None:
+        return None
+    current: bytes = gitutil.oid(tree_id)
+    prefix, rest = "", commit
+    while True:
+        entries = gittree.read_tree(repo, current)
+        entry = entries.get(rest.encode("ascii"))
+        if entry is not None and not stat.S_ISDIR(entry[0]):
+            return prefix + rest, entry[1].decode("ascii")
+        folder = entries.get(rest[:2].encode("ascii"))
+        if len(rest) <= 2 or folder is None or not stat.S_ISDIR(folder[0]):
+            return None
+        current, prefix, rest = folder[1], f"{prefix}{rest[:2]}/", rest[2:]
+
+
+def _read_note(repo: Repo, notes_commit: str | None, head: str) -> str | None:
+    """Return the text of the note on ``head``, or ``None`` when there is none
+    (:func:`_find_note` finds it)."""
     if notes_commit is None:
         return None
-    entries = gitutil.tree_entries(repo, gitutil.commit_tree_id(repo, notes_commit))
-    for path, (_mode, sha) in entries.items():
-        if path.replace("/", "") == head:
-            blob = repo[gitutil.oid(sha)]
-            if isinstance(blob, Blob):
-                return blob.as_raw_string().decode("utf-8", "replace")
-    return None
+    found = _find_note(repo, gitutil.commit_tree_id(repo, notes_commit), head)
+    if found is None:
+        return None
+    blob = repo[gitutil.oid(found[1])]
+    return blob.as_raw_string().decode("utf-8", "replace") if isinstance(blob, Blob) else None
 
 
 def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:
