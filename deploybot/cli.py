@@ -270,6 +270,32 @@ def build_cmd(
     report.print_build(build, out)
 
 
+@main.command("log")
+@_config_option
+@click.option(
+    "-n",
+    "--max-count",
+    "limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Show this many commits of the publish branch.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
+@_handle_errors
+def log_cmd(config_path: Path | None, limit: int, as_json: bool) -> None:
+    """List what was published when, from which source commit, and why (full or
+    incremental build, the source moved, render settings changed, a held-back post came
+    due, --full...), newest first: read from the publish branch and its build notes, so
+    builds by run-once, the daemon and a fleet show alike. Exit status: 75 the publish
+    repository cannot be reached or a run holds the lock; 78 bad config.
+    """
+    from deploybot import buildlog, report
+
+    config = _load(config_path)
+    report.print_log(buildlog.read(config, limit), config.publish.branch, as_json=as_json)
+
+
 @main.command("outbox")
 @_config_option
 @_retry_now_option

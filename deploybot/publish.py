@@ -35,7 +35,7 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from enum import StrEnum
 from pathlib import Path
 
@@ -66,6 +66,9 @@ BUILD_KIND = "build"
 CHANGED_SOURCES = "changed-sources"
 """Record key: how many source paths changed since the source commit built before (absent
 when that is unknown)."""
+GUARD = "guard"
+"""Record key: ``overridden`` when ``run-once --force`` published a build the publish guard
+would have stopped (absent otherwise)."""
 BUILD_SOURCE = "build-source"
 """Record key: the source commit the tree was built from, when it is not ``source-commit``:
 the source moved since, but only in paths the build does not read."""
@@ -103,12 +106,14 @@ class PublishHead:
         published_at: the head's committer time (seconds since the epoch): when a build
             commit was made, the time of its build. ``None`` without a head.
         record: the other ``key value`` lines of the head's record (``future-cutoff``...).
+        notes: the tip of :data:`NOTES_REF` as fetched (40 hex), ``None`` when absent.
     """
 
     commit: str | None
     source_commit: str | None
     published_at: int | None = field(default=None, compare=False)
     record: Mapping[str, str] = field(default_factory=dict, compare=False)
+    notes: str | None = field(default=None, compare=False)
 
     @property
     def next_future(self) -> datetime | None:
@@ -292,13 +297,67 @@ def fetch_publish_head(url: str, branch: str, mirror: Path) -> PublishHead:
 
 def _publish_head(repo: Repo, head: str | None, notes: str | None) -> PublishHead:
     if head is None:
-        return PublishHead(None, None)
+        return PublishHead(None, None, notes=notes)
     commit = repo[gitutil.oid(head)]
     when = commit.commit_time if isinstance(commit, Commit) else None
     text = _read_note(repo, notes, head)
     fields = _note_fields(text or "")
     source = fields.pop(_RECORD_KEY, None)
-    return PublishHead(head, source if gitutil.is_object_id(source or "") else None, when, fields)
+    source = source if gitutil.is_object_id(source or "") else None
+    return PublishHead(head, source, when, fields, notes)
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    """One commit of the publish branch and its record (``deploybot log``).
+
+    Attributes:
+        commit: the commit (40 hex).
+        committed: its committer date, in its own zone (aware).
+        subject: the first line of its message.
+        source_commit: the source commit its record names, ``None`` when unknown.
+        record: the other ``key value`` lines of its note; ``None`` when it has no note
+            (not built by deploybot, or its note was removed).
+    """
+
+    commit: str
+    committed: datetime
+    subject: str
+    source_commit: str | None
+    record: Mapping[str, str] | None
+
+
+def history(mirror: Path, head: PublishHead, limit: int) -> list[BuildRecord]:
+    """The newest ``limit`` commits of the publish branch from ``head`` (as
+    :func:`fetch_publish_head` fetched it into ``mirror``), following first parents (the
+    branch as deploybot extends it), each with its note, newest first.
+
+    Raises:
+        KeyError: a commit is missing from ``mirror`` (a damaged mirror).
+        SourceError: a notes tree that cannot be parsed.
+    """
+    found: list[BuildRecord] = []
+    with gitutil.bare_repo(mirror) as repo:
+        current = head.commit
+        while current is not None and len(found) < limit:
+            commit = repo[gitutil.oid(current)]
+            if not isinstance(commit, Commit):
+                break
+            zone = timezone(timedelta(seconds=commit.commit_timezone))
+            note = _read_note(repo, head.notes, current)
+            fields = None if note is None else _note_fields(note)
+            source = None if fields is None else fields.pop(_RECORD_KEY, None)
+            found.append(
+                BuildRecord(
+                    current,
+                    datetime.fromtimestamp(commit.commit_time, zone),
+                    commit.message.decode("utf-8", "replace").split("\n", 1)[0],
+                    source if gitutil.is_object_id(source or "") else None,
+                    fields,
+                )
+            )
+            current = commit.parents[0].decode("ascii") if commit.parents else None
+    return found
 
 
 def publish_build(
