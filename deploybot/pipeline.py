@@ -50,7 +50,9 @@ class RunResult:
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
     in the outbox. ``next_future``: the earliest date (aware) of a post the published build
     holds back (dated after its cut-off), or None: the no-op stamp holds only until then,
-    since that post comes due with no push.
+    since that post comes due with no push. ``unread_paths``: for ``"unchanged"``, the
+    source paths that changed when the build reads none of them (nothing was built; the
+    record names the new source commit), else None.
     """
 
     status: str
@@ -65,6 +67,7 @@ class RunResult:
     published_source: str | None = None
     order_known: bool = True
     next_future: datetime | None = None
+    unread_paths: tuple[str, ...] | None = None
 
 
 class _Timer:
@@ -254,9 +257,8 @@ def _run_locked(
     try:
         with snap.tree, render.open_cache(paths["cache"]) as cache:
             check(head)
-            site, result = _build_and_publish(
-                config, paths, snap, head, cache, why, (now, cutoff), check
-            )
+            done = _build_and_publish(config, paths, snap, head, cache, why, (now, cutoff), check)
+            result = done.result
             timer.mark("render+publish")
             report = earlier
             if result.new is not None:
@@ -264,7 +266,8 @@ def _run_locked(
                 report = _announce(config, paths, result.old, result.new, earlier, now, retry_now)
                 timer.mark("notify")
             built_on = result.new or result.old or ""
-            cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
+            if done.cache_describes_it:
+                cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     except publish.OlderSourceError as exc:
         log.info("%s", exc)
         return _result(
@@ -273,8 +276,8 @@ def _run_locked(
         )  # fmt: skip
     return _result(
         PUBLISHED if result.new else UNCHANGED, snap.commit, result.new or head.commit, timer,
-        report, changed_paths=result.changed_paths, warnings=site.warnings,
-        next_future=site.waiting,
+        report, changed_paths=result.changed_paths, warnings=done.warnings,
+        next_future=done.waiting, unread_paths=done.unread,
     )  # fmt: skip
 
 
@@ -301,6 +304,21 @@ def _result(
     )
 
 
+@dataclass(frozen=True)
+class _Done:
+    """What :func:`_build_and_publish` did: ``result``, the build's ``warnings`` and the
+    date of the next post it held back (``waiting``); ``unread``: the changed source paths
+    when none was read, so nothing was built but the record (None otherwise);
+    ``cache_describes_it``: False when the cache holds a build that was not published
+    (the caller does not commit it)."""
+
+    result: publish.PublishResult
+    warnings: tuple[render.RenderWarning, ...] = ()
+    waiting: datetime | None = None
+    unread: tuple[str, ...] | None = None
+    cache_describes_it: bool = True
+
+
 def _build_and_publish(
     config: Config,
     paths: dict[str, Path],
@@ -310,11 +328,13 @@ def _build_and_publish(
     why: publish.Reason,
     clock: tuple[Callable[[], datetime], datetime],
     check: Callable[[publish.PublishHead], None],
-) -> tuple[render.BuildReport, publish.PublishResult]:
+) -> _Done:
     """Render and publish (the run builds for ``why``), incrementally when the cache, the
     publish head's record and the source diff all describe the same previous build; else
-    (or when that build cannot be used after all) fully. The cache is left uncommitted for
-    the caller; ``check`` is :func:`_not_backwards`'s (raises OlderSourceError)."""
+    (or when that build cannot be used after all) fully. A source that moved only in
+    paths the build does not read (:func:`_unread`) publishes only its record. The cache
+    is left uncommitted for the caller; ``check`` is :func:`_not_backwards`'s (raises
+    OlderSourceError)."""
     from deploybot import render
 
     options = _render_options(config, snap, clock[1])
@@ -322,16 +342,51 @@ def _build_and_publish(
     build = _Build(config, paths, snap, why, clock, check)
     if reason is None and head.commit is not None:
         try:
+            unread = _unread(snap, why, head, clock[1], options, cache)
+            if unread is not None:
+                return _Done(build.record_only(head), waiting=head.next_future, unread=unread)
             with publish.BlobWriter(paths["publish"]) as sink:
                 report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
-                return report, build.publish(report, sink.blobs, patch)
+                return _Done(build.push_build(report, sink.blobs, patch), *_told(report))
         except (render.NeedFullBuild, publish.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
     with publish.BlobWriter(paths["publish"]) as sink:
         report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
-        return report, build.publish(report, sink.blobs, None)
+        unread = _unread(snap, why, head, clock[1], options, cache)  # a cache of this build
+        if unread is not None and head.commit is not None:
+            cache.rollback()  # it built a tree that is not published
+            return _Done(build.record_only(head), (), head.next_future, unread, False)
+        return _Done(build.push_build(report, sink.blobs, None), *_told(report))
+
+
+def _told(report: render.BuildReport) -> tuple[tuple[render.RenderWarning, ...], datetime | None]:
+    """What a build's report tells the run: its warnings, the next post it held back."""
+    return report.warnings, report.waiting
+
+
+def _unread(
+    snap: watch.SourceSnapshot,
+    why: publish.Reason,
+    head: publish.PublishHead,
+    cutoff: datetime,
+    options: render.RenderOptions,
+    cache: render.BuildCache,
+) -> tuple[str, ...] | None:
+    """The source paths that changed since the publish head's source commit when the
+    build reads none of them (:func:`deploybot.render.unread_changes`) and no post the
+    head held back is due at ``cutoff``: building would only date the feeds anew. None
+    when the run builds (``why`` is not that the source moved, or a path is read)."""
+    from deploybot import render
+
+    if why is not publish.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
+        return None
+    unread = render.unread_changes(snap.tree, options, cache, snap.changed_paths)
+    if unread is not None:
+        log.info("source moved to %s, but only %d paths the build does not read changed",
+                 snap.commit[:12], len(unread))  # fmt: skip
+    return unread
 
 
 def _why_build(
@@ -397,7 +452,7 @@ class _Build:
     clock: tuple[Callable[[], datetime], datetime]
     check: Callable[[publish.PublishHead], None]
 
-    def publish(
+    def push_build(
         self,
         report: render.BuildReport,
         blobs: dict[str, str],
@@ -418,6 +473,27 @@ class _Build:
         }
         if snap.changed_paths is not None:
             record[publish.CHANGED_SOURCES] = str(len(snap.changed_paths))
+        return self._push(when, record, blobs, patch)
+
+    def record_only(self, head: publish.PublishHead) -> publish.PublishResult:
+        """Record that ``head`` (which exists) is also the build of this run's source
+        commit, whose changes the build does not read: its record, naming the source
+        commit its tree was built from (``build-source``), with no new commit. Raises as
+        :func:`deploybot.publish.publish_build` (StaleBaseError: the head moved)."""
+        assert head.commit is not None and head.source_commit is not None
+        built_from = head.record.get(publish.BUILD_SOURCE) or head.source_commit
+        record = {**head.record, publish.BUILD_SOURCE: built_from}
+        when = self.clock[0]().astimezone(UTC)
+        return self._push(when, record, {}, publish.TreePatch(head.commit))
+
+    def _push(
+        self,
+        when: datetime,
+        record: dict[str, str],
+        blobs: dict[str, str],
+        patch: publish.TreePatch | None,
+    ) -> publish.PublishResult:
+        config, snap = self.config, self.snap
         return publish.publish_build(
             config.publish.url,
             config.publish.branch,
@@ -448,10 +524,18 @@ def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
     if head.source_commit is not None and publish.FUTURE_CUTOFF not in head.record:
         log.info("the build record has no %s: building the source again", publish.FUTURE_CUTOFF)
         return True
-    due = head.next_future is not None and head.next_future <= cutoff
+    due = _due(head, cutoff)
     if due:
         log.info("a post dated %s is due: building the source again", head.next_future)
     return due
+
+
+def _due(head: publish.PublishHead, cutoff: datetime) -> bool:
+    """Whether the head's record has no future cut-off, or names a held-back post dated
+    at or before ``cutoff`` (:func:`_future_due`, without its log lines)."""
+    if publish.FUTURE_CUTOFF not in head.record:
+        return True
+    return head.next_future is not None and head.next_future <= cutoff
 
 
 def _not_backwards(

@@ -43,6 +43,11 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
         click.echo(
             f"not publishing: {why}; {branch} stays as it is (run-once --allow-older publishes it)"
         )
+    elif result.unread_paths is not None:
+        click.echo(
+            f"nothing to publish: source moved to {source}, but only paths the build does "
+            f"not read changed ({_listed(result.unread_paths)})"
+        )
     else:
         click.echo(f"nothing to publish: source {source} builds the same tree as {branch}")
     for warning in result.warnings:
@@ -71,6 +76,14 @@ def print_log(builds: Sequence[Any], branch: str, *, as_json: bool = False) -> N
         when = build.committed.strftime("%Y-%m-%d %H:%M:%S %z")
         source = f"  source {build.source_commit[:12]}" if build.source_commit else ""
         click.echo(f"{build.commit[:12]}  {when}{source}  {buildlog.describe(build)}")
+
+
+def _listed(paths: Sequence[str], most: int = 5) -> str:
+    """``a, b, c`` (at most ``most`` paths, then ``and N more``); ``no path`` for none."""
+    if not paths:
+        return "no path"
+    more = len(paths) - most
+    return ", ".join(paths[:most]) + (f" and {more} more" if more > 0 else "")
 
 
 def describe_key(key: str) -> str:
