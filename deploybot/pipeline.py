@@ -511,6 +511,7 @@ class _Build:
             ),
             check_head=self.check,
             record=record,
+            nojekyll=bool(config.publish.nojekyll),
         )
 
 

@@ -50,6 +50,9 @@ from deploybot.redact import redact_url
 NOTES_REF = "refs/notes/deploybot"
 """The git notes ref recording which source commit each publish head was built from."""
 
+NOJEKYLL = ".nojekyll"
+"""The file at a publish tree's root that tells GitHub Pages not to run Jekyll over it."""
+
 MAX_TRIES = 3
 """How many times a build is redone on a new remote tip before giving up."""
 
@@ -376,6 +379,7 @@ def publish_build(
     before_push: Callable[[str | None, str], None] | None = None,
     check_head: Callable[[PublishHead], None] | None = None,
     record: Mapping[str, str] | None = None,
+    nojekyll: bool = False,
 ) -> PublishResult:
     """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``; push.
 
@@ -398,6 +402,8 @@ def publish_build(
     the publish before anything is sent. ``check_head(remote head)`` runs after every fetch
     of the remote head (the first, and again after a lost push race) before anything is
     built on it; it raises (e.g. :class:`OlderSourceError`) to stop the publish.
+    ``nojekyll``: the new tree gets an empty :data:`NOJEKYLL` at its root unless it has
+    one (the build's own, or a kept one).
 
     Returns:
         A :class:`PublishResult`; ``new`` is ``None`` when the tree did not change.
@@ -429,8 +435,9 @@ def publish_build(
             if check_head is not None and remote_head is not None:
                 check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
             build = _Build(
-                repo, mirror, refname, author, message, when, source_commit, tuple(record.items())
-            )
+                repo, mirror, refname, author, message, when, source_commit, tuple(record.items()),
+                nojekyll,
+            )  # fmt: skip
             if patch is not None and tips[refname] != patch.base:
                 raise StaleBaseError(f"{refname} moved from {patch.base[:12]}: build again")
             plan = build.plan(tips[refname], tips[NOTES_REF], built, keep, patch)
@@ -461,6 +468,7 @@ class _Build:
     when: datetime
     source_commit: str
     record: tuple[tuple[str, str], ...] = ()
+    nojekyll: bool = False
 
     def note(self) -> str:
         """The record's text: ``source-commit <id>`` and the other ``key value`` lines."""
@@ -489,6 +497,8 @@ class _Build:
                 new_tree = treeedit.edit_tree(self.repo, old_tree, edits)
             except ValueError as exc:  # outputs never clash with each other: a kept path does
                 raise ConfigError(f"publish.keep: build output and kept path clash: {exc}") from exc
+        if self.nojekyll:
+            new_tree = self._with_nojekyll(new_tree)
         updates: dict[str, tuple[str | None, str]] = {}
         new: str | None = None
         changed: tuple[str, ...] = ()
@@ -509,6 +519,13 @@ class _Build:
             updates[NOTES_REF] = (notes_old, self._record(notes_old, head))
         result = PublishResult(self.mirror, self.refname, old, new, changed)
         return _Plan(updates, result)
+
+    def _with_nojekyll(self, tree_id: str) -> str:
+        """``tree_id`` with an empty :data:`NOJEKYLL` at its root, unless it has one."""
+        if NOJEKYLL.encode() in gittree.read_tree(self.repo, gitutil.oid(tree_id)):
+            return tree_id
+        empty = gitutil.add_blob(self.repo, b"")
+        return treeedit.edit_tree(self.repo, tree_id, {NOJEKYLL: (MODE_FILE, empty)})
 
     def _replace(self, old_tree: str | None, built: Mapping[str, str], keep: Sequence[str]) -> str:
         """Return the tree of ``built`` plus the kept paths of ``old_tree``."""
