@@ -22,8 +22,6 @@ _WHY = {
     publish.Reason.SOURCE: "the source moved",
     publish.Reason.DUE: "a held-back post came due",
 }
-GUARD_OVERRIDDEN = "overridden"
-"""The record's ``guard`` value when ``run-once --force`` published past the guard."""
 
 
 def read(config: Config, limit: int) -> list[publish.BuildRecord]:
@@ -62,7 +60,7 @@ def describe(build: publish.BuildRecord) -> str:
     if built_from:
         text += f"; built from source {built_from[:12]}, only paths the build does not read "
         text += "changed since"
-    if record.get(publish.GUARD) == GUARD_OVERRIDDEN:
+    if record.get(publish.GUARD) == publish.GUARD_OVERRIDDEN:
         text += "; the publish guard was overridden (run-once --force)"
     return text
 

@@ -109,22 +109,33 @@ _retry_now_option = click.option(
     is_flag=True,
     help="Publish even a source commit older than the one the publish branch was built from.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Publish even a build the publish guard stops (publish.max_removed, min_files).",
+)
 @_retry_now_option
 @_handle_errors
-def run_once_cmd(config_path: Path | None, full: bool, allow_older: bool, retry_now: bool) -> None:
+def run_once_cmd(
+    config_path: Path | None, full: bool, allow_older: bool, force: bool, retry_now: bool
+) -> None:
     """Fetch the source, build, publish one build commit and email it.
 
     A source commit that is an ancestor of the one the publish branch was built from (the
     source was rewound, or another instance published a newer build) is not published
-    unless --allow-older. Exit status: 0 published or nothing to do; 1 bad input in the
-    source; 75 try again later (network, lock held, push rejected, mail not delivered);
-    78 bad config.
+    unless --allow-older. Nor is a build that would remove more than publish.max_removed
+    of the published files or leave fewer than publish.min_files (exit 1), unless --force.
+    Exit status: 0 published or nothing to do; 1 bad input in the source, or the publish
+    guard stopped the build; 75 try again later (network, lock held, push rejected, mail
+    not delivered); 78 bad config.
     """
     from deploybot import pipeline, progress, report
 
     config = _load(config_path)
     with progress.shown("rendering"):
-        result = pipeline.run_once(config, full=full, retry_now=retry_now, allow_older=allow_older)
+        result = pipeline.run_once(
+            config, full=full, retry_now=retry_now, allow_older=allow_older, force=force
+        )
     report.print_run(result, config, verbose=_verbose())
     if result.mail_failures:
         sys.exit(EX_TEMPFAIL)

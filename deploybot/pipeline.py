@@ -93,6 +93,7 @@ def run_once(
     retry_now: bool = False,
     allow_older: bool = False,
     before_build: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> RunResult:
     """Run the whole pipeline once, holding the state directory's lock.
 
@@ -107,6 +108,8 @@ def run_once(
         before_build: called with the source commit (40 hex) after the fetch, when a build
             follows (not when up to date); ``deploybot serve`` waits there for a worker, so
             a run stuck in its fetch holds none. It may raise to stop the run there.
+        force: publish even a build the publish guard stops (``publish.max_removed``,
+            ``publish.min_files``); its record says so.
 
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
@@ -117,6 +120,7 @@ def run_once(
         FetchError, PublishError: the source could not be fetched or the push failed (75).
         SourceError: bad input in the source (exit 1); nothing was published.
         ConfigError: the configuration is unusable, or state.dir is not writable (exit 78).
+        GuardError: the publish guard stopped the build; nothing was pushed (exit 1).
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
     """
@@ -130,7 +134,7 @@ def run_once(
         statedir.sweep_stale(config, paths, started=started)
         result = _run_healing(
             config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older,
-            before_build=before_build,
+            before_build=before_build, force=force,
         )  # fmt: skip
         statedir.housekeep(paths)
         notify.prune_delivered(paths["outbox"])
@@ -187,6 +191,7 @@ def _run_healing(
     retry_now: bool,
     older: bool,
     before_build: Callable[[str], None] | None,
+    force: bool = False,
 ) -> RunResult:
     """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
     a file lost or deleted under it), delete that mirror and run once more, which fetches
@@ -201,7 +206,7 @@ def _run_healing(
         try:
             return _run_locked(
                 config, paths, full=full, now=now, retry_now=retry_now, older=older,
-                before_build=before_build,
+                before_build=before_build, force=force,
             )  # fmt: skip
         except KeyError as exc:
             statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
@@ -232,6 +237,7 @@ def _run_locked(
     retry_now: bool = False,
     older: bool = False,
     before_build: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> RunResult:
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
@@ -257,7 +263,8 @@ def _run_locked(
     try:
         with snap.tree, render.open_cache(paths["cache"]) as cache:
             check(head)
-            done = _build_and_publish(config, paths, snap, head, cache, why, (now, cutoff), check)
+            build = _Build(config, paths, snap, why, (now, cutoff), check, force)
+            done = _build_and_publish(build, head, cache)
             result = done.result
             timer.mark("render+publish")
             report = earlier
@@ -319,27 +326,17 @@ class _Done:
     cache_describes_it: bool = True
 
 
-def _build_and_publish(
-    config: Config,
-    paths: dict[str, Path],
-    snap: watch.SourceSnapshot,
-    head: publish.PublishHead,
-    cache: render.BuildCache,
-    why: publish.Reason,
-    clock: tuple[Callable[[], datetime], datetime],
-    check: Callable[[publish.PublishHead], None],
-) -> _Done:
-    """Render and publish (the run builds for ``why``), incrementally when the cache, the
-    publish head's record and the source diff all describe the same previous build; else
-    (or when that build cannot be used after all) fully. A source that moved only in
-    paths the build does not read (:func:`_unread`) publishes only its record. The cache
-    is left uncommitted for the caller; ``check`` is :func:`_not_backwards`'s (raises
-    OlderSourceError)."""
+def _build_and_publish(build: _Build, head: publish.PublishHead, cache: render.BuildCache) -> _Done:
+    """Render and publish ``build``, on the publish ``head``, incrementally when the cache,
+    the head's record and the source diff all describe the same previous build; else (or
+    when that build cannot be used after all) fully. A source that moved only in paths the
+    build does not read (:func:`_unread`) publishes only its record. The cache is left
+    uncommitted for the caller. Raises OlderSourceError (``build.check``), GuardError."""
     from deploybot import render
 
+    config, paths, snap, why, clock = build.config, build.paths, build.snap, build.why, build.clock
     options = _render_options(config, snap, clock[1])
     reason = _why_full(why, head, snap, cache)
-    build = _Build(config, paths, snap, why, clock, check)
     if reason is None and head.commit is not None:
         try:
             unread = _unread(snap, why, head, clock[1], options, cache)
@@ -443,7 +440,7 @@ def _why_full(
 class _Build:
     """What a run's publish needs besides the build itself: the run builds ``snap`` for
     ``why`` at ``clock`` (the wall clock and this run's future cut-off); ``check`` is
-    :func:`_not_backwards`'s."""
+    :func:`_not_backwards`'s; ``force``: past the publish guard."""
 
     config: Config
     paths: dict[str, Path]
@@ -451,6 +448,7 @@ class _Build:
     why: publish.Reason
     clock: tuple[Callable[[], datetime], datetime]
     check: Callable[[publish.PublishHead], None]
+    force: bool = False
 
     def push_build(
         self,
@@ -512,6 +510,7 @@ class _Build:
             check_head=self.check,
             record=record,
             nojekyll=bool(config.publish.nojekyll),
+            guard=publish.Guard(config.publish.max_removed, config.publish.min_files, self.force),
         )
 
 

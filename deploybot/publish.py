@@ -32,6 +32,8 @@ the next run rebuilds, finds the same tree, and records it.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,9 +45,11 @@ from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 
 from deploybot import gittree, gitutil, pathrules, treeedit
-from deploybot.errors import ConfigError, PublishError
+from deploybot.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
 from deploybot.redact import redact_url
+
+log = logging.getLogger(__name__)
 
 NOTES_REF = "refs/notes/deploybot"
 """The git notes ref recording which source commit each publish head was built from."""
@@ -70,8 +74,9 @@ CHANGED_SOURCES = "changed-sources"
 """Record key: how many source paths changed since the source commit built before (absent
 when that is unknown)."""
 GUARD = "guard"
-"""Record key: ``overridden`` when ``run-once --force`` published a build the publish guard
-would have stopped (absent otherwise)."""
+"""Record key: :data:`GUARD_OVERRIDDEN` when ``run-once --force`` published a build the
+publish guard would have stopped (absent otherwise)."""
+GUARD_OVERRIDDEN = "overridden"
 BUILD_SOURCE = "build-source"
 """Record key: the source commit the tree was built from, when it is not ``source-commit``:
 the source moved since, but only in paths the build does not read."""
@@ -169,6 +174,57 @@ class OlderSourceError(PublishError):
             else f"not publishing: cannot tell whether source {source[:12]} is older than the "
             f"published {published[:12]}, which is no longer in the source repository"
         )
+
+
+class GuardError(DeploybotError):
+    """The publish guard stopped a build (:func:`guard_problem`): nothing was pushed. Exit 1:
+    the source (or the build of it) is what is wrong, and waiting does not mend it."""
+
+    exit_code = EX_INPUT
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The publish guard, as ASF's site builder keeps one (``minimum_page_count``): a build
+    that would remove more than ``max_removed`` (a fraction) of the published files, or
+    leave fewer than ``min_files`` files, is not pushed (``publish.max_removed``,
+    ``publish.min_files``), unless ``forced`` (``run-once --force``)."""
+
+    max_removed: float = 0.5
+    min_files: int = 1
+    forced: bool = False
+
+
+def guard_problem(repo: Repo, old_tree: str | None, new_tree: str, guard: Guard) -> str | None:
+    """What the publish guard finds wrong with replacing the published tree ``old_tree``
+    (``None``: nothing published yet, which no removal limit applies to) by ``new_tree``,
+    both in ``repo``, in one line (``the build would remove 8 of the 14 published files
+    (57%, more than publish.max_removed = 0.5)``); None when it passes. Files are every
+    entry that is not a folder, kept paths included. The trees are compared folder by
+    folder (:func:`deploybot.gittree.iter_changes`); the published files are counted only
+    when something is removed or too few files are added to tell otherwise."""
+    removed = added = 0
+    old_id = gitutil.oid(old_tree) if old_tree else None
+    for _path, before, after in gittree.iter_changes(repo, old_id, gitutil.oid(new_tree)):
+        if after is None:
+            removed += 1
+        elif before is None:
+            added += 1
+    if removed == 0 and added >= guard.min_files:
+        return None  # nothing removed, and the new tree holds at least what was added
+    published = len(gitutil.tree_entries(repo, old_tree, include_gitlinks=True))
+    if published and removed > guard.max_removed * published:
+        return (
+            f"the build would remove {removed} of the {published} published files "
+            f"({removed / published:.0%}, more than publish.max_removed = {guard.max_removed:g})"
+        )
+    left = published - removed + added
+    if left < guard.min_files:
+        return (
+            f"the build would leave {left} file{'s' if left != 1 else ''} "
+            f"(fewer than publish.min_files = {guard.min_files})"
+        )
+    return None
 
 
 class StaleBaseError(PublishError):
@@ -380,6 +436,7 @@ def publish_build(
     check_head: Callable[[PublishHead], None] | None = None,
     record: Mapping[str, str] | None = None,
     nojekyll: bool = False,
+    guard: Guard | None = None,
 ) -> PublishResult:
     """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``; push.
 
@@ -403,7 +460,8 @@ def publish_build(
     of the remote head (the first, and again after a lost push race) before anything is
     built on it; it raises (e.g. :class:`OlderSourceError`) to stop the publish.
     ``nojekyll``: the new tree gets an empty :data:`NOJEKYLL` at its root unless it has
-    one (the build's own, or a kept one).
+    one (the build's own, or a kept one). ``guard``: a new tree the publish guard refuses
+    (:func:`guard_problem`) is not committed: :class:`GuardError`, unless forced.
 
     Returns:
         A :class:`PublishResult`; ``new`` is ``None`` when the tree did not change.
@@ -413,6 +471,7 @@ def publish_build(
             the message), or moved under us :data:`MAX_TRIES` times.
         ConfigError: a build output path clashes with a kept path (``publish.keep``).
         StaleBaseError: with ``patch``, the remote head is not ``patch.base``.
+        GuardError: the publish guard stops the build (nothing is pushed; exit 1).
         SourceError: a path in ``files``, ``blobs`` or ``patch.deletions`` is refused by
             :mod:`deploybot.pathrules` (checked before anything is written).
         ValueError: ``when`` is naive.
@@ -436,7 +495,7 @@ def publish_build(
                 check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
             build = _Build(
                 repo, mirror, refname, author, message, when, source_commit, tuple(record.items()),
-                nojekyll,
+                nojekyll, guard,
             )  # fmt: skip
             if patch is not None and tips[refname] != patch.base:
                 raise StaleBaseError(f"{refname} moved from {patch.base[:12]}: build again")
@@ -469,6 +528,7 @@ class _Build:
     source_commit: str
     record: tuple[tuple[str, str], ...] = ()
     nojekyll: bool = False
+    guard: Guard | None = None
 
     def note(self) -> str:
         """The record's text: ``source-commit <id>`` and the other ``key value`` lines."""
@@ -502,7 +562,9 @@ class _Build:
         updates: dict[str, tuple[str | None, str]] = {}
         new: str | None = None
         changed: tuple[str, ...] = ()
+        build = self
         if old is None or new_tree != old_tree:
+            build = self._guarded(old_tree, new_tree)
             new = gitutil.make_commit(
                 self.repo,
                 new_tree,
@@ -515,10 +577,24 @@ class _Build:
             updates[self.refname] = (old, new)
         head = new or old
         assert head is not None
-        if _read_note(self.repo, notes_old, head) != self.note():
-            updates[NOTES_REF] = (notes_old, self._record(notes_old, head))
+        if _read_note(self.repo, notes_old, head) != build.note():
+            updates[NOTES_REF] = (notes_old, build._record(notes_old, head))
         result = PublishResult(self.mirror, self.refname, old, new, changed)
         return _Plan(updates, result)
+
+    def _guarded(self, old_tree: str | None, new_tree: str) -> _Build:
+        """This build, checked by the publish guard (:func:`guard_problem`): when it trips,
+        GuardError; when it trips but is forced, this build with ``guard overridden`` in
+        its record (logged)."""
+        if self.guard is None:
+            return self
+        problem = guard_problem(self.repo, old_tree, new_tree, self.guard)
+        if problem is None:
+            return self
+        if not self.guard.forced:
+            raise GuardError(f"not publishing: {problem}; run-once --force publishes it")
+        log.warning("%s: publishing it anyway (--force)", problem)
+        return dataclasses.replace(self, record=(*self.record, (GUARD, GUARD_OVERRIDDEN)))
 
     def _with_nojekyll(self, tree_id: str) -> str:
         """``tree_id`` with an empty :data:`NOJEKYLL` at its root, unless it has one."""
