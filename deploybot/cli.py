@@ -263,8 +263,8 @@ def build_cmd(
     folder's cache of highlighted code blocks. OUT must be empty,
     or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
     not be inside SOURCE. Posts dated after --cutoff are left out; a published build is
-    made again byte for byte with its source commit and the future-cutoff of its record
-    (``git notes --ref=deploybot show BUILD``).
+    made again byte for byte with the build-source (else the source-commit) and the
+    future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
     """
     from deploybot import preview, progress, report, statedir
 

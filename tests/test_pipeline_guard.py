@@ -119,3 +119,23 @@ def test_guard_keys_are_checked(tmp_path: Path, key: str, message: str) -> None:
     configure(made, key + "\n")
     code, out = made.run()
     assert code == 78 and message in out and str(made.config) in out, out
+
+
+def test_the_example_config_gives_the_defaults(tmp_path: Path) -> None:
+    """Every value config/deploybot.example.toml sets is its key's default (but the
+    required source.url): copying it publishes nowhere else and mails nobody."""
+    import dataclasses
+
+    from deploybot.config import NotifyConfig, PublishConfig, RenderConfig, load_config
+
+    example = Path(__file__).resolve().parents[1] / "config" / "deploybot.example.toml"
+    copy = tmp_path / "deploybot.toml"
+    copy.write_text(example.read_text())
+    config = load_config(copy)
+    defaults = PublishConfig(url=str(tmp_path.parent / "site"), nojekyll=False)
+    assert config.publish == defaults
+    assert config.render == RenderConfig()
+    notify = dataclasses.replace(config.notify, repository_url="", pusher="")
+    assert notify == NotifyConfig()
+    for key in ("nojekyll", "max_removed", "min_files"):
+        assert f"{key} = " in example.read_text(), key
