@@ -251,7 +251,8 @@ def _run_locked(
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
-    why = _why_build(head, snap, fingerprint.render_fingerprint(config), full, cutoff)
+    render_fingerprint = fingerprint.render_fingerprint(config)
+    why = _why_build(head, snap, render_fingerprint, full, cutoff)
     if why is None:
         waiting = head.next_future
         return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting)
@@ -263,7 +264,8 @@ def _run_locked(
     try:
         with snap.tree, render.open_cache(paths["cache"]) as cache:
             check(head)
-            build = _Build(config, paths, snap, why, (now, cutoff), check, force)
+            clock = (now, cutoff)
+            build = _Build(config, paths, snap, why, render_fingerprint, clock, check, force)
             done = _build_and_publish(build, head, cache)
             result = done.result
             timer.mark("render+publish")
@@ -439,13 +441,15 @@ def _why_full(
 @dataclass(frozen=True)
 class _Build:
     """What a run's publish needs besides the build itself: the run builds ``snap`` for
-    ``why`` at ``clock`` (the wall clock and this run's future cut-off); ``check`` is
-    :func:`_not_backwards`'s; ``force``: past the publish guard."""
+    ``why``, with the render fingerprint ``render_fingerprint``, at ``clock`` (the wall
+    clock and this run's future cut-off); ``check`` is :func:`_not_backwards`'s;
+    ``force``: past the publish guard."""
 
     config: Config
     paths: dict[str, Path]
     snap: watch.SourceSnapshot
     why: publish.Reason
+    render_fingerprint: str
     clock: tuple[Callable[[], datetime], datetime]
     check: Callable[[publish.PublishHead], None]
     force: bool = False
@@ -465,7 +469,7 @@ class _Build:
         kind = f"full ({report.reason})" if report.full else "incremental"
         log.info("%s build: %d producers rendered", kind, len(report.rendered))
         record = publish.future_record(cutoff, report.waiting) | {
-            publish.RENDER_FINGERPRINT: fingerprint.render_fingerprint(config),
+            publish.RENDER_FINGERPRINT: self.render_fingerprint,
             publish.REASON: self.why.value,
             publish.BUILD_KIND: "full" if report.full else "incremental",
         }

@@ -43,6 +43,8 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
         click.echo(
             f"not publishing: {why}; {branch} stays as it is (run-once --allow-older publishes it)"
         )
+    elif result.unread_paths == ():
+        click.echo(f"nothing to publish: source moved to {source}, but no path changed")
     elif result.unread_paths is not None:
         click.echo(
             f"nothing to publish: source moved to {source}, but only paths the build does "
@@ -79,9 +81,7 @@ def print_log(builds: Sequence[Any], branch: str, *, as_json: bool = False) -> N
 
 
 def _listed(paths: Sequence[str], most: int = 5) -> str:
-    """``a, b, c`` (at most ``most`` paths, then ``and N more``); ``no path`` for none."""
-    if not paths:
-        return "no path"
+    """``a, b, c`` (at most ``most`` paths, then ``and N more``)."""
     more = len(paths) - most
     return ", ".join(paths[:most]) + (f" and {more} more" if more > 0 else "")
 

@@ -10,8 +10,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from dulwich.objects import Commit
+from dulwich.repo import Repo
 
 from deploybot import pipeline
+from deploybot.cli import main
 from deploybot.config import load_config
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
@@ -75,8 +79,33 @@ def test_a_change_the_build_does_not_read_publishes_nothing(
     assert note(site).startswith(f"source-commit {moved}\n")
     assert f"\nbuild-source {first.source_commit}\n" in note(site)
     assert updated(site) == iso(T1)  # the published feeds: the built commit's date
+    logged = CliRunner().invoke(main, ["log", "--config", str(site.config), "-n", "1"])
+    assert logged.output.rstrip().endswith(
+        f"; built from source {first.source_commit[:12]}, only paths the build does not read "
+        "changed since"
+    )
     again = run(site)
     assert (again.status, again.build_commit) == (pipeline.UP_TO_DATE, first.build_commit)
+
+
+def test_a_commit_that_changes_no_path_publishes_nothing(site: SmallSite) -> None:
+    first = run(site)
+    with Repo(str(site.source)) as repo:
+        tree = repo[repo.refs[b"refs/heads/main"]].tree  # type: ignore[attr-defined]
+        empty = Commit()
+        empty.tree, empty.parents = tree, [repo.refs[b"refs/heads/main"]]
+        empty.author = empty.committer = b"A <a@example.org>"
+        empty.author_time = empty.commit_time = T2
+        empty.author_timezone = empty.commit_timezone = 0
+        empty.message = b"Rebuild, please\n"
+        repo.object_store.add_object(empty)
+        repo.refs[b"refs/heads/main"] = empty.id
+    code, out = site.run()
+    assert (code, out) == (0, f"nothing to publish: source moved to {empty.id.decode()[:12]}, "
+                              "but no path changed\n")  # fmt: skip
+    assert site.head() == first.build_commit
+    code, out = site.run("--full")  # a rebuild on purpose
+    assert code == 0 and out.startswith("published "), out
 
 
 def test_the_next_change_that_is_read_is_built_with_its_own_date(site: SmallSite) -> None:
