@@ -8,7 +8,9 @@ things, any of which may change with no push to the source:
   size), and ``publish.keep`` and ``publish.nojekyll`` (what the tree holds besides the
   build);
 * the renderer: deploybot's render modules (``deploybot/render/``) and its bundled theme
-  (``templates/``), read byte for byte, deploybot's version and Python's;
+  (``templates/``), read byte for byte (an edited install changes them with no new
+  version), and deploybot's version (code outside them shapes the output too: reading
+  git trees, writing the publish tree) and Python's;
 * the libraries that turn text into HTML (:data:`OUTPUT_LIBRARIES`), by version.
 
 :func:`render_fingerprint` digests all three; the pipeline records it in each build note
