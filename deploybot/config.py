@@ -26,6 +26,8 @@ from deploybot.errors import ConfigError
 from deploybot.locations import config_base, resolve_location
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
+GITHUB_PAGES_BRANCH = "gh-pages"
+"""The branch GitHub Pages serves by default: ``publish.nojekyll`` is on for it."""
 CONFIG_ENV = "DEPLOYBOT_CONFIG"
 
 
@@ -43,7 +45,11 @@ class PublishConfig:
 
     ``url`` defaults to ``source.url``; ``timezone`` (IANA) is used for ``{date}`` in
     ``message`` and defaults to the site's timezone, else UTC; ``keep`` lists path prefixes on
-    the publish branch that builds never touch.
+    the publish branch that builds never touch. ``nojekyll``: the published tree gets an
+    empty ``.nojekyll`` (so GitHub Pages does not run Jekyll again); unset, on for the
+    branch ``gh-pages`` only (resolved to a bool when loaded). The publish guard: a build
+    that would remove more than ``max_removed`` (a fraction, 0 to 1) of the published files,
+    or leave fewer than ``min_files`` (0: no minimum), is not pushed.
     """
 
     url: str = ""
@@ -52,6 +58,9 @@ class PublishConfig:
     message: str = "Build at {date}"
     timezone: str | None = None
     keep: tuple[str, ...] = ()
+    nojekyll: bool | None = None
+    max_removed: float = 0.5
+    min_files: int = 1
 
 
 @dataclass(frozen=True)
@@ -247,6 +256,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "render.liquid_max_depth": (1, 1000),
     "render.jobs": (0, 256),  # 0: one per CPU; more than 256 processes is surely a mistake
     "render.highlight_cache_bytes": (0, _TERA),
+    "publish.min_files": (0, _TERA),
     "notify.smtp.port": (1, 65535),
     # git-multimail's limits; 0 also allowed (no limit). The smallest useful values: a cut
     # keeps N-7 (N-6) characters + " [...]".
@@ -452,7 +462,10 @@ def _resolve(cfg: Config, path: Path) -> Config:
     if cfg.publish.url:
         publish_url = checks.check_git_url(cfg.publish.url, "publish.url", path)
         publish_url = resolve_location(publish_url, str(base))
-    publish = dataclasses.replace(cfg.publish, url=publish_url)
+    nojekyll = cfg.publish.nojekyll
+    if nojekyll is None:
+        nojekyll = cfg.publish.branch == GITHUB_PAGES_BRANCH
+    publish = dataclasses.replace(cfg.publish, url=publish_url, nojekyll=nojekyll)
     checks.check_author(publish.author, "publish.author", path)
     checks.check_timezone(publish.timezone, "publish.timezone", path)
     notify = cfg.notify
@@ -509,6 +522,7 @@ def _check_values(cfg: Config, path: Path) -> None:
     checks.check_branch(cfg.source.branch, "source.branch", path)
     checks.check_branch(cfg.publish.branch, "publish.branch", path)
     checks.check_one_line(cfg.publish.message, "publish.message", path, empty_ok=False)
+    checks.check_fraction(cfg.publish.max_removed, "publish.max_removed", path)
     for prefix in cfg.publish.keep:
         checks.check_relative_path(
             prefix, "publish.keep", path, "entries must be paths relative to the branch root"

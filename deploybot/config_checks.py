@@ -174,6 +174,16 @@ def check_timeout(seconds: float, key: str, path: Path) -> None:
         raise _fail(path, key, f"must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
 
 
+def check_fraction(value: float, key: str, path: Path) -> None:
+    """Check a fraction: from 0 to 1 (``nan`` refused).
+
+    Raises:
+        ConfigError: below 0, above 1 or not a number.
+    """
+    if not 0 <= value <= 1:
+        raise _fail(path, key, f"must be a fraction from 0 to 1, not {value!r}")
+
+
 def check_env_name(name: str | None, key: str, path: Path) -> None:
     """Check the name of an environment variable (POSIX: letters, digits, ``_``)."""
     if name is not None and not _ENV_NAME_RE.match(name):
