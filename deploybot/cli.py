@@ -109,22 +109,33 @@ _retry_now_option = click.option(
     is_flag=True,
     help="Publish even a source commit older than the one the publish branch was built from.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Publish even a build the publish guard stops (publish.max_removed, min_files).",
+)
 @_retry_now_option
 @_handle_errors
-def run_once_cmd(config_path: Path | None, full: bool, allow_older: bool, retry_now: bool) -> None:
+def run_once_cmd(
+    config_path: Path | None, full: bool, allow_older: bool, force: bool, retry_now: bool
+) -> None:
     """Fetch the source, build, publish one build commit and email it.
 
     A source commit that is an ancestor of the one the publish branch was built from (the
     source was rewound, or another instance published a newer build) is not published
-    unless --allow-older. Exit status: 0 published or nothing to do; 1 bad input in the
-    source; 75 try again later (network, lock held, push rejected, mail not delivered);
-    78 bad config.
+    unless --allow-older. Nor is a build that would remove more than publish.max_removed
+    of the published files or leave fewer than publish.min_files (exit 1), unless --force.
+    Exit status: 0 published or nothing to do; 1 bad input in the source, or the publish
+    guard stopped the build; 75 try again later (network, lock held, push rejected, mail
+    not delivered); 78 bad config.
     """
     from deploybot import pipeline, progress, report
 
     config = _load(config_path)
     with progress.shown("rendering"):
-        result = pipeline.run_once(config, full=full, retry_now=retry_now, allow_older=allow_older)
+        result = pipeline.run_once(
+            config, full=full, retry_now=retry_now, allow_older=allow_older, force=force
+        )
     report.print_run(result, config, verbose=_verbose())
     if result.mail_failures:
         sys.exit(EX_TEMPFAIL)
@@ -252,8 +263,8 @@ def build_cmd(
     folder's cache of highlighted code blocks. OUT must be empty,
     or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
     not be inside SOURCE. Posts dated after --cutoff are left out; a published build is
-    made again byte for byte with its source commit and the future-cutoff of its record
-    (``git notes --ref=deploybot show BUILD``).
+    made again byte for byte with the build-source (else the source-commit) and the
+    future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
     """
     from deploybot import preview, progress, report, statedir
 
@@ -268,6 +279,32 @@ def build_cmd(
             source, out, rev=rev, render_config=render_config, cache_dir=cache_dir, cutoff=when
         )
     report.print_build(build, out)
+
+
+@main.command("log")
+@_config_option
+@click.option(
+    "-n",
+    "--max-count",
+    "limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Show this many commits of the publish branch.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
+@_handle_errors
+def log_cmd(config_path: Path | None, limit: int, as_json: bool) -> None:
+    """List what was published when, from which source commit, and why (full or
+    incremental build, the source moved, render settings changed, a held-back post came
+    due, --full...), newest first: read from the publish branch and its build notes, so
+    builds by run-once, the daemon and a fleet show alike. Exit status: 75 the publish
+    repository cannot be reached or a run holds the lock; 78 bad config.
+    """
+    from deploybot import buildlog, report
+
+    config = _load(config_path)
+    report.print_log(buildlog.read(config, limit), config.publish.branch, as_json=as_json)
 
 
 @main.command("outbox")
@@ -316,7 +353,11 @@ def notify_cmd(
     """Compose the commit email for an existing commit and send it now (old = first parent).
 
     For re-sending a lost email or checking the format against any history; --transport
-    stdout prints the whole message, headers included. The outbox is not used.
+    stdout prints the whole message, headers included. The outbox is not used. With a
+    config, the email names the source commits the build was made from (its note, and the
+    source mirror under state.dir). Exit status: 0 sent; 1 not a repository; 2 no such
+    commit; 75 not delivered, or a git object the email needs is missing (the line names
+    it and the file that held it); 78 bad config.
     """
     from deploybot import mailcmd
 

@@ -27,6 +27,8 @@ from deploybot.gitremote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT, Remote
 from deploybot.locations import config_base, resolve_location
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
+GITHUB_PAGES_BRANCH = "gh-pages"
+"""The branch GitHub Pages serves by default: ``publish.nojekyll`` is on for it."""
 CONFIG_ENV = "DEPLOYBOT_CONFIG"
 
 
@@ -58,8 +60,13 @@ class PublishConfig:
     ``url`` defaults to ``source.url`` (and then ``token_env`` to ``source.token_env``);
     ``timezone`` (IANA) is used for ``{date}`` in ``message`` and defaults to the site's
     timezone, else UTC; ``keep`` lists path prefixes on the publish branch that builds never
-    touch. ``token_env``, ``timeout`` and ``max_fetch_bytes``: as :class:`SourceConfig`'s,
-    for each fetch and push of the publish branch.
+    touch. ``nojekyll``: the published tree gets an empty ``.nojekyll`` (so GitHub Pages
+    does not run Jekyll again); unset, on for the branch ``gh-pages`` only (resolved to a
+    bool when loaded). The publish guard: a build that would remove more than
+    ``max_removed`` (a fraction, 0 to 1) of the published files, or leave fewer than
+    ``min_files`` (0: no minimum), is not pushed. ``token_env``, ``timeout`` and
+    ``max_fetch_bytes``: as :class:`SourceConfig`'s, for each fetch and push of the publish
+    branch.
     """
 
     url: str = ""
@@ -68,6 +75,9 @@ class PublishConfig:
     message: str = "Build at {date}"
     timezone: str | None = None
     keep: tuple[str, ...] = ()
+    nojekyll: bool | None = None
+    max_removed: float = 0.5
+    min_files: int = 1
     token_env: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
@@ -272,6 +282,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "render.liquid_max_depth": (1, 1000),
     "render.jobs": (0, 256),  # 0: one per CPU; more than 256 processes is surely a mistake
     "render.highlight_cache_bytes": (0, _TERA),
+    "publish.min_files": (0, _TERA),
     "notify.smtp.port": (1, 65535),
     # git-multimail's limits; 0 also allowed (no limit). The smallest useful values: a cut
     # keeps N-7 (N-6) characters + " [...]".
@@ -478,7 +489,12 @@ def _resolve(cfg: Config, path: Path) -> Config:
     if cfg.publish.url:
         publish_url = checks.check_git_url(cfg.publish.url, "publish.url", path)
         publish_url, token_env = resolve_location(publish_url, str(base)), cfg.publish.token_env
-    publish = dataclasses.replace(cfg.publish, url=publish_url, token_env=token_env)
+    nojekyll = cfg.publish.nojekyll
+    if nojekyll is None:
+        nojekyll = cfg.publish.branch == GITHUB_PAGES_BRANCH
+    publish = dataclasses.replace(
+        cfg.publish, url=publish_url, token_env=token_env, nojekyll=nojekyll
+    )
     checks.check_token_env(publish.token_env, publish.url, "publish", path)
     checks.check_not_onto_source(
         (source.url, source.branch), (publish.url, publish.branch), bool(cfg.publish.url), path
@@ -541,6 +557,7 @@ def _check_values(cfg: Config, path: Path) -> None:
     checks.check_timeout(cfg.source.timeout, "source.timeout", path)
     checks.check_timeout(cfg.publish.timeout, "publish.timeout", path)
     checks.check_one_line(cfg.publish.message, "publish.message", path, empty_ok=False)
+    checks.check_fraction(cfg.publish.max_removed, "publish.max_removed", path)
     for prefix in cfg.publish.keep:
         checks.check_relative_path(
             prefix, "publish.keep", path, "entries must be paths relative to the branch root"

@@ -113,7 +113,7 @@ def _check_scp_like(url: str, key: str, path: Path) -> None:
             path,
             key,
             "has a password before '@', which ssh does not take in the address: use an SSH "
-            "key, or an https:// URL with the token as its user info",
+            "key, or an https:// URL with the token in an environment variable (token_env)",
         )
     scheme = url.partition(":")[0].lower()
     if scheme in GIT_SCHEMES:
@@ -304,6 +304,16 @@ def check_timeout(seconds: float, key: str, path: Path) -> None:
     """
     if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT):
         raise _fail(path, key, f"must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
+
+
+def check_fraction(value: float, key: str, path: Path) -> None:
+    """Check a fraction: from 0 to 1 (``nan`` refused).
+
+    Raises:
+        ConfigError: below 0, above 1 or not a number.
+    """
+    if not 0 <= value <= 1:
+        raise _fail(path, key, f"must be a fraction from 0 to 1, not {value!r}")
 
 
 def check_env_name(name: str | None, key: str, path: Path) -> None:

@@ -49,8 +49,10 @@ def resend(
     """Send the combined email of commit ``rev`` now (``deploybot notify``); no outbox.
 
     With a config, the repository defaults to the publish mirror, the branch to
-    ``publish.branch`` and the settings to ``[notify]``; without one, to ``.``, HEAD's branch
-    (or the branch ``rev`` names) and placeholder addresses. ``transport`` overrides.
+    ``publish.branch`` and the settings to ``[notify]``, and the email names the build's
+    source commits from the source mirror (when the commit's record names them); without
+    one, to ``.``, HEAD's branch (or the branch ``rev`` names) and placeholder addresses,
+    and no source commits. ``transport`` overrides.
 
     Returns:
         ``(commit id, transport used)``.
@@ -66,5 +68,17 @@ def resend(
     settings = dataclasses.replace(settings, transport=transport or settings.transport)
     if branch is None and config is not None:
         branch = config.publish.branch
-    commit = resend_commit(repo, rev, settings, branch=branch, now=datetime.now(UTC))
+    sources = source_repo(config) if config is not None else None
+    commit = resend_commit(
+        repo, rev, settings, branch=branch, now=datetime.now(UTC), sources=sources
+    )
     return commit, settings.transport
+
+
+def source_repo(config: Config) -> notify.SourceRepo | None:
+    """The source mirror of ``config``'s state directory, where the emails read the source
+    commits a build was made from; None when no run has fetched it yet."""
+    mirror = statedir.state_paths(config)["source"]
+    if not mirror.is_dir():
+        return None
+    return notify.SourceRepo(mirror, config.source.url, config.source.branch)

@@ -10,6 +10,10 @@ from the source tip (published now, or already) and nothing left to deliver writ
 * the config file: a SHA-256 of its resolved path, the folder its relative paths are
   relative to (:func:`deploybot.locations.config_base`: a symlink's own folder) and its
   bytes (and the deploybot version);
+* the renderer as the file system describes it (:func:`renderer_state`): its modules and
+  bundled theme, and the folders its libraries are installed in. The run that writes the
+  stamp compared the renderer's fingerprint with the publish head's record
+  (:mod:`deploybot.fingerprint`); while none of these files changed, that still holds;
 * each remote's refs as its files hold them now, for a remote on this machine (a local path
   or ``file://``): the bytes of ``packed-refs`` and of the loose files of the refs a run
   reads (the branch; for the publish remote also ``refs/notes/deploybot``). Written only
@@ -40,9 +44,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sys
 import time
 
 from deploybot import __version__
+from deploybot.fingerprint import renderer_files
 from deploybot.locations import config_base, is_remote_url, resolve_location
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
@@ -56,7 +62,7 @@ else:
         from hashlib import sha256
 
 STAMP = "noop.stamp"
-FORMAT = "2"
+FORMAT = "3"
 NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.NOTES_REF (publish is heavy)
 KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.outbox.KEEP_SENT
 FILED = ("sent", "superseded")  # deploybot.notify.outbox.SENT_DIR, SUPERSEDED_DIR
@@ -65,9 +71,9 @@ _KEY_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 _KEY_CHARS = _KEY_FIRST | frozenset("._-")
 FILE_URL = "file://"
 _KEYS = [
-    "format", "version", "config", "state_dir", "source_raw", "publish_raw", "source_url",
-    "source_branch", "publish_url", "publish_branch", "source_refs", "publish_refs", "commit",
-    "build", "until",
+    "format", "version", "renderer", "config", "state_dir", "source_raw", "publish_raw",
+    "source_url", "source_branch", "publish_url", "publish_branch", "source_refs",
+    "publish_refs", "commit", "build", "until",
 ]  # fmt: skip
 
 Stamp = dict[str, str]
@@ -119,6 +125,25 @@ def _read(path: str) -> bytes | None:
         return None
 
 
+def renderer_state() -> str:
+    """A digest of the renderer's files (:func:`deploybot.fingerprint.renderer_files`) by
+    name, size and modification time (ns), and of the modification time of each
+    ``*-packages`` folder on ``sys.path``: installing, upgrading or removing a library
+    there adds or removes its ``.dist-info`` folder. Stat calls only (no file is read): a
+    file that differs in none of these is taken as unchanged, as git's index takes it."""
+    digest = sha256()
+    folders = [(name, name) for name in sys.path if name.endswith("-packages")]
+    for name, path in [*renderer_files(), *folders]:
+        try:
+            info = os.stat(path)
+        except OSError:
+            digest.update(b"\0%s\0-" % name.encode("utf-8", "surrogateescape"))
+            continue
+        seen = f"\0{name}\0{info.st_size} {info.st_mtime_ns}"
+        digest.update(seen.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
 def config_digest(path: str | os.PathLike[str], base: str) -> str | None:
     """SHA-256 of the config file's resolved path, the folder its relative paths are
     relative to (``base``: :func:`deploybot.locations.config_base` of the name it was
@@ -168,7 +193,7 @@ def _is_key(stem: str) -> bool:
 def write(state_dir: str | os.PathLike[str], facts: Stamp) -> bool:
     """Write the stamp atomically; False (and none) when a value cannot be stored in it
     (a newline in a path) or the write fails: that only costs the next run its shortcut."""
-    stamp = {"format": FORMAT, "version": __version__, **facts}
+    stamp = {"format": FORMAT, "version": __version__, "renderer": renderer_state(), **facts}
     if set(stamp) != set(_KEYS) or any("\n" in value for value in stamp.values()):
         return False
     path = os.path.join(state_dir, STAMP)
@@ -198,7 +223,7 @@ def _unlink(path: str) -> None:
 
 def read(state_dir: str | os.PathLike[str]) -> Stamp | None:
     """The stamp, or None when there is none, it is damaged (keys, or an ``until`` that is
-    no number) or of another version."""
+    no number) or of another version or renderer (:func:`renderer_state`)."""
     try:
         with open(os.path.join(state_dir, STAMP), encoding="utf-8", errors="surrogateescape") as f:
             lines = f.read().split("\n")
@@ -211,6 +236,8 @@ def read(state_dir: str | os.PathLike[str]) -> Stamp | None:
         float(stamp["until"] or 0)
     except ValueError:  # damaged: only a full run can tell
         return None
+    if stamp["renderer"] != renderer_state():
+        return None  # the renderer changed: the output may too
     return stamp
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import gitutil, mailcmd, noop, notify, publish, statedir, watch
+from deploybot import fingerprint, gitutil, mailcmd, noop, notify, publish, statedir, watch
 from deploybot.config import Config
 from deploybot.errors import ConfigError
 from deploybot.revision import commit_datetime
@@ -50,7 +50,9 @@ class RunResult:
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
     in the outbox. ``next_future``: the earliest date (aware) of a post the published build
     holds back (dated after its cut-off), or None: the no-op stamp holds only until then,
-    since that post comes due with no push.
+    since that post comes due with no push. ``unread_paths``: for ``"unchanged"``, the
+    source paths that changed when the build reads none of them (nothing was built; the
+    record names the new source commit), else None.
     """
 
     status: str
@@ -65,6 +67,7 @@ class RunResult:
     published_source: str | None = None
     order_known: bool = True
     next_future: datetime | None = None
+    unread_paths: tuple[str, ...] | None = None
 
 
 class _Timer:
@@ -90,6 +93,7 @@ def run_once(
     retry_now: bool = False,
     allow_older: bool = False,
     before_build: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> RunResult:
     """Run the whole pipeline once, holding the state directory's lock.
 
@@ -104,6 +108,8 @@ def run_once(
         before_build: called with the source commit (40 hex) after the fetch, when a build
             follows (not when up to date); ``deploybot serve`` waits there for a worker, so
             a run stuck in its fetch holds none. It may raise to stop the run there.
+        force: publish even a build the publish guard stops (``publish.max_removed``,
+            ``publish.min_files``); its record says so.
 
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
@@ -114,6 +120,7 @@ def run_once(
         FetchError, PublishError: the source could not be fetched or the push failed (75).
         SourceError: bad input in the source (exit 1); nothing was published.
         ConfigError: the configuration is unusable, or state.dir is not writable (exit 78).
+        GuardError: the publish guard stopped the build; nothing was pushed (exit 1).
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
     """
@@ -127,7 +134,7 @@ def run_once(
         statedir.sweep_stale(config, paths, started=started)
         result = _run_healing(
             config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older,
-            before_build=before_build,
+            before_build=before_build, force=force,
         )  # fmt: skip
         statedir.housekeep(paths)
         notify.prune_delivered(paths["outbox"])
@@ -184,6 +191,7 @@ def _run_healing(
     retry_now: bool,
     older: bool,
     before_build: Callable[[str], None] | None,
+    force: bool = False,
 ) -> RunResult:
     """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
     a file lost or deleted under it), delete that mirror and run once more, which fetches
@@ -198,7 +206,7 @@ def _run_healing(
         try:
             return _run_locked(
                 config, paths, full=full, now=now, retry_now=retry_now, older=older,
-                before_build=before_build,
+                before_build=before_build, force=force,
             )  # fmt: skip
         except KeyError as exc:
             statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
@@ -229,6 +237,7 @@ def _run_locked(
     retry_now: bool = False,
     older: bool = False,
     before_build: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> RunResult:
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
@@ -243,7 +252,9 @@ def _run_locked(
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
-    if snap.commit == head.source_commit and not full and not _future_due(head, cutoff):
+    render_fingerprint = fingerprint.render_fingerprint(config)
+    why = _why_build(head, snap, render_fingerprint, full, cutoff)
+    if why is None:
         waiting = head.next_future
         return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting)
     if before_build is not None:
@@ -254,9 +265,10 @@ def _run_locked(
     try:
         with snap.tree, render.open_cache(paths["cache"]) as cache:
             check(head)
-            site, result = _build_and_publish(
-                config, paths, snap, head, cache, full, (now, cutoff), check
-            )
+            clock = (now, cutoff)
+            build = _Build(config, paths, snap, why, render_fingerprint, clock, check, force)
+            done = _build_and_publish(build, head, cache)
+            result = done.result
             timer.mark("render+publish")
             report = earlier
             if result.new is not None:
@@ -264,7 +276,8 @@ def _run_locked(
                 report = _announce(config, paths, result.old, result.new, earlier, now, retry_now)
                 timer.mark("notify")
             built_on = result.new or result.old or ""
-            cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
+            if done.cache_describes_it:
+                cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     except publish.OlderSourceError as exc:
         log.info("%s", exc)
         return _result(
@@ -273,8 +286,8 @@ def _run_locked(
         )  # fmt: skip
     return _result(
         PUBLISHED if result.new else UNCHANGED, snap.commit, result.new or head.commit, timer,
-        report, changed_paths=result.changed_paths, warnings=site.warnings,
-        next_future=site.waiting,
+        report, changed_paths=result.changed_paths, warnings=done.warnings,
+        next_future=done.waiting, unread_paths=done.unread,
     )  # fmt: skip
 
 
@@ -301,48 +314,122 @@ def _result(
     )
 
 
-def _build_and_publish(
-    config: Config,
-    paths: dict[str, Path],
-    snap: watch.SourceSnapshot,
-    head: publish.PublishHead,
-    cache: render.BuildCache,
-    full: bool,
-    clock: tuple[Callable[[], datetime], datetime],
-    check: Callable[[publish.PublishHead], None],
-) -> tuple[render.BuildReport, publish.PublishResult]:
-    """Render and publish, incrementally when the cache, the publish head's record and the
-    source diff all describe the same previous build; else (or when that build cannot be
-    used after all) fully. The cache is left uncommitted for the caller; ``check`` is
-    :func:`_not_backwards`'s (raises OlderSourceError)."""
+@dataclass(frozen=True)
+class _Done:
+    """What :func:`_build_and_publish` did: ``result``, the build's ``warnings`` and the
+    date of the next post it held back (``waiting``); ``unread``: the changed source paths
+    when none was read, so nothing was built but the record (None otherwise);
+    ``cache_describes_it``: False when the cache holds a build that was not published
+    (the caller does not commit it)."""
+
+    result: publish.PublishResult
+    warnings: tuple[render.RenderWarning, ...] = ()
+    waiting: datetime | None = None
+    unread: tuple[str, ...] | None = None
+    cache_describes_it: bool = True
+
+
+def _build_and_publish(build: _Build, head: publish.PublishHead, cache: render.BuildCache) -> _Done:
+    """Render and publish ``build``, on the publish ``head``, incrementally when the cache,
+    the head's record and the source diff all describe the same previous build; else (or
+    when that build cannot be used after all) fully. A source that moved only in paths the
+    build does not read (:func:`_unread`) publishes only its record. The cache is left
+    uncommitted for the caller. Raises OlderSourceError (``build.check``), GuardError."""
     from deploybot import render
 
+    config, paths, snap, why, clock = build.config, build.paths, build.snap, build.why, build.clock
     options = _render_options(config, snap, clock[1])
-    reason = _why_full(full, head, snap, cache)
+    reason = _why_full(why, head, snap, cache)
     if reason is None and head.commit is not None:
         try:
+            unread = _unread(snap, why, head, clock[1], options, cache)
+            if unread is not None:
+                return _Done(build.record_only(head), waiting=head.next_future, unread=unread)
             with publish.BlobWriter(paths["publish"]) as sink:
                 report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
-                return report, _publish(
-                    config, paths, snap, report, sink.blobs, patch, clock, check
-                )
+                return _Done(build.push_build(report, sink.blobs, patch), *_told(report))
         except (render.NeedFullBuild, publish.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
     with publish.BlobWriter(paths["publish"]) as sink:
         report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
-        return report, _publish(config, paths, snap, report, sink.blobs, None, clock, check)
+        unread = _unread(snap, why, head, clock[1], options, cache)  # a cache of this build
+        if unread is not None and head.commit is not None:
+            cache.rollback()  # it built a tree that is not published
+            return _Done(build.record_only(head), (), head.next_future, unread, False)
+        return _Done(build.push_build(report, sink.blobs, None), *_told(report))
+
+
+def _told(report: render.BuildReport) -> tuple[tuple[render.RenderWarning, ...], datetime | None]:
+    """What a build's report tells the run: its warnings, the next post it held back."""
+    return report.warnings, report.waiting
+
+
+def _unread(
+    snap: watch.SourceSnapshot,
+    why: publish.Reason,
+    head: publish.PublishHead,
+    cutoff: datetime,
+    options: render.RenderOptions,
+    cache: render.BuildCache,
+) -> tuple[str, ...] | None:
+    """The source paths that changed since the publish head's source commit when the
+    build reads none of them (:func:`deploybot.render.unread_changes`) and no post the
+    head held back is due at ``cutoff``: building would only date the feeds anew. None
+    when the run builds (``why`` is not that the source moved, or a path is read)."""
+    from deploybot import render
+
+    if why is not publish.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
+        return None
+    unread = render.unread_changes(snap.tree, options, cache, snap.changed_paths)
+    if unread is not None:
+        log.info("source moved to %s, but only %d paths the build does not read changed",
+                 snap.commit[:12], len(unread))  # fmt: skip
+    return unread
+
+
+def _why_build(
+    head: publish.PublishHead,
+    snap: watch.SourceSnapshot,
+    render_fingerprint: str,
+    full: bool,
+    cutoff: datetime,
+) -> publish.Reason | None:
+    """Why this run builds (:class:`deploybot.publish.Reason`, the first that applies), or
+    None when the publish head is up to date: built from the source tip, with this run's
+    render fingerprint (:mod:`deploybot.fingerprint`), and no held-back post due at
+    ``cutoff``."""
+    if full:
+        return publish.Reason.FORCED
+    if head.commit is None:
+        return publish.Reason.FIRST
+    if head.source_commit is None:
+        return publish.Reason.NO_RECORD
+    if head.record.get(publish.RENDER_FINGERPRINT) != render_fingerprint:
+        log.info("the render settings or the renderer changed since %s: building again",
+                 head.commit[:12])  # fmt: skip
+        return publish.Reason.RENDER
+    if snap.commit != head.source_commit:
+        return publish.Reason.SOURCE
+    if _future_due(head, cutoff):
+        return publish.Reason.DUE
+    return None
 
 
 def _why_full(
-    full: bool, head: publish.PublishHead, snap: watch.SourceSnapshot, cache: render.BuildCache
+    why: publish.Reason,
+    head: publish.PublishHead,
+    snap: watch.SourceSnapshot,
+    cache: render.BuildCache,
 ) -> str | None:
-    """Why this run cannot build incrementally, or None when it can."""
-    if full:
+    """Why this run (building for ``why``) cannot build incrementally, or None when it can."""
+    if why is publish.Reason.FORCED:
         return "--full given"
     if head.commit is None:
         return "the publish branch does not exist yet"
+    if why is publish.Reason.RENDER:
+        return "the render settings or the renderer changed"
     if snap.changed_paths is None:
         return "the publish head's source commit is unknown here"
     if cache.meta("publish_commit") != head.commit or cache.meta("source_commit") != (
@@ -352,38 +439,84 @@ def _why_full(
     return None
 
 
-def _publish(
-    config: Config,
-    paths: dict[str, Path],
-    snap: watch.SourceSnapshot,
-    report: render.BuildReport,
-    blobs: dict[str, str],
-    patch: publish.TreePatch | None,
-    clock: tuple[Callable[[], datetime], datetime],
-    check: Callable[[publish.PublishHead], None],
-) -> publish.PublishResult:
-    now, cutoff = clock
-    when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
-    kind = f"full ({report.reason})" if report.full else "incremental"
-    log.info("%s build: %d producers rendered", kind, len(report.rendered))
-    return publish.publish_build(
-        config.publish.remote(),
-        config.publish.branch,
-        paths["publish"],
-        {},
-        keep=config.publish.keep,
-        author=config.publish.author,
-        message=publish.format_build_message(config.publish.message, when),
-        when=when,
-        source_commit=snap.commit,
-        blobs=blobs,
-        patch=patch,
-        before_push=lambda _old, new: notify.note_pushing(
-            config.state.dir, f"refs/heads/{config.publish.branch}", new
-        ),
-        check_head=check,
-        record=publish.future_record(cutoff, report.waiting),
-    )
+@dataclass(frozen=True)
+class _Build:
+    """What a run's publish needs besides the build itself: the run builds ``snap`` for
+    ``why``, with the render fingerprint ``render_fingerprint``, at ``clock`` (the wall
+    clock and this run's future cut-off); ``check`` is :func:`_not_backwards`'s;
+    ``force``: past the publish guard."""
+
+    config: Config
+    paths: dict[str, Path]
+    snap: watch.SourceSnapshot
+    why: publish.Reason
+    render_fingerprint: str
+    clock: tuple[Callable[[], datetime], datetime]
+    check: Callable[[publish.PublishHead], None]
+    force: bool = False
+
+    def push_build(
+        self,
+        report: render.BuildReport,
+        blobs: dict[str, str],
+        patch: publish.TreePatch | None,
+    ) -> publish.PublishResult:
+        """Commit and push the build ``report`` made (its outputs ``blobs``, onto
+        ``patch``'s base when given), with its record. Raises as
+        :func:`deploybot.publish.publish_build`."""
+        config, snap = self.config, self.snap
+        now, cutoff = self.clock
+        when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
+        kind = f"full ({report.reason})" if report.full else "incremental"
+        log.info("%s build: %d producers rendered", kind, len(report.rendered))
+        record = publish.future_record(cutoff, report.waiting) | {
+            publish.RENDER_FINGERPRINT: self.render_fingerprint,
+            publish.REASON: self.why.value,
+            publish.BUILD_KIND: "full" if report.full else "incremental",
+        }
+        if snap.changed_paths is not None:
+            record[publish.CHANGED_SOURCES] = str(len(snap.changed_paths))
+        return self._push(when, record, blobs, patch)
+
+    def record_only(self, head: publish.PublishHead) -> publish.PublishResult:
+        """Record that ``head`` (which exists) is also the build of this run's source
+        commit, whose changes the build does not read: its record, naming the source
+        commit its tree was built from (``build-source``), with no new commit. Raises as
+        :func:`deploybot.publish.publish_build` (StaleBaseError: the head moved)."""
+        assert head.commit is not None and head.source_commit is not None
+        built_from = head.record.get(publish.BUILD_SOURCE) or head.source_commit
+        record = {**head.record, publish.BUILD_SOURCE: built_from}
+        when = self.clock[0]().astimezone(UTC)
+        return self._push(when, record, {}, publish.TreePatch(head.commit))
+
+    def _push(
+        self,
+        when: datetime,
+        record: dict[str, str],
+        blobs: dict[str, str],
+        patch: publish.TreePatch | None,
+    ) -> publish.PublishResult:
+        config, snap = self.config, self.snap
+        return publish.publish_build(
+            config.publish.remote(),
+            config.publish.branch,
+            self.paths["publish"],
+            {},
+            keep=config.publish.keep,
+            author=config.publish.author,
+            message=publish.format_build_message(config.publish.message, when),
+            when=when,
+            source_commit=snap.commit,
+            blobs=blobs,
+            patch=patch,
+            before_push=lambda _old, new: notify.note_pushing(
+                config.state.dir, f"refs/heads/{config.publish.branch}", new
+            ),
+            check_head=self.check,
+            record=record,
+            nojekyll=bool(config.publish.nojekyll),
+            guard=publish.Guard(config.publish.max_removed, config.publish.min_files, self.force),
+        )
 
 
 def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
@@ -396,10 +529,18 @@ def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
     if head.source_commit is not None and publish.FUTURE_CUTOFF not in head.record:
         log.info("the build record has no %s: building the source again", publish.FUTURE_CUTOFF)
         return True
-    due = head.next_future is not None and head.next_future <= cutoff
+    due = _due(head, cutoff)
     if due:
         log.info("a post dated %s is due: building the source again", head.next_future)
     return due
+
+
+def _due(head: publish.PublishHead, cutoff: datetime) -> bool:
+    """Whether the head's record has no future cut-off, or names a held-back post dated
+    at or before ``cutoff`` (:func:`_future_due`, without its log lines)."""
+    if publish.FUTURE_CUTOFF not in head.record:
+        return True
+    return head.next_future is not None and head.next_future <= cutoff
 
 
 def _not_backwards(
@@ -474,6 +615,7 @@ def _announce(
         state_dir=config.state.dir,
         now=now(),
         retry_now=retry_now,
+        sources=notify.SourceRepo(paths["source"], config.source.url, config.source.branch),
     )
     return notify.merge_reports(earlier, announced)
 

@@ -13,37 +13,50 @@ not raise on a server-side rejection. The mirror's refs move only after a succes
 
 **Where the source commit is recorded.** Each push also updates the git notes ref
 :data:`NOTES_REF` (``refs/notes/deploybot``), in the same (atomic, where the server allows)
-push as the branch. Its tree holds one note, named by the publish head's 40-hex id, reading
-``source-commit <40 hex>\\n``, then what else the caller records, one ``key value`` line
-each (:func:`future_record`'s: the future cut-off the build used, ``future-cutoff``, and
-the date of the next post it held back, ``next-future``); each record is a new notes commit whose
-parent is the previous one, so ``git log -p refs/notes/deploybot`` is the full record and
-the tree stays one entry small. Notes are plain git refs, so a fresh machine recovers the
-record by fetching them (:func:`fetch_publish_head`), and ``git notes --ref=deploybot show
-asf-site`` reads it; unlike a trailer in the commit message, the record can also be updated
-without a new commit, for a build whose tree did not change. A head without a note (someone
-else pushed) has an unknown source commit, so the next run rebuilds, finds the same tree,
-and records it.
+push as the branch. Its tree holds one note per build commit, named by the build's 40-hex id
+(fanned out as ``ab/cdef...``, as git does for many notes), reading ``source-commit <40
+hex>\n``, then what else the caller records, one ``key value`` line each: the future
+cut-off the build used (``future-cutoff``) and the date of the next post it held back
+(``next-future``), :func:`future_record`'s; the render fingerprint (``render-fingerprint``),
+why the run built (``reason``, a :class:`Reason`), ``build full|incremental`` and how many
+source paths changed (``changed-sources``), the pipeline's. Each record is a new notes commit
+whose parent is the previous one, so ``git log -p refs/notes/deploybot`` is the full record
+and ``git notes --ref=deploybot show <build>`` reads any build's. Every note stays: only a
+rewrite of the publish branch by someone else leaves notes of commits no longer on it (git
+ignores them; ``git notes prune`` removes them). Notes are plain git refs, so a fresh machine
+recovers the record by fetching them (:func:`fetch_publish_head`); unlike a trailer in the
+commit message, the record can also be updated without a new commit, for a build whose tree
+did not change. A head without a note (someone else pushed) has an unknown source commit, so
+the next run rebuilds, finds the same tree, and records it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
+from enum import StrEnum
 from pathlib import Path
 
 from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 
-from deploybot import gitutil, pathrules, treeedit
-from deploybot.errors import ConfigError, PublishError
+from deploybot import gittree, gitutil, pathrules, treeedit
+from deploybot.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
 from deploybot.gitremote import Remote
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
 from deploybot.redact import redact_url
 
+log = logging.getLogger(__name__)
+
 NOTES_REF = "refs/notes/deploybot"
 """The git notes ref recording which source commit each publish head was built from."""
+
+NOJEKYLL = ".nojekyll"
+"""The file at a publish tree's root that tells GitHub Pages not to run Jekyll over it."""
 
 MAX_TRIES = 3
 """How many times a build is redone on a new remote tip before giving up."""
@@ -52,10 +65,43 @@ FUTURE_CUTOFF = "future-cutoff"
 """Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
 NEXT_FUTURE = "next-future"
 """Record key: the earliest date of a post the cut-off held back (absent when none)."""
+RENDER_FINGERPRINT = "render-fingerprint"
+"""Record key: the build's render fingerprint (:mod:`deploybot.fingerprint`, 16 hex)."""
+REASON = "reason"
+"""Record key: why the run built (a :class:`Reason` value)."""
+BUILD_KIND = "build"
+"""Record key: ``full`` or ``incremental``."""
+CHANGED_SOURCES = "changed-sources"
+"""Record key: how many source paths changed since the source commit built before (absent
+when that is unknown)."""
+GUARD = "guard"
+"""Record key: :data:`GUARD_OVERRIDDEN` when ``run-once --force`` published a build the
+publish guard would have stopped (absent otherwise)."""
+GUARD_OVERRIDDEN = "overridden"
+BUILD_SOURCE = "build-source"
+"""Record key: the source commit the tree was built from, when it is not ``source-commit``:
+the source moved since, but only in paths the build does not read."""
 
 _RECORD_KEY = "source-commit"
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+class Reason(StrEnum):
+    """Why a run built (the record's :data:`REASON`), first match in this order."""
+
+    FORCED = "forced"
+    """``run-once --full``."""
+    FIRST = "first-build"
+    """The publish branch did not exist."""
+    NO_RECORD = "no-record"
+    """The publish head had no record (someone else pushed it)."""
+    RENDER = "render-changed"
+    """The render fingerprint differs from the publish head's: a setting or the renderer."""
+    SOURCE = "source-moved"
+    """The source branch moved."""
+    DUE = "post-due"
+    """A post the published build held back for its date came due."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +115,14 @@ class PublishHead:
         published_at: the head's committer time (seconds since the epoch): when a build
             commit was made, the time of its build. ``None`` without a head.
         record: the other ``key value`` lines of the head's record (``future-cutoff``...).
+        notes: the tip of :data:`NOTES_REF` as fetched (40 hex), ``None`` when absent.
     """
 
     commit: str | None
     source_commit: str | None
     published_at: int | None = field(default=None, compare=False)
     record: Mapping[str, str] = field(default_factory=dict, compare=False)
+    notes: str | None = field(default=None, compare=False)
 
     @property
     def next_future(self) -> datetime | None:
@@ -127,6 +175,57 @@ class OlderSourceError(PublishError):
             else f"not publishing: cannot tell whether source {source[:12]} is older than the "
             f"published {published[:12]}, which is no longer in the source repository"
         )
+
+
+class GuardError(DeploybotError):
+    """The publish guard stopped a build (:func:`guard_problem`): nothing was pushed. Exit 1:
+    the source (or the build of it) is what is wrong, and waiting does not mend it."""
+
+    exit_code = EX_INPUT
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The publish guard, as ASF's site builder keeps one (``minimum_page_count``): a build
+    that would remove more than ``max_removed`` (a fraction) of the published files, or
+    leave fewer than ``min_files`` files, is not pushed (``publish.max_removed``,
+    ``publish.min_files``), unless ``forced`` (``run-once --force``)."""
+
+    max_removed: float = 0.5
+    min_files: int = 1
+    forced: bool = False
+
+
+def guard_problem(repo: Repo, old_tree: str | None, new_tree: str, guard: Guard) -> str | None:
+    """What the publish guard finds wrong with replacing the published tree ``old_tree``
+    (``None``: nothing published yet, which no removal limit applies to) by ``new_tree``,
+    both in ``repo``, in one line (``the build would remove 8 of the 14 published files
+    (57%, more than publish.max_removed = 0.5)``); None when it passes. Files are every
+    entry that is not a folder, kept paths included. The trees are compared folder by
+    folder (:func:`deploybot.gittree.iter_changes`); the published files are counted only
+    when something is removed or too few files are added to tell otherwise."""
+    removed = added = 0
+    old_id = gitutil.oid(old_tree) if old_tree else None
+    for _path, before, after in gittree.iter_changes(repo, old_id, gitutil.oid(new_tree)):
+        if after is None:
+            removed += 1
+        elif before is None:
+            added += 1
+    if removed == 0 and added >= guard.min_files:
+        return None  # nothing removed, and the new tree holds at least what was added
+    published = len(gitutil.tree_entries(repo, old_tree, include_gitlinks=True))
+    if published and removed > guard.max_removed * published:
+        return (
+            f"the build would remove {removed} of the {published} published files "
+            f"({removed / published:.0%}, more than publish.max_removed = {guard.max_removed:g})"
+        )
+    left = published - removed + added
+    if left < guard.min_files:
+        return (
+            f"the build would leave {left} file{'s' if left != 1 else ''} "
+            f"(fewer than publish.min_files = {guard.min_files})"
+        )
+    return None
 
 
 class StaleBaseError(PublishError):
@@ -262,13 +361,67 @@ def fetch_publish_head(url: Remote | str, branch: str, mirror: Path) -> PublishH
 
 def _publish_head(repo: Repo, head: str | None, notes: str | None) -> PublishHead:
     if head is None:
-        return PublishHead(None, None)
+        return PublishHead(None, None, notes=notes)
     commit = repo[gitutil.oid(head)]
     when = commit.commit_time if isinstance(commit, Commit) else None
     text = _read_note(repo, notes, head)
     fields = _note_fields(text or "")
     source = fields.pop(_RECORD_KEY, None)
-    return PublishHead(head, source if gitutil.is_object_id(source or "") else None, when, fields)
+    source = source if gitutil.is_object_id(source or "") else None
+    return PublishHead(head, source, when, fields, notes)
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    """One commit of the publish branch and its record (``deploybot log``).
+
+    Attributes:
+        commit: the commit (40 hex).
+        committed: its committer date, in its own zone (aware).
+        subject: the first line of its message.
+        source_commit: the source commit its record names, ``None`` when unknown.
+        record: the other ``key value`` lines of its note; ``None`` when it has no note
+            (not built by deploybot, or its note was removed).
+    """
+
+    commit: str
+    committed: datetime
+    subject: str
+    source_commit: str | None
+    record: Mapping[str, str] | None
+
+
+def history(mirror: Path, head: PublishHead, limit: int) -> list[BuildRecord]:
+    """The newest ``limit`` commits of the publish branch from ``head`` (as
+    :func:`fetch_publish_head` fetched it into ``mirror``), following first parents (the
+    branch as deploybot extends it), each with its note, newest first.
+
+    Raises:
+        KeyError: a commit is missing from ``mirror`` (a damaged mirror).
+        SourceError: a notes tree that cannot be parsed.
+    """
+    found: list[BuildRecord] = []
+    with gitutil.bare_repo(mirror) as repo:
+        current = head.commit
+        while current is not None and len(found) < limit:
+            commit = repo[gitutil.oid(current)]
+            if not isinstance(commit, Commit):
+                break
+            zone = timezone(timedelta(seconds=commit.commit_timezone))
+            note = _read_note(repo, head.notes, current)
+            fields = None if note is None else _note_fields(note)
+            source = None if fields is None else fields.pop(_RECORD_KEY, None)
+            found.append(
+                BuildRecord(
+                    current,
+                    datetime.fromtimestamp(commit.commit_time, zone),
+                    commit.message.decode("utf-8", "replace").split("\n", 1)[0],
+                    source if gitutil.is_object_id(source or "") else None,
+                    fields,
+                )
+            )
+            current = commit.parents[0].decode("ascii") if commit.parents else None
+    return found
 
 
 def publish_build(
@@ -287,6 +440,8 @@ def publish_build(
     before_push: Callable[[str | None, str], None] | None = None,
     check_head: Callable[[PublishHead], None] | None = None,
     record: Mapping[str, str] | None = None,
+    nojekyll: bool = False,
+    guard: Guard | None = None,
 ) -> PublishResult:
     """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``
     (``publish.url`` with its keys, or a plain URL); push.
@@ -310,6 +465,9 @@ def publish_build(
     the publish before anything is sent. ``check_head(remote head)`` runs after every fetch
     of the remote head (the first, and again after a lost push race) before anything is
     built on it; it raises (e.g. :class:`OlderSourceError`) to stop the publish.
+    ``nojekyll``: the new tree gets an empty :data:`NOJEKYLL` at its root unless it has
+    one (the build's own, or a kept one). ``guard``: a new tree the publish guard refuses
+    (:func:`guard_problem`) is not committed: :class:`GuardError`, unless forced.
 
     Returns:
         A :class:`PublishResult`; ``new`` is ``None`` when the tree did not change.
@@ -319,6 +477,7 @@ def publish_build(
             the message), or moved under us :data:`MAX_TRIES` times.
         ConfigError: a build output path clashes with a kept path (``publish.keep``).
         StaleBaseError: with ``patch``, the remote head is not ``patch.base``.
+        GuardError: the publish guard stops the build (nothing is pushed; exit 1).
         SourceError: a path in ``files``, ``blobs`` or ``patch.deletions`` is refused by
             :mod:`deploybot.pathrules` (checked before anything is written).
         ValueError: ``when`` is naive.
@@ -342,8 +501,9 @@ def publish_build(
             if check_head is not None and remote_head is not None:
                 check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
             build = _Build(
-                repo, mirror, refname, author, message, when, source_commit, tuple(record.items())
-            )
+                repo, mirror, refname, author, message, when, source_commit, tuple(record.items()),
+                nojekyll, guard,
+            )  # fmt: skip
             if patch is not None and tips[refname] != patch.base:
                 raise StaleBaseError(f"{refname} moved from {patch.base[:12]}: build again")
             plan = build.plan(tips[refname], tips[NOTES_REF], built, keep, patch)
@@ -374,6 +534,8 @@ class _Build:
     when: datetime
     source_commit: str
     record: tuple[tuple[str, str], ...] = ()
+    nojekyll: bool = False
+    guard: Guard | None = None
 
     def note(self) -> str:
         """The record's text: ``source-commit <id>`` and the other ``key value`` lines."""
@@ -402,10 +564,14 @@ class _Build:
                 new_tree = treeedit.edit_tree(self.repo, old_tree, edits)
             except ValueError as exc:  # outputs never clash with each other: a kept path does
                 raise ConfigError(f"publish.keep: build output and kept path clash: {exc}") from exc
+        if self.nojekyll:
+            new_tree = self._with_nojekyll(new_tree)
         updates: dict[str, tuple[str | None, str]] = {}
         new: str | None = None
         changed: tuple[str, ...] = ()
+        build = self
         if old is None or new_tree != old_tree:
+            build = self._guarded(old_tree, new_tree)
             new = gitutil.make_commit(
                 self.repo,
                 new_tree,
@@ -418,10 +584,31 @@ class _Build:
             updates[self.refname] = (old, new)
         head = new or old
         assert head is not None
-        if _read_note(self.repo, notes_old, head) != self.note():
-            updates[NOTES_REF] = (notes_old, self._record(notes_old, head))
+        if _read_note(self.repo, notes_old, head) != build.note():
+            updates[NOTES_REF] = (notes_old, build._record(notes_old, head))
         result = PublishResult(self.mirror, self.refname, old, new, changed)
         return _Plan(updates, result)
+
+    def _guarded(self, old_tree: str | None, new_tree: str) -> _Build:
+        """This build, checked by the publish guard (:func:`guard_problem`): when it trips,
+        GuardError; when it trips but is forced, this build with ``guard overridden`` in
+        its record (logged)."""
+        if self.guard is None:
+            return self
+        problem = guard_problem(self.repo, old_tree, new_tree, self.guard)
+        if problem is None:
+            return self
+        if not self.guard.forced:
+            raise GuardError(f"not publishing: {problem}; run-once --force publishes it")
+        log.warning("%s: publishing it anyway (--force)", problem)
+        return dataclasses.replace(self, record=(*self.record, (GUARD, GUARD_OVERRIDDEN)))
+
+    def _with_nojekyll(self, tree_id: str) -> str:
+        """``tree_id`` with an empty :data:`NOJEKYLL` at its root, unless it has one."""
+        if NOJEKYLL.encode() in gittree.read_tree(self.repo, gitutil.oid(tree_id)):
+            return tree_id
+        empty = gitutil.add_blob(self.repo, b"")
+        return treeedit.edit_tree(self.repo, tree_id, {NOJEKYLL: (MODE_FILE, empty)})
 
     def _replace(self, old_tree: str | None, built: Mapping[str, str], keep: Sequence[str]) -> str:
         """Return the tree of ``built`` plus the kept paths of ``old_tree``."""
@@ -432,9 +619,16 @@ class _Build:
         return gitutil.write_tree(self.repo, entries)
 
     def _record(self, notes_parent: str | None, head: str) -> str:
-        """Write a notes commit saying ``head`` was built from the source commit."""
+        """Write a notes commit saying ``head`` was built from the source commit: the
+        previous notes tree with ``head``'s note put in (every build's note stays)."""
         blob = gitutil.add_blob(self.repo, self.note().encode())
-        tree = gitutil.write_tree(self.repo, {head: (MODE_FILE, blob)})
+        old_tree = gitutil.commit_tree_id(self.repo, notes_parent) if notes_parent else None
+        edits: dict[str, tuple[int, str] | None] = {}
+        found = _find_note(self.repo, old_tree, head)
+        if found is not None:
+            edits[found[0]] = None  # where git (or an older version) put it: never two
+        edits[_note_path(head)] = (MODE_FILE, blob)
+        tree = treeedit.edit_tree(self.repo, old_tree, edits)
         return gitutil.make_commit(
             self.repo,
             tree,
@@ -445,20 +639,47 @@ class _Build:
         )
 
 
-def _read_note(repo: Repo, notes_commit: str | None, head: str) -> str | None:
-    """Return the text of the note on ``head``, or ``None`` when there is none.
+def _note_path(commit: str) -> str:
+    """Where a note on ``commit`` (40 hex) is written in the notes tree: ``ab/cdef...``, the
+    fan-out git itself uses for many notes, so a new note rewrites two small trees, not one
+    tree listing every build."""
+    return f"{commit[:2]}/{commit[2:]}"
 
-    Reads flat and fanned-out (``ab/cdef...``) notes trees alike, as ``git notes`` writes both.
+
+def _find_note(repo: Repo, tree_id: str | None, commit: str) -> tuple[str, str] | None:
+    """``(path, blob hex)`` of the note on ``commit`` in the notes tree ``tree_id``, or
+    None. Looked up as git's ``notes.c`` does: the whole remaining id as a file, else its
+    next two hex digits as a folder, level by level, so flat (``abcdef...``) and fanned-out
+    (``ab/cdef...``, ``ab/cd/ef...``) trees read alike, in a few tree reads at any size.
+
+    Raises:
+        SourceError: a notes tree that cannot be parsed (:func:`deploybot.gittree.read_tree`).
     """
+    if tree_id is None:
+        return None
+    current: bytes = gitutil.oid(tree_id)
+    prefix, rest = "", commit
+    while True:
+        entries = gittree.read_tree(repo, current)
+        entry = entries.get(rest.encode("ascii"))
+        if entry is not None and not stat.S_ISDIR(entry[0]):
+            return prefix + rest, entry[1].decode("ascii")
+        folder = entries.get(rest[:2].encode("ascii"))
+        if len(rest) <= 2 or folder is None or not stat.S_ISDIR(folder[0]):
+            return None
+        current, prefix, rest = folder[1], f"{prefix}{rest[:2]}/", rest[2:]
+
+
+def _read_note(repo: Repo, notes_commit: str | None, head: str) -> str | None:
+    """Return the text of the note on ``head``, or ``None`` when there is none
+    (:func:`_find_note` finds it)."""
     if notes_commit is None:
         return None
-    entries = gitutil.tree_entries(repo, gitutil.commit_tree_id(repo, notes_commit))
-    for path, (_mode, sha) in entries.items():
-        if path.replace("/", "") == head:
-            blob = repo[gitutil.oid(sha)]
-            if isinstance(blob, Blob):
-                return blob.as_raw_string().decode("utf-8", "replace")
-    return None
+    found = _find_note(repo, gitutil.commit_tree_id(repo, notes_commit), head)
+    if found is None:
+        return None
+    blob = repo[gitutil.oid(found[1])]
+    return blob.as_raw_string().decode("utf-8", "replace") if isinstance(blob, Blob) else None
 
 
 def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:

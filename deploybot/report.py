@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,13 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
         click.echo(
             f"not publishing: {why}; {branch} stays as it is (run-once --allow-older publishes it)"
         )
+    elif result.unread_paths == ():
+        click.echo(f"nothing to publish: source moved to {source}, but no path changed")
+    elif result.unread_paths is not None:
+        click.echo(
+            f"nothing to publish: source moved to {source}, but only paths the build does "
+            f"not read changed ({_listed(result.unread_paths)})"
+        )
     else:
         click.echo(f"nothing to publish: source {source} builds the same tree as {branch}")
     for warning in result.warnings:
@@ -53,6 +61,29 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
     if verbose and result.timings:
         parts = ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())
         click.echo(f"timings: {parts}; total {result.elapsed:.3f} s")
+
+
+def print_log(builds: Sequence[Any], branch: str, *, as_json: bool = False) -> None:
+    """Print ``deploybot log``: one line per commit of the publish branch, newest first
+    (``<commit 12>  <committer date>  source <12>  <why>``, :func:`deploybot.buildlog.describe`),
+    or, ``as_json``, a JSON list of :func:`deploybot.buildlog.entry`."""
+    from deploybot import buildlog
+
+    if as_json:
+        click.echo(json.dumps([buildlog.entry(build) for build in builds], indent=2))
+        return
+    if not builds:
+        click.echo(f"nothing published on {branch} yet")
+    for build in builds:
+        when = build.committed.strftime("%Y-%m-%d %H:%M:%S %z")
+        source = f"  source {build.source_commit[:12]}" if build.source_commit else ""
+        click.echo(f"{build.commit[:12]}  {when}{source}  {buildlog.describe(build)}")
+
+
+def _listed(paths: Sequence[str], most: int = 5) -> str:
+    """``a, b, c`` (at most ``most`` paths, then ``and N more``)."""
+    more = len(paths) - most
+    return ", ".join(paths[:most]) + (f" and {more} more" if more > 0 else "")
 
 
 def describe_key(key: str) -> str:

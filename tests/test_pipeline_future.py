@@ -62,6 +62,11 @@ class Site:
         return head.source_commit, dict(head.record)
 
 
+def future(fields: dict[str, str]) -> dict[str, str]:
+    """The record's future lines."""
+    return {k: v for k, v in fields.items() if k in ("future-cutoff", "next-future")}
+
+
 @pytest.fixture(autouse=True)
 def _quiet(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="deploybot.pipeline")
@@ -74,10 +79,11 @@ def test_a_future_post_appears_once_its_date_has_passed_without_a_push(tmp_path:
     assert SOON not in site.files()
     assert b"soon" not in site.files()["index.html"]
     recorded, fields = site.record()
-    assert (recorded, fields) == (
+    assert (recorded, future(fields)) == (
         source,
         {"future-cutoff": "2024-03-01T12:00:00Z", "next-future": "2024-03-05T09:00:00Z"},
     )
+    assert (fields["reason"], fields["build"]) == ("first-build", "full")
     # the clock moves, the source does not: nothing is due yet
     assert site.run(T0 + timedelta(days=3)).status == pipeline.UP_TO_DATE
     # the post's date has passed: the same source is built again, incrementally
@@ -86,7 +92,9 @@ def test_a_future_post_appears_once_its_date_has_passed_without_a_push(tmp_path:
     assert (result.status, result.source_commit) == ("published", source)
     assert site.files()[SOON] == b"<main><p>Soon</p>\n</main>\n"
     assert b"/2024/03/05/soon.html" in site.files()["index.html"]
-    assert site.record() == (source, {"future-cutoff": "2024-03-05T09:00:01Z"})
+    recorded, fields = site.record()
+    assert (recorded, future(fields)) == (source, {"future-cutoff": "2024-03-05T09:00:01Z"})
+    assert (fields["reason"], fields["build"]) == ("post-due", "incremental")
     assert site.run(later + timedelta(days=30)).status == pipeline.UP_TO_DATE
 
 
@@ -201,7 +209,10 @@ def test_a_post_an_older_version_held_back_is_built_once_its_record_is_old(
     result = site.run(later)
     assert (result.status, result.source_commit) == ("published", source)
     assert SOON in site.files()
-    assert site.record() == (source, {"future-cutoff": "2024-03-05T09:00:01Z"})
+    recorded, fields = site.record()
+    assert (recorded, future(fields)) == (source, {"future-cutoff": "2024-03-05T09:00:01Z"})
+    # the old record has no render fingerprint either: a full build
+    assert (fields["reason"], fields["build"]) == ("render-changed", "full")
     assert site.run(later + timedelta(days=1)).status == pipeline.UP_TO_DATE
     # nothing held back: the one rebuild finds the same tree, records it, and that ends it
     run_git(site.publish, *args, name="Old", email="old@example.org")

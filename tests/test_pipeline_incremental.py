@@ -15,6 +15,7 @@ from deploybot import pipeline
 from deploybot.config import load_config
 from deploybot.gitutil import GitTree, commit_tree_id
 from deploybot.render import RenderOptions, build_site
+from tests.gitcli import run_git
 from tests.gitrepo import commit_files, corpus_files, read_branch
 from tests.incremental_site import LINKS, THEME, apply, change, initial_site
 
@@ -62,6 +63,15 @@ class Repos:
         with GitTree(self.source, tree_id) as tree:
             built = build_site(tree, options).files
         return {p: b for p, b in built.items() if not p.startswith(KEEP)}  # kept: not written
+
+    def built_from(self) -> str:
+        """The source commit the publish head's tree was built from, per its record: its
+        ``build-source`` (the source moved since in paths the build does not read, or
+        not at all: nothing was built), else its ``source-commit``."""
+        args = ("notes", "--ref=deploybot", "show", self.config.publish.branch)
+        note = run_git(self.publish, *args, name="A", email="a@example.org")
+        fields = dict(line.split(" ", 1) for line in note.splitlines())
+        return fields.get("build-source") or fields["source-commit"]
 
     def published(self) -> dict[str, bytes]:
         files = read_branch(self.publish, self.config.publish.branch)
@@ -133,5 +143,8 @@ def test_random_commits_through_real_repos(data: st.DataObject) -> None:
             changes = data.draw(change(files), label=f"commit {step}")
             files = apply(files, changes)
             commit = repos.commit(changes)
-            repos.run()
-            assert repos.published() == repos.expected(commit)
+            result = repos.run()
+            assert result.source_commit == commit
+            if result.unread_paths is None:  # built: the tree is this commit's full build
+                assert repos.built_from() == commit
+            assert repos.published() == repos.expected(repos.built_from())

@@ -186,6 +186,42 @@ def test_record_survives_a_fresh_mirror_and_git_reads_it(tmp_path: Path) -> None
     assert len(git(remote, "rev-list", NOTES_REF).split()) == 2  # each record is a notes commit
 
 
+def test_every_build_commit_keeps_its_note(tmp_path: Path) -> None:
+    """The notes tree gains one note per build (it held only the newest): git reads each
+    build's own record, and the record of a head whose tree did not change is updated."""
+    remote, mirror = tmp_path / "site.git", tmp_path / "m.git"
+    gitutil.open_bare(remote).close()
+    builds = []
+    for n, source in enumerate((SRC1, SRC2, SRC3)):
+        builds.append(publish(str(remote), mirror, {**SITE, "n.html": b"%d" % n}, source).new)
+    for build, source in zip(builds, (SRC1, SRC2, SRC3), strict=True):
+        assert git(remote, "notes", "--ref=deploybot", "show", build) == f"source-commit {source}\n"
+    listed = git(remote, "notes", "--ref=deploybot", "list").split("\n")
+    assert sorted(line.split()[1] for line in listed if line) == sorted(builds)
+    same = publish(str(remote), mirror, {**SITE, "n.html": b"2"}, "4" * 40)
+    assert same.new is None
+    assert (
+        git(remote, "notes", "--ref=deploybot", "show", builds[2]) == f"source-commit {'4' * 40}\n"
+    )
+    assert git(remote, "notes", "--ref=deploybot", "show", builds[0]) == f"source-commit {SRC1}\n"
+    git(remote, "fsck", "--strict")
+
+
+def test_notes_git_wrote_are_read_and_kept(tmp_path: Path) -> None:
+    """A note added by hand with git (its own tree layout) is read, and stays when a build
+    adds its note; so does an older version's single-note tree."""
+    remote, mirror = tmp_path / "site.git", tmp_path / "m.git"
+    gitutil.open_bare(remote).close()
+    theirs = other_writer_commits(remote, {"docs/a.md": b"a"})
+    git(remote, "notes", "--ref=deploybot", "add", "-m", f"source-commit {SRC1}", theirs)
+    assert fetch_publish_head(str(remote), "asf-site", mirror) == PublishHead(theirs, SRC1)
+    built = publish(str(remote), mirror, SITE, SRC2).new
+    assert git(remote, "notes", "--ref=deploybot", "show", theirs) == f"source-commit {SRC1}\n"
+    assert git(remote, "notes", "--ref=deploybot", "show", built) == f"source-commit {SRC2}\n"
+    fresh = fetch_publish_head(str(remote), "asf-site", tmp_path / "fresh.git")
+    assert fresh == PublishHead(built, SRC2)
+
+
 def test_the_future_record_reads_back_as_written(tmp_path: Path) -> None:
     cutoff = datetime(2024, 3, 1, 13, 0, 30, 500, tzinfo=timezone(timedelta(hours=1)))
     waiting = datetime(2024, 3, 5, 9, tzinfo=UTC)

@@ -39,6 +39,7 @@ from deploybot.notify.outbox import (
     prune_delivered,
     queue_email,
 )
+from deploybot.notify.sources import SourceRepo
 from deploybot.notify.transport import make_transport
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "Envelope",
     "Limits",
     "PendingEmail",
+    "SourceRepo",
     "announce",
     "build_email",
     "default_host",
@@ -74,6 +76,7 @@ def build_email(
     *,
     now: datetime,
     host: str | None = None,
+    sources: SourceRepo | None = None,
 ) -> bytes:
     """Return the combined commit email (bytes, see :func:`compose_combined_email`) for ``new``.
 
@@ -86,17 +89,22 @@ def build_email(
             without ``.git`` is the ``[repo]`` name).
         now: send time, timezone-aware (the ``Date`` header).
         host: ``X-Git-Host`` and Message-ID domain; default :func:`default_host`.
+        sources: where ``new``'s source commits can be read: the email names them when
+            ``new``'s record (its note) names its source commit (:mod:`.sources`).
 
     Raises:
         ValueError: see :func:`compose_combined_email`.
         KeyError: ``new`` is not in the repository.
     """
+    from deploybot.notify.announce import source_log
     from deploybot.notify.gitlog import read_log_excerpt  # a sibling module, written later
+    from deploybot.notify.summary import brief_summary
 
     limits = Limits.from_config(notify)
     log = read_log_excerpt(
         repo_path, new, max_lines=limits.max_lines, max_line_length=limits.max_line_length
     )
+    [(short, subject)] = brief_summary(repo_path, [new])
     return compose_combined_email(
         envelope=Envelope.from_config(
             notify, repo_path=repo_path, refname=refname, date=now, host=host
@@ -104,8 +112,10 @@ def build_email(
         log_text=log,
         old=old,
         new=new,
-        subject_line=read_commit_subject(repo_path, new),
+        subject_line=subject,
         limits=limits,
+        short=short,
+        sources=source_log(repo_path, new, sources),
     )
 
 

@@ -50,6 +50,7 @@ from deploybot.notify.series import (
     compose_summary_email,
     summary_message_id,
 )
+from deploybot.notify.sources import SourceLog, SourceRepo
 from deploybot.notify.summary import brief_summary, diff_tree_summary, is_ancestor, new_commits
 
 log = logging.getLogger(__name__)
@@ -64,24 +65,33 @@ is caught up by the next one."""
 @dataclass(frozen=True)
 class Context:
     """What every email of one announcement shares: the repository the git data comes from,
-    the ``[notify]`` settings, the envelope (``date`` is the send time of the first email)
-    and the size limits."""
+    the ``[notify]`` settings, the envelope (``date`` is the send time of the first email),
+    the size limits, and where the builds' source commits can be read (None: nowhere, so
+    no email names them)."""
 
     repo_path: Path
     notify: NotifyConfig
     envelope: Envelope
     limits: Limits
+    sources: SourceRepo | None = None
 
     @classmethod
     def from_config(
-        cls, repo_path: Path, refname: str, notify: NotifyConfig, *, now: datetime, host: str | None
+        cls,
+        repo_path: Path,
+        refname: str,
+        notify: NotifyConfig,
+        *,
+        now: datetime,
+        host: str | None,
+        sources: SourceRepo | None = None,
     ) -> Context:
         """The context for announcing ``refname`` of ``repo_path`` with ``notify`` at ``now``
         (``host`` None: :func:`.names.default_host`); see :meth:`.Envelope.from_config`."""
         envelope = Envelope.from_config(
             notify, repo_path=repo_path, refname=refname, date=now, host=host
         )
-        return cls(repo_path, notify, envelope, Limits.from_config(notify))
+        return cls(repo_path, notify, envelope, Limits.from_config(notify), sources)
 
 
 @dataclass(frozen=True)
@@ -180,7 +190,7 @@ def queue_plan(ctx: Context, chosen: Plan, outbox: Path) -> list[str]:
 
 
 def _combined(ctx: Context, old: str | None, new: str) -> bytes:
-    [(_, subject)] = brief_summary(ctx.repo_path, [new])
+    [(short, subject)] = brief_summary(ctx.repo_path, [new])
     return compose_combined_email(
         envelope=ctx.envelope,
         log_text=_log(ctx, new),
@@ -188,6 +198,8 @@ def _combined(ctx: Context, old: str | None, new: str) -> bytes:
         new=new,
         subject_line=subject,
         limits=ctx.limits,
+        short=short,
+        sources=source_log(ctx.repo_path, new, ctx.sources),
     )
 
 
@@ -231,6 +243,7 @@ def _commit_email(ctx: Context, commit: str, num: int, tot: int, subject: str, m
         subject_line=subject,
         in_reply_to=msgid,
         limits=ctx.limits,
+        sources=source_log(ctx.repo_path, commit, ctx.sources),
     )
 
 
@@ -242,6 +255,16 @@ def _log(ctx: Context, commit: str) -> LogExcerpt:
         max_lines=ctx.limits.max_lines,
         max_line_length=ctx.limits.max_line_length,
     )
+
+
+def source_log(repo_path: Path, build: str, sources: SourceRepo | None) -> SourceLog | None:
+    """What build commit ``build`` of ``repo_path`` was made from
+    (:func:`.source_read.read_source_log`), or None without ``sources``."""
+    if sources is None:
+        return None
+    from deploybot.notify.source_read import read_source_log
+
+    return read_source_log(repo_path, build, sources)
 
 
 def _subject_of(message: bytes) -> str:
@@ -281,4 +304,4 @@ def _never_delivered(outbox: Path, keys: list[str]) -> bool:
     return True
 
 
-__all__ = ["Context", "Plan", "plan", "queue_plan", "read_record", "write_record"]
+__all__ = ["Context", "Plan", "plan", "queue_plan", "read_record", "source_log", "write_record"]

@@ -35,6 +35,7 @@ from deploybot.notify.outbox import (
     deliver_pending,
     list_pending,
 )
+from deploybot.notify.sources import SourceRepo
 from deploybot.notify.summary import brief_summary, diff_tree, is_ancestor
 from deploybot.notify.transport import make_transport
 from deploybot.notify.webhook import (
@@ -61,6 +62,7 @@ def announce(
     now: datetime,
     host: str | None = None,
     retry_now: bool = False,
+    sources: SourceRepo | None = None,
 ) -> DeliveryReport:
     """Queue the emails and the webhook entry for build commit ``new``, then deliver.
 
@@ -74,6 +76,8 @@ def announce(
         now: send time, timezone-aware (``Date`` headers).
         host: ``X-Git-Host`` and Message-ID domain; default :func:`.names.default_host`.
         retry_now: also retry messages whose backoff has not expired.
+        sources: the source repository the builds were made from; each build's email then
+            names its source commits (:mod:`.sources`). None: no email names them.
 
     Returns:
         The merged :class:`DeliveryReport` of both channels.
@@ -83,7 +87,10 @@ def announce(
         OSError: the state directory cannot be written.
     """
     outbox = state_dir / OUTBOX
-    queue_emails(repo_path, refname, old, new, notify, state_dir=state_dir, now=now, host=host)
+    queue_emails(
+        repo_path, refname, old, new, notify, state_dir=state_dir, now=now, host=host,
+        sources=sources,
+    )  # fmt: skip
     if notify.webhook.url or notify.webhook.url_env:
         queue_webhook(outbox, _payload(repo_path, refname, old, new, notify))
     return deliver_all(notify, outbox, retry_now=retry_now)
@@ -133,10 +140,12 @@ def queue_emails(
     state_dir: Path,
     now: datetime,
     host: str | None = None,
+    sources: SourceRepo | None = None,
 ) -> list[str]:
     """Queue the emails announcing everything up to ``new`` and move the record to ``new``.
 
     See :mod:`.announce` for which emails; with ``transport = "none"`` nothing is queued.
+    ``sources``: as :func:`announce`.
 
     Returns:
         The outbox keys queued, in sending order (empty when nothing was due).
@@ -144,7 +153,7 @@ def queue_emails(
     if notify.transport == "none":
         write_record(state_dir, refname, new)
         return []
-    ctx = Context.from_config(repo_path, refname, notify, now=now, host=host)
+    ctx = Context.from_config(repo_path, refname, notify, now=now, host=host, sources=sources)
     outbox = state_dir / OUTBOX
     chosen = plan(ctx, old, new, outbox, state_dir)
     keys = queue_plan(ctx, chosen, outbox) if chosen and chosen.commits else []

@@ -18,14 +18,18 @@ What is matched, with its source in git:
   character (``diff.c`` ``sane_truncate_line``; :mod:`.diff_utf8`);
 * binary detection: a NUL byte in the first 8000 bytes (``xdiff-interface.c``
   ``buffer_is_binary``);
-* the line counts for ``--stat``: git diffs with no context there, and then first drops the
+* the line counts for ``--stat``: git's ``builtin_diffstat`` diffs with the patch's context
+  (``xecfg.ctxlen = o->context``), so it counts the lines of the patch's own diff
+  (:func:`count_changes`). Only a zero-context diff (``combine-diff.c``'s) first drops the
   common tail in 1024-byte blocks (``xdiff-interface.c`` ``trim_common_tail``), which can
-  change the result of the non-minimal search; :func:`count_changes` does the same.
+  change what xdiff discards as multimatch lines and so the result
+  (:func:`zero_context_script`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from deploybot.notify.diff_myers import classify, mark_changes
@@ -130,6 +134,14 @@ def edit_script(old: list[bytes], new: list[bytes], indent_heuristic: bool = Tru
     return compact_and_script(a, old, changed1, b, new, changed2, indent_heuristic)
 
 
+@functools.lru_cache(maxsize=1)
+def file_script(old: bytes, new: bytes) -> tuple[Change, ...]:
+    """:func:`edit_script` of two file contents, kept for the last pair asked: a file's
+    stat entry and its patch need the same script (:func:`count_changes`, then
+    :func:`hunk_lines` or :func:`hunk_line_count`), so it is made once. Holds one pair."""
+    return tuple(edit_script(split_lines(old), split_lines(new)))
+
+
 def _func_line(line: bytes) -> bytes | None:
     """xdiff's ``def_ff``: the function text a line gives, or None when it gives none."""
     if not line:
@@ -148,7 +160,7 @@ def _find_func(old: list[bytes], before: int) -> bytes:
     return b""
 
 
-def _group(script: list[Change], context: int) -> list[list[Change]]:
+def _group(script: Sequence[Change], context: int) -> list[list[Change]]:
     """``xdl_get_hunk``: changes at most ``2 * context`` unchanged lines apart share a hunk."""
     groups: list[list[Change]] = []
     for ch in script:
@@ -209,8 +221,7 @@ def diff_lines(old: bytes, new: bytes, context: int = CONTEXT) -> list[Hunk]:
     if old == new:
         return []
     a, b = split_lines(old), split_lines(new)
-    script = edit_script(a, b)
-    return [_make_hunk(a, b, g, context) for g in _group(script, context)]
+    return [_make_hunk(a, b, g, context) for g in _group(file_script(old, new), context)]
 
 
 def unified_diff(old: bytes, new: bytes, context: int = CONTEXT) -> bytes:
@@ -240,7 +251,7 @@ def hunk_lines(old: bytes, new: bytes, context: int = CONTEXT) -> Iterator[bytes
             yield from _split_record(_record(mark, line))
         return
     a, b = split_lines(old), split_lines(new)
-    for group in _group(edit_script(a, b), context):
+    for group in _group(file_script(old, new), context):
         hunk = _make_hunk(a, b, group, context)
         yield hunk.header()
         for record in hunk.lines:
@@ -271,7 +282,7 @@ def hunk_line_count(old: bytes, new: bytes, context: int = CONTEXT) -> int:
     old_open = not a[-1].endswith(b"\n")
     new_open = not b[-1].endswith(b"\n")
     total = 0
-    for group in _group(edit_script(a, b), context):
+    for group in _group(file_script(old, new), context):
         s1, e1, _, _ = _bounds(len(a), len(b), group, context)
         total += 1 + (e1 - s1) + sum(ch.chg2 for ch in group)
         total += old_open and s1 <= len(a) - 1 < e1
@@ -301,8 +312,8 @@ def _trim_common_tail(a: bytes, b: bytes) -> tuple[bytes, bytes]:
 
 def zero_context_script(old: bytes, new: bytes) -> list[Change]:
     """The changes of a diff made with no context lines, as ``xdi_diff`` makes it: the common
-    tail is trimmed first (:func:`_trim_common_tail`), which can change the result of the
-    non-minimal search. Used by ``--stat`` and by the combined diff (``combine-diff.c``)."""
+    tail is trimmed first (:func:`_trim_common_tail`), which can change the result. Used by
+    the combined diff (``combine-diff.c``); ``--stat`` counts the patch's diff instead."""
     if old == new:
         return []
     a_bytes, b_bytes = _trim_common_tail(old, new)
@@ -310,10 +321,11 @@ def zero_context_script(old: bytes, new: bytes) -> list[Change]:
 
 
 def count_changes(old: bytes, new: bytes) -> tuple[int, int]:
-    """``(added, deleted)`` line counts as ``git diff --stat`` shows them for a text file."""
+    """``(added, deleted)`` line counts as ``git diff --stat`` shows them for a text file:
+    the ``+`` and ``-`` lines of its patch (:func:`hunk_lines`), from the same edit script."""
     if old == new:
         return 0, 0
     if not old or not new:  # one side empty: every line of the other changed, no diff needed
         return count_lines(new), count_lines(old)
-    script = zero_context_script(old, new)
+    script = file_script(old, new)
     return sum(c.chg2 for c in script), sum(c.chg1 for c in script)

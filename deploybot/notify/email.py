@@ -30,6 +30,10 @@ Deliberate differences from ASF (documented in the project's notes):
 - A created branch (``old is None``) still gets one combined-style email (intro, "new" line,
   full log), with ``X-Git-Oldrev`` all zeros and multimail's create-summary subject
   ``[repo] branch B created (now abc1234)``.
+- After the intro, the source commits the build was made from (:mod:`.sources`), when the
+  caller knows them: a build commit's own log says only ``Build at ...``.
+- Short ids are ``git rev-parse --short``'s (as multimail's), given by the caller; without
+  one, the log's ``index`` length.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from deploybot import __version__
 from deploybot.notify.body import LogExcerpt, as_excerpt, limit_log_body
 from deploybot.notify.envelope import BRANCH_PREFIX, Envelope, Limits
 from deploybot.notify.names import is_host_name
+from deploybot.notify.sources import SourceLog, source_lines
 from deploybot.redact import redact_url as redact_url  # re-exported
 
 ZERO_SHA = "0" * 40
@@ -66,6 +71,8 @@ def compose_combined_email(
     new: str,
     subject_line: str,
     limits: Limits = DEFAULT_LIMITS,
+    short: str | None = None,
+    sources: SourceLog | None = None,
 ) -> bytes:
     """Return the combined commit email for one new commit on a branch, as bytes.
 
@@ -81,6 +88,12 @@ def compose_combined_email(
         subject_line: the commit subject (``git log --format=%s``; see :func:`commit_subject`).
         limits: line length, line count and subject length limits (:class:`.envelope.Limits`;
             default 500 / 10000 / 500 as git-multimail).
+        short: ``new`` abbreviated as ``git rev-parse --short`` does in its repository
+            (:func:`.summary.short_id`), for the ``new`` line, the ``is described below``
+            line and a created branch's subject; None: as long as the log's ``index`` lines
+            (no uniqueness check; for callers without the repository).
+        sources: the source commits the build was made from (:mod:`.sources`), shown
+            after the intro, before ``The following commit(s)``; None: no such section.
 
     Returns:
         The message: ASCII headers (folded by :class:`email.header.Header` at 76 columns; a
@@ -95,7 +108,10 @@ def compose_combined_email(
     """
     check_args(envelope, old, new)
     log = as_excerpt(log_text, limits.max_lines, limits.max_line_length)
-    short = new[: log.short_length]
+    if short is None:
+        short = new[: log.short_length]
+    elif not new.startswith(short) or len(short) < 4:
+        raise ValueError(f"short must be a prefix of new: {short!r}")
     subject = _email_subject(
         one_line(envelope.repo_name),
         envelope.branch,
@@ -114,7 +130,7 @@ def compose_combined_email(
             ("X-Git-NotificationType", "ref_changed_plus_diff"),
         ],
     )
-    intro = intro_lines(envelope, "a commit")
+    intro = intro_lines(envelope, "a commit") + source_section(sources, limits)
     head = _body_head(envelope.refname, short, subject_line)
     body = limit_log_body(head, log, limits.max_line_length, limits.max_lines)
     return assemble(headers, intro, body)
@@ -315,6 +331,16 @@ def intro_lines(
         f"in repository {url}{url_end}",
         *[""] * blank_lines,
     ]
+
+
+def source_section(sources: SourceLog | None, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """The intro's lines naming the source commits of a build (:func:`.sources.source_lines`,
+    each made one line and cut at ``limits.max_line_length``), then an empty line; none
+    when ``sources`` is None. They sit in the intro, so they do not count against
+    ``max_lines`` (they are at most :data:`.sources.MAX_LISTED` + 3)."""
+    if sources is None:
+        return []
+    return [one_line(line) for line in source_lines(sources, limits.max_line_length)] + [""]
 
 
 def _body_head(refname: str, short: str, subject: str) -> list[str]:

@@ -24,6 +24,8 @@ from dulwich.repo import Repo
 
 from deploybot.gittree import Entry, iter_changes
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
+from deploybot.notify.damage import note_holder
+from deploybot.notify.diff import file_script
 from deploybot.notify.diff_patch import (
     NULL_SHA,
     patch_headers,
@@ -77,12 +79,21 @@ class BlobReader:
         return obj.as_raw_string() if isinstance(obj, Blob) else b""
 
     def content(self, side: Side | None) -> bytes:
-        """Return one side of a file pair as git diffs it (b"" for a missing side)."""
+        """Return one side of a file pair as git diffs it (b"" for a missing side).
+
+        Raises:
+            KeyError: the blob is missing (dulwich's, with a note naming ``side``'s path:
+                :func:`.damage.note_holder`).
+        """
         if side is None:
             return b""
         if side.mode & 0o170000 == S_IFGITLINK:
             return b"Subproject commit " + side.sha + b"\n"
-        return self.load(side.sha)
+        try:
+            return self.load(side.sha)
+        except KeyError as exc:
+            note_holder(exc, side.path)
+            raise
 
 
 class _Objects(BlobReader):
@@ -240,6 +251,7 @@ def _scan(
             total += shown if room else patch_line_count(pair, old_data, new_data, _any_id)
         else:
             total += patch_line_count(pair, old_data, new_data, _any_id)
+    file_script.cache_clear()  # it holds the last file pair: not for longer than the email
     return entries, total, short
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from dulwich.repo import Repo
 
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
+from deploybot.notify.damage import note_holder
 from deploybot.notify.deadline import Deadline, DeadlineExceeded
 from deploybot.notify.diff_renames import FilePair
 from deploybot.objectsize import object_size
@@ -147,7 +148,11 @@ def prefer_git(repo: Repo, changes: Sequence[FilePair] | None) -> bool:
     for pair in modified:
         for side in (pair.old, pair.new):
             if side is not None and side.mode & 0o170000 != S_IFGITLINK:
-                size += object_size(repo, side.sha.decode("ascii"))
+                try:
+                    size += object_size(repo, side.sha.decode("ascii"))
+                except KeyError as exc:  # a missing blob: the caller reports it
+                    note_holder(exc, side.path)
+                    raise
     if size >= GIT_MIN_BYTES:
         return True
     sources = [p.old for p in changes if p.old is not None and p.old != p.new]

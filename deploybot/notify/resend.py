@@ -20,7 +20,9 @@ from dulwich.repo import Repo
 
 from deploybot.config import NotifyConfig, author_name
 from deploybot.errors import DeploybotError, UsageError
+from deploybot.notify.damage import missing_object_error
 from deploybot.notify.envelope import BRANCH_PREFIX
+from deploybot.notify.sources import SourceRepo
 from deploybot.notify.transport import make_transport
 from deploybot.revision import resolve_commit
 
@@ -93,7 +95,13 @@ def _refname(repo: Repo, branch: str | None) -> str:
 
 
 def commit_email(
-    repo_path: Path, target: Target, notify: NotifyConfig, *, now: datetime, host: str | None
+    repo_path: Path,
+    target: Target,
+    notify: NotifyConfig,
+    *,
+    now: datetime,
+    host: str | None,
+    sources: SourceRepo | None = None,
 ) -> bytes:
     """Compose the combined email for ``target`` (see :func:`deploybot.notify.build_email`)."""
     from deploybot.notify import build_email
@@ -101,8 +109,9 @@ def commit_email(
     if not notify.pusher:
         notify = dataclasses.replace(notify, pusher=target.committer)
     return build_email(
-        repo_path, target.refname, target.parent, target.commit, notify, now=now, host=host
-    )
+        repo_path, target.refname, target.parent, target.commit, notify, now=now, host=host,
+        sources=sources,
+    )  # fmt: skip
 
 
 def resend_commit(
@@ -114,11 +123,13 @@ def resend_commit(
     now: datetime,
     host: str | None = None,
     stream: BinaryIO | None = None,
+    sources: SourceRepo | None = None,
 ) -> str:
     """Compose the email for ``rev`` and send it with ``notify.transport`` right away.
 
     ``stdout`` writes the whole message, headers included, to ``stream`` (default
-    ``sys.stdout.buffer``).
+    ``sys.stdout.buffer``). With ``sources`` (the source mirror) the email names the
+    commit's source commits when its record names them (:mod:`.sources`).
 
     Returns:
         The commit id announced (40 hex).
@@ -126,9 +137,18 @@ def resend_commit(
     Raises:
         DeploybotError: see :func:`resolve`.
         ConfigError: see :func:`deploybot.notify.transport.make_transport`.
+        MissingObjectError: an object the email needs is missing (a damaged repository;
+            :func:`.damage.missing_object_error`); nothing was sent (exit 75).
         NotifyError: the transport failed (exit 75).
     """
     target = resolve(repo_path, rev, branch)
     send = make_transport(notify, stream=stream)
-    send(commit_email(repo_path, target, notify, now=now, host=host))
+    try:
+        message = commit_email(repo_path, target, notify, now=now, host=host, sources=sources)
+    except KeyError as exc:
+        damaged = missing_object_error(exc, repo_path)
+        if damaged is None:
+            raise
+        raise damaged from exc
+    send(message)
     return target.commit

@@ -42,8 +42,10 @@ from deploybot.notify.email import (
     intro_lines,
     message_id,
     one_line,
+    source_section,
 )
 from deploybot.notify.envelope import Envelope, Limits
+from deploybot.notify.sources import SourceLog
 
 NEW_REVISIONS = (
     'The {tot} revisions listed above as "new" are entirely new to this\n'
@@ -115,6 +117,7 @@ def compose_commit_email(
     subject_line: str,
     in_reply_to: str,
     limits: Limits = DEFAULT_LIMITS,
+    sources: SourceLog | None = None,
 ) -> bytes:
     """Return the ``[repo] NN/TT: <subject>`` email for one commit of a summarised push.
 
@@ -124,6 +127,7 @@ def compose_commit_email(
         commit: the commit (40 hex); ``X-Git-Rev`` and the Message-ID.
         num, tot: its 1-based position and the number of new commits (``%02d/%02d``).
         in_reply_to: the summary's Message-ID (``<...>``).
+        sources: the build's source commits, after the intro (:func:`.email.source_section`).
         Others: as :func:`.email.compose_combined_email`.
 
     Raises:
@@ -144,7 +148,7 @@ def compose_commit_email(
         [("X-Git-Rev", commit), ("X-Git-NotificationType", "diff")],
         in_reply_to=in_reply_to,
     )
-    intro = intro_lines(envelope, "a commit", blank_lines=1)
+    intro = intro_lines(envelope, "a commit", blank_lines=1) + source_section(sources, limits)
     log = as_excerpt(log_text, limits.max_lines, limits.max_line_length)
     body = limit_log_body([], log, limits.max_line_length, limits.max_lines)
     return assemble(headers, intro, body)

@@ -23,6 +23,7 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 from dulwich.walk import ORDER_TOPO, Walker
 
+from deploybot.notify.diff import file_script
 from deploybot.notify.diff_patch import stat_entry
 from deploybot.notify.diff_renames import FilePair, Side, detect_copies, similarity_percent
 from deploybot.notify.diffstat import StatEntry, format_diffstat, path_name, rename_name
@@ -146,6 +147,7 @@ def diff_tree(repo_path: Path, old: str | None, new: str, *, harder: bool = True
         loader = BlobReader(repo)
         found = [p for p in detect_copies(pairs, loader.load) if not _unmodified(p)]
         entries = tuple(stat_entry(p, loader.content(p.old), loader.content(p.new)) for p in found)
+    file_script.cache_clear()  # it holds the last file pair
     stat = tuple(format_diffstat(entries, DIFF_TREE_WIDTH))
     return DiffTree(entries, stat, tuple(line for p in found for line in summary_lines(p)))
 

@@ -19,7 +19,7 @@ from deploybot.config import RenderConfig
 from deploybot.render.build import build_site
 from deploybot.render.cache import BuildCache
 from deploybot.render.engine import BuildReport, MemorySink, NeedFullBuild, OutputSink
-from deploybot.render.incremental import build_into, open_cache
+from deploybot.render.incremental import build_into, open_cache, unread_changes
 from deploybot.render.model import (
     LayoutLimits,
     LiquidLimits,
@@ -44,6 +44,7 @@ __all__ = [
     "layout_limits",
     "liquid_limits",
     "open_cache",
+    "unread_changes",
 ]
 
 

@@ -15,19 +15,16 @@ fully. Either way the cache only ever costs time, never changes the output.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sqlite3
-import sys
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import deploybot
-from deploybot.render.layouts import bundled_templates_dir
+from deploybot import fingerprint
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,17 +72,10 @@ class SourceRow:
 
 
 def renderer_version() -> str:
-    """Return a digest (16 hex) of deploybot's version, Python's, the render modules' source
-    and the bundled theme: a cache written by any other renderer is ignored."""
-    digest = hashlib.blake2b(digest_size=8)
-    digest.update(f"{deploybot.__version__} {sys.version_info[:2]}".encode())
-    roots = [Path(__file__).parent, bundled_templates_dir()]
-    for root in roots:
-        for file in sorted(
-            p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-        ):
-            digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
-    return digest.hexdigest()
+    """Return a digest (16 hex) of the renderer (:func:`deploybot.fingerprint.renderer_digest`:
+    deploybot's version, Python's, the output libraries' versions, the render modules' source
+    and the bundled theme): a cache written by any other renderer is ignored."""
+    return fingerprint.renderer_digest()
 
 
 class BuildCache:

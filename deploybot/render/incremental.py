@@ -64,12 +64,14 @@ from deploybot.render.engine import (
     SITEMAP_PRODUCER,
     BuildReport,
     Engine,
+    MemorySink,
     NeedFullBuild,
     OutputSink,
     options_key,
     sitemap_entry,
 )
 from deploybot.render.engine_lists import TIMED_US
+from deploybot.render.entries import classify
 from deploybot.render.liquid_layouts import layout_name
 from deploybot.render.model import RenderOptions
 from deploybot.render.siteconfig import CONFIG_PATH
@@ -125,6 +127,42 @@ def build_into(
             report = _incremental_or_raise(engine, cache, changed)
     cache.set_meta(engine.meta())
     return report
+
+
+def unread_changes(
+    tree: SourceTree, options: RenderOptions, cache: BuildCache, changed: Iterable[str]
+) -> tuple[str, ...] | None:
+    """The source paths ``changed`` (sorted) when the build ``cache`` describes (under the
+    same options and ``_config.yml``) reads none of them, so that building ``tree`` would
+    change only what depends on ``site.time`` (the feeds' dates); None when it reads one,
+    or cannot tell.
+
+    A path is read when Jekyll's reader takes it as a post, page, static file or collection
+    document (:func:`~.entries.classify`: not excluded, not in ``_drafts/``, no name
+    starting with ``.``, ``_``, ``#`` or ``~`` ...), when it is a layout, a data file or in
+    the theme folder (the build lists those), when the build read it by another way (an
+    include, ``include_relative``, a symlink resolving to it: the cache's ``b:PATH``), or
+    when the build listed the tree (``L``). The same answer holds for the cache of a full
+    build of ``tree`` itself (a source that moved only in unread paths reads the same).
+    Raises ``SourceError`` for a bad ``_config.yml``, as a build would.
+    """
+    engine = Engine(tree, options, cache, MemorySink())
+    paths = sorted(set(changed))
+    try:
+        if _why_full(engine, cache, paths) or cache.users(PATHS):
+            return None
+        paths = engine.expand_links(paths)  # a symlink reads what it resolves to
+    except CacheError:
+        return None
+    theme = "" if options.theme == "default" else options.theme.strip("/") + "/"
+    for path in paths:
+        if classify(path, engine.config, engine.hidden).kind:
+            return None
+        if layout_name(path) is not None or is_data_file(path):
+            return None
+        if (theme and path.startswith(theme)) or cache.users("b:" + path):
+            return None
+    return tuple(paths)
 
 
 def _incremental_or_raise(engine: Engine, cache: BuildCache, changed: Iterable[str]) -> BuildReport:

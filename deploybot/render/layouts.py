@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 from markupsafe import Markup
 
-import deploybot
+from deploybot import fingerprint
 from deploybot.errors import ConfigError, DeploybotError, SourceError, one_line
 from deploybot.render.jekyll_filters import FILTERS, Filter
 from deploybot.render.model import LayoutLimits, RenderWarning, SiteConfig
@@ -33,11 +33,8 @@ ALIASES: Mapping[str, tuple[str, ...]] = {"default": ("default.html", "base.html
 
 
 def bundled_templates_dir() -> Path:
-    """Return the bundled theme folder: ``<repo>/templates`` in a checkout, else the copy the
-    wheel force-includes at ``deploybot/templates``."""
-    package = Path(deploybot.__file__).parent
-    checkout = package.parent / "templates"
-    return checkout if checkout.is_dir() else package / "templates"
+    """Return the bundled theme folder (:func:`deploybot.fingerprint.bundled_templates_dir`)."""
+    return Path(fingerprint.bundled_templates_dir())
 
 
 class SourceTreeLoader(jinja2.BaseLoader):

@@ -1,0 +1,242 @@
+"""The git reads behind an email's source section (:mod:`.sources`): which source commits a
+build commit was made from, and those commits in the source repository.
+
+* The range: each build commit's record is a note under :data:`deploybot.publish.NOTES_REF`
+  (``refs/notes/deploybot``) in the publish repository, ``source-commit <40 hex>`` among its
+  ``key value`` lines (the publish stage's format). Each record is a notes commit whose tree
+  holds the note of one build (or, written by ``git notes``, of many, fanned out as
+  ``ab/cdef...``), so a build's record is in the newest notes commit whose tree names it: the
+  notes history is walked from its tip, first parents, at most :data:`MAX_NOTES` commits. The
+  build's own record gives the new source commit, its first parent's the old one.
+* The commits: ``git log old..new`` in the source repository, with git's default order
+  (newest commit date first) and its stop rule (once every commit left to walk is reachable
+  from ``old``), reading at most :data:`MAX_WALK` commits: a source rewound to an unrelated
+  history, or a first build of a long one, costs that much and no more.
+
+Nothing here raises for what the source section can do without: a record or a commit that
+is missing (a source mirror that lost one, a notes ref never fetched) leaves the section out
+or the walk shorter, and is logged.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.repo import Repo
+
+from deploybot import gitutil
+from deploybot.config import author_name
+from deploybot.notify.email import commit_subject
+from deploybot.notify.gitlog import abbrev_length, unique_abbrev
+from deploybot.notify.sources import MAX_LISTED, SourceCommit, SourceLog, SourceRepo
+from deploybot.notify.summary import commit_message
+
+log = logging.getLogger(__name__)
+
+MAX_NOTES = 10_000
+"""The most notes commits read to find the records of one build and its parent."""
+MAX_WALK = 1_000
+"""The most source commits read for one email's section."""
+SLOP = 5
+"""git's ``SLOP`` (revision.c): commits walked on once every one left is uninteresting, in
+case a commit with an older date turns out reachable from ``old`` (clock skew)."""
+
+_T = TypeVar("_T")
+_SOURCE_COMMIT = re.compile(rb"^source-commit ([0-9a-f]{40})\s*$", re.MULTILINE)
+
+
+def read_source_log(
+    publish_path: Path,
+    build: str,
+    source: SourceRepo,
+    *,
+    max_listed: int = MAX_LISTED,
+    max_walk: int = MAX_WALK,
+) -> SourceLog | None:
+    """The source section's data for build commit ``build`` of the publish repository at
+    ``publish_path``, read from ``source``.
+
+    Returns:
+        None when ``build``'s record names no source commit, or that commit is not in
+        ``source.path``; else the :class:`.sources.SourceLog` (see :mod:`.sources`).
+
+    Raises:
+        OSError: a repository cannot be opened. (Missing objects do not raise: see the
+            module docstring.)
+    """
+    with Repo(str(publish_path)) as publish:
+        parent = _first_parent(publish, build)
+        records = _records(publish, [build] if parent is None else [build, parent])
+    new = records.get(build)
+    if new is None:
+        log.info("build %s has no record of its source commit: no source section", build[:12])
+        return None
+    old = records.get(parent) if parent is not None else None
+    with Repo(str(source.path)) as repo:
+        if _commit(repo, new) is None:
+            log.info("source commit %s is not in %s: no source section", new[:12], source.path)
+            return None
+        if old is not None and _commit(repo, old) is None:
+            log.info("source commit %s is not in %s: listing from %s", old[:12], source.path,
+                     new[:12])  # fmt: skip
+            old = None
+        walk = _walk(repo, new, old, max_walk)
+        length = abbrev_length(repo)
+        listed = tuple(_brief(repo, c, length) for c in walk.commits[:max_listed])
+        short = {sha: unique_abbrev(repo, sha.encode(), length).decode() for sha in (new, old)
+                 if sha is not None}  # fmt: skip
+    return SourceLog(
+        url=source.url,
+        branch=source.branch,
+        new=short[new],
+        old=short[old] if old is not None else None,
+        first=parent is None,
+        commits=listed,
+        more=len(walk.commits) - len(listed),
+        complete=walk.complete,
+    )
+
+
+def _first_parent(repo: Repo, build: str) -> str | None:
+    commit = repo[ObjectID(build.encode("ascii"))]
+    if not isinstance(commit, Commit):
+        raise KeyError(f"{build} is not a commit")
+    return commit.parents[0].decode("ascii") if commit.parents else None
+
+
+def _records(repo: Repo, builds: list[str]) -> dict[str, str]:
+    """The source commit each of ``builds`` was made from, per its newest record (builds
+    without one are left out)."""
+    from deploybot.publish import NOTES_REF  # the publish stage owns the record's format
+
+    found: dict[str, str] = {}
+    tip = gitutil.local_ref(repo, NOTES_REF)
+    seen_trees: set[bytes] = set()
+    for _ in range(MAX_NOTES):
+        if tip is None or len(found) == len(builds):
+            break
+        notes = _commit(repo, tip)
+        if notes is None:
+            log.info("notes commit %s is missing: stopped looking for records", tip[:12])
+            break
+        if notes.tree not in seen_trees:
+            seen_trees.add(notes.tree)
+            for build in builds:
+                if build not in found:
+                    source = _note_source(repo, notes.tree, build)
+                    if source is not None:
+                        found[build] = source
+        tip = notes.parents[0].decode("ascii") if notes.parents else None
+    return found
+
+
+def _note_source(repo: Repo, tree_id: bytes, build: str) -> str | None:
+    """The ``source-commit`` of ``build``'s note in the notes tree ``tree_id`` (flat, or
+    fanned out in 2-digit folders as ``git notes`` writes it), or None."""
+    name = build.encode("ascii")
+    tree = _object(repo, tree_id, Tree)
+    while tree is not None and name:
+        entries = {entry.path: entry.sha for entry in tree.iteritems()}
+        if name in entries:
+            blob = _object(repo, entries[name], Blob)
+            match = _SOURCE_COMMIT.search(blob.as_raw_string()) if blob is not None else None
+            return match.group(1).decode("ascii") if match else None
+        sub = entries.get(name[:2])
+        tree = _object(repo, sub, Tree) if sub is not None else None
+        name = name[2:]
+    return None
+
+
+@dataclass
+class _Walk:
+    commits: list[Commit] = field(default_factory=list)
+    complete: bool = True
+
+
+def _walk(repo: Repo, new: str, old: str | None, budget: int) -> _Walk:
+    """``git log old..new``'s commits (all of ``new``'s ancestry without ``old``), newest
+    commit date first, reading at most ``budget`` commits (``complete`` False then)."""
+    out = _Walk()
+    bad: dict[bytes, bool] = {}  # every commit seen: is it reachable from old?
+    queue: list[tuple[int, int, bytes]] = []
+    parsed: dict[bytes, Commit] = {}
+    counter = 0
+
+    def push(sha: bytes, uninteresting: bool) -> None:
+        nonlocal counter
+        if sha in bad:
+            if uninteresting and not bad[sha]:
+                _mark(parsed, bad, sha)
+            return
+        commit = _commit(repo, sha.decode("ascii"))
+        if commit is None:  # history cut short (a shallow boundary, a lost object)
+            return
+        parsed[sha] = commit
+        bad[sha] = uninteresting
+        counter += 1
+        heapq.heappush(queue, (-commit.commit_time, counter, sha))
+
+    push(new.encode("ascii"), False)
+    if old is not None:
+        push(old.encode("ascii"), True)
+    slop = SLOP
+    while queue:
+        if len(parsed) > budget:
+            out.complete = False
+            break
+        if all(bad[sha] for _, _, sha in queue):
+            slop -= 1
+            if slop <= 0:
+                break
+        else:
+            slop = SLOP
+        _, _, sha = heapq.heappop(queue)
+        commit = parsed[sha]
+        for parent in commit.parents:
+            push(parent, bad[sha])
+        if not bad[sha]:
+            out.commits.append(commit)
+    out.commits = [c for c in out.commits if not bad[c.id]]
+    return out
+
+
+def _mark(parsed: dict[bytes, Commit], bad: dict[bytes, bool], sha: bytes) -> None:
+    """Mark ``sha`` and its ancestors already seen as reachable from ``old`` (git's
+    ``mark_parents_uninteresting``): a commit first reached from ``new`` can later turn out
+    to be ``old``'s."""
+    todo = [sha]
+    while todo:
+        current = todo.pop()
+        if bad.get(current, True):
+            continue
+        bad[current] = True
+        commit = parsed.get(current)
+        if commit is not None:
+            todo.extend(commit.parents)
+
+
+def _brief(repo: Repo, commit: Commit, length: int) -> SourceCommit:
+    return SourceCommit(
+        short=unique_abbrev(repo, commit.id, length).decode("ascii"),
+        author=author_name(commit.author.decode("utf-8", "replace")),
+        subject=commit_subject(commit_message(commit)),
+    )
+
+
+def _commit(repo: Repo, sha: str) -> Commit | None:
+    return _object(repo, sha.encode("ascii"), Commit)
+
+
+def _object(repo: Repo, sha: bytes, kind: type[_T]) -> _T | None:
+    """The object ``sha`` if it is in ``repo`` and a ``kind``, else None."""
+    try:
+        obj = repo.object_store[ObjectID(sha)]
+    except KeyError:
+        return None
+    return obj if isinstance(obj, kind) else None

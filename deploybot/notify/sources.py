@@ -1,0 +1,106 @@
+"""What a build commit was made from: the source commits its email names, as data and text.
+
+Pure: records and their text; the git reads are :mod:`.source_read`. A build commit's email
+says where the build came from (git-multimail has no such part: its emails describe commits
+people pushed; a build commit's own log says only ``Build at ...``). The section goes into
+the intro, before the ``git log`` text, so everything from ``commit <id>`` on stays git's
+output byte for byte. Its lines (:func:`source_lines`), for a build whose previous build was
+made from ``d42ee2f`` and which is made from ``0eaf077``::
+
+    Built from https://github.com/apache/tvm-site.git (branch main):
+    3 source commits, d42ee2f..0eaf077, newest first:
+        0eaf077 Tweak img size (tqchen)
+        4f1c2a9 Fix the feed (Jane Doe)
+        a11ce55 Add the PyTorch post (Jane Doe)
+
+The commits are ``git log old..new`` in the source repository: every commit the new source
+commit has and the old one has not, merged ones too, newest first by commit date; at most
+:data:`MAX_LISTED`, then ``... and K more``. The first build of a branch says ``first build,
+from <id>`` and lists the newest commits of the source; so does a build whose previous build
+has no record (``the previous build's source commit is not known``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from deploybot.notify.body import cut_line
+from deploybot.redact import redact_url
+
+MAX_LISTED = 20
+"""The most source commits an email lists; the others are counted (``... and K more``)."""
+
+INDENT = "    "
+
+
+@dataclass(frozen=True)
+class SourceRepo:
+    """Where the source commits of a publish branch can be read, and how an email names it.
+
+    Attributes:
+        path: a repository holding the source history (the run's source mirror).
+        url: the source repository as the config names it (credentials are removed when
+            shown).
+        branch: the source branch built.
+    """
+
+    path: Path
+    url: str
+    branch: str
+
+
+@dataclass(frozen=True)
+class SourceCommit:
+    """One source commit as its email line shows it: git's short id (``%h``), the author's
+    name (``%an``) and the subject (``%s``)."""
+
+    short: str
+    author: str
+    subject: str
+
+
+@dataclass(frozen=True)
+class SourceLog:
+    """The source commits one build publishes.
+
+    Attributes:
+        url, branch: the source repository and branch (:class:`SourceRepo`).
+        new: the source commit the build was made from (short id).
+        old: the previous build's source commit (short id); None when there is no previous
+            build (``first``) or its source commit is not known.
+        first: the build is the first of its publish branch.
+        commits: ``old..new``, newest first, at most :data:`MAX_LISTED`; without ``old``,
+            the newest commits of ``new``'s history.
+        more: how many commits of the range are not listed.
+        complete: False when the walk stopped at its limit: ``more`` is then a lower bound.
+    """
+
+    url: str
+    branch: str
+    new: str
+    old: str | None
+    first: bool
+    commits: tuple[SourceCommit, ...]
+    more: int
+    complete: bool = True
+
+
+def source_lines(log: SourceLog, max_line_length: int = 0) -> list[str]:
+    """The intro lines naming ``log``'s source commits (see the module docstring), each cut
+    to ``max_line_length`` characters as body lines are (:func:`.body.cut_line`; 0: none).
+    Control characters of commit data are made spaces by the caller's line filter."""
+    total = len(log.commits) + log.more
+    at_least = "" if log.complete else "at least "
+    if log.old is not None:
+        word = "commit" if total == 1 else "commits"
+        count = f"{at_least}{total} source {word}" if total else "no new source commits"
+        what = f"{count}, {log.old}..{log.new}" + (", newest first:" if log.commits else "")
+    else:
+        start = "first build" if log.first else "the previous build's source commit is not known"
+        what = f"{start}, from {log.new}; the newest source commits:"
+    lines = [f"Built from {redact_url(log.url)} (branch {log.branch}):", what]
+    lines += [f"{INDENT}{c.short} {c.subject} ({c.author})" for c in log.commits]
+    if log.more:
+        lines.append(f"{INDENT}... and {at_least}{log.more} more")
+    return [cut_line(line, max_line_length) for line in lines]

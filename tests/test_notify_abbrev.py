@@ -1,0 +1,147 @@
+"""Short commit ids as git abbreviates them (``core.abbrev`` auto), wherever the email shows one.
+
+git's ``repo_find_unique_abbrev_r``: the length is ``ceil((msb(count) + 1) / 2)``, at least
+7, ``count`` being the packed objects (``repo_approximate_object_count``); then the id is
+made longer while another object shares that prefix. git-multimail takes its short ids from
+``git rev-parse --short``. Oracle: ``git rev-parse --short`` and ``git log --oneline`` on
+the same repository, big enough (fast-import packs thousands of blobs in a second) or with
+an object crafted to share the commit's first 7 digits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from deploybot.config import NotifyConfig
+from deploybot.notify import build_email, gitlog_cli
+from deploybot.notify.summary import brief_summary
+from tests.test_notify_gitlog import git
+
+NOTIFY = NotifyConfig(
+    transport="stdout",
+    to=("commits@example.org",),
+    sender="bot@example.org",
+    repository_url="https://example.org/repos/site.git",
+    pusher="bot",
+)
+NOW = datetime(2020, 7, 14, 16, 12, 5, tzinfo=UTC)
+REF = "refs/heads/asf-site"
+IDENT = b"Build Bot <bot@example.org> 1594743124 -0700"
+
+
+def blobs_stream(count: int, ref: bytes, *, mode_change: bool = False) -> bytes:
+    """fast-import input: a commit of ``count`` small files on ``ref``, then a second one
+    changing ``f/00001`` (its mode only, or its content)."""
+    out = [b"commit %s\nmark :1\ncommitter %s\ndata 6\nfirst\n" % (ref, IDENT)]
+    out += [b"M 100644 inline f/%05d\ndata %d\nblob %d\n\n" % (i, 6 + len(str(i)), i)
+            for i in range(count)]  # fmt: skip
+    out.append(b"commit %s\nmark :2\ncommitter %s\ndata 6\nBuild\nfrom :1\n" % (ref, IDENT))
+    if mode_change:
+        out.append(b"M 100755 inline f/00001\ndata 7\nblob 1\n\n")
+    else:
+        out.append(b"M 100644 inline f/00001\ndata 8\nchanged\n\n")
+    return b"".join(out)
+
+
+def short_of(repo: Path, rev: str) -> str:
+    return git(repo, "rev-parse", "--short", rev).decode().strip()
+
+
+def intro(message: bytes) -> list[str]:
+    """The body lines before the ``commit`` block."""
+    body = message.decode().split("\n\n", 1)[1]
+    return body[: body.index("\ncommit ")].split("\n")
+
+
+@pytest.fixture(params=["python", "git"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Who makes the log text: the pure-Python path (git hidden) or git (always asked)."""
+    if request.param == "python":
+        monkeypatch.setattr(gitlog_cli, "git_executable", lambda: None)
+    else:
+        monkeypatch.setattr(gitlog_cli, "prefer_git", lambda repo, changes: True)
+    return str(request.param)
+
+
+def email_for(repo: Path, rev: str) -> bytes:
+    commit = git(repo, "rev-parse", rev).decode().strip()
+    parent = git(repo, "rev-parse", f"{rev}~1").decode().strip()
+    return build_email(repo, REF, parent, commit, NOTIFY, now=NOW, host="bot.example.org")
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """16,500 packed blobs: git's automatic length is 8; the tip changes a mode only, so
+    its diff has no ``index`` line to take a length from."""
+    repo = tmp_path_factory.mktemp("abbrev") / "big.git"
+    git(repo.parent, "init", "-q", "--bare", str(repo))
+    git(repo, "fast-import", "--quiet", stdin=blobs_stream(16_500, REF.encode(), mode_change=True))
+    return repo
+
+
+def test_the_intro_ids_are_as_long_as_git_makes_them(big: Path, engine: str) -> None:
+    short = short_of(big, "asf-site")
+    assert len(short) == 8
+    assert git(big, "log", "--oneline", "-1", "asf-site").decode() == f"{short} Build\n"
+    assert intro(email_for(big, "asf-site"))[-4:] == [
+        "The following commit(s) were added to refs/heads/asf-site by this push:",
+        f"     new {short} Build",
+        f"{short} is described below",
+        "",
+    ]
+
+
+def test_a_created_branch_subject_has_git_s_short_id(big: Path) -> None:
+    commit = git(big, "rev-parse", "asf-site").decode().strip()
+    message = build_email(big, REF, None, commit, NOTIFY, now=NOW, host="bot.example.org")
+    subject = f"Subject: [site] branch asf-site created (now {short_of(big, 'asf-site')})"
+    assert subject in message.decode().split("\n")
+
+
+def craft_ambiguous_commit(repo: Path) -> tuple[str, str]:
+    """On top of ``asf-site``, write a commit (loose) whose first 7 hex digits are those of
+    an object already in the repository: vary its message until one matches (about 16,000
+    tries against 16,000 objects; the ids are computed, not written). Returns (the commit,
+    the object sharing its prefix)."""
+    ids = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").split()
+    prefixes = {sha[:7]: sha.decode() for sha in ids}
+    parent = git(repo, "rev-parse", "asf-site").decode().strip()
+    tree = git(repo, "rev-parse", "refs/heads/next^{tree}").decode().strip()
+    for n in range(10_000_000):
+        raw = b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\nBuild %d\n" % (
+            tree.encode(), parent.encode(), IDENT, IDENT, n,
+        )  # fmt: skip
+        sha = hashlib.sha1(b"commit %d\0" % len(raw) + raw).hexdigest()
+        twin = prefixes.get(sha[:7].encode())
+        if twin is not None:
+            made = git(repo, "hash-object", "-t", "commit", "-w", "--stdin", stdin=raw)
+            assert made.decode().strip() == sha
+            git(repo, "update-ref", REF, sha)
+            return sha, twin
+    raise AssertionError("no commit shares a prefix")
+
+
+@pytest.fixture(scope="module")
+def ambiguous(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    repo = tmp_path_factory.mktemp("abbrev") / "small.git"
+    git(repo.parent, "init", "-q", "--bare", str(repo))
+    git(repo, "fast-import", "--quiet", stdin=blobs_stream(16_000, b"refs/heads/next"))
+    git(repo, "update-ref", REF, "refs/heads/next~1")
+    commit, twin = craft_ambiguous_commit(repo)
+    return repo, commit, twin
+
+
+def test_an_ambiguous_commit_id_is_made_longer(
+    ambiguous: tuple[Path, str, str], engine: str
+) -> None:
+    repo, commit, twin = ambiguous
+    short = short_of(repo, commit)
+    assert len(short) > 7 and twin.startswith(commit[:7])
+    subject = git(repo, "log", "-1", "--format=%s", commit).decode().strip()
+    lines = intro(email_for(repo, commit))
+    assert lines[-3:-1] == [f"     new {short} {subject}", f"{short} is described below"]
+    assert brief_summary(repo, [commit]) == [(short, subject)]
