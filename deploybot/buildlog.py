@@ -36,7 +36,7 @@ def read(config: Config, limit: int) -> list[publish.BuildRecord]:
     """
     with statedir.held(config, sweep=False) as paths:
         mirror = paths["publish"]
-        head = publish.fetch_publish_head(config.publish.url, config.publish.branch, mirror)
+        head = publish.fetch_publish_head(config.publish.remote(), config.publish.branch, mirror)
         return publish.history(mirror, head, limit)
 
 

@@ -23,6 +23,7 @@ from deploybot import config_checks as checks
 from deploybot.config_checks import is_remote_url as is_remote_url  # re-exported
 from deploybot.config_queue import check_queue
 from deploybot.errors import ConfigError
+from deploybot.gitremote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT, Remote
 from deploybot.locations import config_base, resolve_location
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
@@ -33,23 +34,39 @@ CONFIG_ENV = "DEPLOYBOT_CONFIG"
 
 @dataclass(frozen=True)
 class SourceConfig:
-    """``[source]``: the repository holding the site source."""
+    """``[source]``: the repository holding the site source.
+
+    ``token_env`` names the environment variable holding an access token for an http(s)
+    ``url`` (sent as HTTP basic auth: the URL's user, else ``x-access-token``); ``timeout``
+    (s) bounds one fetch in all, ``max_fetch_bytes`` what its server may send
+    (:class:`deploybot.gitremote.Remote`).
+    """
 
     url: str
     branch: str = "main"
+    token_env: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
+
+    def remote(self) -> Remote:
+        """The source repository as :mod:`deploybot.gitutil` fetches it."""
+        return Remote(self.url, "source.url", self.token_env, self.timeout, self.max_fetch_bytes)
 
 
 @dataclass(frozen=True)
 class PublishConfig:
     """``[publish]``: where build commits go.
 
-    ``url`` defaults to ``source.url``; ``timezone`` (IANA) is used for ``{date}`` in
-    ``message`` and defaults to the site's timezone, else UTC; ``keep`` lists path prefixes on
-    the publish branch that builds never touch. ``nojekyll``: the published tree gets an
-    empty ``.nojekyll`` (so GitHub Pages does not run Jekyll again); unset, on for the
-    branch ``gh-pages`` only (resolved to a bool when loaded). The publish guard: a build
-    that would remove more than ``max_removed`` (a fraction, 0 to 1) of the published files,
-    or leave fewer than ``min_files`` (0: no minimum), is not pushed.
+    ``url`` defaults to ``source.url`` (and then ``token_env`` to ``source.token_env``);
+    ``timezone`` (IANA) is used for ``{date}`` in ``message`` and defaults to the site's
+    timezone, else UTC; ``keep`` lists path prefixes on the publish branch that builds never
+    touch. ``nojekyll``: the published tree gets an empty ``.nojekyll`` (so GitHub Pages
+    does not run Jekyll again); unset, on for the branch ``gh-pages`` only (resolved to a
+    bool when loaded). The publish guard: a build that would remove more than
+    ``max_removed`` (a fraction, 0 to 1) of the published files, or leave fewer than
+    ``min_files`` (0: no minimum), is not pushed. ``token_env``, ``timeout`` and
+    ``max_fetch_bytes``: as :class:`SourceConfig`'s, for each fetch and push of the publish
+    branch.
     """
 
     url: str = ""
@@ -61,6 +78,13 @@ class PublishConfig:
     nojekyll: bool | None = None
     max_removed: float = 0.5
     min_files: int = 1
+    token_env: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
+
+    def remote(self) -> Remote:
+        """The publish repository as :mod:`deploybot.gitutil` fetches and pushes it."""
+        return Remote(self.url, "publish.url", self.token_env, self.timeout, self.max_fetch_bytes)
 
 
 @dataclass(frozen=True)
@@ -243,6 +267,8 @@ _TERA = 10**12
 # Bytes, characters and steps stop at 10**12 (far above any memory: "no limit" in effect);
 # layout_max_depth at 1,000 (Python's own recursion limit stops deeper calls first).
 _INT_RANGES: dict[str, tuple[int, int]] = {
+    "source.max_fetch_bytes": (1, _TERA),
+    "publish.max_fetch_bytes": (1, _TERA),
     "render.feed_limit": (0, 1_000_000),
     "render.layout_max_steps": (1, _TERA),
     "render.layout_max_output": (1, _TERA),
@@ -458,14 +484,21 @@ def _resolve(cfg: Config, path: Path) -> Config:
     _check_values(cfg, path)
     source_url = checks.check_git_url(cfg.source.url, "source.url", path)
     source = dataclasses.replace(cfg.source, url=resolve_location(source_url, str(base)))
-    publish_url = source.url
+    checks.check_token_env(source.token_env, source.url, "source", path)
+    publish_url, token_env = source.url, cfg.publish.token_env or source.token_env
     if cfg.publish.url:
         publish_url = checks.check_git_url(cfg.publish.url, "publish.url", path)
-        publish_url = resolve_location(publish_url, str(base))
+        publish_url, token_env = resolve_location(publish_url, str(base)), cfg.publish.token_env
     nojekyll = cfg.publish.nojekyll
     if nojekyll is None:
         nojekyll = cfg.publish.branch == GITHUB_PAGES_BRANCH
-    publish = dataclasses.replace(cfg.publish, url=publish_url, nojekyll=nojekyll)
+    publish = dataclasses.replace(
+        cfg.publish, url=publish_url, token_env=token_env, nojekyll=nojekyll
+    )
+    checks.check_token_env(publish.token_env, publish.url, "publish", path)
+    checks.check_not_onto_source(
+        (source.url, source.branch), (publish.url, publish.branch), bool(cfg.publish.url), path
+    )
     checks.check_author(publish.author, "publish.author", path)
     checks.check_timezone(publish.timezone, "publish.timezone", path)
     notify = cfg.notify
@@ -521,6 +554,8 @@ def _check_values(cfg: Config, path: Path) -> None:
     """The per-key rules of :mod:`deploybot.config_checks`, for every key that has one."""
     checks.check_branch(cfg.source.branch, "source.branch", path)
     checks.check_branch(cfg.publish.branch, "publish.branch", path)
+    checks.check_timeout(cfg.source.timeout, "source.timeout", path)
+    checks.check_timeout(cfg.publish.timeout, "publish.timeout", path)
     checks.check_one_line(cfg.publish.message, "publish.message", path, empty_ok=False)
     checks.check_fraction(cfg.publish.max_removed, "publish.max_removed", path)
     for prefix in cfg.publish.keep:

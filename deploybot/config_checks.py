@@ -16,7 +16,7 @@ import re
 import stat
 import zoneinfo
 from pathlib import Path
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from dulwich.refs import Ref, check_ref_format
 
@@ -36,6 +36,9 @@ MAX_TIMEOUT = 86400.0
 """The longest timeout accepted, in seconds (one day); longer ones are surely a mistake."""
 
 _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+# git's transport helper form, <helper>::<address> (transport.c, transport_get: a run of
+# URL scheme characters, then "::"), which runs git-remote-<helper>; ext:: runs any command.
+_HELPER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)::")
 # git's rule (connect.c, url_is_local_not_ssh): a colon before any slash makes it scp-like.
 _SCP_RE = re.compile(r"^(?:[^/@:]+@)?([^/:]+):")
 # scp-like user:password@: a colon, then an '@', before any '/' of the part before the '@'.
@@ -60,10 +63,22 @@ def check_git_url(url: str, key: str, path: Path) -> str:
     ``[user@]host:path``. A URL needs a host; a port must be 1-65535.
 
     Raises:
-        ConfigError: empty, a control character, another scheme, no host, or a bad port.
+        ConfigError: empty, a control character, a transport helper address
+            (``ext::...``, ``fd::...``, any ``<helper>::``: git runs a program for it, and
+            dulwich read ``ext::sh -c ...`` as ssh to the host ``ext``), another scheme, no
+            host, or a bad port.
     """
     if not url.strip() or _CONTROL_RE.search(url):
         raise _fail(path, key, f"must be a path or a git URL, not {redact_url(url)!r}")
+    helper = _HELPER_RE.match(url)
+    if helper is not None:
+        raise _fail(
+            path,
+            key,
+            f"is a transport helper address ({helper.group(1)}::), which git runs a program "
+            "for (git-remote-" + helper.group(1) + "; ext:: runs any command): deploybot "
+            "fetches only a local path, file://, http(s)://, ssh://, git:// or user@host:path",
+        )
     match = _SCHEME_RE.match(url)
     if match is None:
         scp = _SCP_RE.match(url)
@@ -98,7 +113,7 @@ def _check_scp_like(url: str, key: str, path: Path) -> None:
             path,
             key,
             "has a password before '@', which ssh does not take in the address: use an SSH "
-            "key, or an https:// URL with the token as its user info",
+            "key, or an https:// URL with the token in an environment variable (token_env)",
         )
     scheme = url.partition(":")[0].lower()
     if scheme in GIT_SCHEMES:
@@ -108,6 +123,123 @@ def _check_scp_like(url: str, key: str, path: Path) -> None:
             f"reads as the URL scheme {scheme}: with no '//' and no host (dulwich reads "
             f"'{scheme}:...' so, not as host:path): write {scheme}://host/path",
         )
+
+
+def check_token_env(token_env: str | None, url: str, section: str, path: Path) -> None:
+    """Check ``<section>.token_env`` against the remote ``url`` it logs in to: a variable
+    name (:func:`check_env_name`), for an ``http(s)://`` URL only (the token goes as the
+    password of HTTP basic auth; ssh logs in with keys), and no password in ``url`` too.
+
+    Raises:
+        ConfigError: naming the key and ``path``.
+    """
+    key = f"{section}.token_env"
+    check_env_name(token_env, key, path)
+    if token_env is None:
+        return
+    match = _SCHEME_RE.match(url)
+    if match is None or match.group(1).lower() not in ("http", "https"):
+        raise _fail(
+            path,
+            key,
+            f"is for http(s):// URLs (the token is sent as HTTP basic auth), not "
+            f"{redact_url(url)!r}: ssh logs in with a key",
+        )
+    if _split(url, key, path).password is not None:
+        raise _fail(
+            path,
+            key,
+            f"names a token and '{section}.url' holds a password: keep the token, out of "
+            "the file, and drop the password from the URL",
+        )
+
+
+def repository_key(url: str) -> str:
+    """What names the repository at ``url``, so that two spellings of one compare equal.
+
+    A local path or ``file://`` URL gives ``file:`` + its git directory: absolute, with
+    ``~`` expanded and symlinks resolved; the ``.git`` folder of a work tree (a folder or a
+    ``gitdir:`` file); and the main repository of a linked worktree (git's ``commondir``
+    file: its branches are the main repository's). A network URL gives host and path, lower
+    case, without scheme, user, port, percent-encoding, a leading ``~/``, ``.git`` and
+    slashes at either end: ``https://github.com/o/r``, ``git@github.com:o/r.git``,
+    ``ssh://git@github.com:22/o/r.git`` and ``git://github.com/o/r`` all give
+    ``github.com/o/r``. Forges serve a repository at one path over https and ssh and match
+    owner and name without case, and an scp-like path is the ssh path relative to the home
+    folder; so this errs on the side of "the same" (where the answer refuses a config,
+    wrongly "different" would let a build overwrite its source).
+    """
+    url = url.strip()
+    scheme = _SCHEME_RE.match(url)
+    if scheme and scheme.group(1).lower() == "file":
+        return "file:" + _git_dir(unquote(urlsplit(url).path))
+    if scheme:
+        parts = urlsplit(url)
+        host, where = parts.hostname or "", unquote(parts.path)
+    elif is_remote_url(url):  # scp-like [user@]host:path
+        user_host, _, where = url.partition(":")
+        host = user_host.rpartition("@")[2].strip("[]")
+    else:
+        return "file:" + _git_dir(url)
+    where = where.strip("/").removeprefix("~/").removesuffix(".git").strip("/")
+    return f"{host.lower().rstrip('.')}/{where.lower()}"
+
+
+def _git_dir(folder: str) -> str:
+    """The git directory of the repository at ``folder`` (see :func:`repository_key`)."""
+    folder = os.path.realpath(os.path.expanduser(folder))
+    dot = os.path.join(folder, ".git")
+    if os.path.isdir(dot):
+        folder = dot
+    else:
+        gitfile = _first_line(dot)  # git's gitfile (setup.c, read_gitfile): "gitdir: <path>"
+        if gitfile.startswith("gitdir:"):
+            folder = os.path.join(folder, gitfile.removeprefix("gitdir:").strip())
+    common = _first_line(os.path.join(folder, "commondir"))
+    if common:
+        folder = os.path.join(folder, common)
+    return os.path.realpath(folder)
+
+
+def _first_line(file: str) -> str:
+    """The first line of the regular file ``file``, stripped; "" when there is none."""
+    if not os.path.isfile(file):  # not a FIFO, whose open would wait for a writer
+        return ""
+    try:
+        with open(file, encoding="utf-8", errors="surrogateescape") as text:
+            return text.readline(4096).strip()
+    except OSError:
+        return ""
+
+
+def check_not_onto_source(
+    source: tuple[str, str], publish: tuple[str, str], publish_url_set: bool, path: Path
+) -> None:
+    """Refuse publishing onto the source branch: ``publish`` (url, branch) naming the
+    branch of ``source`` (url, branch) in the same repository (:func:`repository_key`),
+    which each build would replace with its own output (and build that output next time).
+
+    Raises:
+        ConfigError: naming ``publish.branch``, ``source.branch`` and ``path``.
+    """
+    (source_url, source_branch), (publish_url, publish_branch) = source, publish
+    if source_branch != publish_branch:
+        return
+    if repository_key(source_url) != repository_key(publish_url):
+        return
+    why = (
+        f"'publish.url' {redact_url(publish_url)!r} and 'source.url' "
+        f"{redact_url(source_url)!r} name one repository"
+        if publish_url_set
+        else "'publish.url' is not set, so it is source.url"
+    )
+    raise _fail(
+        path,
+        "publish.branch",
+        f"is 'source.branch' ({source_branch!r}) of the same repository ({why}): each build "
+        "would replace the site source with its output; set publish.branch to another "
+        "branch (asf-site, gh-pages) or publish.url to another repository",
+    )
 
 
 def check_http_url(url: str, key: str, path: Path) -> None:

@@ -36,15 +36,17 @@ from dulwich.pack import UnpackedObject, pack_object_chunks, pack_objects_to_dat
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from deploybot.config import is_remote_url
+from deploybot import gitfailure
 from deploybot.errors import (
     ConfigError,
     FetchError,
+    PublishError,
     TemporaryError,
     disk_full,
     is_disk_full,
-    one_line,
 )
+from deploybot.gitbounds import Exchange, Overrun, bound
+from deploybot.gitremote import Remote
 from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
 from deploybot.gittree import changed_paths as changed_paths
 from deploybot.gittree import encode_path as encode_path
@@ -52,6 +54,7 @@ from deploybot.gittree import is_object_id as is_object_id
 from deploybot.gittree import new_objects
 from deploybot.gittree import oid as oid
 from deploybot.gittree import tree_entries as tree_entries
+from deploybot.locations import is_remote_url
 from deploybot.redact import redact_text, redact_url, register_url_credentials
 
 MODE_FILE = 0o100644
@@ -70,17 +73,21 @@ LOCAL_PACK_COMPRESSION = 1
 IDLE_TIMEOUT = 300.0
 """Seconds a git server on a socket (``git://``, ``http(s)://``) may stay silent during a
 fetch or push before it counts as unreachable. dulwich sets no timeout of its own on these
-sockets, so a dead peer held the run, and the state lock, forever. Not a bound on the whole
-transfer: a big fetch may take longer, as long as data keeps coming."""
+sockets, so a dead peer held the run, and the state lock, forever. The whole exchange is
+bounded by the remote's ``timeout`` (:mod:`deploybot.gitbounds`); within it, a silence this
+long is enough."""
 
 
-# What dulwich raises when a remote cannot be reached or talked to.
+# What dulwich raises when a remote cannot be reached or talked to (ValueError: a server
+# naming a protocol version dulwich does not speak), and what a bound raises.
 _TRANSPORT_ERRORS = (
     OSError,
     GitProtocolError,
     NotGitRepository,
     HTTPUnauthorized,
     HTTPProxyUnauthorized,
+    ValueError,
+    Overrun,
 )
 
 
@@ -254,64 +261,87 @@ def local_ref(repo: Repo, name: str) -> str | None:
     return repo.refs[ref].decode("ascii") if ref in repo.refs else None
 
 
+def as_remote(remote: Remote | str, key: str) -> Remote:
+    """``remote``, or a plain URL made a :class:`Remote` named by ``key`` (``source.url``,
+    ``publish.url``) with the default bounds and no token."""
+    return remote if isinstance(remote, Remote) else Remote(remote, key)
+
+
+def _key_for(error: type[TemporaryError]) -> str:
+    """The key a plain URL given with ``error`` stands for: the publish stage's raise
+    PublishError."""
+    return "publish.url" if issubclass(error, PublishError) else "source.url"
+
+
 def fetch_refs(
-    url: str, repo: Repo, refnames: Sequence[str], error: type[TemporaryError]
+    remote: Remote | str, repo: Repo, refnames: Sequence[str], error: type[TemporaryError]
 ) -> dict[str, str | None]:
-    """Fetch the refs ``refnames`` (e.g. ``refs/heads/main``) from ``url`` into ``repo``.
+    """Fetch the refs ``refnames`` (e.g. ``refs/heads/main``) from ``remote`` into ``repo``
+    (a plain URL is ``source.url``'s, or ``publish.url``'s with ``error`` PublishError).
 
     Returns ``{refname: 40-hex tip, or None when the remote lacks it}`` and points the same
     local refs at those tips (deleting those the remote lacks), so the next fetch negotiates
     from them and only transfers new objects. Only the named refs' objects are fetched, with
     their full history: a shallow (depth 1) first fetch would be smaller, but dulwich 1.2.21
     serves it wrongly (its local transport re-sends everything on the next fetch, its HTTP
-    server fails on ``deepen``), so the mirror stays complete.
+    server fails on ``deepen``), so the mirror stays complete. The exchange is bounded by
+    the remote's ``timeout`` and ``max_fetch_bytes`` (:mod:`deploybot.gitbounds`).
 
-    Raises ``error`` (one line naming ``url``) when the remote cannot be reached or read.
+    Raises:
+        error: (one line naming the URL) the remote cannot be reached or read for now, or
+            took longer than its ``timeout``.
+        ConfigError: the remote is not there, wants credentials or refuses them, its host
+            does not resolve, its token variable is unset, or it sent more than a cap
+            (:func:`deploybot.gitfailure.failure`; names the key).
+        SourceError: the server says its repository is corrupt.
     """
-    client, path = _client(url)
+    remote = as_remote(remote, _key_for(error))
     names = [Ref(name.encode("utf-8")) for name in refnames]
 
     def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
         tips = {refs[name] for name in names if name in refs}
         return sorted(tip for tip in tips if tip not in repo.object_store)
 
-    try:
-        with writing(repo), _idle_timeout():
-            result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
-    except _TRANSPORT_ERRORS as exc:
-        raise error(f"cannot fetch from {redact_url(url)}: {redact_text(one_line(exc))}") from exc
-    remote = result.refs or {}
+    with _session(remote) as (client, path, bounds):
+        try:
+            with writing(repo), _idle_timeout(remote.timeout):
+                result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
+        except _TRANSPORT_ERRORS as exc:
+            raise gitfailure.failure(remote, exc, bounds.overrun(), "fetch from", error) from exc
+    fetched = result.refs or {}
     tips: dict[str, str | None] = {}
     for name in names:
-        sha = remote.get(name)
+        sha = fetched.get(name)
         tips[name.decode("utf-8")] = sha.decode("ascii") if sha else None
     set_local_refs(repo, tips)
     return tips
 
 
-def remote_head(url: str, refname: str) -> str | None:
-    """The id ``refname`` (``refs/heads/main``) points at in the repository at ``url``, or
+def remote_head(remote: Remote | str, refname: str) -> str | None:
+    """The id ``refname`` (``refs/heads/main``) points at in the repository ``remote``, or
     None when it has no such ref: the ref advertisement only (``git ls-remote``), no
-    objects fetched. The caller sets the socket timeout (no :func:`_idle_timeout` here:
-    the poller asks many remotes at once, from threads).
+    objects fetched, within the remote's ``timeout``. The caller sets the socket timeout
+    (no :func:`_idle_timeout` here: the poller asks many remotes at once, from threads).
 
     Raises:
-        FetchError: the remote cannot be reached or read (one line naming ``url``).
+        FetchError: the remote cannot be reached or read for now (one line naming the URL).
+        ConfigError, SourceError: as :func:`fetch_refs`.
     """
-    client, path = _client(url)
+    remote = as_remote(remote, "source.url")
     name = Ref(refname.encode("utf-8"))
-    try:
-        refs = client.get_refs(path.encode("utf-8"), ref_prefix=[name]).refs
-    except _TRANSPORT_ERRORS as exc:
-        raise FetchError(
-            f"cannot read the refs of {redact_url(url)}: {redact_text(one_line(exc))}"
-        ) from exc
+    with _session(remote) as (client, path, bounds):
+        try:
+            refs = client.get_refs(path.encode("utf-8"), ref_prefix=[name]).refs
+        except _TRANSPORT_ERRORS as exc:
+            raise gitfailure.failure(
+                remote, exc, bounds.overrun(), "read the refs of", FetchError
+            ) from exc
     sha = (refs or {}).get(name)
     return sha.decode("ascii") if sha else None
 
 
-def fetch_commit(url: str, repo: Repo, commit: str) -> str | None:
-    """Fetch the commit ``commit`` (40 hex) by its id from ``url`` into ``repo``, with its
+def fetch_commit(remote: Remote, repo: Repo, commit: str) -> str | None:
+    """Fetch the commit ``commit`` (40 hex) by its id from ``remote`` into ``repo``, with its
     history, whether or not a ref still holds it.
 
     Asking for an object no ref advertises works only where the server allows it (git's
@@ -324,35 +354,41 @@ def fetch_commit(url: str, repo: Repo, commit: str) -> str | None:
 
     Raises:
         DiskFullError: the mirror could not be written.
+        ConfigError: the remote's token variable is unset.
     """
     want = oid(commit)
     if want in repo.object_store:
         return None
-    client, path = _client(url)
-    try:
-        with writing(repo), _idle_timeout():
-            client.fetch(path, repo, determine_wants=lambda _refs, depth=None: [want])
-    except _TRANSPORT_ERRORS as exc:
-        return redact_text(one_line(exc))
+    with _session(remote) as (client, path, bounds):
+        try:
+            with writing(repo), _idle_timeout(remote.timeout):
+                client.fetch(path, repo, determine_wants=lambda _refs, depth=None: [want])
+        except _TRANSPORT_ERRORS as exc:
+            why = gitfailure.failure(remote, exc, bounds.overrun(), "fetch from", FetchError)
+            return str(why)
     return None if want in repo.object_store else "the server sent no such commit"
 
 
 def push_refs(
-    url: str,
+    remote: Remote | str,
     repo: Repo,
     updates: Mapping[str, tuple[str | None, str]],
     error: type[TemporaryError],
 ) -> None:
-    """Push ``{refname: (expected remote tip or None, new 40-hex id)}`` from ``repo`` to ``url``.
+    """Push ``{refname: (expected remote tip or None, new 40-hex id)}`` from ``repo`` to
+    ``remote``, within its ``timeout`` and ``max_fetch_bytes`` (what the server answers).
 
     Compare-and-swap: when any ref's advertised tip is not the expected one, nothing is sent
     and :class:`RemoteMovedError` is raised. The push is atomic when the server supports it.
     Never forced, so the server's own fast-forward rules apply. Local refs are not touched.
 
-    Raises ``error`` with the server's reason when it rejects a ref (dulwich reports that in
-    ``ref_status`` instead of raising) or when the remote cannot be reached.
+    Raises:
+        error: with the server's reason when it rejects a ref (dulwich reports that in
+            ``ref_status`` instead of raising), or when the remote cannot be reached for now.
+        ConfigError, SourceError: as :func:`fetch_refs`.
     """
-    client, path = _client(url)
+    remote = as_remote(remote, _key_for(error))
+    url = remote.url
     wanted = {Ref(name.encode("utf-8")): (old, oid(new)) for name, (old, new) in updates.items()}
 
     def pack_data(
@@ -378,26 +414,35 @@ def push_refs(
                 raise RemoteMovedError(f"{ref.decode()} moved on the remote")
         return {ref: new for ref, (_old, new) in wanted.items()}
 
-    remote_says = bytearray()  # the server's side-band messages, e.g. a hook's explanation
-    encoded = path.encode("utf-8")
-    try:
-        with _idle_timeout():
-            try:
-                result = client.send_pack(
-                    encoded, update_refs, pack_data, remote_says.extend, atomic=True
-                )
-            except GitProtocolError as exc:
-                if "atomic" not in str(exc) or isinstance(exc, SendPackError):
-                    raise
-                result = client.send_pack(encoded, update_refs, pack_data, remote_says.extend)
-    except _TRANSPORT_ERRORS as exc:
-        raise error(f"cannot push to {redact_url(url)}: {redact_text(one_line(exc))}") from exc
+    remote_says = bytearray()  # the end of the server's side-band messages (a hook's reason)
+
+    def said(message: bytes) -> None:
+        remote_says.extend(message)
+        del remote_says[:-_SAID_KEPT]  # a server talking without end grows no memory
+
+    with _session(remote) as (client, path, bounds):
+        encoded = path.encode("utf-8")
+        try:
+            with _idle_timeout(remote.timeout):
+                try:
+                    result = client.send_pack(encoded, update_refs, pack_data, said, atomic=True)
+                except GitProtocolError as exc:
+                    if "atomic" not in str(exc) or isinstance(exc, SendPackError):
+                        raise
+                    result = client.send_pack(encoded, update_refs, pack_data, said)
+        except _TRANSPORT_ERRORS as exc:
+            raise gitfailure.failure(remote, exc, bounds.overrun(), "push to", error) from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
     if failed:
         reasons = "; ".join(f"{ref.decode()}: {why}" for ref, why in sorted(failed.items()))
-        said = _last_words(bytes(remote_says))
-        said = f" (remote: {redact_text(said)})" if said else ""
-        raise error(f"push to {redact_url(url)} rejected: {reasons}{said}")
+        words = _last_words(bytes(remote_says))
+        words = f" (remote: {redact_text(words)})" if words else ""
+        raise error(f"push to {redact_url(url)} rejected: {reasons}{words}")
+
+
+_SAID_KEPT = 4096
+"""Bytes of a server's side-band messages kept during a push (:func:`_last_words` shows
+the last 300 characters)."""
 
 
 def _compressed(records: Iterator[UnpackedObject], level: int) -> Iterator[UnpackedObject]:
@@ -417,17 +462,29 @@ def _compressed(records: Iterator[UnpackedObject], level: int) -> Iterator[Unpac
 
 
 @contextmanager
-def _idle_timeout() -> Iterator[None]:
+def _idle_timeout(total: float) -> Iterator[None]:
     """Give the sockets dulwich opens in the block (it sets no timeout on them) the
-    timeout :data:`IDLE_TIMEOUT`, through the process default (``socket.setdefaulttimeout``),
-    restored afterwards. Nothing else opens sockets meanwhile: the run's other network
-    calls (SMTP, webhook) come before or after, and set their own timeouts anyway."""
+    timeout :data:`IDLE_TIMEOUT`, or ``total`` (the exchange's deadline, s) when smaller,
+    through the process default (``socket.setdefaulttimeout``), restored afterwards.
+    Nothing else opens sockets meanwhile: the run's other network calls (SMTP, webhook)
+    come before or after, and set their own timeouts anyway."""
     before = socket.getdefaulttimeout()
-    socket.setdefaulttimeout(IDLE_TIMEOUT)
+    socket.setdefaulttimeout(min(IDLE_TIMEOUT, total))
     try:
         yield
     finally:
         socket.setdefaulttimeout(before)
+
+
+@contextmanager
+def _session(remote: Remote) -> Iterator[tuple[GitClient, str, Exchange]]:
+    """One exchange with ``remote``: its client fitted to its bounds
+    (:class:`deploybot.gitbounds.Exchange`), the path to give it, and the bounds (their
+    deadline runs for the block). Raises ConfigError when the token variable is unset."""
+    bounds = Exchange(remote.timeout, remote.max_fetch_bytes)
+    client, path = _client(remote, bounds)
+    with bounds:
+        yield client, path, bounds
 
 
 def check_local_repository(url: str, key: str) -> None:
@@ -443,8 +500,11 @@ def check_local_repository(url: str, key: str) -> None:
         raise ConfigError(f"{key}: {path} {what}") from None
 
 
-def _client(url: str) -> tuple[GitClient, str]:
-    """Return the client for fetching from or pushing to ``url``.
+def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitClient, str]:
+    """Return the client for fetching from or pushing to ``remote`` (a plain URL: no
+    token), fitted to ``bounds`` when given (:func:`deploybot.gitbounds.bound`), and the
+    path to give it. An http(s) remote with a ``token_env`` logs in with it (HTTP basic
+    auth, sent to the URL's own origin only: dulwich drops it on a redirect elsewhere).
 
     dulwich's ``LocalGitClient`` (plain paths, ``file://``) writes the refs itself, so the
     remote's hooks (``pre-receive``, ``update``, ``post-receive``) and
@@ -452,7 +512,12 @@ def _client(url: str) -> tuple[GitClient, str]:
     tree of the commits both sides have in Python. Where the git CLI exists, git's own
     ``receive-pack`` / ``upload-pack`` run instead, exactly as ``git push``/``git fetch`` to
     that path would.
+
+    Raises:
+        ConfigError: the remote's token variable is unset.
     """
+    remote = as_remote(remote, "source.url")
+    url = remote.url
     client: GitClient
     register_url_credentials(url)  # for what dulwich or urllib3 print in their own shape
     if not is_remote_url(url):
@@ -462,11 +527,16 @@ def _client(url: str) -> tuple[GitClient, str]:
     else:
         from deploybot.httppool import one_try_pool  # loads http.client and ssl: only for http
 
-        client, path = get_transport_and_path(url, pool_manager=one_try_pool(url))
+        pool = one_try_pool(url, bounds.connected if bounds is not None else None)
+        login = remote.credentials() if pool is not None else None
+        user, token = login if login is not None else (None, None)
+        client, path = get_transport_and_path(url, pool_manager=pool, username=user, password=token)
     if isinstance(client, LocalGitClient) and shutil.which("git"):
         # No thin packs: on one machine bytes are free, and completing a thin pack makes
         # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.
-        return SubprocessGitClient(thin_packs=False), path
+        client = SubprocessGitClient(thin_packs=False)
+    if bounds is not None:
+        bound(client, bounds)
     return client, path
 
 

@@ -243,9 +243,10 @@ def _run_locked(
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     gitutil.check_local_repository(config.source.url, "source.url")
     earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
-    head = publish.fetch_publish_head(config.publish.url, config.publish.branch, paths["publish"])
+    target = config.publish.remote()
+    head = publish.fetch_publish_head(target, config.publish.branch, paths["publish"])
     snap = watch.fetch_source(
-        config.source.url, config.source.branch, paths["source"], since=head.source_commit
+        config.source.remote(), config.source.branch, paths["source"], since=head.source_commit
     )
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
@@ -497,7 +498,7 @@ class _Build:
     ) -> publish.PublishResult:
         config, snap = self.config, self.snap
         return publish.publish_build(
-            config.publish.url,
+            config.publish.remote(),
             config.publish.branch,
             self.paths["publish"],
             {},
@@ -560,7 +561,7 @@ def _not_backwards(
         if recorded not in seen:
             source = config.source
             seen[recorded] = watch.order_against(
-                source.url, source.branch, paths["source"], snap.commit, recorded,
+                source.remote(), source.branch, paths["source"], snap.commit, recorded,
                 commit_time=snap.commit_time, published_at=head.published_at,
             )  # fmt: skip
         order, why = seen[recorded]

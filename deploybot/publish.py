@@ -46,6 +46,7 @@ from dulwich.repo import Repo
 
 from deploybot import gittree, gitutil, pathrules, treeedit
 from deploybot.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
+from deploybot.gitremote import Remote
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
 from deploybot.redact import redact_url
 
@@ -337,20 +338,24 @@ def _numeric_offset(seconds: int) -> str:
     return f"{sign}{minutes // 60:02d}{minutes % 60:02d}"
 
 
-def fetch_publish_head(url: str, branch: str, mirror: Path) -> PublishHead:
-    """Fetch the publish ``branch`` and the record from ``url`` into the bare ``mirror``.
+def fetch_publish_head(url: Remote | str, branch: str, mirror: Path) -> PublishHead:
+    """Fetch the publish ``branch`` and the record from ``url`` (``publish.url`` with its
+    keys, or a plain URL) into the bare ``mirror``.
 
     ``mirror`` is created when missing; a brand-new mirror recovers the source commit from
     the remote's :data:`NOTES_REF`.
 
     Raises:
-        PublishError: the remote cannot be reached or read.
-        ConfigError: ``url`` is a local path with no repository (names ``publish.url``).
+        PublishError: the remote cannot be reached or read for now.
+        ConfigError: the URL is a local path with no repository, or the remote is not
+            there, wants credentials, or its host does not resolve (names ``publish.url``:
+            :func:`deploybot.gitutil.fetch_refs`).
     """
-    gitutil.check_local_repository(url, "publish.url")
+    remote = gitutil.as_remote(url, "publish.url")
+    gitutil.check_local_repository(remote.url, "publish.url")
     refname = f"refs/heads/{branch}"
     with gitutil.bare_repo(mirror) as repo:
-        tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
+        tips = gitutil.fetch_refs(remote, repo, [refname, NOTES_REF], PublishError)
         return _publish_head(repo, tips[refname], tips[NOTES_REF])
 
 
@@ -420,7 +425,7 @@ def history(mirror: Path, head: PublishHead, limit: int) -> list[BuildRecord]:
 
 
 def publish_build(
-    url: str,
+    url: Remote | str,
     branch: str,
     mirror: Path,
     files: Mapping[str, bytes],
@@ -438,7 +443,8 @@ def publish_build(
     nojekyll: bool = False,
     guard: Guard | None = None,
 ) -> PublishResult:
-    """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``; push.
+    """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``
+    (``publish.url`` with its keys, or a plain URL); push.
 
     ``blobs`` adds outputs already stored in ``mirror`` (``{path: blob hex}``, e.g. from a
     :class:`BlobWriter`). Without ``patch`` the outputs replace every owned path of the
@@ -476,6 +482,7 @@ def publish_build(
             :mod:`deploybot.pathrules` (checked before anything is written).
         ValueError: ``when`` is naive.
     """
+    remote = gitutil.as_remote(url, "publish.url")
     refname = f"refs/heads/{branch}"
     for path in [*files, *(blobs or {}), *(patch.deletions if patch else ())]:
         pathrules.check_path(path, "output path")  # before anything is written
@@ -489,7 +496,7 @@ def publish_build(
         built = gitutil.blob_ids(repo, owned)
         built |= {p: b for p, b in (blobs or {}).items() if not _is_kept(p, keep)}
         for _ in range(MAX_TRIES):
-            tips = gitutil.fetch_refs(url, repo, [refname, NOTES_REF], PublishError)
+            tips = gitutil.fetch_refs(remote, repo, [refname, NOTES_REF], PublishError)
             remote_head = tips[refname]
             if check_head is not None and remote_head is not None:
                 check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
@@ -505,13 +512,13 @@ def publish_build(
             if before_push is not None and plan.result.new is not None:
                 before_push(plan.result.old, plan.result.new)
             try:
-                gitutil.push_refs(url, repo, plan.updates, PublishError)
+                gitutil.push_refs(remote, repo, plan.updates, PublishError)
             except RemoteMovedError:
                 continue
             gitutil.set_local_refs(repo, {ref: new for ref, (_, new) in plan.updates.items()})
             return plan.result
     raise PublishError(
-        f"push to {redact_url(url)}: {refname} kept moving; gave up after {MAX_TRIES} tries"
+        f"push to {redact_url(remote.url)}: {refname} kept moving; gave up after {MAX_TRIES} tries"
     )
 
 

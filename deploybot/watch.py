@@ -19,11 +19,12 @@ from dulwich.objects import Commit
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from deploybot import gitutil
-from deploybot.config_checks import is_remote_url
+from deploybot import gitutil, pathrules
 from deploybot.errors import ConfigError, FetchError, SourceError
-from deploybot.gittree import read_tree
+from deploybot.gitremote import Remote
+from deploybot.gittree import decode_path, read_tree
 from deploybot.gitutil import GitTree
+from deploybot.locations import is_remote_url
 from deploybot.redact import redact_url
 
 
@@ -52,35 +53,42 @@ class SourceSnapshot:
     changed_paths: frozenset[str] | None
 
 
-def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) -> SourceSnapshot:
+def fetch_source(
+    url: Remote | str, branch: str, mirror: Path, since: str | None = None
+) -> SourceSnapshot:
     """Fetch ``branch`` from ``url`` into the bare mirror ``mirror``; snapshot its tip.
 
-    ``url`` is anything dulwich's ``get_transport_and_path`` takes: a local path, ``file://``,
-    ``http(s)://``, ``git://``, ``ssh://`` or ``user@host:path``. ``mirror`` is created when
-    missing. ``since`` is the source commit of the previous build, if any.
+    ``url`` is ``source.url`` with its keys (:class:`~deploybot.gitremote.Remote`), or
+    a plain URL: anything dulwich's ``get_transport_and_path`` takes, a local path,
+    ``file://``, ``http(s)://``, ``git://``, ``ssh://`` or ``user@host:path``. ``mirror``
+    is created when missing. ``since`` is the source commit of the previous build, if any.
 
     Raises:
-        FetchError: the remote cannot be reached or read (one line, naming ``url``).
-        SourceError: the fetch failed because a tree of the branch cannot be parsed (git
-            refuses to send it; see :func:`check_local_trees`), or a tree fetched cannot be.
-        ConfigError: the remote has no such branch (names ``source.branch``), or ``url`` is
-            a local path that holds no git repository (names ``source.url``): retrying
-            would not help, so it is not a FetchError.
+        FetchError: the remote cannot be reached or read for now (one line, naming the URL).
+        SourceError: the fetch failed because a tree of the branch cannot be parsed or has
+            an empty name (git refuses to send it; see :func:`check_local_trees`), or a tree
+            fetched cannot be, or the server says its repository is corrupt.
+        ConfigError: the remote has no such branch (names ``source.branch``), is not there,
+            wants credentials, or its host does not resolve, or the URL is a local path that
+            holds no git repository (names ``source.url``): retrying would not help, so it
+            is not a FetchError (:func:`deploybot.gitutil.fetch_refs`).
     """
-    gitutil.check_local_repository(url, "source.url")
+    remote = gitutil.as_remote(url, "source.url")
+    location = remote.url
+    gitutil.check_local_repository(location, "source.url")
     refname = f"refs/heads/{branch}"
     with gitutil.bare_repo(mirror) as repo:
         try:
-            tip = gitutil.fetch_refs(url, repo, [refname], FetchError)[refname]
-        except (FetchError, ObjectFormatException) as exc:  # dulwich's local transport
-            check_local_trees(url, refname)
+            tip = gitutil.fetch_refs(remote, repo, [refname], FetchError)[refname]
+        except (FetchError, SourceError, ObjectFormatException) as exc:  # dulwich's local transport
+            check_local_trees(location, refname)
             if isinstance(exc, ObjectFormatException):
                 raise SourceError(
-                    f"cannot fetch from {redact_url(url)}: an object cannot be parsed ({exc})"
+                    f"cannot fetch from {redact_url(location)}: an object cannot be parsed ({exc})"
                 ) from exc
             raise
         if tip is None:
-            raise ConfigError(f"source.branch: no branch {branch!r} in {redact_url(url)}")
+            raise ConfigError(f"source.branch: no branch {branch!r} in {redact_url(location)}")
         commit = _commit(repo, tip)
         tree_id = commit.tree.decode("ascii")
         changed = _changed_since(repo, since, tree_id)
@@ -96,10 +104,12 @@ def fetch_source(url: str, branch: str, mirror: Path, since: str | None = None) 
 
 def check_local_trees(url: str, refname: str) -> None:
     """After a failed fetch from a local repository: raise the ``SourceError`` naming the
-    first tree entry of ``refname``'s tip that cannot be parsed (a NUL byte in a name: git's
-    ``upload-pack`` refuses to send the tree), so the run fails as bad input rather than
-    as a fetch to retry forever. Returns when ``url`` is not local or every tree parses.
-    The walk keeps its own stack (a tree can be thousands of folders deep)."""
+    first tree entry of ``refname``'s tip that cannot be parsed (a NUL byte in a name), or
+    whose name the build refuses (:func:`deploybot.pathrules.check_name`: an empty name,
+    which git's ``upload-pack`` refuses to send, among them), so the run fails as bad input
+    rather than as a fetch to retry forever. Returns when ``url`` is not local or every
+    tree passes. The walk keeps its own stack (a tree can be thousands of folders deep) and
+    reads each tree once."""
     path = url.removeprefix("file://")
     if is_remote_url(path):
         return
@@ -125,9 +135,24 @@ def check_local_trees(url: str, refname: str) -> None:
                 items = read_tree(remote, tree_id, folder)
             except KeyError:
                 return
+            for name in sorted(items):
+                _check_entry(tree_id, folder, name)
             for name, (mode, sha) in items.items():
                 if stat.S_ISDIR(mode):
                     pending.append((sha, folder + name + b"/"))
+
+
+def _check_entry(tree_id: bytes, folder: bytes, name: bytes) -> None:
+    """Raise the SourceError for the entry ``name`` of the tree ``tree_id`` at ``folder``
+    when the build refuses it (:func:`deploybot.pathrules.name_problem`), naming its path
+    (the folder, for an empty name) and the tree object."""
+    problem = pathrules.name_problem(decode_path(name))
+    if problem is not None:
+        where = pathrules.printable(decode_path(folder + name)) or "(the root folder)"
+        raise SourceError(
+            f"refused path: {problem} (tree {tree_id.decode('ascii')})",
+            pathrules.shortened(where),
+        )
 
 
 def _commit(repo: Repo, commit_id: str) -> Commit:
@@ -162,7 +187,7 @@ class Order(enum.Enum):
 
 
 def order_against(
-    url: str,
+    url: Remote | str,
     branch: str,
     mirror: Path,
     commit: str,
@@ -175,26 +200,28 @@ def order_against(
     :class:`Order` and, for ``CANNOT_TELL``, why ``published`` could not be fetched.
 
     Older means a strict ancestor (``git merge-base --is-ancestor``). ``published`` missing
-    from ``mirror`` was pushed after the last fetch: ``branch`` is fetched from ``url`` once
-    more. Still missing, the branch no longer holds it (rewound or rewritten): it is asked
-    for by id (:func:`deploybot.gitutil.fetch_commit`). Still missing: ``NOT_OLDER`` when
-    ``commit_time`` (its committer time, s) is later than ``published_at`` (the publish
-    head's commit time, i.e. when ``published`` was built): a commit made after that build
-    cannot be among ``published``'s ancestors, clocks being right. Else ``CANNOT_TELL``.
+    from ``mirror`` was pushed after the last fetch: ``branch`` is fetched from ``url``
+    (as :func:`fetch_source` takes it) once more. Still missing, the branch no longer holds
+    it (rewound or rewritten): it is asked for by id (:func:`deploybot.gitutil.fetch_commit`).
+    Still missing: ``NOT_OLDER`` when ``commit_time`` (its committer time, s) is later than
+    ``published_at`` (the publish head's commit time, i.e. when ``published`` was built): a
+    commit made after that build cannot be among ``published``'s ancestors, clocks being
+    right. Else ``CANNOT_TELL``.
     A ``published`` that is not a commit (a wrong record) is ``NOT_OLDER``.
 
     Raises:
-        FetchError: the branch fetch failed.
+        FetchError: the branch fetch failed (and as :func:`deploybot.gitutil.fetch_refs`).
     """
     if commit == published or not gitutil.is_object_id(published):
         return Order.NOT_OLDER, None
+    remote = gitutil.as_remote(url, "source.url")
     with gitutil.bare_repo(mirror) as repo:
         store, theirs = repo.object_store, gitutil.oid(published)
         why = None
         if theirs not in store:
-            gitutil.fetch_refs(url, repo, [f"refs/heads/{branch}"], FetchError)
+            gitutil.fetch_refs(remote, repo, [f"refs/heads/{branch}"], FetchError)
         if theirs not in store:
-            why = gitutil.fetch_commit(url, repo, published)
+            why = gitutil.fetch_commit(remote, repo, published)
         if theirs not in store:
             if published_at is not None and commit_time > published_at:
                 return Order.NOT_OLDER, None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import FetchError, PublishError, SourceError
+from deploybot.errors import ConfigError, FetchError, PublishError, SourceError
 from deploybot.gitutil import MODE_FILE, GitTree, RemoteMovedError
 from deploybot.render.source import SourceTree, git_blob_id
 from tests.gitcli import run_git
@@ -164,11 +164,13 @@ def test_fetch_and_push_refs_between_local_repos(tmp_path: Path) -> None:
     assert git(remote, "rev-parse", "main").strip() == c2
 
 
-def test_fetch_refs_names_the_url_when_unreachable(tmp_path: Path) -> None:
+def test_fetch_refs_names_the_url_when_there_is_no_repository(tmp_path: Path) -> None:
+    """No repository there: nothing a retry heals, so a ConfigError naming the key (issue
+    17), not a FetchError."""
     missing = tmp_path / "nowhere.git"
-    with gitutil.bare_repo(tmp_path / "mirror.git") as repo, pytest.raises(FetchError) as err:
+    with gitutil.bare_repo(tmp_path / "mirror.git") as repo, pytest.raises(ConfigError) as err:
         gitutil.fetch_refs(str(missing), repo, ["refs/heads/main"], FetchError)
-    assert str(missing) in str(err.value)
+    assert str(err.value).startswith(f"'source.url' {missing}: no git repository there (")
     assert "\n" not in str(err.value)
 
 

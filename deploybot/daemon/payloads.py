@@ -25,12 +25,13 @@ branch (payloads cap their commit lists, and a force-push rewrites history).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
+
+from deploybot.config_checks import repository_key as repository_key  # the one rule (re-exported)
 
 PUSH, PING, OTHER = "push", "ping", "other"
 _GITHUB_LIKE = ("X-GitHub-Event", "X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event")
@@ -203,30 +204,6 @@ def _repository_urls(data: dict[str, Any]) -> Iterator[str]:
 
 def _list(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def repository_key(url: str) -> str:
-    """A repository URL reduced to what names the repository, so a payload's URLs compare
-    with ``source.url`` whatever the form: ``https://github.com/o/r``,
-    ``https://u:t@github.com/o/r.git``, ``git@github.com:o/r.git``,
-    ``ssh://git@github.com:22/o/r.git`` and ``git://github.com/o/r.git`` all give
-    ``github.com/o/r``: host and path, lower-case (forges match owner and name without case),
-    without user, port, ``.git`` and slashes at either end. Local paths and ``file://``
-    give ``file:`` + the normalised absolute path."""
-    url = url.strip()
-    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", url)
-    if scheme and scheme.group(1).lower() == "file":
-        return "file:" + os.path.normpath(urlsplit(url).path)
-    if scheme:
-        parts = urlsplit(url)
-        host, path = (parts.hostname or ""), parts.path
-    elif re.match(r"^(?:[^/@:]+@)?[^/:]+:", url):  # scp-like: a colon before any slash
-        user_host, _, path = url.partition(":")
-        host = user_host.rpartition("@")[2]
-    else:
-        return "file:" + os.path.normpath(os.path.abspath(url))
-    path = path.strip("/").removesuffix(".git").strip("/")
-    return f"{host.lower()}/{path.lower()}"
 
 
 def names_repository(event: Event, source_url: str) -> bool:

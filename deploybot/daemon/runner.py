@@ -135,7 +135,11 @@ class Runner:
         ref advertisements: ``{"site", "head", "error"}``, as each arrives."""
         proc = await self._start("heads")
         assert proc.stdin is not None and proc.stdout is not None
-        query = [[s.name, s.config.source.url, s.config.source.branch] for s in sites]
+        query = [
+            [s.name, s.config.source.url, s.config.source.branch, s.config.source.token_env,
+             s.config.source.timeout]
+            for s in sites
+        ]  # fmt: skip
         proc.stdin.write(json.dumps(query).encode())
         proc.stdin.close()
         try:

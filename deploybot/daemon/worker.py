@@ -12,7 +12,8 @@ group. Jobs:
   worker. Anything else (end-of-file: the daemon stops) ends it there
   (:class:`NotStarted`), its mirrors fetched and nothing else done;
 - ``deliver``: :func:`deploybot.mailcmd.deliver_outbox` (emails whose retry is due);
-- ``heads``: for the poller, read ``[[name, url, branch], ...]`` (JSON) on stdin and print
+- ``heads``: for the poller, read ``[[name, url, branch, token_env, timeout], ...]`` (JSON:
+  each site's ``source`` keys) on stdin and print
   one JSON line ``{"site", "head", "error"}`` per site as its ref advertisement arrives
   (``git ls-remote``'s exchange: no objects are fetched).
 
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from deploybot.errors import DeploybotError, TemporaryError, one_line
+from deploybot.gitremote import Remote
 from deploybot.lifeline import set_pdeathsig
 from deploybot.redact import redact_text
 
@@ -133,16 +135,17 @@ def failure(exc: BaseException, code: int) -> dict[str, Any]:
     }
 
 
-def heads(sites: list[list[str]], out: IO[str]) -> None:
+def heads(sites: list[list[Any]], out: IO[str]) -> None:
     """The poller's job: print ``{"site", "head", "error"}`` per site (see the module doc)."""
     from deploybot import gitutil
 
     socket.setdefaulttimeout(POLL_TIMEOUT)  # this process opens no other sockets
 
-    def one(site: list[str]) -> dict[str, Any]:
-        name, url, branch = site
+    def one(site: list[Any]) -> dict[str, Any]:
+        name, url, branch, token_env, timeout = site
+        remote = Remote(url, "source.url", token_env, timeout)
         try:
-            return {"site": name, "head": gitutil.remote_head(url, f"refs/heads/{branch}")}
+            return {"site": name, "head": gitutil.remote_head(remote, f"refs/heads/{branch}")}
         except DeploybotError as exc:
             return {"site": name, "head": None, "error": redact_text(one_line(exc))}
 

@@ -1,0 +1,225 @@
+"""What a failed exchange with a git remote means, by its cause, not by where it happened.
+
+A remote that is not there (HTTP 404/410, "repository not found", "does not appear to be a
+git repository", git daemon's "not exported"), that wants credentials or refuses them (HTTP
+401/403/407, ssh's "Permission denied"), whose host key ssh does not know, or whose host
+does not resolve (the resolver's "no such name", ``EAI_NONAME``), stays so until someone
+changes the config: a :class:`~deploybot.errors.ConfigError` (exit 78) naming the key, in
+words, with what to do. A server saying its repository is corrupt (git's "possible repository
+corruption on the remote side") is bad input (exit 1). Only what can heal by waiting stays
+the caller's :class:`~deploybot.errors.TemporaryError` (exit 75): a timeout, a refused or
+reset connection, HTTP 5xx, 408 and 429, a resolver that cannot be reached (``EAI_AGAIN``),
+a deadline passed (:mod:`deploybot.gitbounds`), anything not recognised.
+
+The causes are read from dulwich's exceptions (``NotGitRepository`` for 404,
+``HTTPUnauthorized``, ``"unexpected http resp NNN"``), the ``socket.gaierror`` under
+urllib3's, and the server's or ssh's own words (dulwich's ``HangupException`` carries ssh's
+stderr; a ``git://`` server's ``ERR`` line becomes a ``GitProtocolError``).
+"""
+
+from __future__ import annotations
+
+import enum
+import http
+import re
+import socket
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized
+from dulwich.errors import NotGitRepository
+
+from deploybot.errors import ConfigError, DeploybotError, SourceError, TemporaryError, one_line
+from deploybot.gitbounds import Bound, Overrun
+from deploybot.gitremote import Remote
+from deploybot.redact import redact_text, redact_url
+
+
+class Cause(enum.Enum):
+    """Why an exchange failed."""
+
+    NOT_FOUND = "not found"
+    UNAUTHORIZED = "unauthorized"  # HTTP 401: credentials wanted, or refused
+    FORBIDDEN = "forbidden"  # HTTP 403
+    PROXY_AUTH = "proxy auth"  # HTTP 407
+    REFUSED = "refused"  # another HTTP 4xx
+    SSH_LOGIN = "ssh login"
+    HOST_KEY = "host key"
+    NO_SUCH_HOST = "no such host"
+    CORRUPT = "corrupt"
+    TEMPORARY = "temporary"
+
+
+_HEALING_STATUSES = frozenset({408, 429})
+_STATUS_RE = re.compile(r"unexpected http resp (\d{3})")
+# The server's or ssh's words, in the order tried (case-insensitive).
+_WORDS: tuple[tuple[re.Pattern[str], Cause], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), cause)
+    for pattern, cause in (
+        (r"temporary failure in name resolution", Cause.TEMPORARY),
+        (r"could not resolve hostname|name or service not known|nodename nor servname"
+         r"|no address associated with hostname", Cause.NO_SUCH_HOST),
+        (r"host key verification failed|remote host identification has changed",
+         Cause.HOST_KEY),
+        (r"possible repository corruption|empty filename in tree entry", Cause.CORRUPT),
+        (r"repository not found|does not appear to be a git repository|not a git repository"
+         r"|repository not exported|no such repository|repository does not exist"
+         r"|could not be found", Cause.NOT_FOUND),
+        (r"permission denied|authentication failed|access denied", Cause.SSH_LOGIN),
+    )
+)  # fmt: skip
+
+
+def cause_of(exc: BaseException) -> tuple[Cause, int | None]:
+    """The :class:`Cause` of ``exc`` (raised by a dulwich client), and the HTTP status
+    that told it, if one did."""
+    if isinstance(exc, HTTPUnauthorized):
+        return Cause.UNAUTHORIZED, 401
+    if isinstance(exc, HTTPProxyUnauthorized):
+        return Cause.PROXY_AUTH, 407
+    if isinstance(exc, NotGitRepository):
+        return Cause.NOT_FOUND, 404  # what dulwich's HTTP client raises it for
+    for inner in _chain(exc):
+        if isinstance(inner, socket.gaierror):
+            unknown = inner.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", None))
+            return (Cause.NO_SUCH_HOST if unknown else Cause.TEMPORARY), None
+    text = str(exc)
+    status = _STATUS_RE.search(text)
+    if status is not None:
+        return _status_cause(int(status.group(1))), int(status.group(1))
+    for pattern, cause in _WORDS:
+        if pattern.search(text):
+            return cause, None
+    return Cause.TEMPORARY, None
+
+
+def _status_cause(status: int) -> Cause:
+    if status in (404, 410):
+        return Cause.NOT_FOUND
+    if status == 401:
+        return Cause.UNAUTHORIZED
+    if status == 403:
+        return Cause.FORBIDDEN
+    if status == 407:
+        return Cause.PROXY_AUTH
+    if 400 <= status < 500 and status not in _HEALING_STATUSES:
+        return Cause.REFUSED
+    return Cause.TEMPORARY
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what it was raised from (``__cause__``, ``__context__``, urllib3's
+    ``reason``), each once."""
+    seen: set[int] = set()
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        for inner in (current.__cause__, current.__context__, getattr(current, "reason", None)):
+            if isinstance(inner, BaseException):
+                pending.append(inner)
+
+
+def _status_words(status: int) -> str:
+    try:
+        return f"HTTP {status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"HTTP {status}"
+
+
+def failure(
+    remote: Remote,
+    exc: BaseException,
+    overrun: Overrun | None,
+    doing: str,
+    error: type[TemporaryError],
+) -> DeploybotError:
+    """The error to raise for ``exc``, which ended an exchange with ``remote``: ``doing``
+    is ``"fetch from"`` or ``"push to"``; ``overrun`` the bound it went past, if any
+    (:meth:`deploybot.gitbounds.Exchange.overrun`); ``error`` the TemporaryError class of
+    the caller's stage (FetchError, PublishError). One line; no secret of the URL in it.
+    ConfigErrors name the key (the pipeline adds the config file)."""
+    url = redact_url(remote.url)
+    if overrun is not None:
+        return _overrun(remote, url, overrun, doing, error)
+    said = redact_text(one_line(exc))
+    cause, status = cause_of(exc)
+    where = f"'{remote.key}' {url}"
+    if cause is Cause.TEMPORARY:
+        reason = f"the server answered {_status_words(status)}" if status is not None else said
+        return error(f"cannot {doing} {url}: {reason}")
+    if cause is Cause.CORRUPT:
+        return SourceError(
+            f"{remote.key} {url}: the server says its repository is corrupt ({said}): "
+            "run git fsck there"
+        )
+    if cause is Cause.NO_SUCH_HOST:
+        host = _host(remote.url)
+        return ConfigError(f"{where}: the host {host} does not resolve (no such name in DNS)")
+    return ConfigError(f"{where}: {_advice(remote, cause, status, said, doing)}")
+
+
+def _advice(remote: Remote, cause: Cause, status: int | None, said: str, doing: str) -> str:
+    """What ``cause`` means for ``remote``, and what to do, in words; ``status`` is the HTTP
+    status that told it, else ``said`` (the server's or ssh's words) did."""
+    token_key = remote.key_of("token_env")
+    may = "push to" if doing == "push to" else "read"
+    code = f"HTTP {status}" if status is not None else said
+    if cause is Cause.NOT_FOUND:
+        return f"no git repository there ({_status_words(status) if status else said})"
+    if cause is Cause.UNAUTHORIZED and remote.token_env is not None:
+        return (
+            f"the server refused the token in {remote.token_env} ({code}): check the token, "
+            f"and that it may {may} the repository"
+        )
+    if cause is Cause.UNAUTHORIZED:
+        return (
+            f"the server wants credentials ({code}): set {token_key} to the name of an "
+            "environment variable holding an access token (sent as HTTP basic auth), or use "
+            "an ssh:// URL with a key"
+        )
+    if cause is Cause.FORBIDDEN:
+        given = f"the token in {remote.token_env}" if remote.token_env else "no credentials"
+        return (
+            f"the server refuses access ({code}) with {given}: give deploybot a token that "
+            f"may {may} the repository ({token_key})"
+        )
+    if cause is Cause.PROXY_AUTH:
+        return f"the HTTP proxy wants credentials ({code}): give them in https_proxy/http_proxy"
+    if cause is Cause.REFUSED:
+        return f"the server refuses the request ({_status_words(status) if status else said})"
+    if cause is Cause.HOST_KEY:
+        return (
+            f"ssh does not know the server's host key ({said}): add it to ~/.ssh/known_hosts "
+            f"of the user running deploybot (ssh-keyscan {_host(remote.url)})"
+        )
+    return (  # Cause.SSH_LOGIN
+        f"ssh could not log in ({said}): give the ssh key of the user running deploybot "
+        f"access to the repository (a deploy key), or use an https:// URL with {token_key}"
+    )
+
+
+def _overrun(
+    remote: Remote, url: str, overrun: Overrun, doing: str, error: type[TemporaryError]
+) -> DeploybotError:
+    if overrun.bound is Bound.DEADLINE:
+        return error(f"cannot {doing} {url}: {overrun} in all ({remote.key_of('timeout')})")
+    if overrun.bound is Bound.SIZE:
+        return ConfigError(
+            f"'{remote.key_of('max_fetch_bytes')}': {url} {overrun} in one {doing.split()[0]}: "
+            "raise it if the repository is that big"
+        )
+    return ConfigError(
+        f"'{remote.key}' {url}: the server {overrun}, more than deploybot reads from one "
+        "server: is it the git repository meant?"
+    )
+
+
+def _host(url: str) -> str:
+    """The host of a git URL or scp-like address."""
+    if "://" in url:
+        return urlsplit(url).hostname or "?"
+    return url.partition(":")[0].rpartition("@")[2]

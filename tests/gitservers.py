@@ -1,0 +1,228 @@
+"""Git servers for tests of the remote side, all on 127.0.0.1: real smart HTTP (git's own
+``git http-backend`` run as a CGI program, or dulwich.web), optionally behind HTTP basic
+auth (RFC 7617); a server answering every request with one HTTP status; and hostile ones:
+an endless ref advertisement (over HTTP or ``git://``). For servers that trickle, see
+:func:`tests.servers.trickling_server`.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import socket
+import subprocess
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import pytest
+from dulwich.repo import Repo
+from dulwich.server import BackendRepo, DictBackend
+from dulwich.web import make_wsgi_chain
+
+App = Callable[[dict[str, Any], Any], Iterable[bytes]]
+
+ZERO = b"0" * 40
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # no access log on the test's stderr
+
+
+class _Threads(WSGIServer):
+    """A WSGI server answering each connection in its own thread (a hung client, e.g. one
+    the test gave up on, blocks no other)."""
+
+    daemon_threads = True
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        def serve() -> None:
+            try:
+                self.finish_request(request, client_address)
+            except OSError:
+                pass  # the client hung up
+            finally:
+                self.shutdown_request(request)
+
+        threading.Thread(target=serve, daemon=True).start()
+
+
+@contextmanager
+def wsgi_server(app: App) -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1; yield ``http://127.0.0.1:PORT``; stop the server."""
+    server = make_server("127.0.0.1", 0, app, server_class=_Threads, handler_class=_Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def status_app(status: str, headers: tuple[tuple[str, str], ...] = ()) -> App:
+    """A WSGI app answering every request with ``status`` (``"404 Not Found"``) and an
+    empty body."""
+
+    def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        start_response(status, [("Content-Length", "0"), *headers])
+        return [b""]
+
+    return app
+
+
+def dulwich_app(repo_path: Path) -> App:
+    """dulwich.web serving ``repo_path`` at ``/site.git`` (fetch and push)."""
+    repos: dict[str, BackendRepo] = {"/site.git": Repo(str(repo_path))}
+    return make_wsgi_chain(DictBackend(repos))
+
+
+def http_backend_app(root: Path) -> App:
+    """git's own smart HTTP server: ``git http-backend`` run as a CGI program (RFC 3875)
+    for every request, serving the repositories under ``root`` (fetch, protocol v2
+    included, and push). Skips the test when git is missing."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+
+    def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        env = {
+            "GIT_PROJECT_ROOT": str(root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REMOTE_USER": environ.get("REMOTE_USER", "deploybot"),  # lets receive-pack run
+            "REMOTE_ADDR": "127.0.0.1",
+            "REQUEST_METHOD": environ["REQUEST_METHOD"],
+            "PATH_INFO": environ.get("PATH_INFO", ""),
+            "QUERY_STRING": environ.get("QUERY_STRING", ""),
+            "CONTENT_TYPE": environ.get("CONTENT_TYPE", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "GIT_PROTOCOL": environ.get("HTTP_GIT_PROTOCOL", ""),
+            "HOME": str(root),
+            "PATH": "/usr/bin:/bin",
+        }
+        done = subprocess.run(
+            [git, "http-backend"], input=body, env=env, capture_output=True, check=False
+        )
+        head, _, payload = done.stdout.partition(b"\r\n\r\n")
+        if not _:
+            head, _, payload = done.stdout.partition(b"\n\n")
+        status, headers = "200 OK", []
+        for line in head.decode("latin-1").splitlines():
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = value.strip()
+            elif name:
+                headers.append((name.strip(), value.strip()))
+        start_response(status, headers)
+        return [payload]
+
+    return app
+
+
+class BasicAuth:
+    """WSGI middleware: ``app`` behind HTTP basic auth (RFC 7617) for ``user``:``password``
+    (``user`` None: any user name), else 401 with a ``WWW-Authenticate`` challenge.
+    ``seen`` keeps every ``Authorization`` header received (None when absent)."""
+
+    def __init__(self, app: App, user: str | None, password: str) -> None:
+        self.app, self.user, self.password = app, user, password
+        self.seen: list[str | None] = []
+
+    def credentials(self) -> list[tuple[str, str] | None]:
+        """The (user, password) pairs of :attr:`seen`."""
+        found: list[tuple[str, str] | None] = []
+        for header in self.seen:
+            if header is None or not header.startswith("Basic "):
+                found.append(None)
+                continue
+            user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+            found.append((user, password))
+        return found
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        header = environ.get("HTTP_AUTHORIZATION")
+        self.seen.append(header)
+        pair = self.credentials()[-1]
+        if pair is None or pair[1] != self.password or self.user not in (None, pair[0]):
+            start_response(
+                "401 Unauthorized",
+                [("WWW-Authenticate", 'Basic realm="git"'), ("Content-Length", "0")],
+            )
+            return [b""]
+        environ["REMOTE_USER"] = pair[0]
+        return self.app(environ, start_response)
+
+
+def _pkt(payload: bytes) -> bytes:
+    return b"%04x" % (len(payload) + 4) + payload
+
+
+def endless_refs(start: int = 0) -> Iterator[bytes]:
+    """Ref advertisement lines without end, each a new ref (``refs/heads/b<N>``), in
+    batches of 1,000 pkt-lines."""
+    n = start
+    while True:
+        yield b"".join(
+            _pkt(b"%s refs/heads/b%d\n" % (ZERO[:-1] + b"1", i)) for i in range(n, n + 1000)
+        )
+        n += 1000
+
+
+@contextmanager
+def endless_advertisement(*, http: bool) -> Iterator[tuple[str, list[int]]]:
+    """A git server on 127.0.0.1 whose ref advertisement never ends: protocol v0 (what
+    every git server speaks), a new ref per line, as fast as the client reads. Yields its
+    URL (``http://127.0.0.1:PORT/site.git`` or ``git://127.0.0.1:PORT/site.git``) and a
+    one-item list: the bytes sent so far (over all connections)."""
+    sent = [0]
+    stop = threading.Event()
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    first = _pkt(ZERO[:-1] + b"1 HEAD\0multi_ack side-band-64k ofs-delta agent=git/2\n")
+    if http:
+        head = (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\n"
+            b"Connection: close\r\n\r\n" + _pkt(b"# service=git-upload-pack\n") + b"0000"
+        )
+    else:
+        head = b""
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(head + first)
+                for batch in endless_refs():
+                    if stop.is_set():
+                        return
+                    conn.sendall(batch)
+                    sent[0] += len(batch)
+            except OSError:
+                pass  # the client stopped reading and hung up: that is the point
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    scheme = "http" if http else "git"
+    try:
+        yield f"{scheme}://127.0.0.1:{server.getsockname()[1]}/site.git", sent
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        server.close()

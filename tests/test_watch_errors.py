@@ -1,0 +1,262 @@
+"""Exit codes by cause, not by place (issue 17): a remote that is not there, that wants
+credentials, or whose host does not resolve is a configuration error (78, naming the key
+and the file), a corrupt source tree is bad input (1, naming the path), and only what can
+heal by waiting is 75. Each against a real server on 127.0.0.1 (or a name that never
+resolves, RFC 2606's ``.invalid``), through the real CLI."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from deploybot import gitutil
+from deploybot.errors import EX_CONFIG, EX_INPUT, EX_TEMPFAIL
+from tests.gitcli import run_git
+from tests.gitrepo import commit_snapshot
+from tests.gitservers import BasicAuth, dulwich_app, http_backend_app, status_app, wsgi_server
+from tests.hostile import commit_names
+from tests.servers import call_within, free_port, git_daemon
+from tests.smallsite import SmallSite
+
+
+def run(site: SmallSite) -> tuple[int, str]:
+    """``deploybot run-once`` of ``site``: (exit code, its one line)."""
+    code, output = site.run()
+    assert output.count("\n") == 1 and output.startswith("deploybot: error: "), output
+    return code, output.removeprefix("deploybot: error: ").rstrip("\n")
+
+
+@contextmanager
+def answering(status: str, *headers: tuple[str, str]) -> Iterator[str]:
+    """A server answering every request with ``status``; yields a repository URL on it."""
+    with wsgi_server(status_app(status, headers)) as base:
+        yield f"{base}/o/site.git"
+
+
+_CHALLENGE = ("WWW-Authenticate", 'Basic realm="git"')
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "words"),
+    [
+        ("404 Not Found", EX_CONFIG, "no git repository there (HTTP 404 Not Found)"),
+        ("410 Gone", EX_CONFIG, "no git repository there (HTTP 410"),
+        ("401 Unauthorized", EX_CONFIG, "the server wants credentials (HTTP 401)"),
+        ("403 Forbidden", EX_CONFIG, "the server refuses access (HTTP 403)"),
+        ("400 Bad Request", EX_CONFIG, "the server refuses the request (HTTP 400 Bad Request)"),
+        ("500 Internal Server Error", EX_TEMPFAIL, "HTTP 500"),
+        ("503 Service Unavailable", EX_TEMPFAIL, "HTTP 503"),
+        ("429 Too Many Requests", EX_TEMPFAIL, "HTTP 429"),
+    ],
+)
+@pytest.mark.parametrize("side", ["source", "publish"])
+def test_http_answers_by_cause(
+    tmp_path: Path, status: str, code: int, words: str, side: str
+) -> None:
+    site = SmallSite(tmp_path)
+    with answering(status, _CHALLENGE) as url:
+        if side == "source":
+            site.write_config(source_url=url)
+        else:
+            site.write_config(publish_url=url)
+        got, line = run(site)
+    assert got == code, line
+    assert words in line
+    if code == EX_CONFIG:
+        assert line.startswith(f"{site.config}: '{side}.url' {url}: ")
+    else:
+        assert url in line and "'" not in line.partition(url)[0]  # no key: nothing to change
+    if status.startswith("401"):  # how to give credentials
+        assert f"set {side}.token_env to the name of an environment variable" in line
+        assert "or use an ssh:// URL with a key" in line
+
+
+def test_a_host_that_does_not_resolve_is_a_config_error(tmp_path: Path) -> None:
+    """``.invalid`` never resolves (RFC 2606): the resolver says so at once, also offline."""
+    site = SmallSite(tmp_path)
+    url = "http://nonexistent.invalid/x.git"
+    site.write_config(source_url=url)
+    outcome: list[tuple[int, str]] = []
+    assert call_within(60, lambda: outcome.append(run(site))) is None
+    code, line = outcome[0]
+    assert (code, line) == (
+        EX_CONFIG,
+        f"{site.config}: 'source.url' {url}: the host nonexistent.invalid does not resolve "
+        "(no such name in DNS)",
+    )
+    site.write_config(publish_url="git://nonexistent.invalid/p.git")
+    code, line = run(site)
+    assert (code, line) == (
+        EX_CONFIG,
+        f"{site.config}: 'publish.url' git://nonexistent.invalid/p.git: the host "
+        "nonexistent.invalid does not resolve (no such name in DNS)",
+    )
+
+
+@pytest.mark.parametrize("scheme", ["http", "git"])
+def test_a_refused_connection_is_temporary(tmp_path: Path, scheme: str) -> None:
+    site = SmallSite(tmp_path)
+    url = f"{scheme}://127.0.0.1:{free_port()}/site.git"
+    site.write_config(source_url=url)
+    code, line = run(site)
+    assert code == EX_TEMPFAIL and line.startswith(f"cannot fetch from {url}: ")
+    assert "refused" in line.lower()
+
+
+def test_a_missing_repository_on_git_http_backend_is_a_config_error(tmp_path: Path) -> None:
+    """git's own smart HTTP server answers 404 for a repository it does not have."""
+    site = SmallSite(tmp_path)
+    with wsgi_server(http_backend_app(tmp_path)) as base:
+        site.write_config(source_url=f"{base}/nowhere.git")
+        code, line = run(site)
+        assert code == EX_CONFIG and "no git repository there (HTTP 404" in line
+        site.write_config(source_url=f"{base}/source.git")  # and the real one fetches
+        code, output = site.run()
+    assert code == 0, output
+
+
+def test_a_missing_repository_on_git_daemon_is_a_config_error(tmp_path: Path) -> None:
+    site = SmallSite(tmp_path)
+    with git_daemon(tmp_path) as base:
+        site.write_config(source_url=f"{base}/nowhere.git")
+        code, line = run(site)
+    assert code == EX_CONFIG, line
+    assert line.startswith(f"{site.config}: 'source.url' {base}/nowhere.git: no git repository")
+
+
+def test_unauthorized_with_a_token_says_the_token_was_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SITE_TOKEN", "wrong-token-123456")
+    site = SmallSite(tmp_path)
+    guarded = BasicAuth(dulwich_app(site.source), None, "right-token-123456")
+    with wsgi_server(guarded) as base:
+        site.write_config(source_url=f"{base}/site.git", extra="")
+        site.config.write_text(
+            site.config.read_text().replace("[publish]", 'token_env = "SITE_TOKEN"\n[publish]', 1)
+        )
+        code, line = run(site)
+    assert code == EX_CONFIG
+    assert line == (
+        f"{site.config}: 'source.url' {base}/site.git: the server refused the token in "
+        "SITE_TOKEN (HTTP 401): check the token, and that it may read the repository"
+    )
+    assert "wrong-token" not in line
+
+
+# --- ssh: what the ssh client says -----------------------------------------------------------
+
+
+def fake_ssh(folder: Path, say: str, status: int = 255) -> None:
+    """An ``ssh`` on PATH that says ``say`` on stderr and exits ``status``, as OpenSSH does
+    when it cannot log in (dulwich runs ``ssh`` from PATH)."""
+    folder.mkdir(exist_ok=True)
+    ssh = folder / "ssh"
+    ssh.write_text(f"#!/bin/sh\necho '{say}' >&2\nexit {status}\n")
+    ssh.chmod(ssh.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.mark.parametrize(
+    ("say", "code", "words"),
+    [
+        (
+            "git@git.example.org: Permission denied (publickey).",
+            EX_CONFIG,
+            "ssh could not log in (git@git.example.org: Permission denied (publickey).): give "
+            "the ssh key of the user running deploybot access to the repository (a deploy key)",
+        ),
+        (
+            "ssh: Could not resolve hostname git.example.org: Name or service not known",
+            EX_CONFIG,
+            "the host git.example.org does not resolve",
+        ),
+        (
+            "Host key verification failed.",
+            EX_CONFIG,
+            "ssh does not know the server's host key (Host key verification failed.): add it to "
+            "~/.ssh/known_hosts of the user running deploybot",
+        ),
+        ("ERROR: Repository not found.", EX_CONFIG, "no git repository there"),
+        (
+            "fatal: '/srv/x.git' does not appear to be a git repository",
+            EX_CONFIG,
+            "no git repository there",
+        ),
+        (
+            "ssh: connect to host git.example.org port 22: Connection refused",
+            EX_TEMPFAIL,
+            "Connection refused",
+        ),
+        (
+            "ssh: Could not resolve hostname git.example.org: Temporary failure in name resolution",
+            EX_TEMPFAIL,
+            "Temporary failure in name resolution",
+        ),
+    ],
+)
+def test_ssh_failures_by_cause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, say: str, code: int, words: str
+) -> None:
+    fake_ssh(tmp_path / "bin", say)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    site = SmallSite(tmp_path)
+    url = "git@git.example.org:o/site.git"
+    site.write_config(source_url=url)
+    got, line = run(site)
+    assert got == code, line
+    assert words in line
+    if code == EX_CONFIG:
+        assert line.startswith(f"{site.config}: 'source.url' {url}: ")
+
+
+# --- a corrupt tree is bad input, not a network problem --------------------------------------
+
+
+@pytest.mark.parametrize("git_cli", [True, False])
+def test_a_tree_entry_with_an_empty_name_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git_cli: bool
+) -> None:
+    """git's upload-pack refuses such a tree ("empty filename in tree entry"), which came
+    back as "possible repository corruption on the remote side": exit 75, forever."""
+    if not git_cli:
+        monkeypatch.setattr(gitutil.shutil, "which", lambda name: None)
+    site = SmallSite(tmp_path)
+    commit_names(site.source, {(b"index.md",): b"# Hi\n", (b"sub", b""): b"x"})
+    tree = run_git(site.source, "rev-parse", "main:sub", name="A", email="a@e.org").strip()
+    code, line = run(site)
+    # git refuses to send it (the fetch names the tree); dulwich's own transport sends it
+    # and the build refuses the name
+    named = f" (tree {tree})" if git_cli else ""
+    assert (code, line) == (EX_INPUT, f"sub/: refused path: an empty name{named}")
+    assert site.head() is None
+
+
+@pytest.mark.parametrize("server", ["git-daemon", "git-http-backend"])
+def test_a_corrupt_remote_repository_is_bad_input(tmp_path: Path, server: str) -> None:
+    """Over the network only the server's words tell: git's "possible repository
+    corruption on the remote side" is not what waiting heals."""
+    site = SmallSite(tmp_path)
+    commit_names(site.source, {(b"index.md",): b"# Hi\n", (b"",): b"x"})
+    serving = (
+        git_daemon(tmp_path) if server == "git-daemon" else wsgi_server(http_backend_app(tmp_path))
+    )
+    with serving as base:
+        site.write_config(source_url=f"{base}/source.git")
+        code, line = run(site)
+    assert code == EX_INPUT, line
+    assert line.startswith(f"source.url {base}/source.git: the server says its repository is ")
+    assert "possible repository corruption on the remote side" in line
+
+
+def test_a_fetch_from_a_local_repository_still_works(tmp_path: Path) -> None:
+    """The classification leaves a good fetch alone (the path the tests above change)."""
+    remote = tmp_path / "src.git"
+    tip = commit_snapshot(remote, {"index.md": b"# Hi\n"})
+    from deploybot.watch import fetch_source
+
+    assert fetch_source(str(remote), "main", tmp_path / "m").commit == tip
