@@ -170,3 +170,48 @@ def test_commit_ids_of_either_hash_are_read() -> None:
     assert update is not None and update.after == SHA
     update, _ = push_to(read_event(*_bitbucket_cloud(SHA)), "main")
     assert update is not None and update.after == SHA
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("https://git.example.org/o/site.git", "https://git.example.org:8443/o/site.git"),
+        ("https://git.example.org:8443/o/site", "https://git.example.org:9443/o/site"),
+        ("ssh://git@git.example.org/o/site.git", "ssh://git@git.example.org:2222/o/site.git"),
+        ("git@git.example.org:o/site.git", "ssh://git@git.example.org:2222/o/site.git"),
+        ("http://127.0.0.1:3000/o/site.git", "http://127.0.0.1:3001/o/site.git"),
+    ],
+)
+def test_the_port_tells_two_repositories_at_one_path_apart(one: str, other: str) -> None:
+    assert repository_key(one) != repository_key(other)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("https://Git.Example.org:443/o/site.git/", "https://git.example.org/o/site"),
+        ("http://git.example.org:80/o/site", "http://git.example.org/o/site.git"),
+        ("ssh://git@git.example.org:22/o/site.git", "git@git.example.org:o/site"),
+        ("ssh://git@git.example.org:2222/o/site.git", "ssh://deploy@GIT.example.org:2222/o/site/"),
+        ("https://git.example.org:8443/o/site.git", "https://u:t@git.example.org:8443/o/site"),
+        ("https://[::1]:8443/o/site", "https://[::1]:8443/o/site.git"),
+    ],
+)
+def test_default_ports_case_and_suffixes_do_not(one: str, other: str) -> None:
+    assert repository_key(one) == repository_key(other)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://[::1/o/site",  # urlsplit: Invalid IPv6 URL
+        "https://git.example.org:99999/o/site",  # a port out of range
+        "https://git.example.org:port/o/site",
+        "https://git.example.org/o/\ud800",
+        "\x00",
+        "",
+    ],
+)
+def test_a_payload_url_that_parses_as_nothing_names_no_repository(url: str) -> None:
+    event = read_event({"X-GitHub-Event": "push"}, _with(github(SHA, repo_url=url))[1])
+    assert not names_repository(event, "https://git.example.org/o/site")

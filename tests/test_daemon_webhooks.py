@@ -24,6 +24,7 @@ from tests.daemonproc import (
     gitlab,
     wait_until,
 )
+from tests.servers import serve_http
 
 HOOK = "/webhook/deploybot"  # the site's name: its config file's stem
 
@@ -288,6 +289,29 @@ def test_routing_by_repository_and_a_secret_per_site(tmp_path: Path) -> None:
         assert daemon.push("/webhook/a", github(first_a, secret=SECRET)).status_code == 202
         wait_until(lambda: a.published_source() == first_a)
     assert B_SECRET not in "\n".join(daemon.log) and SECRET not in "\n".join(daemon.log)
+
+
+def test_two_repositories_at_one_path_on_two_ports_are_two_sites(tmp_path: Path) -> None:
+    """Two git servers on one host, each serving ``/site.git``: a push to the repository on
+    one port builds the site whose source is there, and only that one."""
+    sites = {n: GatedSite(tmp_path / "sites" / n, gated=False) for n in ("a", "b")}
+    daemon_config = tmp_path / "daemon.toml"
+    daemon_config.write_text(
+        daemon_table(sites="sites/*/deploybot.toml", workers=2) + '[state]\ndir = "dstate"\n'
+    )
+    with serve_http(sites["a"].source) as url_a, serve_http(sites["b"].source) as url_b:
+        urls = {"a": url_a, "b": url_b}
+        assert url_a.rsplit(":", 1)[1] != url_b.rsplit(":", 1)[1]  # the same path, two ports
+        for name, site in sites.items():
+            site.write_config(source_url=urls[name], extra=f'[daemon]\nname = "{name}"\n')
+        with Daemon(daemon_config) as daemon:
+            for name, other in (("b", "a"), ("a", "b")):
+                commit = sites[name].commit(1)
+                answer = daemon.push("/webhook", github(commit, repo_url=urls[name] + "/"))
+                assert answer.text.strip() == f"build queued: {name} ({commit[:12]})"
+                wait_until(lambda s=sites[name], c=commit: s.published_source() == c)
+                wait_until(lambda n=name: daemon.idle(n))
+                assert daemon.runs(other) == (1 if name == "a" else 0)
 
 
 def test_github_sends_both_signatures_and_gitea_its_own(tmp_path: Path) -> None:

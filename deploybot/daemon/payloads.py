@@ -205,35 +205,54 @@ def _list(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def repository_key(url: str) -> str:
+_DEFAULT_PORTS = {"https": 443, "http": 80, "ssh": 22, "git+ssh": 22, "ssh+git": 22, "git": 9418}
+"""The port a URL of each scheme means when it names none: the same repository either way."""
+
+
+def repository_key(url: str) -> str | None:
     """A repository URL reduced to what names the repository, so a payload's URLs compare
     with ``source.url`` whatever the form: ``https://github.com/o/r``,
     ``https://u:t@github.com/o/r.git``, ``git@github.com:o/r.git``,
     ``ssh://git@github.com:22/o/r.git`` and ``git://github.com/o/r.git`` all give
-    ``github.com/o/r``: host and path, lower-case (forges match owner and name without case),
-    without user, port, ``.git`` and slashes at either end. Local paths and ``file://``
-    give ``file:`` + the normalised absolute path."""
+    ``github.com/o/r``: host, port and path, lower-case (forges match owner and name
+    without case), without user, scheme, ``.git`` and slashes at either end. The port is
+    kept unless it is its scheme's default (443, 80, 22, 9418): ``https://h:8443/o/r``
+    gives ``h:8443/o/r``, another repository than ``h/o/r`` (two forges on one host). An
+    IPv6 host is written in brackets. Local paths and ``file://`` give ``file:`` + the
+    normalised absolute path. None for a URL that parses as no repository (a port out of
+    range or not a number, an unclosed ``[``, a NUL): it names none."""
     url = url.strip()
+    if "\0" in url:
+        return None
     scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", url)
     if scheme and scheme.group(1).lower() == "file":
         return "file:" + os.path.normpath(urlsplit(url).path)
     if scheme:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:  # "Invalid IPv6 URL", "Port out of range 0-65535"...
+            return None
         host, path = (parts.hostname or ""), parts.path
+        if port == _DEFAULT_PORTS.get(scheme.group(1).lower()):
+            port = None
     elif re.match(r"^(?:[^/@:]+@)?[^/:]+:", url):  # scp-like: a colon before any slash
         user_host, _, path = url.partition(":")
-        host = user_host.rpartition("@")[2]
+        host, port = user_host.rpartition("@")[2], None
     else:
         return "file:" + os.path.normpath(os.path.abspath(url))
+    if not host:
+        return None
+    host = f"[{host.lower()}]" if ":" in host else host.lower()
     path = path.strip("/").removesuffix(".git").strip("/")
-    return f"{host.lower()}/{path.lower()}"
+    return f"{host}{'' if port is None else f':{port}'}/{path.lower()}"
 
 
 def names_repository(event: Event, source_url: str) -> bool:
     """True when one of the payload's repository URLs names the repository at
     ``source_url`` (see :func:`repository_key`)."""
     wanted = repository_key(source_url)
-    return any(repository_key(url) == wanted for url in event.repositories)
+    return wanted is not None and any(repository_key(url) == wanted for url in event.repositories)
 
 
 def push_to(event: Event, branch: str) -> tuple[RefUpdate | None, str]:
