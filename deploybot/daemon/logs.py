@@ -18,7 +18,7 @@ import sys
 from deploybot.errors import one_line
 from deploybot.redact import RedactingFilter
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 _PRIORITIES = {
     logging.CRITICAL: 2,
@@ -68,12 +68,18 @@ class BadRequestFilter(logging.Filter):
         return True
 
 
-def printable(text: str) -> str:
+def printable(text: str, limit: int | None = None) -> str:
     """``text`` with its control characters (C0, DEL, C1, U+2028, U+2029: all that
-    ``str.splitlines`` splits on) written as Python escapes (``\\n``, ``\\x1b``), so a
-    value from a request or a payload keeps its log line one line and cannot forge another
-    (or a journald ``<N>`` priority)."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    ``str.splitlines`` splits on) and lone surrogates (a JSON ``"\\ud800"``, a header
+    byte that is no UTF-8) written as Python escapes (``\\n``, ``\\x1b``, ``\\ud800``), so
+    a value from a request or a payload keeps its log line one line, cannot forge another
+    (or a journald ``<N>`` priority) and encodes as UTF-8. With ``limit``, at most that
+    many characters of the escaped text are kept, then ``... (N more)``: a payload's
+    string may be megabytes, a log line and an answer stay short."""
+    escaped = _UNSAFE.sub(lambda m: repr(m.group())[1:-1], text)
+    if limit is not None and len(escaped) > limit:
+        return f"{escaped[:limit]}... ({len(escaped) - limit} more)"
+    return escaped
 
 
 def setup(*, verbose: bool, prefix: str = "") -> None:

@@ -95,11 +95,15 @@ def event_name(headers: Mapping[str, str]) -> tuple[str, str]:
 
 
 def delivery_id(headers: Mapping[str, str]) -> str | None:
-    """``<header>:<id>`` from the first of :data:`DELIVERY_HEADERS` present, or None."""
+    """``<header>:<id>`` from the first of :data:`DELIVERY_HEADERS` present, or None. The
+    id is cut at 200 characters, and what UTF-8 cannot encode (aiohttp gives a header's
+    bytes that are no UTF-8 as lone surrogates) is written as ``\\udcff`` escapes: it is
+    stored, logged and answered."""
     for header in DELIVERY_HEADERS:
         value = headers.get(header, "").strip()
         if value:
-            return f"{header.lower()}:{value[:200]}"
+            value = value[:200].encode("utf-8", "backslashreplace").decode("utf-8")
+            return f"{header.lower()}:{value}"
     return None
 
 
