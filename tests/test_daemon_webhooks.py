@@ -86,6 +86,33 @@ def test_github_form_encoded_payload_builds(tmp_path: Path) -> None:
         wait_until(lambda: site.published_source() == commit)
 
 
+def test_a_push_in_another_content_type_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    """GitHub's form encoding is read (above); any other content type (a proxy's
+    text/plain, none at all) is a 400 that says what to set, and quotes no byte of the body."""
+    site = _site(tmp_path)
+    with Daemon(site.config) as daemon:
+        commit = site.commit(1)
+        headers, body = github(commit)
+        body = body.replace(b'"created"', b'"secret-ish": "hunter2", "created"')
+        headers["X-Hub-Signature-256"] = sign(body, SECRET)
+        refusal = "400 content type must be application/json (set it in the webhook's settings)\n"
+        for content_type in ("text/plain", None):
+            sent = {k: v for k, v in headers.items() if k != "Content-Type"}
+            if content_type is not None:
+                sent["Content-Type"] = content_type
+            answer = daemon.post(HOOK, body, sent)
+            assert f"{answer.status_code} {answer.text}" == refusal
+        form = b"hunter2&payload_=" + body
+        sent = {**headers, "Content-Type": "application/x-www-form-urlencoded",
+                "X-Hub-Signature-256": sign(form, SECRET)}  # fmt: skip
+        answer = daemon.post(HOOK, form, sent)
+        assert f"{answer.status_code} {answer.text}" == (
+            "400 the form-encoded body has no 'payload' field\n"
+        )
+        assert _nothing_queued(daemon) and daemon.deliveries("bad_request") == 3
+    assert not any("hunter2" in line for line in daemon.log)
+
+
 def test_refused_and_ignored_deliveries_build_nothing(tmp_path: Path) -> None:
     site = _site(tmp_path)
     commit = site.commit(1)  # a new source commit, which any build would publish
@@ -108,7 +135,8 @@ def test_refused_and_ignored_deliveries_build_nothing(tmp_path: Path) -> None:
             assert _nothing_queued(daemon), what
         answers["no such site"] = (daemon.push("/webhook/nope", github(commit)), 404)
         not_json = b"{not json"
-        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(not_json, SECRET)}
+        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(not_json, SECRET),
+                   "Content-Type": "application/json"}  # fmt: skip
         answers["signed, not JSON"] = (daemon.post(HOOK, not_json, headers), 400)
         for what, (answer, status) in answers.items():
             assert answer.status_code == status, (what, answer.text)

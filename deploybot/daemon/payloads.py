@@ -40,6 +40,9 @@ _URL_KEYS = (
     "clone_url", "ssh_url", "html_url", "git_url", "url", "git_http_url", "git_ssh_url",
     "web_url", "http_url", "ssh_url_to_repo", "homepage",
 )  # fmt: skip
+_FORM = "application/x-www-form-urlencoded"
+_FORM_FIELDS = 100
+CONTENT_TYPE_REFUSED = "content type must be application/json (set it in the webhook's settings)"
 DELIVERY_HEADERS = (
     "X-GitHub-Delivery",
     "X-Forgejo-Delivery",
@@ -128,12 +131,30 @@ def read_event(headers: Mapping[str, str], body: bytes) -> Event:
 
 
 def _json(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    """The payload object of a push's body: JSON (``Content-Type: application/json``,
+    any parameters), or GitHub's (and Gitea's) form encoding, ``payload=<json>`` in an
+    ``application/x-www-form-urlencoded`` body. No message quotes the body.
+
+    Raises:
+        PayloadError: another content type (or none), a form without ``payload``, no JSON
+            object.
+    """
+    media = headers.get("Content-Type", "").partition(";")[0].strip().lower()
+    if media not in ("application/json", _FORM):
+        raise PayloadError(CONTENT_TYPE_REFUSED)
     try:
         text = body.decode("utf-8")
-        if headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
-            text = parse_qs(text, strict_parsing=True).get("payload", [""])[0]
+        # Not strict_parsing: its error quotes the field, a piece of the body.
+        fields = parse_qs(text, max_num_fields=_FORM_FIELDS) if media == _FORM else None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise PayloadError(f"the body is not a JSON payload: {exc}") from None
+    if fields is not None:
+        if not fields.get("payload"):
+            raise PayloadError("the form-encoded body has no 'payload' field")
+        text = fields["payload"][0]
+    try:
         data = json.loads(text)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # their messages quote no byte of the body
         raise PayloadError(f"the body is not a JSON payload: {exc}") from None
     if not isinstance(data, dict):
         raise PayloadError("the payload is not a JSON object")
