@@ -132,7 +132,9 @@ def _bitbucket_cloud(new_hash: object) -> tuple[dict[str, str], bytes]:
                                       "target": {"hash": new_hash}}, "old": None}]},
         "repository": {"links": {"html": {"href": "https://bitbucket.org/o/site"}}},
     }  # fmt: skip
-    return {"X-Event-Key": "repo:push", "Content-Type": "application/json"}, json.dumps(body).encode()
+    return {"X-Event-Key": "repo:push", "Content-Type": "application/json"}, json.dumps(
+        body
+    ).encode()
 
 
 def _with(payload: tuple[dict[str, str], bytes], **fields: object) -> tuple[dict[str, str], bytes]:
@@ -221,7 +223,9 @@ def test_a_payload_url_that_parses_as_nothing_names_no_repository(url: str) -> N
 CONTENT_TYPE = "content type must be application/json (set it in the webhook's settings)"
 
 
-@pytest.mark.parametrize("content_type", [None, "text/plain", "application/xml", "multipart/form-data"])
+@pytest.mark.parametrize(
+    "content_type", [None, "text/plain", "application/xml", "multipart/form-data"]
+)
 def test_a_push_in_another_content_type_is_refused_saying_so(content_type: str | None) -> None:
     headers, body = github(SHA)
     del headers["Content-Type"]

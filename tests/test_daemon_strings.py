@@ -60,24 +60,38 @@ def test_any_string_in_a_signed_payload_gets_a_one_line_answer(tmp_path: Path) -
     bodies = {
         "ref with a lone surrogate": (HOOK, _signed(_push(commit, ref=f"refs/heads/{surrogate}"))),
         "ref with NUL and line breaks": (HOOK, _signed(_push(commit, ref=f"refs/heads/{hostile}"))),
-        "a ref of a million characters": (HOOK, _signed(_push(commit, ref="refs/heads/" + "x" * LONG))),
+        "a ref of a million characters": (
+            HOOK,
+            _signed(_push(commit, ref="refs/heads/" + "x" * LONG)),
+        ),
         "a repository URL with a lone surrogate": (
             "/webhook",
             _signed(_push(commit, repository={"clone_url": f"https://h/o/{surrogate}"})),
         ),
         "a repository URL with a bad port and an unclosed [": (
             "/webhook",
-            _signed(_push(commit, repository={"clone_url": "https://[::1/x",
-                                              "html_url": "https://h:99999/o/site"})),
-        ),  # fmt: skip
-        "another event": (
-            HOOK, _signed(_push(commit), **{"X-GitHub-Event": "issues"})
+            _signed(
+                _push(
+                    commit,
+                    repository={
+                        "clone_url": "https://[::1/x",
+                        "html_url": "https://h:99999/o/site",
+                    },
+                )
+            ),
         ),
+        "another event": (HOOK, _signed(_push(commit), **{"X-GitHub-Event": "issues"})),
         "a pusher and a head commit message with lone surrogates, another branch": (
             HOOK,
-            _signed(_push(commit, ref="refs/heads/dev", pusher={"name": surrogate * 3},
-                          head_commit={"message": hostile * 1000})),
-        ),  # fmt: skip
+            _signed(
+                _push(
+                    commit,
+                    ref="refs/heads/dev",
+                    pusher={"name": surrogate * 3},
+                    head_commit={"message": hostile * 1000},
+                )
+            ),
+        ),
         "a commit id with a lone surrogate": (HOOK, _signed(_push(surrogate * 40))),
         "a Bitbucket push of ten thousand refs": (
             HOOK,
@@ -112,7 +126,8 @@ def test_any_string_in_a_signed_payload_gets_a_one_line_answer(tmp_path: Path) -
         assert text.endswith("\n") and "\n" not in text[:-1] and "\r" not in text, (what, text)
         assert "\x00" not in text and "\x1b" not in text, (what, text)
     assert answers["ref with a lone surrogate"] == (
-        200, b"ignored: deploybot: refs/heads/\\ud800 is not refs/heads/main\n"
+        200,
+        b"ignored: deploybot: refs/heads/\\ud800 is not refs/heads/main\n",
     )
     assert answers["a commit id with a lone surrogate"][0] == 400
     assert answers["odd delivery id"][0] == 202
