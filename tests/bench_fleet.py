@@ -28,8 +28,8 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
 import shutil
+import signal
 import statistics
 import tempfile
 import time
