@@ -77,7 +77,7 @@ def test_kill_9_of_a_worker_its_build_and_its_sites_go_to_another_at_once(
     with Daemon(config) as daemon, WorkerProc(config, "w1", tmp_path / "w1") as w1:
         for site in (held, other):  # built by w1: their next builds wait for w1 (affinity)
             _built(site, _push(daemon, site, 1))
-        with WorkerProc(config, "w2", tmp_path / "w2"):
+        with WorkerProc(config, "w2", tmp_path / "w2") as w2:
             held.gate.unlink()
             held.reached.unlink()
             commit = _push(daemon, held, 2)
@@ -88,10 +88,13 @@ def test_kill_9_of_a_worker_its_build_and_its_sites_go_to_another_at_once(
             _built(held, commit)
             _built(other, pushed)
             status = _status(config)
+            line = w2.wait_log(f"site other: published {build_commits(other)[-1][:12]}")
             wait_until(lambda: ("released", "w2") in [
                 (e["event"], e["worker"]) for e in _events(redis_server, "other")
             ])  # fmt: skip
     assert "workers: w1 (down: last heartbeat " in status and "w2 (up)" in status, status
+    assert line.endswith(f"; email for {build_commits(other)[-1][:12]} sent to "
+                         "commits@example.org (mbox)"), line  # fmt: skip
     events = _events(redis_server, "held")
     kinds = [(e["event"], e["worker"]) for e in events]
     assert kinds[2:] == [("acquired", "w1"), ("expired", "w1"), ("acquired", "w2"),

@@ -93,6 +93,7 @@ def run(site: str) -> dict[str, Any]:
     what = describe(
         outcome.status, outcome.seconds, outcome.source_commit, outcome.build_commit,
         error=outcome.error, waiting=outcome.outbox_emails + outcome.outbox_webhooks,
+        mail=outcome.mail,
     )  # fmt: skip
     log.log(
         logging.ERROR if outcome.status == "failed" else logging.INFO, "site %s: %s", site, what
@@ -132,6 +133,7 @@ def _run(context: Context, store: FleetStore, site: str, token: str, want: Want)
         outbox_emails=waiting.emails,
         outbox_webhooks=waiting.webhooks,
         outbox_due=waiting.due,
+        mail=str(result.get("mail") or ""),
     )
 
 

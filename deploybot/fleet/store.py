@@ -99,8 +99,9 @@ class Outcome:
     """How a job ended, as the worker tells :meth:`FleetStore.release`: ``status``
     (``published``, ``unchanged``, ``up-to-date``, ``older``, ``delivered``, ``failed``,
     ``locked``), ``seconds``, the commits, ``error`` (one line), ``temporary`` (a retry of
-    the same commit may succeed) and what waits in the site's outbox (``outbox_due``: Unix
-    time of the earliest retry, None when nothing waits)."""
+    the same commit may succeed), what waits in the site's outbox (``outbox_due``: Unix
+    time of the earliest retry, None when nothing waits) and ``mail``, what the job did
+    with its messages, for the log (:func:`deploybot.daemon.worker.describe_mail`)."""
 
     status: str
     seconds: float = 0.0
@@ -111,6 +112,7 @@ class Outcome:
     outbox_emails: int = 0
     outbox_webhooks: int = 0
     outbox_due: float | None = None
+    mail: str = ""
 
 
 @dataclass(frozen=True)
