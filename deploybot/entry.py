@@ -38,6 +38,9 @@ def main() -> None:
 
         line = cli_check(config)
         if line is not None:
+            from deploybot.journal import install
+
+            install()  # under systemd, the line starts with its priority: <6>
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
             return
