@@ -32,15 +32,15 @@ def noop_config(argv: list[str]) -> str | None:
 
 def main() -> None:
     """Answer a no-op ``run-once`` from its stamp, else run the click command line."""
+    from deploybot.journal import install
+
+    install()  # under systemd, each line starts with its priority (a usage error's too)
     config = noop_config(sys.argv[1:])
     if config is not None:
         from deploybot.noop import cli_check
 
         line = cli_check(config)
         if line is not None:
-            from deploybot.journal import install
-
-            install()  # under systemd, the line starts with its priority: <6>
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
             return

@@ -24,7 +24,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-import threading
 from collections.abc import Mapping
 from typing import IO, Any
 
@@ -52,6 +51,8 @@ class JournalStream(io.RawIOBase):
     threads, each write passed on and flushed at once."""
 
     def __init__(self, raw: IO[bytes], priority: int) -> None:
+        import threading  # here: a command off systemd never loads it for this module
+
         super().__init__()
         self.raw = raw
         self.priority = priority
@@ -110,6 +111,8 @@ def install() -> None:
     says before it runs: a usage error) start each line with its priority, each when it
     is the journal (:func:`is_journal`). Idempotent; a stream that is not the journal is
     left as it is."""
+    if "JOURNAL_STREAM" not in os.environ:
+        return
     for name, level in (("stdout", INFO), ("stderr", ERR)):
         stream = getattr(sys, name)
         if stream is None or isinstance(getattr(stream, "buffer", None), JournalStream):

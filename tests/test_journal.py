@@ -81,6 +81,9 @@ def test_run_once_its_shortcut_its_errors_and_a_usage_error(tmp_path: Path) -> N
     assert code == 2
     assert all(line.startswith("<3>") for line in lines if line != "<3>"), lines
     assert "<3>Error: No such option '--no-such-option'." in lines
+    code, lines = journaled("no-such-command")
+    assert code == 2 and "<3>Error: No such command 'no-such-command'." in lines, lines
+    assert all(line.startswith("<3>") for line in lines), lines
 
 
 def test_build_outbox_and_notify(tmp_path: Path) -> None:
