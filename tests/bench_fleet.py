@@ -14,13 +14,15 @@ worker`` processes on this machine:
 3. Redis memory (``MEMORY USAGE`` of each key, ``INFO memory``) after run 1: bytes per
    site, per queued RQ job, per lease-log entry.
 4. ``--kill``: ``kill -9`` of a worker in the middle of a build, with the default
-   ``[queue]`` timings: seconds from the kill until ``fleet status`` shows the worker down,
-   until the killed build's site is live again (its build commit on the publish branch,
-   built by the other worker), and until a site pushed right after the kill, whose builds
-   go to the killed worker (affinity), is live. The killed worker's ``git receive-pack``
+   ``[queue]`` timings (``--heartbeat``: that ``heartbeat_timeout``): seconds from the
+   kill until ``fleet status`` shows the worker down, until the killed build's site is
+   live again (its build commit on the publish branch, built by the other worker), and
+   until a site pushed right after the kill, whose builds go to the killed worker
+   (affinity), is live. The killed worker's ``git receive-pack``
    is killed with it (a machine that died takes its push along).
 
     python -m tests.bench_fleet [--workers 1,2] [--posts 1000] [--rounds 5] [--kill N]
+        [--heartbeat S]
 """
 
 from __future__ import annotations
@@ -153,12 +155,13 @@ def _kill_receive_pack(repo: Path) -> int:
     return killed
 
 
-def kill_worker(tmp: Path) -> dict[str, float | str]:
-    """``kill -9`` of the worker building a site (see the module doc, measurement 4):
-    seconds from the kill to each event, and who built the killed site again."""
+def kill_worker(tmp: Path, **queue: float) -> dict[str, float | str]:
+    """``kill -9`` of the worker building a site (see the module doc, measurement 4), with
+    the ``[queue]`` keys ``queue`` (default: none, the defaults): seconds from the kill to
+    each event, and who built the killed site again."""
     server = RedisServer(tmp / "redis").start()
     held, other = make_sites(tmp, ["held", "other"])
-    config = fleet_config(tmp, server.url)
+    config = fleet_config(tmp, server.url, **queue)
     try:
         with Daemon(config) as daemon, WorkerProc(config, "w1", tmp / "w1") as w1:
             for site in (held, other):  # both built by w1 first: their affinity is w1's
@@ -209,6 +212,9 @@ def main() -> None:
     parser.add_argument("--posts", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--kill", type=int, default=0, help="times to measure a kill -9")
+    parser.add_argument(
+        "--heartbeat", type=float, default=None, help="queue.heartbeat_timeout for --kill"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
@@ -239,8 +245,9 @@ def main() -> None:
                     f"{60 / mean:.1f} builds per worker-core per minute",
                     flush=True,
                 )
+        timings = {} if args.heartbeat is None else {"heartbeat_timeout": args.heartbeat}
         for n in range(args.kill):
-            got = kill_worker(tmp / f"kill-{n}")
+            got = kill_worker(tmp / f"kill-{n}", **timings)
             print(
                 "kill -9 of a worker during a build: down in fleet status after "
                 "{status_down:.1f} s; its site live again after {held_live:.1f} s (rebuilt "

@@ -88,11 +88,16 @@ class Sweeper:
                 worker, instance = keys.holder(token)
                 if not keys.is_down(beats.get(worker), instance):
                     continue
-                timeout = self.store.config.heartbeat_timeout
-                why = f"worker {worker} is down (no heartbeat for {timeout:g} s)"
+                why = self._down_why(worker, beats.get(worker))
             if self.take_over(site, token, why):
                 found.append(site)
         return found
+
+    def _down_why(self, worker: str, heartbeat: str | None) -> str:
+        if heartbeat is None:
+            timeout = self.store.config.heartbeat_timeout
+            return f"worker {worker} is down (no heartbeat for {timeout:g} s)"
+        return f"worker {worker} restarted since it took the lease"
 
     def take_over(
         self, site: str, token: str | None = None, why: str | None = None, *, gone: bool = False
