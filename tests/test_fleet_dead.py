@@ -154,24 +154,28 @@ def test_a_killed_work_horse_gives_its_lease_back_at_once(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
     """The OOM killer (here SIGKILL) takes a build's work horse; its worker lives on, sees
-    the horse end without a result, and takes its lease over: the site builds again."""
+    the horse end without a result, and releases its lease as a failed build: retried
+    after the backoff (a horse killed each time backs off), at once for a new commit."""
     [site] = make_sites(tmp_path, ["s"], gated=True)
     config = fleet_config(tmp_path, redis_server.url, **LONG)
     with Daemon(config) as daemon, WorkerProc(config, "w1", tmp_path / "w1") as w1:
-        commit = _push(daemon, site, 1)
+        _push(daemon, site, 1)
         wait_until(lambda: site.pushes_reached() == 1)
         assert w1.proc is not None
         [horse] = [pid for pid in descendants(w1.proc.pid)[1:] if _parent(pid) == w1.proc.pid]
         for pid in descendants(horse):  # the horse and its git receive-pack
             os.kill(pid, signal.SIGKILL)
+        w1.wait_log("site s: the work horse of w1 ended without a result")
+        assert redis_server.client().get("deploybot:lease:s") is None  # not in 600 s
+        record = redis_server.client().hgetall("deploybot:site:s")
+        assert record[b"result"] == b"failed" and record[b"failures"] == b"1"
         site.open_gate()
-        _built(site, commit)
-        wait_until(lambda: len([e for e in _events(redis_server, "s") if e["event"] == "released"]))
+        _built(site, _push(daemon, site, 2))  # a new commit: no backoff
     events = _events(redis_server, "s")
-    kinds = [(e["event"], e["worker"]) for e in events]
-    assert kinds == [("acquired", "w1"), ("expired", "w1"), ("acquired", "w1"),
-                     ("released", "w1")], kinds  # fmt: skip
-    assert events[1]["why"] == "the work horse of w1 ended without a result"
+    assert [(e["event"], e["worker"], e.get("result")) for e in events] == [
+        ("acquired", "w1", None), ("released", "w1", "failed"), ("acquired", "w1", None),
+        ("released", "w1", "published"),
+    ]  # fmt: skip
     _check_emails(site)
     assert len(build_commits(site)) == 1
 

@@ -99,15 +99,12 @@ class Sweeper:
             return f"worker {worker} is down (no heartbeat for {timeout:g} s)"
         return f"worker {worker} restarted since it took the lease"
 
-    def take_over(
-        self, site: str, token: str | None = None, why: str | None = None, *, gone: bool = False
-    ) -> bool:
+    def take_over(self, site: str, token: str | None = None, why: str | None = None) -> bool:
         """Build ``site`` again, on another worker: its building record becomes pending
         (joined with any newer Want) and a job is queued on the shared queue. With
         ``token`` (the lease's holder is down, for reason ``why``), that lease is deleted in
         the same transaction, if ``token`` still holds it and the holder's heartbeat still
-        says it is down (or, ``gone``, the caller knows the holder's process has ended:
-        its own work horse); without, only when the lease has expired. The holder can then no
+        says it is down; without, only when the lease has expired. The holder can then no
         longer renew the lease nor store the shared records (:mod:`.shared`: it stops
         before its next push or send); a push it already has under way is a
         compare-and-swap on the publish branch (:func:`deploybot.gitutil.push_refs`), so
@@ -124,7 +121,7 @@ class Sweeper:
             if token is not None:
                 assert worker_of is not None
                 beat = as_str(pipe.get(keys.alive(worker_of)))
-                if lease != token or not (gone or keys.is_down(beat, keys.holder(token)[1])):
+                if lease != token or not keys.is_down(beat, keys.holder(token)[1]):
                     return False
             orphan = Want.loads(pipe.get(keys.building(site)))
             pending = Want.loads(pipe.get(keys.pending(site)))

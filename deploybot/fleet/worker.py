@@ -13,8 +13,8 @@ sites' builds); when it expires (the worker died, or stalled) or names another i
 (the worker restarted), the worker is down: its own queue goes to the shared queue and the
 lease of the build it ran is taken over, at once (:mod:`.sweep`). Another thread records
 the sites and runs the fleet's upkeep. And when a build's work horse ended without giving
-its lease back (it was killed: the OOM killer, a signal), the worker takes the lease over
-itself, so the site builds again at once.
+its lease back (it was killed: the OOM killer, a signal), the worker gives it back for it,
+as a failed build (:func:`left_behind`).
 
 Redis going away: RQ retries its wait for jobs with a growing pause; when RQ gives up on
 anything else, the worker starts RQ's loop again after a pause, so it reconnects by
@@ -47,7 +47,7 @@ from deploybot.daemon import logs
 from deploybot.daemon.settings import Settings, load_settings
 from deploybot.errors import ConfigError
 from deploybot.fleet import job, keys
-from deploybot.fleet.store import JOB_FUNCTION, FleetStore, as_str
+from deploybot.fleet.store import JOB_FUNCTION, FleetStore, Outcome, as_str
 from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
 
 log = logging.getLogger("deploybot.fleet")
@@ -244,16 +244,24 @@ class Upkeep:
 
 def left_behind(client: keys.Client, site: str) -> bool:
     """After a work horse of this worker ended: when ``site``'s lease is still held by this
-    worker's instance (the horse was killed before it could release it), take it over, so
-    the site builds again at once rather than after ``lease_ttl``. True when it did."""
+    worker's instance, the horse was killed before it could release it (the OOM killer, a
+    signal, a crash). Release it now, as a failed build (a retry after the backoff, at once
+    for a push of another commit), rather than leave the site waiting ``lease_ttl`` for it
+    to expire; a horse that is killed each time (a site too big for the machine) so backs
+    off like any failing build. True when it did."""
     context = job.CONTEXT
     assert context is not None
     token = as_str(client.get(keys.lease(site)))
     if token is None or keys.holder(token) != (context.worker, context.instance):
         return False
+    error = f"the work horse of {context.worker} ended without a result (killed? out of memory?)"
     store = FleetStore(client, context.settings.queue)
-    why = f"the work horse of {context.worker} ended without a result"
-    return Sweeper(store).take_over(site, token, why, gone=True)
+    released = store.release(
+        site, token, context.worker, Outcome("failed", error=error, temporary=True)
+    )
+    if released:
+        log.error("site %s: %s", site, error)
+    return released
 
 
 def hand_over(store: FleetStore, worker: str) -> int:
