@@ -24,12 +24,14 @@ def _commands(tmp_path: Path, config: str) -> dict[str, list[str]]:
         "build": ["build", str(tmp_path / "folder"), str(tmp_path / "out"), "--config", config],
         "outbox": ["outbox", "--config", config],
         "notify": ["notify", "--commit", "HEAD", "--config", config],
+        "log": ["log", "--config", config],
     }
 
 
 @pytest.mark.parametrize("flag", ["-v", "--verbose"])
 @pytest.mark.parametrize(
-    "command", ["run-once", "serve", "worker", "fleet status", "build", "outbox", "notify"]
+    "command",
+    ["run-once", "serve", "worker", "fleet status", "build", "outbox", "notify", "log"],
 )
 def test_the_flag_after_the_command_is_the_flag_before_it(
     tmp_path: Path, command: str, flag: str
