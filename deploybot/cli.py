@@ -9,7 +9,6 @@ printing one clear line; ``-v`` adds detail and the traceback.
 from __future__ import annotations
 
 import functools
-import logging
 import sys
 import traceback
 from collections.abc import Callable
@@ -19,10 +18,11 @@ from typing import Any, TypeVar
 
 import click
 
-from deploybot import __version__
+from deploybot import __version__, journal
 from deploybot.config import Config, default_config_path, load_build_config, load_config
+from deploybot.daemon import logs
 from deploybot.errors import EX_TEMPFAIL, DeploybotError
-from deploybot.redact import RedactingFilter, redact_text
+from deploybot.redact import redact_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,7 +43,10 @@ def _handle_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            # Under systemd, what the command says on stderr as it runs is a warning; its
+            # error line and a traceback (below, after the block) are errors.
+            with journal.priority(sys.stderr, journal.WARNING):
+                return func(*args, **kwargs)
         except DeploybotError as exc:
             if _verbose():
                 click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
@@ -75,25 +78,37 @@ def _load_optional(config_path: Path | None) -> Config | None:
     return load_config(default) if default.is_file() else None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-v", "--verbose", is_flag=True, help="Show detail, timings and tracebacks.")
+_VERBOSE_HELP = "Show detail, timings and tracebacks."
+
+
+def _verbose_after(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """``-v`` after a command's name (``deploybot run-once -v``): as if it came before."""
+    if value:
+        ctx.find_root().obj["verbose"] = True
+        logs.setup_command(verbose=True)
+
+
+class _Commands(click.Group):
+    """A group each of whose commands (and subgroups) takes ``-v``/``--verbose`` too."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        cmd.params.append(
+            click.Option(
+                ["-v", "--verbose", "verbose_after"], is_flag=True, expose_value=False,
+                is_eager=True, callback=_verbose_after, help=_VERBOSE_HELP,
+            )
+        )  # fmt: skip
+        super().add_command(cmd, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", is_flag=True, help=_VERBOSE_HELP)
 @click.version_option(__version__, prog_name="deploybot")
 @click.pass_context
 def main(ctx: click.Context, verbose: bool) -> None:
     """Publish a Jekyll-style site from git: source push -> build commit -> commit email."""
     ctx.obj = {"verbose": verbose}
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(message)s" if not verbose else "%(levelname)s %(name)s: %(message)s",
-    )
-    for handler in logging.getLogger().handlers:  # no library's log line shows a secret
-        handler.addFilter(RedactingFilter())
-    # Lock acquire/release, raw protocol lines, each request's path (a webhook's secret);
-    # without -v, urllib3's retry warnings too: the error line says what failed.
-    for noisy in ("dulwich", "urllib3"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    if not verbose:
-        logging.getLogger("urllib3").setLevel(logging.ERROR)
+    logs.setup_command(verbose=verbose)  # also: each line's priority under systemd
 
 
 _retry_now_option = click.option(
@@ -220,7 +235,7 @@ def worker_cmd(
     sys.exit(worker.work(paths, name=name, state=state, queues=queues, verbose=_verbose()))
 
 
-@main.group("fleet")
+@main.group("fleet", cls=_Commands)
 def fleet_group() -> None:
     """Look at a fleet of workers on Redis ([queue] backend = "redis")."""
 

@@ -225,7 +225,9 @@ class QueueConfig:
     and ``deploybot worker`` processes run the builds (:mod:`deploybot.fleet`). ``name``:
     the shared RQ queue (a site's config may name its own); ``affinity_timeout`` (s a
     build waits for the worker that built its site last), ``lease_ttl`` (s a dead
-    worker's site lease lasts), ``job_timeout`` (s a build may run). In a site's config
+    worker's site lease lasts), ``job_timeout`` (s a build may run), ``heartbeat_timeout``
+    (s after a worker's last heartbeat, sent every fifth of it, that it counts as down: its
+    queue and the lease of its running build go to the others at once). In a site's config
     only ``name`` counts.
     """
 
@@ -236,6 +238,7 @@ class QueueConfig:
     affinity_timeout: float = 30.0
     lease_ttl: float = 60.0
     job_timeout: float = 3600.0
+    heartbeat_timeout: float = 10.0
 
 
 @dataclass(frozen=True)

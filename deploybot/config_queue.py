@@ -32,7 +32,8 @@ def check_queue(queue: QueueConfig, path: Path) -> None:
             that is not ``redis://``, ``rediss://`` or ``unix://``, holds a password, has a
             query other than ``?db=N`` or cannot be read; a queue name that is not 1 to 64
             letters, digits, ``.``, ``_`` or ``-``; a timeout that is not more than 0 and at
-            most a day; a lease shorter than 1 s (a renewal every third of it must fit).
+            most a day; a lease shorter than 1 s (a renewal every third of it must fit), a
+            heartbeat timeout shorter than 1 s (five heartbeats must fit).
     """
     if queue.backend == "redis" and not queue.url:
         raise ConfigError(f"{path}: 'queue.url' is required when queue.backend = \"redis\"")
@@ -44,10 +45,11 @@ def check_queue(queue: QueueConfig, path: Path) -> None:
             f"{path}: 'queue.name' must be 1 to 64 letters, digits, '.', '_' or '-', "
             f"not {queue.name!r}"
         )
-    for key in ("affinity_timeout", "lease_ttl", "job_timeout"):
+    for key in ("affinity_timeout", "lease_ttl", "job_timeout", "heartbeat_timeout"):
         checks.check_timeout(getattr(queue, key), f"queue.{key}", path)
-    if queue.lease_ttl < 1:
-        raise ConfigError(f"{path}: 'queue.lease_ttl' must be 1 second or more")
+    for key in ("lease_ttl", "heartbeat_timeout"):
+        if getattr(queue, key) < 1:
+            raise ConfigError(f"{path}: 'queue.{key}' must be 1 second or more")
 
 
 def check_redis_url(url: str, key: str, path: Path) -> None:

@@ -32,6 +32,9 @@ def noop_config(argv: list[str]) -> str | None:
 
 def main() -> None:
     """Answer a no-op ``run-once`` from its stamp, else run the click command line."""
+    from deploybot.journal import install
+
+    install()  # under systemd, each line starts with its priority (a usage error's too)
     config = noop_config(sys.argv[1:])
     if config is not None:
         from deploybot.noop import cli_check

@@ -13,15 +13,25 @@ worker`` processes on this machine:
    seconds come from the lease log; builds per worker-core per minute = 60 / mean.
 3. Redis memory (``MEMORY USAGE`` of each key, ``INFO memory``) after run 1: bytes per
    site, per queued RQ job, per lease-log entry.
+4. ``--kill``: ``kill -9`` of a worker in the middle of a build, with the default
+   ``[queue]`` timings (``--heartbeat``: that ``heartbeat_timeout``): seconds from the
+   kill until ``fleet status`` shows the worker down, until the killed build's site is
+   live again (its build commit on the publish branch, built by the other worker), and
+   until a site pushed right after the kill, whose builds go to the killed worker
+   (affinity), is live. The killed worker's ``git receive-pack``
+   is killed with it (a machine that died takes its push along).
 
-    python -m tests.bench_fleet [--workers 1,2] [--posts 1000] [--rounds 5]
+    python -m tests.bench_fleet [--workers 1,2] [--posts 1000] [--rounds 5] [--kill N]
+        [--heartbeat S]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
+import signal
 import statistics
 import tempfile
 import time
@@ -29,9 +39,10 @@ from pathlib import Path
 
 import redis
 
+from deploybot.fleet.status import overview
 from tests.bench_fast import edit, make_site, write_config
 from tests.daemonproc import Daemon, GatedSite, github, wait_until
-from tests.fleetproc import fleet_config, lease_log, make_sites, running_workers
+from tests.fleetproc import WorkerProc, fleet_config, lease_log, make_sites, running_workers
 from tests.gitrepo import head
 from tests.redisproc import RedisServer
 
@@ -125,12 +136,85 @@ def one_site(tmp: Path, posts: int, rounds: int) -> tuple[list[float], list[floa
     return warm, cold
 
 
+def _kill_receive_pack(repo: Path) -> int:
+    """SIGKILL every ``git receive-pack`` into ``repo`` (this machine's own); how many."""
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(b"receive-pack" in a for a in argv) and str(repo).encode() in argv:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+    return killed
+
+
+def kill_worker(tmp: Path, **queue: float) -> dict[str, float | str]:
+    """``kill -9`` of the worker building a site (see the module doc, measurement 4), with
+    the ``[queue]`` keys ``queue`` (default: none, the defaults): seconds from the kill to
+    each event, and who built the killed site again."""
+    server = RedisServer(tmp / "redis").start()
+    held, other = make_sites(tmp, ["held", "other"])
+    config = fleet_config(tmp, server.url, **queue)
+    try:
+        with Daemon(config) as daemon, WorkerProc(config, "w1", tmp / "w1") as w1:
+            for site in (held, other):  # both built by w1 first: their affinity is w1's
+                commit = site.commit(1)
+                assert daemon.push(f"/webhook/{site.root.name}", github(commit)).status_code == 202
+                wait_until(lambda s=site, c=commit: s.published_source() == c, 120)
+            with WorkerProc(config, "w2", tmp / "w2"):
+                held.gate.unlink()
+                held.reached.unlink()
+                commit = held.commit(2)
+                assert daemon.push("/webhook/held", github(commit)).status_code == 202
+                wait_until(lambda: held.pushes_reached() == 1, 120)  # w1 is in its push
+                w1.kill9()
+                killed = time.monotonic()
+                _kill_receive_pack(held.publish)
+                held.open_gate()
+                pushed = other.commit(2)
+                assert daemon.push("/webhook/other", github(pushed)).status_code == 202
+                times: dict[str, float | str] = {}
+                client = server.client()
+                while len(times) < 3:
+                    now = time.monotonic() - killed
+                    if "status_down" not in times and not overview(client).workers.get("w1"):
+                        times["status_down"] = now
+                    if "held_live" not in times and held.published_source() == commit:
+                        times["held_live"] = now
+                    if "other_live" not in times and other.published_source() == pushed:
+                        times["other_live"] = now
+                    if now > 600:
+                        raise AssertionError(f"not all within 600 s: {times}")
+                    time.sleep(0.05)
+                wait_until(lambda: any(
+                    e["site"] == "held" and e["event"] == "released" and e["worker"] == "w2"
+                    for e in lease_log(client)
+                ), 120)  # fmt: skip
+                builders = [e for e in lease_log(client)
+                            if e["site"] == "held" and e["event"] == "released"]  # fmt: skip
+                times["held_rebuilt_by"] = f"{builders[-1]['worker']} ({builders[-1]['result']})"
+    finally:
+        server.stop()
+    return times
+
+
 def main() -> None:
     """Run the measurements named by the arguments and print the numbers."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--posts", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--kill", type=int, default=0, help="times to measure a kill -9")
+    parser.add_argument(
+        "--heartbeat", type=float, default=None, help="queue.heartbeat_timeout for --kill"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
@@ -161,6 +245,16 @@ def main() -> None:
                     f"{60 / mean:.1f} builds per worker-core per minute",
                     flush=True,
                 )
+        timings = {} if args.heartbeat is None else {"heartbeat_timeout": args.heartbeat}
+        for n in range(args.kill):
+            got = kill_worker(tmp / f"kill-{n}", **timings)
+            print(
+                "kill -9 of a worker during a build: down in fleet status after "
+                "{status_down:.1f} s; its site live again after {held_live:.1f} s (rebuilt "
+                "by {held_rebuilt_by}); a site pushed then, with affinity to it, live after "
+                "{other_live:.1f} s".format(**got),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

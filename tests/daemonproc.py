@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -51,6 +52,17 @@ def daemon_table(**keys: Any) -> str:
     """A ``[daemon]`` table for a test: any free port, the test secret, no polling."""
     values = {"listen": "127.0.0.1:0", "secret_env": SECRET_ENV, "poll_interval": 0, **keys}
     return "[daemon]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
+
+
+def journal_socket(env: dict[str, str]) -> tuple[socket.socket, socket.socket]:
+    """A connected pair of Unix stream sockets, as systemd gives a service's stdout and
+    stderr: ``(ours, theirs)``; ``env["JOURNAL_STREAM"]`` is set to ``theirs``'s device
+    and inode (systemd.exec(5)). Pass ``theirs`` to the process, then close it; read
+    ``ours``."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    stat = os.fstat(theirs.fileno())
+    env["JOURNAL_STREAM"] = f"{stat.st_dev}:{stat.st_ino}"
+    return ours, theirs
 
 
 class GatedSite(SmallSite):
@@ -112,24 +124,42 @@ class Daemon:
     """``python -m deploybot serve --config ...`` as a subprocess; its log is collected."""
 
     def __init__(
-        self, *configs: Path, env: dict[str, str] | None = None, cwd: Path | None = None
+        self,
+        *configs: Path,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        journal: bool = False,
     ) -> None:
         self.configs = configs
         self.cwd = cwd
         self.env = {k: v for k, v in os.environ.items() if k != "JOURNAL_STREAM"}
         self.env.update({SECRET_ENV: SECRET, **(env or {})})
+        self.journal = journal
         self.log: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
+        self._output: Any = None
 
     def start(self, *, expect_listening: bool = True) -> Daemon:
+        """Start ``deploybot serve``; with ``journal``, its stdout and stderr are a socket
+        named by ``JOURNAL_STREAM``, as systemd connects a service to journald."""
         argv = [sys.executable, "-m", "deploybot", "serve"]
         for config in self.configs:
             argv += ["--config", str(config)]
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env=self.env, cwd=self.cwd,
-        )  # fmt: skip
+        if self.journal:
+            ours, theirs = journal_socket(self.env)
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=theirs, stderr=theirs, text=True,
+                env=self.env, cwd=self.cwd,
+            )  # fmt: skip
+            theirs.close()
+            self._output = ours.makefile("r", encoding="utf-8", errors="replace")
+        else:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True, env=self.env, cwd=self.cwd,
+            )  # fmt: skip
+            self._output = self.proc.stdout
         threading.Thread(target=self._read, daemon=True).start()
         if expect_listening:
             line = self.wait_log(r"listening on (\S+)")
@@ -137,8 +167,8 @@ class Daemon:
         return self
 
     def _read(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
+        assert self._output is not None
+        for line in self._output:
             self.log.append(line.rstrip("\n"))
 
     def wait_log(self, pattern: str, timeout: float = DEADLINE) -> str:

@@ -112,11 +112,62 @@ class WorkerProc:
         self.proc.kill()
         self.proc.wait(timeout=DEADLINE)
 
+    def processes(self) -> list[int]:
+        """The worker's process and all its descendants (work horse, git, hooks), parents
+        first."""
+        assert self.proc is not None
+        return descendants(self.proc.pid)
+
+    def kill_machine(self) -> None:
+        """SIGKILL the worker and every process under it (its ``git receive-pack`` too: a
+        machine that died takes its push along)."""
+        for pid in self.processes():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        assert self.proc is not None
+        self.proc.wait(timeout=DEADLINE)
+
+    def pause(self) -> list[int]:
+        """SIGSTOP the worker and every process under it (a machine that stalls); returns
+        the processes, for :meth:`resume`."""
+        stopped = self.processes()
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        return stopped
+
+    @staticmethod
+    def resume(stopped: list[int]) -> None:
+        """SIGCONT what :meth:`pause` stopped."""
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
     def __enter__(self) -> WorkerProc:
         return self.start() if self.proc is None else self
 
     def __exit__(self, *exc: object) -> None:
         stop_process(self.proc, DEADLINE)
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it (read from ``/proc/*/stat``), parents first."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the name, in (), may hold spaces
+        children.setdefault(parent, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop(0)
+        out.append(current)
+        todo += children.get(current, [])
+    return out
 
 
 @contextlib.contextmanager

@@ -58,7 +58,7 @@ def test_bitbucket_cloud_push() -> None:
         ]},
         "repository": {"links": {"html": {"href": "https://bitbucket.org/team/site"}}},
     }).encode()  # fmt: skip
-    event = read_event({"X-Event-Key": "repo:push"}, body)
+    event = read_event({"X-Event-Key": "repo:push", "Content-Type": "application/json"}, body)
     assert push_to(event, "main")[0].after == SHA  # type: ignore[union-attr]
     assert push_to(event, "gone") == (None, "refs/heads/gone was deleted")
     assert names_repository(event, "git@bitbucket.org:team/site.git")
@@ -68,12 +68,13 @@ def test_ping_other_events_and_bad_bodies() -> None:
     assert read_event({"X-GitHub-Event": "ping"}, b"{not parsed").kind == PING
     assert read_event({"X-Event-Key": "diagnostics:ping"}, b"").kind == PING
     assert read_event({"X-Gitlab-Event": "Merge Request Hook"}, b"{}").kind == OTHER
+    json_push = {"X-GitHub-Event": "push", "Content-Type": "application/json"}
     for headers, body in [
-        ({"X-GitHub-Event": "push"}, b"{not json"),
-        ({"X-GitHub-Event": "push"}, b"[1, 2]"),
-        ({"X-GitHub-Event": "push"}, b"{}"),  # no ref
-        ({"X-GitHub-Event": "push"}, b"\xff"),
-        ({"X-GitHub-Event": "push"}, b"[" * 100_000),
+        (json_push, b"{not json"),
+        (json_push, b"[1, 2]"),
+        (json_push, b"{}"),  # no ref
+        (json_push, b"\xff"),
+        (json_push, b"[" * 100_000),
         ({}, b"{}"),  # no event header
     ]:
         with pytest.raises(PayloadError):
@@ -131,7 +132,9 @@ def _bitbucket_cloud(new_hash: object) -> tuple[dict[str, str], bytes]:
                                       "target": {"hash": new_hash}}, "old": None}]},
         "repository": {"links": {"html": {"href": "https://bitbucket.org/o/site"}}},
     }  # fmt: skip
-    return {"X-Event-Key": "repo:push"}, json.dumps(body).encode()
+    return {"X-Event-Key": "repo:push", "Content-Type": "application/json"}, json.dumps(
+        body
+    ).encode()
 
 
 def _with(payload: tuple[dict[str, str], bytes], **fields: object) -> tuple[dict[str, str], bytes]:
@@ -170,3 +173,88 @@ def test_commit_ids_of_either_hash_are_read() -> None:
     assert update is not None and update.after == SHA
     update, _ = push_to(read_event(*_bitbucket_cloud(SHA)), "main")
     assert update is not None and update.after == SHA
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("https://git.example.org/o/site.git", "https://git.example.org:8443/o/site.git"),
+        ("https://git.example.org:8443/o/site", "https://git.example.org:9443/o/site"),
+        ("ssh://git@git.example.org/o/site.git", "ssh://git@git.example.org:2222/o/site.git"),
+        ("git@git.example.org:o/site.git", "ssh://git@git.example.org:2222/o/site.git"),
+        ("http://127.0.0.1:3000/o/site.git", "http://127.0.0.1:3001/o/site.git"),
+    ],
+)
+def test_the_port_tells_two_repositories_at_one_path_apart(one: str, other: str) -> None:
+    assert repository_key(one) != repository_key(other)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("https://Git.Example.org:443/o/site.git/", "https://git.example.org/o/site"),
+        ("http://git.example.org:80/o/site", "http://git.example.org/o/site.git"),
+        ("ssh://git@git.example.org:22/o/site.git", "git@git.example.org:o/site"),
+        ("ssh://git@git.example.org:2222/o/site.git", "ssh://deploy@GIT.example.org:2222/o/site/"),
+        ("https://git.example.org:8443/o/site.git", "https://u:t@git.example.org:8443/o/site"),
+        ("https://[::1]:8443/o/site", "https://[::1]:8443/o/site.git"),
+    ],
+)
+def test_default_ports_case_and_suffixes_do_not(one: str, other: str) -> None:
+    assert repository_key(one) == repository_key(other)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://[::1/o/site",  # urlsplit: Invalid IPv6 URL
+        "https://git.example.org:99999/o/site",  # a port out of range
+        "https://git.example.org:port/o/site",
+        "https://git.example.org/o/\ud800",
+        "\x00",
+        "",
+    ],
+)
+def test_a_payload_url_that_parses_as_nothing_names_no_repository(url: str) -> None:
+    event = read_event(*github(SHA, repo_url=url))
+    assert not names_repository(event, "https://git.example.org/o/site")
+
+
+CONTENT_TYPE = "content type must be application/json (set it in the webhook's settings)"
+
+
+@pytest.mark.parametrize(
+    "content_type", [None, "text/plain", "application/xml", "multipart/form-data"]
+)
+def test_a_push_in_another_content_type_is_refused_saying_so(content_type: str | None) -> None:
+    headers, body = github(SHA)
+    del headers["Content-Type"]
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    with pytest.raises(PayloadError) as refused:
+        read_event(headers, body)
+    assert str(refused.value) == CONTENT_TYPE
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "Application/JSON; charset=UTF-8"])
+def test_json_in_any_spelling_of_its_content_type_is_read(content_type: str) -> None:
+    headers, body = github(SHA)
+    headers["Content-Type"] = content_type
+    assert push_to(read_event(headers, body), "main")[0] is not None
+
+
+def test_githubs_form_encoding_is_read_and_its_faults_are_not_echoed() -> None:
+    from urllib.parse import urlencode
+
+    headers, body = github(SHA)
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    form = urlencode({"payload": body.decode()}).encode()
+    assert push_to(read_event(headers, form), "main")[0] is not None
+    secret_body = b"hunter2-secret&&&=x&payloadz=" + b"y" * 1000
+    for bad in (secret_body, b"", urlencode({"payload": "{not json hunter2"}).encode()):
+        with pytest.raises(PayloadError) as refused:
+            read_event(headers, bad)
+        assert "hunter2" not in str(refused.value) and "yyy" not in str(refused.value)
+        assert len(str(refused.value)) < 200
+    with pytest.raises(PayloadError, match="no 'payload' field"):
+        read_event(headers, secret_body)

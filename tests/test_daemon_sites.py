@@ -303,8 +303,7 @@ def test_unix_socket_journald_lines_and_systemd_notify(tmp_path: Path) -> None:
     notify.bind(str(notify_path))
     notify.settimeout(60)
     site = GatedSite(tmp_path, gated=False, extra=daemon_table(listen="unix:serve.sock"))
-    env = {"JOURNAL_STREAM": "8:1234", "NOTIFY_SOCKET": str(notify_path)}
-    daemon = Daemon(site.config, env=env)
+    daemon = Daemon(site.config, env={"NOTIFY_SOCKET": str(notify_path)}, journal=True)
     with daemon.start(expect_listening=False):
         daemon.wait_log("listening on unix:")
         assert notify.recv(100) == b"READY=1"

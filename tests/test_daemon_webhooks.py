@@ -24,6 +24,7 @@ from tests.daemonproc import (
     gitlab,
     wait_until,
 )
+from tests.servers import serve_http
 
 HOOK = "/webhook/deploybot"  # the site's name: its config file's stem
 
@@ -85,6 +86,33 @@ def test_github_form_encoded_payload_builds(tmp_path: Path) -> None:
         wait_until(lambda: site.published_source() == commit)
 
 
+def test_a_push_in_another_content_type_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    """GitHub's form encoding is read (above); any other content type (a proxy's
+    text/plain, none at all) is a 400 that says what to set, and quotes no byte of the body."""
+    site = _site(tmp_path)
+    with Daemon(site.config) as daemon:
+        commit = site.commit(1)
+        headers, body = github(commit)
+        body = body.replace(b'"created"', b'"secret-ish": "hunter2", "created"')
+        headers["X-Hub-Signature-256"] = sign(body, SECRET)
+        refusal = "400 content type must be application/json (set it in the webhook's settings)\n"
+        for content_type in ("text/plain", None):
+            sent = {k: v for k, v in headers.items() if k != "Content-Type"}
+            if content_type is not None:
+                sent["Content-Type"] = content_type
+            answer = daemon.post(HOOK, body, sent)
+            assert f"{answer.status_code} {answer.text}" == refusal
+        form = b"hunter2&payload_=" + body
+        sent = {**headers, "Content-Type": "application/x-www-form-urlencoded",
+                "X-Hub-Signature-256": sign(form, SECRET)}  # fmt: skip
+        answer = daemon.post(HOOK, form, sent)
+        assert f"{answer.status_code} {answer.text}" == (
+            "400 the form-encoded body has no 'payload' field\n"
+        )
+        assert _nothing_queued(daemon) and daemon.deliveries("bad_request") == 3
+    assert not any("hunter2" in line for line in daemon.log)
+
+
 def test_refused_and_ignored_deliveries_build_nothing(tmp_path: Path) -> None:
     site = _site(tmp_path)
     commit = site.commit(1)  # a new source commit, which any build would publish
@@ -107,7 +135,8 @@ def test_refused_and_ignored_deliveries_build_nothing(tmp_path: Path) -> None:
             assert _nothing_queued(daemon), what
         answers["no such site"] = (daemon.push("/webhook/nope", github(commit)), 404)
         not_json = b"{not json"
-        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(not_json, SECRET)}
+        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(not_json, SECRET),
+                   "Content-Type": "application/json"}  # fmt: skip
         answers["signed, not JSON"] = (daemon.post(HOOK, not_json, headers), 400)
         for what, (answer, status) in answers.items():
             assert answer.status_code == status, (what, answer.text)
@@ -288,6 +317,29 @@ def test_routing_by_repository_and_a_secret_per_site(tmp_path: Path) -> None:
         assert daemon.push("/webhook/a", github(first_a, secret=SECRET)).status_code == 202
         wait_until(lambda: a.published_source() == first_a)
     assert B_SECRET not in "\n".join(daemon.log) and SECRET not in "\n".join(daemon.log)
+
+
+def test_two_repositories_at_one_path_on_two_ports_are_two_sites(tmp_path: Path) -> None:
+    """Two git servers on one host, each serving ``/site.git``: a push to the repository on
+    one port builds the site whose source is there, and only that one."""
+    sites = {n: GatedSite(tmp_path / "sites" / n, gated=False) for n in ("a", "b")}
+    daemon_config = tmp_path / "daemon.toml"
+    daemon_config.write_text(
+        daemon_table(sites="sites/*/deploybot.toml", workers=2) + '[state]\ndir = "dstate"\n'
+    )
+    with serve_http(sites["a"].source) as url_a, serve_http(sites["b"].source) as url_b:
+        urls = {"a": url_a, "b": url_b}
+        assert url_a.rsplit(":", 1)[1] != url_b.rsplit(":", 1)[1]  # the same path, two ports
+        for name, site in sites.items():
+            site.write_config(source_url=urls[name], extra=f'[daemon]\nname = "{name}"\n')
+        with Daemon(daemon_config) as daemon:
+            for name, other in (("b", "a"), ("a", "b")):
+                commit = sites[name].commit(1)
+                answer = daemon.push("/webhook", github(commit, repo_url=urls[name] + "/"))
+                assert answer.text.strip() == f"build queued: {name} ({commit[:12]})"
+                wait_until(lambda s=sites[name], c=commit: s.published_source() == c)
+                wait_until(lambda n=name: daemon.idle(n))
+                assert daemon.runs(other) == (1 if name == "a" else 0)
 
 
 def test_github_sends_both_signatures_and_gitea_its_own(tmp_path: Path) -> None:

@@ -66,6 +66,8 @@ def test_a_redis_backend_reads_its_url(tmp_path: Path) -> None:
         ('url = "redis://h/\u00b2"\n', "'queue.url': the database must be a number"),
         ('name = "a b"\n', "'queue.name' must be 1 to 64 letters"),
         ("lease_ttl = 0.5\n", "'queue.lease_ttl' must be 1 second or more"),
+        ("heartbeat_timeout = 0.5\n", "'queue.heartbeat_timeout' must be 1 second or more"),
+        ("heartbeat_timeout = -1\n", "'queue.heartbeat_timeout' must be more than 0"),
         ("affinity_timeout = 0\n", "'queue.affinity_timeout' must be more than 0"),
         ("job_timeout = 1e9\n", "'queue.job_timeout' must be more than 0 and at most"),
         ('password_env = "1X"\n', "'queue.password_env' must be an environment variable"),

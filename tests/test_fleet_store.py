@@ -230,3 +230,58 @@ def test_a_job_taken_by_a_worker_that_lost_redis_at_once_is_replaced(
     sweeper.queued_jobs(t0 + 2)
     [replacement] = _queued(store)
     assert store.acquire("s", _take(store, replacement), "w1/t", "w1").state == "acquired"
+
+
+@pytest.mark.parametrize("how", ["its heartbeat expired", "it restarted: another instance"])
+def test_a_lease_whose_worker_is_down_is_taken_over_at_once(
+    server: RedisServer, tmp_path: Path, how: str
+) -> None:
+    store = _store(server, lease_ttl=600.0)
+    store.r.set(keys.alive("w1"), "i1")
+    job = store.trigger("s", _want("a" * 40))
+    assert job is not None
+    token = keys.lease_token("w1", "i1")
+    assert store.acquire("s", _take(store, job), token, "w1").state == "acquired"
+    shared = SharedState(store.r, "s", token, tmp_path / "state")
+    shared.restore()
+    assert Sweeper(store).expired_leases() == []  # w1's heartbeat is there: it builds
+    if how == "its heartbeat expired":
+        store.r.delete(keys.alive("w1"))
+    else:
+        store.r.set(keys.alive("w1"), "i2")
+    assert Sweeper(store).sweep(force=True)
+    assert store.r.get(keys.lease("s")) is None  # 600 s before it would have expired
+    [expired] = [e for e in lease_log(store.r) if e["event"] == "expired"]
+    assert expired["worker"] == "w1"
+    assert expired["why"] == (
+        "worker w1 is down (no heartbeat for 10 s)"
+        if how == "its heartbeat expired"
+        else "worker w1 restarted since it took the lease"
+    )
+    [again] = _queued(store)
+    pending = Want.loads(store.r.get(keys.pending("s")))
+    assert pending is not None and pending.commit == "a" * 40
+    assert store.acquire("s", _take(store, again), "w2/i9/t", "w2").state == "acquired"
+    # w1, back from a stall, can neither renew, nor store the shared records, nor release.
+    assert not store.renew("s", token)
+    (tmp_path / "state" / "notify").mkdir(parents=True)
+    (tmp_path / "state" / "notify" / "last-published.json").write_text("{}")
+    with pytest.raises(LeaseLostError):
+        shared.save("before-push")
+    assert not store.release("s", token, "w1", Outcome("published"))
+    assert store.holds("s", "w2/i9/t")
+
+
+def test_a_down_workers_queue_moves_to_the_shared_queue_at_once(server: RedisServer) -> None:
+    store = _store(server, affinity_timeout=600.0, lease_ttl=600.0)
+    store.r.set(keys.alive("w1"), "i1")
+    store.r.hset(keys.WORKERS, "w1", time.time())
+    store.r.hset(keys.site("s"), "worker", "w1")
+    job = store.trigger("s", _want("a" * 40))
+    assert _queued(store, "deploybot@w1") == [job]
+    assert Sweeper(store).sweep(force=True)
+    assert _queued(store, "deploybot@w1") == [job]  # w1 is up: the build waits for it
+    store.r.delete(keys.alive("w1"))
+    assert Sweeper(store).sweep(force=True)
+    assert _queued(store, "deploybot@w1") == []
+    assert _queued(store) == [job]

@@ -21,8 +21,9 @@ A webhook delivery is checked in this order, and the first refusal answers:
    ``duplicate`` when no site builds.
 7. A push to a site's ``source.branch``: the site's build is queued, **202** at once.
 
-Every answer is one line of text (control characters from the payload escaped), logged
-and counted (``/metrics``). Headers come within
+Every answer is one line of UTF-8 text, logged and counted (``/metrics``): whatever a
+payload's strings hold (control characters, NUL, lone surrogates) is escaped, and what it
+quotes of them is cut at :data:`ANSWER_LIMIT` characters. Headers come within
 ``read_timeout`` too: aiohttp's keep-alive timer runs from the connection's start and
 closes a connection whose request is not in by then (a client trickling its headers).
 """
@@ -56,6 +57,9 @@ R = TypeVar("R")
 
 _THREAD_ABOVE = 64 * 1024
 """Bodies larger than this are verified and parsed in a thread, off the event loop."""
+ANSWER_LIMIT = 1000
+"""Characters an answer's text (and so its log line) keeps of what it quotes: a payload's
+ref may be megabytes."""
 
 
 class _TooLarge(Exception):
@@ -116,10 +120,10 @@ class Endpoints:
         """``POST /webhook[/<site>]``: see the module doc."""
         answer = await self._decide(request)
         self.metrics.delivery(answer.result)
-        delivery = printable(payloads.delivery_id(request.headers) or "(no delivery id)")
-        text = printable(answer.text)  # it may quote the payload (a ref): one line
+        delivery = printable(payloads.delivery_id(request.headers) or "(no delivery id)", 120)
+        text = printable(answer.text, ANSWER_LIMIT)  # it may quote the payload (a ref)
         level = logging.WARNING if answer.status in (401, 413) else logging.INFO
-        log.log(level, "webhook %s: %d %s", delivery[:120], answer.status, text)
+        log.log(level, "webhook %s: %d %s", delivery, answer.status, text)
         response = web.Response(status=answer.status, text=text + "\n")
         if answer.close:
             response.force_close()

@@ -22,7 +22,8 @@ With ``[queue] backend = "redis"`` the document is the fleet's
 site in Redis: the same keys, except that a site has no ``fetching`` (the daemon does not
 know when a worker fetches), its ``last_run`` is the last one of the fleet (not only since
 this daemon started) and names its ``"worker"``, ``building`` is true while a worker
-holds the site's lease, and ``"lease"`` is the holder's token (``"<worker>/<random>"``)
+holds the site's lease, and ``"lease"`` is the holder's token
+(``"<worker>/<instance>/<random>"``)
 or null. The document adds ``"redis": bool`` and
 ``"status"`` may be ``"redis unreachable"`` (503) while the daemon cannot reach Redis;
 it answers 503 too when a site failed :data:`FAILING_RUNS` times in a row.

@@ -29,9 +29,9 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
-from deploybot.config_checks import repository_key as repository_key  # the one rule (re-exported)
+from deploybot import config_checks
 
 PUSH, PING, OTHER = "push", "ping", "other"
 _GITHUB_LIKE = ("X-GitHub-Event", "X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event")
@@ -41,6 +41,9 @@ _URL_KEYS = (
     "clone_url", "ssh_url", "html_url", "git_url", "url", "git_http_url", "git_ssh_url",
     "web_url", "http_url", "ssh_url_to_repo", "homepage",
 )  # fmt: skip
+_FORM = "application/x-www-form-urlencoded"
+_FORM_FIELDS = 100
+CONTENT_TYPE_REFUSED = "content type must be application/json (set it in the webhook's settings)"
 DELIVERY_HEADERS = (
     "X-GitHub-Delivery",
     "X-Forgejo-Delivery",
@@ -96,11 +99,15 @@ def event_name(headers: Mapping[str, str]) -> tuple[str, str]:
 
 
 def delivery_id(headers: Mapping[str, str]) -> str | None:
-    """``<header>:<id>`` from the first of :data:`DELIVERY_HEADERS` present, or None."""
+    """``<header>:<id>`` from the first of :data:`DELIVERY_HEADERS` present, or None. The
+    id is cut at 200 characters, and what UTF-8 cannot encode (aiohttp gives a header's
+    bytes that are no UTF-8 as lone surrogates) is written as ``\\udcff`` escapes: it is
+    stored, logged and answered."""
     for header in DELIVERY_HEADERS:
         value = headers.get(header, "").strip()
         if value:
-            return f"{header.lower()}:{value[:200]}"
+            value = value[:200].encode("utf-8", "backslashreplace").decode("utf-8")
+            return f"{header.lower()}:{value}"
     return None
 
 
@@ -125,12 +132,30 @@ def read_event(headers: Mapping[str, str], body: bytes) -> Event:
 
 
 def _json(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    """The payload object of a push's body: JSON (``Content-Type: application/json``,
+    any parameters), or GitHub's (and Gitea's) form encoding, ``payload=<json>`` in an
+    ``application/x-www-form-urlencoded`` body. No message quotes the body.
+
+    Raises:
+        PayloadError: another content type (or none), a form without ``payload``, no JSON
+            object.
+    """
+    media = headers.get("Content-Type", "").partition(";")[0].strip().lower()
+    if media not in ("application/json", _FORM):
+        raise PayloadError(CONTENT_TYPE_REFUSED)
     try:
         text = body.decode("utf-8")
-        if headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
-            text = parse_qs(text, strict_parsing=True).get("payload", [""])[0]
+        # Not strict_parsing: its error quotes the field, a piece of the body.
+        fields = parse_qs(text, max_num_fields=_FORM_FIELDS) if media == _FORM else None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise PayloadError(f"the body is not a JSON payload: {exc}") from None
+    if fields is not None:
+        if not fields.get("payload"):
+            raise PayloadError("the form-encoded body has no 'payload' field")
+        text = fields["payload"][0]
+    try:
         data = json.loads(text)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # their messages quote no byte of the body
         raise PayloadError(f"the body is not a JSON payload: {exc}") from None
     if not isinstance(data, dict):
         raise PayloadError("the payload is not a JSON object")
@@ -206,11 +231,56 @@ def _list(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
+_DEFAULT_PORTS = {"https": 443, "http": 80, "ssh": 22, "git+ssh": 22, "ssh+git": 22, "git": 9418}
+"""The port a URL of each scheme means when it names none: the same repository either way."""
+
+
+def repository_key(url: str) -> str | None:
+    """A repository URL reduced to what names the repository, so a payload's URLs compare
+    with ``source.url`` whatever the form: ``https://github.com/o/r``,
+    ``https://u:t@github.com/o/r.git``, ``git@github.com:o/r.git``,
+    ``ssh://git@github.com:22/o/r.git`` and ``git://github.com/o/r.git`` all give
+    ``github.com/o/r``: host, port and path, lower-case (forges match owner and name
+    without case), without user, scheme, ``.git`` and slashes at either end. The port is
+    kept unless it is its scheme's default (443, 80, 22, 9418): ``https://h:8443/o/r``
+    gives ``h:8443/o/r``, another repository than ``h/o/r`` (two forges on one host). An
+    IPv6 host is written in brackets. Local paths and ``file://`` give ``file:`` + the
+    git directory, as :func:`deploybot.config_checks.repository_key` resolves it (symlinks,
+    a work tree's ``.git``, a linked worktree's main repository). None for a URL that
+    parses as no repository (a port out of range or not a number, an unclosed ``[``, a
+    NUL): it names none."""
+    url = url.strip()
+    if "\0" in url:
+        return None
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", url)
+    if scheme and scheme.group(1).lower() == "file":
+        return config_checks.repository_key(url)
+    if scheme:
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:  # "Invalid IPv6 URL", "Port out of range 0-65535"...
+            return None
+        host, path = (parts.hostname or ""), parts.path
+        if port == _DEFAULT_PORTS.get(scheme.group(1).lower()):
+            port = None
+    elif re.match(r"^(?:[^/@:]+@)?[^/:]+:", url):  # scp-like: a colon before any slash
+        user_host, _, path = url.partition(":")
+        host, port = user_host.rpartition("@")[2], None
+    else:
+        return config_checks.repository_key(url)
+    if not host:
+        return None
+    host = f"[{host.lower()}]" if ":" in host else host.lower()
+    path = path.strip("/").removesuffix(".git").strip("/")
+    return f"{host}{'' if port is None else f':{port}'}/{path.lower()}"
+
+
 def names_repository(event: Event, source_url: str) -> bool:
     """True when one of the payload's repository URLs names the repository at
     ``source_url`` (see :func:`repository_key`)."""
     wanted = repository_key(source_url)
-    return any(repository_key(url) == wanted for url in event.repositories)
+    return wanted is not None and any(repository_key(url) == wanted for url in event.repositories)
 
 
 def push_to(event: Event, branch: str) -> tuple[RefUpdate | None, str]:

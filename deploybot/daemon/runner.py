@@ -52,8 +52,10 @@ class JobResult:
     ``unchanged``, ``up-to-date``, ``older``, ``delivered``, ``failed`` or ``locked``:
     another run held the site's lock); ``started`` (Unix time, s) and ``seconds``; the
     commits; ``error`` (one line) on a failure;
-    ``emails_failed``: messages left in the outbox. ``temporary``: a failure that a retry
-    of the same source commit may not meet (all but bad input in the source, exit 1)."""
+    ``emails_failed``: messages left in the outbox; ``mail``: what the job did with its
+    messages, for the log (:func:`deploybot.daemon.worker.describe_mail`). ``temporary``:
+    a failure that a retry of the same source commit may not meet (all but bad input in
+    the source, exit 1)."""
 
     job: str
     status: str
@@ -65,6 +67,7 @@ class JobResult:
     temporary: bool = False
     exit_code: int = 0
     emails_failed: int = 0
+    mail: str = ""
 
     @property
     def failed(self) -> bool:
@@ -213,4 +216,5 @@ def _result(job: str, out: bytes, code: int, started: float, seconds: float) -> 
         temporary=status == "failed" and code != EX_INPUT,
         exit_code=code,
         emails_failed=len(data.get("emails_failed") or ()),
+        mail=str(data.get("mail") or ""),
     )

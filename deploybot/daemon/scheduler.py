@@ -304,6 +304,8 @@ class Scheduler:
         if result.job == "deliver":
             state.last_deliver = time.time()
             how = f"failed: {result.error}" if result.failed else "done"
+            if result.mail:
+                how += f": {result.mail}"
             log.log(
                 logging.WARNING if result.failed else logging.INFO,
                 "site %s: outbox retry %s",
@@ -341,7 +343,7 @@ class Scheduler:
             state.known_head = result.source_commit or state.known_head
             what = describe(
                 result.status, result.seconds, result.source_commit, result.build_commit,
-                waiting=result.emails_failed,
+                waiting=result.emails_failed, mail=result.mail,
             )  # fmt: skip
             log.info("site %s: %s", name, what)
             if state.wanted and state.wanted_for and state.wanted_for == result.source_commit:

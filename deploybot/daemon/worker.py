@@ -33,7 +33,7 @@ import socket
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -44,7 +44,7 @@ from deploybot.lifeline import set_pdeathsig
 from deploybot.redact import redact_text
 
 if TYPE_CHECKING:
-    from deploybot.config import Config
+    from deploybot.config import Config, NotifyConfig
 
 EX_SOFTWARE = 70  # sysexits: an internal error (a crash: a bug)
 EX_TEMPFAIL = 75
@@ -89,10 +89,12 @@ def run_loaded_job(
             "status": "delivered",
             "emails_sent": list(report.sent),
             "emails_failed": [list(f) for f in report.failed],
+            "mail": describe_mail(report.sent, report.failed, config.notify),
         }
     from deploybot import pipeline
 
     result = pipeline.run_once(config, before_build=before_build)
+    published = result.status == pipeline.PUBLISHED
     return {
         "status": result.status,
         "source_commit": result.source_commit,
@@ -100,7 +102,56 @@ def run_loaded_job(
         "emails_sent": list(result.mail_sent),
         "emails_failed": [list(f) for f in result.mail_failures],
         "warnings": len(result.warnings),
+        "mail": describe_mail(
+            result.mail_sent, result.mail_failures, config.notify, published=published
+        ),
     }
+
+
+MAIL_NAMED = 3
+"""Messages a log line names one by one; beyond, it counts them."""
+
+
+def describe_mail(
+    sent: Sequence[str],
+    waiting: Sequence[Sequence[str]],
+    notify: NotifyConfig,
+    *,
+    published: bool = False,
+) -> str:
+    """What a job did with its messages, for its log line: ``email for 0123456789ab sent to
+    a@example.org, b@example.org (smtp)``, ``webhook post for 0123456789ab sent``, ``email
+    for 0123456789ab waiting in the outbox: <why>``, each part joined by ``; ``; past
+    :data:`MAIL_NAMED` messages of a kind, ``4 emails sent to ... (smtp): email for ...,
+    ... and 1 more``. ``sent`` and ``waiting`` (``(outbox key, reason)``) are
+    :class:`deploybot.pipeline.RunResult`'s ``mail_sent`` and ``mail_failures`` (or a
+    delivery report's); a ``published`` build with ``notify.transport = "none"`` says
+    ``no email (notify.transport is "none")``. Empty when there is nothing to say."""
+    from deploybot.notify.webhook import KEY_PREFIX
+    from deploybot.report import describe_key
+
+    def named(keys: Sequence[str]) -> str:
+        shown = ", ".join(describe_key(k) for k in keys[:MAIL_NAMED])
+        return shown + (f" and {len(keys) - MAIL_NAMED} more" if len(keys) > MAIL_NAMED else "")
+
+    parts = []
+    emails = [k for k in sent if not k.startswith(KEY_PREFIX)]
+    where = f"sent to {', '.join(notify.to) or 'no one'} ({notify.transport})"
+    if len(emails) == 1:
+        parts.append(f"{describe_key(emails[0])} {where}")
+    elif emails:
+        parts.append(f"{len(emails)} emails {where}: {named(emails)}")
+    posts = [k for k in sent if k.startswith(KEY_PREFIX)]
+    if posts:
+        parts.append(f"{named(posts)} sent")
+    for key, reason in list(waiting)[:MAIL_NAMED]:
+        why = redact_text(one_line(reason))[:300]
+        parts.append(f"{describe_key(key)} waiting in the outbox: {why}")
+    if len(waiting) > MAIL_NAMED:
+        parts.append(f"{len(waiting) - MAIL_NAMED} more waiting in the outbox")
+    if not parts and published and notify.transport == "none":
+        parts.append('no email (notify.transport is "none")')
+    return "; ".join(parts)
 
 
 class NotStarted(TemporaryError):
@@ -163,11 +214,14 @@ def describe(
     *,
     error: str | None = None,
     waiting: int = 0,
+    mail: str = "",
 ) -> str:
     """One log line for a finished job: what it did (by ``status``, as :func:`run_job`
     and :func:`failure` give it, or ``locked``), from which commits (abbreviated to 12
-    hex digits), in how many ``seconds``, and how many messages still ``waiting`` in the
-    site's outbox, e.g. ``published 0123456789ab from source ba9876543210 in 1.20 s``."""
+    hex digits), in how many ``seconds``, then what it did with its messages (``mail``,
+    from :func:`describe_mail`), else how many still wait in the site's outbox
+    (``waiting``), e.g. ``published 0123456789ab from source ba9876543210 in 1.20 s; email
+    for 0123456789ab sent to commits@example.org (smtp)``."""
     source = (source_commit or "?")[:12]
     build = (build_commit or "?")[:12]
     what = {
@@ -179,8 +233,10 @@ def describe(
         "locked": "the state directory is locked (a run-once?): tried again later",
         "failed": f"failed: {error}",
     }.get(status, status)
-    mail = f"; {waiting} message(s) wait in the outbox" if waiting else ""
-    return f"{what} in {seconds:.2f} s{mail}"
+    if mail:
+        return f"{what} in {seconds:.2f} s; {mail}"
+    tail = f"; {waiting} message(s) wait in the outbox" if waiting else ""
+    return f"{what} in {seconds:.2f} s{tail}"
 
 
 def die_with_daemon(environ: dict[str, str] | os._Environ[str] = os.environ) -> None:

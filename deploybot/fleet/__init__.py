@@ -9,7 +9,8 @@
 - :mod:`.lease`: the lease renewed while a build runs;
 - :mod:`.shared`: the notify records and the outbox, shared by every worker, fetched and
   stored at the run's checkpoints (:mod:`deploybot.checkpoint`): one email per build;
-- :mod:`.sweep`: expired leases, affinity fallback, lost jobs, retries falling due;
+- :mod:`.sweep`: leases of workers down (no heartbeat) or expired, affinity fallback,
+  lost jobs, retries falling due;
 - :mod:`.status`: ``deploybot fleet status`` and the numbers of ``/metrics``;
 - :mod:`.keys`: the Redis keys and the connection.
 

@@ -22,7 +22,6 @@ import dataclasses
 import logging
 import os
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,13 +47,15 @@ log = logging.getLogger("deploybot.fleet")
 @dataclass(frozen=True)
 class Context:
     """What a worker's jobs need: its ``worker`` name, its ``settings`` (sites), the root
-    of its own state directories (None: each site's configured ``state.dir``) and the
-    worker's process id."""
+    of its own state directories (None: each site's configured ``state.dir``), the
+    worker's process id and its ``instance`` id (its heartbeat's value, and part of each
+    lease token it takes: :func:`keys.lease_token`)."""
 
     worker: str
     settings: Settings
     state_root: Path | None
     pid: int
+    instance: str
 
 
 CONTEXT: Context | None = None
@@ -71,7 +72,7 @@ def run(site: str) -> dict[str, Any]:
     store = FleetStore(keys.connect(settings.queue, settings.path), settings.queue)
     job = get_current_job()
     job_id = job.id if job is not None else ""
-    token = f"{context.worker}/{uuid.uuid4().hex[:16]}"
+    token = keys.lease_token(context.worker, context.instance)
     got = store.acquire(site, job_id, token, context.worker)
     if got.state != "acquired" or got.want is None:
         held = f": {got.holder} holds its lease" if got.holder else ""
@@ -92,6 +93,7 @@ def run(site: str) -> dict[str, Any]:
     what = describe(
         outcome.status, outcome.seconds, outcome.source_commit, outcome.build_commit,
         error=outcome.error, waiting=outcome.outbox_emails + outcome.outbox_webhooks,
+        mail=outcome.mail,
     )  # fmt: skip
     log.log(
         logging.ERROR if outcome.status == "failed" else logging.INFO, "site %s: %s", site, what
@@ -131,6 +133,7 @@ def _run(context: Context, store: FleetStore, site: str, token: str, want: Want)
         outbox_emails=waiting.emails,
         outbox_webhooks=waiting.webhooks,
         outbox_due=waiting.due,
+        mail=str(result.get("mail") or ""),
     )
 
 

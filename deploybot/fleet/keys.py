@@ -6,14 +6,16 @@ Every key deploybot writes starts with ``deploybot:`` (RQ's own start with ``rq:
     deploybot:site:<site>        hash  the site's last result (see FleetStore.release)
     deploybot:pending:<site>     JSON  the wanted job (a Want): one per site, coalesced
     deploybot:building:<site>    JSON  the Want the lease holder took (restored if it dies)
-    deploybot:lease:<site>       str   "<worker>/<random>", with a TTL the holder renews
+    deploybot:lease:<site>       str   the holder's token "<worker>/<instance>/<random>",
+                                       with a TTL the holder renews
     deploybot:files:<site>       hash  the shared part of the site's state directory
     deploybot:queued:<site>      str   the id of the RQ job that will take the pending Want
     deploybot:queued-at          zset  site -> when that job was queued (Unix s)
     deploybot:active             set   sites with a building record (checked for expiry)
     deploybot:delayed            zset  site -> when to want it again (backoff, outbox retry)
-    deploybot:worker:<worker>    str   present while the worker runs (a TTL it renews)
-    deploybot:workers            hash  worker -> when it was last seen (Unix s)
+    deploybot:worker:<worker>    str   the running process's instance id, while its
+                                       heartbeat renews it (TTL queue.heartbeat_timeout)
+    deploybot:workers            hash  worker -> its last heartbeat (Unix s)
     deploybot:lease-log          stream  acquired / released / expired, per site
     deploybot:stats              hash  counters (expired leases)
 
@@ -25,6 +27,7 @@ last (affinity).
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +87,29 @@ def files(name: str) -> str:
 
 
 def alive(worker: str) -> str:
-    """Present while ``worker`` runs."""
+    """Present while ``worker`` runs: its heartbeat; the value is the instance id of the
+    process (a worker restarted under the same name is another instance)."""
     return f"deploybot:worker:{worker}"
+
+
+def lease_token(worker: str, instance: str) -> str:
+    """A new lease token of ``worker``'s process ``instance``: ``<worker>/<instance>/<random>``
+    (a worker's name has no ``/``: :func:`deploybot.config_queue.is_queue_name`)."""
+    return f"{worker}/{instance}/{uuid.uuid4().hex[:16]}"
+
+
+def holder(token: str) -> tuple[str, str | None]:
+    """``(worker, instance)`` of a lease token; the instance is None in a token of the
+    older form ``<worker>/<random>`` (then only the worker's name is known)."""
+    parts = token.split("/")
+    return parts[0], (parts[1] if len(parts) == 3 else None)
+
+
+def is_down(heartbeat: str | None, instance: str | None) -> bool:
+    """True when a lease held by ``instance`` cannot be renewed any more, as the worker's
+    heartbeat (the value of :func:`alive`, None when it expired) tells: no heartbeat, or
+    one from another instance (the worker restarted since it took the lease)."""
+    return heartbeat is None or (instance is not None and heartbeat != instance)
 
 
 def affinity_queue(worker: str) -> str:

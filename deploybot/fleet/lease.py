@@ -1,7 +1,8 @@
 """Keeping a site's lease while a job runs: a thread renews it every third of ``lease_ttl``.
 
 A renewal that Redis refuses (the token no longer holds the lease: it expired while this
-process was stopped, or Redis lost it) ends the renewals, and so does a Redis that stays
+process was stopped, it was taken over while this worker's heartbeat was missing, or
+Redis lost it) ends the renewals, and so does a Redis that stays
 unreachable for longer than the lease lasts; both are logged. The build itself is not
 interrupted here: its next push or send is refused by the fenced store of the shared state
 (:class:`deploybot.fleet.shared.LeaseLostError`), which is what keeps two workers from
@@ -51,7 +52,9 @@ class LeaseKeeper:
         while not self._stop.wait(interval):
             try:
                 if not self.store.renew(self.site, self.token):
-                    log.error("site %s: the lease was lost (it expired)", self.site)
+                    log.error(
+                        "site %s: the lease was lost (it expired, or was taken over)", self.site
+                    )
                     return
                 renewed = time.monotonic()
                 interval = self.ttl / 3

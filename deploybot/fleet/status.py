@@ -51,12 +51,15 @@ class SiteStatus:
 @dataclass(frozen=True)
 class Overview:
     """The whole fleet: ``sites`` by name, ``queues`` (name -> jobs waiting), ``workers``
-    (name -> present), ``leases_expired`` (counted since the keys were made)."""
+    (name -> up: its heartbeat has not expired), ``leases_expired`` (counted since the
+    keys were made: leases that expired or were taken over), ``heartbeats`` (name -> its
+    last heartbeat, Unix s, by the worker's clock)."""
 
     sites: dict[str, SiteStatus] = field(default_factory=dict)
     queues: dict[str, int] = field(default_factory=dict)
     workers: dict[str, bool] = field(default_factory=dict)
     leases_expired: int = 0
+    heartbeats: dict[str, float] = field(default_factory=dict)
 
     @property
     def leases_held(self) -> int:
@@ -84,7 +87,8 @@ def overview(client: keys.Client) -> Overview:
     for i, name in enumerate(names):
         record, lease, ttl, pending = answers[4 * i : 4 * i + 4]
         out[name] = _site(name, sites[name], record, lease, ttl, pending)
-    workers = [w.decode() for w in client.hkeys(keys.WORKERS)]
+    beats = {w.decode(): float(t) for w, t in client.hgetall(keys.WORKERS).items()}
+    workers = sorted(beats)
     pipe = client.pipeline(transaction=False)
     for worker in workers:
         pipe.exists(keys.alive(worker))
@@ -92,7 +96,7 @@ def overview(client: keys.Client) -> Overview:
     queue_names = sorted({*sites.values(), *(keys.affinity_queue(w) for w in workers)})
     queues = {q: Queue(q, connection=client).count for q in queue_names}
     expired = int(client.hget(keys.STATS, "leases_expired") or 0)
-    return Overview(out, queues, present, expired)
+    return Overview(out, queues, present, expired, beats)
 
 
 def _site(
@@ -152,10 +156,18 @@ def as_text(view: Overview, now: float | None = None) -> str:
         if site.result == "failed" and site.error:
             lines.append(f"{site.name}: {site.error}")
     lines.append("queues: " + (", ".join(f"{q} {n}" for q, n in view.queues.items()) or "none"))
-    shown = [f"{w} ({'up' if up else 'gone'})" for w, up in sorted(view.workers.items())]
+    shown = [f"{w} ({_worker_state(view, w, now)})" for w in sorted(view.workers)]
     lines.append("workers: " + (", ".join(shown) or "none"))
     lines.append(f"leases: {view.leases_held} held, {view.leases_expired} expired")
     return "\n".join(lines)
+
+
+def _worker_state(view: Overview, worker: str, now: float) -> str:
+    """``up``, or ``down: last heartbeat N s ago`` (a worker stopped, died or stalled)."""
+    if view.workers.get(worker):
+        return "up"
+    last = view.heartbeats.get(worker)
+    return f"down: last heartbeat {now - last:.0f} s ago" if last else "down"
 
 
 def read(paths: Sequence[Path]) -> Overview:

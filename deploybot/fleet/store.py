@@ -15,8 +15,9 @@ A site's life in Redis (keys in :mod:`.keys`):
    building record go, and a Want that came meanwhile gets its job, queued for this
    worker (it has the site's state warm). A failure backs off as ``deploybot serve``
    does (1 min doubling to 1 h; a push of another commit lifts it).
-4. **A dead holder**: its lease expires; :mod:`.sweep` finds the building record without
-   a lease, makes it pending again and queues a job, so another worker builds the site.
+4. **A dead holder**: its worker's heartbeat expires (or its lease does); :mod:`.sweep`
+   takes the lease over, makes the building record pending again and queues a job, so
+   another worker builds the site.
 
 Every step is one ``MULTI``/``EXEC`` under ``WATCH`` of the site's keys (redis-py's
 ``transaction``: retried when another client changed one of them meanwhile), so a crash
@@ -98,8 +99,9 @@ class Outcome:
     """How a job ended, as the worker tells :meth:`FleetStore.release`: ``status``
     (``published``, ``unchanged``, ``up-to-date``, ``older``, ``delivered``, ``failed``,
     ``locked``), ``seconds``, the commits, ``error`` (one line), ``temporary`` (a retry of
-    the same commit may succeed) and what waits in the site's outbox (``outbox_due``: Unix
-    time of the earliest retry, None when nothing waits)."""
+    the same commit may succeed), what waits in the site's outbox (``outbox_due``: Unix
+    time of the earliest retry, None when nothing waits) and ``mail``, what the job did
+    with its messages, for the log (:func:`deploybot.daemon.worker.describe_mail`)."""
 
     status: str
     seconds: float = 0.0
@@ -110,6 +112,7 @@ class Outcome:
     outbox_emails: int = 0
     outbox_webhooks: int = 0
     outbox_due: float | None = None
+    mail: str = ""
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,15 @@ last, whose mirrors and render cache it has warm) and then on the shared queues
 per job (:mod:`.job`), so a build's memory goes back to the system when it ends, and one
 site's render never stalls the worker.
 
-Beside RQ's loop, a thread keeps the worker's presence key (``deploybot:worker:<name>``,
-which affinity looks at), records the sites, and runs the fleet's upkeep (:mod:`.sweep`).
+Beside RQ's loop, a thread sends the worker's heartbeat: every fifth of
+``heartbeat_timeout`` it sets ``deploybot:worker:<name>`` to this process's instance id,
+for ``heartbeat_timeout`` s. While it is there the worker is up (affinity sends it its
+sites' builds); when it expires (the worker died, or stalled) or names another instance
+(the worker restarted), the worker is down: its own queue goes to the shared queue and the
+lease of the build it ran is taken over, at once (:mod:`.sweep`). Another thread records
+the sites and runs the fleet's upkeep. And when a build's work horse ended without giving
+its lease back (it was killed: the OOM killer, a signal), the worker gives it back for it,
+as a failed build (:func:`left_behind`).
 
 Redis going away: RQ retries its wait for jobs with a growing pause; when RQ gives up on
 anything else, the worker starts RQ's loop again after a pause, so it reconnects by
@@ -26,11 +33,13 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 import redis
 from rq import Queue, Worker
+from rq.job import Job
 from rq.timeouts import UnixSignalDeathPenalty
 
 from deploybot import statedir
@@ -38,13 +47,13 @@ from deploybot.daemon import logs
 from deploybot.daemon.settings import Settings, load_settings
 from deploybot.errors import ConfigError
 from deploybot.fleet import job, keys
-from deploybot.fleet.store import FleetStore
+from deploybot.fleet.store import JOB_FUNCTION, FleetStore, Outcome, as_str
 from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
 
 log = logging.getLogger("deploybot.fleet")
 
-ALIVE_TTL = 10.0
-"""Seconds the presence key outlives the worker's last renewal of it."""
+HEARTBEATS = 5
+"""Heartbeats per ``heartbeat_timeout``: a worker counts as down after missing five."""
 RESTART_PAUSE_MAX = 30.0
 _MAIN_PID = 0
 
@@ -69,6 +78,14 @@ class _Worker(Worker):
         # RQ says so at INFO on its own logger, which runs at WARNING here.
         log.info("stopping: a running build finishes first (a second signal ends it)")
         super().handle_warm_shutdown_request()  # type: ignore[no-untyped-call]
+
+    def execute_job(self, job_: Job, queue: Queue) -> None:
+        super().execute_job(job_, queue)
+        if job_.func_name == JOB_FUNCTION and job_.args:
+            try:
+                left_behind(self.connection, str(job_.args[0]))
+            except redis.RedisError as exc:  # the lease expires; the sweep takes it then
+                log.warning("site %s: cannot look at its lease: %s", job_.args[0], exc)
 
 
 def work(
@@ -108,10 +125,10 @@ def work(
     )
     with held or contextlib.nullcontext():
         _MAIN_PID = os.getpid()
-        job.CONTEXT = job.Context(name, settings, root, _MAIN_PID)
+        job.CONTEXT = job.Context(name, settings, root, _MAIN_PID, uuid.uuid4().hex[:16])
         _preload()
         shared = list(queues) or sorted({site.config.queue.name for site in settings.sites})
-        upkeep = Upkeep(settings, name)
+        upkeep = Upkeep(settings, name, job.CONTEXT.instance)
         upkeep.start()
         try:
             _loop(settings, name, [keys.affinity_queue(name), *shared], verbose)
@@ -153,32 +170,59 @@ def _preload() -> None:
 
 
 class Upkeep:
-    """The worker's thread: presence, the sites' record, the fleet's upkeep (module doc)."""
+    """The worker's threads: its heartbeat; the sites' record and the fleet's upkeep (the
+    module doc). Each has a Redis client of its own (not RQ's), so a slow sweep never
+    delays a heartbeat."""
 
-    def __init__(self, settings: Settings, name: str) -> None:
+    def __init__(self, settings: Settings, name: str, instance: str) -> None:
         self.settings = settings
         self.name = name
+        self.instance = instance
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="upkeep", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._beat, name="heartbeat", daemon=True),
+            threading.Thread(target=self._run, name="upkeep", daemon=True),
+        ]
         self._registered = False
-        self._client = keys.connect(settings.queue, settings.path)  # not RQ's: this thread's own
+        self._client = keys.connect(settings.queue, settings.path)
+        self._beat_client = keys.connect(settings.queue, settings.path)
         self.store = FleetStore(self._client, settings.queue)
         self.sweeper = Sweeper(self.store)
 
     def start(self) -> None:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
-        """Stop; drop the presence key and hand this worker's queue to the shared one."""
+        """Stop; drop the heartbeat and hand this worker's queue to the shared one."""
         self._stop.set()
-        self._thread.join(timeout=10)
+        for thread in self._threads:
+            thread.join(timeout=10)
         try:
-            self._client.delete(keys.alive(self.name))
+            if as_str(self._client.get(keys.alive(self.name))) == self.instance:
+                self._client.delete(keys.alive(self.name))
             moved = hand_over(self.store, self.name)
             if moved:
                 log.info("%d job(s) of this worker's queue moved to the shared queue", moved)
         except redis.RedisError as exc:
-            log.warning("at stop: %s (this worker's queue moves after affinity_timeout)", exc)
+            log.warning("at stop: %s (this worker's queue moves when its heartbeat expires)", exc)
+
+    def _beat(self) -> None:
+        timeout = self.settings.queue.heartbeat_timeout
+        while not self._stop.is_set():
+            try:
+                self.heartbeat()
+            except redis.RedisError as exc:
+                log.debug("heartbeat: %s", exc)
+            self._stop.wait(timeout / HEARTBEATS)
+
+    def heartbeat(self) -> None:
+        """Say this worker is up for ``heartbeat_timeout`` s more."""
+        ttl = int(self.settings.queue.heartbeat_timeout * 1000)
+        pipe = self._beat_client.pipeline(transaction=False)
+        pipe.set(keys.alive(self.name), self.instance, px=ttl)
+        pipe.hset(keys.WORKERS, self.name, time.time())
+        pipe.execute()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -191,14 +235,33 @@ class Upkeep:
             self._stop.wait(SWEEP_EVERY)
 
     def beat(self) -> None:
-        """One round of the thread's work."""
-        ttl = max(ALIVE_TTL, 3 * SWEEP_EVERY)
-        self._client.set(keys.alive(self.name), str(os.getpid()), px=int(ttl * 1000))
-        self._client.hset(keys.WORKERS, self.name, time.time())
+        """One round of the upkeep: record the sites once, sweep."""
         if not self._registered:
             self.store.register({s.name: s.config.queue.name for s in self.settings.sites})
             self._registered = True
         self.sweeper.sweep()
+
+
+def left_behind(client: keys.Client, site: str) -> bool:
+    """After a work horse of this worker ended: when ``site``'s lease is still held by this
+    worker's instance, the horse was killed before it could release it (the OOM killer, a
+    signal, a crash). Release it now, as a failed build (a retry after the backoff, at once
+    for a push of another commit), rather than leave the site waiting ``lease_ttl`` for it
+    to expire; a horse that is killed each time (a site too big for the machine) so backs
+    off like any failing build. True when it did."""
+    context = job.CONTEXT
+    assert context is not None
+    token = as_str(client.get(keys.lease(site)))
+    if token is None or keys.holder(token) != (context.worker, context.instance):
+        return False
+    error = f"the work horse of {context.worker} ended without a result (killed? out of memory?)"
+    store = FleetStore(client, context.settings.queue)
+    released = store.release(
+        site, token, context.worker, Outcome("failed", error=error, temporary=True)
+    )
+    if released:
+        log.error("site %s: %s", site, error)
+    return released
 
 
 def hand_over(store: FleetStore, worker: str) -> int:
@@ -208,6 +271,5 @@ def hand_over(store: FleetStore, worker: str) -> int:
     moved = 0
     for job_id in own.get_job_ids():
         site = job_id.removeprefix("deploybot-").rsplit("-", 1)[0]
-        sweeper.to_shared(site, job_id, own.name)
-        moved += 1
+        moved += sweeper.to_shared(site, job_id, own.name)
     return moved
