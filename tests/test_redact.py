@@ -202,6 +202,30 @@ def test_redact_text(text: str, shown: str) -> None:
     assert redact_text(text) == shown
 
 
+@pytest.mark.parametrize(
+    "shape",
+    ["a" * 400_000, "a://" + "b" * 400_000, "1" + "a1" * 200_000, "x " * 200_000],
+    ids=["letters", "one-scheme", "digits-and-letters", "words"],
+)
+def test_redact_text_ends_on_long_text(shape: str) -> None:
+    """Every log line passes through redact_text: a payload's long ref or a server's long
+    reply must not stall the process (the scheme search started at every letter: 100 KB of
+    letters took 35 s, 400 KB would take about 10 minutes). A secret after it is masked."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from deploybot.redact import redact_text; "
+        "text = sys.stdin.read() + ' https://u:QTOK3@h/x?k=QTOK3'; "
+        "print(redact_text(text)[-20:])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=shape, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == " https://h/x?k=[...]\n"
+
+
 def test_a_token_in_the_repository_url_is_not_in_the_email(tmp_path: Path) -> None:
     """notify.repository_url names the repository in the subject (``[site]``) and the
     email's intro: neither shows its query or fragment."""
