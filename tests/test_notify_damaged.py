@@ -75,8 +75,9 @@ def test_the_email_in_run_once_of_a_missing_blob_is_one_line(tmp_path: Path) -> 
     """The publish repository and its mirror both lost the blob the next email's diff reads
     (the front page as built before): the build is pushed, its email cannot be made from
     the mirror, the mirror is fetched anew (which is how a damaged mirror heals), and that
-    fetch from the damaged repository fails: one line, exit 75, no traceback. (A guard:
-    run-once ended so before issue 17 too; the email path must keep ending so.)"""
+    fetch from the damaged repository fails: one line, no traceback; exit 1, since a
+    repository that says it is corrupt does not heal by waiting (it was 75 before issue
+    17's exit codes by cause)."""
     site = SmallSite(tmp_path)
     assert site.run()[0] == 0
     lost = git(site.publish, "rev-parse", "asf-site:index.html")
@@ -86,9 +87,12 @@ def test_the_email_in_run_once_of_a_missing_blob_is_one_line(tmp_path: Path) -> 
         loosen(repo)
         delete_object(repo, lost)
     done = site.run_process()
-    assert done.returncode == 75, done.stderr
+    assert done.returncode == 1, done.stderr
     warning, error = done.stderr.splitlines()  # exactly two lines
     assert warning == f"{site.state / 'publish.git'} is missing object {lost}: fetching it again"
     # The fetch stage's own words (git's upload-pack names no object).
-    assert error.startswith(f"deploybot: error: cannot fetch from {site.publish}: "), error
-    assert "corruption" in error, error
+    assert error.startswith(
+        f"deploybot: error: publish.url {site.publish}: the server says its repository is "
+        "corrupt ("
+    ), error
+    assert error.endswith(": run git fsck there"), error

@@ -63,7 +63,12 @@ def test_removing_most_files_is_refused_then_forced(site: SmallSite, cache: bool
     assert site.emails() == [before]
     assert site.run()[0] == 1  # again: nothing was recorded
     code, out = site.run("--force")
-    assert code == 0 and out.startswith("published "), out
+    warning, published = out.splitlines()[:2]
+    assert code == 0 and published.startswith("published "), out
+    assert warning == (
+        "the build would remove 8 of the 14 published files (57%, more than "
+        "publish.max_removed = 0.5): publishing it anyway (--force)"
+    )
     assert len(read_branch(site.publish, "asf-site")) == 6
     assert site.emails() == [before, site.head()]
     note = run_git(site.publish, "notes", "--ref=deploybot", "show", "asf-site", name="A",
