@@ -100,6 +100,9 @@ CASES: dict[str, Callable[[int], str]] = {
     "$$ lines": _lines("$$\n"),
     "$$ x lines": _lines("$$ x\n\n"),
     "{::comment} lines": _lines("{::comment}\n"),
+    # a start tag without "}": its options ran to the end of the text from each (quadratic)
+    "{::comment x lines": _lines("{::comment x\n"),
+    "{::comment x run": _run("{::comment x "),
     "{::nomarkdown} run": _run("{::nomarkdown}"),
     "[a] [b] uses": lambda n: "[b]: /x\n\n" + "[a] [b] " * (n // 8) + "\n",
     "[a] spaces": lambda n: "[b]: /x\n\n[a]" + " " * n + "x\n",

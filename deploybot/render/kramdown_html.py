@@ -33,6 +33,7 @@ import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
+from deploybot.render.kramdown_attrs import IAL_LINE_PATTERN
 from deploybot.render.kramdown_extensions import option
 from deploybot.render.kramdown_html_scan import (
     MARKDOWN_ATTR,
@@ -50,7 +51,6 @@ from deploybot.render.kramdown_html_scan import (
 _HTML_START = r"^ {0,3}<(?:[^\W\d]|!--|/[^\W\d])"
 _EOB = r"^\^[ \t]*(?:\n|$)"
 _HTML_AT = re.compile(r" {0,3}<(?:[^\W\d]|!--|/[^\W\d])")
-_IAL_LINE = r"^ {0,3}\{:(?![:/])(?:\\\}|[^}\n])+\}[ \t]*$"
 _COMMENT_END = re.compile("-->")
 _RAW_START = re.compile(r"<(?:[^\W\d]|/|!--|\?)")
 _PI_END = re.compile(r"\?>")
@@ -82,7 +82,7 @@ def kramdown_html(md: mistune.Markdown) -> None:
             rules.remove("raw_html")
     # Lists and quotes end at what their "block_html" pattern finds (mistune's list_parser
     # and extract_block_quote): kramdown's LAZY_END lines.
-    block.specification["block_html"] = f"(?:{_HTML_START}|{_EOB}|{_IAL_LINE})"
+    block.specification["block_html"] = f"(?:{_HTML_START}|{_EOB}|{IAL_LINE_PATTERN})"
     block._methods["block_html"] = lambda m, state: _parse_break(block, m, state)
     inner = block._parse_indent_code_fast
 

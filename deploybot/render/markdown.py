@@ -22,6 +22,7 @@ from mistune.util import escape, unescape
 from deploybot.render.highlight import fenced_block
 from deploybot.render.kramdown import kramdown_plugins
 from deploybot.render.limits import markdown_budget
+from deploybot.render.mistune_specs import possessive_rules
 from deploybot.render.model import RenderOptions
 
 FootnoteStyle = Literal["kramdown", "kramdown1", "mistune", "none"]
@@ -57,7 +58,10 @@ class JekyllRenderer(mistune.HTMLRenderer):
 
 
 def make_markdown(
-    *, typography: bool = True, footnotes: str = "kramdown", max_output: int | None = None
+    *,
+    typography: bool = True,
+    footnotes: str = "kramdown",
+    max_output: int | None = None,
 ) -> mistune.Markdown:
     """Return a fresh mistune ``Markdown`` (reusable across documents; not thread-safe).
 
@@ -82,7 +86,7 @@ def make_markdown(
         # kramdown keeps every URL scheme (rsync:, news:, javascript:): authors are trusted,
         # as raw HTML is.
         renderer=JekyllRenderer(escape=False, allow_harmful_protocols=True),
-        plugins=[*mistune_plugins, *kramdown, *budget],
+        plugins=[*mistune_plugins, possessive_rules, *kramdown, *budget],
     )
 
 
