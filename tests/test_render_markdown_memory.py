@@ -4,7 +4,8 @@ Each degenerate body below once cost 200 to 1,500 bytes per character while it w
 (a regex repeat keeping a backtracking frame per pass, typography's per-character lists):
 1 MB of blank lines took 1.35 GB. Each is rendered here in a child process whose address
 space is capped (a few MB of input, a cap of 500 MB), so a regression ends in a
-``MemoryError`` instead of passing.
+``MemoryError`` instead of passing. What is inherently a few hundred bytes each, mistune's
+tokens, is bounded by ``render.markdown_max_elements``.
 
 The possessive rewrites of regexes are checked against the regexes they replace on every
 string of their alphabet up to a length: same match, same groups.
@@ -28,9 +29,10 @@ from mistune.plugins.footnotes import REF_FOOTNOTE
 
 from deploybot.render import kramdown_attrs
 from deploybot.render.kramdown_ext_tags import extension_tag
+from deploybot.render.limits import LimitError
 from deploybot.render.markdown import make_markdown
 from deploybot.render.mistune_specs import BLOCK_RULES, INLINE_RULES
-from tests.test_render_limits import run_build, site
+from tests.test_render_limits import one_error_line, run_build, site
 
 CAP = 500_000_000  # bytes of address space for the child (its baseline is ~40 MB)
 SIZE = 4_000_000  # characters of each body
@@ -109,6 +111,52 @@ def test_fifty_megabytes_of_blank_lines_build_within_a_memory_cap(tmp_path: Path
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "out" / "2024" / "01" / "01" / "blank.html").read_text()
     assert "<p>Bye.</p>" in html
+
+
+# --- the element budget ----------------------------------------------------------------------
+
+
+def test_list_items_past_the_element_limit_are_exit_1_naming_the_file(tmp_path: Path) -> None:
+    # 2.5 million list items: ~800 MB as tokens before the limit stopped them.
+    post = "---\ntitle: Items\n---\n" + "-\n" * 2_500_000
+    src = site(tmp_path / "site", {"_posts/2024-01-01-items.md": post})
+    result = run_build(src, tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result) == (
+        "deploybot: error: _posts/2024-01-01-items.md: the Markdown makes more than "
+        "1,000,000 elements (render.markdown_max_elements)"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_table_rows_padded_past_the_element_limit_are_exit_1(tmp_path: Path) -> None:
+    # 20 KB: 2,000 rows under a row of 2,000 cells, each row padded to 2,000 cells (as
+    # kramdown does): 4 million cells, once 69 s and 2.8 GB before the first was rendered.
+    table = "| a " * 2000 + "|\n|---|\n" + "| x |\n" * 2000
+    post = "---\ntitle: Table\n---\n" + table
+    src = site(tmp_path / "site", {"_posts/2024-01-01-table.md": post})
+    result = run_build(src, tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result) == (
+        "deploybot: error: _posts/2024-01-01-table.md: the Markdown makes more than "
+        "1,000,000 elements (render.markdown_max_elements)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "elements"),
+    [
+        ("- a\n" * 5, 11),  # the list, 5 list items, 5 texts
+        ("<div>\n" + "<p>\n" * 5, 6),  # one raw HTML block and the 5 elements in it
+        ("a <b> " * 5, 10),  # 5 texts, 5 inline HTML tags
+        ("[a]: /b\n[c]: /d\n", 2),  # 2 link definitions (kept in state.env, no token)
+        ("| a | b |\n|---|\n| c |\n", 11),  # the table, 2 x (row, 2 cells), 4 cell texts
+    ],
+)
+def test_element_limit_counts_blocks_spans_and_html_elements(body: str, elements: int) -> None:
+    make_markdown(max_elements=elements)(body)
+    with pytest.raises(LimitError, match=r"more than \d+ elements"):
+        make_markdown(max_elements=elements - 1)(body)
 
 
 # --- the possessive rewrites match what they replace -------------------------------------------

@@ -82,8 +82,8 @@ NEVER = 2**62
 
 def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
-    typography and footnotes, and the limits (layout budgets, file, page and YAML sizes): a
-    page that fitted a looser limit must be checked again)."""
+    typography and footnotes, and the limits (layout budgets, file, page and YAML sizes,
+    Markdown elements): a page that fitted a looser limit must be checked again)."""
     return "\0".join(
         str(v)
         for v in (
@@ -97,6 +97,7 @@ def options_key(options: RenderOptions) -> str:
             options.max_file_bytes,
             options.max_page_bytes,
             options.max_yaml_size,
+            options.markdown_max_elements,
         )
     )
 

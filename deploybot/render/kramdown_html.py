@@ -47,6 +47,7 @@ from deploybot.render.kramdown_html_scan import (
     finder,
     start_tag,
 )
+from deploybot.render.limits import count_elements
 
 _HTML_START = r"^ {0,3}<(?:[^\W\d]|!--|/[^\W\d])"
 _EOB = r"^\^[ \t]*(?:\n|$)"
@@ -258,7 +259,7 @@ def _block_content(
 ) -> tuple[list[dict[str, Any]], int]:
     """Parse blocks from ``pos`` up to the close tag of ``name`` at a line start; return the
     tokens and the position after the close tag (the end of the text when there is none)."""
-    child = BlockState(state)
+    child = type(state)(state)  # the document's own kind of state (it counts elements)
     child.src, child.cursor, child.cursor_max = state.src, pos, state.cursor_max
     ends: list[int] = []
     stack: list[tuple[str, BlockState, list[int]]] = state.env.setdefault(_STACK, [])
@@ -322,6 +323,7 @@ def _raw_markup(state: BlockState, lt: int, out: list[str], stack: list[str]) ->
     if tag.closed or tag.name in WITHOUT_BODY:
         out.append(f"<{tag.name}{attrs} />")
         return tag.end
+    count_elements(env)  # an element in kramdown's tree, as a token would be
     out.append(f"<{tag.name}{attrs}>")
     stack.append(tag.name)
     return tag.end
