@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import mistune
@@ -50,6 +51,19 @@ def site_too_large(limit: int) -> str:
 def too_many_elements(limit: int) -> str:
     """Return the message for Markdown that makes more than ``limit`` elements."""
     return f"the Markdown makes more than {limit:,} elements (render.markdown_max_elements)"
+
+
+@contextmanager
+def out_of_memory(path: str, doing: str) -> Iterator[None]:
+    """Around the work on the one source file ``path`` (``doing``: "reading",
+    "rendering"…): a ``MemoryError`` there is a ``SourceError`` naming it (exit 1). What
+    the limits cannot see coming (a page under all of them that needs more than the
+    machine has) then fails as the file's own problem, in one line, as a limit does."""
+    try:
+        yield
+    except MemoryError as exc:
+        # The work's own memory is gone by now (its frames have unwound): a message fits.
+        raise SourceError(f"out of memory while {doing} this file", path) from exc
 
 
 def check_file_size(tree: SourceTree, path: str, limit: int) -> None:
