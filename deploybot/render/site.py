@@ -32,6 +32,7 @@ from zoneinfo import ZoneInfo
 
 from deploybot.errors import SourceError
 from deploybot.render.collections import POSTS, Collection
+from deploybot.render.data import is_data_file
 from deploybot.render.dates import front_matter_date
 from deploybot.render.defaults import deep_merge, defaults_for
 from deploybot.render.entries import POST_NAME_RE, classify
@@ -54,7 +55,7 @@ from deploybot.render.permalink import (
     post_placeholders,
     post_template,
 )
-from deploybot.render.siteconfig import line_of_keys
+from deploybot.render.siteconfig import CONFIG_PATH, line_of_keys
 from deploybot.render.source import SourceTree
 from deploybot.render.symlinks import SUBMODULE, ResolvedTree
 
@@ -150,7 +151,8 @@ def read_source_file(
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
         return SourceFile(warnings=(RenderWarning(path, None, message),))
     if not entry.kind:
-        return SourceFile()
+        why = None if links is None or not read_by_name(path) else links.read_problem(path)
+        return SourceFile(warnings=() if why is None else (RenderWarning(path, None, why),))
     why = None if links is None else links.problem(path)
     if why is None and links is not None and links.is_submodule(path):
         why = SUBMODULE
@@ -170,6 +172,15 @@ def read_source_file(
         message = "a Sass file with front matter: not published (no Sass converter)"
         return SourceFile(warnings=(RenderWarning(path, 1, message),))
     return _read_page(front, path, config, time)
+
+
+def read_by_name(path: str) -> bool:
+    """Whether the build reads the file ``path`` by its name, though it is no page, post
+    or static file: ``_config.yml``, a data file, a layout or an include."""
+    return path == CONFIG_PATH or is_data_file(path) or path.startswith(_READ_FOLDERS)
+
+
+_READ_FOLDERS = ("_layouts/", "_includes/")
 
 
 def _unclosed(front: FrontMatter, path: str) -> tuple[RenderWarning, ...]:
