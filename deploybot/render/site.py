@@ -223,11 +223,48 @@ def _date(value: object, front: FrontMatter, path: str, config: SiteConfig) -> d
 
 
 def _words(value: Any) -> tuple[str, ...]:
-    if value is None:
+    """The names of a ``categories`` or ``tags`` value: a string's words, a list's items
+    (nested lists flattened, as Jekyll's ``flatten!``), nothing for a mapping (see
+    :func:`_mapping_notes`)."""
+    if value is None or isinstance(value, dict):
         return ()
     if isinstance(value, list):
-        return tuple(str(v) for v in value if v is not None)
+        return tuple(str(v) for v in _items(value) if v is not None and not isinstance(v, dict))
     return tuple(str(value).split())
+
+
+def _items(value: list[Any]) -> list[Any]:
+    """The items of ``value`` with nested lists flattened (no recursion: YAML nests deep)."""
+    out: list[Any] = []
+    stack = [iter(value)]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, list):
+                stack.append(iter(item))
+                break
+            out.append(item)
+        else:
+            stack.pop()
+    return out
+
+
+def _mapping_notes(
+    data: Mapping[str, Any], keys: tuple[str, ...], front: FrontMatter, path: str
+) -> tuple[RenderWarning, ...]:
+    """A warning for each of ``keys`` (``categories``, ``tags``…) whose value is or holds
+    a mapping, which names no category or tag: Jekyll 4.3 fails to read the post for
+    ``categories`` ("no implicit conversion of Hash into Array") and goes on with it half
+    read, writes the mapping's Ruby ``to_s`` into the URL for ``category``, and leaves
+    ``tags`` out silently. Here it is left out, with this warning."""
+    notes = []
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, dict) or (
+            isinstance(value, list) and any(isinstance(v, dict) for v in _items(value))
+        ):
+            message = f"{key}: a mapping is no category or tag name: left out"
+            notes.append(RenderWarning(path, key_line(front, key), message))
+    return tuple(notes)
 
 
 def _read_post(
@@ -271,7 +308,7 @@ def _read_document(
     data = deep_merge(
         defaults_for(config.defaults, path, label, config.collections_dir), front.data
     )
-    notes = _unclosed(front, path)
+    notes = _unclosed(front, path) + _mapping_notes(data, _NAME_KEYS, front, path)
     if not _published(data):
         return SourceFile(warnings=notes)
     relative = _relative(path, config)
@@ -327,6 +364,9 @@ def _read_document(
         "" if separator is None else str(separator), label, out_ext, dated, timed,
     )  # fmt: skip
     return SourceFile(post=post, warnings=notes)
+
+
+_NAME_KEYS = ("categories", "category", "tags", "tag")
 
 
 def _titleize(slug: str) -> str:
