@@ -23,7 +23,10 @@ from pathlib import Path
 
 import mistune
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mistune.block_parser import BlockParser
+from mistune.core import BlockState
 from mistune.inline_parser import InlineParser
 from mistune.plugins.footnotes import REF_FOOTNOTE
 
@@ -275,3 +278,30 @@ def test_a_start_tag_that_is_no_tag_leaves_the_line_to_the_next_rule() -> None:
     # mistune's joined block regex, before the rows of the table.
     html = make_markdown()("{::comment | b\n--|--\nc | d\n")
     assert "<table>" in html and "{::comment" in html
+
+
+# --- mistune's linear paragraphs and block quotes give mistune's results ---------------------
+
+_LINES = [">", "> a", ">> b", "a", "b c", "    d", "\td", "<span>x", "<x", "{::comment x", "",
+          "- a", "  b", "1. c", "===", "---", ": d", "<div>", "</div>", "|a|", "[x]: /y",
+          "{: .c}", "^", "```", "# h", "*[x]: y", "[^n]: note", "a[^n] [x]"]  # fmt: skip
+
+
+def _mistunes_own() -> mistune.Markdown:
+    """:func:`make_markdown` as it was: mistune's block state and block quotes, and its
+    scanner rules."""
+    md = make_markdown()
+    setattr(md.block, "state_cls", BlockState)  # noqa: B010
+    del md.block.extract_block_quote  # back to BlockParser's
+    md.block.BLANK_LINE = BlockParser.BLANK_LINE
+    for name, (original, _) in BLOCK_RULES.items():
+        md.block.specification[name] = original
+    md.inline.specification["escape"] = INLINE_RULES["escape"][0]
+    return md
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_LINES), max_size=14))
+def test_linear_parsing_renders_as_mistune_does(lines: list[str]) -> None:
+    text = "\n".join(lines) + "\n"
+    assert make_markdown()(text) == _mistunes_own()(text)

@@ -147,7 +147,8 @@ def markdown_elements(limit: int) -> mistune.plugins.Plugin:
     each. Counted while they are made, so the tokens never outgrow the limit."""
 
     def plugin(md: mistune.Markdown) -> None:
-        block = type("BlockState", (_CountedBlockState,), {"element_limit": limit})
+        bases = (_CountedBlockState, md.block.state_cls)
+        block = type("BlockState", bases, {"element_limit": limit})
         # Instance attributes: other Markdown objects keep mistune's own states.
         setattr(md.block, "state_cls", block)  # noqa: B010
         setattr(md.inline, "state_cls", _CountedInlineState)  # noqa: B010

@@ -22,6 +22,7 @@ from mistune.util import escape, unescape
 from deploybot.render.highlight import fenced_block
 from deploybot.render.kramdown import kramdown_plugins
 from deploybot.render.limits import markdown_budget, markdown_elements
+from deploybot.render.mistune_linear import linear_parsing
 from deploybot.render.mistune_specs import possessive_rules
 from deploybot.render.model import RenderOptions
 
@@ -91,7 +92,7 @@ def make_markdown(
         # kramdown keeps every URL scheme (rsync:, news:, javascript:): authors are trusted,
         # as raw HTML is.
         renderer=JekyllRenderer(escape=False, allow_harmful_protocols=True),
-        plugins=[*mistune_plugins, possessive_rules, *kramdown, *budget],
+        plugins=[*mistune_plugins, possessive_rules, linear_parsing, *kramdown, *budget],
     )
 
 
