@@ -36,9 +36,11 @@ _config_option = click.option(
 
 
 def _handle_errors(func: F) -> F:
-    """Turn a DeploybotError into its exit code and one line on stderr. Any other
-    exception (a bug) gives Python's traceback and exit 1, as uncaught, but redacted: its
-    message may hold a URL with credentials."""
+    """Turn a DeploybotError into its exit code and one line on stderr, and a MemoryError
+    into one line and exit 75 (a source file that needs too much memory is a SourceError
+    naming it: :func:`deploybot.render.limits.out_of_memory`). Any other exception (a bug)
+    gives Python's traceback and exit 1, as uncaught, but redacted: its message may hold
+    a URL with credentials."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -54,11 +56,26 @@ def _handle_errors(func: F) -> F:
             sys.exit(exc.exit_code)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click's own: it reports them
+        except MemoryError:
+            if _verbose():
+                click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
+            click.echo(f"deploybot: error: out of memory while running {_command()}", err=True)
+            sys.exit(EX_TEMPFAIL)
         except Exception:
             click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _command() -> str:
+    """The running command as its user types it: ``deploybot fleet status``."""
+    names: list[str] = []
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None and ctx.parent is not None:
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(["deploybot", *names])
 
 
 def _verbose() -> bool:

@@ -103,8 +103,10 @@ class RenderConfig:
     layout, include, static file, ``_config.yml``), ``liquid_max_loop_iterations``,
     ``liquid_max_local_bytes`` and ``liquid_max_depth`` (what Liquid may use for one page:
     see :class:`deploybot.render.model.LiquidLimits`), ``max_page_bytes`` (bytes of one
-    rendered page after Liquid, Markdown and its layout) and ``max_yaml_size`` (a YAML
-    document with its aliases expanded: nodes plus scalar characters).
+    rendered page after Liquid, Markdown and its layout), ``max_yaml_size`` (a YAML
+    document with its aliases expanded: nodes plus scalar characters) and
+    ``markdown_max_elements`` (the blocks, spans and HTML elements one page's Markdown
+    makes: each is held in memory until the page is rendered).
     ``max_site_bytes``: the bytes of output one build renders in all (pages, feeds, theme
     files; static files are copies and do not count).
     ``highlight_timeout``: the seconds one page may spend highlighting code blocks (some
@@ -130,6 +132,7 @@ class RenderConfig:
     max_file_bytes: int = 50_000_000
     max_page_bytes: int = 50_000_000
     max_yaml_size: int = 10_000_000
+    markdown_max_elements: int = 1_000_000
     highlight_timeout: float = 10.0
     max_site_bytes: int = 1_000_000_000
     jobs: int = 0
@@ -279,6 +282,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "render.max_file_bytes": (1, _TERA),
     "render.max_page_bytes": (1, _TERA),
     "render.max_yaml_size": (1, _TERA),
+    "render.markdown_max_elements": (1, _TERA),
     "render.max_site_bytes": (1, _TERA),
     "render.liquid_max_loop_iterations": (1, _TERA),
     "render.liquid_max_local_bytes": (1, _TERA),

@@ -30,7 +30,21 @@ def noop_config(argv: list[str]) -> str | None:
     return None
 
 
+OUT_OF_MEMORY = "deploybot: error: out of memory\n"
+EX_TEMPFAIL = 75  # deploybot.errors.EX_TEMPFAIL (not imported: it is heavy)
+
+
 def main() -> None:
+    """Run the command line; a MemoryError no command caught (while importing, parsing
+    the command line) is one line and exit 75, as the commands make theirs."""
+    try:
+        _main()
+    except MemoryError:
+        sys.stderr.write(OUT_OF_MEMORY)
+        sys.exit(EX_TEMPFAIL)
+
+
+def _main() -> None:
     """Answer a no-op ``run-once`` from its stamp, else run the click command line."""
     from deploybot.journal import install
 

@@ -56,7 +56,17 @@ MAX_DEPTH = 256
 
 
 def _size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
+    """The bytes of ``text`` on a file system: its UTF-8, each undecodable byte kept by
+    ``surrogateescape`` (a lone surrogate) one byte again, not the 3 of the surrogate (which
+    made a 254-byte name that is not UTF-8 "longer than 255 bytes")."""
+    try:
+        return len(text.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:  # another lone surrogate, which no byte stands for
+        escaped = len(_ESCAPED_BYTE.findall(text))
+        return len(text.encode("utf-8", "surrogatepass")) - 2 * escaped
+
+
+_ESCAPED_BYTE = re.compile(f"[{_SURROGATE_LO}-{_SURROGATE_HI}]")
 
 
 def name_problem(name: str) -> str | None:

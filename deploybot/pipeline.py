@@ -639,6 +639,7 @@ def _render_options(
         max_file_bytes=config.render.max_file_bytes,
         max_page_bytes=config.render.max_page_bytes,
         max_yaml_size=config.render.max_yaml_size,
+        markdown_max_elements=config.render.markdown_max_elements,
         highlight_timeout=config.render.highlight_timeout,
         max_site_bytes=config.render.max_site_bytes,
         jobs=config.render.jobs,

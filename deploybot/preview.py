@@ -109,6 +109,7 @@ def _options(
         max_file_bytes=cfg.max_file_bytes,
         max_page_bytes=cfg.max_page_bytes,
         max_yaml_size=cfg.max_yaml_size,
+        markdown_max_elements=cfg.markdown_max_elements,
         highlight_timeout=cfg.highlight_timeout,
         max_site_bytes=cfg.max_site_bytes,
         jobs=cfg.jobs,

@@ -100,6 +100,14 @@ CASES: dict[str, Callable[[int], str]] = {
     "$$ lines": _lines("$$\n"),
     "$$ x lines": _lines("$$ x\n\n"),
     "{::comment} lines": _lines("{::comment}\n"),
+    # lines each added to the paragraph alone, which copied it (quadratic)
+    "<span>a lines": _lines("<span>a\n"),
+    "para then <x lines": lambda n: "a\n" + "<x\n" * (n // 3),
+    # a block quote's lines joined one by one (quadratic)
+    "> blank lines": _lines(">\n"),
+    # a start tag without "}": its options ran to the end of the text from each (quadratic)
+    "{::comment x lines": _lines("{::comment x\n"),
+    "{::comment x run": _run("{::comment x "),
     "{::nomarkdown} run": _run("{::nomarkdown}"),
     "[a] [b] uses": lambda n: "[b]: /x\n\n" + "[a] [b] " * (n // 8) + "\n",
     "[a] spaces": lambda n: "[b]: /x\n\n[a]" + " " * n + "x\n",

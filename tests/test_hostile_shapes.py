@@ -124,6 +124,23 @@ def test_a_name_over_255_bytes_is_refused_before_anything_is_written(tmp_path: P
     assert_nothing_written(tmp_path, out)
 
 
+@pytest.mark.parametrize(
+    "name", [b"a" * 253 + b"\xff", b"\xe9" * 254], ids=["one byte", "every byte"]
+)
+def test_a_name_of_254_bytes_that_is_not_utf8_is_refused_as_such(
+    tmp_path: Path, name: bytes
+) -> None:
+    # Each undecodable byte was counted as the 3 bytes of its stand-in (a lone surrogate):
+    # "a name longer than 255 bytes" for a name of 254.
+    code, output, out = build_rev(tmp_path, {(b"index.md",): PAGE, (name,): b"x"})
+    shown = pathrules.shortened(pathrules.printable(name.decode("utf-8", "surrogateescape")))
+    assert (code, output) == (
+        1,
+        f"deploybot: error: {shown}: refused path: a name that is not UTF-8\n",
+    )
+    assert_nothing_written(tmp_path, out)
+
+
 def test_a_name_of_255_bytes_builds(tmp_path: Path) -> None:
     name = "x" * 251 + ".txt"
     code, output, out = build_rev(tmp_path, {(b"index.md",): PAGE, (name.encode(),): b"x"})

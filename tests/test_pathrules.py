@@ -98,6 +98,10 @@ def test_names_git_refuses_are_refused(tmp_path: Path, name: bytes) -> None:
         ("tab\there", "a control character in the name"),
         ("del\x7f", "a control character in the name"),
         (decode_path(b"caf\xe9.md"), "a name that is not UTF-8"),
+        # sizes are the name's own bytes, an undecodable one being one byte, not three
+        (decode_path(b"\xe9" * 255), "a name that is not UTF-8"),
+        (decode_path(b"\xe9" * 256), "a name longer than 255 bytes"),
+        ("\udcff" * 253 + "\ud800", "a name longer than 255 bytes"),  # 253 + 3 bytes
     ],
 )
 def test_our_own_rules(name: str, problem: str) -> None:
@@ -147,3 +151,9 @@ def test_the_plain_name_shortcut_agrees_with_the_rules(name: str) -> None:
     if _PLAIN.match(name):
         assert _problem(name) is None
     assert name_problem(name) == _problem(name)
+
+
+def test_a_path_is_measured_in_its_own_bytes() -> None:
+    folder = decode_path(b"\xe9" * 200)
+    assert path_problem("/".join([folder] * 20)) == "a name that is not UTF-8"  # 4,019 bytes
+    assert path_problem("/".join([folder] * 21)) == "a path longer than 4095 bytes"

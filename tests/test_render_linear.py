@@ -32,3 +32,14 @@ def test_long_table_row_of_dashes_parses_in_linear_time(name: str) -> None:
     # A row that is almost a separator line: the separator regex backtracked over the
     # dashes (quadratic; 7 s at 40,000, minutes at 200,000).
     assert run_bounded(BOUND_S, render_case, name, 200_000) is not None
+
+
+def test_extension_start_tags_without_a_closing_brace_parse_in_linear_time() -> None:
+    # Each "{::comment x " searched to the end of the paragraph for a "}" (quadratic: 4 s at
+    # 40,000 characters, minutes at 200,000).
+    assert run_bounded(BOUND_S, render_case, "{::comment x run", 200_000) is not None
+
+
+def test_a_long_block_quote_parses_in_linear_time() -> None:
+    # mistune joined a quote's lines with += (quadratic: 10 s at 1 MB, 40 s at 2 MB).
+    assert run_bounded(BOUND_S, render_case, "> blank lines", 2_000_000) is not None

@@ -280,3 +280,32 @@ def test_unknown_theme_folder_is_a_config_error() -> None:
     tree = MemoryTree({"_posts/2024-01-02-a.md": b"---\ntitle: A\n---\nhi\n"})
     with pytest.raises(ConfigError, match=r"^render\.theme: no folder 'fancy'"):
         build_site(tree, RenderOptions(theme="fancy"))
+
+
+@pytest.mark.parametrize(
+    ("front", "path", "line"),
+    [
+        # Jekyll 4.3: "Error: could not read file …: no implicit conversion of Hash into
+        # Array", and the post goes on half read (at the build's date, the file's name)
+        ("categories:\n  a: 1\n  b: x\n", "2024/01/05/map.html", 3),
+        # Jekyll: the mapping's Ruby to_s in the URL ({"a"=>1}/2024/...)
+        ("category: {a: 1}\n", "2024/01/05/map.html", 3),
+        ("categories: [x, {a: 1}]\n", "x/2024/01/05/map.html", 3),
+        # Jekyll: no tags; here a warning too, not a silence
+        ("tags: {a: 1}\n", "2024/01/05/map.html", 3),
+    ],
+)
+def test_a_mapping_for_categories_or_tags_is_one_warning_naming_the_line(
+    front: str, path: str, line: int
+) -> None:
+    post = f"---\ntitle: Map\n{front}---\nhi\n".encode()
+    built = build({"_posts/2024-01-05-map.md": post})
+    key = front.split(":", 1)[0]
+    assert path in built.files, sorted(built.files)
+    assert [(w.path, w.line, w.message) for w in built.warnings if w.path.startswith("_posts")] == [
+        (
+            "_posts/2024-01-05-map.md",
+            line,
+            f"{key}: a mapping is no category or tag name: left out",
+        )
+    ]

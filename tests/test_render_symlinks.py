@@ -12,6 +12,7 @@ import pytest
 from deploybot.render import RenderOptions, build_site
 from deploybot.render.source import DirTree, MemoryTree
 from deploybot.render.symlinks import MAX_HOPS, SUBMODULE, ResolvedTree
+from tests.test_render_limits import run_build
 
 FILES = {
     "docs/real.md": b"---\ntitle: Real\n---\nReal\n",
@@ -132,3 +133,52 @@ def test_a_folder_with_a_git_inside_is_a_submodule(tmp_path: Path) -> None:
     assert "vendor/theme/page.html" not in built.files
     assert built.files["home.html"] == built.files["index.html"].replace(b"/index", b"/home")
     assert [w.path for w in built.warnings] == ["vendor/theme"]
+
+
+@pytest.mark.parametrize(
+    ("path", "target"),
+    [
+        ("_config.yml", "../outside.yml"),
+        ("_data/people.yml", "/etc/passwd"),
+        ("_data/team/x.json", "../../../x.json"),
+        ("_layouts/post.html", "../../theme/post.html"),
+        ("_includes/head.html", "/usr/share/head.html"),
+    ],
+)
+def test_a_file_the_build_reads_by_name_that_points_outside_warns(
+    tmp_path: Path, path: str, target: str
+) -> None:
+    # Not a page or a post, so no entry of the site warns for it: it was left out silently.
+    src = tmp_path / "src"
+    (src / path).parent.mkdir(parents=True, exist_ok=True)
+    (src / "index.md").write_text("---\n---\nhome\n")
+    os.symlink(target, src / path)
+    built = build_site(DirTree(src), RenderOptions())
+    assert [(w.path, w.message) for w in built.warnings if w.path == path] == [
+        (path, f"symlink not read: its target {target!r} is outside the source tree")
+    ]
+
+
+def test_a_file_the_build_does_not_read_warns_for_no_symlink(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "_drafts").mkdir(parents=True)
+    (src / "index.md").write_text("---\n---\nhome\n")
+    os.symlink("/etc/passwd", src / "_drafts" / "a.md")  # drafts are never read
+    os.symlink("/etc/passwd", src / ".hidden.yml")  # nor are dot files
+    assert [w.path for w in build_site(DirTree(src), RenderOptions()).warnings] == []
+
+
+def test_a_data_symlink_pointing_outside_leaves_the_other_data_files(tmp_path: Path) -> None:
+    # The build's site.data failed as a whole on it: empty in every page, silently.
+    src = tmp_path / "src"
+    (src / "_data").mkdir(parents=True)
+    (src / "_data" / "good.yml").write_text("a: 1\n")
+    os.symlink("/etc/passwd", src / "_data" / "bad.yml")
+    (src / "index.md").write_text("---\n---\ngood={{ site.data.good.a }}\n")
+    result = run_build(src, tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    assert "<p>good=1</p>" in (tmp_path / "out" / "index.html").read_text()
+    assert (
+        "warning: _data/bad.yml: symlink not read: its target '/etc/passwd' is outside the "
+        "source tree"
+    ) in result.stderr.splitlines()

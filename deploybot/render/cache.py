@@ -354,7 +354,9 @@ def _version(conn: sqlite3.Connection) -> str | None:
 def _loads(data: bytes) -> Any:
     try:
         return pickle.loads(data)
-    except Exception as exc:  # any unpickling failure means a corrupt row
+    except MemoryError:
+        raise  # the row may be fine: the machine is out of memory
+    except Exception as exc:  # any other unpickling failure means a corrupt row
         raise CacheError(f"cannot decode a cache row: {exc}") from exc
 
 

@@ -93,7 +93,11 @@ def read_data(
                 child = node[key] = {}
                 folders.add(id(child))
             node = child
-        node[sanitize(splitext(basename(path))[0])] = parse_data_file(
-            path, tree.read(path), max_yaml_size
-        )
+        try:
+            raw = tree.read(path)
+        except KeyError:
+            # A symlink that does not resolve inside the tree: left out, as Jekyll's safe
+            # mode leaves it, with its warning (site.read_source_file); not all of site.data.
+            continue
+        node[sanitize(splitext(basename(path))[0])] = parse_data_file(path, raw, max_yaml_size)
     return root

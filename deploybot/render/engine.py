@@ -41,7 +41,7 @@ from deploybot.render.document import render_document
 from deploybot.render.engine_lists import Neighbours, SiteLists, doc_date_us
 from deploybot.render.excerpt import CUT, excerpt_source
 from deploybot.render.layouts import make_environment
-from deploybot.render.limits import LimitedTree, check_file_size
+from deploybot.render.limits import LimitedTree, check_file_size, out_of_memory
 from deploybot.render.markdown import markdown_for
 from deploybot.render.model import (
     Page,
@@ -82,8 +82,8 @@ NEVER = 2**62
 
 def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
-    typography and footnotes, and the limits (layout budgets, file, page and YAML sizes): a
-    page that fitted a looser limit must be checked again)."""
+    typography and footnotes, and the limits (layout budgets, file, page and YAML sizes,
+    Markdown elements): a page that fitted a looser limit must be checked again)."""
     return "\0".join(
         str(v)
         for v in (
@@ -97,6 +97,7 @@ def options_key(options: RenderOptions) -> str:
             options.max_file_bytes,
             options.max_page_bytes,
             options.max_yaml_size,
+            options.markdown_max_elements,
         )
     )
 
@@ -194,7 +195,8 @@ class Engine(SiteLists):
             if not (self.links.is_symlink(path) or self.links.is_submodule(path)):
                 return None
             blob = ""  # a symlink that does not resolve, or a submodule: a warning only
-        found = self._load(path)
+        with out_of_memory(path, "reading"):
+            found = self._load(path)
         notes = tuple((w.line, w.message) for w in found.warnings)
         if found.post is not None and found.post.is_post:
             post = found.post
@@ -271,7 +273,8 @@ class Engine(SiteLists):
             check_file_size(self.tree, path, self.options.max_file_bytes)
             out = row.model.output_path
             self._put(out, path)
-            self.sink.copy(out, row.blob, lambda: self.tree.read(path))
+            with out_of_memory(path, "copying"):
+                self.sink.copy(out, row.blob, lambda: self.tree.read(path))
             self._record(path, [out], {"b:" + path: row.blob}, ())
             return
         self.apply(row, self.render_row(row, neighbours))
@@ -280,7 +283,11 @@ class Engine(SiteLists):
         """Render the post, document or page ``row`` (a post or document with
         ``neighbours``, default: from the cache) without writing anything: what
         :meth:`apply` stores. A render worker runs this (:mod:`.parallel`). Raises
-        ``SourceError`` for bad input."""
+        ``SourceError`` for bad input, and naming the file when it runs out of memory."""
+        with out_of_memory(row.path, "rendering"):
+            return self._render_row(row, neighbours)
+
+    def _render_row(self, row: SourceRow, neighbours: Neighbours | None) -> RenderedSource:
         path = row.path
         found = self._load(path)
         doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page

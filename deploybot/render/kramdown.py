@@ -45,6 +45,7 @@ from deploybot.render.kramdown_attrs import (
     ALD_LINE,
     ATTRS_KEY,
     IAL_LINE,
+    IAL_LINE_PATTERN,
     AttributeList,
     inject_attributes,
     parse_attribute_list,
@@ -78,7 +79,6 @@ _IAL = "kramdown_ial"
 _ALD = "kramdown_ald"
 _SPAN_IAL = "kramdown_span_ial"
 _PENDING = "_kramdown_ial"
-_BLOCK_PATTERN = r"^ {0,3}\{:(?![:/])(?:\\\}|[^}\n])+\}[ \t]*$"
 # Only the opener: the closing brace is found by _span_ial_end, in amortised constant time
 # (a regex for the whole span rescans to the end from every "{:" that has no closer).
 _SPAN_OPEN = r"\{:(?![:/])"
@@ -103,7 +103,9 @@ def kramdown_attributes(md: mistune.Markdown) -> None:
     :func:`~deploybot.render.kramdown_attrs.inject_attributes`, so this works with any
     renderer methods (e.g. a Pygments ``block_code``).
     """
-    md.block.register("kramdown_block_ial", _BLOCK_PATTERN, _parse_block_line, before="blank_line")
+    md.block.register(
+        "kramdown_block_ial", IAL_LINE_PATTERN, _parse_block_line, before="blank_line"
+    )
     for rules in (md.block.block_quote_rules, md.block.list_rules):
         if "kramdown_block_ial" not in rules:
             rules.append("kramdown_block_ial")
@@ -163,7 +165,7 @@ def _parse_block_line(block: BlockParser, m: Any, state: BlockState) -> int:
         state.append_token({"type": _ALD})
         return end
     ial = IAL_LINE.match(line)
-    assert ial is not None  # _BLOCK_PATTERN only matches IAL-shaped lines
+    assert ial is not None  # IAL_LINE_PATTERN only matches IAL-shaped lines
     lazy = m.start() in state.lazy_line_starts
     state.append_token({"type": _IAL, "ial": parse_attribute_list(ial.group("body")), "lazy": lazy})
     return end

@@ -33,16 +33,23 @@ _ID = r"#[A-Za-z][A-Za-z0-9_:-]*"
 _CLASS = r"\.[^\s.#]+"
 _KEY_START = re.compile(r"(" + _ID_NAME + r")=([\"'])")
 _REF = re.compile(r"(" + _ID_NAME + r")(?=\s|\Z)")
-_ID_OR_CLASS_MULTI = re.compile(r"((?:" + _ID + "|" + _CLASS + r")+)(?=\s|\Z)")
+# Possessive (as every repeat here): a repeat Python's re may backtrack into keeps a frame
+# per pass, 100+ bytes (1.5 KB in mistune's joined block scanner), for each id or class.
+_ID_OR_CLASS_MULTI = re.compile(r"((?:" + _ID + "|" + _CLASS + r")++)(?=\s|\Z)")
 _SPACE = re.compile(r"\s")
 _ID_OR_CLASS = re.compile(r"#(?P<id>[A-Za-z][A-Za-z0-9_:-]*)|\.(?P<cls>[^\s.#]+)")
 
+# kramdown's body of a block attribute list, ``(?:\\\}|[^}\n])+`` before ``\}[ \t]*$``: any
+# characters of the line where each "}" follows a backslash, the last "}" (its end) being
+# the line's last but blanks. Written so no repeat gives anything back: the runs without
+# "}" and each "\}" that is not that last one (the original kept a frame per character).
+_BODY = r"(?=[^}\n])[^}\n]*+(?:(?<=\\)\}(?![ \t]*+$)[^}\n]*+)*+"
+IAL_LINE_PATTERN = r"^ {0,3}\{:(?![:/])" + _BODY + r"\}[ \t]*+$"
+"""A block IAL line, for a mistune rule (no groups): see :data:`IAL_LINE`."""
 #: A block line holding an attribute list definition: ``{:name: attrs}`` (kramdown ALD_START).
-ALD_LINE = re.compile(r"^ {0,3}\{:(?P<name>" + _ID_NAME + r"):(?P<body>(?:\\\}|[^}\n])+)\}[ \t]*$")
+ALD_LINE = re.compile(r"^ {0,3}\{:(?P<name>" + _ID_NAME + r"):(?P<body>" + _BODY + r")\}[ \t]*+$")
 #: A block IAL line: ``{: attrs}``; ``{::ext}`` and ``{:/}`` are extensions (kramdown IAL_BLOCK).
-IAL_LINE = re.compile(r"^ {0,3}\{:(?![:/])(?P<body>(?:\\\}|[^}\n])+)\}[ \t]*$")
-#: A span IAL: ``{: attrs}`` right after a span element (kramdown IAL_SPAN_START).
-SPAN_IAL = re.compile(r"\{:(?![:/])(?P<body>(?:\\\}|[^}])+)\}")
+IAL_LINE = re.compile(r"^ {0,3}\{:(?![:/])(?P<body>" + _BODY + r")\}[ \t]*+$")
 
 #: Token key (mistune token dict) for an element's resolved attributes: name -> raw value.
 ATTRS_KEY = "kramdown_attrs"
@@ -231,7 +238,7 @@ def escape_attribute(value: str) -> str:
 
 _FIRST_TAG = re.compile(
     r"(?P<lead>\s*)<(?P<name>[A-Za-z][A-Za-z0-9-]*)"
-    r"(?P<attrs>(?:\s+[^\s\"'<>/=]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*)"
+    r"(?P<attrs>(?:\s+[^\s\"'<>/=]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*+)"
     r"(?P<end>\s*/?>)"
 )
 _TAG_ATTR = re.compile(

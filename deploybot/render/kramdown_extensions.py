@@ -28,13 +28,16 @@ from mistune.core import BaseRenderer, BlockState, InlineState
 from mistune.inline_parser import InlineParser
 
 from deploybot.render.kramdown_attrs import parse_attribute_list
+from deploybot.render.kramdown_ext_tags import ExtensionTag, extension_tag
 from deploybot.render.kramdown_html_scan import finder
 
 #: ``state.env`` key: kramdown options set by ``{::options}`` (name -> value as written).
 OPTIONS_KEY = "kramdown_options"
 _NAMES = "comment|nomarkdown|options"
-_START = r"\{::(?P<ext_name>" + _NAMES + r")(?:\s(?P<ext_opts>(?:\\\}|[^}])*?)|)(?P<ext_close>/)?\}"
-_BLOCK = r"^ {0,3}" + _START + r"[ \t]*(?:\n|$)"
+# Only the name: where the tag ends is extension_tag's (a regex for it was quadratic).
+_START = r"\{::(?P<ext_name>" + _NAMES + r")"
+_BLOCK = r"^ {0,3}" + _START
+_ACTIVE_RULES = "kramdown_active_rules"
 _BLOCK_STOPS = {
     name: re.compile(r"^ {0,3}\{:/(?:" + name + r")?\}[ \t]*(?:\n|$)", re.M)
     for name in _NAMES.split("|")
@@ -46,6 +49,7 @@ def kramdown_extensions(md: mistune.Markdown) -> None:
     """mistune plugin: the extensions and line break of the module docstring."""
     block = md.block
     block.register("kramdown_extension", _BLOCK, _parse_block, before="blank_line")
+    _record_rules(block)
     for rules in (block.block_quote_rules, block.list_rules):
         if "kramdown_extension" not in rules:
             rules.append("kramdown_extension")
@@ -70,14 +74,39 @@ def _set_options(env: Any, text: str | None) -> None:
     options.update(parse_attribute_list(text or "").attrs)
 
 
+def _record_rules(block: BlockParser) -> None:
+    """Keep on each block state the rules it is parsed with, for :func:`_not_a_tag`."""
+    inner = block.parse
+
+    def parse(state: BlockState, rules: list[str] | None = None) -> None:
+        setattr(state, _ACTIVE_RULES, block.rules if rules is None else rules)
+        inner(state, rules)
+
+    # An instance attribute shadows BlockParser.parse for this parser only.
+    setattr(block, "parse", parse)  # noqa: B010
+
+
+def _not_a_tag(
+    parser: BlockParser | InlineParser, rules: list[str], m: Any, state: Any
+) -> int | None:
+    """Where ``{::name`` at ``m`` is no tag: what the rules after this one in ``rules`` make
+    of it, as when the tag was one alternative of the parser's joined regex."""
+    after = rules[rules.index("kramdown_extension") + 1 :] if "kramdown_extension" in rules else []
+    found = parser.compile_sc(after).match(state.src, m.start()) if after else None
+    return None if found is None else parser.parse_method(found, state)
+
+
 def _parse_block(block: BlockParser, m: Any, state: BlockState) -> int | None:
     name: str = m.group("ext_name")
-    end: int = m.end()
+    tag = extension_tag(state.src, m.end(), True, state.env)
+    if tag is None:
+        return _not_a_tag(block, getattr(state, _ACTIVE_RULES, block.rules), m, state)
+    end = tag.end
     if name == "options":
-        _set_options(state.env, m.group("ext_opts"))
+        _set_options(state.env, tag.opts)
         state.append_token({"type": "kramdown_eob"})
         return end
-    if m.group("ext_close"):
+    if tag.close:
         return end
     stop = finder(state.env, state.src, _BLOCK_STOPS[name]).search(end)
     if stop is None:
@@ -91,11 +120,14 @@ def _parse_block(block: BlockParser, m: Any, state: BlockState) -> int | None:
 
 def _parse_span(inline: InlineParser, m: Any, state: InlineState) -> int | None:
     name: str = m.group("ext_name")
-    end: int = m.end()
+    tag: ExtensionTag | None = extension_tag(state.src, m.end(), False, state.env)
+    if tag is None:
+        return _not_a_tag(inline, inline.rules, m, state)
+    end = tag.end
     if name == "options":
-        _set_options(state.env, m.group("ext_opts"))
+        _set_options(state.env, tag.opts)
         return end
-    if m.group("ext_close"):
+    if tag.close:
         return end
     stop = finder(state.env, state.src, _SPAN_STOPS[name]).search(end)
     if stop is None:

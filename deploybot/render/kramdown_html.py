@@ -33,6 +33,7 @@ import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
+from deploybot.render.kramdown_attrs import IAL_LINE_PATTERN
 from deploybot.render.kramdown_extensions import option
 from deploybot.render.kramdown_html_scan import (
     MARKDOWN_ATTR,
@@ -46,11 +47,11 @@ from deploybot.render.kramdown_html_scan import (
     finder,
     start_tag,
 )
+from deploybot.render.limits import count_elements
 
 _HTML_START = r"^ {0,3}<(?:[^\W\d]|!--|/[^\W\d])"
 _EOB = r"^\^[ \t]*(?:\n|$)"
 _HTML_AT = re.compile(r" {0,3}<(?:[^\W\d]|!--|/[^\W\d])")
-_IAL_LINE = r"^ {0,3}\{:(?![:/])(?:\\\}|[^}\n])+\}[ \t]*$"
 _COMMENT_END = re.compile("-->")
 _RAW_START = re.compile(r"<(?:[^\W\d]|/|!--|\?)")
 _PI_END = re.compile(r"\?>")
@@ -82,7 +83,7 @@ def kramdown_html(md: mistune.Markdown) -> None:
             rules.remove("raw_html")
     # Lists and quotes end at what their "block_html" pattern finds (mistune's list_parser
     # and extract_block_quote): kramdown's LAZY_END lines.
-    block.specification["block_html"] = f"(?:{_HTML_START}|{_EOB}|{_IAL_LINE})"
+    block.specification["block_html"] = f"(?:{_HTML_START}|{_EOB}|{IAL_LINE_PATTERN})"
     block._methods["block_html"] = lambda m, state: _parse_break(block, m, state)
     inner = block._parse_indent_code_fast
 
@@ -258,7 +259,7 @@ def _block_content(
 ) -> tuple[list[dict[str, Any]], int]:
     """Parse blocks from ``pos`` up to the close tag of ``name`` at a line start; return the
     tokens and the position after the close tag (the end of the text when there is none)."""
-    child = BlockState(state)
+    child = type(state)(state)  # the document's own kind of state (it counts elements)
     child.src, child.cursor, child.cursor_max = state.src, pos, state.cursor_max
     ends: list[int] = []
     stack: list[tuple[str, BlockState, list[int]]] = state.env.setdefault(_STACK, [])
@@ -322,6 +323,7 @@ def _raw_markup(state: BlockState, lt: int, out: list[str], stack: list[str]) ->
     if tag.closed or tag.name in WITHOUT_BODY:
         out.append(f"<{tag.name}{attrs} />")
         return tag.end
+    count_elements(env)  # an element in kramdown's tree, as a token would be
     out.append(f"<{tag.name}{attrs}>")
     stack.append(tag.name)
     return tag.end

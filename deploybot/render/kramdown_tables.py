@@ -31,6 +31,8 @@ import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
+from deploybot.render.limits import count_elements
+
 _LINE = re.compile(r" {0,3}\|[^\n]*(?:\n|$)")
 # A separator line is kramdown's TABLE_SEP_LINE, [+|: \t-]*?-[+|: \t-]*?: only those
 # characters, with a "-" (a footer separator: "=" instead). Written as a class check, as the
@@ -76,7 +78,7 @@ def _parse_table(block: BlockParser, m: Any, state: BlockState) -> int | None:
             break
         lines.append(line.group(0).rstrip("\n").rstrip(" \t"))
         pos = line.end()
-    sections = table_sections(lines)
+    sections = table_sections(lines, state.env)
     assert sections is not None  # _table_starts said so
     state.append_token(sections)
     return pos
@@ -154,11 +156,14 @@ def _tables_from(kinds: list[str]) -> list[bool]:
     return found
 
 
-def table_sections(lines: list[str]) -> dict[str, Any] | None:
+def table_sections(lines: list[str], env: Any = None) -> dict[str, Any] | None:
     """Return a ``kramdown_table`` token for the table ``lines`` (no newlines), or ``None``
     when kramdown would not make a table of them (no body rows).
 
-    Follows ``parse_table`` in kramdown's ``table.rb``: sections, alignment, padding.
+    Follows ``parse_table`` in kramdown's ``table.rb``: sections, alignment, padding. Each
+    row is padded to the widest, so 2,000 rows under a row of 2,000 cells (20 KB) make 4
+    million cells: they are counted as elements of the document whose ``state.env`` is
+    ``env`` before they are made (:func:`~.limits.count_elements`: ``LimitError``).
     """
     sections: list[tuple[str, list[list[str]]]] = []
     rows: list[list[str]] = []
@@ -184,6 +189,8 @@ def table_sections(lines: list[str]) -> dict[str, Any] | None:
     if not any(kind == "tbody" for kind, _ in sections):
         return None
     width = max(len(row) for _, section in sections for row in section)
+    if env is not None:
+        count_elements(env, sum(len(section) for _, section in sections) * (width + 1))
     aligns = (aligns + [None] * width)[:width]
     children = [_section(kind, section, aligns, width) for kind, section in sections]
     return {"type": "kramdown_table", "children": children}

@@ -167,8 +167,8 @@ def render_template(template: jinja2.Template, variables: Mapping[str, Any]) -> 
         env.start_render()
     try:
         return template.render(variables)
-    except (DeploybotError, jinja2.TemplateSyntaxError, jinja2.TemplateNotFound):
-        raise
+    except (DeploybotError, jinja2.TemplateSyntaxError, jinja2.TemplateNotFound, MemoryError):
+        raise  # MemoryError: the page's (render.limits.out_of_memory), not the layout's
     except jinja2.TemplateError as exc:
         raise SourceError(f"layout failed: {one_line(exc)}", *_where(exc, template)) from exc
     except LayoutLimitError as exc:

@@ -8,15 +8,20 @@
   stops with :class:`LimitError` as soon as it passes ``max_page_bytes``, so a page that
   would expand to gigabytes never does. Stages count characters (never more than the
   UTF-8 bytes); the finished page is checked in bytes.
+- The elements one page's Markdown makes are counted as they are made
+  (:func:`markdown_elements`): mistune holds each as a token (a few hundred bytes) until
+  the page is rendered, so 50 MB of ``-`` lines (25 million list items) would take ~8 GB;
+  past ``markdown_max_elements`` it stops with :class:`LimitError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import mistune
-from mistune.core import BlockState
+from mistune.core import BlockState, InlineState
 
 from deploybot.errors import SourceError
 from deploybot.render.mistune_hooks import RenderNext, Token, wrap_render_token
@@ -41,6 +46,24 @@ def page_too_large(limit: int) -> str:
 def site_too_large(limit: int) -> str:
     """Return the message for a build whose output passes ``limit`` bytes."""
     return f"the build's output passes {limit:,} bytes (render.max_site_bytes)"
+
+
+def too_many_elements(limit: int) -> str:
+    """Return the message for Markdown that makes more than ``limit`` elements."""
+    return f"the Markdown makes more than {limit:,} elements (render.markdown_max_elements)"
+
+
+@contextmanager
+def out_of_memory(path: str, doing: str) -> Iterator[None]:
+    """Around the work on the one source file ``path`` (``doing``: "reading",
+    "rendering"…): a ``MemoryError`` there is a ``SourceError`` naming it (exit 1). What
+    the limits cannot see coming (a page under all of them that needs more than the
+    machine has) then fails as the file's own problem, in one line, as a limit does."""
+    try:
+        yield
+    except MemoryError as exc:
+        # The work's own memory is gone by now (its frames have unwound): a message fits.
+        raise SourceError(f"out of memory while {doing} this file", path) from exc
 
 
 def check_file_size(tree: SourceTree, path: str, limit: int) -> None:
@@ -111,3 +134,79 @@ def _count(token: Token, state: BlockState, render_next: RenderNext, limit: int)
     if counter[0] > limit:
         raise LimitError(page_too_large(limit))
     return html
+
+
+_ELEMENTS = "_markdown_elements"
+
+
+def markdown_elements(limit: int) -> mistune.plugins.Plugin:
+    """Return a mistune plugin that raises :class:`LimitError` as soon as one document
+    makes more than ``limit`` elements: the block and inline tokens mistune appends (every
+    other token sits beside or inside one of them, a bounded number apiece) and the HTML
+    elements of raw HTML (:func:`count_elements`), as kramdown's tree has one element for
+    each. Counted while they are made, so the tokens never outgrow the limit."""
+
+    def plugin(md: mistune.Markdown) -> None:
+        bases = (_CountedBlockState, md.block.state_cls)
+        block = type("BlockState", bases, {"element_limit": limit})
+        # Instance attributes: other Markdown objects keep mistune's own states.
+        setattr(md.block, "state_cls", block)  # noqa: B010
+        setattr(md.inline, "state_cls", _CountedInlineState)  # noqa: B010
+        # Definitions are kept in state.env, not as tokens.
+        for name in _DEFINITIONS:
+            if name in md.block._methods:
+                md.block._methods[name] = _counted(md.block._methods[name])
+
+    return plugin
+
+
+_DEFINITIONS = ("ref_link", "ref_footnote", "kramdown_abbreviation")
+_Method = Callable[[Any, BlockState], "int | None"]
+
+
+def _counted(method: _Method) -> _Method:
+    def counted(m: Any, state: BlockState) -> int | None:
+        count_elements(state.env)
+        return method(m, state)
+
+    return counted
+
+
+def count_elements(env: Any, count: int = 1) -> None:
+    """Count ``count`` elements of the document whose ``state.env`` is ``env`` (nothing
+    without :func:`markdown_elements`). Raises :class:`LimitError` past its limit."""
+    counter: list[int] | None = env.get(_ELEMENTS)
+    if counter is None:
+        return
+    counter[0] += count
+    if counter[0] > counter[1]:
+        raise LimitError(too_many_elements(counter[1]))
+
+
+class _CountedBlockState(BlockState):
+    """A block state whose document counts its tokens; the document's state (no parent)
+    starts the count at ``element_limit``."""
+
+    element_limit = 0
+
+    def __init__(self, parent: Any | None = None) -> None:
+        super().__init__(parent)
+        if parent is None:
+            self.env[_ELEMENTS] = [0, self.element_limit]
+
+    def append_token(self, token: dict[str, Any]) -> None:
+        count_elements(self.env)
+        super().append_token(token)
+
+    def child_state(self, src: str, *args: Any, **kwargs: Any) -> BlockState:
+        # A list item or a block quote: its own token is appended to no state.
+        count_elements(self.env)
+        return super().child_state(src, *args, **kwargs)
+
+
+class _CountedInlineState(InlineState):
+    """An inline state counting its tokens in its document's count."""
+
+    def append_token(self, token: dict[str, Any]) -> None:
+        count_elements(self.env)
+        super().append_token(token)

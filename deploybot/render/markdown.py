@@ -21,7 +21,9 @@ from mistune.util import escape, unescape
 
 from deploybot.render.highlight import fenced_block
 from deploybot.render.kramdown import kramdown_plugins
-from deploybot.render.limits import markdown_budget
+from deploybot.render.limits import markdown_budget, markdown_elements
+from deploybot.render.mistune_linear import linear_parsing
+from deploybot.render.mistune_specs import possessive_rules
 from deploybot.render.model import RenderOptions
 
 FootnoteStyle = Literal["kramdown", "kramdown1", "mistune", "none"]
@@ -57,14 +59,20 @@ class JekyllRenderer(mistune.HTMLRenderer):
 
 
 def make_markdown(
-    *, typography: bool = True, footnotes: str = "kramdown", max_output: int | None = None
+    *,
+    typography: bool = True,
+    footnotes: str = "kramdown",
+    max_output: int | None = None,
+    max_elements: int | None = None,
 ) -> mistune.Markdown:
     """Return a fresh mistune ``Markdown`` (reusable across documents; not thread-safe).
 
     ``typography``: kramdown smart quotes and dashes; ``footnotes``: one of
     :data:`FOOTNOTE_STYLES`; ``max_output``: the most characters of HTML one document may
     render (:func:`~deploybot.render.limits.markdown_budget`: it raises ``LimitError`` as
-    soon as it passes them). Raises ``ValueError`` for another ``footnotes`` value.
+    soon as it passes them); ``max_elements``: the most elements one document may make
+    (:func:`~deploybot.render.limits.markdown_elements`, ``LimitError`` too). Raises
+    ``ValueError`` for another ``footnotes`` value.
     """
     if footnotes not in FOOTNOTE_STYLES:
         raise ValueError(f"footnotes must be one of {', '.join(FOOTNOTE_STYLES)}: {footnotes!r}")
@@ -77,22 +85,25 @@ def make_markdown(
         legacy_footnotes=footnotes == "kramdown1",
     )
     budget = [] if max_output is None else [markdown_budget(max_output)]
+    if max_elements is not None:
+        budget.append(markdown_elements(max_elements))
     return mistune.create_markdown(
         escape=False,
         # kramdown keeps every URL scheme (rsync:, news:, javascript:): authors are trusted,
         # as raw HTML is.
         renderer=JekyllRenderer(escape=False, allow_harmful_protocols=True),
-        plugins=[*mistune_plugins, *kramdown, *budget],
+        plugins=[*mistune_plugins, possessive_rules, linear_parsing, *kramdown, *budget],
     )
 
 
 def markdown_for(options: RenderOptions) -> mistune.Markdown:
     """Return :func:`make_markdown` for ``options.typography`` and ``options.footnotes``,
-    bounded by ``options.max_page_bytes``."""
+    bounded by ``options.max_page_bytes`` and ``options.markdown_max_elements``."""
     return make_markdown(
         typography=options.typography,
         footnotes=options.footnotes,
         max_output=options.max_page_bytes,
+        max_elements=options.markdown_max_elements,
     )
 
 

@@ -22,6 +22,9 @@ MAX_PAGE_BYTES = 50_000_000
 """Default :attr:`RenderOptions.max_page_bytes` (50 MB)."""
 MAX_YAML_SIZE = 10_000_000
 """Default :attr:`RenderOptions.max_yaml_size`."""
+MARKDOWN_MAX_ELEMENTS = 1_000_000
+"""Default :attr:`RenderOptions.markdown_max_elements`: at a few hundred bytes each, a few
+hundred MB; real posts make one element per 15-50 characters."""
 HIGHLIGHT_TIMEOUT = 10.0
 PARALLEL_FROM = 32
 """Below this many source files a full build works in one process: starting workers
@@ -99,6 +102,9 @@ class RenderOptions:
         max_yaml_size: the largest YAML document (front matter, ``_config.yml``) with its
             aliases expanded: one per node plus the characters of each scalar
             (:func:`~deploybot.render.yamlload.expanded_size`).
+        markdown_max_elements: the most elements (blocks, spans, HTML elements) the
+            Markdown of one page or excerpt may make
+            (:func:`~deploybot.render.limits.markdown_elements`).
         max_site_bytes: the most bytes of output one build writes (every page, feed and
             theme file it renders; static files are copied blobs and do not count): a full
             build, the whole site; an incremental one, what it renders again.
@@ -125,6 +131,7 @@ class RenderOptions:
     max_file_bytes: int = MAX_FILE_BYTES
     max_page_bytes: int = MAX_PAGE_BYTES
     max_yaml_size: int = MAX_YAML_SIZE
+    markdown_max_elements: int = MARKDOWN_MAX_ELEMENTS
     highlight_timeout: float = HIGHLIGHT_TIMEOUT
     max_site_bytes: int = MAX_SITE_BYTES
     jobs: int = 0

@@ -32,6 +32,7 @@ from zoneinfo import ZoneInfo
 
 from deploybot.errors import SourceError
 from deploybot.render.collections import POSTS, Collection
+from deploybot.render.data import is_data_file
 from deploybot.render.dates import front_matter_date
 from deploybot.render.defaults import deep_merge, defaults_for
 from deploybot.render.entries import POST_NAME_RE, classify
@@ -54,7 +55,7 @@ from deploybot.render.permalink import (
     post_placeholders,
     post_template,
 )
-from deploybot.render.siteconfig import line_of_keys
+from deploybot.render.siteconfig import CONFIG_PATH, line_of_keys
 from deploybot.render.source import SourceTree
 from deploybot.render.symlinks import SUBMODULE, ResolvedTree
 
@@ -150,7 +151,8 @@ def read_source_file(
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
         return SourceFile(warnings=(RenderWarning(path, None, message),))
     if not entry.kind:
-        return SourceFile()
+        why = None if links is None or not read_by_name(path) else links.read_problem(path)
+        return SourceFile(warnings=() if why is None else (RenderWarning(path, None, why),))
     why = None if links is None else links.problem(path)
     if why is None and links is not None and links.is_submodule(path):
         why = SUBMODULE
@@ -170,6 +172,15 @@ def read_source_file(
         message = "a Sass file with front matter: not published (no Sass converter)"
         return SourceFile(warnings=(RenderWarning(path, 1, message),))
     return _read_page(front, path, config, time)
+
+
+def read_by_name(path: str) -> bool:
+    """Whether the build reads the file ``path`` by its name, though it is no page, post
+    or static file: ``_config.yml``, a data file, a layout or an include."""
+    return path == CONFIG_PATH or is_data_file(path) or path.startswith(_READ_FOLDERS)
+
+
+_READ_FOLDERS = ("_layouts/", "_includes/")
 
 
 def _unclosed(front: FrontMatter, path: str) -> tuple[RenderWarning, ...]:
@@ -212,11 +223,48 @@ def _date(value: object, front: FrontMatter, path: str, config: SiteConfig) -> d
 
 
 def _words(value: Any) -> tuple[str, ...]:
-    if value is None:
+    """The names of a ``categories`` or ``tags`` value: a string's words, a list's items
+    (nested lists flattened, as Jekyll's ``flatten!``), nothing for a mapping (see
+    :func:`_mapping_notes`)."""
+    if value is None or isinstance(value, dict):
         return ()
     if isinstance(value, list):
-        return tuple(str(v) for v in value if v is not None)
+        return tuple(str(v) for v in _items(value) if v is not None and not isinstance(v, dict))
     return tuple(str(value).split())
+
+
+def _items(value: list[Any]) -> list[Any]:
+    """The items of ``value`` with nested lists flattened (no recursion: YAML nests deep)."""
+    out: list[Any] = []
+    stack = [iter(value)]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, list):
+                stack.append(iter(item))
+                break
+            out.append(item)
+        else:
+            stack.pop()
+    return out
+
+
+def _mapping_notes(
+    data: Mapping[str, Any], keys: tuple[str, ...], front: FrontMatter, path: str
+) -> tuple[RenderWarning, ...]:
+    """A warning for each of ``keys`` (``categories``, ``tags``…) whose value is or holds
+    a mapping, which names no category or tag: Jekyll 4.3 fails to read the post for
+    ``categories`` ("no implicit conversion of Hash into Array") and goes on with it half
+    read, writes the mapping's Ruby ``to_s`` into the URL for ``category``, and leaves
+    ``tags`` out silently. Here it is left out, with this warning."""
+    notes = []
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, dict) or (
+            isinstance(value, list) and any(isinstance(v, dict) for v in _items(value))
+        ):
+            message = f"{key}: a mapping is no category or tag name: left out"
+            notes.append(RenderWarning(path, key_line(front, key), message))
+    return tuple(notes)
 
 
 def _read_post(
@@ -260,7 +308,7 @@ def _read_document(
     data = deep_merge(
         defaults_for(config.defaults, path, label, config.collections_dir), front.data
     )
-    notes = _unclosed(front, path)
+    notes = _unclosed(front, path) + _mapping_notes(data, _NAME_KEYS, front, path)
     if not _published(data):
         return SourceFile(warnings=notes)
     relative = _relative(path, config)
@@ -316,6 +364,9 @@ def _read_document(
         "" if separator is None else str(separator), label, out_ext, dated, timed,
     )  # fmt: skip
     return SourceFile(post=post, warnings=notes)
+
+
+_NAME_KEYS = ("categories", "category", "tags", "tag")
 
 
 def _titleize(slug: str) -> str:

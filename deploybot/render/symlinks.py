@@ -17,7 +17,9 @@ A symlink that points outside the tree (an absolute target, or ``..`` above the 
 nothing, at a folder, in a loop, or with a target of more than ``PATH_MAX`` bytes, is left
 out with a one-line warning naming it and the target (Jekyll leaves the outside ones out
 silently and stops at a missing one; the warning says what happened without stopping the
-build). A symlink to a folder is not published (Jekyll follows it; deploybot does not list
+build). So is one the build reads by its name rather than publishes (``_config.yml``, a
+data file, a layout or an include: "symlink not read"), which the site is then built
+without. A symlink to a folder is not published (Jekyll follows it; deploybot does not list
 a folder twice).
 
 Submodules (gitlinks, mode 160000) are commits of another repository, which the source
@@ -41,6 +43,8 @@ MAX_TARGET_BYTES = pathrules.MAX_PATH_BYTES
 """The longest symlink target read (``PATH_MAX``)."""
 SUBMODULE = "a submodule (gitlink): not published (its files are in another repository)"
 """The warning for a submodule of the source tree."""
+_NOT_PUBLISHED = "symlink not published: "
+_NOT_READ = "symlink not read: "
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,12 @@ class ResolvedTree:
         """Why the symlink ``path`` is not published, or ``None`` (also for a non-link)."""
         return self.resolve(path).problem if self.is_symlink(path) else None
 
+    def read_problem(self, path: str) -> str | None:
+        """Why the symlink ``path``, a file the build reads by its name (``_config.yml``, a
+        data file, a layout) rather than publishes, is not read, or ``None``."""
+        problem = self.problem(path)
+        return None if problem is None else _NOT_READ + problem.removeprefix(_NOT_PUBLISHED)
+
     def _real(self, path: str) -> str:
         if not self.is_symlink(path):
             return path
@@ -168,7 +178,7 @@ class ResolvedTree:
             text = self._target_text(here)
             if hops > MAX_HOPS or text is None:
                 why = "a loop of symlinks" if text is not None else "a target too long"
-                return Resolution(None, tuple(chain), f"symlink not published: {why}")
+                return Resolution(None, tuple(chain), f"{_NOT_PUBLISHED}{why}")
             if text.startswith("/"):
                 return self._outside(path, chain)
             pending.extendleft(reversed(text.split("/")))
@@ -181,11 +191,11 @@ class ResolvedTree:
             pathrules.check_path(target)
             self.inner.blob_id(target)
         except (KeyError, SourceError):
-            problem = f"symlink not published: its target {first!r} is not a file of the tree"
+            problem = f"{_NOT_PUBLISHED}its target {first!r} is not a file of the tree"
             return Resolution(None, tuple(chain), problem)
         return Resolution(target, tuple(chain))
 
     def _outside(self, path: str, chain: list[str]) -> Resolution:
         first = self._target_text(path) or ""
-        problem = f"symlink not published: its target {first!r} is outside the source tree"
+        problem = f"{_NOT_PUBLISHED}its target {first!r} is outside the source tree"
         return Resolution(None, tuple(chain), problem)
