@@ -92,7 +92,6 @@ def test_the_email_in_run_once_of_a_missing_blob_is_one_line(tmp_path: Path) -> 
     assert warning == f"{site.state / 'publish.git'} is missing object {lost}: fetching it again"
     # The fetch stage's own words (git's upload-pack names no object).
     assert error.startswith(
-        f"deploybot: error: publish.url {site.publish}: the server says its repository is "
-        "corrupt ("
+        f"deploybot: error: publish.url {site.publish}: the server says its repository is corrupt ("
     ), error
     assert error.endswith(": run git fsck there"), error
