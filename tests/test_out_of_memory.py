@@ -8,6 +8,7 @@ naming it, the rest (here the feeds) exit 75, try again later.
 
 from __future__ import annotations
 
+import json
 import resource
 import subprocess
 import sys
@@ -76,3 +77,34 @@ def test_run_once_out_of_memory_publishes_nothing(tmp_path: Path) -> None:
         "deploybot: error: _posts/2024-01-01-headings.md: out of memory while rendering this file"
     )
     assert (small.head(), small.emails()) == (published, emails)
+
+
+def test_a_daemon_build_job_out_of_memory_is_one_line_and_exit_75(tmp_path: Path) -> None:
+    """The daemon's build process (deploybot.daemon.worker) reports running out of memory
+    outside a source file as the CLI does: one log line, exit 75, a 'failed' result whose
+    error says so, and nothing published (it was a traceback and exit 70, a crash)."""
+    small = SmallSite(tmp_path)
+    assert small.run_process().returncode == 0
+    published = small.head()
+    body = b"---\ntitle: P\n---\n" + b"a " * 1_000_000 + b"\n"
+    posts = {f"_posts/2024-01-{day}-p.md": body for day in range(10, 30)}
+    commit_files(small.source, posts, "Twenty long posts")
+    argv = [sys.executable, "-m", "deploybot.daemon.worker", "build", str(small.config), "s"]
+    result = subprocess.run(
+        argv,
+        input="go\n",
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        preexec_fn=capped(220_000_000),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 75, result.stderr
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "memory" in line.lower()]
+    assert len(errors) == 1, result.stderr
+    assert errors[0].endswith(" ERROR site s: out of memory while running the build job")
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert (last["status"], last["exit_code"], last["temporary"]) == ("failed", 75, True)
+    assert last["error"] == "out of memory while running the build job"
+    assert small.head() == published

@@ -297,6 +297,12 @@ def main(argv: list[str]) -> int:
         if verbose:
             log.debug("%s", traceback.format_exc())
         result, code = failure(exc, exc.exit_code), exc.exit_code
+    except MemoryError:  # as the CLI reports it: one line, try again later
+        if verbose:
+            log.debug("%s", traceback.format_exc())
+        error = TemporaryError(f"out of memory while running the {job} job")
+        log.error("%s", error)
+        result, code = failure(error, EX_TEMPFAIL), EX_TEMPFAIL
     except Exception as exc:  # a bug: say so in the log, with the traceback
         log.error("%s", redact_text(traceback.format_exc()))
         result, code = failure(exc, EX_SOFTWARE), EX_SOFTWARE
