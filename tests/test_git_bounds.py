@@ -140,7 +140,10 @@ _FETCH = textwrap.dedent(
             gitutil.fetch_refs(remote, repo, ["refs/heads/main"], FetchError)
     except BaseException as exc:
         outcome = {"type": type(exc).__name__, "message": str(exc)[:500]}
-    outcome["maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # VmHWM: this program's own peak. ru_maxrss also counts the parent's memory at the
+    # fork (pytest's, 400 MB late in a full run), which exec does not reset.
+    status = Path("/proc/self/status").read_text()
+    outcome["maxrss_kb"] = int(status.split("VmHWM:")[1].split()[0])
     print(json.dumps(outcome))
     """
 )
@@ -149,7 +152,7 @@ _AS_LIMIT = 1024 * 2**20  # the old code grew past 3 GB; this fails it fast inst
 
 def fetch_in_a_subprocess(url: str, mirror: Path) -> dict[str, object]:
     """``fetch_refs`` of ``url`` in a Python under RLIMIT_AS (:data:`_AS_LIMIT`): what it
-    raised (``type``, ``message``) and its peak RSS (``maxrss_kb``)."""
+    raised (``type``, ``message``) and its peak RSS (``maxrss_kb``, the child's VmHWM)."""
     code = _FETCH % {"limit": _AS_LIMIT}
     done = subprocess.run(
         [sys.executable, "-c", code, url, str(mirror)],
