@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.redisproc import RedisServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
@@ -17,6 +20,13 @@ def tvm_site() -> Path:
     if not (TVM / "source" / "_config.yml").is_file():
         pytest.skip(f"the tvm-site corpus is missing at {TVM}")
     return TVM
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of its own on 127.0.0.1 for the test (skips when none is installed)."""
+    with RedisServer(tmp_path / "redis") as server:
+        yield server
 
 
 # Hypothesis profiles (appended for the incremental-build tests): the default run checks 200

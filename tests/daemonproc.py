@@ -249,6 +249,15 @@ class Daemon:
 # headers: event, delivery id, signature).
 
 
+def push_commit(daemon: Daemon, site: GatedSite, n: int) -> str:
+    """Commit ``site``'s change ``n`` and deliver its signed GitHub push to the daemon at
+    ``/webhook/<site folder name>``; assert it was queued (202). Returns the commit."""
+    commit = site.commit(n)
+    answer = daemon.push(f"/webhook/{site.root.name}", github(commit))
+    assert answer.status_code == 202, answer.text
+    return commit
+
+
 def _delivery() -> str:
     return str(uuid.uuid4())
 

@@ -150,8 +150,8 @@ class WorkerProc:
         stop_process(self.proc, DEADLINE)
 
 
-def descendants(pid: int) -> list[int]:
-    """``pid`` and every process under it (read from ``/proc/*/stat``), parents first."""
+def process_children() -> dict[int, list[int]]:
+    """``{pid: [its children's pids]}`` of every process now (read from ``/proc/*/stat``)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -162,6 +162,12 @@ def descendants(pid: int) -> list[int]:
             continue
         parent = int(stat.rsplit(")", 1)[1].split()[1])  # the name, in (), may hold spaces
         children.setdefault(parent, []).append(int(entry.name))
+    return children
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it, parents first."""
+    children = process_children()
     out, todo = [], [pid]
     while todo:
         current = todo.pop(0)

@@ -16,24 +16,9 @@ from pathlib import Path
 
 from deploybot.daemon.worker import DAEMON_PID, LIFELINE_FD
 from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
+from tests.fleetproc import process_children
 
 HOOK = "/webhook/deploybot"
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
 
 
 def _alive(pid: int) -> bool:
@@ -53,7 +38,7 @@ def test_a_build_dies_with_a_killed_daemon_and_the_next_daemon_builds(tmp_path: 
         assert daemon.push(HOOK, github(first)).status_code == 202
         wait_until(lambda: site.pushes_reached() == 1)  # the build is inside its push
         assert daemon.proc is not None
-        builds = _children(daemon.proc.pid)
+        builds = process_children().get(daemon.proc.pid, [])
         assert builds, "no build process"
         daemon.proc.kill()
         daemon.proc.wait(timeout=30)

@@ -15,12 +15,9 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.daemonproc import Daemon, GatedSite, github, wait_until
+from tests.daemonproc import Daemon, GatedSite, push_commit, wait_until
 from tests.fleetproc import (
     WorkerProc,
     build_commits,
@@ -34,19 +31,6 @@ from tests.fleetproc import (
 from tests.redisproc import RedisServer
 
 LONG = {"lease_ttl": 600, "affinity_timeout": 600}
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis") as server:
-        yield server
-
-
-def _push(daemon: Daemon, site: GatedSite, n: int) -> str:
-    commit = site.commit(n)
-    answer = daemon.push(f"/webhook/{site.root.name}", github(commit))
-    assert answer.status_code == 202, answer.text
-    return commit
 
 
 def _built(site: GatedSite, commit: str) -> None:
@@ -76,15 +60,15 @@ def test_kill_9_of_a_worker_its_build_and_its_sites_go_to_another_at_once(
     config = fleet_config(tmp_path, redis_server.url, **LONG)
     with Daemon(config) as daemon, WorkerProc(config, "w1", tmp_path / "w1") as w1:
         for site in (held, other):  # built by w1: their next builds wait for w1 (affinity)
-            _built(site, _push(daemon, site, 1))
+            _built(site, push_commit(daemon, site, 1))
         with WorkerProc(config, "w2", tmp_path / "w2") as w2:
             held.gate.unlink()
             held.reached.unlink()
-            commit = _push(daemon, held, 2)
+            commit = push_commit(daemon, held, 2)
             wait_until(lambda: held.pushes_reached() == 1)  # w1 is in its push
             w1.kill_machine()  # its receive-pack too: the push never lands
             held.open_gate()
-            pushed = _push(daemon, other, 2)  # queued for w1: its heartbeat is still there
+            pushed = push_commit(daemon, other, 2)  # queued for w1: its heartbeat is still there
             _built(held, commit)
             _built(other, pushed)
             status = _status(config)
@@ -119,10 +103,10 @@ def test_a_stalled_worker_declared_down_then_resumed_publishes_and_sends_nothing
     [site] = make_sites(tmp_path, ["s"])
     config = fleet_config(tmp_path, redis_server.url, **LONG)
     with Daemon(config) as daemon, WorkerProc(config, "w1", tmp_path / "w1") as w1:
-        _built(site, _push(daemon, site, 1))
+        _built(site, push_commit(daemon, site, 1))
         site.gate.unlink()
         site.reached.unlink()
-        commit = _push(daemon, site, 2)
+        commit = push_commit(daemon, site, 2)
         wait_until(lambda: site.pushes_reached() == 1)
         stopped = w1.pause()
         try:
@@ -159,7 +143,7 @@ def test_a_killed_work_horse_gives_its_lease_back_at_once(
     [site] = make_sites(tmp_path, ["s"], gated=True)
     config = fleet_config(tmp_path, redis_server.url, **LONG)
     with Daemon(config) as daemon, WorkerProc(config, "w1", tmp_path / "w1") as w1:
-        _push(daemon, site, 1)
+        push_commit(daemon, site, 1)
         wait_until(lambda: site.pushes_reached() == 1)
         assert w1.proc is not None
         [horse] = [pid for pid in descendants(w1.proc.pid)[1:] if _parent(pid) == w1.proc.pid]
@@ -170,7 +154,7 @@ def test_a_killed_work_horse_gives_its_lease_back_at_once(
         record = redis_server.client().hgetall("deploybot:site:s")
         assert record[b"result"] == b"failed" and record[b"failures"] == b"1"
         site.open_gate()
-        _built(site, _push(daemon, site, 2))  # a new commit: no backoff
+        _built(site, push_commit(daemon, site, 2))  # a new commit: no backoff
     events = _events(redis_server, "s")
     assert [(e["event"], e["worker"], e.get("result")) for e in events] == [
         ("acquired", "w1", None), ("released", "w1", "failed"), ("acquired", "w1", None),

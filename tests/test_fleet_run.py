@@ -14,12 +14,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.daemonproc import Daemon, GatedSite, github, wait_until
+from tests.daemonproc import Daemon, GatedSite, push_commit, wait_until
 from tests.fleetproc import (
     WorkerProc,
     build_commits,
@@ -35,19 +34,6 @@ from tests.redisproc import RedisServer
 
 Metrics = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 """What :meth:`Daemon.metrics` returns: ``{(sample name, sorted labels): value}``."""
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis") as server:
-        yield server
-
-
-def _push(daemon: Daemon, site: GatedSite, n: int) -> str:
-    commit = site.commit(n)
-    answer = daemon.push(f"/webhook/{site.root.name}", github(commit))
-    assert answer.status_code == 202, answer.text
-    return commit
 
 
 def _all_built(
@@ -82,7 +68,7 @@ def test_twenty_sites_two_workers_a_hundred_pushes(
         started = time.monotonic()
         for n in range(100):
             site = sites[n % 20] if n < 20 else rng.choice(sites)
-            newest[site] = _push(daemon, site, n)
+            newest[site] = push_commit(daemon, site, n)
         _all_built(newest, daemon=daemon)
         elapsed = time.monotonic() - started
         # A site can be live at its newest commit while a follow-up build (a push that
@@ -154,7 +140,7 @@ def test_kill_9_during_a_build_the_other_worker_builds_and_emails_once(
         _gate_after_the_update(site)
     config = fleet_config(tmp_path, redis_server.url, lease_ttl=2)
     with Daemon(config) as daemon, WorkerProc(config, "w1", tmp_path / "w1") as w1:
-        commit = _push(daemon, site, 1)
+        commit = push_commit(daemon, site, 1)
         wait_until(lambda: site.pushes_reached() == 1)
         w1.kill9()
         site.open_gate()
@@ -181,7 +167,7 @@ def test_affinity_sigterm_and_a_worker_that_never_saw_the_site(
     with Daemon(config) as daemon, running_workers(config, tmp_path, "w1", "w2") as procs:
         workers = {w.name: w for w in procs}
         for n in range(1, 4):
-            _all_built({site: _push(daemon, site, n)})
+            _all_built({site: push_commit(daemon, site, n)})
             wait_until(lambda k=n: len(_released(redis_server)) == k)
         first = _released(redis_server)[0]
         assert _released(redis_server) == [first] * 3  # affinity: the warm worker each time
@@ -189,7 +175,7 @@ def test_affinity_sigterm_and_a_worker_that_never_saw_the_site(
         assert not (tmp_path / other / "s").exists()  # it never saw the site
         site.gate.unlink()
         site.reached.unlink()
-        commit = _push(daemon, site, 4)
+        commit = push_commit(daemon, site, 4)
         wait_until(lambda: site.pushes_reached() == 1)  # the warm worker, inside its push
         proc = workers[first].proc
         assert proc is not None
@@ -201,7 +187,7 @@ def test_affinity_sigterm_and_a_worker_that_never_saw_the_site(
         assert site.published_source() == commit
         assert _released(redis_server) == [first] * 4
         assert redis_server.client().get("deploybot:lease:s") is None
-        _all_built({site: _push(daemon, site, 5)})
+        _all_built({site: push_commit(daemon, site, 5)})
         wait_until(lambda: len(_released(redis_server)) == 5)
         assert _released(redis_server)[-1] == other  # from the publish repo's record
     _check_emails(site)
@@ -218,13 +204,13 @@ def test_a_build_waiting_for_a_busy_worker_goes_to_another_after_affinity_timeou
     slow, quick = make_sites(tmp_path, ["slow", "quick"])
     config = fleet_config(tmp_path, redis_server.url, affinity_timeout=1)
     with Daemon(config) as daemon, WorkerProc(config, "w1", tmp_path / "w1"):
-        _all_built({quick: _push(daemon, quick, 1), slow: _push(daemon, slow, 1)})
+        _all_built({quick: push_commit(daemon, quick, 1), slow: push_commit(daemon, slow, 1)})
         slow.gate.unlink(missing_ok=True)  # w1's next build of "slow" waits at its push
         slow.reached.unlink(missing_ok=True)
-        _push(daemon, slow, 2)
+        push_commit(daemon, slow, 2)
         wait_until(lambda: slow.pushes_reached() == 1)
         with WorkerProc(config, "w2", tmp_path / "w2"):
-            commit = _push(daemon, quick, 2)  # queued for w1, which built "quick" last
+            commit = push_commit(daemon, quick, 2)  # queued for w1, which built "quick" last
             _all_built({quick: commit}, timeout=30)
             assert slow.pushes_reached() == 1 and not slow.gate.exists()  # w1 still busy
             slow.open_gate()
@@ -244,16 +230,16 @@ def test_redis_restarted_during_the_run_no_trigger_is_lost(
     newest: dict[GatedSite, str] = {}
     with Daemon(config) as daemon, running_workers(config, tmp_path, "w1", "w2"):
         for n, site in enumerate(sites):
-            newest[site] = _push(daemon, site, n)
+            newest[site] = push_commit(daemon, site, n)
         redis_server.stop()
         for n, site in enumerate(sites[:2], start=10):  # accepted and kept while Redis is down
-            newest[site] = _push(daemon, site, n)
+            newest[site] = push_commit(daemon, site, n)
         daemon.wait_log("Redis unreachable")
         assert daemon.health()[0] == 503
         redis_server.start()
         daemon.wait_log("Redis answers again")
         for n, site in enumerate(sites[2:], start=20):
-            newest[site] = _push(daemon, site, n)
+            newest[site] = push_commit(daemon, site, n)
         _all_built(newest, daemon=daemon)
         wait_until(lambda: daemon.health()[0] == 200)
         for site in sites:
