@@ -166,8 +166,9 @@ def repository_key(url: str) -> str:
     ``ssh://git@github.com:22/o/r.git`` and ``git://github.com/o/r`` all give
     ``github.com/o/r``. Forges serve a repository at one path over https and ssh and match
     owner and name without case, collapse runs of slashes in the path (``o//r`` is
-    ``o/r``), and an scp-like path is the ssh path relative to the home folder; so this errs on the side of "the same" (where the answer refuses a config,
-    wrongly "different" would let a build overwrite its source).
+    ``o/r``), and an scp-like path is the ssh path relative to the home folder; so this
+    errs on the side of "the same" (where the answer refuses a config, wrongly
+    "different" would let a build overwrite its source).
     """
     url = url.strip()
     scheme = _SCHEME_RE.match(url)
@@ -219,7 +220,8 @@ def check_not_onto_source(
 ) -> None:
     """Refuse publishing onto the source branch: ``publish`` (url, branch) naming the
     branch of ``source`` (url, branch) in the same repository (:func:`repository_key`;
-    branches compared by :func:`branch_name`), which each build would replace with its own output (and build that output next time).
+    branches compared by :func:`branch_name`), which each build would replace with its
+    own output (and build that output next time).
 
     Raises:
         ConfigError: naming ``publish.branch``, ``source.branch`` and ``path``.

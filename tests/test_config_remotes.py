@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from dulwich.repo import Repo
 
 from deploybot.config import load_config
