@@ -125,15 +125,15 @@ def _check_scp_like(url: str, key: str, path: Path) -> None:
         )
 
 
-def check_token_env(token_env: str | None, url: str, section: str, path: Path) -> None:
-    """Check ``<section>.token_env`` against the remote ``url`` it logs in to: a variable
-    name (:func:`check_env_name`), for an ``http(s)://`` URL only (the token goes as the
-    password of HTTP basic auth; ssh logs in with keys), and no password in ``url`` too.
+def check_token_env(token_env: str | None, url: str, key: str, url_key: str, path: Path) -> None:
+    """Check the ``token_env`` given by ``key`` against the remote ``url`` (given by
+    ``url_key``) it logs in to: a variable name (:func:`check_env_name`), for an
+    ``http(s)://`` URL only (the token goes as the password of HTTP basic auth; ssh logs
+    in with keys), and no password in ``url`` too.
 
     Raises:
         ConfigError: naming the key and ``path``.
     """
-    key = f"{section}.token_env"
     check_env_name(token_env, key, path)
     if token_env is None:
         return
@@ -149,7 +149,7 @@ def check_token_env(token_env: str | None, url: str, section: str, path: Path) -
         raise _fail(
             path,
             key,
-            f"names a token and '{section}.url' holds a password: keep the token, out of "
+            f"names a token and '{url_key}' holds a password: keep the token, out of "
             "the file, and drop the password from the URL",
         )
 

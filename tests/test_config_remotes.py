@@ -195,13 +195,41 @@ def test_remote_keys_defaults_and_publish_inherits_the_source_token(tmp_path: Pa
     remote = cfg.publish.remote()
     assert (remote.url, remote.key, remote.token_env) == (
         cfg.source.url,
-        "publish.url",
+        "source.url",  # the key the file gives it with
         "SITE_TOKEN",
+    )
+    assert (remote.key_of("token_env"), remote.key_of("timeout")) == (
+        "source.token_env",
+        "publish.timeout",
     )
     other = _S + 'token_env = "SITE_TOKEN"\n[publish]\nurl = "https://h/pub.git"\ntimeout = 5\n'
     cfg = load_config(write(tmp_path, other))
     assert cfg.publish.token_env is None and cfg.publish.timeout == 5.0
     assert cfg.source.remote().key == "source.url"
+
+
+@pytest.mark.parametrize(
+    ("source", "publish", "expected"),
+    [
+        # publish.url unset: one repository, so a token given on one side serves both
+        (None, "T_PUB", (("T_PUB", "publish.token_env"), ("T_PUB", "publish.token_env"))),
+        ("T_SRC", None, (("T_SRC", "source.token_env"), ("T_SRC", "source.token_env"))),
+        ("T_SRC", "T_PUB", (("T_SRC", "source.token_env"), ("T_PUB", "publish.token_env"))),
+        (None, None, ((None, "source.token_env"), (None, "source.token_env"))),
+    ],
+)
+def test_with_publish_url_unset_either_token_serves_both_sides(
+    tmp_path: Path,
+    source: str | None,
+    publish: str | None,
+    expected: tuple[tuple[str | None, str], tuple[str | None, str]],
+) -> None:
+    text = _S + (f'token_env = "{source}"\n' if source else "") + "[publish]\n"
+    text += f'token_env = "{publish}"\n' if publish else ""
+    cfg = load_config(write(tmp_path, text))
+    sides = (cfg.source.remote(), cfg.publish.remote())
+    assert tuple((r.token_env, r.key_of("token_env")) for r in sides) == expected
+    assert [r.key for r in sides] == ["source.url", "source.url"]
 
 
 # --- serve and worker load sites with the same checks ----------------------------------------
