@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import shutil
 import socket
+import ssl
+import struct
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -52,13 +54,16 @@ class _Threads(WSGIServer):
 
 
 @contextmanager
-def wsgi_server(app: App) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1; yield ``http://127.0.0.1:PORT``; stop the server."""
+def wsgi_server(app: App, tls: ssl.SSLContext | None = None) -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1; yield ``http://127.0.0.1:PORT`` (``https://`` with a
+    server-side ``tls`` context); stop the server."""
     server = make_server("127.0.0.1", 0, app, server_class=_Threads, handler_class=_Quiet)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
         server.server_close()
@@ -222,6 +227,62 @@ def endless_advertisement(*, http: bool) -> Iterator[tuple[str, list[int]]]:
     scheme = "http" if http else "git"
     try:
         yield f"{scheme}://127.0.0.1:{server.getsockname()[1]}/site.git", sent
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        server.close()
+
+
+def self_signed_cert(folder: Path) -> tuple[Path, ssl.SSLContext]:
+    """A self-signed certificate for 127.0.0.1 made with the openssl CLI in ``folder``: its
+    PEM file (a CA bundle of its own for clients) and a server context serving it. Skips
+    the test when openssl is missing."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl CLI is not installed")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return cert, context
+
+
+@contextmanager
+def hanging_up_server(*, reset: bool) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that reads what a client sends first, then hangs up:
+    with a TCP reset (RST, ``SO_LINGER`` 0) when ``reset``, else an orderly close (FIN)
+    without a word. Yields its port."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.settimeout(5)
+                    conn.recv(65536)
+                except OSError:
+                    pass
+                if reset:
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
     finally:
         stop.set()
         thread.join(timeout=10)
