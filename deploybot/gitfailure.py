@@ -251,7 +251,7 @@ def _advice(remote: Remote, cause: Cause, status: int | None, said: str, doing: 
     if cause is Cause.HOST_KEY:
         return (
             f"ssh does not know the server's host key ({said}): add it to ~/.ssh/known_hosts "
-            f"of the user running deploybot (ssh-keyscan {_host(remote.url)})"
+            f"of the user running deploybot ({_keyscan(remote.url)})"
         )
     return (  # Cause.SSH_LOGIN
         f"ssh could not log in ({said}): give the ssh key of the user running deploybot "
@@ -292,6 +292,16 @@ def _overrun(
         f"'{remote.key}' {url}: the server {overrun}, more than deploybot reads from one "
         "server: is it the git repository meant?"
     )
+
+
+def _keyscan(url: str) -> str:
+    """The ``ssh-keyscan`` command line printing the host keys of the ssh ``url``'s server
+    (with ``-p`` for a port other than 22: known_hosts keys them by host and port)."""
+    try:
+        port = urlsplit(url).port if "://" in url else None
+    except ValueError:
+        port = None
+    return f"ssh-keyscan {f'-p {port} ' if port not in (None, 22) else ''}{_host(url)}"
 
 
 def _host(url: str) -> str:

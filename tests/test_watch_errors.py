@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +25,7 @@ from tests.gitservers import (
     hanging_up_server,
     http_backend_app,
     self_signed_cert,
+    sshd_server,
     status_app,
     wsgi_server,
 )
@@ -283,6 +285,40 @@ def test_ssh_failures_by_cause(
     assert words in line
     if code == EX_CONFIG:
         assert line.startswith(f"{site.config}: 'source.url' {url}: ")
+
+
+@pytest.mark.parametrize("side", ["source", "publish"])
+def test_an_unknown_ssh_host_key_says_how_to_add_it_with_the_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, side: str
+) -> None:
+    """The trial, against OpenSSH's sshd on a port of its own: the hint said
+    ``ssh-keyscan 127.0.0.1`` (no ``-p``) and the URL lost its user (``ssh://127.0.0.1:2222/``
+    for ``root@``). What the hint says to do works: the run then fetches and pushes over ssh."""
+    site = SmallSite(tmp_path)
+    with sshd_server(tmp_path / "ssh") as sshd:
+        monkeypatch.setenv("PATH", f"{sshd.bin}{os.pathsep}{os.environ['PATH']}")
+        base = f"ssh://{sshd.user}@127.0.0.1:{sshd.port}"
+        url = f"{base}{site.source if side == 'source' else site.publish}"
+        site.write_config(source_url=f"{base}{site.source}", publish_url=f"{base}{site.publish}")
+        code, line = run(site)
+        assert (code, line) == (
+            EX_CONFIG,
+            f"{site.config}: 'publish.url' {base}{site.publish}: ssh does not know the "
+            "server's host key (Host key verification failed.): add it to ~/.ssh/known_hosts "
+            f"of the user running deploybot (ssh-keyscan -p {sshd.port} 127.0.0.1)",
+        )  # the publish branch is fetched first
+        if side == "source":
+            site.write_config(source_url=url)
+            code, line = run(site)
+            assert line.startswith(f"{site.config}: 'source.url' {url}: ssh does not know ")
+            assert line.endswith(f"(ssh-keyscan -p {sshd.port} 127.0.0.1)")
+        keys = subprocess.run(
+            ["ssh-keyscan", "-p", str(sshd.port), "127.0.0.1"], capture_output=True, check=True
+        )
+        sshd.known_hosts.write_bytes(keys.stdout)
+        code, output = site.run()
+    assert code == 0, output
+    assert site.head() is not None
 
 
 # --- a corrupt tree is bad input, not a network problem --------------------------------------
