@@ -10,7 +10,7 @@ import os
 import stat
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -319,6 +319,68 @@ def test_an_unknown_ssh_host_key_says_how_to_add_it_with_the_port(
         code, output = site.run()
     assert code == 0, output
     assert site.head() is not None
+
+
+# --- a branch the source repository does not have -------------------------------------------
+
+
+def with_source_branch(site: SmallSite, branch: str) -> None:
+    text = site.config.read_text()
+    site.config.write_text(text.replace("[publish]\n", f'branch = "{branch}"\n[publish]\n', 1))
+
+
+@pytest.mark.parametrize("server", ["local", "git-daemon", "dulwich-http"])
+def test_a_missing_branch_lists_the_branches_there(tmp_path: Path, server: str) -> None:
+    """It said "no branch 'trunk'" and no more: which ones are there is what one needs."""
+    site = SmallSite(tmp_path)
+    for name in ("asf-site", "docs", "release/1.x"):
+        run_git(site.source, "branch", name, "main", name="A", email="a@e.org")
+    serving = {
+        "local": nullcontext(str(site.source)),
+        "git-daemon": git_daemon(tmp_path),
+        "dulwich-http": wsgi_server(dulwich_app(site.source)),
+    }[server]
+    with serving as base:
+        url = {"local": base, "git-daemon": f"{base}/source.git"}.get(server, f"{base}/site.git")
+        site.write_config(source_url=url)
+        with_source_branch(site, "trunk")
+        code, line = run(site)
+    assert (code, line) == (
+        EX_CONFIG,
+        f"{site.config}: 'source.branch': no branch 'trunk' in {url} (its branches: "
+        "asf-site, docs, main, release/1.x)",
+    )
+
+
+def test_many_branches_are_listed_up_to_ten(tmp_path: Path) -> None:
+    site = SmallSite(tmp_path)
+    for n in range(14):
+        run_git(site.source, "branch", f"b{n:02d}", "main", name="A", email="a@e.org")
+    with_source_branch(site, "trunk")
+    code, line = run(site)
+    shown = ", ".join(f"b{n:02d}" for n in range(10))
+    assert (code, line) == (
+        EX_CONFIG,
+        f"{site.config}: 'source.branch': no branch 'trunk' in {site.source} (its branches: "
+        f"{shown} and 5 more)",
+    )
+
+
+@pytest.mark.parametrize("server", ["local", "git-http-backend"])
+def test_an_empty_source_repository_says_it_has_no_commits_yet(tmp_path: Path, server: str) -> None:
+    site = SmallSite(tmp_path)
+    empty = tmp_path / "empty.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(empty), name="A", email="a@e.org")
+    serving = nullcontext("") if server == "local" else wsgi_server(http_backend_app(tmp_path))
+    with serving as base:
+        url = f"{base}/empty.git" if base else str(empty)
+        site.write_config(source_url=url)
+        code, line = run(site)
+    assert (code, line) == (
+        EX_CONFIG,
+        f"{site.config}: 'source.branch': no branch 'main' in {url}: the repository has no "
+        "commits yet (no branch at all)",
+    )
 
 
 # --- a corrupt tree is bad input, not a network problem --------------------------------------
