@@ -3,8 +3,8 @@
 A remote that is not there (HTTP 404/410, "repository not found", "does not appear to be a
 git repository", git daemon's "not exported"), that wants credentials or refuses them (HTTP
 401/403/407, ssh's "Permission denied"), whose host key ssh does not know, whose TLS
-certificate cannot be verified, or whose host does not resolve (the resolver's "no such
-name", ``EAI_NONAME``), stays so until someone
+certificate cannot be verified (or that answers an https:// URL in plain text), or whose
+host does not resolve (the resolver's "no such name", ``EAI_NONAME``), stays so until someone
 changes the config: a :class:`~deploybot.errors.ConfigError` (exit 78) naming the key, in
 words, with what to do. A server saying its repository is corrupt (git's "possible repository
 corruption on the remote side") is bad input (exit 1). Only what can heal by waiting stays
@@ -51,6 +51,7 @@ class Cause(enum.Enum):
     HOST_KEY = "host key"
     NO_SUCH_HOST = "no such host"
     TLS_CERTIFICATE = "TLS certificate"  # the server's certificate cannot be verified
+    NOT_TLS = "not TLS"  # an https:// URL, and the server answered in plain text
     CORRUPT = "corrupt"
     TEMPORARY = "temporary"
 
@@ -93,6 +94,9 @@ def cause_of(exc: BaseException) -> tuple[Cause, int | None]:
             return (Cause.NO_SUCH_HOST if unknown else Cause.TEMPORARY), None
         if _is_instance(inner, "ssl", "SSLCertVerificationError"):
             return Cause.TLS_CERTIFICATE, None
+        wrong_version = getattr(inner, "reason", None) == "WRONG_VERSION_NUMBER"
+        if wrong_version and _is_instance(inner, "ssl", "SSLError"):
+            return Cause.NOT_TLS, None
     text = str(exc)
     status = _STATUS_RE.search(text)
     if status is not None:
@@ -216,6 +220,11 @@ def failure(
         return ConfigError(f"{where}: the host {host} does not resolve (no such name in DNS)")
     if cause is Cause.TLS_CERTIFICATE:
         return ConfigError(f"{where}: {_certificate_advice(remote, exc)}")
+    if cause is Cause.NOT_TLS:
+        return ConfigError(
+            f"{where}: the server does not speak TLS there (OpenSSL: wrong version number): "
+            "is it an http:// URL?"
+        )
     return ConfigError(f"{where}: {_advice(remote, cause, status, said, doing)}")
 
 

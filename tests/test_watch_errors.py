@@ -181,6 +181,20 @@ def test_a_certificate_that_cannot_be_verified_is_a_config_error(
     assert code == 0, output
 
 
+def test_https_to_a_plain_http_server_is_a_config_error(tmp_path: Path) -> None:
+    """OpenSSL's "wrong version number": the server answered in plain text."""
+    site = SmallSite(tmp_path)
+    with wsgi_server(dulwich_app(site.source)) as base:
+        url = base.replace("http://", "https://") + "/site.git"
+        site.write_config(source_url=url)
+        code, line = run(site)
+    assert (code, line) == (
+        EX_CONFIG,
+        f"{site.config}: 'source.url' {url}: the server does not speak TLS there (OpenSSL: "
+        "wrong version number): is it an http:// URL?",
+    )
+
+
 def test_a_missing_repository_on_git_http_backend_is_a_config_error(tmp_path: Path) -> None:
     """git's own smart HTTP server answers 404 for a repository it does not have."""
     site = SmallSite(tmp_path)
