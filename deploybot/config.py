@@ -32,6 +32,11 @@ GITHUB_PAGES_BRANCH = "gh-pages"
 CONFIG_ENV = "DEPLOYBOT_CONFIG"
 
 
+_DERIVED: dict[str, bool] = {"key": False}
+"""The metadata of a field that is no TOML key: which key gave a value, set when the
+config is resolved, for messages only (so not compared: ``compare=False``)."""
+
+
 @dataclass(frozen=True)
 class SourceConfig:
     """``[source]``: the repository holding the site source.
@@ -39,7 +44,9 @@ class SourceConfig:
     ``token_env`` names the environment variable holding an access token for an http(s)
     ``url`` (sent as HTTP basic auth: the URL's user, else ``x-access-token``); ``timeout``
     (s) bounds one fetch in all, ``max_fetch_bytes`` what its server may send
-    (:class:`deploybot.gitremote.Remote`).
+    (:class:`deploybot.gitremote.Remote`). With ``publish.url`` unset (one repository),
+    ``token_env`` defaults to ``publish.token_env``; ``token_key`` (no TOML key) is the
+    key that gave it.
     """
 
     url: str
@@ -47,10 +54,14 @@ class SourceConfig:
     token_env: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
+    token_key: str = field(default="source.token_env", compare=False, metadata=_DERIVED)
 
     def remote(self) -> Remote:
         """The source repository as :mod:`deploybot.gitutil` fetches it."""
-        return Remote(self.url, "source.url", self.token_env, self.timeout, self.max_fetch_bytes)
+        return Remote(
+            self.url, "source.url", self.token_env, self.timeout, self.max_fetch_bytes,
+            token_key=self.token_key,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,8 @@ class PublishConfig:
     ``max_removed`` (a fraction, 0 to 1) of the published files, or leave fewer than
     ``min_files`` (0: no minimum), is not pushed. ``token_env``, ``timeout`` and
     ``max_fetch_bytes``: as :class:`SourceConfig`'s, for each fetch and push of the publish
-    branch.
+    branch. ``url_key`` and ``token_key`` (no TOML keys): the keys that gave ``url`` and
+    ``token_env`` (``source.url``, ``source.token_env`` when taken from the source).
     """
 
     url: str = ""
@@ -81,10 +93,15 @@ class PublishConfig:
     token_env: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
+    url_key: str = field(default="publish.url", compare=False, metadata=_DERIVED)
+    token_key: str = field(default="publish.token_env", compare=False, metadata=_DERIVED)
 
     def remote(self) -> Remote:
         """The publish repository as :mod:`deploybot.gitutil` fetches and pushes it."""
-        return Remote(self.url, "publish.url", self.token_env, self.timeout, self.max_fetch_bytes)
+        return Remote(
+            self.url, self.url_key, self.token_env, self.timeout, self.max_fetch_bytes,
+            token_key=self.token_key, section="publish",
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -403,7 +420,11 @@ def _build(
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: [{where}] must be a table")
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in skip}  # type: ignore[arg-type]
+    fields = {
+        f.name: f
+        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if f.name not in skip and f.metadata.get("key", True)
+    }
     toml_to_py = {_TOML_NAMES.get(name, name): name for name in fields}
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():
@@ -490,19 +511,26 @@ def _resolve(cfg: Config, path: Path) -> Config:
     base = Path(config_base(path))
     _check_values(cfg, path)
     source_url = checks.check_git_url(cfg.source.url, "source.url", path)
-    source = dataclasses.replace(cfg.source, url=resolve_location(source_url, str(base)))
-    checks.check_token_env(source.token_env, source.url, "source", path)
-    publish_url, token_env = source.url, cfg.publish.token_env or source.token_env
+    (source_token, source_key), (publish_token, publish_key) = _tokens(cfg)
+    source = dataclasses.replace(
+        cfg.source,
+        url=resolve_location(source_url, str(base)),
+        token_env=source_token,
+        token_key=source_key,
+    )
+    checks.check_token_env(source.token_env, source.url, source_key, "source.url", path)
+    publish_url, url_key = source.url, "source.url"
     if cfg.publish.url:
         publish_url = checks.check_git_url(cfg.publish.url, "publish.url", path)
-        publish_url, token_env = resolve_location(publish_url, str(base)), cfg.publish.token_env
+        publish_url, url_key = resolve_location(publish_url, str(base)), "publish.url"
     nojekyll = cfg.publish.nojekyll
     if nojekyll is None:
         nojekyll = cfg.publish.branch == GITHUB_PAGES_BRANCH
     publish = dataclasses.replace(
-        cfg.publish, url=publish_url, token_env=token_env, nojekyll=nojekyll
-    )
-    checks.check_token_env(publish.token_env, publish.url, "publish", path)
+        cfg.publish, url=publish_url, token_env=publish_token, nojekyll=nojekyll,
+        url_key=url_key, token_key=publish_key,
+    )  # fmt: skip
+    checks.check_token_env(publish.token_env, publish.url, publish_key, url_key, path)
     checks.check_not_onto_source(
         (source.url, source.branch), (publish.url, publish.branch), bool(cfg.publish.url), path
     )
@@ -532,6 +560,23 @@ def _resolve(cfg: Config, path: Path) -> Config:
         source, publish, cfg.render, notify, state, daemon, path=path.resolve(), queue=cfg.queue,
         base=base, raw_urls=raw_urls,
     )  # fmt: skip
+
+
+def _tokens(cfg: Config) -> tuple[tuple[str | None, str], tuple[str | None, str]]:
+    """``(token_env, the key that gives it)`` of the source and of the publish side.
+
+    Each side's ``token_env`` is its own. With ``publish.url`` unset both sides are one
+    repository, so a ``token_env`` set on one side only serves both (a token that may
+    push may read too); without any, the key to set is ``source.token_env``."""
+    source, publish = cfg.source.token_env, cfg.publish.token_env
+    if cfg.publish.url:
+        return (source, "source.token_env"), (publish, "publish.token_env")
+    source_key = "publish.token_env" if source is None and publish is not None else None
+    publish_key = "publish.token_env" if publish is not None else None
+    return (
+        (source or publish, source_key or "source.token_env"),
+        (publish or source, publish_key or "source.token_env"),
+    )
 
 
 def _resolve_daemon(daemon: DaemonConfig, base: Path, path: Path) -> DaemonConfig:

@@ -125,15 +125,15 @@ def _check_scp_like(url: str, key: str, path: Path) -> None:
         )
 
 
-def check_token_env(token_env: str | None, url: str, section: str, path: Path) -> None:
-    """Check ``<section>.token_env`` against the remote ``url`` it logs in to: a variable
-    name (:func:`check_env_name`), for an ``http(s)://`` URL only (the token goes as the
-    password of HTTP basic auth; ssh logs in with keys), and no password in ``url`` too.
+def check_token_env(token_env: str | None, url: str, key: str, url_key: str, path: Path) -> None:
+    """Check the ``token_env`` given by ``key`` against the remote ``url`` (given by
+    ``url_key``) it logs in to: a variable name (:func:`check_env_name`), for an
+    ``http(s)://`` URL only (the token goes as the password of HTTP basic auth; ssh logs
+    in with keys), and no password in ``url`` too.
 
     Raises:
         ConfigError: naming the key and ``path``.
     """
-    key = f"{section}.token_env"
     check_env_name(token_env, key, path)
     if token_env is None:
         return
@@ -149,7 +149,7 @@ def check_token_env(token_env: str | None, url: str, section: str, path: Path) -
         raise _fail(
             path,
             key,
-            f"names a token and '{section}.url' holds a password: keep the token, out of "
+            f"names a token and '{url_key}' holds a password: keep the token, out of "
             "the file, and drop the password from the URL",
         )
 
@@ -165,9 +165,10 @@ def repository_key(url: str) -> str:
     slashes at either end: ``https://github.com/o/r``, ``git@github.com:o/r.git``,
     ``ssh://git@github.com:22/o/r.git`` and ``git://github.com/o/r`` all give
     ``github.com/o/r``. Forges serve a repository at one path over https and ssh and match
-    owner and name without case, and an scp-like path is the ssh path relative to the home
-    folder; so this errs on the side of "the same" (where the answer refuses a config,
-    wrongly "different" would let a build overwrite its source).
+    owner and name without case, collapse runs of slashes in the path (``o//r`` is
+    ``o/r``), and an scp-like path is the ssh path relative to the home folder; so this
+    errs on the side of "the same" (where the answer refuses a config, wrongly
+    "different" would let a build overwrite its source).
     """
     url = url.strip()
     scheme = _SCHEME_RE.match(url)
@@ -181,7 +182,9 @@ def repository_key(url: str) -> str:
         host = user_host.rpartition("@")[2].strip("[]")
     else:
         return "file:" + _git_dir(url)
-    where = where.strip("/").removeprefix("~/").removesuffix(".git").strip("/")
+    # forges collapse runs of slashes (github.com/o//r is o/r), and so do file systems
+    where = re.sub("/+", "/", where).strip("/").removeprefix("~/").removesuffix(".git")
+    where = where.strip("/")
     return f"{host.lower().rstrip('.')}/{where.lower()}"
 
 
@@ -216,14 +219,15 @@ def check_not_onto_source(
     source: tuple[str, str], publish: tuple[str, str], publish_url_set: bool, path: Path
 ) -> None:
     """Refuse publishing onto the source branch: ``publish`` (url, branch) naming the
-    branch of ``source`` (url, branch) in the same repository (:func:`repository_key`),
-    which each build would replace with its own output (and build that output next time).
+    branch of ``source`` (url, branch) in the same repository (:func:`repository_key`;
+    branches compared by :func:`branch_name`), which each build would replace with its
+    own output (and build that output next time).
 
     Raises:
         ConfigError: naming ``publish.branch``, ``source.branch`` and ``path``.
     """
     (source_url, source_branch), (publish_url, publish_branch) = source, publish
-    if source_branch != publish_branch:
+    if branch_name(source_branch) != branch_name(publish_branch):
         return
     if repository_key(source_url) != repository_key(publish_url):
         return
@@ -330,9 +334,22 @@ def check_branch(branch: str, key: str, path: Path) -> None:
     ``.`` or ending in ``.lock``, no trailing ``/`` or ``.``), and, as ``git branch``
     requires, the name may not start with ``-`` or be ``HEAD``.
 
+    A name starting with ``refs/`` is refused too: git takes ``refs/heads/gh-pages`` as
+    the branch ``refs/heads/refs/heads/gh-pages``, where no one (GitHub Pages included)
+    looks for it; it is surely a refname given for a branch name.
+
     Raises:
-        ConfigError: the name is not a valid branch name.
+        ConfigError: the name is not a valid branch name, or is a refname.
     """
+    normal = re.sub("/+", "/", branch).lstrip("/")
+    if normal.startswith("refs/"):
+        name = normal.removeprefix("refs/heads/")
+        instead = (
+            f"give the branch name, {name}, not the refname {branch}"
+            if name != normal and name
+            else f"give the name of a branch (gh-pages), not the refname {branch}"
+        )
+        raise _fail(path, key, f"must be a branch name, not a refname: {instead}")
     ok = (
         bool(branch)
         and not branch.startswith("-")
@@ -341,6 +358,14 @@ def check_branch(branch: str, key: str, path: Path) -> None:
     )
     if not ok:
         raise _fail(path, key, f"is not a valid git branch name (git check-ref-format): {branch!r}")
+
+
+def branch_name(branch: str) -> str:
+    """``branch`` as git normalises a ref name (``git check-ref-format --normalize``:
+    leading slashes dropped, runs of slashes made one), and a refname under
+    ``refs/heads/`` as the name of its branch: ``/main``, ``refs/heads//main`` -> ``main``.
+    For comparing branch names (:func:`check_not_onto_source`)."""
+    return re.sub("/+", "/", branch).lstrip("/").removeprefix("refs/heads/")
 
 
 def check_relative_path(value: str, key: str, path: Path, what: str) -> None:

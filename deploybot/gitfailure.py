@@ -2,14 +2,16 @@
 
 A remote that is not there (HTTP 404/410, "repository not found", "does not appear to be a
 git repository", git daemon's "not exported"), that wants credentials or refuses them (HTTP
-401/403/407, ssh's "Permission denied"), whose host key ssh does not know, or whose host
-does not resolve (the resolver's "no such name", ``EAI_NONAME``), stays so until someone
+401/403/407, ssh's "Permission denied"), whose host key ssh does not know, whose TLS
+certificate cannot be verified (or that answers an https:// URL in plain text), or whose
+host does not resolve (the resolver's "no such name", ``EAI_NONAME``), stays so until someone
 changes the config: a :class:`~deploybot.errors.ConfigError` (exit 78) naming the key, in
 words, with what to do. A server saying its repository is corrupt (git's "possible repository
 corruption on the remote side") is bad input (exit 1). Only what can heal by waiting stays
 the caller's :class:`~deploybot.errors.TemporaryError` (exit 75): a timeout, a refused or
 reset connection, HTTP 5xx, 408 and 429, a resolver that cannot be reached (``EAI_AGAIN``),
-a deadline passed (:mod:`deploybot.gitbounds`), anything not recognised.
+a deadline passed (:mod:`deploybot.gitbounds`), anything not recognised; a connection
+that failed is said in words (:func:`connection_words`), not in urllib3's.
 
 The causes are read from dulwich's exceptions (``NotGitRepository`` for 404,
 ``HTTPUnauthorized``, ``"unexpected http resp NNN"``), the ``socket.gaierror`` under
@@ -20,14 +22,16 @@ stderr; a ``git://`` server's ``ERR`` line becomes a ``GitProtocolError``).
 from __future__ import annotations
 
 import enum
+import errno
 import http
 import re
 import socket
+import sys
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized
-from dulwich.errors import NotGitRepository
+from dulwich.errors import HangupException, NotGitRepository
 
 from deploybot.errors import ConfigError, DeploybotError, SourceError, TemporaryError, one_line
 from deploybot.gitbounds import Bound, Overrun
@@ -46,11 +50,16 @@ class Cause(enum.Enum):
     SSH_LOGIN = "ssh login"
     HOST_KEY = "host key"
     NO_SUCH_HOST = "no such host"
+    TLS_CERTIFICATE = "TLS certificate"  # the server's certificate cannot be verified
+    NOT_TLS = "not TLS"  # an https:// URL, and the server answered in plain text
     CORRUPT = "corrupt"
     TEMPORARY = "temporary"
 
 
 _HEALING_STATUSES = frozenset({408, 429})
+# git ends its abort message with the NUL of its C string (upload-pack.c, abort_msg), which
+# dulwich shows as '?' (control characters are, _sanitize_sideband_message): "side.?".
+_SENTENCE_THEN_NUL = re.compile(r"\.[?\0](?=\s|$)")
 _STATUS_RE = re.compile(r"unexpected http resp (\d{3})")
 # The server's or ssh's words, in the order tried (case-insensitive).
 _WORDS: tuple[tuple[re.Pattern[str], Cause], ...] = tuple(
@@ -83,6 +92,11 @@ def cause_of(exc: BaseException) -> tuple[Cause, int | None]:
         if isinstance(inner, socket.gaierror):
             unknown = inner.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", None))
             return (Cause.NO_SUCH_HOST if unknown else Cause.TEMPORARY), None
+        if _is_instance(inner, "ssl", "SSLCertVerificationError"):
+            return Cause.TLS_CERTIFICATE, None
+        wrong_version = getattr(inner, "reason", None) == "WRONG_VERSION_NUMBER"
+        if wrong_version and _is_instance(inner, "ssl", "SSLError"):
+            return Cause.NOT_TLS, None
     text = str(exc)
     status = _STATUS_RE.search(text)
     if status is not None:
@@ -91,6 +105,51 @@ def cause_of(exc: BaseException) -> tuple[Cause, int | None]:
         if pattern.search(text):
             return cause, None
     return Cause.TEMPORARY, None
+
+
+def _is_instance(exc: BaseException, module: str, name: str) -> bool:
+    """Whether ``exc`` is a ``module.name``; without importing ``module`` (``ssl``,
+    ``urllib3``): not loaded, nothing can have raised one."""
+    loaded = sys.modules.get(module)
+    kind = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(kind, type) and isinstance(exc, kind)
+
+
+_ERRNO_WORDS = {
+    errno.ECONNREFUSED: "the connection was refused (is the server running?)",
+    errno.ECONNRESET: "the server reset the connection",
+    errno.ECONNABORTED: "the connection was aborted",
+    errno.EPIPE: "the server closed the connection",
+    errno.ETIMEDOUT: "connecting timed out (is the host up?)",
+    errno.EHOSTUNREACH: "there is no route to the host",
+    errno.ENETUNREACH: "the network is unreachable",
+}
+
+
+def connection_words(exc: BaseException) -> str | None:
+    """What ended the connection under ``exc`` (a dulwich client's exception), in plain
+    words: refused, reset, closed without an answer, timed out, unreachable, a TLS
+    handshake failed; None when it was none of these. urllib3's own text (``Max retries
+    exceeded ... NewConnectionError(...)``) says the same in its classes' names."""
+    chain = list(_chain(exc))
+    for inner in chain:  # the OS's words first: urllib3's classes wrap them
+        if _is_instance(inner, "http.client", "RemoteDisconnected"):
+            return "the server closed the connection without answering"
+        if isinstance(inner, OSError) and inner.errno in _ERRNO_WORDS:
+            return _ERRNO_WORDS[inner.errno]
+    for inner in chain:
+        if _is_instance(inner, "urllib3.exceptions", "ConnectTimeoutError"):
+            return "connecting timed out (is the host up?)"
+        if isinstance(inner, TimeoutError) or _is_instance(
+            inner, "urllib3.exceptions", "ReadTimeoutError"
+        ):
+            return "the server stopped answering (timed out)"
+        if _is_instance(inner, "ssl", "SSLError"):
+            reason = getattr(inner, "reason", None) or one_line(inner)
+            return f"the TLS handshake failed ({reason})"
+    if isinstance(exc, HangupException) and not exc.stderr_lines:  # else ssh's words say
+        return "the server closed the connection without answering"
+    return None
 
 
 def _status_cause(status: int) -> Cause:
@@ -145,12 +204,12 @@ def failure(
     url = redact_url(remote.url)
     if overrun is not None:
         return _overrun(remote, url, overrun, doing, error)
-    said = redact_text(one_line(exc))
+    said = redact_text(_SENTENCE_THEN_NUL.sub(".", one_line(exc)))
     cause, status = cause_of(exc)
     where = f"'{remote.key}' {url}"
     if cause is Cause.TEMPORARY:
-        reason = f"the server answered {_status_words(status)}" if status is not None else said
-        return error(f"cannot {doing} {url}: {reason}")
+        reason = f"the server answered {_status_words(status)}" if status is not None else None
+        return error(f"cannot {doing} {url}: {reason or connection_words(exc) or said}")
     if cause is Cause.CORRUPT:
         return SourceError(
             f"{remote.key} {url}: the server says its repository is corrupt ({said}): "
@@ -159,6 +218,13 @@ def failure(
     if cause is Cause.NO_SUCH_HOST:
         host = _host(remote.url)
         return ConfigError(f"{where}: the host {host} does not resolve (no such name in DNS)")
+    if cause is Cause.TLS_CERTIFICATE:
+        return ConfigError(f"{where}: {_certificate_advice(remote, exc)}")
+    if cause is Cause.NOT_TLS:
+        return ConfigError(
+            f"{where}: the server does not speak TLS there (OpenSSL: wrong version number): "
+            "is it an http:// URL?"
+        )
     return ConfigError(f"{where}: {_advice(remote, cause, status, said, doing)}")
 
 
@@ -194,11 +260,30 @@ def _advice(remote: Remote, cause: Cause, status: int | None, said: str, doing: 
     if cause is Cause.HOST_KEY:
         return (
             f"ssh does not know the server's host key ({said}): add it to ~/.ssh/known_hosts "
-            f"of the user running deploybot (ssh-keyscan {_host(remote.url)})"
+            f"of the user running deploybot ({_keyscan(remote.url)})"
         )
     return (  # Cause.SSH_LOGIN
         f"ssh could not log in ({said}): give the ssh key of the user running deploybot "
         f"access to the repository (a deploy key), or use an https:// URL with {token_key}"
+    )
+
+
+def _certificate_advice(remote: Remote, exc: BaseException) -> str:
+    """Why the server's TLS certificate was refused (OpenSSL's words: ``self-signed
+    certificate``, ``certificate has expired``, a host name mismatch), and what to do."""
+    why = next(
+        (
+            getattr(inner, "verify_message", None) or one_line(inner)
+            for inner in _chain(exc)
+            if _is_instance(inner, "ssl", "SSLCertVerificationError")
+        ),
+        "certificate verify failed",
+    )
+    return (
+        f"the TLS certificate of {_host(remote.url)} cannot be verified ({why}): give the "
+        "server a certificate from an authority this machine trusts, or add its authority "
+        "to the system's trust store (or a CA bundle holding it in the environment variable "
+        "SSL_CERT_FILE)"
     )
 
 
@@ -216,6 +301,16 @@ def _overrun(
         f"'{remote.key}' {url}: the server {overrun}, more than deploybot reads from one "
         "server: is it the git repository meant?"
     )
+
+
+def _keyscan(url: str) -> str:
+    """The ``ssh-keyscan`` command line printing the host keys of the ssh ``url``'s server
+    (with ``-p`` for a port other than 22: known_hosts keys them by host and port)."""
+    try:
+        port = urlsplit(url).port if "://" in url else None
+    except ValueError:
+        port = None
+    return f"ssh-keyscan {f'-p {port} ' if port not in (None, 22) else ''}{_host(url)}"
 
 
 def _host(url: str) -> str:

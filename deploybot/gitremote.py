@@ -36,12 +36,17 @@ class Remote:
 
     Attributes:
         url: the location as dulwich gets it (a resolved local path, or a URL).
-        key: the config key naming it, ``source.url`` or ``publish.url``: every
+        key: the config key that gives the URL, ``source.url`` or ``publish.url``
+            (``source.url`` for the publish side too when ``publish.url`` is unset): every
             ConfigError about the remote names it (or a key of its section).
         token_env: the environment variable holding an access token for an http(s) URL,
             sent as the password of HTTP basic auth (RFC 7617); None: no token.
         timeout: seconds one fetch or push may take in all.
         max_fetch_bytes: bytes the server may send during one fetch or push.
+        token_key: the key that gives ``token_env`` (or, without a token, the one to
+            set); None: ``token_env`` of ``section``.
+        section: the section whose ``timeout`` and ``max_fetch_bytes`` these are
+            (``source``, ``publish``); None: the section of ``key``.
     """
 
     url: str
@@ -49,11 +54,15 @@ class Remote:
     token_env: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
+    token_key: str | None = None
+    section: str | None = None
 
     def key_of(self, name: str) -> str:
         """The key ``name`` of this remote's section: ``key_of("timeout")`` ->
-        ``source.timeout``."""
-        return f"{self.key.partition('.')[0]}.{name}"
+        ``source.timeout``; ``key_of("token_env")`` is :attr:`token_key` when set."""
+        if name == "token_env" and self.token_key is not None:
+            return self.token_key
+        return f"{self.section or self.key.partition('.')[0]}.{name}"
 
     def credentials(self, environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
         """``(user, token)`` for HTTP basic auth, or None without ``token_env``. The user

@@ -340,6 +340,29 @@ def remote_head(remote: Remote | str, refname: str) -> str | None:
     return sha.decode("ascii") if sha else None
 
 
+def remote_branches(remote: Remote | str) -> list[str]:
+    """The names of the branches of the repository ``remote`` (its refs under
+    ``refs/heads/``, without that prefix), sorted; ``[]`` for a repository with no commits
+    yet. The ref advertisement only (``git ls-remote --heads``), within the remote's
+    ``timeout`` and caps; names that are not UTF-8 are decoded with replacement.
+
+    Raises:
+        FetchError, ConfigError, SourceError: as :func:`remote_head`.
+    """
+    remote = as_remote(remote, "source.url")
+    heads = Ref(b"refs/heads/")
+    with _session(remote) as (client, path, bounds):
+        try:
+            with _idle_timeout(remote.timeout):
+                refs = client.get_refs(path.encode("utf-8"), ref_prefix=[heads]).refs
+        except _TRANSPORT_ERRORS as exc:
+            raise gitfailure.failure(
+                remote, exc, bounds.overrun(), "read the refs of", FetchError
+            ) from exc
+    names = (name[len(heads) :] for name in refs or {} if name.startswith(heads))
+    return sorted(name.decode("utf-8", "replace") for name in names)
+
+
 def fetch_commit(remote: Remote, repo: Repo, commit: str) -> str | None:
     """Fetch the commit ``commit`` (40 hex) by its id from ``remote`` into ``repo``, with its
     history, whether or not a ref still holds it.

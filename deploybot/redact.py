@@ -10,7 +10,11 @@ secret, password, sig, signature, auth...): the names services use have no end (
 ``private_token``, S3's ``X-Amz-Signature``, Azure's ``sig``, Bitbucket's ``at``, plain
 ``t``), a git remote's query says nothing a reader of an error needs, and the names stay,
 so the reader still sees what was given. A scp-like ``user@host:path`` (no password)
-keeps its user: ``git@github.com`` is an account name, not a secret.
+keeps its user: ``git@github.com`` is an account name, not a secret; so does an
+``ssh://`` (``git+ssh://``, ``ssh+git://``) URL, whose password alone goes
+(``ssh://root:pw@host/`` -> ``ssh://root@host/``): ssh takes no token as the user. Any
+other scheme's userinfo goes whole: over http(s) the user name alone may be the token
+(``https://TOKEN@github.com/``).
 
 And secrets the code knows, such as a chat webhook URL's path (the path *is* the secret),
 a password, or the secret parts of the git remotes (:func:`register_url_credentials`, for
@@ -33,7 +37,9 @@ MIN_TOKEN = 8
 """Characters a query value or fragment needs to be registered as a secret by
 :func:`register_url_credentials` (tokens are longer; short ones would mask common words)."""
 
-_USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+_USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@")
+# The schemes whose user name is shown (ssh's; git's spellings, connect.c).
+_SSH_SCHEMES = frozenset({"ssh://", "git+ssh://", "ssh+git://"})
 _SCHEME_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # scp-like with a password: a colon, then an '@', both before any '/' of the address part
 # (git's rule: a colon before any slash makes it scp-like); the password may hold a '/'.
@@ -43,12 +49,13 @@ _SCP_PASSWORD_RE = re.compile(r"^[^/@:]*:[^@]*@")
 # search from every letter of a long run is quadratic (100 KB of letters took 35 s).
 _SCHEME_IN_TEXT = r"(?<![A-Za-z0-9+.-])[0-9+.-]*+[A-Za-z][A-Za-z0-9+.-]*+://"
 # A userinfo anywhere in a text: scheme://, then no '/', whitespace or quote before the '@'.
-_USERINFO_IN_TEXT_RE = re.compile(rf"({_SCHEME_IN_TEXT})[^/?#@\s'\"<>]*+@")
+_USERINFO_IN_TEXT_RE = re.compile(rf"({_SCHEME_IN_TEXT})([^/?#@\s'\"<>]*+)@")
 # A query or fragment of a scheme:// URL anywhere in a text (up to whitespace or a quote).
 _QUERY_IN_TEXT_RE = re.compile(rf"({_SCHEME_IN_TEXT}[^\s'\"<>?#]*+)([?#][^\s'\"<>]*)")
-# scp-like user:password@host in a text, starting a word.
+# scp-like user:password@host in a text, starting a word; not a scheme's "://" (an ssh
+# URL's user stays, scheme and all).
 _SCP_PASSWORD_IN_TEXT_RE = re.compile(
-    r"(?<![^\s'\"(<\[=,])[^\s/@:'\"<>]+:[^\s@'\"<>]*@(?=[^\s/@:'\"<>]+[:/])"
+    r"(?<![^\s'\"(<\[=,])[^\s/@:'\"<>]+:(?!//)[^\s@'\"<>]*@(?=[^\s/@:'\"<>]+[:/])"
 )
 # What may close a sentence right after a URL: kept out of the masked value.
 _TRAILING = ":;,.)!"
@@ -57,19 +64,30 @@ _lock = threading.Lock()
 
 
 def redact_url(url: str) -> str:
-    """Return ``url`` without its secrets (the module docstring): userinfo removed, every
-    query value and the fragment replaced by ``[...]``; scp-like ``user:password@``
-    removed. Anything else as it is.
+    """Return ``url`` without its secrets (the module docstring): userinfo removed (but an
+    ssh URL's user name), every query value and the fragment replaced by ``[...]``;
+    scp-like ``user:password@`` removed. Anything else as it is.
 
     ``https://bot:tok@git.example.org/site.git?access_token=t`` ->
     ``https://git.example.org/site.git?access_token=[...]``; ``deploy:tok@host:site.git``
-    -> ``host:site.git``. Local paths and scp-like ``user@host:path`` are unchanged.
+    -> ``host:site.git``; ``ssh://git:pw@host/x`` -> ``ssh://git@host/x``. Local paths,
+    scp-like ``user@host:path`` and ``ssh://user@host/...`` are unchanged.
     """
     if not _SCHEME_URL_RE.match(url):
         return _SCP_PASSWORD_RE.sub("", url)
-    url = _USERINFO_RE.sub(r"\1", url)
+    url = _USERINFO_RE.sub(_without_secret_userinfo, url)
     cut = min((i for i in (url.find("?"), url.find("#")) if i != -1), default=len(url))
     return url[:cut] + _mask_query_and_fragment(url[cut:])
+
+
+def _without_secret_userinfo(match: re.Match[str]) -> str:
+    """``scheme://`` and what of the userinfo may show: an ssh URL's user name (without
+    its password), nothing for any other scheme."""
+    scheme, userinfo = match.group(1), match.group(2)
+    user = userinfo.partition(":")[0]
+    if scheme.lower() in _SSH_SCHEMES and user:
+        return f"{scheme}{user}@"
+    return scheme
 
 
 def _mask_query_and_fragment(tail: str) -> str:
@@ -135,9 +153,10 @@ def register_url_credentials(url: str) -> None:
             register_secret(scp.group(0)[:-1].partition(":")[2])
         return
     parts = urlsplit(url)
+    ssh = url.lower().startswith(tuple(_SSH_SCHEMES))
     if parts.password:
         register_secret(parts.password)
-    elif parts.username and len(parts.username) > 20:
+    elif parts.username and len(parts.username) > 20 and not ssh:
         register_secret(parts.username)
     for parameter in [*parts.query.split("&"), f"={parts.fragment}"]:
         name, equals, value = parameter.partition("=")
@@ -149,7 +168,7 @@ def register_url_credentials(url: str) -> None:
 def redact_text(text: str) -> str:
     """Return ``text`` with every URL's secrets (see :func:`redact_url`) and every
     registered secret removed."""
-    text = _USERINFO_IN_TEXT_RE.sub(r"\1", text)
+    text = _USERINFO_IN_TEXT_RE.sub(_without_secret_userinfo, text)
     text = _QUERY_IN_TEXT_RE.sub(_mask_in_text, text)
     text = _SCP_PASSWORD_IN_TEXT_RE.sub("", text)
     with _lock:

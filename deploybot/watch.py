@@ -20,7 +20,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot import gitutil, pathrules
-from deploybot.errors import ConfigError, FetchError, SourceError
+from deploybot.errors import ConfigError, DeploybotError, FetchError, SourceError
 from deploybot.gitremote import Remote
 from deploybot.gittree import decode_path, read_tree
 from deploybot.gitutil import GitTree
@@ -68,7 +68,8 @@ def fetch_source(
         SourceError: the fetch failed because a tree of the branch cannot be parsed or has
             an empty name (git refuses to send it; see :func:`check_local_trees`), or a tree
             fetched cannot be, or the server says its repository is corrupt.
-        ConfigError: the remote has no such branch (names ``source.branch``), is not there,
+        ConfigError: the remote has no such branch (names ``source.branch``, and the
+            branches it has, or that it has none: a second look at its refs), is not there,
             wants credentials, or its host does not resolve, or the URL is a local path that
             holds no git repository (names ``source.url``): retrying would not help, so it
             is not a FetchError (:func:`deploybot.gitutil.fetch_refs`).
@@ -88,7 +89,10 @@ def fetch_source(
                 ) from exc
             raise
         if tip is None:
-            raise ConfigError(f"source.branch: no branch {branch!r} in {redact_url(location)}")
+            raise ConfigError(
+                f"'source.branch': no branch {branch!r} in {redact_url(location)}"
+                + _branches_there(remote)
+            )
         commit = _commit(repo, tip)
         tree_id = commit.tree.decode("ascii")
         changed = _changed_since(repo, since, tree_id)
@@ -100,6 +104,27 @@ def fetch_source(
         since=since,
         changed_paths=changed,
     )
+
+
+BRANCHES_SHOWN = 10
+"""Branches a missing ``source.branch``'s error names (then "and N more")."""
+_NAME_SHOWN = 100  # characters of one branch name shown
+
+
+def _branches_there(remote: Remote) -> str:
+    """What follows "no branch X in URL": the branches the remote has (the first
+    :data:`BRANCHES_SHOWN`, sorted), or that it has none; "" when they cannot be read
+    now (the error is the missing branch, not this second look)."""
+    try:
+        names = gitutil.remote_branches(remote)
+    except DeploybotError:
+        return ""
+    if not names:
+        return ": the repository has no commits yet (no branch at all)"
+    shown = [n if len(n) <= _NAME_SHOWN else n[: _NAME_SHOWN - 3] + "..." for n in names]
+    more = len(names) - BRANCHES_SHOWN
+    tail = f" and {more} more" if more > 0 else ""
+    return f" (its branches: {', '.join(shown[:BRANCHES_SHOWN])}{tail})"
 
 
 def check_local_trees(url: str, refname: str) -> None:

@@ -1,19 +1,26 @@
 """Git servers for tests of the remote side, all on 127.0.0.1: real smart HTTP (git's own
 ``git http-backend`` run as a CGI program, or dulwich.web), optionally behind HTTP basic
-auth (RFC 7617); a server answering every request with one HTTP status; and hostile ones:
-an endless ref advertisement (over HTTP or ``git://``). For servers that trickle, see
+auth (RFC 7617), or over https with a self-signed certificate; OpenSSH's sshd; a server
+answering every request with one HTTP status; and hostile ones: an endless ref
+advertisement (over HTTP or ``git://``), a server hanging up. For servers that trickle, see
 :func:`tests.servers.trickling_server`.
 """
 
 from __future__ import annotations
 
 import base64
+import os
+import pwd
 import shutil
 import socket
+import ssl
+import struct
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -22,6 +29,8 @@ import pytest
 from dulwich.repo import Repo
 from dulwich.server import BackendRepo, DictBackend
 from dulwich.web import make_wsgi_chain
+
+from tests.servers import free_port
 
 App = Callable[[dict[str, Any], Any], Iterable[bytes]]
 
@@ -52,13 +61,16 @@ class _Threads(WSGIServer):
 
 
 @contextmanager
-def wsgi_server(app: App) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1; yield ``http://127.0.0.1:PORT``; stop the server."""
+def wsgi_server(app: App, tls: ssl.SSLContext | None = None) -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1; yield ``http://127.0.0.1:PORT`` (``https://`` with a
+    server-side ``tls`` context); stop the server."""
     server = make_server("127.0.0.1", 0, app, server_class=_Threads, handler_class=_Quiet)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
         server.server_close()
@@ -226,3 +238,133 @@ def endless_advertisement(*, http: bool) -> Iterator[tuple[str, list[int]]]:
         stop.set()
         thread.join(timeout=10)
         server.close()
+
+
+def self_signed_cert(folder: Path) -> tuple[Path, ssl.SSLContext]:
+    """A self-signed certificate for 127.0.0.1 made with the openssl CLI in ``folder``: its
+    PEM file (a CA bundle of its own for clients) and a server context serving it. Skips
+    the test when openssl is missing."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl CLI is not installed")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return cert, context
+
+
+@contextmanager
+def hanging_up_server(*, reset: bool) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that reads what a client sends first, then hangs up:
+    with a TCP reset (RST, ``SO_LINGER`` 0) when ``reset``, else an orderly close (FIN)
+    without a word. Yields its port."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.settimeout(5)
+                    conn.recv(65536)
+                except OSError:
+                    pass
+                if reset:
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        server.close()
+
+
+@dataclass(frozen=True)
+class SshServer:
+    """An OpenSSH server on 127.0.0.1 (:func:`sshd_server`) and a client set up for it.
+
+    ``port``: where it listens; ``user``: the account to log in as (the one running the
+    tests); ``known_hosts``: the client's known_hosts file (empty at first); ``bin``: a
+    folder to put first on PATH, holding an ``ssh`` that runs OpenSSH's client with the
+    test's key and known_hosts only (``-F /dev/null``: no ssh_config of the machine),
+    in batch mode (as from cron: never a prompt)."""
+
+    port: int
+    user: str
+    known_hosts: Path
+    bin: Path
+
+
+@contextmanager
+def sshd_server(folder: Path) -> Iterator[SshServer]:
+    """OpenSSH's ``sshd`` on 127.0.0.1 with a fresh host key, taking the test's own key
+    (made here) for the user running the tests: a real ssh remote, ``git-upload-pack``
+    and ``git-receive-pack`` run by the login shell. Everything but the privilege
+    separation folder sshd wants (``/run/sshd``) is under ``folder``. Skips the test
+    when sshd, ssh, ssh-keygen or git is missing."""
+    sshd = shutil.which("sshd", path="/usr/sbin:/usr/bin:/sbin")
+    ssh, keygen = shutil.which("ssh") or "", shutil.which("ssh-keygen") or ""
+    if not (sshd and ssh and keygen and shutil.which("git")):
+        pytest.skip("OpenSSH (sshd, ssh, ssh-keygen) or git is not installed")
+    if os.geteuid() == 0 and not Path("/run/sshd").is_dir():
+        pytest.skip("sshd run as root needs its privilege separation folder /run/sshd")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("host_key", "client_key"):
+        subprocess.run([keygen, "-q", "-t", "ed25519", "-N", "", "-f", str(folder / name)],
+                       check=True, capture_output=True)  # fmt: skip
+    shutil.copy(folder / "client_key.pub", folder / "authorized_keys")
+    port = free_port()
+    config = folder / "sshd_config"
+    config.write_text(
+        f"ListenAddress 127.0.0.1\nPort {port}\nHostKey {folder / 'host_key'}\n"
+        f"PidFile none\nAuthorizedKeysFile {folder / 'authorized_keys'}\nStrictModes no\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        "PermitRootLogin prohibit-password\n"
+    )
+    known_hosts, bin_folder = folder / "known_hosts", folder / "bin"
+    known_hosts.write_text("")
+    bin_folder.mkdir(exist_ok=True)
+    wrapper = bin_folder / "ssh"
+    wrapper.write_text(
+        f"#!/bin/sh\nexec {ssh} -F /dev/null -o BatchMode=yes -o UserKnownHostsFile="
+        f'{known_hosts} -o GlobalKnownHostsFile=/dev/null -i {folder / "client_key"} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    log = (folder / "sshd.log").open("wb")
+    proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
+    try:
+        _wait_for_port(port, proc, "sshd")
+        yield SshServer(port, pwd.getpwuid(os.geteuid()).pw_name, known_hosts, bin_folder)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], name: str) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"{name} did not start") from None
+            time.sleep(0.05)

@@ -9,12 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dulwich.repo import Repo
 
 from deploybot.config import load_config
+from deploybot.config_checks import check_not_onto_source
 from deploybot.errors import EX_CONFIG, ConfigError
 from deploybot.redact import redact_text
 from tests.gitcli import run_git
 from tests.gitrepo import commit_snapshot
+from tests.smallsite import SmallSite
 
 
 def write(folder: Path, text: str, name: str = "deploybot.toml") -> Path:
@@ -192,13 +195,41 @@ def test_remote_keys_defaults_and_publish_inherits_the_source_token(tmp_path: Pa
     remote = cfg.publish.remote()
     assert (remote.url, remote.key, remote.token_env) == (
         cfg.source.url,
-        "publish.url",
+        "source.url",  # the key the file gives it with
         "SITE_TOKEN",
+    )
+    assert (remote.key_of("token_env"), remote.key_of("timeout")) == (
+        "source.token_env",
+        "publish.timeout",
     )
     other = _S + 'token_env = "SITE_TOKEN"\n[publish]\nurl = "https://h/pub.git"\ntimeout = 5\n'
     cfg = load_config(write(tmp_path, other))
     assert cfg.publish.token_env is None and cfg.publish.timeout == 5.0
     assert cfg.source.remote().key == "source.url"
+
+
+@pytest.mark.parametrize(
+    ("source", "publish", "expected"),
+    [
+        # publish.url unset: one repository, so a token given on one side serves both
+        (None, "T_PUB", (("T_PUB", "publish.token_env"), ("T_PUB", "publish.token_env"))),
+        ("T_SRC", None, (("T_SRC", "source.token_env"), ("T_SRC", "source.token_env"))),
+        ("T_SRC", "T_PUB", (("T_SRC", "source.token_env"), ("T_PUB", "publish.token_env"))),
+        (None, None, ((None, "source.token_env"), (None, "source.token_env"))),
+    ],
+)
+def test_with_publish_url_unset_either_token_serves_both_sides(
+    tmp_path: Path,
+    source: str | None,
+    publish: str | None,
+    expected: tuple[tuple[str | None, str], tuple[str | None, str]],
+) -> None:
+    text = _S + (f'token_env = "{source}"\n' if source else "") + "[publish]\n"
+    text += f'token_env = "{publish}"\n' if publish else ""
+    cfg = load_config(write(tmp_path, text))
+    sides = (cfg.source.remote(), cfg.publish.remote())
+    assert tuple((r.token_env, r.key_of("token_env")) for r in sides) == expected
+    assert [r.key for r in sides] == ["source.url", "source.url"]
 
 
 # --- serve and worker load sites with the same checks ----------------------------------------
@@ -222,3 +253,81 @@ def test_serve_and_worker_refuse_a_site_publishing_onto_its_source(tmp_path: Pat
     with pytest.raises(ConfigError, match=r"'source\.url' is a transport helper") as info:
         load_settings([daemon], {}, secrets=False)
     assert str(info.value).startswith(f"{helper}: ")
+
+
+# --- branch names, not refnames ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["source.branch", "publish.branch"])
+@pytest.mark.parametrize(
+    ("given", "name"),
+    [("refs/heads/gh-pages", "gh-pages"), ("refs/heads/main", "main"), ("refs/tags/v1", None)],
+)
+def test_a_refname_for_a_branch_is_refused(
+    tmp_path: Path, key: str, given: str, name: str | None
+) -> None:
+    """``refs/heads/gh-pages`` is a valid branch name to git (the branch
+    ``refs/heads/refs/heads/gh-pages``), where GitHub Pages never looks."""
+    section = key.partition(".")[0]
+    text = '[source]\nurl = "s"\n[publish]\n'.replace(
+        f"[{section}]\n", f'[{section}]\nbranch = "{given}"\n'
+    )
+    message = refused(write(tmp_path, text))
+    if name is not None:
+        assert message == (
+            f"{tmp_path / 'deploybot.toml'}: '{key}' must be a branch name, not a refname: "
+            f"give the branch name, {name}, not the refname {given}"
+        )
+    else:
+        assert f"'{key}' must be a branch name, not a refname" in message
+
+
+def test_a_refname_for_the_publish_branch_never_reaches_the_source_repository(
+    tmp_path: Path,
+) -> None:
+    """The trial: publish.url unset and ``branch = "refs/heads/main"`` published to
+    ``refs/heads/refs/heads/main`` of the source repository, exit 0."""
+    site = SmallSite(tmp_path)
+    site.write_config(publish_url=None)
+    site.config.write_text(
+        site.config.read_text().replace("[publish]\n", '[publish]\nbranch = "refs/heads/main"\n')
+    )
+    code, output = site.run()
+    assert code == EX_CONFIG, output
+    assert output == (
+        f"deploybot: error: {site.config}: 'publish.branch' must be a branch name, not a "
+        "refname: give the branch name, main, not the refname refs/heads/main\n"
+    )
+    with Repo(str(site.source)) as repo:
+        assert sorted(repo.refs.keys()) == [b"HEAD", b"refs/heads/main"]
+
+
+@pytest.mark.parametrize(
+    ("source", "publish"),
+    [("main", "refs/heads/main"), ("refs/heads/main", "main"), ("main", "/main"),
+     ("release//1", "release/1")],
+)  # fmt: skip
+def test_the_same_branch_is_seen_after_git_normalises_the_names(
+    tmp_path: Path, source: str, publish: str
+) -> None:
+    """The check compares what git would name (``check-ref-format --normalize``, and a
+    refname under refs/heads/ as its branch), whoever calls it."""
+    with pytest.raises(ConfigError, match="same repository"):
+        check_not_onto_source(("s.git", source), ("s.git", publish), False, tmp_path / "c.toml")
+
+
+@pytest.mark.parametrize(
+    ("source", "publish"),
+    [
+        ("https://github.com/o//site", "https://github.com/o/site"),
+        ("https://github.com//o/site.git", "https://github.com/o/site/"),
+        ("git@github.com:o//site.git", "https://github.com/o/site"),
+        ("ssh://git@git.example.org//srv//site.git", "git@git.example.org:/srv/site.git"),
+    ],
+)
+def test_repeated_slashes_name_the_same_repository(
+    tmp_path: Path, source: str, publish: str
+) -> None:
+    """Forges collapse repeated slashes of a path (``github.com/o//r`` is ``o/r``)."""
+    message = refused(write(tmp_path, onto(source, publish)))
+    assert "same repository" in message

@@ -113,6 +113,88 @@ def test_publish_url_unset_uses_the_source_token(
     assert head(site.source, "main") == site.first  # the source branch untouched
 
 
+def readme_block(heading: str) -> str:
+    """The first TOML block of the README section under ``## heading``."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.partition(f"\n## {heading}\n")[2]
+    return section.partition("```toml\n")[2].partition("```")[0]
+
+
+def test_the_readmes_github_pages_config_fetches_a_private_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trial: the README put token_env under [publish] only, so the source fetch of a
+    private repository got HTTP 401 (exit 78). As written there, with the URL pointing at
+    a server here that wants the token for every request, fetch and push included."""
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    site = SmallSite(tmp_path)
+    guarded = BasicAuth(http_backend_app(tmp_path), TOKEN_USER, TOKEN)
+    example = readme_block("GitHub Pages")
+    assert 'url = "https://github.com/you/site.git"' in example
+    with wsgi_server(guarded) as base:
+        site.config.write_text(
+            example.replace("https://github.com/you/site.git", f"{base}/source.git")
+            + '[state]\ndir = "state"\n'
+        )
+        code, output = site.run()
+    assert code == 0, output
+    assert head(site.source, "gh-pages") is not None
+    assert head(site.source, "main") == site.first
+    assert set(guarded.credentials()) == {(TOKEN_USER, TOKEN)}
+
+
+def test_publish_token_env_alone_serves_both_sides_of_one_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """publish.url unset: one repository, so the token given for it under [publish]
+    fetches the source too (it was used for the publish branch only: the source fetch
+    got HTTP 401)."""
+    monkeypatch.setenv("PAGES_TOKEN", TOKEN)
+    site = SmallSite(tmp_path)
+    guarded = BasicAuth(http_backend_app(tmp_path), TOKEN_USER, TOKEN)
+    with wsgi_server(guarded) as base:
+        site.write_config(source_url=f"{base}/source.git", publish_url=None)
+        with_tokens(site, publish="PAGES_TOKEN")
+        code, output = site.run()
+    assert code == 0, output
+    assert head(site.source, "asf-site") is not None
+    assert set(guarded.credentials()) == {(TOKEN_USER, TOKEN)}
+
+
+@pytest.mark.parametrize("given", ["wrong", "none", "unset"])
+def test_with_publish_url_unset_errors_name_the_keys_in_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """The trial: a refused token with publish.url unset named 'publish.url', a key not in
+    the file (the publish branch is fetched first)."""
+    if given == "wrong":
+        monkeypatch.setenv("SITE_TOKEN", "wrong-token-0123456789")
+    else:
+        monkeypatch.delenv("SITE_TOKEN", raising=False)
+    site = SmallSite(tmp_path)
+    guarded = BasicAuth(http_backend_app(tmp_path), TOKEN_USER, TOKEN)
+    with wsgi_server(guarded) as base:
+        url = f"{base}/source.git"
+        site.write_config(source_url=url, publish_url=None)
+        if given != "none":
+            with_tokens(site, source="SITE_TOKEN")
+        code, output = site.run()
+    assert code == EX_CONFIG
+    where = f"deploybot: error: {site.config}: 'source.url' {url}: "
+    assert (
+        output
+        == {
+            "wrong": f"{where}the server refused the token in SITE_TOKEN (HTTP 401): check the "
+            "token, and that it may read the repository\n",
+            "none": f"{where}the server wants credentials (HTTP 401): set source.token_env to the "
+            "name of an environment variable holding an access token (sent as HTTP basic auth), "
+            "or use an ssh:// URL with a key\n",
+            "unset": f"deploybot: error: {site.config}: 'source.token_env': environment variable "
+            "SITE_TOKEN is not set\n",
+        }[given]
+    )
+
+
 @pytest.mark.parametrize("side", ["source", "publish"])
 def test_an_unset_token_variable_is_a_config_error(tmp_path: Path, side: str) -> None:
     site = SmallSite(tmp_path)

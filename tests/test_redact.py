@@ -173,6 +173,16 @@ def test_a_token_in_a_query_or_fragment_is_never_printed(
         ("git@github.com:org/site.git", "git@github.com:org/site.git"),
         ("/srv/a:b@c/site.git", "/srv/a:b@c/site.git"),
         ("site.git", "site.git"),
+        # an ssh URL's user is an account name: only its password goes (the trial showed
+        # ssh://127.0.0.1:2222/... for root@); over http(s) the user alone may be a token
+        ("ssh://root@127.0.0.1:2222/srv/site.git", "ssh://root@127.0.0.1:2222/srv/site.git"),
+        ("ssh://root:QTOK3@h/x.git", "ssh://root@h/x.git"),
+        ("SSH://git@h/x.git", "SSH://git@h/x.git"),
+        ("git+ssh://git@h/x.git", "git+ssh://git@h/x.git"),
+        ("ssh+git://git:QTOK3@h/x.git", "ssh+git://git@h/x.git"),
+        ("ssh://:QTOK3@h/x.git", "ssh://h/x.git"),
+        ("http://QTOK3@h/x.git", "http://h/x.git"),
+        ("git://QTOK3@h/x.git", "git://h/x.git"),
     ],
 )
 def test_redact_url(url: str, shown: str) -> None:
@@ -192,6 +202,9 @@ def test_redact_url(url: str, shown: str) -> None:
         ("'https://h/x#QTOK3', 1", "'https://h/x#[...]', 1"),
         ("from git:QTOK3@127.0.0.1:x.git: no", "from 127.0.0.1:x.git: no"),
         ("ssh deploy:QTOK3@host:org/site.git", "ssh host:org/site.git"),
+        ("from ssh://root@h:2222/x.git: no", "from ssh://root@h:2222/x.git: no"),
+        ("from ssh://root:QTOK3@h:2222/x.git: no", "from ssh://root@h:2222/x.git: no"),
+        ("to https://QTOK3@h/x.git and ssh://git@h/y", "to https://h/x.git and ssh://git@h/y"),
         ("at 12:30 the mail to a@b.org: ok", "at 12:30 the mail to a@b.org: ok"),
         ('File "/x.py", line 5, in f: a?b=c', 'File "/x.py", line 5, in f: a?b=c'),
     ],
