@@ -387,9 +387,9 @@ def notify_cmd(
     For re-sending a lost email or checking the format against any history; --transport
     stdout prints the whole message, headers included. The outbox is not used. With a
     config, the email names the source commits the build was made from (its note, and the
-    source mirror under state.dir). Exit status: 0 sent; 1 not a repository; 2 no such
-    commit; 75 not delivered, or a git object the email needs is missing (the line names
-    it and the file that held it); 78 bad config.
+    source mirror under state.dir). Exit status: 0 sent; 1 not a repository, or a git
+    object the email needs is missing or cannot be read (the line names it, the file that
+    held it and the repository); 2 no such commit; 75 not delivered; 78 bad config.
     """
     from deploybot import mailcmd
 

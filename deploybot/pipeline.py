@@ -123,6 +123,7 @@ def run_once(
         GuardError: the publish guard stopped the build; nothing was pushed (exit 1).
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
+        DamagedRepositoryError: a git object cannot be read even after re-fetching (1).
     """
     started = time.time()
     with statedir.held(config, sweep=False) as paths, _config_errors_name(config):
@@ -193,14 +194,16 @@ def _run_healing(
     before_build: Callable[[str], None] | None,
     force: bool = False,
 ) -> RunResult:
-    """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
-    a file lost or deleted under it), delete that mirror and run once more, which fetches
+    """:func:`_run_locked`; when a mirror turns out to miss an object, or to hold one
+    it cannot read (a damaged mirror: a file lost, deleted or overwritten under it), delete
+    that mirror and run once more, which fetches
     it anew. Mirrors only cache the remotes, and a run redone from the start finds its
     place from the publish branch, so nothing is built, pushed or emailed twice.
 
     Raises:
         MissingObjectError: the object is missing from a remote repository, or still
             missing after the mirror was fetched anew.
+        DamagedRepositoryError: the object cannot be read there, even after a fresh fetch.
     """
     for attempt in (1, 2):
         try:
@@ -208,7 +211,7 @@ def _run_healing(
                 config, paths, full=full, now=now, retry_now=retry_now, older=older,
                 before_build=before_build, force=force,
             )  # fmt: skip
-        except KeyError as exc:
+        except gitutil.DAMAGE_ERRORS as exc:
             statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
     raise AssertionError("unreachable")
 

@@ -23,6 +23,7 @@ from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
 from deploybot.gittree import Entry, iter_changes
+from deploybot.gitutil import DAMAGE_ERRORS
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
 from deploybot.notify.damage import note_holder
 from deploybot.notify.diff import file_script
@@ -84,6 +85,8 @@ class BlobReader:
         Raises:
             KeyError: the blob is missing (dulwich's, with a note naming ``side``'s path:
                 :func:`.damage.note_holder`).
+            ObjectFormatException, ChecksumMismatch, zlib.error: the blob cannot be read
+                (:data:`deploybot.gitutil.UNREADABLE_OBJECT_ERRORS`, noted the same way).
         """
         if side is None:
             return b""
@@ -91,7 +94,7 @@ class BlobReader:
             return b"Subproject commit " + side.sha + b"\n"
         try:
             return self.load(side.sha)
-        except KeyError as exc:
+        except DAMAGE_ERRORS as exc:
             note_holder(exc, side.path)
             raise
 

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from dulwich.repo import Repo
 
+from deploybot.gitutil import DAMAGE_ERRORS
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
 from deploybot.notify.damage import note_holder
 from deploybot.notify.deadline import Deadline, DeadlineExceeded
@@ -150,7 +151,7 @@ def prefer_git(repo: Repo, changes: Sequence[FilePair] | None) -> bool:
             if side is not None and side.mode & 0o170000 != S_IFGITLINK:
                 try:
                     size += object_size(repo, side.sha.decode("ascii"))
-                except KeyError as exc:  # a missing blob: the caller reports it
+                except DAMAGE_ERRORS as exc:  # a missing or unreadable blob: the caller says so
                     note_holder(exc, side.path)
                     raise
     if size >= GIT_MIN_BYTES:

@@ -14,8 +14,8 @@ build commit was made from, and those commits in the source repository.
   history, or a first build of a long one, costs that much and no more.
 
 Nothing here raises for what the source section can do without: a record or a commit that
-is missing (a source mirror that lost one, a notes ref never fetched) leaves the section out
-or the walk shorter, and is logged.
+is missing or cannot be read (a source mirror that lost one, a notes ref never fetched)
+leaves the section out or the walk shorter, and is logged.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from dulwich.repo import Repo
 
 from deploybot import gitutil
 from deploybot.config import author_name
+from deploybot.gitutil import UNREADABLE_OBJECT_ERRORS
 from deploybot.notify.email import commit_subject
 from deploybot.notify.gitlog import abbrev_length, unique_abbrev
 from deploybot.notify.sources import MAX_LISTED, SourceCommit, SourceLog, SourceRepo
@@ -234,9 +235,13 @@ def _commit(repo: Repo, sha: str) -> Commit | None:
 
 
 def _object(repo: Repo, sha: bytes, kind: type[_T]) -> _T | None:
-    """The object ``sha`` if it is in ``repo`` and a ``kind``, else None."""
+    """The object ``sha`` if it is in ``repo``, readable, and a ``kind``, else None."""
     try:
         obj = repo.object_store[ObjectID(sha)]
     except KeyError:
+        return None
+    except UNREADABLE_OBJECT_ERRORS as exc:  # a damaged file: as good as missing here
+        log.info("git object %s in %s cannot be read (%s)", sha.decode("ascii", "replace"),
+                 repo.path, exc)  # fmt: skip
         return None
     return obj if isinstance(obj, kind) else None
