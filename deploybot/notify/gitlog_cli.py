@@ -7,7 +7,8 @@ the email is byte for byte the one the pure-Python path makes (the tests compare
 email's own rules (``dateSubstitute``, the long-line cut, the line budget) stay ours.
 
 git must print exactly what the pure-Python path assumes (git's defaults: no ``.mailmap``, no
-gitattributes, no notes, no ``diff.*``/``log.*``/``core.abbrev`` settings, stat width 80):
+gitattributes, no notes, no ``diff.*``/``log.*`` settings, stat width 80; the repository's
+own ``core.abbrev``, which both read alike):
 
 * the environment is git's defaults only: every ``GIT_*`` variable dropped (an external diff,
   ``GIT_DIFF_OPTS``, a notes ref, another object directory), no system or global config
@@ -66,9 +67,10 @@ _INDEX_LINE = re.compile(rb"^index ([0-9a-f]{4,40})(?:,[0-9a-f]+)*\.\.[0-9a-f]+"
 _LONGEST_INDEX_PREFIX = 4096  # an "index a,b,..,z..r" line of an octopus merge fits in it
 
 # Keys of a repository's config that cannot change ``git log -C --stat -p --cc`` output:
-# whole sections, and single ``core`` keys. Anything else (diff.*, log.*, format.*, color.*,
-# core.abbrev, core.quotePath, include.*, extensions.*, i18n.*, mailmap.*, notes.*, ...)
-# sends the email through the pure-Python path, which assumes git's defaults.
+# whole sections, and single ``core`` keys; and ``core.abbrev``, which the pure-Python path
+# reads as git does (:func:`.gitlog.configured_abbrev`). Anything else (diff.*, log.*,
+# format.*, color.*, core.quotePath, include.*, extensions.*, i18n.*, mailmap.*, notes.*,
+# ...) sends the email through the pure-Python path, which assumes git's defaults.
 _SAFE_SECTIONS = frozenset(
     {
         "branch",
@@ -92,6 +94,7 @@ _SAFE_SECTIONS = frozenset(
 )
 _SAFE_CORE_KEYS = frozenset(
     {
+        "abbrev",  # read by both paths alike
         "autocrlf",
         "bare",
         "compression",
@@ -251,8 +254,6 @@ def log_argv(git: str, folder: Path, commit: str, rename_limit: int) -> list[str
         "--no-replace-objects",
         "-c",
         "core.quotePath=true",
-        "-c",
-        "core.abbrev=auto",
         "-c",
         f"diff.renameLimit={rename_limit}",
         "-c",
