@@ -8,6 +8,7 @@ mirror; from ``\\ncommit `` on, the email stays ``git log -C --stat -p --cc -1``
 
 from __future__ import annotations
 
+import dataclasses
 import email
 import email.policy
 import mailbox
@@ -261,6 +262,15 @@ def test_source_lines_redact_and_cut() -> None:
     assert len(lines[2]) == 499 and lines[2].endswith(" [...]")
     empty = SourceLog("src", "main", "aaaaaaa", "bbbbbbb", False, (), 0)
     assert source_lines(empty)[1] == "no new source commits, bbbbbbb..aaaaaaa"
+    older = dataclasses.replace(empty, why="the source moved")
+    assert (
+        source_lines(older)[1] == "no new source commits, bbbbbbb..aaaaaaa; built: the source moved"
+    )
+    again = dataclasses.replace(empty, old="aaaaaaa", why="run-once --full")
+    assert (
+        source_lines(again)[1]
+        == "no new source commits since aaaaaaa; built again: run-once --full"
+    )
 
 
 UNREAD = b"title: Small\nurl: https://small.example.org\nexclude: [README.md]\n"

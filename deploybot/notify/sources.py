@@ -103,14 +103,14 @@ def source_lines(log: SourceLog, max_line_length: int = 0) -> list[str]:
     at_least = "" if log.complete else "at least "
     if log.old is not None and total:
         word = "commit" if total == 1 else "commits"
-        what = f"{at_least}{total} source {word}, {log.old}..{log.new}, newest first:"
-    elif log.old is not None:
-        again = log.old == log.new
-        what = f"no new source commits since {log.new}" if again else (
-            f"no new source commits, {log.old}..{log.new}"
-        )  # fmt: skip
-        if log.why:
-            what += f"; built again: {log.why}" if again else f"; built: {log.why}"
+        what = f"{at_least}{total} source {word}, {log.old}..{log.new}"
+        what += ", newest first:" if log.commits else ""
+    elif log.old == log.new:  # built again from the same source commit
+        what = f"no new source commits since {log.new}"
+        what += f"; built again: {log.why}" if log.why else ""
+    elif log.old is not None:  # the source went back to an older commit
+        what = f"no new source commits, {log.old}..{log.new}"
+        what += f"; built: {log.why}" if log.why else ""
     else:
         start = "first build" if log.first else "the previous build's source commit is not known"
         what = f"{start}, from {log.new}; the newest source commits:"
