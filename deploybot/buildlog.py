@@ -9,19 +9,12 @@ in ``--json``; :func:`describe` says in words why it was built.
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from deploybot import publish, statedir
+from deploybot import buildreason, publish, statedir
 from deploybot.config import Config
-
-_WHY = {
-    publish.Reason.FORCED: "run-once --full",
-    publish.Reason.FIRST: "the first build",
-    publish.Reason.NO_RECORD: "the publish head had no record",
-    publish.Reason.RENDER: "the render settings or the renderer changed",
-    publish.Reason.SOURCE: "the source moved",
-    publish.Reason.DUE: "a held-back post came due",
-}
 
 
 def read(config: Config, limit: int) -> list[publish.BuildRecord]:
@@ -42,27 +35,43 @@ def read(config: Config, limit: int) -> list[publish.BuildRecord]:
 
 def describe(build: publish.BuildRecord) -> str:
     """Why ``build`` was made, in words: ``incremental build: the source moved (3 source
-    paths changed)``, ``full build: the render settings or the renderer changed``, or
-    ``no record (not built by deploybot): "<subject>"``."""
+    paths changed)``, ``full build: render settings changed (feed_limit)``
+    (:func:`deploybot.buildreason.why_built`), or ``no record (not built by deploybot):
+    "<subject>"``; ``; source at <id> since: only paths the build does not read changed``
+    when the record names a later source commit than the one the tree was built from."""
     record = build.record
     if record is None:
         return f'no record (not built by deploybot): "{build.subject}"'
     kind = record.get(publish.BUILD_KIND)
     text = f"{kind} build" if kind else "build"
-    reason = _reason(record.get(publish.REASON))
-    why = None if reason is None else _WHY[reason]
+    why = buildreason.why_built(record)
     if why is not None:
         text += f": {why}"
     changed = _count(record.get(publish.CHANGED_SOURCES))
-    if changed is not None and reason is publish.Reason.SOURCE:
+    if changed is not None and buildreason.reason(record) is publish.Reason.SOURCE:
         text += f" ({changed} source path{'s' if changed != 1 else ''} changed)"
-    built_from = record.get(publish.BUILD_SOURCE)
-    if built_from:
-        text += f"; built from source {built_from[:12]}, only paths the build does not read "
-        text += "changed since"
+    if record.get(publish.BUILD_SOURCE) and build.source_commit:
+        text += f"; source at {build.source_commit[:12]} since: only paths the build does not "
+        text += "read changed"
     if record.get(publish.GUARD) == publish.GUARD_OVERRIDDEN:
         text += "; the publish guard was overridden (run-once --force)"
     return text
+
+
+def built_from(build: publish.BuildRecord) -> str | None:
+    """The source commit (40 hex) ``build``'s tree was built from
+    (:func:`deploybot.buildreason.built_from`), None when unknown."""
+    if build.record is None or build.source_commit is None:
+        return build.source_commit
+    return buildreason.built_from({**build.record, publish.SOURCE_COMMIT: build.source_commit})
+
+
+def display_zone(config: Config) -> tzinfo | None:
+    """The zone ``deploybot log`` shows every build's date in, so the lines compare at a
+    glance whatever zone each commit was made in: ``publish.timezone`` (the zone of the
+    build commits' ``{date}``), else ``render.timezone``, else None (the local time)."""
+    name = config.publish.timezone or config.render.timezone
+    return ZoneInfo(name) if name else None
 
 
 def entry(build: publish.BuildRecord) -> dict[str, Any]:
@@ -85,15 +94,6 @@ def entry(build: publish.BuildRecord) -> dict[str, Any]:
         "changed_sources": _count(fields.get(publish.CHANGED_SOURCES)),
         "record": None if record is None else dict(record),
     }
-
-
-def _reason(value: str | None) -> publish.Reason | None:
-    """The :class:`deploybot.publish.Reason` ``value`` names; None for none (an older
-    version's record) or one this version does not know."""
-    try:
-        return publish.Reason(value or "")
-    except ValueError:
-        return None
 
 
 def _count(value: str | None) -> int | None:

@@ -329,14 +329,17 @@ def build_cmd(
 def log_cmd(config_path: Path | None, limit: int, as_json: bool) -> None:
     """List what was published when, from which source commit, and why (full or
     incremental build, the source moved, render settings changed, a held-back post came
-    due, --full...), newest first: read from the publish branch and its build notes, so
+    due, --full...), newest first, every date in one zone (publish.timezone, else
+    render.timezone, else local time): read from the publish branch and its build notes, so
     builds by run-once, the daemon and a fleet show alike. Exit status: 75 the publish
     repository cannot be reached or a run holds the lock; 78 bad config.
     """
     from deploybot import buildlog, report
 
     config = _load(config_path)
-    report.print_log(buildlog.read(config, limit), config.publish.branch, as_json=as_json)
+    builds = buildlog.read(config, limit)
+    zone = buildlog.display_zone(config)
+    report.print_log(builds, config.publish.branch, as_json=as_json, zone=zone)
 
 
 @main.command("outbox")
@@ -387,9 +390,9 @@ def notify_cmd(
     For re-sending a lost email or checking the format against any history; --transport
     stdout prints the whole message, headers included. The outbox is not used. With a
     config, the email names the source commits the build was made from (its note, and the
-    source mirror under state.dir). Exit status: 0 sent; 1 not a repository; 2 no such
-    commit; 75 not delivered, or a git object the email needs is missing (the line names
-    it and the file that held it); 78 bad config.
+    source mirror under state.dir). Exit status: 0 sent; 1 not a repository, or a git
+    object the email needs is missing or cannot be read (the line names it, the file that
+    held it and the repository); 2 no such commit; 75 not delivered; 78 bad config.
     """
     from deploybot import mailcmd
 

@@ -99,6 +99,13 @@ class MissingObjectError(TemporaryError):
     the message names the object and the repository and says what to do."""
 
 
+class DamagedRepositoryError(DeploybotError):
+    """A git object is missing from, or unreadable in, a repository deploybot cannot fetch
+    anew (one the user named, or a mirror still damaged after a fresh fetch): waiting does
+    not mend it (exit 1). The message names the object, the file that held it when known,
+    the repository (absolute) and the ``git fsck`` to run."""
+
+
 class DiskFullError(TemporaryError):
     """A file could not be written: no space left on its device, or the quota is used up.
 

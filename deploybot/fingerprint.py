@@ -108,14 +108,70 @@ def output_settings(config: Config) -> dict[str, object]:
     return settings
 
 
-def render_fingerprint(config: Config) -> str:
-    """The render fingerprint (16 hex) of ``config``: :func:`renderer_digest` and
-    :func:`output_settings`. Two runs with the same fingerprint build the same source
-    commit at the same cut-off into the same tree. Raises ``OSError`` as
-    :func:`renderer_digest`."""
+def render_fingerprint(config: Config, renderer: str | None = None) -> str:
+    """The render fingerprint (16 hex) of ``config``: :func:`renderer_digest` (or
+    ``renderer``, that digest computed already) and :func:`output_settings`. Two runs with
+    the same fingerprint build the same source commit at the same cut-off into the same
+    tree. Raises ``OSError`` as :func:`renderer_digest`."""
     import hashlib
 
     digest = hashlib.blake2b(digest_size=8)
-    digest.update(renderer_digest().encode() + b"\0")
+    digest.update((renderer or renderer_digest()).encode() + b"\0")
     digest.update(repr(sorted(output_settings(config).items())).encode())
     return digest.hexdigest()
+
+
+RENDERER = "renderer"
+"""The name :func:`changed_settings` gives a change of the renderer itself."""
+
+
+def setting_digests(config: Config) -> str:
+    """Each :func:`output_settings` value's digest (8 hex), as one word for a build note:
+    ``publish.keep:1a2b3c4d,publish.nojekyll:...,render.feed_limit:...``, sorted by key.
+    Bounded (a few dozen keys of 8 hex each) and free of the values themselves, yet enough
+    for the next build to name which setting changed (:func:`changed_settings`)."""
+    import hashlib
+
+    return ",".join(
+        f"{key}:{hashlib.blake2b(repr(value).encode(), digest_size=4).hexdigest()}"
+        for key, value in sorted(output_settings(config).items())
+    )
+
+
+def changed_settings(
+    before: tuple[str | None, str | None], now: tuple[str, str]
+) -> tuple[str, ...] | None:
+    """What changed between two builds' ``(renderer digest, setting digests)`` (a note's,
+    either part None when it has none; this run's): the dotted keys whose digests differ
+    (:func:`setting_digests`), sorted, and :data:`RENDERER` last when the renderer's
+    differs. A key only one side has came with a new version, whose renderer differs: it
+    is not named. None when ``before`` has neither part (an older version's note)."""
+    if before[0] is None and before[1] is None:
+        return None
+    old, new = _digests(before[1] or ""), _digests(now[1])
+    names = [key for key in sorted(new) if key in old and old[key] != new[key]]
+    if before[0] != now[0]:
+        names.append(RENDERER)
+    return tuple(names)
+
+
+def _digests(text: str) -> dict[str, str]:
+    pairs = (item.partition(":") for item in text.split(",") if item)
+    return {key: value for key, _, value in pairs}
+
+
+def describe_changes(names: tuple[str, ...] | list[str]) -> str:
+    """``names`` (:func:`changed_settings`) in words: ``render settings changed
+    (feed_limit, theme) and publish settings changed (nojekyll)``, ``the renderer changed
+    (deploybot, its bundled theme or a library it renders with)``; an empty list is the
+    general ``the render settings or the renderer changed``."""
+    parts = []
+    for section in ("render", "publish"):
+        keys = [name.split(".", 1)[1] for name in names if name.startswith(section + ".")]
+        if keys:
+            parts.append(f"{section} settings changed ({', '.join(keys)})")
+    if RENDERER in names:
+        parts.append(
+            "the renderer changed (deploybot, its bundled theme or a library it renders with)"
+        )
+    return " and ".join(parts) or "the render settings or the renderer changed"

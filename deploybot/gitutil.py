@@ -10,11 +10,14 @@ sequence survives the round trip. Object ids are 40-hex ``str``.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -26,11 +29,17 @@ from dulwich.client import (
     SubprocessGitClient,
     get_transport_and_path,
 )
-from dulwich.errors import GitProtocolError, NotGitRepository, SendPackError
+from dulwich.errors import (
+    ChecksumMismatch,
+    FileFormatException,
+    GitProtocolError,
+    NotGitRepository,
+    SendPackError,
+)
 from dulwich.file import _GitFile
 from dulwich.index import commit_tree
 from dulwich.object_format import DEFAULT_OBJECT_FORMAT
-from dulwich.object_store import DiskObjectStore
+from dulwich.object_store import BaseObjectStore, DiskObjectStore
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.pack import UnpackedObject, pack_object_chunks, pack_objects_to_data
 from dulwich.refs import Ref
@@ -569,28 +578,111 @@ def _last_words(progress: bytes, limit: int = 300) -> str:
     return " / ".join(line for line in lines if line)[-limit:]
 
 
-def missing_object(exc: KeyError) -> tuple[str, Path | None] | None:
-    """Read dulwich's ``KeyError`` for an object missing from a repository on disk.
+UNREADABLE_OBJECT_ERRORS: tuple[type[BaseException], ...] = (
+    FileFormatException,
+    ChecksumMismatch,
+    zlib.error,
+)
+"""What dulwich raises reading an object file that is there but damaged: a header that is
+no object's (``ObjectFormatException``, ``EmptyFileException``), data that does not
+inflate (``zlib.error``), contents that do not hash to the id (``ChecksumMismatch``)."""
+
+DAMAGE_ERRORS: tuple[type[BaseException], ...] = (KeyError, *UNREADABLE_OBJECT_ERRORS)
+"""Every exception :func:`damaged_object` may read: a missing object, or an unreadable one."""
+
+_ID_LOCALS = ("hex_sha", "hexsha", "sha1", "sha", "name")  # dulwich's names for the id read
+
+
+@dataclass(frozen=True)
+class DamagedObject:
+    """A git object a repository on disk should hold and does not, or holds damaged.
+
+    Attributes:
+        sha: the object id (40 hex).
+        folder: the repository's folder (absolute), None when not known.
+        missing: True when the object is not there; False when it is there but cannot be
+            read (:data:`UNREADABLE_OBJECT_ERRORS`).
+    """
+
+    sha: str
+    folder: Path | None
+    missing: bool
+
+    def message(self, holder: str | None = None, fallback: Path | str | None = None) -> str:
+        """The one line saying so: ``git object <id> (<holder>) is missing from <folder>:
+        the repository is damaged (check it with: git -C <folder> fsck)``, or ``... in
+        <folder> cannot be read: ...``; ``(<holder>)`` (the file that held it) when given,
+        ``fallback`` (made absolute) when the folder is not known."""
+        where = self.folder or (_absolute(fallback) if fallback is not None else None)
+        what = f"git object {self.sha}" + (f" ({holder})" if holder else "")
+        place = where or "a git repository"
+        problem = f"is missing from {place}" if self.missing else f"in {place} cannot be read"
+        check = f"git -C {where} fsck" if where is not None else "git fsck"
+        return f"{what} {problem}: the repository is damaged (check it with: {check})"
+
+
+def damaged_object(exc: BaseException) -> DamagedObject | None:
+    """Read dulwich's exception for an object missing from a repository on disk (its
+    ``KeyError`` naming the id) or unreadable there (:data:`UNREADABLE_OBJECT_ERRORS`,
+    raised while an object store read the id).
 
     Returns:
-        ``(40-hex object id, the repository's folder)``, the folder being the innermost
-        repository or object store the traceback went through (None when there is none);
-        None when ``exc`` is not about a git object.
+        The :class:`DamagedObject`, its folder the innermost repository or object store the
+        traceback went through; None when ``exc`` is about no git object.
     """
-    key = exc.args[0] if exc.args else None
-    text = key.decode("ascii", "replace") if isinstance(key, bytes) else str(key)
-    if not is_object_id(text):
+    if isinstance(exc, KeyError):
+        key = exc.args[0] if exc.args else None
+        sha = key.decode("ascii", "replace") if isinstance(key, bytes) else str(key)
+        if not is_object_id(sha):
+            return None
+    elif isinstance(exc, UNREADABLE_OBJECT_ERRORS):
+        sha = ""
+    else:
         return None
     folder: Path | None = None
     traceback = exc.__traceback__
     while traceback is not None:
         owner = traceback.tb_frame.f_locals.get("self")
         if isinstance(owner, Repo):
-            folder = Path(owner.path)
+            folder = _absolute(owner.path)
         elif isinstance(owner, DiskObjectStore):
-            folder = Path(owner.path).parent  # the objects/ folder of a bare repository
+            folder = _absolute(Path(owner.path).parent)  # objects/ of a bare repository
+        if isinstance(owner, BaseObjectStore) and not isinstance(exc, KeyError):
+            sha = _object_id_in(traceback.tb_frame.f_locals) or sha  # the innermost read
         traceback = traceback.tb_next
-    return text, folder
+    if not sha:
+        return None
+    return DamagedObject(sha, folder, isinstance(exc, KeyError))
+
+
+def _object_id_in(names: Mapping[str, object]) -> str | None:
+    """The object id an object store's frame was reading (hex or binary), or None."""
+    for name in _ID_LOCALS:
+        value = names.get(name)
+        if isinstance(value, bytes) and len(value) == 20:
+            return value.hex()
+        text = value.decode("ascii", "replace") if isinstance(value, bytes) else value
+        if isinstance(text, str) and is_object_id(text):
+            return text
+    return None
+
+
+def _absolute(path: Path | str) -> Path:
+    """``path`` made absolute and normalised (``.`` and ``..`` resolved in the text, links
+    kept): the folder a user can copy from a message into ``git -C``."""
+    return Path(os.path.abspath(path))
+
+
+def missing_object(exc: KeyError) -> tuple[str, Path | None] | None:
+    """Read dulwich's ``KeyError`` for an object missing from a repository on disk.
+
+    Returns:
+        ``(40-hex object id, the repository's folder, absolute)``, the folder being the
+        innermost repository or object store the traceback went through (None when there
+        is none); None when ``exc`` is not about a git object (:func:`damaged_object`).
+    """
+    damage = damaged_object(exc)
+    return None if damage is None or not damage.missing else (damage.sha, damage.folder)
 
 
 def blob_ids(repo: Repo, files: Iterable[tuple[str, bytes]]) -> dict[str, str]:

@@ -123,6 +123,7 @@ def run_once(
         GuardError: the publish guard stopped the build; nothing was pushed (exit 1).
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
+        DamagedRepositoryError: a git object cannot be read even after re-fetching (1).
     """
     started = time.time()
     with statedir.held(config, sweep=False) as paths, _config_errors_name(config):
@@ -193,14 +194,16 @@ def _run_healing(
     before_build: Callable[[str], None] | None,
     force: bool = False,
 ) -> RunResult:
-    """:func:`_run_locked`; when a mirror turns out to miss an object (a damaged mirror:
-    a file lost or deleted under it), delete that mirror and run once more, which fetches
+    """:func:`_run_locked`; when a mirror turns out to miss an object, or to hold one
+    it cannot read (a damaged mirror: a file lost, deleted or overwritten under it), delete
+    that mirror and run once more, which fetches
     it anew. Mirrors only cache the remotes, and a run redone from the start finds its
     place from the publish branch, so nothing is built, pushed or emailed twice.
 
     Raises:
         MissingObjectError: the object is missing from a remote repository, or still
             missing after the mirror was fetched anew.
+        DamagedRepositoryError: the object cannot be read there, even after a fresh fetch.
     """
     for attempt in (1, 2):
         try:
@@ -208,7 +211,7 @@ def _run_healing(
                 config, paths, full=full, now=now, retry_now=retry_now, older=older,
                 before_build=before_build, force=force,
             )  # fmt: skip
-        except KeyError as exc:
+        except gitutil.DAMAGE_ERRORS as exc:
             statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
     raise AssertionError("unreachable")
 
@@ -252,8 +255,8 @@ def _run_locked(
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
-    render_fingerprint = fingerprint.render_fingerprint(config)
-    why = _why_build(head, snap, render_fingerprint, full, cutoff)
+    output = _Output.of(config, head)
+    why = _why_build(head, snap, output, full, cutoff)
     if why is None:
         waiting = head.next_future
         return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting)
@@ -266,7 +269,7 @@ def _run_locked(
         with snap.tree, render.open_cache(paths["cache"]) as cache:
             check(head)
             clock = (now, cutoff)
-            build = _Build(config, paths, snap, why, render_fingerprint, clock, check, force)
+            build = _Build(config, paths, snap, why, output, clock, check, force)
             done = _build_and_publish(build, head, cache)
             result = done.result
             timer.mark("render+publish")
@@ -339,7 +342,7 @@ def _build_and_publish(build: _Build, head: publish.PublishHead, cache: render.B
 
     config, paths, snap, why, clock = build.config, build.paths, build.snap, build.why, build.clock
     options = _render_options(config, snap, clock[1])
-    reason = _why_full(why, head, snap, cache)
+    reason = _why_full(why, head, snap, cache, build.output)
     if reason is None and head.commit is not None:
         try:
             unread = _unread(snap, why, head, clock[1], options, cache)
@@ -389,26 +392,55 @@ def _unread(
     return unread
 
 
+@dataclass(frozen=True)
+class _Output:
+    """What shapes this run's output besides the source (:mod:`deploybot.fingerprint`):
+    the render ``fingerprint``, the ``renderer`` digest, the ``settings`` digests, and what
+    of them changed since the publish head's build (``changed``; None when its note does
+    not tell)."""
+
+    fingerprint: str
+    renderer: str
+    settings: str
+    changed: tuple[str, ...] | None
+
+    @classmethod
+    def of(cls, config: Config, head: publish.PublishHead) -> _Output:
+        """This run's, against the publish ``head``'s record. Raises ``OSError`` as
+        :func:`deploybot.fingerprint.renderer_digest`."""
+        renderer = fingerprint.renderer_digest()
+        settings = fingerprint.setting_digests(config)
+        before = (
+            head.record.get(publish.RENDERER_DIGEST),
+            head.record.get(publish.OUTPUT_SETTINGS),
+        )
+        changed = fingerprint.changed_settings(before, (renderer, settings))
+        return cls(fingerprint.render_fingerprint(config, renderer), renderer, settings, changed)
+
+    def words(self) -> str:
+        """What changed, in words (:func:`deploybot.fingerprint.describe_changes`)."""
+        return fingerprint.describe_changes(self.changed or ())
+
+
 def _why_build(
     head: publish.PublishHead,
     snap: watch.SourceSnapshot,
-    render_fingerprint: str,
+    output: _Output,
     full: bool,
     cutoff: datetime,
 ) -> publish.Reason | None:
     """Why this run builds (:class:`deploybot.publish.Reason`, the first that applies), or
     None when the publish head is up to date: built from the source tip, with this run's
-    render fingerprint (:mod:`deploybot.fingerprint`), and no held-back post due at
-    ``cutoff``."""
+    render fingerprint (``output``: :mod:`deploybot.fingerprint`), and no held-back post
+    due at ``cutoff``."""
     if full:
         return publish.Reason.FORCED
     if head.commit is None:
         return publish.Reason.FIRST
     if head.source_commit is None:
         return publish.Reason.NO_RECORD
-    if head.record.get(publish.RENDER_FINGERPRINT) != render_fingerprint:
-        log.info("the render settings or the renderer changed since %s: building again",
-                 head.commit[:12])  # fmt: skip
+    if head.record.get(publish.RENDER_FINGERPRINT) != output.fingerprint:
+        log.info("%s since %s: building again", output.words(), head.commit[:12])
         return publish.Reason.RENDER
     if snap.commit != head.source_commit:
         return publish.Reason.SOURCE
@@ -422,6 +454,7 @@ def _why_full(
     head: publish.PublishHead,
     snap: watch.SourceSnapshot,
     cache: render.BuildCache,
+    output: _Output,
 ) -> str | None:
     """Why this run (building for ``why``) cannot build incrementally, or None when it can."""
     if why is publish.Reason.FORCED:
@@ -429,7 +462,7 @@ def _why_full(
     if head.commit is None:
         return "the publish branch does not exist yet"
     if why is publish.Reason.RENDER:
-        return "the render settings or the renderer changed"
+        return output.words()
     if snap.changed_paths is None:
         return "the publish head's source commit is unknown here"
     if cache.meta("publish_commit") != head.commit or cache.meta("source_commit") != (
@@ -442,7 +475,7 @@ def _why_full(
 @dataclass(frozen=True)
 class _Build:
     """What a run's publish needs besides the build itself: the run builds ``snap`` for
-    ``why``, with the render fingerprint ``render_fingerprint``, at ``clock`` (the wall
+    ``why``, with the render fingerprint and digests ``output``, at ``clock`` (the wall
     clock and this run's future cut-off); ``check`` is :func:`_not_backwards`'s;
     ``force``: past the publish guard."""
 
@@ -450,7 +483,7 @@ class _Build:
     paths: dict[str, Path]
     snap: watch.SourceSnapshot
     why: publish.Reason
-    render_fingerprint: str
+    output: _Output
     clock: tuple[Callable[[], datetime], datetime]
     check: Callable[[publish.PublishHead], None]
     force: bool = False
@@ -470,10 +503,14 @@ class _Build:
         kind = f"full ({report.reason})" if report.full else "incremental"
         log.info("%s build: %d producers rendered", kind, len(report.rendered))
         record = publish.future_record(cutoff, report.waiting) | {
-            publish.RENDER_FINGERPRINT: self.render_fingerprint,
+            publish.RENDER_FINGERPRINT: self.output.fingerprint,
             publish.REASON: self.why.value,
             publish.BUILD_KIND: "full" if report.full else "incremental",
+            publish.RENDERER_DIGEST: self.output.renderer,
+            publish.OUTPUT_SETTINGS: self.output.settings,
         }
+        if self.why is publish.Reason.RENDER and self.output.changed:
+            record[publish.CHANGED_SETTINGS] = ",".join(self.output.changed)
         if snap.changed_paths is not None:
             record[publish.CHANGED_SOURCES] = str(len(snap.changed_paths))
         return self._push(when, record, blobs, patch)

@@ -19,7 +19,9 @@ hex>\n``, then what else the caller records, one ``key value`` line each: the fu
 cut-off the build used (``future-cutoff``) and the date of the next post it held back
 (``next-future``), :func:`future_record`'s; the render fingerprint (``render-fingerprint``),
 why the run built (``reason``, a :class:`Reason`), ``build full|incremental`` and how many
-source paths changed (``changed-sources``), the pipeline's. Each record is a new notes commit
+source paths changed (``changed-sources``), the renderer's digest and each output
+setting's (``renderer-digest``, ``output-settings``) and, when those changed, which
+(``changed-settings``), the pipeline's. Each record is a new notes commit
 whose parent is the previous one, so ``git log -p refs/notes/deploybot`` is the full record
 and ``git notes --ref=deploybot show <build>`` reads any build's. Every note stays: only a
 rewrite of the publish branch by someone else leaves notes of commits no longer on it (git
@@ -78,11 +80,22 @@ GUARD = "guard"
 """Record key: :data:`GUARD_OVERRIDDEN` when ``run-once --force`` published a build the
 publish guard would have stopped (absent otherwise)."""
 GUARD_OVERRIDDEN = "overridden"
+RENDERER_DIGEST = "renderer-digest"
+"""Record key: the renderer's digest (:func:`deploybot.fingerprint.renderer_digest`)."""
+OUTPUT_SETTINGS = "output-settings"
+"""Record key: a digest of each setting that shapes the output
+(:func:`deploybot.fingerprint.setting_digests`), so the next build can name what changed."""
+CHANGED_SETTINGS = "changed-settings"
+"""Record key: with :data:`REASON` ``render-changed``, what changed since the build before
+(:func:`deploybot.fingerprint.changed_settings`: dotted keys and ``renderer``, comma
+separated); absent when that is not known (the build before has an older note)."""
 BUILD_SOURCE = "build-source"
 """Record key: the source commit the tree was built from, when it is not ``source-commit``:
 the source moved since, but only in paths the build does not read."""
 
-_RECORD_KEY = "source-commit"
+SOURCE_COMMIT = "source-commit"
+"""Record key: the source commit the build stands for (its first line)."""
+_RECORD_KEY = SOURCE_COMMIT
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -365,7 +378,7 @@ def _publish_head(repo: Repo, head: str | None, notes: str | None) -> PublishHea
     commit = repo[gitutil.oid(head)]
     when = commit.commit_time if isinstance(commit, Commit) else None
     text = _read_note(repo, notes, head)
-    fields = _note_fields(text or "")
+    fields = note_fields(text or "")
     source = fields.pop(_RECORD_KEY, None)
     source = source if gitutil.is_object_id(source or "") else None
     return PublishHead(head, source, when, fields, notes)
@@ -409,7 +422,7 @@ def history(mirror: Path, head: PublishHead, limit: int) -> list[BuildRecord]:
                 break
             zone = timezone(timedelta(seconds=commit.commit_timezone))
             note = _read_note(repo, head.notes, current)
-            fields = None if note is None else _note_fields(note)
+            fields = None if note is None else note_fields(note)
             source = None if fields is None else fields.pop(_RECORD_KEY, None)
             found.append(
                 BuildRecord(
@@ -684,12 +697,13 @@ def _read_note(repo: Repo, notes_commit: str | None, head: str) -> str | None:
 
 def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:
     """Return the source commit the note on ``head`` names, or ``None`` when there is none."""
-    value = _note_fields(_read_note(repo, notes_commit, head) or "").get(_RECORD_KEY, "")
+    value = note_fields(_read_note(repo, notes_commit, head) or "").get(_RECORD_KEY, "")
     return value if gitutil.is_object_id(value) else None
 
 
-def _note_fields(text: str) -> dict[str, str]:
-    """The ``key value`` lines of a record (the first of each key)."""
+def note_fields(text: str) -> dict[str, str]:
+    """The ``key value`` lines of a record's text (the first of each key), ``source-commit``
+    (:data:`SOURCE_COMMIT`) among them."""
     fields: dict[str, str] = {}
     for line in text.splitlines():
         key, _, value = line.strip().partition(" ")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,10 +64,14 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
         click.echo(f"timings: {parts}; total {result.elapsed:.3f} s")
 
 
-def print_log(builds: Sequence[Any], branch: str, *, as_json: bool = False) -> None:
+def print_log(
+    builds: Sequence[Any], branch: str, *, as_json: bool = False, zone: tzinfo | None = None
+) -> None:
     """Print ``deploybot log``: one line per commit of the publish branch, newest first
-    (``<commit 12>  <committer date>  source <12>  <why>``, :func:`deploybot.buildlog.describe`),
-    or, ``as_json``, a JSON list of :func:`deploybot.buildlog.entry`."""
+    (``<commit 12>  <committer date>  source <12>  <why>``, the source commit its tree was
+    built from, :func:`deploybot.buildlog.describe`), every date in ``zone`` (None: the
+    local time); or, ``as_json``, a JSON list of :func:`deploybot.buildlog.entry` (each
+    date with its own offset)."""
     from deploybot import buildlog
 
     if as_json:
@@ -75,8 +80,9 @@ def print_log(builds: Sequence[Any], branch: str, *, as_json: bool = False) -> N
     if not builds:
         click.echo(f"nothing published on {branch} yet")
     for build in builds:
-        when = build.committed.strftime("%Y-%m-%d %H:%M:%S %z")
-        source = f"  source {build.source_commit[:12]}" if build.source_commit else ""
+        when = build.committed.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %z")
+        built_from = buildlog.built_from(build)
+        source = f"  source {built_from[:12]}" if built_from else ""
         click.echo(f"{build.commit[:12]}  {when}{source}  {buildlog.describe(build)}")
 
 

@@ -21,7 +21,12 @@ from pathlib import Path
 from deploybot import checkpoint, gitutil, housekeeping, stale
 from deploybot.config import Config
 from deploybot.config_checks import check_writable_folder
-from deploybot.errors import LockHeldError, MissingObjectError, no_space_left
+from deploybot.errors import (
+    DamagedRepositoryError,
+    LockHeldError,
+    MissingObjectError,
+    no_space_left,
+)
 
 log = logging.getLogger(__name__)
 
@@ -107,26 +112,28 @@ def locked(path: Path, held_by: str = "another deploybot run holds the lock") ->
         os.close(fd)  # releases the flock
 
 
-def drop_damaged_mirror(exc: KeyError, paths: dict[str, Path], *, last_try: bool) -> None:
-    """Delete the mirror that ``exc`` (dulwich's missing-object ``KeyError``) came from, so
-    the next attempt fetches it anew: mirrors only cache the remotes.
+def drop_damaged_mirror(exc: BaseException, paths: dict[str, Path], *, last_try: bool) -> None:
+    """Delete the mirror that ``exc`` (dulwich's exception for a missing or unreadable
+    object, :func:`deploybot.gitutil.damaged_object`) came from, so the next attempt
+    fetches it anew: mirrors only cache the remotes.
 
     Raises:
-        KeyError: ``exc`` itself, when it is no missing object.
+        BaseException: ``exc`` itself, when it is about no git object.
         MissingObjectError: the object is missing from a repository that is no mirror of
-            ours (a remote), or ``last_try`` (still missing after a fresh fetch).
+            ours (a remote), or ``last_try`` (still missing after a fresh fetch; exit 75).
+        DamagedRepositoryError: the object cannot be read there (exit 1: a fresh fetch
+            brought the same damage, or it is no mirror of ours).
     """
-    missing = gitutil.missing_object(exc)
-    if missing is None:
+    damage = gitutil.damaged_object(exc)
+    if damage is None:
         raise exc
-    sha, folder = missing
-    if folder is None or folder not in (paths["source"], paths["publish"]) or last_try:
-        where = folder or "a git repository"
-        raise MissingObjectError(
-            f"git object {sha} is missing from {where}: the repository is damaged "
-            f"(check it with: git -C {where} fsck)"
-        ) from exc
-    log.warning("%s is missing object %s: fetching it again", folder, sha)
+    folder = damage.folder
+    mirrors = {Path(os.path.abspath(paths[name])) for name in ("source", "publish")}
+    if folder is None or folder not in mirrors or last_try:
+        error = MissingObjectError if damage.missing else DamagedRepositoryError
+        raise error(damage.message()) from exc
+    problem = "is missing object" if damage.missing else "cannot read object"
+    log.warning("%s %s %s: fetching it again", folder, problem, damage.sha)
     shutil.rmtree(folder)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def test_log_lists_every_build_with_its_source_and_why(site: SmallSite) -> None:
     expected = [
         (builds[3], "full build: run-once --full"),
         ((by_hand, ""), 'no record (not built by deploybot): "By hand"'),
-        (builds[2], "full build: the render settings or the renderer changed"),
+        (builds[2], "full build: render settings changed (feed_limit)"),
         (builds[1], "incremental build: the source moved (1 source path changed)"),
         (builds[0], "full build: the first build"),
     ]
@@ -119,3 +120,74 @@ def test_log_shows_builds_from_another_state_folder(site: SmallSite, tmp_path: P
 def test_log_of_a_branch_not_published_yet(site: SmallSite) -> None:
     assert log(site.config) == (0, "nothing published on asf-site yet\n")
     assert log(site.config, "--json") == (0, "[]\n")
+
+
+def set_publish(site: SmallSite, line: str) -> None:
+    """Add ``line`` to the config's ``[publish]`` table."""
+    site.config.write_text(site.config.read_text().replace("[publish]\n", f"[publish]\n{line}\n"))
+
+
+def test_log_shows_the_source_commit_the_tree_was_built_from(site: SmallSite) -> None:
+    """Pushes touching only paths the build does not read move the first build's note on
+    (its ``source-commit``); the log shows the commit its tree was built from, and says the
+    source moved on since."""
+    config = b"title: Small\nurl: https://small.example.org\nexclude: [README.md]\n"
+    built = commit_files(site.source, {"_config.yml": config}, "Exclude README")
+    assert site.run()[0] == 0
+    later = ""
+    for files in ({"README.md": b"r\n"}, {"_drafts/x.md": b"x\n"}, {"Gemfile": b"g\n"}):
+        later = commit_files(site.source, files, "Touch")
+        assert site.run()[1].startswith("nothing to publish: ")
+    site.write_config(extra="[render]\nfeed_limit = 1\n")
+    assert site.run()[1].startswith("published ")
+    code, out = log(site.config)
+    assert code == 0, out
+    rebuilt, first = (line.split("  ", 2)[2] for line in out.splitlines())
+    assert rebuilt == f"source {later[:12]}  full build: render settings changed (feed_limit)"
+    assert first == (
+        f"source {built[:12]}  full build: the first build; source at {later[:12]} since: "
+        "only paths the build does not read changed"
+    )
+
+
+def test_a_publish_setting_is_named_as_what_changed(site: SmallSite) -> None:
+    assert site.run()[0] == 0
+    set_publish(site, "nojekyll = true")
+    assert site.run()[1].startswith("published ")
+    code, out = log(site.config, "-n", "1")
+    assert code == 0 and out.rstrip().endswith(
+        "  full build: publish settings changed (nojekyll)"
+    ), out
+    note = git(site.publish, "notes", "--ref=deploybot", "show", "asf-site")
+    assert "\nchanged-settings publish.nojekyll\n" in note, note
+
+
+def dates(out: str) -> list[str]:
+    return [line.split("  ")[1] for line in out.splitlines()]
+
+
+def test_log_prints_every_date_in_one_zone(
+    site: SmallSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Builds dated in Tokyo and in London (publish.timezone changed in between) are listed
+    in one zone: publish.timezone's, else render.timezone's, else the local time; --json
+    keeps each commit's own offset."""
+    set_publish(site, 'timezone = "Asia/Tokyo"')
+    assert site.run()[0] == 0
+    site.write_config()
+    set_publish(site, 'timezone = "Europe/London"')
+    commit_files(site.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nX\n"})
+    assert site.run()[0] == 0
+    entries = json.loads(log(site.config, "--json")[1])
+    assert [e["date"][-6:] for e in entries] == ["+00:00", "+09:00"]
+    assert {d[-5:] for d in dates(log(site.config)[1])} == {"+0000"}
+    site.write_config(extra='[render]\ntimezone = "Asia/Kolkata"\n')
+    assert {d[-5:] for d in dates(log(site.config)[1])} == {"+0530"}
+    site.write_config()
+    monkeypatch.setenv("TZ", "America/Sao_Paulo")  # -0300 all year since 2019
+    time.tzset()
+    try:
+        assert {d[-5:] for d in dates(log(site.config)[1])} == {"-0300"}
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -15,11 +15,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from deploybot.cli import main
 from deploybot.config import NotifyConfig
 from deploybot.notify import build_email, gitlog_cli
 from deploybot.notify.summary import brief_summary
-from tests.test_notify_gitlog import git
+from tests.smallsite import SmallSite
+from tests.test_notify_gitlog import LOG_ARGS, git
 
 NOTIFY = NotifyConfig(
     transport="stdout",
@@ -145,3 +148,71 @@ def test_an_ambiguous_commit_id_is_made_longer(
     lines = intro(email_for(repo, commit))
     assert lines[-3:-1] == [f"     new {short} {subject}", f"{short} is described below"]
     assert brief_summary(repo, [commit]) == [(short, subject)]
+
+
+def log_part(message: bytes) -> str:
+    """The email's ``git log`` text: from ``commit <id>`` on."""
+    body = message.decode().split("\n\n", 1)[1]
+    return body[body.index("\ncommit ") + 1 :]
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A few objects; the tip changes the content of a file (an ``index`` line) and adds one
+    (``index 0000000..``)."""
+    repo = tmp_path_factory.mktemp("abbrev") / "small.git"
+    git(repo.parent, "init", "-q", "--bare", str(repo))
+    git(repo, "fast-import", "--quiet", stdin=blobs_stream(3, REF.encode()))
+    return repo
+
+
+@pytest.mark.parametrize("setting", ["12", "4", "40", "no", "false", "Off", "auto", "AUTO"])
+def test_core_abbrev_is_honoured_as_git_honours_it(small: Path, engine: str, setting: str) -> None:
+    """``git config core.abbrev N`` (a number from 4 to 40, ``no``/``false``/``off`` for
+    full ids, ``auto``, any case): the email's short ids and its log text are git's."""
+    git(small, "config", "core.abbrev", setting)
+    try:
+        short, blob = short_of(small, "asf-site"), short_of(small, "asf-site~1:f/00001")
+        message = email_for(small, "asf-site")
+        text = git(small, *LOG_ARGS, "asf-site").decode()
+        assert gitlog_cli.config_allows_git(small)  # the git engine runs git, no fallback
+    finally:
+        git(small, "config", "--unset", "core.abbrev")
+    want = {"12": 12, "4": 4, "auto": 7, "AUTO": 7}.get(setting, 40)
+    assert len(short) == want
+    assert intro(message)[-3:-1] == [f"     new {short:<8} Build", f"{short} is described below"]
+    assert len(blob) == want and f"\nindex {blob}.." in text
+    assert log_part(message) == text.replace("\nDate:   ", "\nAuthorDate: ", 1) + "\n"
+
+
+REVS = ("asf-site", "asf-site~1")
+
+
+@pytest.mark.parametrize("setting", ["3", "41", "yes", "twelve"])
+def test_a_core_abbrev_git_refuses_is_read_as_auto(small: Path, engine: str, setting: str) -> None:
+    """git itself stops on such a value; the email is still made, with the automatic length."""
+    commit, parent = (git(small, "rev-parse", rev).decode().strip() for rev in REVS)
+    git(small, "config", "core.abbrev", setting)
+    try:
+        message = build_email(small, REF, parent, commit, NOTIFY, now=NOW, host="bot.example.org")
+    finally:
+        git(small, "config", "--unset", "core.abbrev")
+    text = git(small, *LOG_ARGS, "asf-site").decode()
+    assert log_part(message) == text.replace("\nDate:   ", "\nAuthorDate: ", 1) + "\n"
+    assert intro(message)[-2] == f"{short_of(small, 'asf-site')} is described below"
+
+
+def test_the_source_section_honours_core_abbrev(tmp_path: Path) -> None:
+    """The source mirror's ``core.abbrev`` gives the source section's short ids."""
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    mirror = site.state / "source.git"
+    git(mirror, "config", "core.abbrev", "12")
+    args = ["notify", "--commit", "asf-site", "--transport", "stdout", "--config", str(site.config)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    short = short_of(mirror, site.first)
+    assert len(short) == 12
+    lines = result.stdout_bytes.decode().split("\n")
+    assert f"first build, from {short}; the newest source commits:" in lines
+    assert f"    {short} Import (Site Author)" in lines

@@ -8,6 +8,7 @@ mirror; from ``\\ncommit `` on, the email stays ``git log -C --stat -p --cc -1``
 
 from __future__ import annotations
 
+import dataclasses
 import email
 import email.policy
 import mailbox
@@ -261,3 +262,95 @@ def test_source_lines_redact_and_cut() -> None:
     assert len(lines[2]) == 499 and lines[2].endswith(" [...]")
     empty = SourceLog("src", "main", "aaaaaaa", "bbbbbbb", False, (), 0)
     assert source_lines(empty)[1] == "no new source commits, bbbbbbb..aaaaaaa"
+    older = dataclasses.replace(empty, why="the source moved")
+    assert (
+        source_lines(older)[1] == "no new source commits, bbbbbbb..aaaaaaa; built: the source moved"
+    )
+    again = dataclasses.replace(empty, old="aaaaaaa", why="run-once --full")
+    assert (
+        source_lines(again)[1]
+        == "no new source commits since aaaaaaa; built again: run-once --full"
+    )
+
+
+UNREAD = b"title: Small\nurl: https://small.example.org\nexclude: [README.md]\n"
+
+
+def unread_pushes(site: SmallSite) -> tuple[str, list[str]]:
+    """A first build, then three source commits touching only paths the build does not
+    read (each run publishes only the record): (the source commit built, the three)."""
+    built = commit_files(site.source, {"_config.yml": UNREAD}, "Exclude README", when=WHEN)
+    assert site.run()[0] == 0
+    unread = []
+    for n, files in enumerate(
+        ({"README.md": b"r\n"}, {"_drafts/x.md": b"x\n"}, {"Gemfile": b"g\n"})
+    ):
+        unread.append(
+            commit_files(site.source, files, f"Touch {next(iter(files))}", when=WHEN + 1 + n)
+        )
+        code, out = site.run()
+        assert code == 0 and out.startswith("nothing to publish: "), out
+    return built, unread
+
+
+def test_a_rebuild_after_unread_pushes_names_every_commit_since_the_build(tmp_path: Path) -> None:
+    """The commits between the previous build's tree and this one are all in the source it
+    is built from: ``git log <build-source>..<source>``, not the empty ``<source>..<source>``
+    of the note the unread pushes rewrote."""
+    site = SmallSite(tmp_path)
+    built, unread = unread_pushes(site)
+    first = site.head()
+    site.write_config(extra="[render]\nfeed_limit = 1\n")
+    code, out = site.run()
+    assert code == 0 and out.startswith("published "), out
+    mirror = site.state / "source.git"
+    short = {sha: git(mirror, "rev-parse", "--short", sha).strip() for sha in [built, *unread]}
+    assert section(bodies(site)[1]) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"3 source commits, {short[built]}..{short[unread[-1]]}, newest first:",
+        *oracle(site, f"{built}..{unread[-1]}", 20),
+    ]
+    # The first build's email, made again: from the commit its tree was built from.
+    args = [
+        "notify",
+        "--commit",
+        first or "",
+        "--transport",
+        "stdout",
+        "--config",
+        str(site.config),
+    ]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    resent = result.stdout_bytes.decode("utf-8").split("\n\n", 1)[1]
+    assert section(resent) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"first build, from {short[built]}; the newest source commits:",
+        *oracle(site, built, 20),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ("feed_limit", "render settings changed (feed_limit)"),
+        ("nojekyll", "publish settings changed (nojekyll)"),
+    ],
+)
+def test_a_build_of_no_new_source_commit_says_why_it_was_built(
+    tmp_path: Path, change: str, why: str
+) -> None:
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    if change == "nojekyll":
+        text = site.config.read_text()
+        site.config.write_text(text.replace("[publish]\n", "[publish]\nnojekyll = true\n"))
+    else:
+        site.write_config(extra="[render]\nfeed_limit = 1\n")
+    code, out = site.run()
+    assert code == 0 and out.startswith("published "), out
+    short = git(site.state / "source.git", "rev-parse", "--short", site.first).strip()
+    assert section(bodies(site)[1]) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"no new source commits since {short}; built again: {why}",
+    ]

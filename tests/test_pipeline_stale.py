@@ -4,6 +4,7 @@ only when the output changed (:mod:`deploybot.fingerprint`)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from deploybot import fingerprint, noop, pipeline
 from deploybot.config import load_config
+from tests.gitcli import run_git
 from tests.gitrepo import read_branch
 from tests.smallsite import SmallSite
 
@@ -104,6 +106,26 @@ def test_an_edited_bundled_theme_builds_again(
     assert again.status == pipeline.PUBLISHED and not shortcut(again)
     assert b"EDITED" in read_branch(site.publish, "asf-site")["2023/01/02/one.html"]
     assert run(site).status == pipeline.UP_TO_DATE
+    assert "\nchanged-settings renderer\n" in note(site)  # the renderer itself, no setting
+
+
+def note(site: SmallSite) -> str:
+    args = ("notes", "--ref=deploybot", "show", "asf-site")
+    return run_git(site.publish, *args, name="A", email="a@example.org")
+
+
+def test_the_note_names_each_setting_that_changed(site: SmallSite) -> None:
+    """Only digests of the settings are recorded (bounded, and no value itself), enough to
+    name which changed."""
+    run(site)
+    assert "\nchanged-settings " not in note(site)
+    settings = next(line for line in note(site).splitlines() if line.startswith("output-settings"))
+    assert "render.feed_limit:" in settings and "render.jobs" not in settings
+    assert re.fullmatch(r"output-settings ([a-z_.]+:[0-9a-f]{8},)+[a-z_.]+:[0-9a-f]{8}", settings)
+    site.write_config(extra='[render]\nfeed_limit = 1\ntimezone = "America/Los_Angeles"\n')
+    assert run(site).status == pipeline.PUBLISHED
+    assert "\nchanged-settings render.feed_limit,render.timezone\n" in note(site)
+    assert "\nreason render-changed\n" in note(site)
 
 
 def test_the_stamp_names_the_renderer(site: SmallSite) -> None:

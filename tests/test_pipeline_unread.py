@@ -80,9 +80,9 @@ def test_a_change_the_build_does_not_read_publishes_nothing(
     assert f"\nbuild-source {first.source_commit}\n" in note(site)
     assert updated(site) == iso(T1)  # the published feeds: the built commit's date
     logged = CliRunner().invoke(main, ["log", "--config", str(site.config), "-n", "1"])
+    assert f"  source {(first.source_commit or '')[:12]}  full build: " in logged.output
     assert logged.output.rstrip().endswith(
-        f"; built from source {first.source_commit[:12]}, only paths the build does not read "
-        "changed since"
+        f"; source at {moved[:12]} since: only paths the build does not read changed"
     )
     again = run(site)
     assert (again.status, again.build_commit) == (pipeline.UP_TO_DATE, first.build_commit)

@@ -5,7 +5,8 @@ git's ``log-tree.c`` (``show_log``, ``log_tree_diff_flush``), ``pretty.c`` (medi
 ``pp_header``, ``pp_remainder``) and ``diff.c``; the diff itself is :mod:`.diff`, the
 stat :mod:`.diffstat`, renames :mod:`.diff_renames`; a merge gets the first-parent stat and
 the dense combined diff (:mod:`.gitlog_merge`, :mod:`.combined`). Assumes git's defaults: no
-``.mailmap``, no gitattributes, no ``diff.*``/``core.abbrev`` config, stat width 80.
+``.mailmap``, no gitattributes, no ``diff.*`` config, stat width 80; the repository's own
+``core.abbrev`` is honoured (:func:`configured_abbrev`).
 
 :func:`format_commit_log_bytes` returns git's exact bytes; :func:`format_commit_log`
 returns them decoded as UTF-8 with ``errors="replace"``, as git-multimail decodes them.
@@ -13,6 +14,7 @@ returns them decoded as UTF-8 with ``errors="replace"``, as git-multimail decode
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -23,6 +25,7 @@ from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
 from deploybot.gittree import Entry, iter_changes
+from deploybot.gitutil import DAMAGE_ERRORS
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
 from deploybot.notify.damage import note_holder
 from deploybot.notify.diff import file_script
@@ -37,9 +40,13 @@ from deploybot.notify.diff_renames import RENAME_LIMIT, FilePair, Side, detect_c
 from deploybot.notify.diffstat import StatEntry, format_diffstat, str_width
 from deploybot.notify.gitlog_merge import combined_diff, first_parent_stat
 
+log = logging.getLogger(__name__)
+
 S_IFDIR = 0o040000
 S_IFGITLINK = 0o160000
 MIN_ABBREV = 7
+MIN_CONFIGURED_ABBREV = 4  # git's minimum_abbrev
+HEX_LENGTH = 40
 TAB_WIDTH = 8  # git log's default --expand-tabs for the medium format
 _GIT_SPACE = b" \t\n\r"
 UNLIMITED = 1 << 62
@@ -84,6 +91,8 @@ class BlobReader:
         Raises:
             KeyError: the blob is missing (dulwich's, with a note naming ``side``'s path:
                 :func:`.damage.note_holder`).
+            ObjectFormatException, ChecksumMismatch, zlib.error: the blob cannot be read
+                (:data:`deploybot.gitutil.UNREADABLE_OBJECT_ERRORS`, noted the same way).
         """
         if side is None:
             return b""
@@ -91,7 +100,7 @@ class BlobReader:
             return b"Subproject commit " + side.sha + b"\n"
         try:
             return self.load(side.sha)
-        except KeyError as exc:
+        except DAMAGE_ERRORS as exc:
             note_holder(exc, side.path)
             raise
 
@@ -120,15 +129,51 @@ def unique_abbrev(repo: Repo, sha: bytes, length: int) -> bytes:
 
 
 def abbrev_length(repo: Repo) -> int:
-    """git's automatic abbreviation length (``find_unique_abbrev_r`` with ``core.abbrev`` auto).
+    """git's abbreviation length for ``repo`` (``find_unique_abbrev_r``): its
+    ``core.abbrev`` (:func:`configured_abbrev`), else the automatic length.
 
-    From the number of *packed* objects (``repo_approximate_object_count``), alternates
-    included: ``max(7, ceil((bit_length(count) + 1) / 2))``, i.e. 7 below 2**14 objects.
+    The automatic length comes from the number of *packed* objects
+    (``repo_approximate_object_count``), alternates included: ``max(7,
+    ceil((bit_length(count) + 1) / 2))``, i.e. 7 below 2**14 objects.
     """
+    configured = configured_abbrev(repo)
+    if configured is not None:
+        return configured
     stores = [repo.object_store, *getattr(repo.object_store, "alternates", [])]
     count = sum(len(pack.index) for store in stores for pack in getattr(store, "packs", []))
     bits = max(count.bit_length(), 1)
     return max(MIN_ABBREV, (bits + 1) // 2)
+
+
+def configured_abbrev(repo: Repo) -> int | None:
+    """The length ``core.abbrev`` in ``repo``'s own config file sets, read as git's
+    ``config.c`` reads it: ``auto`` (any case) is None (the automatic length); ``no``,
+    ``false``, ``off`` or empty is 40 (full ids); a number from 4 (git's
+    ``minimum_abbrev``) to 40 is itself. None as well without the key, or for a value git
+    refuses (it then stops; the email is made with the automatic length, and logged).
+
+    Only the repository's own config is read: git's system and global config are not,
+    as the git path (:mod:`.gitlog_cli`) runs without them (an email is the same on any
+    machine). The last ``core.abbrev`` wins, as in git.
+    """
+    try:
+        raw = repo.get_config().get((b"core",), b"abbrev")
+    except KeyError:
+        return None
+    value = raw.decode("utf-8", "replace").strip().lower()
+    if value == "auto":
+        return None
+    if value in ("no", "false", "off", ""):
+        return HEX_LENGTH
+    try:
+        length = int(value)
+    except ValueError:
+        length = 0
+    if MIN_CONFIGURED_ABBREV <= length <= HEX_LENGTH:
+        return length
+    log.warning("%s: core.abbrev = %r is no length git takes: using the automatic length",
+                repo.path, value)  # fmt: skip
+    return None
 
 
 def tree_changes(repo: Repo, old_tree: bytes | None, new_tree: bytes) -> list[FilePair]:

@@ -7,7 +7,8 @@ the email is byte for byte the one the pure-Python path makes (the tests compare
 email's own rules (``dateSubstitute``, the long-line cut, the line budget) stay ours.
 
 git must print exactly what the pure-Python path assumes (git's defaults: no ``.mailmap``, no
-gitattributes, no notes, no ``diff.*``/``log.*``/``core.abbrev`` settings, stat width 80):
+gitattributes, no notes, no ``diff.*``/``log.*`` settings, stat width 80; the repository's
+own ``core.abbrev``, which both read alike):
 
 * the environment is git's defaults only: every ``GIT_*`` variable dropped (an external diff,
   ``GIT_DIFF_OPTS``, a notes ref, another object directory), no system or global config
@@ -42,6 +43,7 @@ from pathlib import Path
 
 from dulwich.repo import Repo
 
+from deploybot.gitutil import DAMAGE_ERRORS
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
 from deploybot.notify.damage import note_holder
 from deploybot.notify.deadline import Deadline, DeadlineExceeded
@@ -65,9 +67,10 @@ _INDEX_LINE = re.compile(rb"^index ([0-9a-f]{4,40})(?:,[0-9a-f]+)*\.\.[0-9a-f]+"
 _LONGEST_INDEX_PREFIX = 4096  # an "index a,b,..,z..r" line of an octopus merge fits in it
 
 # Keys of a repository's config that cannot change ``git log -C --stat -p --cc`` output:
-# whole sections, and single ``core`` keys. Anything else (diff.*, log.*, format.*, color.*,
-# core.abbrev, core.quotePath, include.*, extensions.*, i18n.*, mailmap.*, notes.*, ...)
-# sends the email through the pure-Python path, which assumes git's defaults.
+# whole sections, and single ``core`` keys; and ``core.abbrev``, which the pure-Python path
+# reads as git does (:func:`.gitlog.configured_abbrev`). Anything else (diff.*, log.*,
+# format.*, color.*, core.quotePath, include.*, extensions.*, i18n.*, mailmap.*, notes.*,
+# ...) sends the email through the pure-Python path, which assumes git's defaults.
 _SAFE_SECTIONS = frozenset(
     {
         "branch",
@@ -91,6 +94,7 @@ _SAFE_SECTIONS = frozenset(
 )
 _SAFE_CORE_KEYS = frozenset(
     {
+        "abbrev",  # read by both paths alike
         "autocrlf",
         "bare",
         "compression",
@@ -150,7 +154,7 @@ def prefer_git(repo: Repo, changes: Sequence[FilePair] | None) -> bool:
             if side is not None and side.mode & 0o170000 != S_IFGITLINK:
                 try:
                     size += object_size(repo, side.sha.decode("ascii"))
-                except KeyError as exc:  # a missing blob: the caller reports it
+                except DAMAGE_ERRORS as exc:  # a missing or unreadable blob: the caller says so
                     note_holder(exc, side.path)
                     raise
     if size >= GIT_MIN_BYTES:
@@ -250,8 +254,6 @@ def log_argv(git: str, folder: Path, commit: str, rename_limit: int) -> list[str
         "--no-replace-objects",
         "-c",
         "core.quotePath=true",
-        "-c",
-        "core.abbrev=auto",
         "-c",
         f"diff.renameLimit={rename_limit}",
         "-c",

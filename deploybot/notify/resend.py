@@ -18,9 +18,10 @@ from dulwich.errors import NotGitRepository
 from dulwich.refs import HEADREF, Ref
 from dulwich.repo import Repo
 
+from deploybot import gitutil
 from deploybot.config import NotifyConfig, author_name
 from deploybot.errors import DeploybotError, UsageError
-from deploybot.notify.damage import missing_object_error
+from deploybot.notify.damage import damaged_repository_error
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.sources import SourceRepo
 from deploybot.notify.transport import make_transport
@@ -137,16 +138,17 @@ def resend_commit(
     Raises:
         DeploybotError: see :func:`resolve`.
         ConfigError: see :func:`deploybot.notify.transport.make_transport`.
-        MissingObjectError: an object the email needs is missing (a damaged repository;
-            :func:`.damage.missing_object_error`); nothing was sent (exit 75).
+        DamagedRepositoryError: an object the email needs is missing or cannot be read (a
+            damaged repository: :func:`.damage.damaged_repository_error`); nothing was
+            sent (exit 1: the repository does not mend by waiting).
         NotifyError: the transport failed (exit 75).
     """
     target = resolve(repo_path, rev, branch)
     send = make_transport(notify, stream=stream)
     try:
         message = commit_email(repo_path, target, notify, now=now, host=host, sources=sources)
-    except KeyError as exc:
-        damaged = missing_object_error(exc, repo_path)
+    except gitutil.DAMAGE_ERRORS as exc:
+        damaged = damaged_repository_error(exc, repo_path)
         if damaged is None:
             raise
         raise damaged from exc

@@ -2,27 +2,28 @@
 build commit was made from, and those commits in the source repository.
 
 * The range: each build commit's record is a note under :data:`deploybot.publish.NOTES_REF`
-  (``refs/notes/deploybot``) in the publish repository, ``source-commit <40 hex>`` among its
-  ``key value`` lines (the publish stage's format). Each record is a notes commit whose tree
-  holds the note of one build (or, written by ``git notes``, of many, fanned out as
-  ``ab/cdef...``), so a build's record is in the newest notes commit whose tree names it: the
-  notes history is walked from its tip, first parents, at most :data:`MAX_NOTES` commits. The
-  build's own record gives the new source commit, its first parent's the old one.
+  (``refs/notes/deploybot``) in the publish repository, ``key value`` lines (the publish
+  stage's format). Each record is a notes commit whose tree holds the note of one build (or,
+  written by ``git notes``, of many, fanned out as ``ab/cdef...``), so a build's record is in
+  the newest notes commit whose tree names it: the notes history is walked from its tip,
+  first parents, at most :data:`MAX_NOTES` commits. The build's own record gives the new
+  source commit, its first parent's the old one: each the commit its tree was built from
+  (:func:`deploybot.buildreason.built_from`: ``build-source``, else ``source-commit``), not
+  a later one whose changes the build does not read.
 * The commits: ``git log old..new`` in the source repository, with git's default order
   (newest commit date first) and its stop rule (once every commit left to walk is reachable
   from ``old``), reading at most :data:`MAX_WALK` commits: a source rewound to an unrelated
   history, or a first build of a long one, costs that much and no more.
 
 Nothing here raises for what the source section can do without: a record or a commit that
-is missing (a source mirror that lost one, a notes ref never fetched) leaves the section out
-or the walk shorter, and is logged.
+is missing or cannot be read (a source mirror that lost one, a notes ref never fetched)
+leaves the section out or the walk shorter, and is logged.
 """
 
 from __future__ import annotations
 
 import heapq
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -32,6 +33,7 @@ from dulwich.repo import Repo
 
 from deploybot import gitutil
 from deploybot.config import author_name
+from deploybot.gitutil import UNREADABLE_OBJECT_ERRORS
 from deploybot.notify.email import commit_subject
 from deploybot.notify.gitlog import abbrev_length, unique_abbrev
 from deploybot.notify.sources import MAX_LISTED, SourceCommit, SourceLog, SourceRepo
@@ -48,7 +50,6 @@ SLOP = 5
 case a commit with an older date turns out reachable from ``old`` (clock skew)."""
 
 _T = TypeVar("_T")
-_SOURCE_COMMIT = re.compile(rb"^source-commit ([0-9a-f]{40})\s*$", re.MULTILINE)
 
 
 def read_source_log(
@@ -70,14 +71,17 @@ def read_source_log(
         OSError: a repository cannot be opened. (Missing objects do not raise: see the
             module docstring.)
     """
+    from deploybot import buildreason
+
     with Repo(str(publish_path)) as publish:
         parent = _first_parent(publish, build)
         records = _records(publish, [build] if parent is None else [build, parent])
-    new = records.get(build)
+    mine = records.get(build, {})
+    new = buildreason.built_from(mine)
     if new is None:
         log.info("build %s has no record of its source commit: no source section", build[:12])
         return None
-    old = records.get(parent) if parent is not None else None
+    old = buildreason.built_from(records.get(parent, {})) if parent is not None else None
     with Repo(str(source.path)) as repo:
         if _commit(repo, new) is None:
             log.info("source commit %s is not in %s: no source section", new[:12], source.path)
@@ -100,6 +104,7 @@ def read_source_log(
         commits=listed,
         more=len(walk.commits) - len(listed),
         complete=walk.complete,
+        why=buildreason.why_built(mine),
     )
 
 
@@ -110,12 +115,12 @@ def _first_parent(repo: Repo, build: str) -> str | None:
     return commit.parents[0].decode("ascii") if commit.parents else None
 
 
-def _records(repo: Repo, builds: list[str]) -> dict[str, str]:
-    """The source commit each of ``builds`` was made from, per its newest record (builds
-    without one are left out)."""
+def _records(repo: Repo, builds: list[str]) -> dict[str, dict[str, str]]:
+    """The newest record of each of ``builds``, its ``key value`` lines
+    (:func:`deploybot.publish.note_fields`); builds without one are left out."""
     from deploybot.publish import NOTES_REF  # the publish stage owns the record's format
 
-    found: dict[str, str] = {}
+    found: dict[str, dict[str, str]] = {}
     tip = gitutil.local_ref(repo, NOTES_REF)
     seen_trees: set[bytes] = set()
     for _ in range(MAX_NOTES):
@@ -129,24 +134,26 @@ def _records(repo: Repo, builds: list[str]) -> dict[str, str]:
             seen_trees.add(notes.tree)
             for build in builds:
                 if build not in found:
-                    source = _note_source(repo, notes.tree, build)
-                    if source is not None:
-                        found[build] = source
+                    record = _note(repo, notes.tree, build)
+                    if record is not None:
+                        found[build] = record
         tip = notes.parents[0].decode("ascii") if notes.parents else None
     return found
 
 
-def _note_source(repo: Repo, tree_id: bytes, build: str) -> str | None:
-    """The ``source-commit`` of ``build``'s note in the notes tree ``tree_id`` (flat, or
+def _note(repo: Repo, tree_id: bytes, build: str) -> dict[str, str] | None:
+    """The ``key value`` lines of ``build``'s note in the notes tree ``tree_id`` (flat, or
     fanned out in 2-digit folders as ``git notes`` writes it), or None."""
+    from deploybot.publish import note_fields
+
     name = build.encode("ascii")
     tree = _object(repo, tree_id, Tree)
     while tree is not None and name:
         entries = {entry.path: entry.sha for entry in tree.iteritems()}
         if name in entries:
             blob = _object(repo, entries[name], Blob)
-            match = _SOURCE_COMMIT.search(blob.as_raw_string()) if blob is not None else None
-            return match.group(1).decode("ascii") if match else None
+            text = blob.as_raw_string().decode("utf-8", "replace") if blob is not None else ""
+            return note_fields(text)
         sub = entries.get(name[:2])
         tree = _object(repo, sub, Tree) if sub is not None else None
         name = name[2:]
@@ -234,9 +241,13 @@ def _commit(repo: Repo, sha: str) -> Commit | None:
 
 
 def _object(repo: Repo, sha: bytes, kind: type[_T]) -> _T | None:
-    """The object ``sha`` if it is in ``repo`` and a ``kind``, else None."""
+    """The object ``sha`` if it is in ``repo``, readable, and a ``kind``, else None."""
     try:
         obj = repo.object_store[ObjectID(sha)]
     except KeyError:
+        return None
+    except UNREADABLE_OBJECT_ERRORS as exc:  # a damaged file: as good as missing here
+        log.info("git object %s in %s cannot be read (%s)", sha.decode("ascii", "replace"),
+                 repo.path, exc)  # fmt: skip
         return None
     return obj if isinstance(obj, kind) else None

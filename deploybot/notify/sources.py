@@ -15,9 +15,15 @@ made from ``d42ee2f`` and which is made from ``0eaf077``::
 
 The commits are ``git log old..new`` in the source repository: every commit the new source
 commit has and the old one has not, merged ones too, newest first by commit date; at most
-:data:`MAX_LISTED`, then ``... and K more``. The first build of a branch says ``first build,
-from <id>`` and lists the newest commits of the source; so does a build whose previous build
-has no record (``the previous build's source commit is not known``).
+:data:`MAX_LISTED`, then ``... and K more``. ``new`` and ``old`` are the source commits the
+two builds' trees were built from (a note's ``build-source``, else its ``source-commit``):
+commits that touched only paths the build does not read, published with no build of their
+own, are in the source this build was made from, so they are listed too. The first build of
+a branch says ``first build, from <id>`` and lists the newest commits of the source; so does
+a build whose previous build has no record (``the previous build's source commit is not
+known``). A build of no new source commit says why it was built (its note's reason)::
+
+    no new source commits since 0eaf077; built again: render settings changed (feed_limit)
 """
 
 from __future__ import annotations
@@ -74,6 +80,8 @@ class SourceLog:
             the newest commits of ``new``'s history.
         more: how many commits of the range are not listed.
         complete: False when the walk stopped at its limit: ``more`` is then a lower bound.
+        why: why the build was made, in words (:func:`deploybot.buildreason.why_built`);
+            shown when the range is empty. None when its note does not say.
     """
 
     url: str
@@ -84,6 +92,7 @@ class SourceLog:
     commits: tuple[SourceCommit, ...]
     more: int
     complete: bool = True
+    why: str | None = None
 
 
 def source_lines(log: SourceLog, max_line_length: int = 0) -> list[str]:
@@ -92,10 +101,16 @@ def source_lines(log: SourceLog, max_line_length: int = 0) -> list[str]:
     Control characters of commit data are made spaces by the caller's line filter."""
     total = len(log.commits) + log.more
     at_least = "" if log.complete else "at least "
-    if log.old is not None:
+    if log.old is not None and total:
         word = "commit" if total == 1 else "commits"
-        count = f"{at_least}{total} source {word}" if total else "no new source commits"
-        what = f"{count}, {log.old}..{log.new}" + (", newest first:" if log.commits else "")
+        what = f"{at_least}{total} source {word}, {log.old}..{log.new}"
+        what += ", newest first:" if log.commits else ""
+    elif log.old == log.new:  # built again from the same source commit
+        what = f"no new source commits since {log.new}"
+        what += f"; built again: {log.why}" if log.why else ""
+    elif log.old is not None:  # the source went back to an older commit
+        what = f"no new source commits, {log.old}..{log.new}"
+        what += f"; built: {log.why}" if log.why else ""
     else:
         start = "first build" if log.first else "the previous build's source commit is not known"
         what = f"{start}, from {log.new}; the newest source commits:"
