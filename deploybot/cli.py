@@ -14,14 +14,14 @@ import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-from deploybot import __version__, journal
+from deploybot import __version__, journal, stdio
 from deploybot.config import Config, default_config_path, load_build_config, load_config
 from deploybot.daemon import logs
-from deploybot.errors import EX_TEMPFAIL, DeploybotError
+from deploybot.errors import EX_TEMPFAIL, DeploybotError, holds
 from deploybot.redact import redact_text
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,11 +36,13 @@ _config_option = click.option(
 
 
 def _handle_errors(func: F) -> F:
-    """Turn a DeploybotError into its exit code and one line on stderr, and a MemoryError
-    into one line and exit 75 (a source file that needs too much memory is a SourceError
-    naming it: :func:`deploybot.render.limits.out_of_memory`). Any other exception (a bug)
-    gives Python's traceback and exit 1, as uncaught, but redacted: its message may hold
-    a URL with credentials."""
+    """Turn a DeploybotError into its exit code and one line on stderr, and running out of
+    memory (a MemoryError, or an exception raised while a library cleaned up after one:
+    :func:`~deploybot.errors.holds`) into one line and exit 75 (a source file that needs
+    too much memory is a SourceError naming it: :func:`deploybot.render.limits.out_of_memory`).
+    A write to a stdout or stderr whose reader is gone (``| head``) ends the command
+    quietly (:mod:`deploybot.stdio`). Any other exception (a bug) gives Python's traceback
+    and exit 1, as uncaught, but redacted: its message may hold a URL with credentials."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -49,23 +51,29 @@ def _handle_errors(func: F) -> F:
             # error line and a traceback (below, after the block) are errors.
             with journal.priority(sys.stderr, journal.WARNING):
                 return func(*args, **kwargs)
-        except DeploybotError as exc:
-            if _verbose():
-                click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
-            click.echo(f"deploybot: error: {redact_text(str(exc))}", err=True)
-            sys.exit(exc.exit_code)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click's own: it reports them
-        except MemoryError:
-            if _verbose():
-                click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
-            click.echo(f"deploybot: error: out of memory while running {_command()}", err=True)
-            sys.exit(EX_TEMPFAIL)
-        except Exception:
-            click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
-            sys.exit(1)
+        except Exception as exc:
+            _report(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _report(exc: Exception) -> NoReturn:
+    """Say what ended the command (see :func:`_handle_errors`) and exit with its code."""
+    if holds(exc, BrokenPipeError) and stdio.output_gone():
+        stdio.leave_quietly()
+    if isinstance(exc, DeploybotError):
+        line, code = redact_text(str(exc)), exc.exit_code
+    elif isinstance(exc, MemoryError):
+        line, code = f"out of memory while running {_command()}", EX_TEMPFAIL
+    else:  # a bug: its traceback says where
+        click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
+        sys.exit(1)
+    if _verbose():
+        click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
+    click.echo(f"deploybot: error: {line}", err=True)
+    sys.exit(code)
 
 
 def _command() -> str:

@@ -36,12 +36,20 @@ EX_TEMPFAIL = 75  # deploybot.errors.EX_TEMPFAIL (not imported: it is heavy)
 
 def main() -> None:
     """Run the command line; a MemoryError no command caught (while importing, parsing
-    the command line) is one line and exit 75, as the commands make theirs."""
+    the command line) is one line and exit 75, as the commands make theirs; a write to a
+    stdout whose reader is gone (the no-op line into ``| head``) ends it quietly, as
+    :mod:`deploybot.stdio` says."""
     try:
         _main()
     except MemoryError:
         sys.stderr.write(OUT_OF_MEMORY)
         sys.exit(EX_TEMPFAIL)
+    except BrokenPipeError:
+        from deploybot import stdio
+
+        if not stdio.output_gone():
+            raise
+        stdio.leave_quietly()
 
 
 def _main() -> None:

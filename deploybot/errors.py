@@ -27,6 +27,23 @@ def one_line(what: BaseException | str | bytes) -> str:
     return text
 
 
+def holds(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc``, or an exception it was raised from or while handling (its
+    ``__cause__`` and ``__context__``, all the way down), is a ``kind``: a library's
+    ``BufferError`` raised while it cleaned up after a MemoryError holds the MemoryError."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        here = todo.pop()
+        if id(here) in seen:
+            continue
+        seen.add(id(here))
+        if isinstance(here, kind):
+            return True
+        todo.extend(e for e in (here.__cause__, here.__context__) if e is not None)
+    return False
+
+
 class DeploybotError(Exception):
     """Base class of every error deploybot reports to its user.
 
