@@ -65,7 +65,7 @@ def _report(exc: Exception) -> NoReturn:
         stdio.leave_quietly()
     if isinstance(exc, DeploybotError):
         line, code = redact_text(str(exc)), exc.exit_code
-    elif isinstance(exc, MemoryError):
+    elif holds(exc, MemoryError):
         line, code = f"out of memory while running {_command()}", EX_TEMPFAIL
     else:  # a bug: its traceback says where
         click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
