@@ -21,7 +21,7 @@ import click
 from deploybot import __version__, journal, stdio
 from deploybot.config import Config, default_config_path, load_build_config, load_config
 from deploybot.daemon import logs
-from deploybot.errors import EX_TEMPFAIL, DeploybotError, holds
+from deploybot.errors import EX_INTERRUPTED, EX_TEMPFAIL, INTERRUPTED, DeploybotError, holds
 from deploybot.redact import redact_text
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -41,7 +41,9 @@ def _handle_errors(func: F) -> F:
     :func:`~deploybot.errors.holds`) into one line and exit 75 (a source file that needs
     too much memory is a SourceError naming it: :func:`deploybot.render.limits.out_of_memory`).
     A write to a stdout or stderr whose reader is gone (``| head``) ends the command
-    quietly (:mod:`deploybot.stdio`). Any other exception (a bug) gives Python's traceback
+    quietly (:mod:`deploybot.stdio`). Ctrl-C (SIGINT: a KeyboardInterrupt) is one line,
+    ``deploybot: interrupted``, and exit 130; what the run did is kept or undone as for any
+    stop (each stage is kill-safe). Any other exception (a bug) gives Python's traceback
     and exit 1, as uncaught, but redacted: its message may hold a URL with credentials."""
 
     @functools.wraps(func)
@@ -53,6 +55,9 @@ def _handle_errors(func: F) -> F:
                 return func(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click's own: it reports them
+        except KeyboardInterrupt:  # not click's "Aborted!" and exit 1, the code for bad input
+            click.echo(INTERRUPTED, err=True)
+            sys.exit(EX_INTERRUPTED)
         except Exception as exc:
             _report(exc)
 

@@ -32,18 +32,23 @@ def noop_config(argv: list[str]) -> str | None:
 
 OUT_OF_MEMORY = "deploybot: error: out of memory\n"
 EX_TEMPFAIL = 75  # deploybot.errors.EX_TEMPFAIL (not imported: it is heavy)
+EX_INTERRUPTED = 130  # deploybot.errors.EX_INTERRUPTED
+INTERRUPTED = "deploybot: interrupted\n"  # deploybot.errors.INTERRUPTED
 
 
 def main() -> None:
     """Run the command line; a MemoryError no command caught (while importing, parsing
     the command line) is one line and exit 75, as the commands make theirs; a write to a
     stdout whose reader is gone (the no-op line into ``| head``) ends it quietly, as
-    :mod:`deploybot.stdio` says."""
+    :mod:`deploybot.stdio` says; Ctrl-C there is one line and exit 130, as in a command."""
     try:
         _main()
     except MemoryError:
         sys.stderr.write(OUT_OF_MEMORY)
         sys.exit(EX_TEMPFAIL)
+    except KeyboardInterrupt:
+        sys.stderr.write(INTERRUPTED)
+        sys.exit(EX_INTERRUPTED)
     except BrokenPipeError:
         from deploybot import stdio
 
