@@ -8,7 +8,9 @@ printing one clear line; ``-v`` adds detail and the traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import sys
 import traceback
 from collections.abc import Callable
@@ -160,9 +162,17 @@ _retry_now_option = click.option(
     help="Publish even a build the publish guard stops (publish.max_removed, min_files).",
 )
 @_retry_now_option
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print errors only: nothing for cron to mail otherwise."
+)
 @_handle_errors
 def run_once_cmd(
-    config_path: Path | None, full: bool, allow_older: bool, force: bool, retry_now: bool
+    config_path: Path | None,
+    full: bool,
+    allow_older: bool,
+    force: bool,
+    retry_now: bool,
+    quiet: bool,
 ) -> None:
     """Fetch the source, build, publish one build commit and email it.
 
@@ -172,16 +182,19 @@ def run_once_cmd(
     of the published files or leave fewer than publish.min_files (exit 1), unless --force.
     Exit status: 0 published or nothing to do; 1 bad input in the source, or the publish
     guard stopped the build; 75 try again later (network, lock held, push rejected, mail
-    not delivered); 78 bad config.
+    not delivered); 78 bad config. With --quiet, only what ends in an exit status
+    other than 0 is printed: the error, an email not delivered.
     """
     from deploybot import pipeline, progress, report
 
+    if quiet and not _verbose():
+        logging.getLogger().setLevel(logging.ERROR)  # the stages' warnings too
     config = _load(config_path)
-    with progress.shown("rendering"):
+    with contextlib.nullcontext() if quiet else progress.shown("rendering"):
         result = pipeline.run_once(
             config, full=full, retry_now=retry_now, allow_older=allow_older, force=force
         )
-    report.print_run(result, config, verbose=_verbose())
+    report.print_run(result, config, verbose=_verbose(), quiet=quiet)
     if result.mail_failures:
         sys.exit(EX_TEMPFAIL)
 

@@ -16,11 +16,15 @@ CONFIG_ENV = "DEPLOYBOT_CONFIG"  # deploybot.config.CONFIG_ENV (not imported: it
 DEFAULT_CONFIG_NAME = "deploybot.toml"
 
 
+QUIET = ("-q", "--quiet")
+
+
 def noop_config(argv: list[str]) -> str | None:
-    """The config file of a plain ``run-once`` command line (no other option), else None."""
+    """The config file of a plain ``run-once`` command line (no other option than
+    ``--config`` and ``-q``/``--quiet``), else None."""
     if not argv or argv[0] != "run-once":
         return None
-    rest = argv[1:]
+    rest = [arg for arg in argv[1:] if arg not in QUIET]
     if not rest:
         return os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME
     if len(rest) == 2 and rest[0] == "--config" and rest[1] and not rest[1].startswith("-"):
@@ -68,8 +72,9 @@ def _main() -> None:
 
         line = cli_check(config)
         if line is not None:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            if not any(arg in QUIET for arg in sys.argv[2:]):
+                sys.stdout.write(line + "\n")
+                sys.stdout.flush()
             return
     from deploybot.cli import main as cli_main
 
