@@ -8,20 +8,22 @@ printing one clear line; ``-v`` adds detail and the traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import sys
 import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-from deploybot import __version__, journal
+from deploybot import __version__, journal, stdio
 from deploybot.config import Config, default_config_path, load_build_config, load_config
 from deploybot.daemon import logs
-from deploybot.errors import EX_TEMPFAIL, DeploybotError
+from deploybot.errors import EX_INTERRUPTED, EX_TEMPFAIL, INTERRUPTED, DeploybotError, holds
 from deploybot.redact import redact_text
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,11 +38,15 @@ _config_option = click.option(
 
 
 def _handle_errors(func: F) -> F:
-    """Turn a DeploybotError into its exit code and one line on stderr, and a MemoryError
-    into one line and exit 75 (a source file that needs too much memory is a SourceError
-    naming it: :func:`deploybot.render.limits.out_of_memory`). Any other exception (a bug)
-    gives Python's traceback and exit 1, as uncaught, but redacted: its message may hold
-    a URL with credentials."""
+    """Turn a DeploybotError into its exit code and one line on stderr, and running out of
+    memory (a MemoryError, or an exception raised while a library cleaned up after one:
+    :func:`~deploybot.errors.holds`) into one line and exit 75 (a source file that needs
+    too much memory is a SourceError naming it: :func:`deploybot.render.limits.out_of_memory`).
+    A write to a stdout or stderr whose reader is gone (``| head``) ends the command
+    quietly (:mod:`deploybot.stdio`). Ctrl-C (SIGINT: a KeyboardInterrupt) is one line,
+    ``deploybot: interrupted``, and exit 130; what the run did is kept or undone as for any
+    stop (each stage is kill-safe). Any other exception (a bug) gives Python's traceback
+    and exit 1, as uncaught, but redacted: its message may hold a URL with credentials."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -49,23 +55,32 @@ def _handle_errors(func: F) -> F:
             # error line and a traceback (below, after the block) are errors.
             with journal.priority(sys.stderr, journal.WARNING):
                 return func(*args, **kwargs)
-        except DeploybotError as exc:
-            if _verbose():
-                click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
-            click.echo(f"deploybot: error: {redact_text(str(exc))}", err=True)
-            sys.exit(exc.exit_code)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click's own: it reports them
-        except MemoryError:
-            if _verbose():
-                click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
-            click.echo(f"deploybot: error: out of memory while running {_command()}", err=True)
-            sys.exit(EX_TEMPFAIL)
-        except Exception:
-            click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
-            sys.exit(1)
+        except KeyboardInterrupt:  # not click's "Aborted!" and exit 1, the code for bad input
+            click.echo(INTERRUPTED, err=True)
+            sys.exit(EX_INTERRUPTED)
+        except Exception as exc:
+            _report(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _report(exc: Exception) -> NoReturn:
+    """Say what ended the command (see :func:`_handle_errors`) and exit with its code."""
+    if holds(exc, BrokenPipeError) and stdio.output_gone():
+        stdio.leave_quietly()
+    if isinstance(exc, DeploybotError):
+        line, code = redact_text(str(exc)), exc.exit_code
+    elif holds(exc, MemoryError):
+        line, code = f"out of memory while running {_command()}", EX_TEMPFAIL
+    else:  # a bug: its traceback says where
+        click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
+        sys.exit(1)
+    if _verbose():
+        click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
+    click.echo(f"deploybot: error: {line}", err=True)
+    sys.exit(code)
 
 
 def _command() -> str:
@@ -147,9 +162,17 @@ _retry_now_option = click.option(
     help="Publish even a build the publish guard stops (publish.max_removed, min_files).",
 )
 @_retry_now_option
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print errors only: nothing for cron to mail otherwise."
+)
 @_handle_errors
 def run_once_cmd(
-    config_path: Path | None, full: bool, allow_older: bool, force: bool, retry_now: bool
+    config_path: Path | None,
+    full: bool,
+    allow_older: bool,
+    force: bool,
+    retry_now: bool,
+    quiet: bool,
 ) -> None:
     """Fetch the source, build, publish one build commit and email it.
 
@@ -159,16 +182,19 @@ def run_once_cmd(
     of the published files or leave fewer than publish.min_files (exit 1), unless --force.
     Exit status: 0 published or nothing to do; 1 bad input in the source, or the publish
     guard stopped the build; 75 try again later (network, lock held, push rejected, mail
-    not delivered); 78 bad config.
+    not delivered); 78 bad config. With --quiet, only what ends in an exit status
+    other than 0 is printed: the error, an email not delivered.
     """
     from deploybot import pipeline, progress, report
 
+    if quiet and not _verbose():
+        logging.getLogger().setLevel(logging.ERROR)  # the stages' warnings too
     config = _load(config_path)
-    with progress.shown("rendering"):
+    with contextlib.nullcontext() if quiet else progress.shown("rendering"):
         result = pipeline.run_once(
             config, full=full, retry_now=retry_now, allow_older=allow_older, force=force
         )
-    report.print_run(result, config, verbose=_verbose())
+    report.print_run(result, config, verbose=_verbose(), quiet=quiet)
     if result.mail_failures:
         sys.exit(EX_TEMPFAIL)
 

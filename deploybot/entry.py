@@ -16,11 +16,15 @@ CONFIG_ENV = "DEPLOYBOT_CONFIG"  # deploybot.config.CONFIG_ENV (not imported: it
 DEFAULT_CONFIG_NAME = "deploybot.toml"
 
 
+QUIET = ("-q", "--quiet")
+
+
 def noop_config(argv: list[str]) -> str | None:
-    """The config file of a plain ``run-once`` command line (no other option), else None."""
+    """The config file of a plain ``run-once`` command line (no other option than
+    ``--config`` and ``-q``/``--quiet``), else None."""
     if not argv or argv[0] != "run-once":
         return None
-    rest = argv[1:]
+    rest = [arg for arg in argv[1:] if arg not in QUIET]
     if not rest:
         return os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME
     if len(rest) == 2 and rest[0] == "--config" and rest[1] and not rest[1].startswith("-"):
@@ -32,16 +36,29 @@ def noop_config(argv: list[str]) -> str | None:
 
 OUT_OF_MEMORY = "deploybot: error: out of memory\n"
 EX_TEMPFAIL = 75  # deploybot.errors.EX_TEMPFAIL (not imported: it is heavy)
+EX_INTERRUPTED = 130  # deploybot.errors.EX_INTERRUPTED
+INTERRUPTED = "deploybot: interrupted\n"  # deploybot.errors.INTERRUPTED
 
 
 def main() -> None:
     """Run the command line; a MemoryError no command caught (while importing, parsing
-    the command line) is one line and exit 75, as the commands make theirs."""
+    the command line) is one line and exit 75, as the commands make theirs; a write to a
+    stdout whose reader is gone (the no-op line into ``| head``) ends it quietly, as
+    :mod:`deploybot.stdio` says; Ctrl-C there is one line and exit 130, as in a command."""
     try:
         _main()
     except MemoryError:
         sys.stderr.write(OUT_OF_MEMORY)
         sys.exit(EX_TEMPFAIL)
+    except KeyboardInterrupt:
+        sys.stderr.write(INTERRUPTED)
+        sys.exit(EX_INTERRUPTED)
+    except BrokenPipeError:
+        from deploybot import stdio
+
+        if not stdio.output_gone():
+            raise
+        stdio.leave_quietly()
 
 
 def _main() -> None:
@@ -55,8 +72,9 @@ def _main() -> None:
 
         line = cli_check(config)
         if line is not None:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            if not any(arg in QUIET for arg in sys.argv[2:]):
+                sys.stdout.write(line + "\n")
+                sys.stdout.flush()
             return
     from deploybot.cli import main as cli_main
 

@@ -13,6 +13,9 @@ EX_INPUT = 1  # bad input in the source (names file and line)
 EX_USAGE = 2  # a command used wrongly (as click reports usage errors)
 EX_TEMPFAIL = 75  # try again later: network, lock held, push rejected, mail not delivered
 EX_CONFIG = 78  # bad configuration (names the key and the file)
+EX_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell shows a process SIGINT ended
+# (stdout's reader gone, ``| head``: deploybot.stdio.EX_PIPE, 141 = 128 + SIGPIPE)
+INTERRUPTED = "deploybot: interrupted"  # the one line a Ctrl-C prints
 
 
 def one_line(what: BaseException | str | bytes) -> str:
@@ -25,6 +28,23 @@ def one_line(what: BaseException | str | bytes) -> str:
     if not text and isinstance(what, BaseException):
         return type(what).__name__
     return text
+
+
+def holds(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc``, or an exception it was raised from or while handling (its
+    ``__cause__`` and ``__context__``, all the way down), is a ``kind``: a library's
+    ``BufferError`` raised while it cleaned up after a MemoryError holds the MemoryError."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        here = todo.pop()
+        if id(here) in seen:
+            continue
+        seen.add(id(here))
+        if isinstance(here, kind):
+            return True
+        todo.extend(e for e in (here.__cause__, here.__context__) if e is not None)
+    return False
 
 
 class DeploybotError(Exception):

@@ -52,7 +52,8 @@ class RunResult:
     holds back (dated after its cut-off), or None: the no-op stamp holds only until then,
     since that post comes due with no push. ``unread_paths``: for ``"unchanged"``, the
     source paths that changed when the build reads none of them (nothing was built; the
-    record names the new source commit), else None.
+    record names the new source commit), else None. ``warnings``: the build's warnings
+    that a run tells (:attr:`deploybot.render.BuildReport.to_tell`).
     """
 
     status: str
@@ -365,8 +366,9 @@ def _build_and_publish(build: _Build, head: publish.PublishHead, cache: render.B
 
 
 def _told(report: render.BuildReport) -> tuple[tuple[render.RenderWarning, ...], datetime | None]:
-    """What a build's report tells the run: its warnings, the next post it held back."""
-    return report.warnings, report.waiting
+    """What a build's report tells the run: the warnings to tell
+    (:attr:`~deploybot.render.BuildReport.to_tell`), the next post it held back."""
+    return report.to_tell, report.waiting
 
 
 def _unread(

@@ -17,8 +17,14 @@ if TYPE_CHECKING:
     from deploybot.render import RenderWarning
 
 
-def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> None:
-    """Print what :func:`deploybot.pipeline.run_once` did (stdout; failures on stderr)."""
+def print_run(
+    result: RunResult, config: Config, *, verbose: bool = False, quiet: bool = False
+) -> None:
+    """Print what :func:`deploybot.pipeline.run_once` did (stdout; warnings and failures
+    on stderr); ``quiet``: only the emails not delivered (the run exits 75)."""
+    if quiet:
+        _print_mail_failures(result)
+        return
     branch = config.publish.branch
     source = (result.source_commit or "")[:12]
     if result.status == UP_TO_DATE:
@@ -57,8 +63,7 @@ def print_run(result: RunResult, config: Config, *, verbose: bool = False) -> No
         click.echo(format_warning(warning), err=True)
     for key in result.mail_sent:
         click.echo(f"{describe_key(key)} sent via {_channel(key, config)}")
-    for key, reason in result.mail_failures:
-        click.echo(f"{describe_key(key)} not delivered (kept in the outbox): {reason}", err=True)
+    _print_mail_failures(result)
     if verbose and result.timings:
         parts = ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())
         click.echo(f"timings: {parts}; total {result.elapsed:.3f} s")
@@ -84,6 +89,11 @@ def print_log(
         built_from = buildlog.built_from(build)
         source = f"  source {built_from[:12]}" if built_from else ""
         click.echo(f"{build.commit[:12]}  {when}{source}  {buildlog.describe(build)}")
+
+
+def _print_mail_failures(result: RunResult) -> None:
+    for key, reason in result.mail_failures:
+        click.echo(f"{describe_key(key)} not delivered (kept in the outbox): {reason}", err=True)
 
 
 def _listed(paths: Sequence[str], most: int = 5) -> str:

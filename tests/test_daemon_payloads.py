@@ -258,3 +258,43 @@ def test_githubs_form_encoding_is_read_and_its_faults_are_not_echoed() -> None:
         assert len(str(refused.value)) < 200
     with pytest.raises(PayloadError, match="no 'payload' field"):
         read_event(headers, secret_body)
+
+
+_JSON_PUSH = {"X-GitHub-Event": "push", "Content-Type": "application/json"}
+_FORM_PUSH = {"X-GitHub-Event": "push", "Content-Type": "application/x-www-form-urlencoded"}
+_LONG = "a number in the payload is too long (over 4300 digits)"
+_DEEP = "the payload nests arrays or objects too deeply"
+_NOT_JSON = "the body is not a JSON payload: "
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "message"),
+    [
+        (_JSON_PUSH, b'{"n": ' + b"1" * 5000 + b"}", _LONG),
+        (_JSON_PUSH, b'{"n": [-' + b"9" * 4301 + b"]}", _LONG),
+        (_JSON_PUSH, b"[" * 100_000, _DEEP),
+        (_JSON_PUSH, b'{"a": {"b": ' * 50_000, _DEEP),
+        (_JSON_PUSH, b'{"ref": "x\xff"}', "the body is not UTF-8 text (at byte offset 10)"),
+        (
+            _JSON_PUSH,
+            b"{not json",
+            _NOT_JSON + "expecting property name enclosed in double quotes at line 1, column 2",
+        ),
+        (_JSON_PUSH, b"", _NOT_JSON + "expecting value at line 1, column 1"),
+        (_JSON_PUSH, b"{}\n{}", _NOT_JSON + "extra data at line 2, column 1"),
+        (_FORM_PUSH, b"&".join([b"a=1"] * 2000), "the form-encoded body has more than 100 fields"),
+    ],
+)
+def test_a_body_that_does_not_parse_is_refused_in_plain_words(
+    headers: dict[str, str], body: bytes, message: str
+) -> None:
+    """What the 400 says: no Python internals (sys.set_int_max_str_digits(), recursion
+    depth, codec names) and no byte of the body."""
+    with pytest.raises(PayloadError) as raised:
+        read_event(headers, body)
+    assert str(raised.value) == message
+
+
+def test_numbers_within_the_limit_are_read() -> None:
+    body = json.dumps({"ref": "refs/heads/main", "after": SHA, "n": int("9" * 4300)}).encode()
+    assert read_event(_JSON_PUSH, body).kind == PUSH

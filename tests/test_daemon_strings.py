@@ -148,3 +148,24 @@ def _bitbucket(refs: list[str]) -> tuple[dict[str, str], bytes]:
         "X-Hub-Signature": sign(body, SECRET),
     }  # fmt: skip
     return headers, body
+
+
+def test_a_payload_that_python_cannot_read_is_a_400_in_plain_words(tmp_path: Path) -> None:
+    """A 5,000-digit number (Python's int() refuses over 4,300 digits, its message naming
+    sys.set_int_max_str_digits()) and arrays nested past the recursion limit: a 400 that
+    says what is wrong with the payload, and one log line each."""
+    site = GatedSite(tmp_path, gated=False, extra=daemon_table())
+    number = b'{"ref": "refs/heads/main", "after": ' + b"1" * 5000 + b"}"
+    nested = b'{"ref": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with Daemon(site.config) as daemon:
+        answers = []
+        for body in (number, nested):
+            headers = {"Content-Type": "application/json", "X-GitHub-Event": "push",
+                       "X-Hub-Signature-256": sign(body, SECRET)}  # fmt: skip
+            answer = daemon.post(HOOK, body, headers)
+            answers.append((answer.status_code, answer.text))
+    assert answers == [
+        (400, "a number in the payload is too long (over 4300 digits)\n"),
+        (400, "the payload nests arrays or objects too deeply\n"),
+    ]
+    assert not any("sys." in line or "recursion" in line for line in daemon.log), daemon.log

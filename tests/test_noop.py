@@ -262,9 +262,28 @@ def test_the_shortcut_imports_little(site: SmallSite) -> None:
     assert out.startswith("up to date")
 
 
+def test_quiet_takes_the_shortcut_and_prints_nothing(site: SmallSite) -> None:
+    """``run-once -q`` (cron's) is answered as cheaply, saying nothing."""
+    assert noop_config(["run-once", "-q", "--config", "c.toml"]) == "c.toml"
+    assert noop_config(["run-once", "--quiet"]) in (
+        os.environ.get("DEPLOYBOT_CONFIG"),
+        "deploybot.toml",
+    )
+    run(site)
+    probe = (
+        "import sys; sys.argv = ['deploybot', 'run-once', '-q', '--config', sys.argv[1]];"
+        "from deploybot.entry import main; main();"
+        "print([m for m in ('click', 'dulwich', 'deploybot.pipeline') if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(site.config)], capture_output=True, text=True, check=True
+    )
+    assert (done.stdout, done.stderr) == ("[]\n", "")
+
+
 def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     """noop and entry copy a few constants rather than import their heavy owners."""
-    from deploybot import config, entry, publish
+    from deploybot import config, entry, errors, publish
     from deploybot.notify import outbox
     from deploybot.notify.webhook import WEBHOOK
 
@@ -272,6 +291,8 @@ def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     assert noop.KEEP_SENT == outbox.KEEP_SENT
     assert entry.CONFIG_ENV == config.CONFIG_ENV
     assert entry.DEFAULT_CONFIG_NAME == config.DEFAULT_CONFIG_NAME
+    assert (entry.EX_TEMPFAIL, entry.EX_INTERRUPTED) == (errors.EX_TEMPFAIL, errors.EX_INTERRUPTED)
+    assert entry.INTERRUPTED == errors.INTERRUPTED + "\n"
     assert noop.FILED == (outbox.SENT_DIR, outbox.SUPERSEDED_DIR)
     assert noop.WAITING == (outbox.EMAIL, WEBHOOK)
     for key in ("a", "a.b-c_d", "0" * 200, "0" * 201, "", ".a", "-a", "a b", "a/b", "a\n", "é"):

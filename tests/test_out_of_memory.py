@@ -9,6 +9,7 @@ naming it, the rest (here the feeds) exit 75, try again later.
 from __future__ import annotations
 
 import json
+import random
 import resource
 import subprocess
 import sys
@@ -107,4 +108,55 @@ def test_a_daemon_build_job_out_of_memory_is_one_line_and_exit_75(tmp_path: Path
     last = json.loads(result.stdout.splitlines()[-1])
     assert (last["status"], last["exit_code"], last["temporary"]) == ("failed", 75, True)
     assert last["error"] == "out of memory while running the build job"
+    assert small.head() == published
+
+
+def _big_blob(small: SmallSite) -> None:
+    """Publish ``small`` once, then commit a 45 MB blob to its source: fetching it under a
+    200 MB cap runs dulwich out of memory, and its clean-up then raises a BufferError
+    ("cannot close exported pointers exist") while handling the MemoryError."""
+    assert small.run_process().returncode == 0
+    commit_files(small.source, {"big.bin": random.Random(1).randbytes(45_000_000)}, "Big")
+
+
+def test_a_library_failing_as_it_cleans_up_after_a_memory_error_is_out_of_memory(
+    tmp_path: Path,
+) -> None:
+    small = SmallSite(tmp_path)
+    _big_blob(small)
+    published, emails = small.head(), small.emails()
+    result = deploybot(200_000_000, tmp_path, "run-once", "--config", str(small.config))
+    assert result.returncode == 75, result.stderr
+    assert one_error_line(result) == (
+        "deploybot: error: out of memory while running deploybot run-once"
+    )
+    assert (small.head(), small.emails()) == (published, emails)
+    again = small.run_process()  # with memory enough, the next run publishes it
+    assert again.returncode == 0, again.stderr
+    assert small.head() != published
+
+
+def test_a_daemon_build_job_whose_memory_error_is_in_the_context_is_exit_75(
+    tmp_path: Path,
+) -> None:
+    small = SmallSite(tmp_path)
+    _big_blob(small)
+    published = small.head()
+    argv = [sys.executable, "-m", "deploybot.daemon.worker", "build", str(small.config), "s"]
+    result = subprocess.run(
+        argv,
+        input="go\n",
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        preexec_fn=capped(200_000_000),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 75, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().endswith(
+        " ERROR site s: out of memory while running the build job"
+    )
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert (last["status"], last["exit_code"], last["temporary"]) == ("failed", 75, True)
     assert small.head() == published

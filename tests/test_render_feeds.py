@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -132,3 +133,85 @@ def test_tvm_feed_content_is_the_post_html(tvm_build: SiteBuild) -> None:
     assert "Some of the most intriguing applications" in content
     assert '<div class="language-python highlighter-rouge">' in content
     assert "<html" not in content
+
+
+POSTS = {
+    f"_posts/2020-01-{d:02d}-p{d}.md": f"---\ntitle: P{d}\n---\nbody {d}\n".encode()
+    for d in range(1, 4)
+}
+URN = r"urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+
+
+def _feeds(files: dict[str, bytes]) -> tuple[ET.Element, ET.Element]:
+    built = build_site(MemoryTree(files), RenderOptions(build_time=BUILD_TIME))
+    return ET.fromstring(built.files["atom.xml"]), ET.fromstring(built.files["rss.xml"])
+
+
+def _atom_ids(atom: ET.Element) -> list[str]:
+    return [atom.findtext(f"{ATOM}id") or ""] + [
+        e.findtext(f"{ATOM}id") or "" for e in atom.iter(f"{ATOM}entry")
+    ]
+
+
+def test_without_url_or_author_the_feeds_are_still_valid() -> None:
+    """RFC 4287: an atom:id is an absolute IRI (§4.2.6), a person's name is not empty
+    (§3.2.1); RSS 2.0: a guid that is no URL says isPermaLink="false". Jekyll-Bootstrap's
+    templates wrote <id></id>, relative entry ids and an empty name and email."""
+    files = {"_config.yml": b"title: Tiny\n", **POSTS}
+    atom, rss = _feeds(files)
+    ids = _atom_ids(atom)
+    assert all(re.fullmatch(URN, i) for i in ids), ids
+    assert len(set(ids)) == 4
+    assert _atom_ids(_feeds(files)[0]) == ids  # the same in every build
+    assert _atom_ids(_feeds({**files, "_config.yml": b"title: Other\n"})[0])[1] != ids[1]
+    author = atom.find(f"{ATOM}author")
+    assert author is not None and [(c.tag, c.text) for c in author] == [(f"{ATOM}name", "Tiny")]
+    links = [e.find(f"{ATOM}link").get("href") for e in atom.iter(f"{ATOM}entry")]  # type: ignore[union-attr]
+    assert links == ["/2020/01/03/p3.html", "/2020/01/02/p2.html", "/2020/01/01/p1.html"]
+    assert rss.findtext("channel/link") == "/"
+    guids = list(rss.iter("guid"))
+    assert [g.get("isPermaLink") for g in guids] == ["false"] * 3
+    assert [g.text for g in guids] == ids[1:]  # an item's guid is its Atom entry's id
+
+
+def test_without_config_the_feeds_have_ids_and_no_empty_author() -> None:
+    atom, _ = _feeds(dict(POSTS))
+    assert all(re.fullmatch(URN, i) for i in _atom_ids(atom))
+    assert atom.find(f"{ATOM}author") is None  # nothing names one: no empty name
+
+
+def test_an_author_email_without_a_name_names_the_site() -> None:
+    config = b"title: T\nurl: https://t.example.org\nauthor:\n  email: a@t.example.org\n"
+    atom, rss = _feeds({"_config.yml": config, **POSTS})
+    author = atom.find(f"{ATOM}author")
+    assert author is not None
+    assert [(c.tag, c.text) for c in author] == [
+        (f"{ATOM}name", "T"),
+        (f"{ATOM}email", "a@t.example.org"),
+    ]
+    assert _atom_ids(atom)[:2] == [
+        "https://t.example.org",
+        "https://t.example.org/2020/01/03/p3.html",
+    ]
+    assert [g.get("isPermaLink") for g in rss.iter("guid")] == [None] * 3
+
+
+def test_with_url_and_author_the_feeds_are_what_jekyll_writes() -> None:
+    config = b"title: Blog\nurl: https://ex.org\nauthor:\n  name: Ann\n  email: a@ex.org\n"
+    built = build_site(
+        MemoryTree({"_config.yml": config, **POSTS}), RenderOptions(build_time=BUILD_TIME)
+    )
+    assert built.files["atom.xml"].startswith(
+        b'<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n\n'
+        b" <title>Blog</title>\n"
+        b' <link href="https://ex.org/atom.xml" rel="self"/>\n'
+        b' <link href="https://ex.org"/>\n'
+        b" <updated>2020-07-14T16:12:02+00:00</updated>\n"
+        b" <id>https://ex.org</id>\n"
+        b" <author>\n   <name>Ann</name>\n   <email>a@ex.org</email>\n </author>\n\n"
+        b' <entry>\n   <title>P3</title>\n   <link href="https://ex.org/2020/01/03/p3.html"/>\n'
+        b"   <updated>2020-01-03T00:00:00+00:00</updated>\n"
+        b"   <id>https://ex.org/2020/01/03/p3.html</id>\n"
+    )
+    assert b"<guid>https://ex.org/2020/01/03/p3.html</guid>" in built.files["rss.xml"]
+    assert b"<link>https://ex.org</link>" in built.files["rss.xml"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -134,32 +135,64 @@ def read_event(headers: Mapping[str, str], body: bytes) -> Event:
 def _json(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
     """The payload object of a push's body: JSON (``Content-Type: application/json``,
     any parameters), or GitHub's (and Gitea's) form encoding, ``payload=<json>`` in an
-    ``application/x-www-form-urlencoded`` body. No message quotes the body.
+    ``application/x-www-form-urlencoded`` body. No message quotes the body, nor speaks of
+    Python (its codecs, recursion limit or integer digits limit): each says what is wrong
+    with the body in its sender's terms.
 
     Raises:
-        PayloadError: another content type (or none), a form without ``payload``, no JSON
-            object.
+        PayloadError: another content type (or none), a body that is no UTF-8, a form
+            without ``payload`` or with too many fields, no JSON object.
     """
     media = headers.get("Content-Type", "").partition(";")[0].strip().lower()
     if media not in ("application/json", _FORM):
         raise PayloadError(CONTENT_TYPE_REFUSED)
     try:
         text = body.decode("utf-8")
-        # Not strict_parsing: its error quotes the field, a piece of the body.
-        fields = parse_qs(text, max_num_fields=_FORM_FIELDS) if media == _FORM else None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise PayloadError(f"the body is not a JSON payload: {exc}") from None
-    if fields is not None:
-        if not fields.get("payload"):
-            raise PayloadError("the form-encoded body has no 'payload' field")
-        text = fields["payload"][0]
+    except UnicodeDecodeError as exc:
+        raise PayloadError(f"the body is not UTF-8 text (at byte offset {exc.start})") from None
+    if media == _FORM:
+        text = _form_payload(text)
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # their messages quote no byte of the body
-        raise PayloadError(f"the body is not a JSON payload: {exc}") from None
+        data = json.loads(text, parse_int=_payload_int)
+    except json.JSONDecodeError as exc:  # its msg quotes no byte of the body
+        message = exc.msg[:1].lower() + exc.msg[1:]
+        where = f"at line {exc.lineno}, column {exc.colno}"
+        raise PayloadError(f"the body is not a JSON payload: {message} {where}") from None
+    except RecursionError:
+        raise PayloadError("the payload nests arrays or objects too deeply") from None
     if not isinstance(data, dict):
         raise PayloadError("the payload is not a JSON object")
     return data
+
+
+def _form_payload(text: str) -> str:
+    """The ``payload`` field of a form-encoded body.
+
+    Raises:
+        PayloadError: more than :data:`_FORM_FIELDS` fields, or no ``payload``.
+    """
+    try:
+        # Not strict_parsing: its error quotes the field, a piece of the body.
+        fields = parse_qs(text, max_num_fields=_FORM_FIELDS)
+    except ValueError:  # "Max number of fields exceeded", its only one
+        raise PayloadError(f"the form-encoded body has more than {_FORM_FIELDS} fields") from None
+    if not fields.get("payload"):
+        raise PayloadError("the form-encoded body has no 'payload' field")
+    return fields["payload"][0]
+
+
+def _payload_int(digits: str) -> int:
+    """A JSON integer as :func:`json.loads` reads it, refusing one longer than Python
+    converts (``sys.get_int_max_str_digits()``, 4300 by default; 0: no limit).
+
+    Raises:
+        PayloadError: too many digits (Python's own ValueError tells how to raise its
+            limit).
+    """
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits) - digits.startswith("-") > limit:
+        raise PayloadError(f"a number in the payload is too long (over {limit} digits)")
+    return int(digits)
 
 
 def _commit_id(value: Any, field: str) -> str | None:

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from deploybot.errors import DeploybotError, TemporaryError, one_line
+from deploybot.errors import DeploybotError, TemporaryError, holds, one_line
 from deploybot.gitremote import Remote
 from deploybot.lifeline import set_pdeathsig
 from deploybot.redact import redact_text
@@ -186,6 +186,15 @@ def failure(exc: BaseException, code: int) -> dict[str, Any]:
     }
 
 
+def out_of_memory(job: str) -> dict[str, Any]:
+    """The result of a ``job`` that ran out of memory outside a source file (one that
+    needs too much is a SourceError naming it): a MemoryError, or an exception a library
+    raised while it cleaned up after one (:func:`~deploybot.errors.holds`). As the CLI
+    says it: one line, try again later (exit 75)."""
+    error = TemporaryError(f"out of memory while running the {job} job")
+    return failure(error, EX_TEMPFAIL)
+
+
 def heads(sites: list[list[Any]], out: IO[str]) -> None:
     """The poller's job: print ``{"site", "head", "error"}`` per site (see the module doc)."""
     from deploybot import gitutil
@@ -297,15 +306,15 @@ def main(argv: list[str]) -> int:
         if verbose:
             log.debug("%s", traceback.format_exc())
         result, code = failure(exc, exc.exit_code), exc.exit_code
-    except MemoryError:  # as the CLI reports it: one line, try again later
-        if verbose:
-            log.debug("%s", traceback.format_exc())
-        error = TemporaryError(f"out of memory while running the {job} job")
-        log.error("%s", error)
-        result, code = failure(error, EX_TEMPFAIL), EX_TEMPFAIL
-    except Exception as exc:  # a bug: say so in the log, with the traceback
-        log.error("%s", redact_text(traceback.format_exc()))
-        result, code = failure(exc, EX_SOFTWARE), EX_SOFTWARE
+    except Exception as exc:
+        if not holds(exc, MemoryError):  # a bug: say so in the log, with the traceback
+            log.error("%s", redact_text(traceback.format_exc()))
+            result, code = failure(exc, EX_SOFTWARE), EX_SOFTWARE
+        else:  # as the CLI reports it: one line, try again later
+            if verbose:
+                log.debug("%s", traceback.format_exc())
+            result, code = out_of_memory(job), EX_TEMPFAIL
+            log.error("%s", result["error"])
     result_out.write(json.dumps(result) + "\n")
     result_out.flush()
     return code

@@ -32,8 +32,8 @@ from rq import get_current_job
 from deploybot import checkpoint
 from deploybot.config import Config, StateConfig
 from deploybot.daemon.settings import Settings
-from deploybot.daemon.worker import describe, failure, run_loaded_job
-from deploybot.errors import DeploybotError, LockHeldError, TemporaryError, one_line
+from deploybot.daemon.worker import describe, failure, out_of_memory, run_loaded_job
+from deploybot.errors import DeploybotError, LockHeldError, TemporaryError, holds, one_line
 from deploybot.fleet import keys
 from deploybot.fleet.lease import LeaseKeeper
 from deploybot.fleet.shared import SharedState
@@ -122,6 +122,11 @@ def _run(context: Context, store: FleetStore, site: str, token: str, want: Want)
             _save_after_failure(shared)
         except redis.RedisError as exc:  # Redis went away at a checkpoint: try again later
             result = failure(TemporaryError(f"Redis: {one_line(exc)}"), 75)
+        except Exception as exc:
+            if not holds(exc, MemoryError):
+                raise  # a bug: RQ keeps its traceback with the failed job
+            result = out_of_memory(want.job)  # as run-once says it: try again later
+            _save_after_failure(shared)
     waiting = outboxes.waiting(config)
     return Outcome(
         status=str(result["status"]),

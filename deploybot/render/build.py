@@ -49,7 +49,7 @@ from deploybot.render.model import (
     site_time,
 )
 from deploybot.render.site import load_site
-from deploybot.render.siteconfig import load_config
+from deploybot.render.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
@@ -176,6 +176,24 @@ def render_page_outputs(
 def site_root(model: SiteModel) -> str:
     """Return the absolute site URL (``url`` + ``baseurl``), without a trailing slash."""
     return model.config.url + model.config.baseurl
+
+
+def no_url_warning(config_file: bool) -> RenderWarning:
+    """The warning of a site whose bundled feeds have posts but no ``url`` to make their
+    links absolute (they are valid all the same: :mod:`.feeds`); ``config_file``: whether
+    the source has a ``_config.yml`` (the warning names it, to be written, either way)."""
+    if config_file:
+        return RenderWarning(CONFIG_PATH, None, "no 'url' set: feed links are not absolute")
+    message = "not in the source, so no 'url': feed links are not absolute"
+    return RenderWarning(CONFIG_PATH, None, message)
+
+
+def _has_config_file(tree: SourceTree) -> bool:
+    try:
+        tree.blob_id(CONFIG_PATH)
+    except KeyError:
+        return False
+    return True
 
 
 def feed_files(model: SiteModel, contents: Mapping[str, str], limit: int) -> dict[str, bytes]:
@@ -308,9 +326,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     if sitemap_wanted(model):
         out.put(SITEMAP_PATH, sitemap_xml(model, site_root(model)), "sitemap")
     if not config.url and model.posts and layouts is None:
-        warnings.append(
-            RenderWarning("_config.yml", None, "no 'url' set: feed links are not absolute")
-        )
+        warnings.append(no_url_warning(_has_config_file(tree)))
     every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
 

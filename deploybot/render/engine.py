@@ -418,8 +418,7 @@ class Engine(SiteLists):
             for p in self.cache.future_warnings(self.cut_us)
         ]
         if not self.config.url and not self.liquid_theme and self.cache.posts(self.cut_us, 1):
-            message = "no 'url' set: feed links are not absolute"
-            found.append(RenderWarning(CONFIG_PATH, None, message))
+            found.append(build.no_url_warning(self.config_blob() != ""))
         found += self.overwrites
         found += self.config.warnings
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))

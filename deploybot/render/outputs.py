@@ -13,6 +13,7 @@ from deploybot import pathrules
 from deploybot.errors import SourceError
 from deploybot.render.limits import site_too_large
 from deploybot.render.model import EPOCH, RenderWarning
+from deploybot.render.siteconfig import CONFIG_PATH
 from deploybot.render.source import SourceTree
 
 
@@ -144,6 +145,16 @@ class BuildReport:
     warnings: tuple[RenderWarning, ...]
     timezone: str
     waiting: datetime | None = None
+
+    @property
+    def to_tell(self) -> tuple[RenderWarning, ...]:
+        """The warnings a publishing run tells: a full build's all; an incremental
+        build's without those about the settings (naming ``_config.yml``): they did
+        not change (a changed ``_config.yml`` is built in full), and the full build
+        that read them told them, so cron does not mail them with every publish."""
+        if self.full:
+            return self.warnings
+        return tuple(w for w in self.warnings if w.path != CONFIG_PATH)
 
 
 @dataclasses.dataclass(frozen=True)
