@@ -245,3 +245,26 @@ def test_preview_passes_the_render_options(tmp_path: Path) -> None:
     (source / "_posts" / "2020-01-01-a.md").write_text('---\ntitle: A\n---\n"Hi" -- x\n')
     build_to_folder(source, tmp_path / "out", render_config=RenderConfig(typography=False))
     assert '<p>"Hi" -- x</p>' in (tmp_path / "out/2020/01/01/a.html").read_text()
+
+
+@needs_corpus
+def test_the_feed_heads_are_the_published_ones() -> None:
+    """Title, links, id and author (an empty name and email, as the TVM config sets it) of
+    both feeds, as Jekyll published them. Only the build time differs, and the self links:
+    ours name the feed (``/atom.xml``), where TVM's empty ``JB.atom_path`` made them the
+    site's root (tvm-site-notes §3)."""
+    build = corpus_build()
+    for name in ("atom.xml", "rss.xml"):
+        ours = build.files[name].decode("utf-8")
+        theirs = (CORPUS / "published" / name).read_text(encoding="utf-8")
+        assert _feed_head(ours) == _feed_head(theirs), name
+
+
+def _feed_head(feed: str) -> list[str]:
+    """The lines before a feed's first entry or item, stripped, without blank lines, self
+    links, and with the times cut out."""
+    head = re.sub(
+        r"<(updated|lastBuildDate|pubDate)>[^<]*<", "<t><", re.split("<entry>|<item>", feed)[0]
+    )
+    lines = [line.strip() for line in head.splitlines()]
+    return [line for line in lines if line and 'rel="self"' not in line]

@@ -8,10 +8,12 @@ post URL, entry dates in the site timezone. Feed-level times are ``site.time``.
 Where those templates write an invalid feed, these do not (the W3C validator's reading of
 RFC 4287): without ``url`` the links are relative, and an id (``atom:id``, an RSS ``guid``)
 must be an absolute IRI (§4.2.6), so it is then a name-based UUID URN of the site's title
-and the link (:func:`feed_id`), the same in every build; an author's ``name`` may not be
-empty (§3.2.1), so without ``author.name`` it is the site's title, and an empty ``email``
-is left out (jekyll-feed, in the same case, writes ``<id>/feed.xml</id>`` and an empty
-name). A site with ``url`` and ``author`` gets what Jekyll writes.
+and the link (:func:`feed_id`), the same in every build; and an author's ``name`` may not
+be empty (§3.2.1), so without ``author.name`` it is the site's title, and an empty
+``email`` is left out (jekyll-feed, in the same case, writes ``<id>/feed.xml</id>`` and an
+empty name). A site with ``url`` gets what Jekyll writes, byte for byte, its author block
+too (the TVM site's is an empty name and email): a site moving to deploybot sees no change
+in its feeds.
 """
 
 from __future__ import annotations
@@ -80,14 +82,10 @@ def atom_feed(info: FeedInfo, entries: Sequence[FeedEntry]) -> bytes:
 
     Each entry has ``title``, ``link``, ``updated`` (RFC 3339), ``id`` (the link, or
     :func:`feed_id`'s URN) and ``content type="html"`` (RFC 4287 §4.1.3). The feed's
-    author is ``author_name`` (else the title) and ``author_email`` when set; no author
-    at all when both the name and the title are empty.
+    author: see :func:`_atom_author`.
     """
     root = xml_escape(info.root)
-    name = info.author_name or info.title
-    author = [" <author>", f"   <name>{xml_escape(name)}</name>"] if name else []
-    if author and info.author_email:
-        author.append(f"   <email>{xml_escape(info.author_email)}</email>")
+    author = _atom_author(info)
     head = [
         '<?xml version="1.0" encoding="utf-8"?>',
         '<feed xmlns="http://www.w3.org/2005/Atom">',
@@ -103,6 +101,22 @@ def atom_feed(info: FeedInfo, entries: Sequence[FeedEntry]) -> bytes:
     ]
     body = [_atom_entry(entry, info.title) for entry in entries]
     return ("\n".join(head) + "\n" + "".join(body) + "\n</feed>\n").encode("utf-8")
+
+
+def _atom_author(info: FeedInfo) -> list[str]:
+    """The feed's ``<author>`` lines: with ``url`` (an absolute root), what the templates
+    write, empty name and email included; without it, a valid one (see the module doc)."""
+    if _SCHEME.match(info.root):
+        return [
+            " <author>",
+            f"   <name>{xml_escape(info.author_name)}</name>",
+            f"   <email>{xml_escape(info.author_email)}</email>",
+        ]
+    name = info.author_name or info.title
+    author = [" <author>", f"   <name>{xml_escape(name)}</name>"] if name else []
+    if author and info.author_email:
+        author.append(f"   <email>{xml_escape(info.author_email)}</email>")
+    return author
 
 
 def _atom_entry(entry: FeedEntry, site_title: str) -> str:
