@@ -18,7 +18,7 @@ from dulwich.repo import Repo
 from deploybot import gitutil, pathrules, render
 from deploybot.config import RenderConfig
 from deploybot.errors import (
-    MissingObjectError,
+    DamagedRepositoryError,
     SourceError,
     UsageError,
     disk_full,
@@ -65,6 +65,8 @@ def build_to_folder(
         SourceError: ``rev`` does not name a commit, or the source has bad input.
         UsageError: ``out`` is inside ``source`` (or the other way round), or is a non-empty
             folder no earlier build made.
+        DamagedRepositoryError: a git object the revision's trees name is missing from the
+            repository or cannot be read (exit 1: waiting does not mend it).
     """
     _check_out(source, out)
     cfg = render_config or RenderConfig()
@@ -78,15 +80,12 @@ def build_to_folder(
     except BaseException as exc:
         if made and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a failed build leaves no trace of the folder it made
-        missing = gitutil.missing_object(exc) if isinstance(exc, KeyError) else None
-        if missing is None:
+        # an object the repository's trees name is not in it, or cannot be read: the
+        # repository the user named does not heal by waiting
+        damage = gitutil.damaged_object(exc) if isinstance(exc, gitutil.DAMAGE_ERRORS) else None
+        if damage is None:
             raise
-        # an object the repository's trees name is not in it
-        where = missing[1] or source
-        raise MissingObjectError(
-            f"git object {missing[0]} is missing from {where}: the repository is damaged "
-            f"(check it with: git -C {where} fsck)"
-        ) from exc
+        raise DamagedRepositoryError(damage.message(fallback=source)) from exc
     finally:
         if isinstance(tree, gitutil.GitTree):
             tree.close()

@@ -254,7 +254,7 @@ def commit_entries(repo_path: Path, extra: str) -> None:
         ("file->tree", 1, "x: refused path: a file whose git object is a tree"),
         (
             "missing",
-            75,
+            1,
             "git object abababababababababababababababababababab is missing from {repo}: the "
             "repository is damaged (check it with: git -C {repo} fsck)",
         ),
@@ -357,3 +357,28 @@ def test_a_build_that_fills_the_disk_leaves_out_the_next_build_takes(tmp_path: P
     assert {name: (out / name).read_bytes() for name in files} == files
     listed = (out / ".deploybot-build").read_text().splitlines()
     assert set(files) <= set(listed) and "index.html" in listed
+
+
+@pytest.mark.parametrize(
+    "data", [b"garbage", b"", b"x\x9c" + bytes(20)], ids=["type", "empty", "zlib"]
+)
+def test_build_rev_of_a_blob_overwritten_with_garbage_is_one_line(
+    tmp_path: Path, data: bytes
+) -> None:
+    """A loose blob that cannot be read (dulwich: ObjectFormatException, EmptyFileException,
+    zlib.error) is one line naming it and the repository, exit 1, as notify --commit says
+    it (it was a traceback)."""
+    repo = tmp_path / "work" / "src.git"
+    commit_names(repo, {(b"index.md",): b"# Hi\n"})
+    blob = Blob.from_string(b"# Hi\n").id.decode()
+    loose = repo / "objects" / blob[:2] / blob[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(data)
+    out = tmp_path / "work" / "site" / "out"
+    result = CliRunner().invoke(main, ["build", str(repo), str(out), "--rev", "main"])
+    assert (result.exit_code, result.output) == (
+        1,
+        f"deploybot: error: git object {blob} in {repo} cannot be read: the repository is "
+        f"damaged (check it with: git -C {repo} fsck)\n",
+    )
+    assert_nothing_written(tmp_path, out)
