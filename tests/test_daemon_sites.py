@@ -117,14 +117,17 @@ def test_a_fetched_build_waits_for_the_worker_and_a_stop_drops_it(tmp_path: Path
 
 
 def test_an_unreachable_source_backs_off_without_blocking_the_other(tmp_path: Path) -> None:
-    down = _named(tmp_path, "down", gated=False, source_url=f"git://127.0.0.1:{free_port()}/x.git")
+    url = f"git://127.0.0.1:{free_port()}/x.git"
+    down = _named(tmp_path, "down", gated=False, source_url=url)
     ok = _named(tmp_path, "ok", gated=False)
     with Daemon(_daemon_over(tmp_path, down, ok, workers=1)) as daemon:
         assert daemon.push("/webhook/down", github("1" * 40)).status_code == 202
         wait_until(lambda: daemon.runs("down") == 1)
         state = daemon.health()[1]["sites"]["down"]
         assert state["last_run"]["result"] == "failed"
-        assert "Connection refused" in state["last_run"]["error"]
+        assert state["last_run"]["error"] == (
+            f"cannot fetch from {url}: the connection was refused (is the server running?)"
+        )
         assert state["retry_at"] is not None and state["queued"] is True  # retried later
         for n in (1, 2, 3):
             commit = ok.commit(n)
