@@ -1,7 +1,7 @@
 """The ``deploybot`` command line: click commands only.
 
 Each command parses its options, calls one function, and maps
-:class:`~deploybot.errors.DeploybotError` subclasses to sysexits-style exit codes
+:class:`~deploybot.support.errors.DeploybotError` subclasses to sysexits-style exit codes
 (0 done or nothing to do, 1 bad input in the source, 75 try again later, 78 bad config),
 printing one clear line; ``-v`` adds detail and the traceback.
 """
@@ -20,11 +20,11 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from deploybot import __version__, journal, stdio
+from deploybot import __version__, stdio
 from deploybot.config import Config, default_config_path, load_build_config, load_config
-from deploybot.daemon import logs
-from deploybot.errors import EX_INTERRUPTED, EX_TEMPFAIL, INTERRUPTED, DeploybotError, holds
-from deploybot.redact import redact_text
+from deploybot.support import journal, logs
+from deploybot.support.errors import EX_INTERRUPTED, EX_TEMPFAIL, INTERRUPTED, DeploybotError, holds
+from deploybot.support.redact import redact_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,7 +40,7 @@ _config_option = click.option(
 def _handle_errors(func: F) -> F:
     """Turn a DeploybotError into its exit code and one line on stderr, and running out of
     memory (a MemoryError, or an exception raised while a library cleaned up after one:
-    :func:`~deploybot.errors.holds`) into one line and exit 75 (a source file that needs
+    :func:`~deploybot.support.errors.holds`) into one line and exit 75 (a source file that needs
     too much memory is a SourceError naming it: :func:`deploybot.render.limits.out_of_memory`).
     A write to a stdout or stderr whose reader is gone (``| head``) ends the command
     quietly (:mod:`deploybot.stdio`). Ctrl-C (SIGINT: a KeyboardInterrupt) is one line,
@@ -185,7 +185,8 @@ def run_once_cmd(
     not delivered); 78 bad config. With --quiet, only what ends in an exit status
     other than 0 is printed: the error, an email not delivered.
     """
-    from deploybot import pipeline, progress, report
+    from deploybot import pipeline, report
+    from deploybot.support import progress
 
     if quiet and not _verbose():
         logging.getLogger().setLevel(logging.ERROR)  # the stages' warnings too
@@ -324,7 +325,8 @@ def build_cmd(
     made again byte for byte with the build-source (else the source-commit) and the
     future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
     """
-    from deploybot import preview, progress, report, statedir
+    from deploybot import preview, report, statedir
+    from deploybot.support import progress
 
     render_config, cache_dir = None, None
     found = config_path or default_config_path()

@@ -2,7 +2,7 @@
 
 One schema, in one place: every section is a frozen dataclass whose fields are the TOML keys
 (``from`` is spelled ``sender`` in Python). Each field's type and default is the validation rule.
-An unknown key is a :class:`~deploybot.errors.ConfigError` naming the key and the file and
+An unknown key is a :class:`~deploybot.support.errors.ConfigError` naming the key and the file and
 suggesting the nearest known key; so is a value of the wrong type. Paths are relative to the
 config file. Secrets never live in the file: ``password_env`` names an environment variable.
 """
@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 from deploybot import config_checks as checks
 from deploybot.config_checks import is_remote_url as is_remote_url  # re-exported
 from deploybot.config_queue import check_queue
-from deploybot.errors import ConfigError
 from deploybot.gitremote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT, Remote
 from deploybot.locations import config_base, resolve_location
+from deploybot.support.errors import ConfigError
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
 GITHUB_PAGES_BRANCH = "gh-pages"

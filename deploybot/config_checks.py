@@ -1,7 +1,7 @@
 """Value rules for ``deploybot.toml`` keys, applied by :mod:`deploybot.config` at load.
 
 Each ``check_*`` function takes the value, the dotted key and the config file, and raises
-:class:`~deploybot.errors.ConfigError` naming both when the value cannot work; it returns
+:class:`~deploybot.support.errors.ConfigError` naming both when the value cannot work; it returns
 nothing (or the value as it will be used). The rules follow the tools that later read the
 value: git's ``check-ref-format`` for branches (via dulwich's implementation), the URL
 forms dulwich's ``get_transport_and_path`` maps to a transport, POSIX names for environment
@@ -20,9 +20,9 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from dulwich.refs import Ref, check_ref_format
 
-from deploybot.errors import ConfigError
 from deploybot.locations import is_remote_url as is_remote_url  # re-exported
-from deploybot.redact import redact_text, redact_url
+from deploybot.support.errors import ConfigError
+from deploybot.support.redact import redact_text, redact_url
 
 GIT_SCHEMES = ("file", "http", "https", "ssh", "git", "git+ssh")
 """The URL schemes dulwich 1.2's ``get_transport_and_path`` gives a transport to; any other
@@ -388,7 +388,7 @@ def check_one_line(
 ) -> None:
     """Check text that goes into one line of an email or a commit: no control characters
     (line breaks included) and, unless ``empty_ok``, not empty. ``url``: the value is a URL,
-    shown without its secrets (:func:`~deploybot.redact.redact_url`)."""
+    shown without its secrets (:func:`~deploybot.support.redact.redact_url`)."""
     if _CONTROL_RE.search(value) or (not empty_ok and not value.strip()):
         need = "one line of text" if empty_ok else "one non-empty line of text"
         shown = redact_url(value) if url else redact_text(value)

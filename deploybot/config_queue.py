@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deploybot import config_checks as checks
-from deploybot.errors import ConfigError
+from deploybot.support.errors import ConfigError
 
 if TYPE_CHECKING:
     from deploybot.config import QueueConfig

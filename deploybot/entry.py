@@ -35,9 +35,9 @@ def noop_config(argv: list[str]) -> str | None:
 
 
 OUT_OF_MEMORY = "deploybot: error: out of memory\n"
-EX_TEMPFAIL = 75  # deploybot.errors.EX_TEMPFAIL (not imported: it is heavy)
-EX_INTERRUPTED = 130  # deploybot.errors.EX_INTERRUPTED
-INTERRUPTED = "deploybot: interrupted\n"  # deploybot.errors.INTERRUPTED
+EX_TEMPFAIL = 75  # deploybot.support.errors.EX_TEMPFAIL (not imported: it is heavy)
+EX_INTERRUPTED = 130  # deploybot.support.errors.EX_INTERRUPTED
+INTERRUPTED = "deploybot: interrupted\n"  # deploybot.support.errors.INTERRUPTED
 
 
 def main() -> None:
@@ -63,7 +63,7 @@ def main() -> None:
 
 def _main() -> None:
     """Answer a no-op ``run-once`` from its stamp, else run the click command line."""
-    from deploybot.journal import install
+    from deploybot.support.journal import install
 
     install()  # under systemd, each line starts with its priority (a usage error's too)
     config = noop_config(sys.argv[1:])

@@ -5,10 +5,10 @@ git repository", git daemon's "not exported"), that wants credentials or refuses
 401/403/407, ssh's "Permission denied"), whose host key ssh does not know, whose TLS
 certificate cannot be verified (or that answers an https:// URL in plain text), or whose
 host does not resolve (the resolver's "no such name", ``EAI_NONAME``), stays so until someone
-changes the config: a :class:`~deploybot.errors.ConfigError` (exit 78) naming the key, in
+changes the config: a :class:`~deploybot.support.errors.ConfigError` (exit 78) naming the key, in
 words, with what to do. A server saying its repository is corrupt (git's "possible repository
 corruption on the remote side") is bad input (exit 1). Only what can heal by waiting stays
-the caller's :class:`~deploybot.errors.TemporaryError` (exit 75): a timeout, a refused or
+the caller's :class:`~deploybot.support.errors.TemporaryError` (exit 75): a timeout, a refused or
 reset connection, HTTP 5xx, 408 and 429, a resolver that cannot be reached (``EAI_AGAIN``),
 a deadline passed (:mod:`deploybot.gitbounds`), anything not recognised; a connection
 that failed is said in words (:func:`connection_words`), not in urllib3's.
@@ -33,10 +33,16 @@ from urllib.parse import urlsplit
 from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized
 from dulwich.errors import HangupException, NotGitRepository
 
-from deploybot.errors import ConfigError, DeploybotError, SourceError, TemporaryError, one_line
 from deploybot.gitbounds import Bound, Overrun
 from deploybot.gitremote import Remote
-from deploybot.redact import redact_text, redact_url
+from deploybot.support.errors import (
+    ConfigError,
+    DeploybotError,
+    SourceError,
+    TemporaryError,
+    one_line,
+)
+from deploybot.support.redact import redact_text, redact_url
 
 
 class Cause(enum.Enum):

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from deploybot.errors import ConfigError
-from deploybot.redact import register_secret
+from deploybot.support.errors import ConfigError
+from deploybot.support.redact import register_secret
 
 DEFAULT_TIMEOUT = 600.0
 """Seconds one fetch or push may take in all (``source.timeout``, ``publish.timeout``),
@@ -68,7 +68,7 @@ class Remote:
         """``(user, token)`` for HTTP basic auth, or None without ``token_env``. The user
         is the URL's own when it names one, else :data:`TOKEN_USER`. The token (and the
         ``Authorization`` value made of it) is registered as a secret
-        (:func:`deploybot.redact.register_secret`), so no message or log shows it.
+        (:func:`deploybot.support.redact.register_secret`), so no message or log shows it.
 
         Raises:
             ConfigError: the variable ``token_env`` names is unset or empty (names the key).

@@ -21,9 +21,9 @@ from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
 from deploybot import pathrules
-from deploybot.errors import SourceError
 from deploybot.gittree_check import malformed_tree
 from deploybot.objectsize import object_size
+from deploybot.support.errors import SourceError
 
 
 def encode_path(path: str) -> bytes:

@@ -18,7 +18,7 @@ from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
 from deploybot import pathrules
-from deploybot.errors import SourceError
+from deploybot.support.errors import SourceError
 
 _OCTAL = frozenset(b"01234567")
 

@@ -46,14 +46,6 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot import gitfailure
-from deploybot.errors import (
-    ConfigError,
-    FetchError,
-    PublishError,
-    TemporaryError,
-    disk_full,
-    is_disk_full,
-)
 from deploybot.gitbounds import Exchange, Overrun, bound
 from deploybot.gitremote import Remote
 from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
@@ -64,7 +56,15 @@ from deploybot.gittree import new_objects
 from deploybot.gittree import oid as oid
 from deploybot.gittree import tree_entries as tree_entries
 from deploybot.locations import is_remote_url
-from deploybot.redact import redact_text, redact_url, register_url_credentials
+from deploybot.support.errors import (
+    ConfigError,
+    FetchError,
+    PublishError,
+    TemporaryError,
+    disk_full,
+    is_disk_full,
+)
+from deploybot.support.redact import redact_text, redact_url, register_url_credentials
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""

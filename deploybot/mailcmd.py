@@ -13,7 +13,7 @@ from pathlib import Path
 
 from deploybot import notify, statedir
 from deploybot.config import Config
-from deploybot.errors import NotifyError
+from deploybot.support.errors import NotifyError
 
 
 def deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> notify.DeliveryReport:

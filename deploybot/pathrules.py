@@ -4,7 +4,7 @@ One set of rules, used by every reader and writer as defence in depth: the sourc
 (:class:`~deploybot.gittree.GitTree` checks each tree entry name, ``DirTree`` each path), the
 render stage's output planner (permalinks and every output path), the preview writer
 (``deploybot build``) and the publish stage's tree writer. A refused name is bad input in the
-source: :class:`~deploybot.errors.SourceError` (exit 1), naming the path.
+source: :class:`~deploybot.support.errors.SourceError` (exit 1), naming the path.
 
 The rules follow git's own, so a tree git refuses to check out is refused here too, and an
 output tree never holds what git would refuse:
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from deploybot.errors import SourceError
+from deploybot.support.errors import SourceError
 
 # utf8.c next_hfs_char: "these code points are ignored completely" by HFS+.
 _HFS_IGNORED = frozenset(

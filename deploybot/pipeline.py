@@ -23,8 +23,8 @@ from zoneinfo import ZoneInfo
 
 from deploybot import fingerprint, gitutil, mailcmd, noop, notify, publish, statedir, watch
 from deploybot.config import Config
-from deploybot.errors import ConfigError
 from deploybot.revision import commit_datetime
+from deploybot.support.errors import ConfigError
 
 if TYPE_CHECKING:
     from deploybot import render

@@ -17,18 +17,18 @@ from dulwich.repo import Repo
 
 from deploybot import gitutil, pathrules, render
 from deploybot.config import RenderConfig
-from deploybot.errors import (
+from deploybot.render import highlight_cache
+from deploybot.render.cache import renderer_version
+from deploybot.render.outputs import PackedSink
+from deploybot.render.source import DirTree, SourceTree
+from deploybot.revision import commit_datetime, resolve_commit
+from deploybot.support.errors import (
     DamagedRepositoryError,
     SourceError,
     UsageError,
     disk_full,
     is_disk_full,
 )
-from deploybot.render import highlight_cache
-from deploybot.render.cache import renderer_version
-from deploybot.render.outputs import PackedSink
-from deploybot.render.source import DirTree, SourceTree
-from deploybot.revision import commit_datetime, resolve_commit
 
 
 def build_to_folder(

@@ -47,10 +47,10 @@ from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 
 from deploybot import gittree, gitutil, pathrules, treeedit
-from deploybot.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
 from deploybot.gitremote import Remote
 from deploybot.gitutil import MODE_FILE, RemoteMovedError
-from deploybot.redact import redact_url
+from deploybot.support.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
+from deploybot.support.redact import redact_url
 
 log = logging.getLogger(__name__)
 

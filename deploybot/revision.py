@@ -14,7 +14,7 @@ from dulwich.objects import Commit
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
-from deploybot.errors import SourceError
+from deploybot.support.errors import SourceError
 
 _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)$")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from deploybot import checkpoint, gitutil, housekeeping, stale
 from deploybot.config import Config
 from deploybot.config_checks import check_writable_folder
-from deploybot.errors import (
+from deploybot.support.errors import (
     DamagedRepositoryError,
     LockHeldError,
     MissingObjectError,
@@ -61,7 +61,7 @@ def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
     """Hold the state directory for one run; yields :func:`state_paths`.
 
     Checks that ``state.dir`` is writable, takes the lock, turns a full disk inside into
-    :class:`~deploybot.errors.DiskFullError` and, with ``sweep``, removes the lock and temp
+    :class:`~deploybot.support.errors.DiskFullError` and, with ``sweep``, removes the lock and temp
     files a killed run left (:func:`deploybot.stale.sweep`: safe only under the lock).
 
     Raises:

@@ -20,12 +20,12 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot import gitutil, pathrules
-from deploybot.errors import ConfigError, DeploybotError, FetchError, SourceError
 from deploybot.gitremote import Remote
 from deploybot.gittree import decode_path, read_tree
 from deploybot.gitutil import GitTree
 from deploybot.locations import is_remote_url
-from deploybot.redact import redact_url
+from deploybot.support.errors import ConfigError, DeploybotError, FetchError, SourceError
+from deploybot.support.redact import redact_url
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from deploybot.errors import SourceError
 from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.markdown import make_markdown, markdown_to_html
+from deploybot.support.errors import SourceError
 
 
 def _run(unit: str) -> Callable[[int], str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from deploybot.config import load_config
-from deploybot.errors import EX_CONFIG, ConfigError
-from deploybot.redact import redact_text
+from deploybot.support.errors import EX_CONFIG, ConfigError
+from deploybot.support.redact import redact_text
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from deploybot import config as config_module
 from deploybot.config import Config, config_from_dict
-from deploybot.errors import ConfigError
+from deploybot.support.errors import ConfigError
 
 
 def _keys(cls: type, prefix: str = "") -> list[tuple[str, Any]]:
@@ -199,7 +199,7 @@ def test_any_url(config_path: Path, key: str, url: str) -> None:
 @given(url=urls, token=st.sampled_from(["SECRET-TOKEN-1", "S3cr3t%2Ftoken"]),
        where=st.sampled_from(["password", "query", "fragment", "scp"]))  # fmt: skip
 def test_redact_url_hides_a_token_wherever_it_is(url: str, token: str, where: str) -> None:
-    from deploybot.redact import redact_text, redact_url
+    from deploybot.support.redact import redact_text, redact_url
 
     secret_url = {
         "password": f"https://u:{token}@h/x.git",

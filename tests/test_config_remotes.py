@@ -13,8 +13,8 @@ from dulwich.repo import Repo
 
 from deploybot.config import load_config
 from deploybot.config_checks import check_not_onto_source
-from deploybot.errors import EX_CONFIG, ConfigError
-from deploybot.redact import redact_text
+from deploybot.support.errors import EX_CONFIG, ConfigError
+from deploybot.support.redact import redact_text
 from tests.gitcli import run_git
 from tests.gitrepo import commit_snapshot
 from tests.smallsite import SmallSite

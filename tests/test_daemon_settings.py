@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from deploybot.cli import main
 from deploybot.config import load_config
 from deploybot.daemon.settings import load_settings
-from deploybot.errors import ConfigError
+from deploybot.support.errors import ConfigError
 from tests.smallsite import SmallSite
 
 ENV = {"HOOK_SECRET": "a-long-webhook-secret"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deploybot.errors import one_line
+from deploybot.support.errors import one_line
 
 
 def test_one_line_error_text() -> None:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from deploybot.cli import main
 from deploybot.config import QueueConfig, load_config
 from deploybot.daemon.settings import load_settings
-from deploybot.errors import ConfigError
+from deploybot.support.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "deploybot.example.toml"
 
@@ -152,7 +152,7 @@ def test_serve_and_a_worker_name_the_unreachable_redis_and_its_config_file(
 ) -> None:
     """They retry for ever (as designed); the first line they log of it says which Redis:
     the config's 'queue.url' (redacted) and the file."""
-    from deploybot.redact import redact_url
+    from deploybot.support.redact import redact_url
     from tests.daemonproc import Daemon, daemon_table
     from tests.fleetproc import WorkerProc
     from tests.servers import free_port

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import EX_CONFIG, EX_TEMPFAIL, ConfigError, FetchError, PublishError
 from deploybot.gitbounds import MAX_ADVERTISED_REFS
 from deploybot.gitremote import Remote
+from deploybot.support.errors import EX_CONFIG, EX_TEMPFAIL, ConfigError, FetchError, PublishError
 from deploybot.watch import fetch_source
 from tests.gitrepo import SNAPSHOT_AUTHOR, SNAPSHOT_WHEN, commit_snapshot
 from tests.gitservers import dulwich_app, endless_advertisement, wsgi_server
@@ -130,7 +130,7 @@ _FETCH = textwrap.dedent(
     import json, resource, sys
     from pathlib import Path
     from deploybot import gitutil
-    from deploybot.errors import FetchError
+    from deploybot.support.errors import FetchError
     from deploybot.gitremote import Remote
     resource.setrlimit(resource.RLIMIT_AS, (%(limit)d, %(limit)d))
     outcome = {}

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.errors import EX_CONFIG
 from deploybot.gitremote import TOKEN_USER, Remote
-from deploybot.redact import redact_text
+from deploybot.support.errors import EX_CONFIG
+from deploybot.support.redact import redact_text
 from tests.gitrepo import head
 from tests.gitservers import BasicAuth, dulwich_app, http_backend_app, wsgi_server
 from tests.smallsite import SmallSite

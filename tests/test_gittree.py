@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import PublishError
 from deploybot.gittree import new_objects
 from deploybot.gitutil import MODE_FILE, GitTree
+from deploybot.support.errors import PublishError
 from deploybot.treeedit import edit_tree
 from tests.gitrepo import SNAPSHOT_AUTHOR as AUTHOR
 from tests.gitrepo import SNAPSHOT_WHEN as WHEN

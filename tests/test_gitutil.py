@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import ConfigError, FetchError, PublishError, SourceError
 from deploybot.gitutil import MODE_FILE, GitTree, RemoteMovedError
 from deploybot.render.source import SourceTree, git_blob_id
+from deploybot.support.errors import ConfigError, FetchError, PublishError, SourceError
 from tests.gitcli import run_git
 from tests.gitrepo import SNAPSHOT_AUTHOR, SNAPSHOT_WHEN, commit_snapshot
 

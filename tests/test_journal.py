@@ -1,5 +1,5 @@
 """Under systemd, every line of every command starts with its syslog priority (``<N>``), as
-journald reads it (deploybot.journal).
+journald reads it (deploybot.support.journal).
 
 Each command runs as a process whose stdout and stderr are one Unix stream socket named by
 ``JOURNAL_STREAM`` (its device and inode), exactly as systemd connects a service to
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from deploybot.journal import JournalStream, is_journal
+from deploybot.support.journal import JournalStream, is_journal
 from tests.daemonproc import journal_socket
 from tests.fleetproc import fleet_config, make_sites
 from tests.redisproc import RedisServer

@@ -1,4 +1,4 @@
-"""deploybot.lifeline: the one place a child process asks to die with its parent (the
+"""deploybot.support.parent_death: the one place a child process asks to die with its parent (the
 daemon's build processes, the fleet's work horses and the render workers all call it)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 PROBE = """
 import ctypes, sys
-from deploybot.lifeline import set_pdeathsig
+from deploybot.support.parent_death import set_pdeathsig
 done = set_pdeathsig()
 libc = ctypes.CDLL(None, use_errno=True)
 sig = ctypes.c_int(-1)

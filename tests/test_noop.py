@@ -283,9 +283,10 @@ def test_quiet_takes_the_shortcut_and_prints_nothing(site: SmallSite) -> None:
 
 def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     """noop and entry copy a few constants rather than import their heavy owners."""
-    from deploybot import config, entry, errors, publish
+    from deploybot import config, entry, publish
     from deploybot.notify import outbox
     from deploybot.notify.webhook import WEBHOOK
+    from deploybot.support import errors
 
     assert noop.NOTES_REF == publish.NOTES_REF
     assert noop.KEEP_SENT == outbox.KEEP_SENT

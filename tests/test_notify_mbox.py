@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.errors import NotifyError
 from deploybot.notify.mbox import STALE_AFTER, MboxTransport, append
+from deploybot.support.errors import NotifyError
 
 SENDER = "bot@example.org"
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,7 +171,7 @@ def test_temp_files_of_dead_lockers_are_removed(tmp_path: Path) -> None:
 _APPEND_OVER_A_SIZE_LIMIT = """
 import resource, signal, sys
 from pathlib import Path
-from deploybot.errors import NotifyError
+from deploybot.support.errors import NotifyError
 from deploybot.notify.mbox import append
 from tests.test_notify_mbox import SENDER, message
 path, limit = Path(sys.argv[1]), int(sys.argv[2])

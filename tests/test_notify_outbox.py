@@ -8,15 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.errors import NotifyError
-from deploybot.notify import (
-    DeliveryReport,
-    deliver_pending,
-    list_pending,
-    make_sender,
-    queue_email,
-)
+from deploybot.notify import DeliveryReport, deliver_pending, list_pending, make_sender, queue_email
 from deploybot.notify.transport import make_transport
+from deploybot.support.errors import NotifyError
 from tests.servers import Collector, LocalController, smtp_server
 from tests.test_notify_transport import sample_message, smtp_notify
 

@@ -78,7 +78,7 @@ def smtp_flood(*, greeting: bytes | None, line: bytes) -> Iterator[tuple[int, li
 _CLIENT = r"""
 import json, resource, sys, time
 from deploybot.config import NotifyConfig, SmtpConfig
-from deploybot.errors import NotifyError
+from deploybot.support.errors import NotifyError
 from deploybot.notify.transport import make_transport
 import deploybot.notify.smtp  # imported before the baseline: it is not what is measured
 

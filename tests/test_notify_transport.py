@@ -21,10 +21,10 @@ import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from deploybot.config import NotifyConfig, SmtpConfig
-from deploybot.errors import ConfigError, NotifyError
 from deploybot.notify.email import compose_combined_email
 from deploybot.notify.envelope import Envelope
 from deploybot.notify.transport import make_transport, to_crlf
+from deploybot.support.errors import ConfigError, NotifyError
 from tests.servers import Collector, LocalController, smtp_server
 
 LIST = "commits@example.org"

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from deploybot.config import NotifyConfig, WebhookConfig
-from deploybot.errors import ConfigError, NotifyError
 from deploybot.notify import announce, deliver_all, list_outbox
 from deploybot.notify.webhook import make_webhook_sender
+from deploybot.support.errors import ConfigError, NotifyError
 from tests.servers import Collector, LocalController
 from tests.test_notify_series import REF, WHEN, build, git, history
 from tests.test_notify_transport import smtp_notify

@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploybot.errors import SourceError
 from deploybot.gittree import decode_path
 from deploybot.pathrules import (
     _PLAIN,
@@ -27,6 +26,7 @@ from deploybot.pathrules import (
     path_problem,
     printable,
 )
+from deploybot.support.errors import SourceError
 from tests.hostile import commit_names
 
 GIT_REFUSES = [

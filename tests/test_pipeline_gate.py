@@ -9,7 +9,7 @@ import pytest
 
 from deploybot import pipeline
 from deploybot.config import load_config
-from deploybot.errors import TemporaryError
+from deploybot.support.errors import TemporaryError
 from tests.smallsite import SmallSite
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from deploybot import pipeline
 from deploybot.config import load_config
-from deploybot.errors import ConfigError
+from deploybot.support.errors import ConfigError
 from tests.gitrepo import commit_files, head, read_branch
 from tests.smallsite import SmallSite
 

@@ -18,7 +18,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import EX_TEMPFAIL, ConfigError, PublishError, SourceError
 from deploybot.gitutil import MODE_FILE
 from deploybot.publish import (
     MAX_TRIES,
@@ -31,6 +30,7 @@ from deploybot.publish import (
     future_record,
     publish_build,
 )
+from deploybot.support.errors import EX_TEMPFAIL, ConfigError, PublishError, SourceError
 from tests.gitcli import run_git
 from tests.servers import free_port, git_daemon, serve_http
 

@@ -77,7 +77,7 @@ def test_the_log_filter_masks_what_any_library_logs() -> None:
     import io
     import logging
 
-    from deploybot.redact import RedactingFilter, redact_url, register_url_secrets
+    from deploybot.support.redact import RedactingFilter, redact_url, register_url_secrets
 
     register_url_secrets("https://chat.example.org/hooks/T000/B000/XXXXsecret?token=abc")
     stream = io.StringIO()
@@ -186,7 +186,7 @@ def test_a_token_in_a_query_or_fragment_is_never_printed(
     ],
 )
 def test_redact_url(url: str, shown: str) -> None:
-    from deploybot.redact import redact_url
+    from deploybot.support.redact import redact_url
 
     assert redact_url(url) == shown
 
@@ -210,7 +210,7 @@ def test_redact_url(url: str, shown: str) -> None:
     ],
 )
 def test_redact_text(text: str, shown: str) -> None:
-    from deploybot.redact import redact_text
+    from deploybot.support.redact import redact_text
 
     assert redact_text(text) == shown
 
@@ -228,7 +228,7 @@ def test_redact_text_ends_on_long_text(shape: str) -> None:
     import sys
 
     code = (
-        "import sys; from deploybot.redact import redact_text; "
+        "import sys; from deploybot.support.redact import redact_text; "
         "text = sys.stdin.read() + ' https://u:QTOK3@h/x?k=QTOK3'; "
         "print(redact_text(text)[-20:])"
     )
@@ -257,7 +257,7 @@ def test_the_secrets_of_a_git_remote_are_masked_in_any_shape() -> None:
     """A library may print only a URL's path and query (urllib3: ``with url: /x?...``);
     the remote's secrets are registered when it is used, so those go too. Short query
     values (``ref=main``) are left to the URL rules."""
-    from deploybot.redact import redact_text, register_url_credentials
+    from deploybot.support.redact import redact_text, register_url_credentials
 
     register_url_credentials("https://h/x.git?access_token=Q-LONG-TOKEN-1&ref=main#FRAG-TOKEN-2")
     register_url_credentials("deploy:SCP-PASSWORD-3@host:org/site.git")

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from deploybot.errors import SourceError
 from deploybot.render import RenderOptions, build_site, defaults
 from deploybot.render.source import MemoryTree
+from deploybot.support.errors import SourceError
 
 GLOB_CONFIG = b"defaults:\n  - scope: {path: 'docs/*'}\n    values: {layout: none, kind: glob}\n"
 

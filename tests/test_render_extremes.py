@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from deploybot import gitutil
 from deploybot.cli import main
-from deploybot.errors import SourceError
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
 from deploybot.render.source import MemoryTree
+from deploybot.support.errors import SourceError
 
 POST = "_posts/2020-01-01-x.md"
 OPTIONS = RenderOptions(build_time=datetime(2021, 1, 1, tzinfo=UTC))

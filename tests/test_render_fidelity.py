@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from deploybot.config import RenderConfig, load_config
-from deploybot.errors import ConfigError
 from deploybot.preview import build_to_folder
 from deploybot.render import RenderOptions, SiteBuild, build_site
 from deploybot.render.layouts import bundled_templates_dir
 from deploybot.render.markdown import make_markdown, markdown_to_html
 from deploybot.render.source import DirTree, MemoryTree
+from deploybot.support.errors import ConfigError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus" / "tvm-site"

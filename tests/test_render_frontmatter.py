@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.errors import SourceError
 from deploybot.render import RenderOptions, build_site
 from deploybot.render.dates import rfc822, strftime
 from deploybot.render.frontmatter import key_line, parse_front_matter
 from deploybot.render.source import MemoryTree
+from deploybot.support.errors import SourceError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 POSTS = SHARED / "corpus" / "tvm-site" / "source" / "_posts"

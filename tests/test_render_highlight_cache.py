@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.errors import SourceError
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
 from deploybot.render.highlight import lexer_for
 from deploybot.render.highlight_cache import FILE_NAME, block_key
 from deploybot.render.source import MemoryTree
+from deploybot.support.errors import SourceError
 from tests.incremental_site import T0, THEME, Incremental, apply, initial_site
 
 CODE = "def f{n}(x):\n    return x * {n}  # the {n}th\n"

@@ -22,11 +22,11 @@ from pygments.lexer import Lexer
 from pygments.token import Token
 
 from deploybot.cli import main
-from deploybot.errors import SourceError
 from deploybot.render import RenderOptions, build_site, highlight
 from deploybot.render.highlight import code_spans
 from deploybot.render.highlight_clock import HighlightTimeout, highlight_budget, use_clock
 from deploybot.render.source import MemoryTree
+from deploybot.support.errors import SourceError
 from tests.gitrepo import commit_snapshot, head
 
 SYSTEMD = " \t" * 1000 + "x"  # 2 KB; about a minute in Pygments 2.21's systemd lexer

@@ -10,11 +10,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from deploybot.errors import SourceError
 from deploybot.render import LiquidLimits, RenderOptions, build_site
 from deploybot.render.liquid import Liquid, render_liquid
 from deploybot.render.liquid_tags import TAGS, register_tag
 from deploybot.render.source import MemoryTree
+from deploybot.support.errors import SourceError
 
 LA = ZoneInfo("America/Los_Angeles")
 SITE: dict[str, Any] = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from deploybot.errors import SourceError
 from deploybot.render.highlight import fenced_block, figure_block
 from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.markdown import make_markdown, markdown_to_html
+from deploybot.support.errors import SourceError
 
 ROUGE_OPEN = '<div class="highlight"><pre class="highlight"><code>'
 

@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploybot.errors import SourceError
 from deploybot.render import (
     BuildReport,
     MemorySink,
@@ -26,6 +25,7 @@ from deploybot.render import (
     open_cache,
 )
 from deploybot.render.source import DirTree, MemoryTree, SourceTree
+from deploybot.support.errors import SourceError
 from tests.incremental_site import T0, THEME, apply, change, initial_site
 
 OPTIONS = RenderOptions(theme=THEME, timezone="UTC", feed_limit=3, build_time=T0)

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploybot.errors import SourceError
 from deploybot.render import RenderOptions, build_site
 from deploybot.render.permalink import (
     expand,
@@ -20,6 +19,7 @@ from deploybot.render.permalink import (
     post_template,
 )
 from deploybot.render.source import MemoryTree
+from deploybot.support.errors import SourceError
 
 DATE = datetime(2020, 7, 14, 9, 5, 3, tzinfo=ZoneInfo("UTC"))
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.errors import ConfigError, SourceError
 from deploybot.render import RenderOptions, SiteBuild, build_site
 from deploybot.render.layouts import bundled_templates_dir
 from deploybot.render.source import DirTree, MemoryTree
+from deploybot.support.errors import ConfigError, SourceError
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from deploybot.config import load_config
-from deploybot.errors import EX_CONFIG, ConfigError
 from deploybot.render.parallel import worker_count
+from deploybot.support.errors import EX_CONFIG, ConfigError
 
 DEPLOYBOT = [sys.executable, "-m", "deploybot"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import EX_TEMPFAIL, ConfigError, FetchError
+from deploybot.support.errors import EX_TEMPFAIL, ConfigError, FetchError
 from deploybot.watch import fetch_source
 from tests.gitrepo import commit_snapshot
 from tests.servers import free_port, git_daemon, serve_http

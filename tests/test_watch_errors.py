@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from deploybot import gitutil
-from deploybot.errors import EX_CONFIG, EX_INPUT, EX_TEMPFAIL
+from deploybot.support.errors import EX_CONFIG, EX_INPUT, EX_TEMPFAIL
 from tests.gitcli import run_git
 from tests.gitrepo import commit_snapshot
 from tests.gitservers import (

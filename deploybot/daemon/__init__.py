@@ -11,7 +11,8 @@ process of its own. The parts, each readable alone:
 - :mod:`.scheduler`: the per-site queue (coalescing, one build per site, ``workers``
   sites at once, backoff, outbox retries); :mod:`.runner` and :mod:`.worker`: the build
   processes; :mod:`.outboxes`: what waits to be sent;
-- :mod:`.health`, :mod:`.metrics`: ``/healthz`` and ``/metrics``; :mod:`.logs`: log lines;
+- :mod:`.health`, :mod:`.metrics`: ``/healthz`` and ``/metrics``; :mod:`deploybot.support.logs`: log
+  lines;
 - :mod:`.service`: start, SIGHUP, stop.
 
 With ``[queue] backend = "redis"`` the queue is the fleet's (:mod:`deploybot.fleet`): the

@@ -41,12 +41,12 @@ from aiohttp import web
 
 from deploybot.daemon import payloads
 from deploybot.daemon.deliveries import DeliveryStore
-from deploybot.daemon.logs import printable
 from deploybot.daemon.metrics import CONTENT_TYPE, Metrics
 from deploybot.daemon.scheduler import Scheduler
 from deploybot.daemon.settings import Settings, Site
 from deploybot.daemon.signatures import Signature, find_signature
-from deploybot.errors import DeploybotError, one_line
+from deploybot.support.errors import DeploybotError, one_line
+from deploybot.support.logs import printable
 
 if TYPE_CHECKING:
     from deploybot.fleet.server import FleetScheduler

@@ -24,7 +24,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from deploybot.errors import disk_full, is_disk_full
+from deploybot.support.errors import disk_full, is_disk_full
 
 DEFAULT_CAP = 50_000
 _PRUNE_EVERY = 100

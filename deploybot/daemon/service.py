@@ -40,14 +40,20 @@ from aiohttp import web
 
 from deploybot import statedir
 from deploybot.config_checks import parse_listen
-from deploybot.daemon import logs
 from deploybot.daemon.app import Endpoints
 from deploybot.daemon.deliveries import DeliveryStore
 from deploybot.daemon.metrics import Metrics
 from deploybot.daemon.runner import Runner
 from deploybot.daemon.scheduler import Scheduler
 from deploybot.daemon.settings import Settings, load_settings
-from deploybot.errors import ConfigError, DeploybotError, LockHeldError, TemporaryError, one_line
+from deploybot.support import logs
+from deploybot.support.errors import (
+    ConfigError,
+    DeploybotError,
+    LockHeldError,
+    TemporaryError,
+    one_line,
+)
 
 if TYPE_CHECKING:
     from deploybot.fleet.server import FleetScheduler

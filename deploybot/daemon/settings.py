@@ -12,7 +12,7 @@ ConfigError, since it would silently do nothing.
 Secrets come from the environment only: ``secret_env`` names the variable. A variable that
 is named but unset or empty is a ConfigError; a site with no secret at all accepts no
 webhook (401) and is built by the poller only. Every secret is registered with
-:mod:`deploybot.redact`, so no log line shows one.
+:mod:`deploybot.support.redact`, so no log line shows one.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from deploybot.config import (
     daemon_from_dict,
     read_toml,
 )
-from deploybot.errors import ConfigError
-from deploybot.redact import register_secret
+from deploybot.support.errors import ConfigError
+from deploybot.support.redact import register_secret
 
 _SITE_KEYS = ("name", "secret_env")
 """The ``[daemon]`` keys that a site's own config may set."""

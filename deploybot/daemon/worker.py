@@ -38,10 +38,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from deploybot.errors import DeploybotError, TemporaryError, holds, one_line
 from deploybot.gitremote import Remote
-from deploybot.lifeline import set_pdeathsig
-from deploybot.redact import redact_text
+from deploybot.support.errors import DeploybotError, TemporaryError, holds, one_line
+from deploybot.support.parent_death import set_pdeathsig
+from deploybot.support.redact import redact_text
 
 if TYPE_CHECKING:
     from deploybot.config import Config, NotifyConfig
@@ -189,7 +189,7 @@ def failure(exc: BaseException, code: int) -> dict[str, Any]:
 def out_of_memory(job: str) -> dict[str, Any]:
     """The result of a ``job`` that ran out of memory outside a source file (one that
     needs too much is a SourceError naming it): a MemoryError, or an exception a library
-    raised while it cleaned up after one (:func:`~deploybot.errors.holds`). As the CLI
+    raised while it cleaned up after one (:func:`~deploybot.support.errors.holds`). As the CLI
     says it: one line, try again later (exit 75)."""
     error = TemporaryError(f"out of memory while running the {job} job")
     return failure(error, EX_TEMPFAIL)
@@ -286,7 +286,7 @@ def _end_with_pipe(fd: int) -> None:
 
 def main(argv: list[str]) -> int:
     """The process's entry point; see the module docstring. Returns the exit code."""
-    from deploybot.daemon import logs
+    from deploybot.support import logs
 
     die_with_daemon()
     job, *rest = argv

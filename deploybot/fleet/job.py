@@ -33,13 +33,13 @@ from deploybot import checkpoint
 from deploybot.config import Config, StateConfig
 from deploybot.daemon.settings import Settings
 from deploybot.daemon.worker import describe, failure, out_of_memory, run_loaded_job
-from deploybot.errors import DeploybotError, LockHeldError, TemporaryError, holds, one_line
 from deploybot.fleet import keys
 from deploybot.fleet.lease import LeaseKeeper
 from deploybot.fleet.shared import SharedState
 from deploybot.fleet.store import FleetStore, Outcome, Want
-from deploybot.lifeline import set_pdeathsig
-from deploybot.redact import redact_text
+from deploybot.support.errors import DeploybotError, LockHeldError, TemporaryError, holds, one_line
+from deploybot.support.parent_death import set_pdeathsig
+from deploybot.support.redact import redact_text
 
 log = logging.getLogger("deploybot.fleet")
 
@@ -161,7 +161,7 @@ def site_config(config: Config, root: Path | None, site: str) -> Config:
 
 def _die_with(worker_pid: int) -> None:
     """Have the kernel kill this process when its parent (the worker) dies; exit at once
-    when it already has (:func:`~deploybot.lifeline.set_pdeathsig`)."""
+    when it already has (:func:`~deploybot.support.parent_death.set_pdeathsig`)."""
     set_pdeathsig()
     if os.getppid() != worker_pid:
         os._exit(1)

@@ -34,8 +34,8 @@ from typing import Any
 import redis
 
 from deploybot.config import QueueConfig
-from deploybot.errors import ConfigError
-from deploybot.redact import redact_url, register_secret
+from deploybot.support.errors import ConfigError
+from deploybot.support.redact import redact_url, register_secret
 
 Client = Any
 """A ``redis.Redis`` client (and ``Pipe`` one of its pipelines). Typed as Any: redis-py
@@ -119,7 +119,7 @@ def affinity_queue(worker: str) -> str:
 
 def where(queue: QueueConfig, path: Path) -> str:
     """``'queue.url' = <url> in <path>``: which Redis a message means, and where it was set
-    (the URL redacted: :func:`deploybot.redact.redact_url`)."""
+    (the URL redacted: :func:`deploybot.support.redact.redact_url`)."""
     return f"'queue.url' = {redact_url(queue.url)} in {path}"
 
 

@@ -40,9 +40,9 @@ import threading
 from pathlib import Path
 
 from deploybot import checkpoint
-from deploybot.errors import TemporaryError
 from deploybot.fleet import keys
 from deploybot.notify.outbox import write_atomic
+from deploybot.support.errors import TemporaryError
 
 log = logging.getLogger("deploybot.fleet")
 

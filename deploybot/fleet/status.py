@@ -20,9 +20,9 @@ from typing import Any
 import redis
 from rq import Queue
 
-from deploybot.errors import ConfigError, TemporaryError
 from deploybot.fleet import keys
 from deploybot.fleet.store import Want, as_str
+from deploybot.support.errors import ConfigError, TemporaryError
 
 
 @dataclass(frozen=True)

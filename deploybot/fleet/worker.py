@@ -43,12 +43,12 @@ from rq.job import Job
 from rq.timeouts import UnixSignalDeathPenalty
 
 from deploybot import statedir
-from deploybot.daemon import logs
 from deploybot.daemon.settings import Settings, load_settings
-from deploybot.errors import ConfigError
 from deploybot.fleet import job, keys
 from deploybot.fleet.store import JOB_FUNCTION, FleetStore, Outcome, as_str
 from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
+from deploybot.support import logs
+from deploybot.support.errors import ConfigError
 
 log = logging.getLogger("deploybot.fleet")
 

@@ -45,11 +45,7 @@ from deploybot.notify.outbox import (
     withdraw,
     write_json,
 )
-from deploybot.notify.series import (
-    compose_commit_email,
-    compose_summary_email,
-    summary_message_id,
-)
+from deploybot.notify.series import compose_commit_email, compose_summary_email, summary_message_id
 from deploybot.notify.sources import SourceLog, SourceRepo
 from deploybot.notify.summary import brief_summary, diff_tree_summary, is_ancestor, new_commits
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from deploybot import gitutil
-from deploybot.errors import DamagedRepositoryError
 from deploybot.notify.diffstat import path_name
+from deploybot.support.errors import DamagedRepositoryError
 
 _HOLDER = "held by the file: "
 

@@ -50,7 +50,7 @@ from deploybot.notify.body import LogExcerpt, as_excerpt, limit_log_body
 from deploybot.notify.envelope import BRANCH_PREFIX, Envelope, Limits
 from deploybot.notify.names import is_host_name
 from deploybot.notify.sources import SourceLog, source_lines
-from deploybot.redact import redact_url as redact_url  # re-exported
+from deploybot.support.redact import redact_url as redact_url  # re-exported
 
 ZERO_SHA = "0" * 40
 INTRO_LINE = "This is an automated email from the git repository."

@@ -46,9 +46,9 @@ from dulwich.repo import Repo
 from deploybot.gitutil import DAMAGE_ERRORS
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
 from deploybot.notify.damage import note_holder
-from deploybot.notify.deadline import Deadline, DeadlineExceeded
 from deploybot.notify.diff_renames import FilePair
 from deploybot.objectsize import object_size
+from deploybot.support.deadline import Deadline, DeadlineExceeded
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ not, so one left by a killed process would block every later delivery. It is *st
 broken (logged), when the pid it names no longer runs on this host (or is our own pid, so
 left by an earlier process that had it), or when it is older than :data:`STALE_AFTER`
 seconds, liblockfile's rule (procmail waits 1024 s). A fresh lock of a live process makes
-the delivery fail (:class:`~deploybot.errors.NotifyError`, retried later).
+the delivery fail (:class:`~deploybot.support.errors.NotifyError`, retried later).
 
 **Exactly once.** When an earlier attempt at the same message was interrupted or failed
 (the outbox says ``sending`` or ``failed``), :meth:`MboxTransport.send_again` first looks
@@ -38,7 +38,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from deploybot.errors import NotifyError, one_line
+from deploybot.support.errors import NotifyError, one_line
 
 log = logging.getLogger(__name__)
 

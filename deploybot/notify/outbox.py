@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from deploybot import checkpoint
-from deploybot.errors import NotifyError, disk_full, is_disk_full
+from deploybot.support.errors import NotifyError, disk_full, is_disk_full
 
 SENT_DIR = "sent"
 SUPERSEDED_DIR = "superseded"
@@ -214,7 +214,7 @@ def deliver_pending(
 ) -> DeliveryReport:
     """Send every queued message that is due, oldest first; move each one sent to ``sent/``.
 
-    ``send`` raises :class:`~deploybot.errors.NotifyError` on a failed delivery: the message
+    ``send`` raises :class:`~deploybot.support.errors.NotifyError` on a failed delivery: the message
     stays, its sidecar records ``attempts``, ``last_error``, ``state = "failed"`` and
     ``next_attempt`` (:func:`backoff_delay`), and the next message is tried. A message whose
     ``next_attempt`` is later than ``now()`` is skipped unless ``retry_now`` or a newer message

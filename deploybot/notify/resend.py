@@ -20,12 +20,12 @@ from dulwich.repo import Repo
 
 from deploybot import gitutil
 from deploybot.config import NotifyConfig, author_name
-from deploybot.errors import DeploybotError, UsageError
 from deploybot.notify.damage import damaged_repository_error
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.sources import SourceRepo
 from deploybot.notify.transport import make_transport
 from deploybot.revision import resolve_commit
+from deploybot.support.errors import DeploybotError, UsageError
 
 PLACEHOLDER_TO = "commits@example.org"
 PLACEHOLDER_FROM = "deploybot@example.org"

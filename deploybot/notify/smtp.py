@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from deploybot.config import SmtpConfig
-from deploybot.errors import NotifyError, one_line
-from deploybot.notify.deadline import Deadline, deadline_reader
 from deploybot.notify.seven_bit import for_smtp
 from deploybot.notify.transport import to_crlf
+from deploybot.support.deadline import Deadline, deadline_reader
+from deploybot.support.errors import NotifyError, one_line
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -59,11 +59,11 @@ def send_smtp(
     it); ``ssl`` (implicit TLS, RFC 8314). Certificates are verified with
     ``ssl.create_default_context()`` unless ``ssl_context`` is given. Logs in when
     ``smtp.username`` is set. ``smtp.timeout`` (seconds) bounds the whole exchange, from
-    connect to the end of DATA, however slowly the server answers (:mod:`.deadline`).
-    An 8-bit body goes as it is, with ``BODY=8BITMIME``, only to a server that offers
-    8BITMIME; else (or when a line is too long for SMTP) it goes quoted-printable
-    (:func:`.seven_bit.for_smtp`). A reply of more than :data:`MAX_REPLY_LINES` lines or
-    :data:`MAX_REPLY_BYTES` bytes ends the exchange. Once the server has accepted
+    connect to the end of DATA, however slowly the server answers
+    (:mod:`deploybot.support.deadline`). An 8-bit body goes as it is, with ``BODY=8BITMIME``, only
+    to a server that offers 8BITMIME; else (or when a line is too long for SMTP) it goes
+    quoted-printable (:func:`.seven_bit.for_smtp`). A reply of more than :data:`MAX_REPLY_LINES`
+    lines or :data:`MAX_REPLY_BYTES` bytes ends the exchange. Once the server has accepted
     the message, a failing QUIT is only logged: a retry would send it twice.
 
     Raises:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deploybot.notify.body import cut_line
-from deploybot.redact import redact_url
+from deploybot.support.redact import redact_url
 
 MAX_LISTED = 20
 """The most source commits an email lists; the others are counted (``... and K more``)."""

@@ -1,9 +1,9 @@
 """Deliver a composed message (``bytes``, ``\\n`` line endings) by mbox, SMTP, sendmail or stdout.
 
-Every function raises :class:`~deploybot.errors.NotifyError` (exit 75, "try again later") with
-a one-line reason when delivery fails, so the message stays in the outbox. Configuration
+Every function raises :class:`~deploybot.support.errors.NotifyError` (exit 75, "try again later")
+with a one-line reason when delivery fails, so the message stays in the outbox. Configuration
 problems that no retry can fix (a missing password variable) are
-:class:`~deploybot.errors.ConfigError` and are raised by :func:`make_transport`, before any
+:class:`~deploybot.support.errors.ConfigError` and are raised by :func:`make_transport`, before any
 message is touched.
 """
 
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from deploybot.config import NotifyConfig, SmtpConfig
-from deploybot.errors import ConfigError, NotifyError, one_line
 from deploybot.notify.mbox import MboxTransport, append
+from deploybot.support.errors import ConfigError, NotifyError, one_line
 
 if TYPE_CHECKING:
     import ssl

@@ -25,13 +25,13 @@ from urllib.parse import urlsplit
 
 from deploybot import __version__
 from deploybot.config import WebhookConfig
-from deploybot.errors import ConfigError, NotifyError
-from deploybot.notify.deadline import Deadline
 from deploybot.notify.email import ZERO_SHA, one_line, redact_url
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.outbox import queue_email
 from deploybot.notify.summary import DiffTree
-from deploybot.redact import register_url_secrets, url_origin
+from deploybot.support.deadline import Deadline
+from deploybot.support.errors import ConfigError, NotifyError
+from deploybot.support.redact import register_url_secrets, url_origin
 
 if TYPE_CHECKING:
     import requests

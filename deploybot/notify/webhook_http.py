@@ -4,10 +4,10 @@ requests' ``timeout`` applies to the connect and to each read, so a server that 
 header line every two seconds keeps a POST going forever; urllib3's ``Timeout(total=...)``
 only shortens the read timeout once (it is still per read). Here the responses that
 requests' urllib3 connections make (``http.client.HTTPResponse``, which reads the status
-line, the headers and the body) read through :func:`.deadline.deadline_reader`, and each
-write sets the socket's timeout to what is left, so :class:`.deadline.Deadline` bounds the
-whole exchange. Everything else (proxies from the environment, certificates, errors) is
-requests' own.
+line, the headers and the body) read through :func:`deploybot.support.deadline.deadline_reader`, and
+each write sets the socket's timeout to what is left, so
+:class:`deploybot.support.deadline.Deadline` bounds the whole exchange. Everything else (proxies
+from the environment, certificates, errors) is requests' own.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from deploybot.notify.deadline import Deadline, deadline_reader
+from deploybot.support.deadline import Deadline, deadline_reader
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer

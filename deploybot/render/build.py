@@ -19,7 +19,6 @@ import jinja2
 import mistune
 
 from deploybot import pathrules
-from deploybot.errors import SourceError
 from deploybot.render import paginate, sitetheme
 from deploybot.render.collections import POSTS, ordered
 from deploybot.render.data import read_data
@@ -54,6 +53,7 @@ from deploybot.render.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.sitemap import wanted as sitemap_wanted
 from deploybot.render.source import SourceTree
 from deploybot.render.symlinks import ResolvedTree
+from deploybot.support.errors import SourceError
 
 __all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
 

@@ -21,11 +21,11 @@ from typing import Any
 
 import yaml
 
-from deploybot.errors import SourceError
 from deploybot.render.frontmatter import reader_error
 from deploybot.render.model import MAX_YAML_SIZE
 from deploybot.render.source import SourceTree
 from deploybot.render.yamlload import load_yaml
+from deploybot.support.errors import SourceError
 
 DATA_DIR = "_data/"
 DATA_EXTS = frozenset({".yml", ".yaml", ".json", ".csv", ".tsv"})

@@ -17,7 +17,6 @@ from typing import Any
 import jinja2
 import mistune
 
-from deploybot.errors import SourceError, one_line
 from deploybot.render.highlight import block_line
 from deploybot.render.highlight_clock import DEFAULT_TIMEOUT, HighlightTimeout, highlight_budget
 from deploybot.render.layouts import choose_layout, render_layout
@@ -27,6 +26,7 @@ from deploybot.render.liquid_layouts import LiquidLayouts
 from deploybot.render.markdown import markdown_to_html
 from deploybot.render.model import Document, LayoutKind, RenderWarning
 from deploybot.render.source import SourceTree
+from deploybot.support.errors import SourceError, one_line
 
 _HTML_OUTPUTS = (".html", ".htm", ".xhtml")
 

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from deploybot.errors import SourceError
 from deploybot.render.limits import LimitError
 from deploybot.render.liquid import render_liquid, restore_fragments
 from deploybot.render.model import Document
+from deploybot.support.errors import SourceError
 
 DEFAULT_SEPARATOR = "\n\n"
 CUT = "\x00\x00excerpt\x00\x00"

@@ -23,9 +23,9 @@ from typing import Any
 
 import yaml
 
-from deploybot.errors import SourceError, one_line
 from deploybot.render.model import MAX_YAML_SIZE
 from deploybot.render.yamlload import ExpansionError, load_yaml
+from deploybot.support.errors import SourceError, one_line
 
 _OPEN_RE = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
 _CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)

@@ -22,11 +22,11 @@ import jinja2
 from markupsafe import Markup
 
 from deploybot import fingerprint
-from deploybot.errors import ConfigError, DeploybotError, SourceError, one_line
 from deploybot.render.jekyll_filters import FILTERS, Filter
 from deploybot.render.model import LayoutLimits, RenderWarning, SiteConfig
 from deploybot.render.sandbox import LayoutLimitError, LayoutSandbox
 from deploybot.render.source import SourceTree
+from deploybot.support.errors import ConfigError, DeploybotError, SourceError, one_line
 
 NO_LAYOUT = frozenset({"none", "null", "false"})
 ALIASES: Mapping[str, tuple[str, ...]] = {"default": ("default.html", "base.html")}

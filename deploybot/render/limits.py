@@ -23,14 +23,14 @@ from typing import Any
 import mistune
 from mistune.core import BlockState, InlineState
 
-from deploybot.errors import SourceError
 from deploybot.render.mistune_hooks import RenderNext, Token, wrap_render_token
 from deploybot.render.source import SourceTree
+from deploybot.support.errors import SourceError
 
 
 class LimitError(Exception):
     """Output passed a ``[render]`` limit. ``line`` is the 1-based source line where it did,
-    when known; the caller names the file (as a :class:`~deploybot.errors.SourceError`)."""
+    when known; the caller names the file (as a :class:`~deploybot.support.errors.SourceError`)."""
 
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)

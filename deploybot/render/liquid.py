@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from deploybot.errors import SourceError, one_line
 from deploybot.render.limits import LimitError, page_too_large
 from deploybot.render.liquid_links import LinkIndex
 from deploybot.render.model import LiquidLimits, RenderWarning
 from deploybot.render.source import SourceTree
+from deploybot.support.errors import SourceError, one_line
 
 if TYPE_CHECKING:
     from liquid import BoundTemplate

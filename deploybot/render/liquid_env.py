@@ -23,11 +23,11 @@ from liquid.exceptions import (
 )
 from liquid.token import TOKEN_TAG, Token
 
-from deploybot.errors import SourceError, one_line
 from deploybot.render import liquid_filters, liquid_tags
 from deploybot.render.limits import page_too_large
 from deploybot.render.liquid_filters import STATE, PageTooLarge
 from deploybot.render.model import LiquidLimits
+from deploybot.support.errors import SourceError, one_line
 
 if TYPE_CHECKING:
     from deploybot.render.liquid import Liquid, RenderState

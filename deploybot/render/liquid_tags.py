@@ -32,12 +32,12 @@ from liquid.tag import Tag
 from liquid.token import TOKEN_EOF, TOKEN_EXPRESSION, TOKEN_TAG, Token
 
 from deploybot import pathrules
-from deploybot.errors import SourceError
 from deploybot.render import jekyll_filters as jf
 from deploybot.render.highlight import figure_block
 from deploybot.render.jekyll_toc import toc_tag
 from deploybot.render.liquid_filters import nil, parse_expression, state_of
 from deploybot.render.liquid_links import find_url, post_url
+from deploybot.support.errors import SourceError
 
 if TYPE_CHECKING:
     from liquid import Environment

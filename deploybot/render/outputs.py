@@ -10,11 +10,11 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from deploybot import pathrules
-from deploybot.errors import SourceError
 from deploybot.render.limits import site_too_large
 from deploybot.render.model import EPOCH, RenderWarning
 from deploybot.render.siteconfig import CONFIG_PATH
 from deploybot.render.source import SourceTree
+from deploybot.support.errors import SourceError
 
 
 class NeedFullBuild(Exception):

@@ -46,13 +46,13 @@ from functools import partial
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from deploybot import progress
-from deploybot.errors import SourceError
-from deploybot.lifeline import set_pdeathsig
 from deploybot.render import highlight_cache
 from deploybot.render.cache import BuildCache, SourceRow
 from deploybot.render.model import Post
 from deploybot.render.outputs import RenderedSource
+from deploybot.support import progress
+from deploybot.support.errors import SourceError
+from deploybot.support.parent_death import set_pdeathsig
 
 if TYPE_CHECKING:
     from deploybot.render.engine import Engine

@@ -30,7 +30,6 @@ from posixpath import basename, dirname, splitext
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from deploybot.errors import SourceError
 from deploybot.render.collections import POSTS, Collection
 from deploybot.render.data import is_data_file
 from deploybot.render.dates import front_matter_date
@@ -58,6 +57,7 @@ from deploybot.render.permalink import (
 from deploybot.render.siteconfig import CONFIG_PATH, line_of_keys
 from deploybot.render.source import SourceTree
 from deploybot.render.symlinks import SUBMODULE, ResolvedTree
+from deploybot.support.errors import SourceError
 
 # Jekyll's default ``markdown_ext``: "markdown,mkdown,mkdn,mkd,md".
 MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mkdown", ".mkdn", ".mkd"})

@@ -18,7 +18,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
-from deploybot.errors import SourceError
 from deploybot.render.collections import read_collections
 from deploybot.render.dates import front_matter_date
 from deploybot.render.defaults import default_sets
@@ -26,6 +25,7 @@ from deploybot.render.frontmatter import reader_error
 from deploybot.render.model import MAX_YAML_SIZE, RenderWarning, SiteConfig
 from deploybot.render.source import SourceTree
 from deploybot.render.yamlload import load_yaml
+from deploybot.support.errors import SourceError
 
 CONFIG_PATH = "_config.yml"
 DEFAULT_EXCLUDE = (

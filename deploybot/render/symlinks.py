@@ -34,8 +34,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from deploybot import pathrules
-from deploybot.errors import SourceError
 from deploybot.render.source import SourceTree
+from deploybot.support.errors import SourceError
 
 MAX_HOPS = 40
 """The most symlinks followed for one path (Linux's ``MAXSYMLINKS``)."""

@@ -1,13 +1,13 @@
 """Log lines for every command, the daemon and its build processes: one line per event,
 on stderr.
 
-Under systemd (stderr is the journal: :mod:`deploybot.journal`) every line starts with
+Under systemd (stderr is the journal: :mod:`deploybot.support.journal`) every line starts with
 its syslog priority, ``<3>`` error, ``<4>`` warning, ``<6>`` info, ``<7>`` debug, which
 journald reads as the line's priority (sd-daemon(3)); the journal adds the time. Elsewhere
 a daemon's line starts with the time and the level, a command's is the message alone
 (with ``-v``: its level and logger). A message that holds line breaks (a ``-v``
 traceback) keeps its priority on every line. Every line passes
-:class:`deploybot.redact.RedactingFilter`, so no secret reaches the log.
+:class:`deploybot.support.redact.RedactingFilter`, so no secret reaches the log.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import logging
 import re
 import sys
 
-from deploybot import journal
-from deploybot.errors import one_line
-from deploybot.redact import RedactingFilter
+from deploybot.support import journal
+from deploybot.support.errors import one_line
+from deploybot.support.redact import RedactingFilter
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _NOISY = ("filelock", "dulwich", "urllib3", "aiohttp.access", "asyncio")

@@ -4,7 +4,7 @@ journald reads a ``<N>`` at the start of each line of a service's stdout and std
 line's priority (sd-daemon(3): ``<3>`` error, ``<4>`` warning, ``<6>`` info, ``<7>``
 debug); a line without one gets the unit's default, info. So under systemd every line any
 deploybot command writes starts with one: its own priority for a log record
-(:mod:`deploybot.daemon.logs`), :data:`INFO` for what a command prints on stdout,
+(:mod:`deploybot.support.logs`), :data:`INFO` for what a command prints on stdout,
 :data:`WARNING` for what it says on stderr as it runs, :data:`ERR` for its error line, a
 traceback and a usage error. A line can then never take the priority its text starts
 with (a ref name, a commit subject ``<0>...``: journald would show it as an emergency).
