@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from deploybot import fingerprint, publish
-from deploybot.gittree import is_object_id
+from deploybot.git.tree import is_object_id
 
 _WHY = {
     publish.Reason.FORCED: "run-once --full",

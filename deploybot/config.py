@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 from deploybot import config_checks as checks
 from deploybot.config_checks import is_remote_url as is_remote_url  # re-exported
 from deploybot.config_queue import check_queue
-from deploybot.gitremote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT, Remote
-from deploybot.locations import config_base, resolve_location
+from deploybot.git.locations import config_base, resolve_location
+from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT, Remote
 from deploybot.support.errors import ConfigError
 
 DEFAULT_CONFIG_NAME = "deploybot.toml"
@@ -44,7 +44,7 @@ class SourceConfig:
     ``token_env`` names the environment variable holding an access token for an http(s)
     ``url`` (sent as HTTP basic auth: the URL's user, else ``x-access-token``); ``timeout``
     (s) bounds one fetch in all, ``max_fetch_bytes`` what its server may send
-    (:class:`deploybot.gitremote.Remote`). With ``publish.url`` unset (one repository),
+    (:class:`deploybot.git.remote.Remote`). With ``publish.url`` unset (one repository),
     ``token_env`` defaults to ``publish.token_env``; ``token_key`` (no TOML key) is the
     key that gave it.
     """
@@ -57,7 +57,7 @@ class SourceConfig:
     token_key: str = field(default="source.token_env", compare=False, metadata=_DERIVED)
 
     def remote(self) -> Remote:
-        """The source repository as :mod:`deploybot.gitutil` fetches it."""
+        """The source repository as :mod:`deploybot.git.repository` fetches it."""
         return Remote(
             self.url, "source.url", self.token_env, self.timeout, self.max_fetch_bytes,
             token_key=self.token_key,
@@ -97,7 +97,7 @@ class PublishConfig:
     token_key: str = field(default="publish.token_env", compare=False, metadata=_DERIVED)
 
     def remote(self) -> Remote:
-        """The publish repository as :mod:`deploybot.gitutil` fetches and pushes it."""
+        """The publish repository as :mod:`deploybot.git.repository` fetches and pushes it."""
         return Remote(
             self.url, self.url_key, self.token_env, self.timeout, self.max_fetch_bytes,
             token_key=self.token_key, section="publish",
@@ -265,7 +265,7 @@ class QueueConfig:
 class Config:
     """The whole configuration. ``path`` is the file it came from, resolved (None when built
     in code); ``base`` the folder its relative paths were resolved against
-    (:func:`deploybot.locations.config_base`: a symlinked file's own folder, not its
+    (:func:`deploybot.git.locations.config_base`: a symlinked file's own folder, not its
     target's); ``raw_urls`` ``source.url`` and ``publish.url`` as the file wrote them
     (``publish.url`` defaulting to ``source.url``), which the no-op stamp resolves again
     (:mod:`deploybot.noop`). None of these three is a TOML key."""

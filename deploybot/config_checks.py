@@ -20,7 +20,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from dulwich.refs import Ref, check_ref_format
 
-from deploybot.locations import is_remote_url as is_remote_url  # re-exported
+from deploybot.git.locations import is_remote_url as is_remote_url  # re-exported
 from deploybot.support.errors import ConfigError
 from deploybot.support.redact import redact_text, redact_url
 

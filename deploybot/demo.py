@@ -18,7 +18,7 @@ from dulwich import porcelain
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from deploybot import gitutil
+from deploybot.git import repository
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO_CONFIG = REPO_ROOT / "config" / "demo"
@@ -44,19 +44,19 @@ def setup(demo_dir: Path) -> Path:
             )
     publish = demo_dir / "publish.git"
     if not publish.exists():
-        gitutil.open_bare(publish).close()
+        repository.open_bare(publish).close()
     shutil.copyfile(DEMO_CONFIG / "deploybot.toml", config)
     return config
 
 
 def print_publish_log(publish: Path, branch: str = "refs/heads/asf-site") -> None:
     """Print ``sha7 subject (author)`` for each commit on the publish branch, newest first."""
-    with gitutil.bare_repo(publish) as repo:
-        tip = gitutil.local_ref(repo, branch)
+    with repository.bare_repo(publish) as repo:
+        tip = repository.local_ref(repo, branch)
         if tip is None:
             print("(the publish branch does not exist yet)")
             return
-        for entry in repo.get_walker(include=[gitutil.oid(tip)]):
+        for entry in repo.get_walker(include=[repository.oid(tip)]):
             commit = entry.commit
             subject = commit.message.decode("utf-8", "replace").splitlines()[0]
             author = commit.author.decode("utf-8", "replace")

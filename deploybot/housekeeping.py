@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploybot import gitutil
+from deploybot.git import repository
 
 LOOSE_LIMIT = 6700
 """Pack loose objects when there are more than this many (git's ``gc.auto`` default)."""
@@ -33,7 +33,7 @@ def housekeep(mirror: Path, *, loose_limit: int = LOOSE_LIMIT, pack_limit: int =
     """
     if not mirror.exists():
         return ""
-    with gitutil.bare_repo(mirror) as repo:
+    with repository.bare_repo(mirror) as repo:
         store = repo.object_store
         loose = store.count_loose_objects()
         if loose > loose_limit:

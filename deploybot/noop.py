@@ -8,7 +8,7 @@ from the source tip (published now, or already) and nothing left to deliver writ
 ``<state.dir>/noop.stamp``, of everything that decides the next run:
 
 * the config file: a SHA-256 of its resolved path, the folder its relative paths are
-  relative to (:func:`deploybot.locations.config_base`: a symlink's own folder) and its
+  relative to (:func:`deploybot.git.locations.config_base`: a symlink's own folder) and its
   bytes (and the deploybot version);
 * the renderer as the file system describes it (:func:`renderer_state`): its modules and
   bundled theme, and the folders its libraries are installed in. The run that writes the
@@ -20,7 +20,7 @@ from the source tip (published now, or already) and nothing left to deliver writ
   when those refs hold exactly what the run saw: the source branch at the commit built, the
   publish branch and notes at the mirror's (what the run fetched or pushed). Any push to
   either remote changes those bytes;
-* the remotes' locations as the config resolves them (:mod:`deploybot.locations`, the
+* the remotes' locations as the config resolves them (:mod:`deploybot.git.locations`, the
   rule both use; a symlink on the way may change);
 * ``until``: when the published build holds back a post dated in the future, that date
   (Unix seconds): from then on the stamp no longer holds, since a run must build the same
@@ -49,7 +49,7 @@ import time
 
 from deploybot import __version__
 from deploybot.fingerprint import renderer_files
-from deploybot.locations import config_base, is_remote_url, resolve_location
+from deploybot.git.locations import config_base, is_remote_url, resolve_location
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def renderer_state() -> str:
 
 def config_digest(path: str | os.PathLike[str], base: str) -> str | None:
     """SHA-256 of the config file's resolved path, the folder its relative paths are
-    relative to (``base``: :func:`deploybot.locations.config_base` of the name it was
+    relative to (``base``: :func:`deploybot.git.locations.config_base` of the name it was
     given) and its bytes; None when unreadable. Two names of one file (a symlink) with
     two bases are two sites, with two digests."""
     try:

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import fingerprint, gitutil, mailcmd, noop, notify, publish, statedir, watch
+from deploybot import fingerprint, mailcmd, noop, notify, publish, statedir, watch
 from deploybot.config import Config
-from deploybot.revision import commit_datetime
+from deploybot.git import repository
+from deploybot.git.rev_parse import commit_datetime
 from deploybot.support.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -167,8 +168,8 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
         return
     # a post held back for its date is due with no push: from its date on, each run looks
     until = None if result.next_future is None else result.next_future.timestamp()
-    with gitutil.bare_repo(paths["publish"]) as mirror:
-        seen = {ref: gitutil.local_ref(mirror, ref) for ref in noop.publish_refs(site)}
+    with repository.bare_repo(paths["publish"]) as mirror:
+        seen = {ref: repository.local_ref(mirror, ref) for ref in noop.publish_refs(site)}
     noop.record(site, result.source_commit, result.build_commit, seen, time.time(), until)
 
 
@@ -212,7 +213,7 @@ def _run_healing(
                 config, paths, full=full, now=now, retry_now=retry_now, older=older,
                 before_build=before_build, force=force,
             )  # fmt: skip
-        except gitutil.DAMAGE_ERRORS as exc:
+        except repository.DAMAGE_ERRORS as exc:
             statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
     raise AssertionError("unreachable")
 
@@ -245,7 +246,7 @@ def _run_locked(
 ) -> RunResult:
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
-    gitutil.check_local_repository(config.source.url, "source.url")
+    repository.check_local_repository(config.source.url, "source.url")
     earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
     target = config.publish.remote()
     head = publish.fetch_publish_head(target, config.publish.branch, paths["publish"])

@@ -15,13 +15,14 @@ from pathlib import Path
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
-from deploybot import gitutil, pathrules, render
+from deploybot import render
 from deploybot.config import RenderConfig
+from deploybot.git import path_rules, repository
+from deploybot.git.rev_parse import commit_datetime, resolve_commit
 from deploybot.render import highlight_cache
 from deploybot.render.cache import renderer_version
 from deploybot.render.outputs import PackedSink
 from deploybot.render.source import DirTree, SourceTree
-from deploybot.revision import commit_datetime, resolve_commit
 from deploybot.support.errors import (
     DamagedRepositoryError,
     SourceError,
@@ -58,7 +59,7 @@ def build_to_folder(
 
     Nothing is read outside ``source`` (:class:`~deploybot.render.source.DirTree` follows
     no symlink) and nothing is written outside ``out`` (and ``cache_dir``): a path
-    :mod:`deploybot.pathrules` refuses, in the source or the output, stops the build before
+    :mod:`deploybot.git.path_rules` refuses, in the source or the output, stops the build before
     anything is written.
 
     Raises:
@@ -82,12 +83,14 @@ def build_to_folder(
             out.rmdir()  # a failed build leaves no trace of the folder it made
         # an object the repository's trees name is not in it, or cannot be read: the
         # repository the user named does not heal by waiting
-        damage = gitutil.damaged_object(exc) if isinstance(exc, gitutil.DAMAGE_ERRORS) else None
+        damage = (
+            repository.damaged_object(exc) if isinstance(exc, repository.DAMAGE_ERRORS) else None
+        )
         if damage is None:
             raise
         raise DamagedRepositoryError(damage.message(fallback=source)) from exc
     finally:
-        if isinstance(tree, gitutil.GitTree):
+        if isinstance(tree, repository.GitTree):
             tree.close()
     return render.SiteBuild(sink, report.warnings, report.timezone)
 
@@ -188,7 +191,7 @@ def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
     except KeyError as exc:
         raise UsageError(f"{source}: {exc.args[0]}") from None
     when = commit_datetime(commit.commit_time, commit.commit_timezone, commit.id.decode())
-    return gitutil.GitTree(Path(repo.path), commit.tree.decode("ascii")), when
+    return repository.GitTree(Path(repo.path), commit.tree.decode("ascii")), when
 
 
 def _write(out: Path, files: Mapping[str, bytes]) -> None:
@@ -196,7 +199,7 @@ def _write(out: Path, files: Mapping[str, bytes]) -> None:
     not, and record the new list in :data:`MANIFEST`.
 
     Everything that can be known is checked before anything is written: every path
-    (:mod:`deploybot.pathrules`), its length once inside ``out`` (``PATH_MAX``), and what
+    (:mod:`deploybot.git.path_rules`), its length once inside ``out`` (``PATH_MAX``), and what
     is in the way on disk (a stale file of ours where a folder is needed, or a stale
     folder of ours where a file goes, is removed; anything else is refused). The manifest
     lists the earlier build's files and this one's before the first write, so a write
@@ -210,7 +213,7 @@ def _write(out: Path, files: Mapping[str, bytes]) -> None:
         DiskFullError: the disk filled while writing.
     """
     for rel in files:
-        pathrules.check_path(rel, "output path")
+        path_rules.check_path(rel, "output path")
     _check_lengths(out, files)
     manifest = out / MANIFEST
     previous = manifest.read_text("utf-8").splitlines() if manifest.is_file() else []
@@ -263,10 +266,10 @@ def _check_lengths(out: Path, files: Mapping[str, bytes]) -> None:
     """Refuse an output path (or the manifest's) longer than ``PATH_MAX`` inside ``out``."""
     base = len(os.fsencode(out.absolute())) + 1
     for rel in [MANIFEST + ".tmp", *sorted(files)]:
-        if base + len(os.fsencode(rel)) > pathrules.MAX_PATH_BYTES:
+        if base + len(os.fsencode(rel)) > path_rules.MAX_PATH_BYTES:
             raise UsageError(
                 f"OUT ({out}) is too deep for the output path "
-                f"{pathrules.shortened(rel)}: over {pathrules.MAX_PATH_BYTES} bytes in all"
+                f"{path_rules.shortened(rel)}: over {path_rules.MAX_PATH_BYTES} bytes in all"
             )
 
 
@@ -278,8 +281,8 @@ def _files_under(folder: Path) -> Iterator[Path]:
 
 def _in_the_way(out: Path, blocker: str, rel: str) -> None:
     raise UsageError(
-        f"OUT ({out}) holds {pathrules.shortened(blocker)}, which no earlier build made, "
-        f"where the output {pathrules.shortened(rel)} goes; move it away"
+        f"OUT ({out}) holds {path_rules.shortened(blocker)}, which no earlier build made, "
+        f"where the output {path_rules.shortened(rel)} goes; move it away"
     )
 
 

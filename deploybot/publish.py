@@ -46,9 +46,10 @@ from pathlib import Path
 from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 
-from deploybot import gittree, gitutil, pathrules, treeedit
-from deploybot.gitremote import Remote
-from deploybot.gitutil import MODE_FILE, RemoteMovedError
+from deploybot.git import path_rules, repository, tree_edit
+from deploybot.git import tree as gittree
+from deploybot.git.remote import Remote
+from deploybot.git.repository import MODE_FILE, RemoteMovedError
 from deploybot.support.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
 from deploybot.support.redact import redact_url
 
@@ -215,18 +216,18 @@ def guard_problem(repo: Repo, old_tree: str | None, new_tree: str, guard: Guard)
     both in ``repo``, in one line (``the build would remove 8 of the 14 published files
     (57%, more than publish.max_removed = 0.5)``); None when it passes. Files are every
     entry that is not a folder, kept paths included. The trees are compared folder by
-    folder (:func:`deploybot.gittree.iter_changes`); the published files are counted only
+    folder (:func:`deploybot.git.tree.iter_changes`); the published files are counted only
     when something is removed or too few files are added to tell otherwise."""
     removed = added = 0
-    old_id = gitutil.oid(old_tree) if old_tree else None
-    for _path, before, after in gittree.iter_changes(repo, old_id, gitutil.oid(new_tree)):
+    old_id = repository.oid(old_tree) if old_tree else None
+    for _path, before, after in gittree.iter_changes(repo, old_id, repository.oid(new_tree)):
         if after is None:
             removed += 1
         elif before is None:
             added += 1
     if removed == 0 and added >= guard.min_files:
         return None  # nothing removed, and the new tree holds at least what was added
-    published = len(gitutil.tree_entries(repo, old_tree, include_gitlinks=True))
+    published = len(repository.tree_entries(repo, old_tree, include_gitlinks=True))
     if published and removed > guard.max_removed * published:
         return (
             f"the build would remove {removed} of the {published} published files "
@@ -268,19 +269,19 @@ class BlobWriter:
     """
 
     def __init__(self, mirror: Path) -> None:
-        self.repo = gitutil.open_bare(mirror)
+        self.repo = repository.open_bare(mirror)
         self.blobs: dict[str, str] = {}
         self.deleted: set[str] = set()
 
     def write(self, path: str, data: bytes) -> None:
         """Store ``data`` as the output ``path``."""
-        self.blobs[path] = gitutil.add_blob(self.repo, data)
+        self.blobs[path] = repository.add_blob(self.repo, data)
         self.deleted.discard(path)
 
     def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
         """Use the blob ``blob_id`` for ``path``; ``read()`` is only called when the mirror
         does not have it yet."""
-        if gitutil.oid(blob_id) in self.repo.object_store:
+        if repository.oid(blob_id) in self.repo.object_store:
             self.blobs[path] = blob_id
             self.deleted.discard(path)
         else:
@@ -362,25 +363,25 @@ def fetch_publish_head(url: Remote | str, branch: str, mirror: Path) -> PublishH
         PublishError: the remote cannot be reached or read for now.
         ConfigError: the URL is a local path with no repository, or the remote is not
             there, wants credentials, or its host does not resolve (names ``publish.url``:
-            :func:`deploybot.gitutil.fetch_refs`).
+            :func:`deploybot.git.repository.fetch_refs`).
     """
-    remote = gitutil.as_remote(url, "publish.url")
-    gitutil.check_local_repository(remote.url, "publish.url")
+    remote = repository.as_remote(url, "publish.url")
+    repository.check_local_repository(remote.url, "publish.url")
     refname = f"refs/heads/{branch}"
-    with gitutil.bare_repo(mirror) as repo:
-        tips = gitutil.fetch_refs(remote, repo, [refname, NOTES_REF], PublishError)
+    with repository.bare_repo(mirror) as repo:
+        tips = repository.fetch_refs(remote, repo, [refname, NOTES_REF], PublishError)
         return _publish_head(repo, tips[refname], tips[NOTES_REF])
 
 
 def _publish_head(repo: Repo, head: str | None, notes: str | None) -> PublishHead:
     if head is None:
         return PublishHead(None, None, notes=notes)
-    commit = repo[gitutil.oid(head)]
+    commit = repo[repository.oid(head)]
     when = commit.commit_time if isinstance(commit, Commit) else None
     text = _read_note(repo, notes, head)
     fields = note_fields(text or "")
     source = fields.pop(_RECORD_KEY, None)
-    source = source if gitutil.is_object_id(source or "") else None
+    source = source if repository.is_object_id(source or "") else None
     return PublishHead(head, source, when, fields, notes)
 
 
@@ -414,10 +415,10 @@ def history(mirror: Path, head: PublishHead, limit: int) -> list[BuildRecord]:
         SourceError: a notes tree that cannot be parsed.
     """
     found: list[BuildRecord] = []
-    with gitutil.bare_repo(mirror) as repo:
+    with repository.bare_repo(mirror) as repo:
         current = head.commit
         while current is not None and len(found) < limit:
-            commit = repo[gitutil.oid(current)]
+            commit = repo[repository.oid(current)]
             if not isinstance(commit, Commit):
                 break
             zone = timezone(timedelta(seconds=commit.commit_timezone))
@@ -429,7 +430,7 @@ def history(mirror: Path, head: PublishHead, limit: int) -> list[BuildRecord]:
                     current,
                     datetime.fromtimestamp(commit.commit_time, zone),
                     commit.message.decode("utf-8", "replace").split("\n", 1)[0],
-                    source if gitutil.is_object_id(source or "") else None,
+                    source if repository.is_object_id(source or "") else None,
                     fields,
                 )
             )
@@ -492,24 +493,24 @@ def publish_build(
         StaleBaseError: with ``patch``, the remote head is not ``patch.base``.
         GuardError: the publish guard stops the build (nothing is pushed; exit 1).
         SourceError: a path in ``files``, ``blobs`` or ``patch.deletions`` is refused by
-            :mod:`deploybot.pathrules` (checked before anything is written).
+            :mod:`deploybot.git.path_rules` (checked before anything is written).
         ValueError: ``when`` is naive.
     """
-    remote = gitutil.as_remote(url, "publish.url")
+    remote = repository.as_remote(url, "publish.url")
     refname = f"refs/heads/{branch}"
     for path in [*files, *(blobs or {}), *(patch.deletions if patch else ())]:
-        pathrules.check_path(path, "output path")  # before anything is written
+        path_rules.check_path(path, "output path")  # before anything is written
     keep = _source_wins(keep, [*files, *(blobs or {})])
     record = dict(record or {})
     for key, value in record.items():
         if not key or any(c.isspace() for c in key + value):
             raise ValueError(f"record: {key!r} {value!r} has a space or a line break")
-    with gitutil.bare_repo(mirror) as repo:
+    with repository.bare_repo(mirror) as repo:
         owned = [(p, data) for p, data in files.items() if not _is_kept(p, keep)]
-        built = gitutil.blob_ids(repo, owned)
+        built = repository.blob_ids(repo, owned)
         built |= {p: b for p, b in (blobs or {}).items() if not _is_kept(p, keep)}
         for _ in range(MAX_TRIES):
-            tips = gitutil.fetch_refs(remote, repo, [refname, NOTES_REF], PublishError)
+            tips = repository.fetch_refs(remote, repo, [refname, NOTES_REF], PublishError)
             remote_head = tips[refname]
             if check_head is not None and remote_head is not None:
                 check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
@@ -525,10 +526,10 @@ def publish_build(
             if before_push is not None and plan.result.new is not None:
                 before_push(plan.result.old, plan.result.new)
             try:
-                gitutil.push_refs(remote, repo, plan.updates, PublishError)
+                repository.push_refs(remote, repo, plan.updates, PublishError)
             except RemoteMovedError:
                 continue
-            gitutil.set_local_refs(repo, {ref: new for ref, (_, new) in plan.updates.items()})
+            repository.set_local_refs(repo, {ref: new for ref, (_, new) in plan.updates.items()})
             return plan.result
     raise PublishError(
         f"push to {redact_url(remote.url)}: {refname} kept moving; gave up after {MAX_TRIES} tries"
@@ -564,7 +565,7 @@ class _Build:
         patch: TreePatch | None = None,
     ) -> _Plan:
         """Write the build commit (if the tree changed) and the record; return the push."""
-        old_tree = gitutil.commit_tree_id(self.repo, old) if old else None
+        old_tree = repository.commit_tree_id(self.repo, old) if old else None
         if patch is None:
             new_tree = self._replace(old_tree, built, keep)
         else:
@@ -574,7 +575,7 @@ class _Build:
             # As in a full build, kept paths stay as they are even when the build makes them.
             edits.update({p: (MODE_FILE, s) for p, s in built.items() if not _is_kept(p, keep)})
             try:
-                new_tree = treeedit.edit_tree(self.repo, old_tree, edits)
+                new_tree = tree_edit.edit_tree(self.repo, old_tree, edits)
             except ValueError as exc:  # outputs never clash with each other: a kept path does
                 raise ConfigError(f"publish.keep: build output and kept path clash: {exc}") from exc
         if self.nojekyll:
@@ -585,7 +586,7 @@ class _Build:
         build = self
         if old is None or new_tree != old_tree:
             build = self._guarded(old_tree, new_tree)
-            new = gitutil.make_commit(
+            new = repository.make_commit(
                 self.repo,
                 new_tree,
                 [old] if old else [],
@@ -593,7 +594,7 @@ class _Build:
                 message=self.message.rstrip("\n") + "\n",
                 when=self.when,
             )
-            changed = tuple(sorted(gitutil.changed_paths(self.repo, old_tree, new_tree)))
+            changed = tuple(sorted(repository.changed_paths(self.repo, old_tree, new_tree)))
             updates[self.refname] = (old, new)
         head = new or old
         assert head is not None
@@ -618,31 +619,31 @@ class _Build:
 
     def _with_nojekyll(self, tree_id: str) -> str:
         """``tree_id`` with an empty :data:`NOJEKYLL` at its root, unless it has one."""
-        if NOJEKYLL.encode() in gittree.read_tree(self.repo, gitutil.oid(tree_id)):
+        if NOJEKYLL.encode() in gittree.read_tree(self.repo, repository.oid(tree_id)):
             return tree_id
-        empty = gitutil.add_blob(self.repo, b"")
-        return treeedit.edit_tree(self.repo, tree_id, {NOJEKYLL: (MODE_FILE, empty)})
+        empty = repository.add_blob(self.repo, b"")
+        return tree_edit.edit_tree(self.repo, tree_id, {NOJEKYLL: (MODE_FILE, empty)})
 
     def _replace(self, old_tree: str | None, built: Mapping[str, str], keep: Sequence[str]) -> str:
         """Return the tree of ``built`` plus the kept paths of ``old_tree``."""
-        old_entries = gitutil.tree_entries(self.repo, old_tree, include_gitlinks=True)
+        old_entries = repository.tree_entries(self.repo, old_tree, include_gitlinks=True)
         kept = {p: entry for p, entry in old_entries.items() if _is_kept(p, keep)}
         entries = {p: (MODE_FILE, sha) for p, sha in built.items()} | kept
         _check_no_clash(entries, kept)
-        return gitutil.write_tree(self.repo, entries)
+        return repository.write_tree(self.repo, entries)
 
     def _record(self, notes_parent: str | None, head: str) -> str:
         """Write a notes commit saying ``head`` was built from the source commit: the
         previous notes tree with ``head``'s note put in (every build's note stays)."""
-        blob = gitutil.add_blob(self.repo, self.note().encode())
-        old_tree = gitutil.commit_tree_id(self.repo, notes_parent) if notes_parent else None
+        blob = repository.add_blob(self.repo, self.note().encode())
+        old_tree = repository.commit_tree_id(self.repo, notes_parent) if notes_parent else None
         edits: dict[str, tuple[int, str] | None] = {}
         found = _find_note(self.repo, old_tree, head)
         if found is not None:
             edits[found[0]] = None  # where git (or an older version) put it: never two
         edits[_note_path(head)] = (MODE_FILE, blob)
-        tree = treeedit.edit_tree(self.repo, old_tree, edits)
-        return gitutil.make_commit(
+        tree = tree_edit.edit_tree(self.repo, old_tree, edits)
+        return repository.make_commit(
             self.repo,
             tree,
             [notes_parent] if notes_parent else [],
@@ -666,11 +667,11 @@ def _find_note(repo: Repo, tree_id: str | None, commit: str) -> tuple[str, str] 
     (``ab/cdef...``, ``ab/cd/ef...``) trees read alike, in a few tree reads at any size.
 
     Raises:
-        SourceError: a notes tree that cannot be parsed (:func:`deploybot.gittree.read_tree`).
+        SourceError: a notes tree that cannot be parsed (:func:`deploybot.git.tree.read_tree`).
     """
     if tree_id is None:
         return None
-    current: bytes = gitutil.oid(tree_id)
+    current: bytes = repository.oid(tree_id)
     prefix, rest = "", commit
     while True:
         entries = gittree.read_tree(repo, current)
@@ -688,17 +689,17 @@ def _read_note(repo: Repo, notes_commit: str | None, head: str) -> str | None:
     (:func:`_find_note` finds it)."""
     if notes_commit is None:
         return None
-    found = _find_note(repo, gitutil.commit_tree_id(repo, notes_commit), head)
+    found = _find_note(repo, repository.commit_tree_id(repo, notes_commit), head)
     if found is None:
         return None
-    blob = repo[gitutil.oid(found[1])]
+    blob = repo[repository.oid(found[1])]
     return blob.as_raw_string().decode("utf-8", "replace") if isinstance(blob, Blob) else None
 
 
 def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:
     """Return the source commit the note on ``head`` names, or ``None`` when there is none."""
     value = note_fields(_read_note(repo, notes_commit, head) or "").get(_RECORD_KEY, "")
-    return value if gitutil.is_object_id(value) else None
+    return value if repository.is_object_id(value) else None
 
 
 def note_fields(text: str) -> dict[str, str]:

@@ -18,9 +18,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from deploybot import checkpoint, gitutil, housekeeping, stale
+from deploybot import checkpoint, housekeeping, stale
 from deploybot.config import Config
 from deploybot.config_checks import check_writable_folder
+from deploybot.git import repository
 from deploybot.support.errors import (
     DamagedRepositoryError,
     LockHeldError,
@@ -114,7 +115,7 @@ def locked(path: Path, held_by: str = "another deploybot run holds the lock") ->
 
 def drop_damaged_mirror(exc: BaseException, paths: dict[str, Path], *, last_try: bool) -> None:
     """Delete the mirror that ``exc`` (dulwich's exception for a missing or unreadable
-    object, :func:`deploybot.gitutil.damaged_object`) came from, so the next attempt
+    object, :func:`deploybot.git.repository.damaged_object`) came from, so the next attempt
     fetches it anew: mirrors only cache the remotes.
 
     Raises:
@@ -124,7 +125,7 @@ def drop_damaged_mirror(exc: BaseException, paths: dict[str, Path], *, last_try:
         DamagedRepositoryError: the object cannot be read there (exit 1: a fresh fetch
             brought the same damage, or it is no mirror of ours).
     """
-    damage = gitutil.damaged_object(exc)
+    damage = repository.damaged_object(exc)
     if damage is None:
         raise exc
     folder = damage.folder

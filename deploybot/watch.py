@@ -19,11 +19,11 @@ from dulwich.objects import Commit
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from deploybot import gitutil, pathrules
-from deploybot.gitremote import Remote
-from deploybot.gittree import decode_path, read_tree
-from deploybot.gitutil import GitTree
-from deploybot.locations import is_remote_url
+from deploybot.git import path_rules, repository
+from deploybot.git.locations import is_remote_url
+from deploybot.git.remote import Remote
+from deploybot.git.repository import GitTree
+from deploybot.git.tree import decode_path, read_tree
 from deploybot.support.errors import ConfigError, DeploybotError, FetchError, SourceError
 from deploybot.support.redact import redact_url
 
@@ -58,7 +58,7 @@ def fetch_source(
 ) -> SourceSnapshot:
     """Fetch ``branch`` from ``url`` into the bare mirror ``mirror``; snapshot its tip.
 
-    ``url`` is ``source.url`` with its keys (:class:`~deploybot.gitremote.Remote`), or
+    ``url`` is ``source.url`` with its keys (:class:`~deploybot.git.remote.Remote`), or
     a plain URL: anything dulwich's ``get_transport_and_path`` takes, a local path,
     ``file://``, ``http(s)://``, ``git://``, ``ssh://`` or ``user@host:path``. ``mirror``
     is created when missing. ``since`` is the source commit of the previous build, if any.
@@ -72,15 +72,15 @@ def fetch_source(
             branches it has, or that it has none: a second look at its refs), is not there,
             wants credentials, or its host does not resolve, or the URL is a local path that
             holds no git repository (names ``source.url``): retrying would not help, so it
-            is not a FetchError (:func:`deploybot.gitutil.fetch_refs`).
+            is not a FetchError (:func:`deploybot.git.repository.fetch_refs`).
     """
-    remote = gitutil.as_remote(url, "source.url")
+    remote = repository.as_remote(url, "source.url")
     location = remote.url
-    gitutil.check_local_repository(location, "source.url")
+    repository.check_local_repository(location, "source.url")
     refname = f"refs/heads/{branch}"
-    with gitutil.bare_repo(mirror) as repo:
+    with repository.bare_repo(mirror) as repo:
         try:
-            tip = gitutil.fetch_refs(remote, repo, [refname], FetchError)[refname]
+            tip = repository.fetch_refs(remote, repo, [refname], FetchError)[refname]
         except (FetchError, SourceError, ObjectFormatException) as exc:  # dulwich's local transport
             check_local_trees(location, refname)
             if isinstance(exc, ObjectFormatException):
@@ -116,7 +116,7 @@ def _branches_there(remote: Remote) -> str:
     :data:`BRANCHES_SHOWN`, sorted), or that it has none; "" when they cannot be read
     now (the error is the missing branch, not this second look)."""
     try:
-        names = gitutil.remote_branches(remote)
+        names = repository.remote_branches(remote)
     except DeploybotError:
         return ""
     if not names:
@@ -130,7 +130,7 @@ def _branches_there(remote: Remote) -> str:
 def check_local_trees(url: str, refname: str) -> None:
     """After a failed fetch from a local repository: raise the ``SourceError`` naming the
     first tree entry of ``refname``'s tip that cannot be parsed (a NUL byte in a name), or
-    whose name the build refuses (:func:`deploybot.pathrules.check_name`: an empty name,
+    whose name the build refuses (:func:`deploybot.git.path_rules.check_name`: an empty name,
     which git's ``upload-pack`` refuses to send, among them), so the run fails as bad input
     rather than as a fetch to retry forever. Returns when ``url`` is not local or every
     tree passes. The walk keeps its own stack (a tree can be thousands of folders deep) and
@@ -169,19 +169,19 @@ def check_local_trees(url: str, refname: str) -> None:
 
 def _check_entry(tree_id: bytes, folder: bytes, name: bytes) -> None:
     """Raise the SourceError for the entry ``name`` of the tree ``tree_id`` at ``folder``
-    when the build refuses it (:func:`deploybot.pathrules.name_problem`), naming its path
+    when the build refuses it (:func:`deploybot.git.path_rules.name_problem`), naming its path
     (the folder, for an empty name) and the tree object."""
-    problem = pathrules.name_problem(decode_path(name))
+    problem = path_rules.name_problem(decode_path(name))
     if problem is not None:
-        where = pathrules.printable(decode_path(folder + name)) or "(the root folder)"
+        where = path_rules.printable(decode_path(folder + name)) or "(the root folder)"
         raise SourceError(
             f"refused path: {problem} (tree {tree_id.decode('ascii')})",
-            pathrules.shortened(where),
+            path_rules.shortened(where),
         )
 
 
 def _commit(repo: Repo, commit_id: str) -> Commit:
-    obj = repo[gitutil.oid(commit_id)]
+    obj = repo[repository.oid(commit_id)]
     if not isinstance(obj, Commit):
         raise ConfigError(f"source.branch: tip {commit_id} is not a commit")
     return obj
@@ -189,12 +189,12 @@ def _commit(repo: Repo, commit_id: str) -> Commit:
 
 def _changed_since(repo: Repo, since: str | None, tree_id: str) -> frozenset[str] | None:
     """Return the paths changed from ``since``'s tree to ``tree_id``; ``None`` if unknown."""
-    if since is None or not gitutil.is_object_id(since):
+    if since is None or not repository.is_object_id(since):
         return None
     try:
-        old_tree = gitutil.commit_tree_id(repo, since)
+        old_tree = repository.commit_tree_id(repo, since)
         # with submodules: the build warns about each, so one coming or going is a change
-        return gitutil.changed_paths(repo, old_tree, tree_id, include_gitlinks=True)
+        return repository.changed_paths(repo, old_tree, tree_id, include_gitlinks=True)
     except (KeyError, TypeError):  # not in the mirror: the caller rebuilds everything
         return None
 
@@ -227,31 +227,31 @@ def order_against(
     Older means a strict ancestor (``git merge-base --is-ancestor``). ``published`` missing
     from ``mirror`` was pushed after the last fetch: ``branch`` is fetched from ``url``
     (as :func:`fetch_source` takes it) once more. Still missing, the branch no longer holds
-    it (rewound or rewritten): it is asked for by id (:func:`deploybot.gitutil.fetch_commit`).
-    Still missing: ``NOT_OLDER`` when ``commit_time`` (its committer time, s) is later than
-    ``published_at`` (the publish head's commit time, i.e. when ``published`` was built): a
-    commit made after that build cannot be among ``published``'s ancestors, clocks being
-    right. Else ``CANNOT_TELL``.
+    it (rewound or rewritten): it is asked for by id
+    (:func:`deploybot.git.repository.fetch_commit`). Still missing: ``NOT_OLDER`` when
+    ``commit_time`` (its committer time, s) is later than ``published_at`` (the publish head's
+    commit time, i.e. when ``published`` was built): a commit made after that build cannot be among
+    ``published``'s ancestors, clocks being right. Else ``CANNOT_TELL``.
     A ``published`` that is not a commit (a wrong record) is ``NOT_OLDER``.
 
     Raises:
-        FetchError: the branch fetch failed (and as :func:`deploybot.gitutil.fetch_refs`).
+        FetchError: the branch fetch failed (and as :func:`deploybot.git.repository.fetch_refs`).
     """
-    if commit == published or not gitutil.is_object_id(published):
+    if commit == published or not repository.is_object_id(published):
         return Order.NOT_OLDER, None
-    remote = gitutil.as_remote(url, "source.url")
-    with gitutil.bare_repo(mirror) as repo:
-        store, theirs = repo.object_store, gitutil.oid(published)
+    remote = repository.as_remote(url, "source.url")
+    with repository.bare_repo(mirror) as repo:
+        store, theirs = repo.object_store, repository.oid(published)
         why = None
         if theirs not in store:
-            gitutil.fetch_refs(remote, repo, [f"refs/heads/{branch}"], FetchError)
+            repository.fetch_refs(remote, repo, [f"refs/heads/{branch}"], FetchError)
         if theirs not in store:
-            why = gitutil.fetch_commit(remote, repo, published)
+            why = repository.fetch_commit(remote, repo, published)
         if theirs not in store:
             if published_at is not None and commit_time > published_at:
                 return Order.NOT_OLDER, None
             return Order.CANNOT_TELL, why
-        ours = gitutil.oid(commit)
+        ours = repository.oid(commit)
         if not isinstance(store[theirs], Commit) or not isinstance(store[ours], Commit):
             return Order.NOT_OLDER, None
         older = can_fast_forward(repo, ours, theirs)

@@ -9,8 +9,8 @@ from pathlib import Path
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
-from deploybot import gitutil
-from deploybot.gitutil import MODE_FILE
+from deploybot.git import repository
+from deploybot.git.repository import MODE_FILE
 
 AUTHOR = b"Site Author <author@example.org>"
 
@@ -34,9 +34,9 @@ def commit_files(
     """
     ref = f"refs/heads/{branch}"
     with Repo(str(repo_path)) as repo:
-        parent = gitutil.local_ref(repo, ref)
-        tree = gitutil.commit_tree_id(repo, parent) if parent else None
-        files = gitutil.tree_entries(repo, tree, include_gitlinks=True)
+        parent = repository.local_ref(repo, ref)
+        tree = repository.commit_tree_id(repo, parent) if parent else None
+        files = repository.tree_entries(repo, tree, include_gitlinks=True)
         for path, data in changes.items():
             if data is None:
                 files.pop(path, None)
@@ -44,16 +44,16 @@ def commit_files(
                 files[path] = (0o160000, data.decode("ascii"))
             else:
                 mode = (modes or {}).get(path, MODE_FILE)
-                files[path] = (mode, gitutil.add_blob(repo, data))
-        commit = gitutil.make_commit(
+                files[path] = (mode, repository.add_blob(repo, data))
+        commit = repository.make_commit(
             repo,
-            gitutil.write_tree(repo, files),
+            repository.write_tree(repo, files),
             [parent] if parent else [],
             author=author.decode("utf-8"),
             message=message + "\n",
             when=datetime.fromtimestamp(when, timezone(timedelta(seconds=tz))),
         )
-        gitutil.set_local_refs(repo, {ref: commit})
+        repository.set_local_refs(repo, {ref: commit})
         if not repo.bare and b"HEAD" not in repo.refs:
             repo.refs.set_symbolic_ref(b"HEAD", ref.encode())
         return commit
@@ -62,12 +62,12 @@ def commit_files(
 def read_branch(repo_path: Path, branch: str) -> dict[str, bytes]:
     """Return ``{path: bytes}`` of the branch head's tree."""
     with Repo(str(repo_path)) as repo:
-        head = gitutil.local_ref(repo, f"refs/heads/{branch}")
+        head = repository.local_ref(repo, f"refs/heads/{branch}")
         assert head is not None, f"no branch {branch}"
-        files = gitutil.tree_entries(repo, gitutil.commit_tree_id(repo, head))
+        files = repository.tree_entries(repo, repository.commit_tree_id(repo, head))
         out: dict[str, bytes] = {}
         for path, (_mode, sha) in files.items():
-            blob = repo[gitutil.oid(sha)]
+            blob = repo[repository.oid(sha)]
             assert isinstance(blob, Blob)
             out[path] = blob.as_raw_string()
         return out
@@ -76,7 +76,7 @@ def read_branch(repo_path: Path, branch: str) -> dict[str, bytes]:
 def head(repo_path: Path, branch: str) -> str | None:
     """Return the branch's head commit id, or None when the branch does not exist."""
     with Repo(str(repo_path)) as repo:
-        return gitutil.local_ref(repo, f"refs/heads/{branch}")
+        return repository.local_ref(repo, f"refs/heads/{branch}")
 
 
 def corpus_files(root: Path) -> dict[str, bytes]:
@@ -103,12 +103,12 @@ def commit_snapshot(
 ) -> str:
     """Commit ``files`` as the whole tree of a new commit on ``branch`` (bare repo, made if
     missing) by :data:`SNAPSHOT_AUTHOR` at ``when``; return its id."""
-    with gitutil.bare_repo(repo_path) as repo:
-        blobs = gitutil.blob_ids(repo, files.items())
-        entries = {p: ((modes or {}).get(p, gitutil.MODE_FILE), sha) for p, sha in blobs.items()}
-        tree = gitutil.write_tree(repo, entries)
-        commit = gitutil.make_commit(
+    with repository.bare_repo(repo_path) as repo:
+        blobs = repository.blob_ids(repo, files.items())
+        entries = {p: ((modes or {}).get(p, repository.MODE_FILE), sha) for p, sha in blobs.items()}
+        tree = repository.write_tree(repo, entries)
+        commit = repository.make_commit(
             repo, tree, list(parents), author=SNAPSHOT_AUTHOR, message="change\n", when=when
         )
-        gitutil.set_local_refs(repo, {f"refs/heads/{branch}": commit})
+        repository.set_local_refs(repo, {f"refs/heads/{branch}": commit})
     return commit

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dulwich.objects import Blob, Tree
 
-from deploybot import gitutil
+from deploybot.git import repository
 from tests.gitrepo import SNAPSHOT_AUTHOR, SNAPSHOT_WHEN
 
 Names = tuple[bytes, ...]
@@ -23,7 +23,7 @@ def commit_names(
     """Commit ``files`` ({entry names: bytes}) as the whole tree of a new commit on ``branch``
     of the bare repository ``repo_path`` (made if missing); return the commit id. HEAD
     points at ``branch``."""
-    with gitutil.bare_repo(repo_path) as repo:
+    with repository.bare_repo(repo_path) as repo:
         nested: dict[bytes, object] = {}
         for names, data in files.items():
             node = nested
@@ -35,7 +35,7 @@ def commit_names(
             repo.object_store.add_object(blob)
             node[names[-1]] = blob.id
         tree_id = _write(repo.object_store, nested)
-        commit = gitutil.make_commit(
+        commit = repository.make_commit(
             repo,
             tree_id.decode("ascii"),
             [parent] if parent else [],
@@ -43,7 +43,7 @@ def commit_names(
             message="hostile\n",
             when=SNAPSHOT_WHEN,
         )
-        gitutil.set_local_refs(repo, {f"refs/heads/{branch}": commit})
+        repository.set_local_refs(repo, {f"refs/heads/{branch}": commit})
         repo.refs.set_symbolic_ref(b"HEAD", f"refs/heads/{branch}".encode())
     return commit
 
@@ -55,6 +55,6 @@ def _write(store: object, nested: Mapping[bytes, object]) -> bytes:
             tree.add(name, stat.S_IFDIR, _write(store, value))
         else:
             assert isinstance(value, bytes)
-            tree.add(name, gitutil.MODE_FILE, value)
+            tree.add(name, repository.MODE_FILE, value)
     store.add_object(tree)  # type: ignore[attr-defined]
     return bytes(tree.id)

@@ -82,7 +82,7 @@ def _arm_mbox() -> None:
 
 def arm(point: str) -> None:
     """Arm the kill ``point`` (see the module docstring); ValueError for an unknown one."""
-    from deploybot import gitutil
+    from deploybot.git import repository
     from deploybot.notify import outbox
 
     kind, _, rest = point.partition(":")
@@ -90,7 +90,7 @@ def arm(point: str) -> None:
         substr, _, nth = rest.rpartition(":")
         _arm_lock(substr, int(nth))
     elif kind == "pushed":
-        gitutil.push_refs = _after(gitutil.push_refs)  # type: ignore[assignment]
+        repository.push_refs = _after(repository.push_refs)  # type: ignore[assignment]
     elif kind == "mbox":
         _arm_mbox()
     elif kind == "handed":

@@ -23,7 +23,7 @@ from pathlib import Path
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
-from deploybot import gitutil
+from deploybot.git import repository
 from tests.gitrepo import commit_files, corpus_files, head
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -258,7 +258,7 @@ def _first_parent_chain(repo_path: Path, branch: str) -> list[str]:
     with Repo(str(repo_path)) as repo:
         while tip is not None:
             chain.append(tip)
-            commit = repo[gitutil.oid(tip)]
+            commit = repo[repository.oid(tip)]
             assert isinstance(commit, Commit)
             tip = commit.parents[0].decode("ascii") if commit.parents else None
     return chain[::-1]

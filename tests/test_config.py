@@ -365,6 +365,6 @@ def test_a_symlink_loop_in_a_remote_path_is_a_config_error(tmp_path: Path) -> No
 )
 def test_remote_or_local_as_git_tells(url: str, remote: bool) -> None:
     """A colon before any slash names a host (git's connect.c, url_is_local_not_ssh)."""
-    from deploybot.locations import is_remote_url
+    from deploybot.git.locations import is_remote_url
 
     assert is_remote_url(url) is remote

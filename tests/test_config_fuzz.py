@@ -141,7 +141,7 @@ def _check_loaded(cfg: Config) -> None:
         assert value == 0 or low <= value <= high, (key, value)
     for url in (cfg.source.url, cfg.publish.url):
         if config_module.is_remote_url(url):
-            from deploybot.gitutil import _client
+            from deploybot.git.repository import _client
 
             _client(url)  # dulwich takes it (no AssertionError, no ValueError)
     if cfg.notify.webhook.url:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import gitutil
-from deploybot.gitbounds import MAX_ADVERTISED_REFS
-from deploybot.gitremote import Remote
+from deploybot.git import repository
+from deploybot.git.bounds import MAX_ADVERTISED_REFS
+from deploybot.git.remote import Remote
 from deploybot.support.errors import EX_CONFIG, EX_TEMPFAIL, ConfigError, FetchError, PublishError
 from deploybot.watch import fetch_source
 from tests.gitrepo import SNAPSHOT_AUTHOR, SNAPSHOT_WHEN, commit_snapshot
@@ -34,8 +34,8 @@ REFS = ["refs/heads/main"]
 def fetch_error(tmp_path: Path, remote: Remote, within: float = 60) -> BaseException | None:
     """What ``fetch_refs`` from ``remote`` raised (None: nothing), failing the test when
     it has not ended after ``within`` s."""
-    with gitutil.bare_repo(tmp_path / "mirror.git") as repo:
-        return call_within(within, lambda: gitutil.fetch_refs(remote, repo, REFS, FetchError))
+    with repository.bare_repo(tmp_path / "mirror.git") as repo:
+        return call_within(within, lambda: repository.fetch_refs(remote, repo, REFS, FetchError))
 
 
 # --- the whole-call deadline -----------------------------------------------------------------
@@ -83,14 +83,16 @@ def test_a_push_to_a_trickling_server_ends_at_the_deadline(tmp_path: Path) -> No
     with trickling_server(answer=HTTP_OK + b"fff0", drip=b"x", interval=0.2) as port:
         url = f"http://127.0.0.1:{port}/site.git"
         remote = Remote(url, "publish.url", timeout=2.0)
-        with gitutil.bare_repo(tmp_path / "m.git") as repo:
-            blob = gitutil.add_blob(repo, b"x")
-            tree = gitutil.write_tree(repo, {"x": (gitutil.MODE_FILE, blob)})
-            commit = gitutil.make_commit(
+        with repository.bare_repo(tmp_path / "m.git") as repo:
+            blob = repository.add_blob(repo, b"x")
+            tree = repository.write_tree(repo, {"x": (repository.MODE_FILE, blob)})
+            commit = repository.make_commit(
                 repo, tree, [], author=SNAPSHOT_AUTHOR, message="m\n", when=SNAPSHOT_WHEN
             )
             updates = {"refs/heads/asf-site": (None, commit)}
-            error = call_within(60, lambda: gitutil.push_refs(remote, repo, updates, PublishError))
+            error = call_within(
+                60, lambda: repository.push_refs(remote, repo, updates, PublishError)
+            )
     assert isinstance(error, PublishError), error
     assert str(error) == f"cannot push to {url}: took more than 2 s in all (publish.timeout)"
 
@@ -129,9 +131,9 @@ _FETCH = textwrap.dedent(
     """
     import json, resource, sys
     from pathlib import Path
-    from deploybot import gitutil
+    from deploybot.git import repository as gitutil
     from deploybot.support.errors import FetchError
-    from deploybot.gitremote import Remote
+    from deploybot.git.remote import Remote
     resource.setrlimit(resource.RLIMIT_AS, (%(limit)d, %(limit)d))
     outcome = {}
     try:

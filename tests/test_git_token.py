@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.gitremote import TOKEN_USER, Remote
+from deploybot.git.remote import TOKEN_USER, Remote
 from deploybot.support.errors import EX_CONFIG
 from deploybot.support.redact import redact_text
 from tests.gitrepo import head

@@ -1,4 +1,4 @@
-"""Tests for deploybot.gittree: lazy tree lookups, the folder-by-folder tree diff and the
+"""Tests for deploybot.git.tree: lazy tree lookups, the folder-by-folder tree diff and the
 objects a fast-forward push sends (git itself is the oracle: ``diff-tree``, ``fsck``)."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import gitutil
-from deploybot.gittree import new_objects
-from deploybot.gitutil import MODE_FILE, GitTree
+from deploybot.git import repository
+from deploybot.git.repository import MODE_FILE, GitTree
+from deploybot.git.tree import new_objects
+from deploybot.git.tree_edit import edit_tree
 from deploybot.support.errors import PublishError
-from deploybot.treeedit import edit_tree
 from tests.gitrepo import SNAPSHOT_AUTHOR as AUTHOR
 from tests.gitrepo import SNAPSHOT_WHEN as WHEN
 from tests.gitrepo import commit_snapshot
@@ -42,10 +42,10 @@ def test_changed_paths_across_file_and_folder_swaps(tmp_path: Path) -> None:
     new = {"x/inner.md": b"now a folder", "d": b"now a file", "keep/k.md": b"k"}
     c1 = commit_snapshot(repo_path, old)
     c2 = commit_snapshot(repo_path, new, parents=(c1,))
-    with gitutil.bare_repo(repo_path) as repo:
-        t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
-        changed = gitutil.changed_paths(repo, t1, t2)
-        assert gitutil.changed_paths(repo, t2, t1) == changed
+    with repository.bare_repo(repo_path) as repo:
+        t1, t2 = repository.commit_tree_id(repo, c1), repository.commit_tree_id(repo, c2)
+        changed = repository.changed_paths(repo, t1, t2)
+        assert repository.changed_paths(repo, t2, t1) == changed
     oracle = git(repo_path, "diff-tree", "-r", "--no-renames", "--name-only", c1, c2).split()
     assert changed == set(oracle)
 
@@ -54,16 +54,16 @@ def test_push_sends_only_what_the_new_commit_adds(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
     files = {f"p/{i:03d}/index.html": b"page %d" % i for i in range(50)}
     c1 = commit_snapshot(remote, files)
-    with gitutil.bare_repo(mirror) as repo:
-        gitutil.fetch_refs(str(remote), repo, ["refs/heads/main"], PublishError)
-        old_tree = gitutil.commit_tree_id(repo, c1)
+    with repository.bare_repo(mirror) as repo:
+        repository.fetch_refs(str(remote), repo, ["refs/heads/main"], PublishError)
+        old_tree = repository.commit_tree_id(repo, c1)
         sent = {"p/007/index.html": b"changed", "new/one.html": b"new"}
-        edits = {p: (MODE_FILE, gitutil.add_blob(repo, data)) for p, data in sent.items()}
+        edits = {p: (MODE_FILE, repository.add_blob(repo, data)) for p, data in sent.items()}
         tree = edit_tree(repo, old_tree, {**edits, "p/001/index.html": None})
-        c2 = gitutil.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
-        new = new_objects(repo, {gitutil.oid(c1)}, {gitutil.oid(c2)})
+        c2 = repository.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
+        new = new_objects(repo, {repository.oid(c1)}, {repository.oid(c2)})
         assert new is not None
         assert len(new) == 1 + 4 + 2  # commit; root, p, p/007, new trees; two blobs
-        gitutil.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
+        repository.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
     git(remote, "fsck", "--strict")
     assert git(remote, "show", "main:p/007/index.html") == "changed"

@@ -1,4 +1,5 @@
-"""Tests for deploybot.gitutil: trees read and written as objects, diffs, fetch and push helpers.
+"""Tests for deploybot.git.repository: trees read and written as objects, diffs, fetch and push
+helpers.
 
 git itself is the oracle where it can be: ``git ls-tree``, ``git diff-tree`` and ``git fsck``.
 """
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import gitutil
-from deploybot.gitutil import MODE_FILE, GitTree, RemoteMovedError
+from deploybot.git import repository
+from deploybot.git.repository import MODE_FILE, GitTree, RemoteMovedError
 from deploybot.render.source import SourceTree, git_blob_id
 from deploybot.support.errors import ConfigError, FetchError, PublishError, SourceError
 from tests.gitcli import run_git
@@ -49,10 +50,10 @@ def test_git_tree_reads_a_tree_without_checkout(tmp_path: Path) -> None:
 
 def test_git_tree_skips_submodules_and_keeps_symlinks(tmp_path: Path) -> None:
     repo_path = tmp_path / "src.git"
-    with gitutil.bare_repo(repo_path) as repo:
-        page = gitutil.add_blob(repo, b"page")
-        link = gitutil.add_blob(repo, b"page.md")
-        tree_id = gitutil.write_tree(
+    with repository.bare_repo(repo_path) as repo:
+        page = repository.add_blob(repo, b"page")
+        link = repository.add_blob(repo, b"page.md")
+        tree_id = repository.write_tree(
             repo,
             {
                 "page.md": (MODE_FILE, page),
@@ -69,20 +70,20 @@ def test_git_tree_skips_submodules_and_keeps_symlinks(tmp_path: Path) -> None:
         assert tree.read("alias.md") == b"page.md"
         assert tree.submodules() == ["vendor/theme"]
         assert tree.is_submodule("vendor/theme") and not tree.is_submodule("page.md")
-    with gitutil.bare_repo(repo_path) as repo:
-        empty = gitutil.write_tree(repo, {})
-        assert gitutil.changed_paths(repo, empty, tree_id) == {"alias.md", "page.md"}
-        every = gitutil.changed_paths(repo, empty, tree_id, include_gitlinks=True)
+    with repository.bare_repo(repo_path) as repo:
+        empty = repository.write_tree(repo, {})
+        assert repository.changed_paths(repo, empty, tree_id) == {"alias.md", "page.md"}
+        every = repository.changed_paths(repo, empty, tree_id, include_gitlinks=True)
         assert every == {"alias.md", "page.md", "vendor/theme"}
 
 
 def test_write_tree_matches_git(tmp_path: Path) -> None:
     repo_path = tmp_path / "r.git"
-    with gitutil.bare_repo(repo_path) as repo:
-        blobs = gitutil.blob_ids(repo, [("a/b/c.txt", b"c"), ("a/d.txt", b"d"), ("e.txt", b"e")])
-        tree_id = gitutil.write_tree(repo, {p: (MODE_FILE, sha) for p, sha in blobs.items()})
-        empty = gitutil.write_tree(repo, {})
-        assert gitutil.tree_entries(repo, tree_id) == {
+    with repository.bare_repo(repo_path) as repo:
+        blobs = repository.blob_ids(repo, [("a/b/c.txt", b"c"), ("a/d.txt", b"d"), ("e.txt", b"e")])
+        tree_id = repository.write_tree(repo, {p: (MODE_FILE, sha) for p, sha in blobs.items()})
+        empty = repository.write_tree(repo, {})
+        assert repository.tree_entries(repo, tree_id) == {
             p: (MODE_FILE, sha) for p, sha in blobs.items()
         }
     assert git(repo_path, "ls-tree", "-r", "--name-only", tree_id).split() == [
@@ -101,8 +102,10 @@ def test_make_commit_is_what_git_would_store(tmp_path: Path) -> None:
     assert f"committer {AUTHOR} {int(WHEN.timestamp())} +0100\n" in raw
     assert raw.endswith("\n\nchange\n")
     git(repo_path, "fsck", "--strict")
-    with gitutil.bare_repo(repo_path) as repo, pytest.raises(ValueError):
-        gitutil.make_commit(repo, "0" * 40, [], author=AUTHOR, message="m\n", when=datetime.now())
+    with repository.bare_repo(repo_path) as repo, pytest.raises(ValueError):
+        repository.make_commit(
+            repo, "0" * 40, [], author=AUTHOR, message="m\n", when=datetime.now()
+        )
 
 
 def test_changed_paths_add_edit_delete_rename(tmp_path: Path) -> None:
@@ -111,11 +114,11 @@ def test_changed_paths_add_edit_delete_rename(tmp_path: Path) -> None:
     new = {"keep.md": b"same", "edit.md": b"v2", "added.md": b"hi", "new/name.md": b"moved text"}
     c1 = commit_snapshot(repo_path, old)
     c2 = commit_snapshot(repo_path, new, parents=(c1,))
-    with gitutil.bare_repo(repo_path) as repo:
-        t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
-        changed = gitutil.changed_paths(repo, t1, t2)
-        assert gitutil.changed_paths(repo, t1, t1) == frozenset()
-        assert gitutil.changed_paths(repo, None, t1) == frozenset(old)
+    with repository.bare_repo(repo_path) as repo:
+        t1, t2 = repository.commit_tree_id(repo, c1), repository.commit_tree_id(repo, c2)
+        changed = repository.changed_paths(repo, t1, t2)
+        assert repository.changed_paths(repo, t1, t1) == frozenset()
+        assert repository.changed_paths(repo, None, t1) == frozenset(old)
     expected = {"edit.md", "gone.md", "added.md", "old/name.md", "new/name.md"}
     assert changed == expected
     oracle = git(repo_path, "diff-tree", "-r", "--no-renames", "--name-only", c1, c2).split()
@@ -126,18 +129,18 @@ def test_changed_paths_sees_a_mode_change(tmp_path: Path) -> None:
     repo_path = tmp_path / "src.git"
     c1 = commit_snapshot(repo_path, {"run.sh": b"x"})
     c2 = commit_snapshot(repo_path, {"run.sh": b"x"}, parents=(c1,), modes={"run.sh": 0o100755})
-    with gitutil.bare_repo(repo_path) as repo:
-        t1, t2 = gitutil.commit_tree_id(repo, c1), gitutil.commit_tree_id(repo, c2)
-        assert gitutil.changed_paths(repo, t1, t2) == {"run.sh"}
+    with repository.bare_repo(repo_path) as repo:
+        t1, t2 = repository.commit_tree_id(repo, c1), repository.commit_tree_id(repo, c2)
+        assert repository.changed_paths(repo, t1, t2) == {"run.sh"}
 
 
 def test_non_utf8_paths_round_trip(tmp_path: Path) -> None:
     repo_path = tmp_path / "r.git"
     odd = b"caf\xe9.md".decode("utf-8", "surrogateescape")
     commit = commit_snapshot(repo_path, {odd: b"x", "café.md": b"y"})
-    with gitutil.bare_repo(repo_path) as repo:
-        tree_id = gitutil.commit_tree_id(repo, commit)
-        assert set(gitutil.tree_entries(repo, tree_id)) == {odd, "café.md"}
+    with repository.bare_repo(repo_path) as repo:
+        tree_id = repository.commit_tree_id(repo, commit)
+        assert set(repository.tree_entries(repo, tree_id)) == {odd, "café.md"}
     # The source tree reader refuses such a name (issue 8, point 10), naming its bytes.
     with GitTree(repo_path, tree_id) as tree, pytest.raises(SourceError) as caught:
         tree.read("café.md")
@@ -147,20 +150,20 @@ def test_non_utf8_paths_round_trip(tmp_path: Path) -> None:
 def test_fetch_and_push_refs_between_local_repos(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
     c1 = commit_snapshot(remote, {"a": b"1"})
-    with gitutil.bare_repo(mirror) as repo:
-        tips = gitutil.fetch_refs(
+    with repository.bare_repo(mirror) as repo:
+        tips = repository.fetch_refs(
             str(remote), repo, ["refs/heads/main", "refs/heads/x"], FetchError
         )
         assert tips == {"refs/heads/main": c1, "refs/heads/x": None}
-        assert gitutil.local_ref(repo, "refs/heads/main") == c1
+        assert repository.local_ref(repo, "refs/heads/main") == c1
 
-        tree = gitutil.write_tree(repo, {"a": (MODE_FILE, gitutil.add_blob(repo, b"2"))})
-        c2 = gitutil.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
+        tree = repository.write_tree(repo, {"a": (MODE_FILE, repository.add_blob(repo, b"2"))})
+        c2 = repository.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
         with pytest.raises(RemoteMovedError):  # expected tip is wrong: nothing is sent
-            gitutil.push_refs(str(remote), repo, {"refs/heads/main": (None, c2)}, PublishError)
+            repository.push_refs(str(remote), repo, {"refs/heads/main": (None, c2)}, PublishError)
         assert git(remote, "rev-parse", "main").strip() == c1
-        gitutil.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
-        assert gitutil.local_ref(repo, "refs/heads/main") == c1  # push leaves local refs
+        repository.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
+        assert repository.local_ref(repo, "refs/heads/main") == c1  # push leaves local refs
     assert git(remote, "rev-parse", "main").strip() == c2
 
 
@@ -168,8 +171,8 @@ def test_fetch_refs_names_the_url_when_there_is_no_repository(tmp_path: Path) ->
     """No repository there: nothing a retry heals, so a ConfigError naming the key (issue
     17), not a FetchError."""
     missing = tmp_path / "nowhere.git"
-    with gitutil.bare_repo(tmp_path / "mirror.git") as repo, pytest.raises(ConfigError) as err:
-        gitutil.fetch_refs(str(missing), repo, ["refs/heads/main"], FetchError)
+    with repository.bare_repo(tmp_path / "mirror.git") as repo, pytest.raises(ConfigError) as err:
+        repository.fetch_refs(str(missing), repo, ["refs/heads/main"], FetchError)
     assert str(err.value).startswith(f"'source.url' {missing}: no git repository there (")
     assert "\n" not in str(err.value)
 
@@ -185,11 +188,11 @@ def test_open_bare_finishes_a_mirror_whose_creation_was_killed(
     mirror = tmp_path / "state" / "publish.git"
     for folder in made:
         (mirror / folder).mkdir(parents=True)
-    with gitutil.bare_repo(mirror) as repo:
-        blob = gitutil.add_blob(repo, b"x")
+    with repository.bare_repo(mirror) as repo:
+        blob = repository.add_blob(repo, b"x")
         repo.object_store.pack_loose_objects()
-    with gitutil.bare_repo(mirror) as repo:
-        assert repo[gitutil.oid(blob)].as_raw_string() == b"x"
+    with repository.bare_repo(mirror) as repo:
+        assert repo[repository.oid(blob)].as_raw_string() == b"x"
 
 
 def test_open_bare_leaves_a_folder_that_is_no_half_made_mirror_alone(tmp_path: Path) -> None:
@@ -197,7 +200,7 @@ def test_open_bare_leaves_a_folder_that_is_no_half_made_mirror_alone(tmp_path: P
     (mirror / "branches").mkdir(parents=True)
     (mirror / "notes.txt").write_text("mine")
     with pytest.raises(FileExistsError):
-        gitutil.open_bare(mirror)
+        repository.open_bare(mirror)
     assert (mirror / "notes.txt").read_text() == "mine"
 
 
@@ -208,12 +211,12 @@ def test_a_silent_git_server_fails_the_fetch(
     to hold the fetch, and the state lock, forever: it now fails after the idle timeout."""
     from tests.servers import call_within, trickling_server
 
-    monkeypatch.setattr(gitutil, "IDLE_TIMEOUT", 1.0)
+    monkeypatch.setattr(repository, "IDLE_TIMEOUT", 1.0)
     silent = trickling_server(answer=None, drip=b"", interval=60)
-    with silent as port, gitutil.bare_repo(tmp_path / "m") as repo:
+    with silent as port, repository.bare_repo(tmp_path / "m") as repo:
         url = f"git://127.0.0.1:{port}/site.git"
         refs = ["refs/heads/main"]
-        error = call_within(15, lambda: gitutil.fetch_refs(url, repo, refs, FetchError))
+        error = call_within(15, lambda: repository.fetch_refs(url, repo, refs, FetchError))
     assert isinstance(error, FetchError), error
     assert str(error).startswith(f"cannot fetch from {url}: ")
 
@@ -226,11 +229,11 @@ def test_a_silent_http_server_fails_the_fetch_after_one_idle_timeout(
     minutes): now the fetch gives up after one silent connection."""
     from tests.servers import call_within, silent_server
 
-    monkeypatch.setattr(gitutil, "IDLE_TIMEOUT", 0.5)
-    with silent_server() as (port, accepted), gitutil.bare_repo(tmp_path / "m") as repo:
+    monkeypatch.setattr(repository, "IDLE_TIMEOUT", 0.5)
+    with silent_server() as (port, accepted), repository.bare_repo(tmp_path / "m") as repo:
         url = f"http://127.0.0.1:{port}/site.git"
         refs = ["refs/heads/main"]
-        error = call_within(30, lambda: gitutil.fetch_refs(url, repo, refs, FetchError))
+        error = call_within(30, lambda: repository.fetch_refs(url, repo, refs, FetchError))
         assert isinstance(error, FetchError), error
         assert str(error) == f"cannot fetch from {url}: the server stopped answering (timed out)"
         assert len(accepted) == 1
@@ -250,14 +253,14 @@ def test_mirrors_write_and_push_at_zlib_level_one(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
     c1 = commit_snapshot(remote, {"a": b"1"})
     git(remote, "config", "receive.unpackLimit", "1")  # keep the pushed pack as sent
-    with gitutil.bare_repo(mirror) as repo:
-        gitutil.fetch_refs(str(remote), repo, ["refs/heads/main"], FetchError)
-        blob = gitutil.add_blob(repo, b"<p>page</p>\n" * 1000)
+    with repository.bare_repo(mirror) as repo:
+        repository.fetch_refs(str(remote), repo, ["refs/heads/main"], FetchError)
+        blob = repository.add_blob(repo, b"<p>page</p>\n" * 1000)
         loose = mirror / "objects" / blob[:2] / blob[2:]
         assert loose.read_bytes()[:2] == b"\x78\x01"  # zlib's fastest level (git: 1)
-        tree = gitutil.write_tree(repo, {"a": (MODE_FILE, blob)})
-        c2 = gitutil.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
-        gitutil.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
+        tree = repository.write_tree(repo, {"a": (MODE_FILE, blob)})
+        c2 = repository.make_commit(repo, tree, [c1], author=AUTHOR, message="m\n", when=WHEN)
+        repository.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
     packs = list((remote / "objects" / "pack").glob("*.pack"))
     assert packs and set().union(*map(_zlib_levels, packs)) == {b"\x78\x01"}
     assert git(remote, "cat-file", "-p", f"{c2}:a") == "<p>page</p>\n" * 1000

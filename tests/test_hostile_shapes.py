@@ -14,30 +14,30 @@ from click.testing import CliRunner
 from dulwich.objects import Blob, Tree
 from dulwich.repo import Repo
 
-from deploybot import gitutil, pathrules
 from deploybot.cli import main
-from deploybot.gittree import changed_paths
-from deploybot.gittree_check import bad_entry
+from deploybot.git import path_rules, repository
+from deploybot.git.tree import changed_paths
+from deploybot.git.tree_check import bad_entry
 from tests import fullfs
 from tests.gitrepo import SNAPSHOT_AUTHOR, SNAPSHOT_WHEN, head
 from tests.hostile import commit_names
 from tests.test_preview import PAGE, assert_nothing_written, build_rev, files_under
 
 DEEP = 3_000  # past Python's recursion limit
-TOO_DEEP = "/".join(["d"] * (pathrules.MAX_DEPTH + 1))
+TOO_DEEP = "/".join(["d"] * (path_rules.MAX_DEPTH + 1))
 
 
 def commit_deep(repo_path: Path, depth: int) -> str:
     """Commit ``index.md`` and ``d/d/.../d/f.txt`` (``depth`` folders) on ``main``; the
     trees are written from the inside out, so no recursion is needed."""
-    with gitutil.bare_repo(repo_path) as repo:
+    with repository.bare_repo(repo_path) as repo:
         store = repo.object_store
         blob = Blob.from_string(b"x")
         page = Blob.from_string(PAGE)
         store.add_object(blob)
         store.add_object(page)
         inner = Tree()
-        inner.add(b"f.txt", gitutil.MODE_FILE, blob.id)
+        inner.add(b"f.txt", repository.MODE_FILE, blob.id)
         store.add_object(inner)
         for _ in range(depth - 1):
             outer = Tree()
@@ -46,12 +46,12 @@ def commit_deep(repo_path: Path, depth: int) -> str:
             inner = outer
         root = Tree()
         root.add(b"d", stat.S_IFDIR, inner.id)
-        root.add(b"index.md", gitutil.MODE_FILE, page.id)
+        root.add(b"index.md", repository.MODE_FILE, page.id)
         store.add_object(root)
-        commit = gitutil.make_commit(
+        commit = repository.make_commit(
             repo, root.id.decode(), [], author=SNAPSHOT_AUTHOR, message="deep\n", when=SNAPSHOT_WHEN
         )
-        gitutil.set_local_refs(repo, {"refs/heads/main": commit})
+        repository.set_local_refs(repo, {"refs/heads/main": commit})
         repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
         return root.id.decode()
 
@@ -75,7 +75,7 @@ def test_build_rev_of_a_tree_10000_folders_deep_is_one_line(tmp_path: Path) -> N
     commit_deep(repo, DEEP)
     out = tmp_path / "work" / "site" / "out"
     result = CliRunner().invoke(main, ["build", str(repo), str(out), "--rev", "main"])
-    where = pathrules.shortened(TOO_DEEP)
+    where = path_rules.shortened(TOO_DEEP)
     assert (result.exit_code, result.output) == (
         1,
         f"deploybot: error: {where}: refused path: a path more than 256 folders deep\n",
@@ -88,7 +88,7 @@ def test_run_once_of_a_tree_10000_folders_deep_is_one_line(tmp_path: Path) -> No
     code, output, publish = run_once(tmp_path, tmp_path / "source.git")
     assert (code, output) == (
         1,
-        f"deploybot: error: {pathrules.shortened(TOO_DEEP)}: refused path: a path more than "
+        f"deploybot: error: {path_rules.shortened(TOO_DEEP)}: refused path: a path more than "
         "256 folders deep\n",
     )
     assert head(publish, "asf-site") is None
@@ -97,17 +97,17 @@ def test_run_once_of_a_tree_10000_folders_deep_is_one_line(tmp_path: Path) -> No
 def test_tree_diff_walks_any_depth(tmp_path: Path) -> None:
     repo = tmp_path / "src.git"
     tree = commit_deep(repo, DEEP)
-    with gitutil.bare_repo(repo) as opened:
+    with repository.bare_repo(repo) as opened:
         assert changed_paths(opened, None, tree) == {"index.md", "d/" * DEEP + "f.txt"}
 
 
 def test_a_tree_as_deep_as_allowed_builds(tmp_path: Path) -> None:
     repo = tmp_path / "work" / "src.git"
-    commit_deep(repo, pathrules.MAX_DEPTH - 1)
+    commit_deep(repo, path_rules.MAX_DEPTH - 1)
     out = tmp_path / "work" / "site" / "out"
     result = CliRunner().invoke(main, ["build", str(repo), str(out), "--rev", "main"])
     assert result.exit_code == 0, result.output
-    assert (out / ("d/" * (pathrules.MAX_DEPTH - 1) + "f.txt")).read_bytes() == b"x"
+    assert (out / ("d/" * (path_rules.MAX_DEPTH - 1) + "f.txt")).read_bytes() == b"x"
 
 
 # --- names and paths longer than a file system holds ---------------------------------------
@@ -118,7 +118,7 @@ def test_a_name_over_255_bytes_is_refused_before_anything_is_written(tmp_path: P
     code, output, out = build_rev(tmp_path, {(b"index.md",): PAGE, (name.encode(),): b"x"})
     assert (code, output) == (
         1,
-        f"deploybot: error: {pathrules.shortened(name)}: refused path: a name longer than 255 "
+        f"deploybot: error: {path_rules.shortened(name)}: refused path: a name longer than 255 "
         "bytes\n",
     )
     assert_nothing_written(tmp_path, out)
@@ -133,7 +133,7 @@ def test_a_name_of_254_bytes_that_is_not_utf8_is_refused_as_such(
     # Each undecodable byte was counted as the 3 bytes of its stand-in (a lone surrogate):
     # "a name longer than 255 bytes" for a name of 254.
     code, output, out = build_rev(tmp_path, {(b"index.md",): PAGE, (name,): b"x"})
-    shown = pathrules.shortened(pathrules.printable(name.decode("utf-8", "surrogateescape")))
+    shown = path_rules.shortened(path_rules.printable(name.decode("utf-8", "surrogateescape")))
     assert (code, output) == (
         1,
         f"deploybot: error: {shown}: refused path: a name that is not UTF-8\n",
@@ -194,7 +194,7 @@ def test_run_once_of_a_name_with_a_nul_byte_exits_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git_cli: bool
 ) -> None:
     if not git_cli:  # dulwich's own local transport
-        monkeypatch.setattr(gitutil.shutil, "which", lambda name: None)
+        monkeypatch.setattr(repository.shutil, "which", lambda name: None)
     source = tmp_path / "source.git"
     commit_names(source, {(b"index.md",): PAGE, (b"a\0b.txt",): b"x"})
     code, output, publish = run_once(tmp_path, source)
@@ -224,26 +224,26 @@ def commit_entries(repo_path: Path, extra: str) -> None:
     """Commit ``index.md`` plus one entry ``x`` on ``main``: ``extra`` is ``"dir->blob"``
     (a folder entry naming a blob), ``"file->tree"`` or ``"missing"`` (a file entry naming
     an object the repository does not hold)."""
-    with gitutil.bare_repo(repo_path) as repo:
+    with repository.bare_repo(repo_path) as repo:
         store = repo.object_store
         page = Blob.from_string(PAGE)
         store.add_object(page)
         inner = Tree()
-        inner.add(b"index.md", gitutil.MODE_FILE, page.id)
+        inner.add(b"index.md", repository.MODE_FILE, page.id)
         store.add_object(inner)
         root = Tree()
-        root.add(b"index.md", gitutil.MODE_FILE, page.id)
+        root.add(b"index.md", repository.MODE_FILE, page.id)
         if extra == "dir->blob":
             root.add(b"x", stat.S_IFDIR, page.id)
         elif extra == "file->tree":
-            root.add(b"x", gitutil.MODE_FILE, inner.id)
+            root.add(b"x", repository.MODE_FILE, inner.id)
         else:
-            root.add(b"x", gitutil.MODE_FILE, b"ab" * 20)
+            root.add(b"x", repository.MODE_FILE, b"ab" * 20)
         store.add_object(root)
-        commit = gitutil.make_commit(
+        commit = repository.make_commit(
             repo, root.id.decode(), [], author=SNAPSHOT_AUTHOR, message="x\n", when=SNAPSHOT_WHEN
         )
-        gitutil.set_local_refs(repo, {"refs/heads/main": commit})
+        repository.set_local_refs(repo, {"refs/heads/main": commit})
         repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
 
 

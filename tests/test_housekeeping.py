@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploybot import gitutil
+from deploybot.git import repository
 from deploybot.housekeeping import housekeep
 from tests.gitrepo import commit_files, read_branch
 
 
 def test_packs_loose_objects_past_the_limit(tmp_path: Path) -> None:
     repo = tmp_path / "mirror.git"
-    gitutil.open_bare(repo).close()
+    repository.open_bare(repo).close()
     files = {f"p/{i}.html": f"<p>{i}</p>\n".encode() for i in range(30)}
     commit_files(repo, files, "build", branch="asf-site")
-    with gitutil.bare_repo(repo) as r:
+    with repository.bare_repo(repo) as r:
         loose = r.object_store.count_loose_objects()
     assert loose > 30
     assert housekeep(repo, loose_limit=loose) == ""  # not past the limit: nothing done
     assert housekeep(repo, loose_limit=10) == f"packed {loose} loose objects"
-    with gitutil.bare_repo(repo) as r:
+    with repository.bare_repo(repo) as r:
         assert r.object_store.count_loose_objects() == 0
         assert len(r.object_store.packs) == 1
     assert read_branch(repo, "asf-site") == files
@@ -27,16 +27,16 @@ def test_packs_loose_objects_past_the_limit(tmp_path: Path) -> None:
 
 def test_consolidates_packs_past_the_limit(tmp_path: Path) -> None:
     repo = tmp_path / "mirror.git"
-    gitutil.open_bare(repo).close()
+    repository.open_bare(repo).close()
     expected: dict[str, bytes] = {}
     for n in range(4):
         expected[f"{n}.html"] = f"build {n}\n".encode()
         commit_files(repo, {f"{n}.html": expected[f"{n}.html"]}, f"b{n}", when=1_700_000_000 + n)
         housekeep(repo, loose_limit=0)
-    with gitutil.bare_repo(repo) as r:
+    with repository.bare_repo(repo) as r:
         assert len(r.object_store.packs) == 4
     assert housekeep(repo, pack_limit=3) == "repacked 4 packs"
-    with gitutil.bare_repo(repo) as r:
+    with repository.bare_repo(repo) as r:
         assert len(r.object_store.packs) == 1
     assert read_branch(repo, "main") == expected
 

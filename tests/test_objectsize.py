@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from deploybot.objectsize import object_size
+from deploybot.git.object_size import object_size
 from tests.gitcli import run_git
 
 ID = {"name": "t", "email": "t@example.org"}

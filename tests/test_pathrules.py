@@ -1,4 +1,4 @@
-"""Tests for deploybot.pathrules: which names and paths are refused.
+"""Tests for deploybot.git.path_rules: which names and paths are refused.
 
 git is the oracle for its own rules: ``git fsck`` reports a tree entry it would refuse to
 check out (``hasDot``, ``hasDotdot``, ``hasDotgit``, ``fullPathname``) whatever
@@ -16,8 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploybot.gittree import decode_path
-from deploybot.pathrules import (
+from deploybot.git.path_rules import (
     _PLAIN,
     _problem,
     check_name,
@@ -26,6 +25,7 @@ from deploybot.pathrules import (
     path_problem,
     printable,
 )
+from deploybot.git.tree import decode_path
 from deploybot.support.errors import SourceError
 from tests.hostile import commit_names
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from deploybot import pipeline
 from deploybot.config import load_config
-from deploybot.gitutil import GitTree, commit_tree_id
+from deploybot.git.repository import GitTree, commit_tree_id
 from deploybot.render import RenderOptions, build_site
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, corpus_files, read_branch

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from deploybot import gitutil, publish
+from deploybot import publish
 from deploybot.cli import main
+from deploybot.git import repository
 from tests.gitrepo import commit_files, head
 from tests.killsite import T0, KillSite, read_mbox
 
@@ -50,8 +51,8 @@ def test_rewound_source_is_not_published_without_allow_older(site: KillSite) -> 
     site.change()
     assert site.run().code == 0
     s2, build = source_head(site), head(site.publish, "asf-site")
-    with gitutil.bare_repo(site.source) as repo:  # someone force-pushes the source back
-        gitutil.set_local_refs(repo, {"refs/heads/main": s1})
+    with repository.bare_repo(site.source) as repo:  # someone force-pushes the source back
+        repository.set_local_refs(repo, {"refs/heads/main": s1})
     for args in ((), ("--full",)):
         run = site.run(*args)
         assert run.code == 0, run.out
@@ -98,7 +99,7 @@ def test_lost_push_race_is_checked_again(site: KillSite, monkeypatch: pytest.Mon
     site.change()
     s1 = source_head(site)
     b_config = site.write_config(site.root / "b.toml", "state-b")
-    real = gitutil.push_refs
+    real = repository.push_refs
     pushes: list[str] = []
 
     def b_pushes_first(*args: Any, **kwargs: Any) -> None:
@@ -108,7 +109,7 @@ def test_lost_push_race_is_checked_again(site: KillSite, monkeypatch: pytest.Mon
             pushes.append(head(site.publish, "asf-site") or "")
         real(*args, **kwargs)
 
-    monkeypatch.setattr(gitutil, "push_refs", b_pushes_first)
+    monkeypatch.setattr(repository, "push_refs", b_pushes_first)
     result = run_a(site)
     s2 = source_head(site)
     assert result.exit_code == 0, result.output
@@ -130,8 +131,8 @@ def _rewind_after_two_builds(site: KillSite) -> tuple[str, str, str | None]:
     site.change()
     assert site.run().code == 0
     s2 = source_head(site)
-    with gitutil.bare_repo(site.source) as repo:
-        gitutil.set_local_refs(repo, {"refs/heads/main": s1})
+    with repository.bare_repo(site.source) as repo:
+        repository.set_local_refs(repo, {"refs/heads/main": s1})
     return s1, s2, head(site.publish, "asf-site")
 
 

@@ -17,8 +17,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from deploybot import gitutil
-from deploybot.gitutil import MODE_FILE
+from deploybot.git import repository
+from deploybot.git.repository import MODE_FILE
 from deploybot.publish import (
     MAX_TRIES,
     NOTES_REF,
@@ -52,8 +52,8 @@ def git(repo: Path, *args: str) -> str:
 
 
 def remote_head(remote: Path, branch: str = "asf-site") -> str | None:
-    with gitutil.bare_repo(remote) as repo:
-        return gitutil.local_ref(repo, f"refs/heads/{branch}")
+    with repository.bare_repo(remote) as repo:
+        return repository.local_ref(repo, f"refs/heads/{branch}")
 
 
 def remote_files(remote: Path, rev: str = "asf-site") -> dict[str, bytes]:
@@ -63,17 +63,17 @@ def remote_files(remote: Path, rev: str = "asf-site") -> dict[str, bytes]:
 
 def other_writer_commits(remote: Path, changes: dict[str, bytes], branch: str = "asf-site") -> str:
     """Commit ``changes`` on top of ``branch`` (or as its first commit), as a person would."""
-    with gitutil.bare_repo(remote) as repo:
+    with repository.bare_repo(remote) as repo:
         ref = f"refs/heads/{branch}"
-        head = gitutil.local_ref(repo, ref)
-        tree = gitutil.commit_tree_id(repo, head) if head else None
-        entries = gitutil.tree_entries(repo, tree)
+        head = repository.local_ref(repo, ref)
+        tree = repository.commit_tree_id(repo, head) if head else None
+        entries = repository.tree_entries(repo, tree)
         for path, data in changes.items():
-            entries[path] = (MODE_FILE, gitutil.add_blob(repo, data))
-        new_tree = gitutil.write_tree(repo, entries)
+            entries[path] = (MODE_FILE, repository.add_blob(repo, data))
+        new_tree = repository.write_tree(repo, entries)
         when = datetime(2020, 7, 14, 8, 0, tzinfo=LA)
         parents = [head] if head else []
-        commit = gitutil.make_commit(
+        commit = repository.make_commit(
             repo,
             new_tree,
             parents,
@@ -81,7 +81,7 @@ def other_writer_commits(remote: Path, changes: dict[str, bytes], branch: str = 
             message="docs\n",
             when=when,
         )
-        gitutil.set_local_refs(repo, {ref: commit})
+        repository.set_local_refs(repo, {ref: commit})
     return commit
 
 
@@ -135,7 +135,7 @@ def test_build_message_wants_an_aware_time() -> None:
 
 def test_first_publish_creates_the_branch_as_a_root_commit(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "state" / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     assert fetch_publish_head(str(remote), "asf-site", mirror) == PublishHead(None, None)
 
     result = publish(str(remote), mirror, SITE, SRC1)
@@ -152,13 +152,13 @@ def test_first_publish_creates_the_branch_as_a_root_commit(tmp_path: Path) -> No
     assert f"committer {BOT} 1594743124 -0700\n" in raw
     assert raw.endswith("\n\nBuild at Tue Jul 14 09:12:04 PDT 2020\n")
     git(remote, "fsck", "--strict")
-    with gitutil.bare_repo(mirror) as repo:  # the mirror shows what was pushed
-        assert gitutil.local_ref(repo, "refs/heads/asf-site") == result.new
+    with repository.bare_repo(mirror) as repo:  # the mirror shows what was pushed
+        assert repository.local_ref(repo, "refs/heads/asf-site") == result.new
 
 
 def test_same_output_makes_no_commit_but_updates_the_record(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
     notes_before = git(remote, "rev-parse", NOTES_REF).strip()
 
@@ -175,7 +175,7 @@ def test_same_output_makes_no_commit_but_updates_the_record(tmp_path: Path) -> N
 
 def test_record_survives_a_fresh_mirror_and_git_reads_it(tmp_path: Path) -> None:
     remote = tmp_path / "site.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     publish(str(remote), tmp_path / "m1.git", SITE, SRC1)
     second = publish(str(remote), tmp_path / "m1.git", {**SITE, "new.html": b"new"}, SRC2)
 
@@ -190,7 +190,7 @@ def test_every_build_commit_keeps_its_note(tmp_path: Path) -> None:
     """The notes tree gains one note per build (it held only the newest): git reads each
     build's own record, and the record of a head whose tree did not change is updated."""
     remote, mirror = tmp_path / "site.git", tmp_path / "m.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     builds = []
     for n, source in enumerate((SRC1, SRC2, SRC3)):
         builds.append(publish(str(remote), mirror, {**SITE, "n.html": b"%d" % n}, source).new)
@@ -211,7 +211,7 @@ def test_notes_git_wrote_are_read_and_kept(tmp_path: Path) -> None:
     """A note added by hand with git (its own tree layout) is read, and stays when a build
     adds its note; so does an older version's single-note tree."""
     remote, mirror = tmp_path / "site.git", tmp_path / "m.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     theirs = other_writer_commits(remote, {"docs/a.md": b"a"})
     git(remote, "notes", "--ref=deploybot", "add", "-m", f"source-commit {SRC1}", theirs)
     assert fetch_publish_head(str(remote), "asf-site", mirror) == PublishHead(theirs, SRC1)
@@ -232,7 +232,7 @@ def test_the_future_record_reads_back_as_written(tmp_path: Path) -> None:
     }
     assert future_record(cutoff, None) == {"future-cutoff": "2024-03-01T12:00:30Z"}
     remote = tmp_path / "site.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     publish(str(remote), tmp_path / "m.git", SITE, SRC1, record=record)
     head = fetch_publish_head(str(remote), "asf-site", tmp_path / "m.git")
     assert (dict(head.record), head.next_future) == (record, waiting)
@@ -242,7 +242,7 @@ def test_the_future_record_reads_back_as_written(tmp_path: Path) -> None:
 
 def test_head_without_a_record_has_an_unknown_source(tmp_path: Path) -> None:
     remote = tmp_path / "site.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     publish(str(remote), tmp_path / "m.git", SITE, SRC1)
     theirs = other_writer_commits(remote, {"docs/guide.md": b"guide"})
     assert fetch_publish_head(str(remote), "asf-site", tmp_path / "m.git") == PublishHead(
@@ -252,7 +252,7 @@ def test_head_without_a_record_has_an_unknown_source(tmp_path: Path) -> None:
 
 def test_keep_paths_survive_and_stay_byte_identical(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     kept = {"docs/guide.md": b"hand-written", ".asf.yaml": b"publish: {}\n", "CNAME/x": b"c"}
     theirs = other_writer_commits(remote, {**kept, "stale.html": b"old build"})
     ids_before = {p: git(remote, "rev-parse", f"{theirs}:{p}").strip() for p in kept}
@@ -268,7 +268,7 @@ def test_keep_paths_survive_and_stay_byte_identical(tmp_path: Path) -> None:
 
 def test_dropped_outputs_are_deleted(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
     smaller = {k: v for k, v in SITE.items() if k != "2020/07/post.html"}
     second = publish(str(remote), mirror, {**smaller, "index.html": b"v2"}, SRC2)
@@ -279,7 +279,7 @@ def test_dropped_outputs_are_deleted(tmp_path: Path) -> None:
 
 def test_patch_edits_the_base_tree_and_leaves_the_rest(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     other_writer_commits(remote, {".asf.yaml": b"publish: {}\n"})
     first = publish(str(remote), mirror, SITE, SRC1)
     deletions = frozenset({"feed.xml", ".asf.yaml", "absent.html"})  # kept and absent: ignored
@@ -296,7 +296,7 @@ def test_patch_edits_the_base_tree_and_leaves_the_rest(tmp_path: Path) -> None:
 
 def test_patch_on_a_moved_head_is_refused(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
     theirs = other_writer_commits(remote, {"docs/news.md": b"news"})
     with pytest.raises(StaleBaseError):
@@ -310,7 +310,7 @@ def test_patch_keeps_kept_paths_and_names_a_clash(tmp_path: Path) -> None:
     makes stays as it is (but for the site's own CNAME: the source wins), and an output
     where a kept folder stands is a config error."""
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
     other_writer_commits(
         remote, {"CNAME": b"site.example.org\n", ".asf.yaml": b"kept\n", "docs/a.md": b"a"}
@@ -335,7 +335,7 @@ def test_patch_keeps_kept_paths_and_names_a_clash(tmp_path: Path) -> None:
 
 def test_output_clashing_with_a_kept_folder_is_a_config_error(tmp_path: Path) -> None:
     remote = tmp_path / "site.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     other_writer_commits(remote, {"docs/guide.md": b"guide"})
     with pytest.raises(ConfigError, match=r"publish\.keep"):
         publish(str(remote), tmp_path / "m.git", {"docs": b"a file"}, SRC1, keep=["docs/"])
@@ -356,10 +356,10 @@ def test_refused_output_paths_write_no_tree(
     tmp_path: Path, blobs: dict[str, str], deletions: tuple[str, ...]
 ) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "m.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1).new
-    with gitutil.bare_repo(mirror) as repo:
-        blob = gitutil.add_blob(repo, b"pwned")
+    with repository.bare_repo(mirror) as repo:
+        blob = repository.add_blob(repo, b"pwned")
     blobs = {path: blob for path in blobs}
     patch = TreePatch(first, frozenset(deletions))
     with pytest.raises(SourceError, match="refused output path"):
@@ -370,7 +370,7 @@ def test_refused_output_paths_write_no_tree(
 
 def test_lost_race_is_rebuilt_on_the_new_tip(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
     moved: list[str] = []
 
@@ -393,7 +393,7 @@ def test_lost_race_is_rebuilt_on_the_new_tip(tmp_path: Path) -> None:
 
 def test_remote_that_keeps_moving_is_given_up(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     publish(str(remote), mirror, SITE, SRC1)
     pushes: list[str] = []
 
@@ -409,7 +409,7 @@ def test_remote_that_keeps_moving_is_given_up(tmp_path: Path) -> None:
 
 def test_server_side_rejection_is_a_publish_error(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
     hook = remote / "hooks" / "pre-receive"
     hook.parent.mkdir(exist_ok=True)
@@ -426,14 +426,14 @@ def test_server_side_rejection_is_a_publish_error(tmp_path: Path) -> None:
     assert "\n" not in message
     assert remote_head(remote) == first.new  # nothing half-published
     assert git(remote, "rev-parse", NOTES_REF).strip() == notes_before
-    with gitutil.bare_repo(mirror) as repo:  # and the mirror does not pretend otherwise
-        assert gitutil.local_ref(repo, "refs/heads/asf-site") == first.new
-        assert gitutil.local_ref(repo, NOTES_REF) == notes_before
+    with repository.bare_repo(mirror) as repo:  # and the mirror does not pretend otherwise
+        assert repository.local_ref(repo, "refs/heads/asf-site") == first.new
+        assert repository.local_ref(repo, NOTES_REF) == notes_before
 
 
 def test_publish_over_git_daemon(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     with git_daemon(tmp_path) as base:
         url = f"{base}/site.git"
         first = publish(url, mirror, SITE, SRC1)
@@ -449,7 +449,7 @@ def test_local_remote_runs_its_hooks(tmp_path: Path, scheme: str) -> None:
     """A publish repo given as a path or file:// still runs its pre-receive and post-receive
     hooks (dulwich's LocalGitClient alone would skip them)."""
     remote = tmp_path / "site.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     url = f"{scheme}{remote}"
     first = publish(url, tmp_path / "m.git", SITE, SRC1)
     post = remote / "hooks" / "post-receive"
@@ -483,7 +483,7 @@ def test_unreachable_remote_is_a_publish_error(tmp_path: Path) -> None:
 
 def test_commit_time_keeps_the_utc_offset(tmp_path: Path) -> None:
     remote = tmp_path / "site.git"
-    gitutil.open_bare(remote).close()
+    repository.open_bare(remote).close()
     when = datetime(2020, 7, 14, 21, 42, 4, tzinfo=timezone(timedelta(hours=5, minutes=30)))
     result = publish(str(remote), tmp_path / "m.git", SITE, SRC1, when=when)
     raw = git(remote, "cat-file", "commit", result.new)

@@ -17,8 +17,8 @@ from dulwich.objects import Blob, Commit, Tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploybot import gitutil
 from deploybot.cli import main
+from deploybot.git import repository
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
 from deploybot.render.source import MemoryTree
 from deploybot.support.errors import SourceError
@@ -184,12 +184,12 @@ def test_any_front_matter_and_config_builds_or_is_one_source_error(
 
 
 def commit_dated(repo_path: Path, seconds: int, offset: int) -> str:
-    with gitutil.bare_repo(repo_path) as repo:
+    with repository.bare_repo(repo_path) as repo:
         store = repo.object_store
         blob = Blob.from_string(b"---\ntitle: x\n---\nhi\n")
         store.add_object(blob)
         posts = Tree()
-        posts.add(b"2020-01-01-x.md", gitutil.MODE_FILE, blob.id)
+        posts.add(b"2020-01-01-x.md", repository.MODE_FILE, blob.id)
         store.add_object(posts)
         root = Tree()
         root.add(b"_posts", stat.S_IFDIR, posts.id)

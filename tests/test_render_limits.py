@@ -20,7 +20,7 @@ from dulwich.repo import Repo
 
 from deploybot.cli import main
 from deploybot.config import load_config
-from deploybot.gittree import GitTree
+from deploybot.git.tree import GitTree
 from deploybot.render.yamlload import ExpansionError, expanded_size, load_yaml
 from deploybot.support.errors import ConfigError
 from tests.gitcli import run_git

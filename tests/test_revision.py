@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from deploybot.revision import resolve_commit
+from deploybot.git.rev_parse import resolve_commit
 from tests.gitcli import run_git
 
 

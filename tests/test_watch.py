@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import gitutil
+from deploybot.git import repository
 from deploybot.support.errors import EX_TEMPFAIL, ConfigError, FetchError
 from deploybot.watch import fetch_source
 from tests.gitrepo import commit_snapshot
@@ -29,7 +29,7 @@ def commit_files(repo_path: Path, files: dict[str, bytes], parents: tuple[str, .
 
 def pack_object_counts(repo_path: Path) -> list[int]:
     """Return the number of objects in each pack of ``repo_path``, sorted."""
-    with gitutil.bare_repo(repo_path) as repo:
+    with repository.bare_repo(repo_path) as repo:
         return sorted(len(pack) for pack in repo.object_store.packs)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import gitutil
+from deploybot.git import repository
 from deploybot.support.errors import EX_CONFIG, EX_INPUT, EX_TEMPFAIL
 from tests.gitcli import run_git
 from tests.gitrepo import commit_snapshot
@@ -145,7 +145,7 @@ def test_a_server_hanging_up_is_temporary_in_words(
 def test_a_server_that_stops_answering_times_out_in_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheme: str
 ) -> None:
-    monkeypatch.setattr(gitutil, "IDLE_TIMEOUT", 0.5)
+    monkeypatch.setattr(repository, "IDLE_TIMEOUT", 0.5)
     site = SmallSite(tmp_path)
     with silent_server() as (port, _accepted):
         url = f"{scheme}://127.0.0.1:{port}/site.git"
@@ -407,7 +407,7 @@ def test_a_tree_entry_with_an_empty_name_is_bad_input(
     """git's upload-pack refuses such a tree ("empty filename in tree entry"), which came
     back as "possible repository corruption on the remote side": exit 75, forever."""
     if not git_cli:
-        monkeypatch.setattr(gitutil.shutil, "which", lambda name: None)
+        monkeypatch.setattr(repository.shutil, "which", lambda name: None)
     site = SmallSite(tmp_path)
     commit_names(site.source, {(b"index.md",): b"# Hi\n", (b"sub", b""): b"x"})
     tree = run_git(site.source, "rev-parse", "main:sub", name="A", email="a@e.org").strip()

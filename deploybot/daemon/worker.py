@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from deploybot.gitremote import Remote
+from deploybot.git.remote import Remote
 from deploybot.support.errors import DeploybotError, TemporaryError, holds, one_line
 from deploybot.support.parent_death import set_pdeathsig
 from deploybot.support.redact import redact_text
@@ -197,7 +197,7 @@ def out_of_memory(job: str) -> dict[str, Any]:
 
 def heads(sites: list[list[Any]], out: IO[str]) -> None:
     """The poller's job: print ``{"site", "head", "error"}`` per site (see the module doc)."""
-    from deploybot import gitutil
+    from deploybot.git import repository
 
     socket.setdefaulttimeout(POLL_TIMEOUT)  # this process opens no other sockets
 
@@ -205,7 +205,7 @@ def heads(sites: list[list[Any]], out: IO[str]) -> None:
         name, url, branch, token_env, timeout = site
         remote = Remote(url, "source.url", token_env, timeout)
         try:
-            return {"site": name, "head": gitutil.remote_head(remote, f"refs/heads/{branch}")}
+            return {"site": name, "head": repository.remote_head(remote, f"refs/heads/{branch}")}
         except DeploybotError as exc:
             return {"site": name, "head": None, "error": redact_text(one_line(exc))}
 

@@ -107,7 +107,7 @@ class Sweeper:
         says it is down; without, only when the lease has expired. The holder can then no
         longer renew the lease nor store the shared records (:mod:`.shared`: it stops
         before its next push or send); a push it already has under way is a
-        compare-and-swap on the publish branch (:func:`deploybot.gitutil.push_refs`), so
+        compare-and-swap on the publish branch (:func:`deploybot.git.repository.push_refs`), so
         it lands only if no build landed since its fetch. True when the site was taken over.
         """
         store = self.store

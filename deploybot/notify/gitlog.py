@@ -24,8 +24,8 @@ from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
-from deploybot.gittree import Entry, iter_changes
-from deploybot.gitutil import DAMAGE_ERRORS
+from deploybot.git.repository import DAMAGE_ERRORS
+from deploybot.git.tree import Entry, iter_changes
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
 from deploybot.notify.damage import note_holder
 from deploybot.notify.diff import file_script
@@ -92,7 +92,7 @@ class BlobReader:
             KeyError: the blob is missing (dulwich's, with a note naming ``side``'s path:
                 :func:`.damage.note_holder`).
             ObjectFormatException, ChecksumMismatch, zlib.error: the blob cannot be read
-                (:data:`deploybot.gitutil.UNREADABLE_OBJECT_ERRORS`, noted the same way).
+                (:data:`deploybot.git.repository.UNREADABLE_OBJECT_ERRORS`, noted the same way).
         """
         if side is None:
             return b""

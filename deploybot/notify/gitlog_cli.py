@@ -43,11 +43,11 @@ from pathlib import Path
 
 from dulwich.repo import Repo
 
-from deploybot.gitutil import DAMAGE_ERRORS
+from deploybot.git.object_size import object_size
+from deploybot.git.repository import DAMAGE_ERRORS
 from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
 from deploybot.notify.damage import note_holder
 from deploybot.notify.diff_renames import FilePair
-from deploybot.objectsize import object_size
 from deploybot.support.deadline import Deadline, DeadlineExceeded
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ def prefer_git(repo: Repo, changes: Sequence[FilePair] | None) -> bool:
     and scores every added file against every rename source, both slow in Python. So git
     makes a merge's text, and a commit's with :data:`GIT_MIN_MODIFIED` modified files or
     more, or :data:`GIT_MIN_BYTES` of them (sizes from object headers,
-    :func:`deploybot.objectsize.object_size`), or :data:`GIT_MIN_PAIRS` pairs to score
+    :func:`deploybot.git.object_size.object_size`), or :data:`GIT_MIN_PAIRS` pairs to score
     (added files whose blob no source has, times the sources).
     """
     if git_executable() is None:

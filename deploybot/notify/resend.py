@@ -18,13 +18,13 @@ from dulwich.errors import NotGitRepository
 from dulwich.refs import HEADREF, Ref
 from dulwich.repo import Repo
 
-from deploybot import gitutil
 from deploybot.config import NotifyConfig, author_name
+from deploybot.git import repository
+from deploybot.git.rev_parse import resolve_commit
 from deploybot.notify.damage import damaged_repository_error
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.sources import SourceRepo
 from deploybot.notify.transport import make_transport
-from deploybot.revision import resolve_commit
 from deploybot.support.errors import DeploybotError, UsageError
 
 PLACEHOLDER_TO = "commits@example.org"
@@ -147,7 +147,7 @@ def resend_commit(
     send = make_transport(notify, stream=stream)
     try:
         message = commit_email(repo_path, target, notify, now=now, host=host, sources=sources)
-    except gitutil.DAMAGE_ERRORS as exc:
+    except repository.DAMAGE_ERRORS as exc:
         damaged = damaged_repository_error(exc, repo_path)
         if damaged is None:
             raise

@@ -31,9 +31,9 @@ from typing import TypeVar
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
-from deploybot import gitutil
 from deploybot.config import author_name
-from deploybot.gitutil import UNREADABLE_OBJECT_ERRORS
+from deploybot.git import repository
+from deploybot.git.repository import UNREADABLE_OBJECT_ERRORS
 from deploybot.notify.email import commit_subject
 from deploybot.notify.gitlog import abbrev_length, unique_abbrev
 from deploybot.notify.sources import MAX_LISTED, SourceCommit, SourceLog, SourceRepo
@@ -121,7 +121,7 @@ def _records(repo: Repo, builds: list[str]) -> dict[str, dict[str, str]]:
     from deploybot.publish import NOTES_REF  # the publish stage owns the record's format
 
     found: dict[str, dict[str, str]] = {}
-    tip = gitutil.local_ref(repo, NOTES_REF)
+    tip = repository.local_ref(repo, NOTES_REF)
     seen_trees: set[bytes] = set()
     for _ in range(MAX_NOTES):
         if tip is None or len(found) == len(builds):

@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 import mistune
 
-from deploybot import pathrules
+from deploybot.git import path_rules
 from deploybot.render import paginate, sitetheme
 from deploybot.render.collections import POSTS, ordered
 from deploybot.render.data import read_data
@@ -253,7 +253,7 @@ class _Output:
         self.written = 0
 
     def put(self, path: str, data: bytes, owner: str, *, copied: bool = False) -> None:
-        pathrules.check_path(path, "output path")
+        path_rules.check_path(path, "output path")
         if not copied:  # a static file is a copy of a source blob: not made by the build
             self.written += len(data)
             if self.written > self.max_bytes:

@@ -7,7 +7,7 @@ new scope, so ``assign`` still leaks out as in Liquid), ``tags/highlight.rb``,
 ``tags/post_url.rb`` and ``tags/link.rb`` (both return ``relative_url`` of the URL).
 
 Includes are read through the render's source tree only (``_includes/NAME``; for
-``include_relative`` the page's folder), after :mod:`deploybot.pathrules` and Jekyll's
+``include_relative`` the page's folder), after :mod:`deploybot.git.path_rules` and Jekyll's
 file-name rules, so a template can never read outside the tree. A missing include,
 ``post_url`` or ``link`` renders nothing with a warning (Jekyll stops the build; sites built
 on Jekyll-Bootstrap keep a dead ``{% include JB/setup %}``).
@@ -31,7 +31,7 @@ from liquid.parser import get_parser
 from liquid.tag import Tag
 from liquid.token import TOKEN_EOF, TOKEN_EXPRESSION, TOKEN_TAG, Token
 
-from deploybot import pathrules
+from deploybot.git import path_rules
 from deploybot.render import jekyll_filters as jf
 from deploybot.render.highlight import figure_block
 from deploybot.render.jekyll_toc import toc_tag
@@ -249,7 +249,7 @@ class IncludeNode(_SimpleNode):
         folder = posixpath.dirname(state.page_path) if self.relative else "_includes"
         path = posixpath.normpath(posixpath.join(folder, name)) if folder else name
         try:
-            pathrules.check_path(path, "include")
+            path_rules.check_path(path, "include")
         except SourceError as exc:
             raise LiquidSyntaxError(f"include: {exc.message}", token=self.token) from exc
         template = state.load(path)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from deploybot import pathrules
+from deploybot.git import path_rules
 from deploybot.render.limits import site_too_large
 from deploybot.render.model import EPOCH, RenderWarning
 from deploybot.render.siteconfig import CONFIG_PATH
@@ -92,7 +92,7 @@ class PackedSink(Mapping[str, bytes]):
 
 
 class CheckedSink:
-    """An :class:`OutputSink` that refuses output paths :mod:`deploybot.pathrules` refuses
+    """An :class:`OutputSink` that refuses output paths :mod:`deploybot.git.path_rules` refuses
     (``..``, ``.git``, control characters…) before they reach ``inner``, and rendered
     output past ``max_bytes`` in all (``None``: no limit; copies of source blobs do not
     count).
@@ -108,7 +108,7 @@ class CheckedSink:
 
     def write(self, path: str, data: bytes) -> None:
         """Pass ``write`` on once ``path`` is checked and ``data`` fits the limit."""
-        pathrules.check_path(path, "output path")
+        path_rules.check_path(path, "output path")
         self.written += len(data)
         if self.max_bytes is not None and self.written > self.max_bytes:
             raise SourceError(site_too_large(self.max_bytes), path)
@@ -116,11 +116,11 @@ class CheckedSink:
 
     def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
         """Pass ``copy`` on once ``path`` is checked."""
-        self.inner.copy(pathrules.check_path(path, "output path"), blob_id, read)
+        self.inner.copy(path_rules.check_path(path, "output path"), blob_id, read)
 
     def delete(self, path: str) -> None:
         """Pass ``delete`` on once ``path`` is checked."""
-        self.inner.delete(pathrules.check_path(path, "output path"))
+        self.inner.delete(path_rules.check_path(path, "output path"))
 
 
 @dataclasses.dataclass(frozen=True)

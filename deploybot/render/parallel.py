@@ -19,7 +19,7 @@ number of workers and however they are scheduled; while the workers render, the 
 renders the theme's index.
 
 What a worker must not share with its parent is replaced when it starts: git repository
-handles (shared file offsets) by fresh ones (:mod:`deploybot.gittree` drops them in every
+handles (shared file offsets) by fresh ones (:mod:`deploybot.git.tree` drops them in every
 forked child), the build cache (a sqlite connection in an open transaction) by an
 in-memory copy of the rows, and the highlight cache's connection by its own
 (:mod:`.highlight_cache`). The limits hold inside a worker as they do in the parent: they

@@ -13,7 +13,7 @@ from datetime import datetime
 from posixpath import normpath
 from urllib.parse import quote, unquote
 
-from deploybot import pathrules
+from deploybot.git import path_rules
 from deploybot.render.dates import DAYS, MONTHS
 from deploybot.render.slugs import slugify
 
@@ -127,7 +127,7 @@ def output_path(url: str, output_ext: str = ".html") -> str:
 
     ``/a/b/`` -> ``a/b/index.html``; ``/a/b`` -> ``a/b.html``; ``/a/b.html`` stays.
     Raises ``ValueError`` when the unescaped path contains ``..``, a backslash or NUL, is
-    absolute after normalisation, or breaks a rule of :mod:`deploybot.pathrules` (a
+    absolute after normalisation, or breaks a rule of :mod:`deploybot.git.path_rules` (a
     ``.git`` folder in any spelling, a control character…).
     """
     raw = unquote(url)
@@ -144,7 +144,7 @@ def output_path(url: str, output_ext: str = ".html") -> str:
     normal = normpath(path)
     if normal.startswith(("/", "../")) or normal != path:
         raise ValueError(f"permalink {url!r} is not a plain relative path")
-    problem = pathrules.path_problem(path)
+    problem = path_rules.path_problem(path)
     if problem is not None:
         raise ValueError(f"permalink {url!r} gives a refused output path: {problem}")
     return path

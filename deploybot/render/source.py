@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
-from deploybot import pathrules
+from deploybot.git import path_rules
 
 T = TypeVar("T")
 
@@ -100,7 +100,7 @@ class DirTree:
     skipped, and a folder below the root holding a ``.git`` (a submodule's checkout, or
     another repository) is a submodule (:meth:`submodules`), as git stores it: none of its
     files is listed. FIFOs, sockets and devices are skipped (git does not store them
-    either). Paths are checked by :mod:`deploybot.pathrules`.
+    either). Paths are checked by :mod:`deploybot.git.path_rules`.
 
     Raises:
         SourceError: from :meth:`paths`, :meth:`read` and :meth:`blob_id` when a name is
@@ -122,7 +122,7 @@ class DirTree:
             for entry in entries:
                 if entry.name == ".git":
                     continue
-                pathrules.check_name(entry.name, prefix)
+                path_rules.check_name(entry.name, prefix)
                 path = f"{prefix}/{entry.name}" if prefix else entry.name
                 if entry.is_symlink() or entry.is_file(follow_symlinks=False):
                     found.append(path)
@@ -153,7 +153,7 @@ class DirTree:
     def _at(self, path: str, action: Callable[[int, str], T]) -> T:
         """Run ``action(folder fd, name)`` on ``path``'s entry, reached without following a
         symlink on the way; ``KeyError`` when it is missing or cannot be reached."""
-        pathrules.check_path(path)
+        path_rules.check_path(path)
         *folders, name = path.split("/")
         try:
             fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)

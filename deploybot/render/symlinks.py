@@ -11,7 +11,7 @@ by path, the way a file system would but on the tree's own entries (:class:`Reso
   a folder (above the root: outside), and a name that is itself a symlink is replaced by
   its target (a chain, or a symlinked folder on the way), at most :data:`MAX_HOPS` times
   (Linux's ``MAXSYMLINKS``; more: a loop);
-- the result must be a file of the tree whose path passes :mod:`deploybot.pathrules`.
+- the result must be a file of the tree whose path passes :mod:`deploybot.git.path_rules`.
 
 A symlink that points outside the tree (an absolute target, or ``..`` above the root), at
 nothing, at a folder, in a loop, or with a target of more than ``PATH_MAX`` bytes, is left
@@ -33,13 +33,13 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from deploybot import pathrules
+from deploybot.git import path_rules
 from deploybot.render.source import SourceTree
 from deploybot.support.errors import SourceError
 
 MAX_HOPS = 40
 """The most symlinks followed for one path (Linux's ``MAXSYMLINKS``)."""
-MAX_TARGET_BYTES = pathrules.MAX_PATH_BYTES
+MAX_TARGET_BYTES = path_rules.MAX_PATH_BYTES
 """The longest symlink target read (``PATH_MAX``)."""
 SUBMODULE = "a submodule (gitlink): not published (its files are in another repository)"
 """The warning for a submodule of the source tree."""
@@ -188,7 +188,7 @@ class ResolvedTree:
         chain.append(target)
         first = self._target_text(path) or ""
         try:
-            pathrules.check_path(target)
+            path_rules.check_path(target)
             self.inner.blob_id(target)
         except (KeyError, SourceError):
             problem = f"{_NOT_PUBLISHED}its target {first!r} is not a file of the tree"

@@ -2,14 +2,14 @@
 the whole of it, and caps on what the server may send.
 
 dulwich sets none: its sockets wait as long as the process default timeout says, for each
-read (:func:`deploybot.gitutil` makes that an idle timeout), so a server sending one byte
+read (:func:`deploybot.git.repository` makes that an idle timeout), so a server sending one byte
 every few seconds held a run for as long as it liked; it reads a ref advertisement of any
 length into one dict (an endless one grew a fetch past 3 GB); and it takes a pack of any
 size. Here, for one :class:`Exchange`:
 
 * **the deadline** (``source.timeout``/``publish.timeout``): a watchdog timer, at the
   deadline, shuts down every socket the exchange opened (HTTP(S) connections, as the pool
-  connects them: :func:`deploybot.httppool.one_try_pool`; ``git://``'s) and kills its
+  connects them: :func:`deploybot.git.http_pool.one_try_pool`; ``git://``'s) and kills its
   processes (``ssh``, a local ``git upload-pack``/``receive-pack``), which wakes the read or
   write dulwich is blocked in, wherever it is (even within an HTTP answer's headers); the
   exchange then fails with :class:`Overrun` ``DEADLINE``. A connect under way at the deadline

@@ -2,7 +2,7 @@
 :mod:`deploybot.config`, which resolves them at load, and :mod:`deploybot.noop`, which
 resolves them again on the no-op path, before anything heavy is imported.
 
-Light on purpose: ``os`` only (no ``pathlib``, ``re`` or ``typing``), as :mod:`.noop` is.
+Light on purpose: ``os`` only (no ``pathlib``, ``re`` or ``typing``), as :mod:`deploybot.noop` is.
 """
 
 from __future__ import annotations

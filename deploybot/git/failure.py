@@ -10,7 +10,7 @@ words, with what to do. A server saying its repository is corrupt (git's "possib
 corruption on the remote side") is bad input (exit 1). Only what can heal by waiting stays
 the caller's :class:`~deploybot.support.errors.TemporaryError` (exit 75): a timeout, a refused or
 reset connection, HTTP 5xx, 408 and 429, a resolver that cannot be reached (``EAI_AGAIN``),
-a deadline passed (:mod:`deploybot.gitbounds`), anything not recognised; a connection
+a deadline passed (:mod:`deploybot.git.bounds`), anything not recognised; a connection
 that failed is said in words (:func:`connection_words`), not in urllib3's.
 
 The causes are read from dulwich's exceptions (``NotGitRepository`` for 404,
@@ -33,8 +33,8 @@ from urllib.parse import urlsplit
 from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized
 from dulwich.errors import HangupException, NotGitRepository
 
-from deploybot.gitbounds import Bound, Overrun
-from deploybot.gitremote import Remote
+from deploybot.git.bounds import Bound, Overrun
+from deploybot.git.remote import Remote
 from deploybot.support.errors import (
     ConfigError,
     DeploybotError,
@@ -204,7 +204,7 @@ def failure(
 ) -> DeploybotError:
     """The error to raise for ``exc``, which ended an exchange with ``remote``: ``doing``
     is ``"fetch from"`` or ``"push to"``; ``overrun`` the bound it went past, if any
-    (:meth:`deploybot.gitbounds.Exchange.overrun`); ``error`` the TemporaryError class of
+    (:meth:`deploybot.git.bounds.Exchange.overrun`); ``error`` the TemporaryError class of
     the caller's stage (FetchError, PublishError). One line; no secret of the URL in it.
     ConfigErrors name the key (the pipeline adds the config file)."""
     url = redact_url(remote.url)

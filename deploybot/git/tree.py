@@ -3,7 +3,7 @@ fast-forward push must send. Costs follow the folders a change touches, not the 
 
 Paths are ``str``, decoded from git's bytes as UTF-8 with ``surrogateescape`` so that any byte
 sequence survives the round trip. Object ids are 40-hex ``str`` (dulwich's ``bytes`` inside).
-Re-exported by :mod:`deploybot.gitutil`.
+Re-exported by :mod:`deploybot.git.repository`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dulwich.object_store import iter_tree_contents
 from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
-from deploybot import pathrules
-from deploybot.gittree_check import malformed_tree
-from deploybot.objectsize import object_size
+from deploybot.git import path_rules
+from deploybot.git.object_size import object_size
+from deploybot.git.tree_check import malformed_tree
 from deploybot.support.errors import SourceError
 
 
@@ -131,7 +131,7 @@ def read_tree(repo: Repo, tree_id: bytes | None, folder: bytes = b"") -> dict[by
         KeyError: the tree is not in ``repo``.
         SourceError: the object is not a tree, or cannot be parsed (a NUL byte in an entry
             name, a bad mode): names ``folder`` and the entry, as far as it can be read
-            (:func:`~deploybot.gittree_check.malformed_tree`).
+            (:func:`~deploybot.git.tree_check.malformed_tree`).
     """
     if tree_id is None:
         return {}
@@ -143,7 +143,7 @@ def read_tree(repo: Repo, tree_id: bytes | None, folder: bytes = b"") -> dict[by
         where = decode_path(folder).rstrip("/") or "(the root folder)"
         raise SourceError(
             f"refused path: a folder whose git object is a {tree.type_name.decode()}",
-            pathrules.shortened(pathrules.printable(where)),
+            path_rules.shortened(path_rules.printable(where)),
         )
     return {entry.path: (entry.mode, entry.sha) for entry in tree.iteritems()}
 
@@ -199,7 +199,7 @@ def _new_tree_objects(
 def _check_names(folder: bytes, items: Mapping[bytes, object]) -> None:
     """Raise ``SourceError`` for the first (sorted) refused name among ``items``."""
     for name in sorted(items):
-        pathrules.check_name(decode_path(name), decode_path(folder))
+        path_rules.check_name(decode_path(name), decode_path(folder))
 
 
 class GitTree:
@@ -211,7 +211,7 @@ class GitTree:
     (``{path: (mode, blob hex)}``, submodules skipped) on first use. Objects are read through
     a repository handle opened on first use; call :meth:`close` (or use it as a context
     manager) to release it; a later read reopens it. Each folder's entry names are checked
-    by :mod:`deploybot.pathrules` when the folder is first read (lookups and listings raise
+    by :mod:`deploybot.git.path_rules` when the folder is first read (lookups and listings raise
     ``SourceError`` naming a ``..``, ``.git``, control-character or non-UTF-8 entry).
 
     Args:
@@ -246,7 +246,7 @@ class GitTree:
     def entries(self) -> Mapping[str, tuple[int, str]]:
         """Return ``{path: (mode, blob hex)}`` for every file (and symlink) in the tree.
 
-        Raises ``SourceError`` when a name in the tree is refused (:mod:`deploybot.pathrules`).
+        Raises ``SourceError`` when a name in the tree is refused (:mod:`deploybot.git.path_rules`).
         """
         if self._entries is None:
             self._entries = dict(self._walk(b""))
@@ -273,7 +273,7 @@ class GitTree:
         """Return ``{name: (mode, sha)}`` of the folder ``folder`` (``b""``: the root), or
         ``None`` when there is no such folder. Every name in a folder is checked when the
         folder is first read, so nothing reads through a ``..`` or ``.git`` entry: raises
-        ``SourceError`` naming the first refused one (:mod:`deploybot.pathrules`)."""
+        ``SourceError`` naming the first refused one (:mod:`deploybot.git.path_rules`)."""
         if folder not in self._folders:
             if not folder:
                 tree_id: bytes | None = oid(self.tree_id)
@@ -322,7 +322,7 @@ class GitTree:
 
     def size(self, path: str) -> int:
         """Return the size in bytes of ``path``'s blob from its object header (the blob is
-        not inflated; :func:`~deploybot.objectsize.object_size`). Raises ``KeyError`` when
+        not inflated; :func:`~deploybot.git.object_size.object_size`). Raises ``KeyError`` when
         absent."""
         return object_size(self._handle(), self._entry(path)[1])
 
@@ -333,7 +333,7 @@ class GitTree:
         if not isinstance(blob, Blob):  # a file entry naming a tree or a commit
             raise SourceError(
                 f"refused path: a file whose git object is a {blob.type_name.decode()}",
-                pathrules.shortened(pathrules.printable(path)),
+                path_rules.shortened(path_rules.printable(path)),
             )
         return blob.as_raw_string()
 

@@ -45,17 +45,17 @@ from dulwich.pack import UnpackedObject, pack_object_chunks, pack_objects_to_dat
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from deploybot import gitfailure
-from deploybot.gitbounds import Exchange, Overrun, bound
-from deploybot.gitremote import Remote
-from deploybot.gittree import GitTree as GitTree  # re-exported: callers need one module
-from deploybot.gittree import changed_paths as changed_paths
-from deploybot.gittree import encode_path as encode_path
-from deploybot.gittree import is_object_id as is_object_id
-from deploybot.gittree import new_objects
-from deploybot.gittree import oid as oid
-from deploybot.gittree import tree_entries as tree_entries
-from deploybot.locations import is_remote_url
+from deploybot.git import failure
+from deploybot.git.bounds import Exchange, Overrun, bound
+from deploybot.git.locations import is_remote_url
+from deploybot.git.remote import Remote
+from deploybot.git.tree import GitTree as GitTree  # re-exported: callers need one module
+from deploybot.git.tree import changed_paths as changed_paths
+from deploybot.git.tree import encode_path as encode_path
+from deploybot.git.tree import is_object_id as is_object_id
+from deploybot.git.tree import new_objects
+from deploybot.git.tree import oid as oid
+from deploybot.git.tree import tree_entries as tree_entries
 from deploybot.support.errors import (
     ConfigError,
     FetchError,
@@ -83,7 +83,7 @@ IDLE_TIMEOUT = 300.0
 """Seconds a git server on a socket (``git://``, ``http(s)://``) may stay silent during a
 fetch or push before it counts as unreachable. dulwich sets no timeout of its own on these
 sockets, so a dead peer held the run, and the state lock, forever. The whole exchange is
-bounded by the remote's ``timeout`` (:mod:`deploybot.gitbounds`); within it, a silence this
+bounded by the remote's ``timeout`` (:mod:`deploybot.git.bounds`); within it, a silence this
 long is enough."""
 
 
@@ -294,14 +294,14 @@ def fetch_refs(
     their full history: a shallow (depth 1) first fetch would be smaller, but dulwich 1.2.21
     serves it wrongly (its local transport re-sends everything on the next fetch, its HTTP
     server fails on ``deepen``), so the mirror stays complete. The exchange is bounded by
-    the remote's ``timeout`` and ``max_fetch_bytes`` (:mod:`deploybot.gitbounds`).
+    the remote's ``timeout`` and ``max_fetch_bytes`` (:mod:`deploybot.git.bounds`).
 
     Raises:
         error: (one line naming the URL) the remote cannot be reached or read for now, or
             took longer than its ``timeout``.
         ConfigError: the remote is not there, wants credentials or refuses them, its host
             does not resolve, its token variable is unset, or it sent more than a cap
-            (:func:`deploybot.gitfailure.failure`; names the key).
+            (:func:`deploybot.git.failure.failure`; names the key).
         SourceError: the server says its repository is corrupt.
     """
     remote = as_remote(remote, _key_for(error))
@@ -316,7 +316,7 @@ def fetch_refs(
             with writing(repo), _idle_timeout(remote.timeout):
                 result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
         except _TRANSPORT_ERRORS as exc:
-            raise gitfailure.failure(remote, exc, bounds.overrun(), "fetch from", error) from exc
+            raise failure.failure(remote, exc, bounds.overrun(), "fetch from", error) from exc
     fetched = result.refs or {}
     tips: dict[str, str | None] = {}
     for name in names:
@@ -342,7 +342,7 @@ def remote_head(remote: Remote | str, refname: str) -> str | None:
         try:
             refs = client.get_refs(path.encode("utf-8"), ref_prefix=[name]).refs
         except _TRANSPORT_ERRORS as exc:
-            raise gitfailure.failure(
+            raise failure.failure(
                 remote, exc, bounds.overrun(), "read the refs of", FetchError
             ) from exc
     sha = (refs or {}).get(name)
@@ -365,7 +365,7 @@ def remote_branches(remote: Remote | str) -> list[str]:
             with _idle_timeout(remote.timeout):
                 refs = client.get_refs(path.encode("utf-8"), ref_prefix=[heads]).refs
         except _TRANSPORT_ERRORS as exc:
-            raise gitfailure.failure(
+            raise failure.failure(
                 remote, exc, bounds.overrun(), "read the refs of", FetchError
             ) from exc
     names = (name[len(heads) :] for name in refs or {} if name.startswith(heads))
@@ -396,7 +396,7 @@ def fetch_commit(remote: Remote, repo: Repo, commit: str) -> str | None:
             with writing(repo), _idle_timeout(remote.timeout):
                 client.fetch(path, repo, determine_wants=lambda _refs, depth=None: [want])
         except _TRANSPORT_ERRORS as exc:
-            why = gitfailure.failure(remote, exc, bounds.overrun(), "fetch from", FetchError)
+            why = failure.failure(remote, exc, bounds.overrun(), "fetch from", FetchError)
             return str(why)
     return None if want in repo.object_store else "the server sent no such commit"
 
@@ -463,7 +463,7 @@ def push_refs(
                         raise
                     result = client.send_pack(encoded, update_refs, pack_data, said)
         except _TRANSPORT_ERRORS as exc:
-            raise gitfailure.failure(remote, exc, bounds.overrun(), "push to", error) from exc
+            raise failure.failure(remote, exc, bounds.overrun(), "push to", error) from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
     if failed:
         reasons = "; ".join(f"{ref.decode()}: {why}" for ref, why in sorted(failed.items()))
@@ -511,7 +511,7 @@ def _idle_timeout(total: float) -> Iterator[None]:
 @contextmanager
 def _session(remote: Remote) -> Iterator[tuple[GitClient, str, Exchange]]:
     """One exchange with ``remote``: its client fitted to its bounds
-    (:class:`deploybot.gitbounds.Exchange`), the path to give it, and the bounds (their
+    (:class:`deploybot.git.bounds.Exchange`), the path to give it, and the bounds (their
     deadline runs for the block). Raises ConfigError when the token variable is unset."""
     bounds = Exchange(remote.timeout, remote.max_fetch_bytes)
     client, path = _client(remote, bounds)
@@ -534,7 +534,7 @@ def check_local_repository(url: str, key: str) -> None:
 
 def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitClient, str]:
     """Return the client for fetching from or pushing to ``remote`` (a plain URL: no
-    token), fitted to ``bounds`` when given (:func:`deploybot.gitbounds.bound`), and the
+    token), fitted to ``bounds`` when given (:func:`deploybot.git.bounds.bound`), and the
     path to give it. An http(s) remote with a ``token_env`` logs in with it (HTTP basic
     auth, sent to the URL's own origin only: dulwich drops it on a redirect elsewhere).
 
@@ -557,7 +557,7 @@ def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitCl
         # ("/srv/my:site.git") as scp-like ssh to the host "/srv/my".
         path, client = url, LocalGitClient()
     else:
-        from deploybot.httppool import one_try_pool  # loads http.client and ssl: only for http
+        from deploybot.git.http_pool import one_try_pool  # loads http.client and ssl: only for http
 
         pool = one_try_pool(url, bounds.connected if bounds is not None else None)
         login = remote.credentials() if pool is not None else None

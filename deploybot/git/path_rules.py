@@ -1,7 +1,7 @@
 """Which file names and paths deploybot reads from a source tree or writes to an output.
 
 One set of rules, used by every reader and writer as defence in depth: the source tree readers
-(:class:`~deploybot.gittree.GitTree` checks each tree entry name, ``DirTree`` each path), the
+(:class:`~deploybot.git.tree.GitTree` checks each tree entry name, ``DirTree`` each path), the
 render stage's output planner (permalinks and every output path), the preview writer
 (``deploybot build``) and the publish stage's tree writer. A refused name is bad input in the
 source: :class:`~deploybot.support.errors.SourceError` (exit 1), naming the path.

@@ -1,6 +1,6 @@
 """A git remote as a fetch or a push talks to it: where it is, how to log in, and the bounds
 of one exchange with it (:class:`Remote`, the record the watch and publish stages hand to
-:mod:`deploybot.gitutil`).
+:mod:`deploybot.git.repository`).
 
 Light on purpose (``os`` and ``dataclasses``): :mod:`deploybot.config` builds these at load.
 """
@@ -19,7 +19,7 @@ from deploybot.support.redact import register_secret
 DEFAULT_TIMEOUT = 600.0
 """Seconds one fetch or push may take in all (``source.timeout``, ``publish.timeout``),
 however steadily the server sends: a server trickling a byte every few seconds never trips
-the idle timeout (:data:`deploybot.gitutil.IDLE_TIMEOUT`) and held a run for hours."""
+the idle timeout (:data:`deploybot.git.repository.IDLE_TIMEOUT`) and held a run for hours."""
 
 DEFAULT_MAX_FETCH_BYTES = 2**31
 """Bytes a server may send during one fetch or push (``source.max_fetch_bytes``,

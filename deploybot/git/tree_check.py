@@ -1,4 +1,4 @@
-"""Naming the entry of a tree object that cannot be parsed (for :mod:`deploybot.gittree`).
+"""Naming the entry of a tree object that cannot be parsed (for :mod:`deploybot.git.tree`).
 
 A tree object is a list of ``<octal mode> SP <name> NUL <20-byte id>`` entries (git's
 ``tree-walk.c`` ``decode_tree_entry``). A name cannot hold a NUL byte, but a tree written
@@ -17,7 +17,7 @@ from dulwich.errors import ObjectFormatException
 from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
-from deploybot import pathrules
+from deploybot.git import path_rules
 from deploybot.support.errors import SourceError
 
 _OCTAL = frozenset(b"01234567")
@@ -29,7 +29,7 @@ def malformed_tree(repo: Repo, tree_id: bytes, folder: bytes) -> SourceError:
     (``a\\x00b.txt``: a NUL byte in the name), else the folder."""
     name, reason = bad_entry(_raw_tree(repo, tree_id))
     path = (folder + name).decode("utf-8", "surrogateescape").rstrip("/") or "(the root folder)"
-    where = pathrules.shortened(pathrules.printable(path))
+    where = path_rules.shortened(path_rules.printable(path))
     return SourceError(f"refused path: a tree entry git cannot read ({reason})", where)
 
 

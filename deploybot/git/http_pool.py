@@ -1,6 +1,6 @@
 """The pool manager of HTTP(S) git transports: dulwich's own, with each request tried once.
 
-Its own module so that importing :mod:`deploybot.gitutil` does not load urllib3, ``ssl``
+Its own module so that importing :mod:`deploybot.git.repository` does not load urllib3, ``ssl``
 and ``http.client`` (milliseconds a no-op run does not spend) for runs without an
 ``http(s)://`` remote.
 """
@@ -45,7 +45,7 @@ def one_try_pool(url: str, on_connect: OnConnect | None = None) -> urllib3.PoolM
     user-agent rules, ``dulwich.client.default_urllib3_manager``) but trying each request
     once; None for other URLs. ``on_connect`` (optional) gets the socket of every
     connection it opens, proxies' included, as soon as it is connected: before TLS, the
-    request or the answer's first byte (:mod:`deploybot.gitbounds` shuts it down at a
+    request or the answer's first byte (:mod:`deploybot.git.bounds` shuts it down at a
     deadline, whatever is under way)."""
     if not url.lower().startswith(("http://", "https://")):
         return None

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dulwich.objects import ObjectID, Tree
 from dulwich.repo import Repo
 
-from deploybot.gitutil import encode_path, oid, writing
+from deploybot.git.repository import encode_path, oid, writing
 
 
 def edit_tree(
@@ -27,7 +27,7 @@ def edit_tree(
 
     Raises:
         ValueError: a path would be both a file and a folder (e.g. ``a`` and ``a/b``).
-        DiskFullError: the disk is full (see :func:`deploybot.gitutil.writing`).
+        DiskFullError: the disk is full (see :func:`deploybot.git.repository.writing`).
         KeyError: ``tree_id`` or a tree under it is not in ``repo``.
     """
     nested: dict[bytes, object] = {}
