@@ -14,7 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from deploybot import buildreason, publish, statedir
-from deploybot.config import Config
+from deploybot.config.load import Config
 
 
 def read(config: Config, limit: int) -> list[publish.BuildRecord]:

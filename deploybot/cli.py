@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from deploybot import __version__, stdio
-from deploybot.config import Config, default_config_path, load_build_config, load_config
+from deploybot.config.load import Config, default_config_path, load_build_config, load_config
 from deploybot.support import journal, logs
 from deploybot.support.errors import EX_INTERRUPTED, EX_TEMPFAIL, INTERRUPTED, DeploybotError, holds
 from deploybot.support.redact import redact_text
@@ -232,7 +232,7 @@ def serve_cmd(config_paths: tuple[Path, ...]) -> None:
 
 
 def _queue_names(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    from deploybot.config_queue import is_queue_name
+    from deploybot.config.queue import is_queue_name
 
     names = value if isinstance(value, tuple) else (value,)
     for name in names:

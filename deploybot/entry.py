@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-CONFIG_ENV = "DEPLOYBOT_CONFIG"  # deploybot.config.CONFIG_ENV (not imported: it is heavy)
+CONFIG_ENV = "DEPLOYBOT_CONFIG"  # deploybot.config.load.CONFIG_ENV (not imported: it is heavy)
 DEFAULT_CONFIG_NAME = "deploybot.toml"
 
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from deploybot import notify, statedir
-from deploybot.config import Config
+from deploybot.config.load import Config
 from deploybot.support.errors import NotifyError
 
 

@@ -361,7 +361,7 @@ def try_lock(path: str) -> int | None:
 
 def state_folder(text: bytes) -> str:
     """``[state] dir`` of the config file's bytes ``text`` (``.deploybot`` when unset), as
-    written (relative to the config's folder, or absolute): what :mod:`deploybot.config`
+    written (relative to the config's folder, or absolute): what :mod:`deploybot.config.load`
     loads from the same bytes.
 
     A file without a backslash or a triple quote is read line by line: without an escape

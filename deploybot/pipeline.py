@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from deploybot import fingerprint, mailcmd, noop, notify, publish, statedir, watch
-from deploybot.config import Config
+from deploybot.config.load import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
 from deploybot.support.errors import ConfigError

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from deploybot import checkpoint, housekeeping, stale
-from deploybot.config import Config
-from deploybot.config_checks import check_writable_folder
+from deploybot.config.checks import check_writable_folder
+from deploybot.config.load import Config
 from deploybot.git import repository
 from deploybot.support.errors import (
     DamagedRepositoryError,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.support.errors import EX_CONFIG, ConfigError
 from deploybot.support.redact import redact_text
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot import config as config_module
-from deploybot.config import Config, config_from_dict
+from deploybot.config import load as config_module
+from deploybot.config.load import Config, config_from_dict
 from deploybot.support.errors import ConfigError
 
 

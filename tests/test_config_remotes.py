@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from deploybot.config import load_config
-from deploybot.config_checks import check_not_onto_source
+from deploybot.config.checks import check_not_onto_source
+from deploybot.config.load import load_config
 from deploybot.support.errors import EX_CONFIG, ConfigError
 from deploybot.support.redact import redact_text
 from tests.gitcli import run_git

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deploybot.config import NotifyConfig
+from deploybot.config.load import NotifyConfig
 from deploybot.daemon.worker import describe, describe_mail
 
 A, B = "a" * 40, "b" * 40

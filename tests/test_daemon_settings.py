@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from deploybot.cli import main
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.daemon.settings import load_settings
 from deploybot.support.errors import ConfigError
 from tests.smallsite import SmallSite

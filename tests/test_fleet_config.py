@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from deploybot.cli import main
-from deploybot.config import QueueConfig, load_config
+from deploybot.config.load import QueueConfig, load_config
 from deploybot.daemon.settings import load_settings
 from deploybot.support.errors import ConfigError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rq import Queue
 
-from deploybot.config import QueueConfig
+from deploybot.config.load import QueueConfig
 from deploybot.fleet import keys
 from deploybot.fleet.shared import LeaseLostError, SharedState
 from deploybot.fleet.store import BUILD, FleetStore, Outcome, Want

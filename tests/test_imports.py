@@ -34,7 +34,8 @@ def test_a_site_without_liquid_builds_without_python_liquid(tmp_path: Path) -> N
     Babel) is never imported; the build publishes and emails through an mbox."""
     site = SmallSite(tmp_path)
     run = (
-        "import sys\nfrom deploybot import pipeline\nfrom deploybot.config import load_config\n"
+        "import sys\nfrom deploybot import pipeline\n"
+        "from deploybot.config.load import load_config\n"
         "result = pipeline.run_once(load_config(sys.argv[1]))\n"
         "assert result.status == 'published' and result.mail_sent, result"
     )

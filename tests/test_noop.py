@@ -16,7 +16,7 @@ from dulwich.objects import Commit
 from dulwich.repo import Repo
 
 from deploybot import noop, pipeline, statedir
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.entry import noop_config
 from tests.gitrepo import commit_files, head
 from tests.smallsite import SmallSite
@@ -283,7 +283,8 @@ def test_quiet_takes_the_shortcut_and_prints_nothing(site: SmallSite) -> None:
 
 def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     """noop and entry copy a few constants rather than import their heavy owners."""
-    from deploybot import config, entry, publish
+    from deploybot import entry, publish
+    from deploybot.config import load as config
     from deploybot.notify import outbox
     from deploybot.notify.webhook import WEBHOOK
     from deploybot.support import errors

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from deploybot.cli import main
-from deploybot.config import NotifyConfig
+from deploybot.config.load import NotifyConfig
 from deploybot.notify import build_email, gitlog_cli
 from deploybot.notify.summary import brief_summary
 from tests.smallsite import SmallSite

@@ -101,7 +101,7 @@ def test_outbox_lists_why_and_retry_now_delivers(tmp_path: Path) -> None:
         f'[notify.smtp]\nhost = "127.0.0.1"\nport = {port}\n'
         "timeout = 5\n"
     )
-    from deploybot.config import load_config
+    from deploybot.config.load import load_config
 
     notify = load_config(config).notify
     announce(repo, REF, c0, c1, notify, state_dir=state, now=WHEN)

@@ -20,7 +20,7 @@ import pytest
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
-from deploybot.config import NotifyConfig
+from deploybot.config.load import NotifyConfig
 from deploybot.notify import build_email
 from deploybot.notify import gitlog_cli as cli
 from deploybot.notify.body import ExcerptBuilder, LogExcerpt, excerpt_from_text

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from deploybot.config import NotifyConfig, SmtpConfig
+from deploybot.config.load import NotifyConfig, SmtpConfig
 from deploybot.notify.email import compose_combined_email
 from deploybot.notify.envelope import Envelope
 from deploybot.notify.transport import make_transport, to_crlf

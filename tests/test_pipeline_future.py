@@ -14,7 +14,7 @@ import pytest
 from dulwich.repo import Repo
 
 from deploybot import pipeline, preview
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.publish import fetch_publish_head
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from deploybot import pipeline
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.support.errors import TemporaryError
 from tests.smallsite import SmallSite
 

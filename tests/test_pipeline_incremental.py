@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deploybot import pipeline
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.git.repository import GitTree, commit_tree_id
 from deploybot.render import RenderOptions, build_site
 from tests.gitcli import run_git

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from deploybot import pipeline
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.support.errors import ConfigError
 from tests.gitrepo import commit_files, head, read_branch
 from tests.smallsite import SmallSite

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from deploybot import fingerprint, noop, pipeline
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from tests.gitcli import run_git
 from tests.gitrepo import read_branch
 from tests.smallsite import SmallSite

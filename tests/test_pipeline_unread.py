@@ -16,7 +16,7 @@ from dulwich.repo import Repo
 
 from deploybot import pipeline
 from deploybot.cli import main
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
 from tests.smallsite import SmallSite

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.config import RenderConfig, load_config
+from deploybot.config.load import RenderConfig, load_config
 from deploybot.preview import build_to_folder
 from deploybot.render import RenderOptions, SiteBuild, build_site
 from deploybot.render.layouts import bundled_templates_dir

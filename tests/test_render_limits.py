@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from dulwich.repo import Repo
 
 from deploybot.cli import main
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.git.tree import GitTree
 from deploybot.render.yamlload import ExpansionError, expanded_size, load_yaml
 from deploybot.support.errors import ConfigError

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.config import load_config
+from deploybot.config.load import load_config
 from deploybot.render.parallel import worker_count
 from deploybot.support.errors import EX_CONFIG, ConfigError
 

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 
 from deploybot import notify, statedir
-from deploybot.config import Config
+from deploybot.config.load import Config
 from deploybot.notify.outbox import EMAIL
 
 log = logging.getLogger("deploybot.daemon")

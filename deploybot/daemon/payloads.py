@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from deploybot import config_checks
+from deploybot.config import checks
 
 PUSH, PING, OTHER = "push", "ping", "other"
 _GITHUB_LIKE = ("X-GitHub-Event", "X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event")
@@ -278,7 +278,7 @@ def repository_key(url: str) -> str | None:
     kept unless it is its scheme's default (443, 80, 22, 9418): ``https://h:8443/o/r``
     gives ``h:8443/o/r``, another repository than ``h/o/r`` (two forges on one host). An
     IPv6 host is written in brackets. Local paths and ``file://`` give ``file:`` + the
-    git directory, as :func:`deploybot.config_checks.repository_key` resolves it (symlinks,
+    git directory, as :func:`deploybot.config.checks.repository_key` resolves it (symlinks,
     a work tree's ``.git``, a linked worktree's main repository). None for a URL that
     parses as no repository (a port out of range or not a number, an unclosed ``[``, a
     NUL): it names none."""
@@ -287,7 +287,7 @@ def repository_key(url: str) -> str | None:
         return None
     scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", url)
     if scheme and scheme.group(1).lower() == "file":
-        return config_checks.repository_key(url)
+        return checks.repository_key(url)
     if scheme:
         try:
             parts = urlsplit(url)
@@ -301,7 +301,7 @@ def repository_key(url: str) -> str | None:
         user_host, _, path = url.partition(":")
         host, port = user_host.rpartition("@")[2], None
     else:
-        return config_checks.repository_key(url)
+        return checks.repository_key(url)
     if not host:
         return None
     host = f"[{host.lower()}]" if ":" in host else host.lower()

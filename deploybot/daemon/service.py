@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from deploybot import statedir
-from deploybot.config_checks import parse_listen
+from deploybot.config.checks import parse_listen
 from deploybot.daemon.app import Endpoints
 from deploybot.daemon.deliveries import DeliveryStore
 from deploybot.daemon.metrics import Metrics

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deploybot.config import (
+from deploybot.config.load import (
     Config,
     DaemonConfig,
     QueueConfig,
@@ -166,7 +166,7 @@ def _site(config: Config, daemon: DaemonConfig, first: Path, env: Mapping[str, s
 
 
 def _is_name(name: str) -> bool:
-    from deploybot.config_checks import check_site_name
+    from deploybot.config.checks import check_site_name
 
     try:
         check_site_name(name, "daemon.name", Path("."))

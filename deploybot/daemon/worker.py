@@ -44,7 +44,7 @@ from deploybot.support.parent_death import set_pdeathsig
 from deploybot.support.redact import redact_text
 
 if TYPE_CHECKING:
-    from deploybot.config import Config, NotifyConfig
+    from deploybot.config.load import Config, NotifyConfig
 
 EX_SOFTWARE = 70  # sysexits: an internal error (a crash: a bug)
 EX_TEMPFAIL = 75
@@ -72,7 +72,7 @@ def run_job(
     Raises:
         DeploybotError: as ``run-once`` (or ``outbox --retry-now``) would.
     """
-    from deploybot.config import load_config
+    from deploybot.config.load import load_config
 
     return run_loaded_job(job, load_config(config_path), before_build)
 

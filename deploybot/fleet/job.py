@@ -30,7 +30,7 @@ import redis
 from rq import get_current_job
 
 from deploybot import checkpoint
-from deploybot.config import Config, StateConfig
+from deploybot.config.load import Config, StateConfig
 from deploybot.daemon.settings import Settings
 from deploybot.daemon.worker import describe, failure, out_of_memory, run_loaded_job
 from deploybot.fleet import keys

@@ -33,7 +33,7 @@ from typing import Any
 
 import redis
 
-from deploybot.config import QueueConfig
+from deploybot.config.load import QueueConfig
 from deploybot.support.errors import ConfigError
 from deploybot.support.redact import redact_url, register_secret
 
@@ -94,7 +94,7 @@ def alive(worker: str) -> str:
 
 def lease_token(worker: str, instance: str) -> str:
     """A new lease token of ``worker``'s process ``instance``: ``<worker>/<instance>/<random>``
-    (a worker's name has no ``/``: :func:`deploybot.config_queue.is_queue_name`)."""
+    (a worker's name has no ``/``: :func:`deploybot.config.queue.is_queue_name`)."""
     return f"{worker}/{instance}/{uuid.uuid4().hex[:16]}"
 
 

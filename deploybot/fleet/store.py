@@ -38,7 +38,7 @@ from typing import Any
 from rq import Queue
 from rq.job import Job
 
-from deploybot.config import QueueConfig
+from deploybot.config.load import QueueConfig
 from deploybot.daemon.backoff import LOCKED_RETRY, backoff_delay
 from deploybot.fleet import keys
 

@@ -1,5 +1,5 @@
 """Where a config file's relative paths and local remotes point: the one rule for both
-:mod:`deploybot.config`, which resolves them at load, and :mod:`deploybot.noop`, which
+:mod:`deploybot.config.load`, which resolves them at load, and :mod:`deploybot.noop`, which
 resolves them again on the no-op path, before anything heavy is imported.
 
 Light on purpose: ``os`` only (no ``pathlib``, ``re`` or ``typing``), as :mod:`deploybot.noop` is.

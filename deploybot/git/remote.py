@@ -2,7 +2,7 @@
 of one exchange with it (:class:`Remote`, the record the watch and publish stages hand to
 :mod:`deploybot.git.repository`).
 
-Light on purpose (``os`` and ``dataclasses``): :mod:`deploybot.config` builds these at load.
+Light on purpose (``os`` and ``dataclasses``): :mod:`deploybot.config.load` builds these at load.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from deploybot.config import NotifyConfig
+from deploybot.config.load import NotifyConfig
 from deploybot.notify.delivery import (
     announce,
     deliver_all,

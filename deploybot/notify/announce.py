@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from deploybot.config import NotifyConfig
+from deploybot.config.load import NotifyConfig
 from deploybot.notify.body import LogExcerpt
 from deploybot.notify.email import compose_combined_email
 from deploybot.notify.envelope import Envelope, Limits

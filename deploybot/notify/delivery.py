@@ -18,7 +18,7 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
 from deploybot import checkpoint
-from deploybot.config import NotifyConfig
+from deploybot.config.load import NotifyConfig
 from deploybot.notify.announce import (
     PUBLISHED,
     Context,

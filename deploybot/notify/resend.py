@@ -18,7 +18,7 @@ from dulwich.errors import NotGitRepository
 from dulwich.refs import HEADREF, Ref
 from dulwich.repo import Repo
 
-from deploybot.config import NotifyConfig, author_name
+from deploybot.config.load import NotifyConfig, author_name
 from deploybot.git import repository
 from deploybot.git.rev_parse import resolve_commit
 from deploybot.notify.damage import damaged_repository_error

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from deploybot import __version__
-from deploybot.config import WebhookConfig
+from deploybot.config.load import WebhookConfig
 from deploybot.notify.email import ZERO_SHA, one_line, redact_url
 from deploybot.notify.envelope import BRANCH_PREFIX
 from deploybot.notify.outbox import queue_email

@@ -15,7 +15,7 @@ bytes. Modules: :mod:`.siteconfig` and :mod:`.site` (reading, the site model in 
 
 from __future__ import annotations
 
-from deploybot.config import RenderConfig
+from deploybot.config.load import RenderConfig
 from deploybot.render.build import build_site
 from deploybot.render.cache import BuildCache
 from deploybot.render.engine import BuildReport, MemorySink, NeedFullBuild, OutputSink

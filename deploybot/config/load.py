@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from deploybot import config_checks as checks
-from deploybot.config_checks import is_remote_url as is_remote_url  # re-exported
-from deploybot.config_queue import check_queue
+from deploybot.config import checks
+from deploybot.config.checks import is_remote_url as is_remote_url  # re-exported
+from deploybot.config.queue import check_queue
 from deploybot.git.locations import config_base, resolve_location
 from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT, Remote
 from deploybot.support.errors import ConfigError
@@ -603,7 +603,7 @@ def _resolve_daemon(daemon: DaemonConfig, base: Path, path: Path) -> DaemonConfi
 
 
 def _check_values(cfg: Config, path: Path) -> None:
-    """The per-key rules of :mod:`deploybot.config_checks`, for every key that has one."""
+    """The per-key rules of :mod:`deploybot.config.checks`, for every key that has one."""
     checks.check_branch(cfg.source.branch, "source.branch", path)
     checks.check_branch(cfg.publish.branch, "publish.branch", path)
     checks.check_timeout(cfg.source.timeout, "source.timeout", path)
@@ -630,7 +630,7 @@ def _check_values(cfg: Config, path: Path) -> None:
 
 
 def _check_render(render: RenderConfig, path: Path) -> None:
-    """The per-key rules of ``[render]`` (:mod:`deploybot.config_checks`)."""
+    """The per-key rules of ``[render]`` (:mod:`deploybot.config.checks`)."""
     if render.theme != "default":
         checks.check_relative_path(
             render.theme, "render.theme", path, 'must be "default" or a folder in the source'

@@ -1,4 +1,4 @@
-"""Value rules for ``deploybot.toml`` keys, applied by :mod:`deploybot.config` at load.
+"""Value rules for ``deploybot.toml`` keys, applied by :mod:`deploybot.config.load` at load.
 
 Each ``check_*`` function takes the value, the dotted key and the config file, and raises
 :class:`~deploybot.support.errors.ConfigError` naming both when the value cannot work; it returns
