@@ -13,8 +13,9 @@ from datetime import tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from deploybot import buildreason, publish, statedir
+from deploybot import buildreason, publish
 from deploybot.config.load import Config
+from deploybot.state import statedir
 
 
 def read(config: Config, limit: int) -> list[publish.BuildRecord]:

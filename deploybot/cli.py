@@ -325,7 +325,8 @@ def build_cmd(
     made again byte for byte with the build-source (else the source-commit) and the
     future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
     """
-    from deploybot import preview, report, statedir
+    from deploybot import preview, report
+    from deploybot.state import statedir
     from deploybot.support import progress
 
     render_config, cache_dir = None, None
@@ -378,7 +379,8 @@ def outbox_cmd(config_path: Path | None, retry_now: bool) -> None:
     """List the emails and webhook posts waiting in the outbox: state, attempts, last error
     and next attempt. With --retry-now, first try to deliver them all (exit 75 if some fail).
     """
-    from deploybot import mailcmd, notify, report, statedir
+    from deploybot import mailcmd, notify, report
+    from deploybot.state import statedir
 
     config = _load(config_path)
     delivered = mailcmd.deliver_outbox(config, retry_now=True) if retry_now else None

@@ -11,8 +11,9 @@ import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
-from deploybot import notify, statedir
+from deploybot import notify
 from deploybot.config.load import Config
+from deploybot.state import statedir
 from deploybot.support.errors import NotifyError
 
 

@@ -344,8 +344,8 @@ def up_to_date_line(stamp: Stamp) -> str:
 
 
 def try_lock(path: str) -> int | None:
-    """Take the state directory's lock (the ``flock`` :func:`deploybot.statedir.held` takes) if it
-    is free: the open descriptor (close it to release), or None when it is held or missing
+    """Take the state directory's lock (the ``flock`` :func:`deploybot.state.statedir.held` takes)
+    if it is free: the open descriptor (close it to release), or None when it is held or missing
     (a full run then reports it)."""
     try:
         fd = os.open(path, os.O_RDWR)

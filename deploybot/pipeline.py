@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import fingerprint, mailcmd, noop, notify, publish, statedir, watch
+from deploybot import fingerprint, mailcmd, noop, notify, publish, watch
 from deploybot.config.load import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
+from deploybot.state import statedir
 from deploybot.support.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from deploybot.git import repository
-from deploybot.housekeeping import housekeep
+from deploybot.state.housekeeping import housekeep
 from tests.gitrepo import commit_files, read_branch
 
 

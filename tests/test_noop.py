@@ -15,9 +15,10 @@ import pytest
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
-from deploybot import noop, pipeline, statedir
+from deploybot import noop, pipeline
 from deploybot.config.load import load_config
 from deploybot.entry import noop_config
+from deploybot.state import statedir
 from tests.gitrepo import commit_files, head
 from tests.smallsite import SmallSite
 

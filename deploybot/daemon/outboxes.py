@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from deploybot import notify, statedir
+from deploybot import notify
 from deploybot.config.load import Config
 from deploybot.notify.outbox import EMAIL
+from deploybot.state import statedir
 
 log = logging.getLogger("deploybot.daemon")
 

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from deploybot import statedir
 from deploybot.config.checks import parse_listen
 from deploybot.daemon.app import Endpoints
 from deploybot.daemon.deliveries import DeliveryStore
@@ -46,6 +45,7 @@ from deploybot.daemon.metrics import Metrics
 from deploybot.daemon.runner import Runner
 from deploybot.daemon.scheduler import Scheduler
 from deploybot.daemon.settings import Settings, load_settings
+from deploybot.state import statedir
 from deploybot.support import logs
 from deploybot.support.errors import (
     ConfigError,

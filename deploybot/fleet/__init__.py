@@ -8,7 +8,7 @@
   results and backoff, each step one Redis transaction;
 - :mod:`.lease`: the lease renewed while a build runs;
 - :mod:`.shared`: the notify records and the outbox, shared by every worker, fetched and
-  stored at the run's checkpoints (:mod:`deploybot.checkpoint`): one email per build;
+  stored at the run's checkpoints (:mod:`deploybot.state.checkpoint`): one email per build;
 - :mod:`.sweep`: leases of workers down (no heartbeat) or expired, affinity fallback,
   lost jobs, retries falling due;
 - :mod:`.status`: ``deploybot fleet status`` and the numbers of ``/metrics``;

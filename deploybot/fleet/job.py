@@ -29,7 +29,6 @@ from typing import Any
 import redis
 from rq import get_current_job
 
-from deploybot import checkpoint
 from deploybot.config.load import Config, StateConfig
 from deploybot.daemon.settings import Settings
 from deploybot.daemon.worker import describe, failure, out_of_memory, run_loaded_job
@@ -37,6 +36,7 @@ from deploybot.fleet import keys
 from deploybot.fleet.lease import LeaseKeeper
 from deploybot.fleet.shared import SharedState
 from deploybot.fleet.store import FleetStore, Outcome, Want
+from deploybot.state import checkpoint
 from deploybot.support.errors import DeploybotError, LockHeldError, TemporaryError, holds, one_line
 from deploybot.support.parent_death import set_pdeathsig
 from deploybot.support.redact import redact_text

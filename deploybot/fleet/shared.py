@@ -8,7 +8,7 @@ commit about to be pushed) and what still waits to be sent (the outbox, with eac
 message's ``sending`` mark). Mirrors and the render cache stay on the worker's disk: any
 worker can rebuild them from the source and the publish repository's record.
 
-How, so that a worker may die at any moment (:mod:`deploybot.checkpoint`):
+How, so that a worker may die at any moment (:mod:`deploybot.state.checkpoint`):
 
 - when a run takes the state directory's lock, the files stored in Redis replace the
   worker's own copies (a worker that never saw the site, or saw it long ago, starts from
@@ -39,9 +39,9 @@ import logging
 import threading
 from pathlib import Path
 
-from deploybot import checkpoint
 from deploybot.fleet import keys
 from deploybot.notify.outbox import write_atomic
+from deploybot.state import checkpoint
 from deploybot.support.errors import TemporaryError
 
 log = logging.getLogger("deploybot.fleet")
@@ -80,7 +80,7 @@ class SharedState:
         self._save = client.register_script(_SAVE)
 
     def hook(self, moment: str, folder: Path) -> None:
-        """The :mod:`deploybot.checkpoint` hook: fetch at ``locked``, store before a push
+        """The :mod:`deploybot.state.checkpoint` hook: fetch at ``locked``, store before a push
         or a send. Raises LeaseLostError, or redis' errors (the run stops)."""
         if moment == checkpoint.LOCKED:
             if folder == self.state_dir:

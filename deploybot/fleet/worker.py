@@ -42,11 +42,11 @@ from rq import Queue, Worker
 from rq.job import Job
 from rq.timeouts import UnixSignalDeathPenalty
 
-from deploybot import statedir
 from deploybot.daemon.settings import Settings, load_settings
 from deploybot.fleet import job, keys
 from deploybot.fleet.store import JOB_FUNCTION, FleetStore, Outcome, as_str
 from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
+from deploybot.state import statedir
 from deploybot.support import logs
 from deploybot.support.errors import ConfigError
 

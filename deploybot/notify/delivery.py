@@ -17,7 +17,6 @@ from pathlib import Path
 from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
-from deploybot import checkpoint
 from deploybot.config.load import NotifyConfig
 from deploybot.notify.announce import (
     PUBLISHED,
@@ -45,6 +44,7 @@ from deploybot.notify.webhook import (
     webhook_payload,
     webhook_url,
 )
+from deploybot.state import checkpoint
 
 log = logging.getLogger(__name__)
 

@@ -53,7 +53,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from deploybot import checkpoint
+from deploybot.state import checkpoint
 from deploybot.support.errors import NotifyError, disk_full, is_disk_full
 
 SENT_DIR = "sent"

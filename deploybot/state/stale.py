@@ -11,7 +11,7 @@ can leave behind in the state directory, and what happens next without this modu
   whose ``.idx`` was never written): harmless, but never removed.
 - the outbox's and ``notify/``'s atomic-write temp files (``.<name>.<pid>.tmp``): harmless.
 
-The state directory's own lock is an ``flock`` (:func:`deploybot.statedir.held`), which the
+The state directory's own lock is an ``flock`` (:func:`deploybot.state.statedir.held`), which the
 kernel releases when its process dies, and the render cache is sqlite, which rolls a hot
 journal back when it is next opened; neither needs anything here.
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.stale")
 
 WRITE_TEMPS = (".", "outbox", "outbox/sent", "outbox/superseded", "notify")
 """Folders of the state directory whose files are written through ``.<name>.<pid>.tmp``

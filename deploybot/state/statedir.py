@@ -4,7 +4,7 @@ Everything a run keeps between runs lives under ``state.dir`` (see the README): 
 source and publish mirrors, the render cache, the outbox and the notify records. This module
 says where each lives and what holding the state directory means: the directory made private,
 the lock taken, a full disk reported as such, and what a killed earlier run left swept away
-(:mod:`deploybot.stale`). The pipeline and the outbox command both hold it this way.
+(:mod:`deploybot.state.stale`). The pipeline and the outbox command both hold it this way.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from deploybot import checkpoint, housekeeping, stale
 from deploybot.config.checks import check_writable_folder
 from deploybot.config.load import Config
 from deploybot.git import repository
+from deploybot.state import checkpoint, housekeeping, stale
 from deploybot.support.errors import (
     DamagedRepositoryError,
     LockHeldError,
@@ -29,7 +29,7 @@ from deploybot.support.errors import (
     no_space_left,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.statedir")
 
 
 CACHE = "cache"
@@ -63,7 +63,7 @@ def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
 
     Checks that ``state.dir`` is writable, takes the lock, turns a full disk inside into
     :class:`~deploybot.support.errors.DiskFullError` and, with ``sweep``, removes the lock and temp
-    files a killed run left (:func:`deploybot.stale.sweep`: safe only under the lock).
+    files a killed run left (:func:`deploybot.state.stale.sweep`: safe only under the lock).
 
     Raises:
         ConfigError: ``state.dir`` is a file or not writable (exit 78).
@@ -81,7 +81,7 @@ def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
 
 
 def sweep_stale(config: Config, paths: dict[str, Path], *, started: float) -> None:
-    """Remove what a killed run left (:func:`deploybot.stale.sweep`); only under the lock,
+    """Remove what a killed run left (:func:`deploybot.state.stale.sweep`); only under the lock,
     taken at ``started`` (Unix time, s) or later."""
     stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
 
