@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import fingerprint, mailcmd, noop, notify, publish, watch
+from deploybot import fingerprint, mailcmd, noop, notify, publish
 from deploybot.config.load import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
 from deploybot.state import statedir
 from deploybot.support.errors import ConfigError
+from deploybot.watch import fetch
 
 if TYPE_CHECKING:
     from deploybot import render
@@ -251,7 +252,7 @@ def _run_locked(
     earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
     target = config.publish.remote()
     head = publish.fetch_publish_head(target, config.publish.branch, paths["publish"])
-    snap = watch.fetch_source(
+    snap = fetch.fetch_source(
         config.source.remote(), config.source.branch, paths["source"], since=head.source_commit
     )
     timer.mark("fetch")
@@ -374,7 +375,7 @@ def _told(report: render.BuildReport) -> tuple[tuple[render.RenderWarning, ...],
 
 
 def _unread(
-    snap: watch.SourceSnapshot,
+    snap: fetch.SourceSnapshot,
     why: publish.Reason,
     head: publish.PublishHead,
     cutoff: datetime,
@@ -428,7 +429,7 @@ class _Output:
 
 def _why_build(
     head: publish.PublishHead,
-    snap: watch.SourceSnapshot,
+    snap: fetch.SourceSnapshot,
     output: _Output,
     full: bool,
     cutoff: datetime,
@@ -456,7 +457,7 @@ def _why_build(
 def _why_full(
     why: publish.Reason,
     head: publish.PublishHead,
-    snap: watch.SourceSnapshot,
+    snap: fetch.SourceSnapshot,
     cache: render.BuildCache,
     output: _Output,
 ) -> str | None:
@@ -485,7 +486,7 @@ class _Build:
 
     config: Config
     paths: dict[str, Path]
-    snap: watch.SourceSnapshot
+    snap: fetch.SourceSnapshot
     why: publish.Reason
     output: _Output
     clock: tuple[Callable[[], datetime], datetime]
@@ -585,15 +586,15 @@ def _due(head: publish.PublishHead, cutoff: datetime) -> bool:
 
 
 def _not_backwards(
-    config: Config, paths: dict[str, Path], snap: watch.SourceSnapshot, *, allow_older: bool
+    config: Config, paths: dict[str, Path], snap: fetch.SourceSnapshot, *, allow_older: bool
 ) -> Callable[[publish.PublishHead], None]:
     """The check run on every publish head seen before a push: raises OlderSourceError when
     the head was built from a source commit that descends from ``snap.commit`` (another
     instance published a newer build, or the source branch was rewound), or when that
-    cannot be told (:class:`deploybot.watch.Order`: the published commit is gone from the
+    cannot be told (:class:`deploybot.watch.fetch.Order`: the published commit is gone from the
     source), unless ``allow_older``. A head without a record, or from unrelated history,
     passes. Each recorded commit is looked up once per run."""
-    seen: dict[str, tuple[watch.Order, str | None]] = {}
+    seen: dict[str, tuple[fetch.Order, str | None]] = {}
 
     def check(head: publish.PublishHead) -> None:
         recorded = head.source_commit
@@ -601,14 +602,14 @@ def _not_backwards(
             return
         if recorded not in seen:
             source = config.source
-            seen[recorded] = watch.order_against(
+            seen[recorded] = fetch.order_against(
                 source.remote(), source.branch, paths["source"], snap.commit, recorded,
                 commit_time=snap.commit_time, published_at=head.published_at,
             )  # fmt: skip
         order, why = seen[recorded]
-        if order is watch.Order.OLDER:
+        if order is fetch.Order.OLDER:
             raise publish.OlderSourceError(snap.commit, recorded, head.commit)
-        if order is watch.Order.CANNOT_TELL:
+        if order is fetch.Order.CANNOT_TELL:
             log.info("%s is not in the source repository: %s", recorded[:12], why)
             raise publish.OlderSourceError(snap.commit, recorded, head.commit, certain=False)
 
@@ -662,7 +663,7 @@ def _announce(
 
 
 def _render_options(
-    config: Config, snap: watch.SourceSnapshot, cutoff: datetime
+    config: Config, snap: fetch.SourceSnapshot, cutoff: datetime
 ) -> render.RenderOptions:
     from deploybot import render
 

@@ -21,7 +21,7 @@ from deploybot.git import repository
 from deploybot.git.bounds import MAX_ADVERTISED_REFS
 from deploybot.git.remote import Remote
 from deploybot.support.errors import EX_CONFIG, EX_TEMPFAIL, ConfigError, FetchError, PublishError
-from deploybot.watch import fetch_source
+from deploybot.watch.fetch import fetch_source
 from tests.gitrepo import SNAPSHOT_AUTHOR, SNAPSHOT_WHEN, commit_snapshot
 from tests.gitservers import dulwich_app, endless_advertisement, wsgi_server
 from tests.servers import call_within, git_daemon, trickling_server

@@ -1,4 +1,4 @@
-"""Tests for deploybot.watch: fetching the source branch into a mirror, over real transports.
+"""Tests for deploybot.watch.fetch: fetching the source branch into a mirror, over real transports.
 
 Remotes are bare repositories in ``tmp_path``, served as a path, ``file://``, over HTTP by
 dulwich.web in-process and over ``git://`` by ``git daemon``, all on 127.0.0.1 only.
@@ -13,7 +13,7 @@ import pytest
 
 from deploybot.git import repository
 from deploybot.support.errors import EX_TEMPFAIL, ConfigError, FetchError
-from deploybot.watch import fetch_source
+from deploybot.watch.fetch import fetch_source
 from tests.gitrepo import commit_snapshot
 from tests.servers import free_port, git_daemon, serve_http
 

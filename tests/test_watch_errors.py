@@ -443,6 +443,6 @@ def test_a_fetch_from_a_local_repository_still_works(tmp_path: Path) -> None:
     """The classification leaves a good fetch alone (the path the tests above change)."""
     remote = tmp_path / "src.git"
     tip = commit_snapshot(remote, {"index.md": b"# Hi\n"})
-    from deploybot.watch import fetch_source
+    from deploybot.watch.fetch import fetch_source
 
     assert fetch_source(str(remote), "main", tmp_path / "m").commit == tip
