@@ -19,10 +19,10 @@ from deploybot import render
 from deploybot.config.load import RenderConfig
 from deploybot.git import path_rules, repository
 from deploybot.git.rev_parse import commit_datetime, resolve_commit
-from deploybot.render import highlight_cache
-from deploybot.render.cache import renderer_version
-from deploybot.render.outputs import PackedSink
-from deploybot.render.source import DirTree, SourceTree
+from deploybot.render.engine.cache import renderer_version
+from deploybot.render.highlight import cache as highlight_cache
+from deploybot.render.outputs.sinks import PackedSink
+from deploybot.render.read.source import DirTree, SourceTree
 from deploybot.support.errors import (
     DamagedRepositoryError,
     SourceError,
@@ -53,11 +53,11 @@ def build_to_folder(
     The build is the pipeline's full build (:func:`deploybot.render.build_into`: worker
     processes per ``[render] jobs``), with a throw-away cache in ``out`` (:data:`SCRATCH`)
     and its outputs kept compressed until they are written
-    (:class:`~deploybot.render.outputs.PackedSink`), so memory stays small whatever the
+    (:class:`~deploybot.render.outputs.sinks.PackedSink`), so memory stays small whatever the
     site's size. ``cache_dir`` (the state folder's ``cache/``) keeps highlighted code
     blocks across builds; ``None``: none kept.
 
-    Nothing is read outside ``source`` (:class:`~deploybot.render.source.DirTree` follows
+    Nothing is read outside ``source`` (:class:`~deploybot.render.read.source.DirTree` follows
     no symlink) and nothing is written outside ``out`` (and ``cache_dir``): a path
     :mod:`deploybot.git.path_rules` refuses, in the source or the output, stops the build before
     anything is written.

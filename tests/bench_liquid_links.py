@@ -12,7 +12,7 @@ import argparse
 import time
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 
 
 def make_site(static: int, links: int, posts: int, pages: int = 20) -> dict[str, bytes]:

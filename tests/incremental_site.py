@@ -33,7 +33,7 @@ from deploybot.render import (
     RenderOptions,
     build_into,
 )
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 
 THEME = "_theme"
 T0 = datetime(2021, 1, 10, tzinfo=UTC)

@@ -96,7 +96,7 @@ def arm(point: str) -> None:
     elif kind == "handed":
         outbox._mark_sent = _before(outbox._mark_sent)  # type: ignore[assignment]
     elif kind == "cache":
-        from deploybot.render import cache
+        from deploybot.render.engine import cache
 
         cache.BuildCache.commit = _before(cache.BuildCache.commit)  # type: ignore[method-assign]
     else:

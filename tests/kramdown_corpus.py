@@ -14,7 +14,7 @@ from pathlib import Path
 import mistune
 import pytest
 
-from deploybot.render.kramdown import kramdown_plugins
+from deploybot.render.markdown.kramdown.plugins import kramdown_plugins
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TVM = SHARED / "corpus" / "tvm-site"

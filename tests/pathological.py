@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from deploybot.render.liquid import render_liquid, restore_fragments
-from deploybot.render.markdown import make_markdown, markdown_to_html
+from deploybot.render.liquid.templates import render_liquid, restore_fragments
+from deploybot.render.markdown.renderer import make_markdown, markdown_to_html
 from deploybot.support.errors import SourceError
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from deploybot.git import repository
 from deploybot.git.repository import MODE_FILE, GitTree, RemoteMovedError
-from deploybot.render.source import SourceTree, git_blob_id
+from deploybot.render.read.source import SourceTree, git_blob_id
 from deploybot.support.errors import ConfigError, FetchError, PublishError, SourceError
 from tests.gitcli import run_git
 from tests.gitrepo import SNAPSHOT_AUTHOR, SNAPSHOT_WHEN, commit_snapshot

@@ -170,7 +170,7 @@ def test_disk_full_at_the_cache_commit_still_emails(
     site: KillSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """sqlite's SQLITE_FULL at the cache commit (after the push): the email went out first."""
-    from deploybot.render.cache import BuildCache
+    from deploybot.render.engine.cache import BuildCache
 
     def disk_full(self: BuildCache, values: object) -> None:
         raise sqlite3.OperationalError("database or disk is full")

@@ -6,11 +6,11 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.build import site_variables
-from deploybot.render.excerpt import excerpt_source
-from deploybot.render.site import load_site
-from deploybot.render.siteconfig import load_config
-from deploybot.render.source import MemoryTree
+from deploybot.render.engine.build import site_variables
+from deploybot.render.liquid.excerpt import excerpt_source
+from deploybot.render.read.site import load_site
+from deploybot.render.read.siteconfig import load_config
+from deploybot.render.read.source import MemoryTree
 
 NOW = datetime(2021, 6, 1, 12, 0, tzinfo=UTC)
 # A theme in the source that prints what layouts can read.

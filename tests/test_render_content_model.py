@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 from tests.incremental_site import initial_site
 from tests.test_render_incremental_model import _steps

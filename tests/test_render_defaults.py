@@ -1,4 +1,4 @@
-"""Front matter defaults from _config.yml (deploybot.render.defaults): how scopes apply, and
+"""Front matter defaults from _config.yml (deploybot.render.read.defaults): how scopes apply, and
 what a build reports about a ``defaults`` it cannot use."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site, defaults
-from deploybot.render.source import MemoryTree
+from deploybot.render import RenderOptions, build_site
+from deploybot.render.read import defaults
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 
 GLOB_CONFIG = b"defaults:\n  - scope: {path: 'docs/*'}\n    values: {layout: none, kind: glob}\n"

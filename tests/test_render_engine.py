@@ -1,14 +1,14 @@
-"""The engine's full build (deploybot.render.engine.Engine.full) against build_site."""
+"""The engine's full build (deploybot.render.engine.full.Engine.full) against build_site."""
 
 from __future__ import annotations
 
 import pytest
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.cache import BuildCache, SourceRow
-from deploybot.render.incremental import build_into, open_cache
-from deploybot.render.outputs import MemorySink
-from deploybot.render.source import MemoryTree
+from deploybot.render.engine.cache import BuildCache, SourceRow
+from deploybot.render.engine.incremental import build_into, open_cache
+from deploybot.render.outputs.sinks import MemorySink
+from deploybot.render.read.source import MemoryTree
 
 CONFIG = b"collections:\n  recipes:\n    output: true\n  notes:\n    output: true\n"
 BODY = "prev={{ page.previous.title }} next={{ page.next.title }}"

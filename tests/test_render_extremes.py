@@ -3,7 +3,7 @@
 Python's 4,300-digit limit, dates that leave years 1-9999 once placed in a timezone, YAML
 scalars a tag cannot hold, nesting past what ``repr`` and ``pickle`` recurse through, and
 commit dates ``datetime`` cannot hold. A property test feeds such values to the full and the
-incremental build alike (deploybot.render.yamlload, dates, revision)."""
+incremental build alike (deploybot.render.read.yamlload, dates, revision)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from deploybot.cli import main
 from deploybot.git import repository
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 
 POST = "_posts/2020-01-01-x.md"

@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from deploybot.render import RenderOptions, SiteBuild, build_site
-from deploybot.render.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed, xml_escape
-from deploybot.render.source import DirTree, MemoryTree
+from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed, xml_escape
+from deploybot.render.read.source import DirTree, MemoryTree
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TVM = SHARED / "corpus" / "tvm-site"

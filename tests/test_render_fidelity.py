@@ -16,9 +16,9 @@ import pytest
 from deploybot.config.load import RenderConfig, load_config
 from deploybot.preview import build_to_folder
 from deploybot.render import RenderOptions, SiteBuild, build_site
-from deploybot.render.layouts import bundled_templates_dir
-from deploybot.render.markdown import make_markdown, markdown_to_html
-from deploybot.render.source import DirTree, MemoryTree
+from deploybot.render.markdown.renderer import make_markdown, markdown_to_html
+from deploybot.render.read.source import DirTree, MemoryTree
+from deploybot.render.theme.layouts import bundled_templates_dir
 from deploybot.support.errors import ConfigError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -1,4 +1,5 @@
-"""Front matter splitting/parsing and Jekyll date reading (deploybot.render.frontmatter, .dates)."""
+"""Front matter splitting/parsing and Jekyll date reading (deploybot.render.read.frontmatter,
+.dates)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.dates import rfc822, strftime
-from deploybot.render.frontmatter import key_line, parse_front_matter
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.dates import rfc822, strftime
+from deploybot.render.read.frontmatter import key_line, parse_front_matter
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

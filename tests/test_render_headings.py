@@ -7,7 +7,7 @@ import re
 import mistune
 import pytest
 
-from deploybot.render.headings import gfm_header_id, heading_ids, unique_id
+from deploybot.render.markdown.kramdown.headings import gfm_header_id, heading_ids, unique_id
 from tests.kramdown_corpus import (
     PAGES,
     POSTS,

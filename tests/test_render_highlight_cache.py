@@ -1,4 +1,4 @@
-"""Highlighted code blocks kept across builds (deploybot.render.highlight_cache): a hit gives
+"""Highlighted code blocks kept across builds (deploybot.render.highlight.cache): a hit gives
 the same bytes without running Pygments; a damaged entry or file is ignored and written
 again; the size bound holds; incremental builds through the cache equal full builds."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
-from deploybot.render.highlight import lexer_for
-from deploybot.render.highlight_cache import FILE_NAME, block_key
-from deploybot.render.source import MemoryTree
+from deploybot.render.highlight.cache import FILE_NAME, block_key
+from deploybot.render.highlight.highlighter import lexer_for
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 from tests.incremental_site import T0, THEME, Incremental, apply, initial_site
 

@@ -1,6 +1,6 @@
 """Pygments lexers with catastrophic regexes: highlighting is timed per page
 (``[render] highlight_timeout``) and a block past it fails the build with one line naming
-the file, the block's line and the language (deploybot.render.highlight_clock), in the main
+the file, the block's line and the language (deploybot.render.highlight.clock), in the main
 thread (a SIGALRM timer interrupts the lexer mid-match) and in any other (checked between
 tokens). Slow cases run the real CLI in a subprocess with a timeout, so a regression fails
 instead of hanging the suite; the page's budget is tested with a clock a lexer drives."""
@@ -22,10 +22,11 @@ from pygments.lexer import Lexer
 from pygments.token import Token
 
 from deploybot.cli import main
-from deploybot.render import RenderOptions, build_site, highlight
-from deploybot.render.highlight import code_spans
-from deploybot.render.highlight_clock import HighlightTimeout, highlight_budget, use_clock
-from deploybot.render.source import MemoryTree
+from deploybot.render import RenderOptions, build_site
+from deploybot.render.highlight import highlighter
+from deploybot.render.highlight.clock import HighlightTimeout, highlight_budget, use_clock
+from deploybot.render.highlight.highlighter import code_spans
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 from tests.gitrepo import commit_snapshot, head
 
@@ -97,7 +98,7 @@ def test_the_budget_is_the_pages_not_each_blocks(monkeypatch: pytest.MonkeyPatch
     # Three blocks of 0.9 s each, under a page budget of 2 s: the third passes it.
     clock = _Clock()
     lexer = _SlowLexer(clock, 0.9)
-    monkeypatch.setattr(highlight, "lexer_for", lambda lang: lexer if lang == "slow" else None)
+    monkeypatch.setattr(highlighter, "lexer_for", lambda lang: lexer if lang == "slow" else None)
     page = "---\ntitle: x\n---\n" + "".join(f"```slow\n{c}\n```\n\n" for c in "abc")
     tree = MemoryTree({"x.md": page.encode()})
     with use_clock(clock), pytest.raises(SourceError) as info:

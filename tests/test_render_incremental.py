@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 from tests.incremental_site import (
     T0,
     THEME,

@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from deploybot.render import RenderOptions, build_site, open_cache
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 from tests.incremental_site import (
     CONFIG,
     SITEMAP,

@@ -1,4 +1,4 @@
-"""Jekyll's date filters on plain values (deploybot.render.jekyll_filters), for the Liquid in
+"""Jekyll's date filters on plain values (deploybot.render.liquid.jekyll_filters), for the Liquid in
 pages and the Jinja2 theme alike. Whole pages against real Jekyll: the liquid_agreement
 fixture (cases 31-33 and 58-date-parsing.html)."""
 
@@ -9,10 +9,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from deploybot.render import jekyll_filters as jf
-from deploybot.render.layouts import make_environment
-from deploybot.render.siteconfig import load_config
-from deploybot.render.source import MemoryTree
+from deploybot.render.liquid import jekyll_filters as jf
+from deploybot.render.read.siteconfig import load_config
+from deploybot.render.read.source import MemoryTree
+from deploybot.render.theme.layouts import make_environment
 
 LA = ZoneInfo("America/Los_Angeles")
 NEW_YORK = ZoneInfo("America/New_York")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import RenderOptions, SiteBuild, build_site
-from deploybot.render.source import DirTree
+from deploybot.render.read.source import DirTree
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "jekyll"
 

@@ -6,8 +6,8 @@ Expected strings were printed by jekyll-toc 0.18.0 itself
 
 from __future__ import annotations
 
-from deploybot.render.jekyll_toc import build_toc, generate_toc_id, toc_tag
-from deploybot.render.liquid import render_liquid, restore_fragments
+from deploybot.render.liquid.plugins.jekyll_toc import build_toc, generate_toc_id, toc_tag
+from deploybot.render.liquid.templates import render_liquid, restore_fragments
 
 HTML = (
     '<div class="skip"><h2>In skip</h2></div><h2 class="no_toc">No</h2>'

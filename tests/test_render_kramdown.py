@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploybot.render.kramdown import kramdown_attributes
-from deploybot.render.kramdown_attrs import (
+from deploybot.render.markdown.kramdown.attrs import (
     AttributeList,
     escape_attribute,
     inject_attributes,
     parse_attribute_list,
     resolve_attributes,
 )
-from deploybot.render.kramdown_footnotes import make_kramdown_footnotes
+from deploybot.render.markdown.kramdown.footnotes import make_kramdown_footnotes
+from deploybot.render.markdown.kramdown.plugins import kramdown_attributes
 from tests.kramdown_corpus import (
     PAGES,
     POSTS,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from deploybot.render.kramdown_html_scan import escape_text, start_tag
-from deploybot.render.kramdown_links import join_spaced_refs
-from deploybot.render.markdown import make_markdown, markdown_to_html
+from deploybot.render.markdown.kramdown.html_scan import escape_text, start_tag
+from deploybot.render.markdown.kramdown.links import join_spaced_refs
+from deploybot.render.markdown.renderer import make_markdown, markdown_to_html
 
 
 def md(text: str) -> str:

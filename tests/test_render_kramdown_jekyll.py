@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.source import DirTree
+from deploybot.render.read.source import DirTree
 
 SITE = Path(__file__).resolve().parent / "fixtures" / "jekyll" / "kramdown"
 CASES = sorted(p.stem for p in (SITE / "expected").glob("*.html"))

@@ -21,7 +21,7 @@ from dulwich.repo import Repo
 from deploybot.cli import main
 from deploybot.config.load import load_config
 from deploybot.git.tree import GitTree
-from deploybot.render.yamlload import ExpansionError, expanded_size, load_yaml
+from deploybot.render.read.yamlload import ExpansionError, expanded_size, load_yaml
 from deploybot.support.errors import ConfigError
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, commit_snapshot, head

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from deploybot.render.kramdown_attrs import parse_attribute_list
+from deploybot.render.markdown.kramdown.attrs import parse_attribute_list
 from tests.pathological import CASES, render_case, run_bounded
 
 SIZE = 40_000

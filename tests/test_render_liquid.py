@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from deploybot.render import LiquidLimits, RenderOptions, build_site
-from deploybot.render.liquid import Liquid, render_liquid
-from deploybot.render.liquid_tags import TAGS, register_tag
-from deploybot.render.source import MemoryTree
+from deploybot.render.liquid.tags import TAGS, register_tag
+from deploybot.render.liquid.templates import Liquid, render_liquid
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 
 LA = ZoneInfo("America/Los_Angeles")

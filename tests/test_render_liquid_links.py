@@ -1,5 +1,5 @@
 """``{% link %}`` and ``{% post_url %}`` look their targets up in an index made once per
-build and list (:class:`deploybot.render.liquid_links.LinkIndex`), not by scanning every
+build and list (:class:`deploybot.render.liquid.links.LinkIndex`), not by scanning every
 post, page and static file per tag; their answers and their dependencies are unchanged."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.liquid import Liquid, render_liquid
-from deploybot.render.source import MemoryTree
+from deploybot.render.liquid.templates import Liquid, render_liquid
+from deploybot.render.read.source import MemoryTree
 from tests.incremental_site import post_text
 from tests.test_render_incremental_model import P0, P3, _steps
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.data import read_data
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.data import read_data
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 
 POST = "_posts/2024-01-02-a.md"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from deploybot.render.highlight import fenced_block, figure_block
-from deploybot.render.liquid import render_liquid, restore_fragments
-from deploybot.render.markdown import make_markdown, markdown_to_html
+from deploybot.render.highlight.highlighter import fenced_block, figure_block
+from deploybot.render.liquid.templates import render_liquid, restore_fragments
+from deploybot.render.markdown.renderer import make_markdown, markdown_to_html
 from deploybot.support.errors import SourceError
 
 ROUGE_OPEN = '<div class="highlight"><pre class="highlight"><code>'

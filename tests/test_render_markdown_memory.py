@@ -30,11 +30,11 @@ from mistune.core import BlockState
 from mistune.inline_parser import InlineParser
 from mistune.plugins.footnotes import REF_FOOTNOTE
 
-from deploybot.render import kramdown_attrs
-from deploybot.render.kramdown_ext_tags import extension_tag
 from deploybot.render.limits import LimitError
-from deploybot.render.markdown import make_markdown
-from deploybot.render.mistune_specs import BLOCK_RULES, INLINE_RULES
+from deploybot.render.markdown.kramdown import attrs
+from deploybot.render.markdown.kramdown.ext_tags import extension_tag
+from deploybot.render.markdown.mistune_specs import BLOCK_RULES, INLINE_RULES
+from deploybot.render.markdown.renderer import make_markdown
 from tests.test_render_limits import one_error_line, run_build, site
 
 CAP = 500_000_000  # bytes of address space for the child (its baseline is ~40 MB)
@@ -43,7 +43,7 @@ TIMEOUT_S = 120.0
 
 _CHILD = """
 import sys
-from deploybot.render.markdown import markdown_for, markdown_to_html
+from deploybot.render.markdown.renderer import markdown_for, markdown_to_html
 from deploybot.render.model import RenderOptions
 text = sys.stdin.read()
 sys.stdout.write(markdown_to_html(text, markdown_for(RenderOptions())))
@@ -219,10 +219,10 @@ _OLD_BODY = r"(?:\\\}|[^}\n])+"
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        (r"^ {0,3}\{:(?![:/])(?P<body>" + _OLD_BODY + r")\}[ \t]*$", kramdown_attrs.IAL_LINE),
+        (r"^ {0,3}\{:(?![:/])(?P<body>" + _OLD_BODY + r")\}[ \t]*$", attrs.IAL_LINE),
         (
             r"^ {0,3}\{:(?P<name>[A-Za-z0-9_][A-Za-z0-9_-]*):(?P<body>" + _OLD_BODY + r")\}[ \t]*$",
-            kramdown_attrs.ALD_LINE,
+            attrs.ALD_LINE,
         ),
     ],
     ids=["IAL", "ALD"],
@@ -235,7 +235,7 @@ def test_attribute_list_lines_match_as_kramdowns_regex(old: str, new: re.Pattern
 
 def test_attribute_list_parts_match_as_kramdowns_regex() -> None:
     old = re.compile(r"((?:#[A-Za-z][A-Za-z0-9_:-]*|\.[^\s.#]+)+)(?=\s|\Z)")
-    same_matches(old, kramdown_attrs._ID_OR_CLASS_MULTI, strings(["#", ".", "a", "1", " "], 6))
+    same_matches(old, attrs._ID_OR_CLASS_MULTI, strings(["#", ".", "a", "1", " "], 6))
 
 
 def test_first_tag_matches_as_before() -> None:
@@ -246,7 +246,7 @@ def test_first_tag_matches_as_before() -> None:
     )
     alphabet = [" ", "a", "=", '"', "/", ">", "'"]
     texts = ("<p" + text for text in strings(alphabet, 6))
-    same_matches(old, kramdown_attrs._FIRST_TAG, texts)
+    same_matches(old, attrs._FIRST_TAG, texts)
 
 
 _EXT_START = (

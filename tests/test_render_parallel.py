@@ -1,6 +1,6 @@
 """A full build rendered by worker processes (``[render] jobs``) is the serial build, byte for
 byte; a worker's error is the serial build's one line; its limits and highlight clock still
-hold; and workers die with their parent, even by ``kill -9`` (deploybot.render.parallel)."""
+hold; and workers die with their parent, even by ``kill -9`` (deploybot.render.engine.parallel)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from deploybot.render import (
     build_site,
     open_cache,
 )
-from deploybot.render.source import DirTree, MemoryTree, SourceTree
+from deploybot.render.read.source import DirTree, MemoryTree, SourceTree
 from deploybot.support.errors import SourceError
 from tests.incremental_site import T0, THEME, apply, change, initial_site
 

@@ -11,14 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.permalink import (
+from deploybot.render.read.permalink import (
     expand,
     output_path,
     page_template,
     post_placeholders,
     post_template,
 )
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 
 DATE = datetime(2020, 7, 14, 9, 5, 3, tzinfo=ZoneInfo("UTC"))

@@ -1,6 +1,6 @@
 """Layouts are untrusted code: known Jinja2 SSTI payloads reach no Python object, environment
 variable or shell, and loops, recursion and big values stop at a budget with one line naming
-the layout (deploybot.render.sandbox; the real CLI on a folder with a ``render.theme``).
+the layout (deploybot.render.theme.sandbox; the real CLI on a folder with a ``render.theme``).
 
 The budget cases run the CLI in a subprocess with a timeout and a memory cap, so a regression
 fails instead of hanging the suite or filling the machine's memory.
@@ -20,7 +20,7 @@ from dulwich.repo import Repo
 
 from deploybot.cli import main
 from deploybot.render import LayoutLimits, RenderOptions, build_site
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 from tests.gitrepo import commit_snapshot, head
 
 CANARY = "canary-5a7e1f0c"

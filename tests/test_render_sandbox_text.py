@@ -1,7 +1,7 @@
 """Layouts turning a value into text, JSON or a comparison: a small value made of shared
 references (a list of ten references to a list of ten references to ...) is measured as it
 would be written out before anything converts it, so it stops at the budget instead of
-filling the memory (deploybot.render.layout_measure; the real CLI in a subprocess with a
+filling the memory (deploybot.render.theme.measure; the real CLI in a subprocess with a
 timeout and a memory cap, as in test_render_sandbox)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 from tests.test_render_sandbox import LIMIT, PAGE, STEPS, build_in_subprocess
 
 # ns.a: 10 ** 9 strings of ten x once written out, made of ten lists in memory.

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import RenderOptions, SiteBuild, build_site
-from deploybot.render.layouts import bundled_templates_dir
-from deploybot.render.source import DirTree, MemoryTree
+from deploybot.render.read.source import DirTree, MemoryTree
+from deploybot.render.theme.layouts import bundled_templates_dir
 from deploybot.support.errors import ConfigError, SourceError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -249,7 +249,7 @@ import hashlib, json, sys
 from datetime import datetime
 from pathlib import Path
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.source import DirTree
+from deploybot.render.read.source import DirTree
 when = datetime.fromisoformat(sys.argv[2])
 options = RenderOptions(timezone="America/Los_Angeles", build_time=when)
 built = build_site(DirTree(Path(sys.argv[1])), options)

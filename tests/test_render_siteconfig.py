@@ -1,5 +1,5 @@
 """_config.yml settings the build cannot use are reported, not dropped silently
-(deploybot.render.siteconfig, collections, defaults): one warning naming _config.yml, the
+(deploybot.render.read.siteconfig, collections, defaults): one warning naming _config.yml, the
 line of the key when it is found, and what was done instead."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
-from deploybot.render.source import MemoryTree
+from deploybot.render.read.source import MemoryTree
 
 PAGE = b"---\n---\nx\n"
 

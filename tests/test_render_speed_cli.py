@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from deploybot.config.load import load_config
-from deploybot.render.parallel import worker_count
+from deploybot.render.engine.parallel import worker_count
 from deploybot.support.errors import EX_CONFIG, ConfigError
 
 DEPLOYBOT = [sys.executable, "-m", "deploybot"]

@@ -1,4 +1,4 @@
-"""Symlinks and submodules of the source tree (:mod:`deploybot.render.symlinks`): a symlink is
+"""Symlinks and submodules of the source tree (:mod:`deploybot.render.read.symlinks`): a symlink is
 read as its target inside the tree, resolved name by name on the tree's own entries;
 anything else is left out with one warning, and nothing outside the tree is ever read."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from deploybot.render import RenderOptions, build_site
-from deploybot.render.source import DirTree, MemoryTree
-from deploybot.render.symlinks import MAX_HOPS, SUBMODULE, ResolvedTree
+from deploybot.render.read.source import DirTree, MemoryTree
+from deploybot.render.read.symlinks import MAX_HOPS, SUBMODULE, ResolvedTree
 from tests.test_render_limits import run_build
 
 FILES = {

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploybot.render.typography import make_typography, smarten, typography
+from deploybot.render.markdown.kramdown.typography import make_typography, smarten, typography
 from tests.kramdown_corpus import (
     PAGES,
     POSTS,

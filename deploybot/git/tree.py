@@ -203,7 +203,7 @@ def _check_names(folder: bytes, items: Mapping[bytes, object]) -> None:
 
 
 class GitTree:
-    """A :class:`~deploybot.render.source.SourceTree` over a tree object in a bare repository.
+    """A :class:`~deploybot.render.read.source.SourceTree` over a tree object in a bare repository.
 
     Lazy: :meth:`blob_id` and :meth:`read` walk only the folders on the path asked for (each
     folder's tree object is read once), so an incremental build that reads a few files of a

@@ -1,25 +1,23 @@
 """The render stage: build a Jekyll-style site from a tree of blobs.
 
 ``build_site(tree, options) -> SiteBuild`` reads ``_config.yml``, ``_posts/``, pages and static
-files from a :class:`~deploybot.render.source.SourceTree` and returns every output file as
-bytes. Modules: :mod:`.siteconfig` and :mod:`.site` (reading, the site model in :mod:`.model`),
-:mod:`.frontmatter`, :mod:`.dates`, :mod:`.permalink`, :mod:`.liquid` (python-liquid, with
-:mod:`.liquid_tags`, :mod:`.liquid_filters`, :mod:`.jekyll_filters` and :mod:`.liquid_links`),
-:mod:`.liquid_layouts` and :mod:`.sitetheme` (the site's own theme), :mod:`.data`
-(``site.data``), :mod:`.paginate` (jekyll-paginate), :mod:`.document` (one page's render),
-:mod:`.markdown` (mistune plus the kramdown plugins of :mod:`.kramdown`:
-:mod:`.kramdown_attrs`, :mod:`.headings`, :mod:`.kramdown_tables`, :mod:`.kramdown_footnotes`,
-:mod:`.typography`), :mod:`.highlight`, :mod:`.layouts`, :mod:`.excerpt`, :mod:`.feeds`,
-:mod:`.sitemap`, and :mod:`.build` (joins them).
+files from a :class:`~deploybot.render.read.source.SourceTree` and returns every output file as
+bytes. The folders, in the order a page goes through them: :mod:`deploybot.render.read` (the
+source as Jekyll reads it, into the site model of :mod:`.model`), :mod:`deploybot.render.markdown`
+(mistune and the kramdown emulation), :mod:`deploybot.render.highlight` (Pygments),
+:mod:`deploybot.render.liquid` (python-liquid with Jekyll's tags, filters and plugins),
+:mod:`deploybot.render.theme` (the Jinja2 layouts and their sandbox, or the site's own Liquid
+theme), :mod:`deploybot.render.outputs` (feeds, sitemap, sinks) and
+:mod:`deploybot.render.engine` (full, incremental and parallel builds, the build cache).
 """
 
 from __future__ import annotations
 
 from deploybot.config.load import RenderConfig
-from deploybot.render.build import build_site
-from deploybot.render.cache import BuildCache
-from deploybot.render.engine import BuildReport, MemorySink, NeedFullBuild, OutputSink
-from deploybot.render.incremental import build_into, open_cache, unread_changes
+from deploybot.render.engine.build import build_site
+from deploybot.render.engine.cache import BuildCache
+from deploybot.render.engine.full import BuildReport, MemorySink, NeedFullBuild, OutputSink
+from deploybot.render.engine.incremental import build_into, open_cache, unread_changes
 from deploybot.render.model import (
     LayoutLimits,
     LiquidLimits,

@@ -3,11 +3,11 @@
 - :class:`LimitedTree` refuses to read a source file larger than ``max_file_bytes``, asking
   the tree for the size first (a git tree reads it from the object header; a folder, from
   ``stat``), so the file is never held in memory.
-- A page's output is counted while it is made: Liquid's output (:mod:`.liquid`), every
-  rendered Markdown token (:func:`markdown_budget`) and the fragments put back; each stage
-  stops with :class:`LimitError` as soon as it passes ``max_page_bytes``, so a page that
-  would expand to gigabytes never does. Stages count characters (never more than the
-  UTF-8 bytes); the finished page is checked in bytes.
+- A page's output is counted while it is made: Liquid's output
+  (:mod:`deploybot.render.liquid.templates`), every rendered Markdown token
+  (:func:`markdown_budget`) and the fragments put back; each stage stops with :class:`LimitError` as
+  soon as it passes ``max_page_bytes``, so a page that would expand to gigabytes never does. Stages
+  count characters (never more than the UTF-8 bytes); the finished page is checked in bytes.
 - The elements one page's Markdown makes are counted as they are made
   (:func:`markdown_elements`): mistune holds each as a token (a few hundred bytes) until
   the page is rendered, so 50 MB of ``-`` lines (25 million list items) would take ~8 GB;
@@ -23,8 +23,8 @@ from typing import Any
 import mistune
 from mistune.core import BlockState, InlineState
 
-from deploybot.render.mistune_hooks import RenderNext, Token, wrap_render_token
-from deploybot.render.source import SourceTree
+from deploybot.render.markdown.mistune_hooks import RenderNext, Token, wrap_render_token
+from deploybot.render.read.source import SourceTree
 from deploybot.support.errors import SourceError
 
 
@@ -75,7 +75,7 @@ def check_file_size(tree: SourceTree, path: str, limit: int) -> None:
 
 
 class LimitedTree:
-    """A :class:`~deploybot.render.source.SourceTree` whose :meth:`read` refuses files over
+    """A :class:`~deploybot.render.read.source.SourceTree` whose :meth:`read` refuses files over
     ``max_file_bytes`` (``SourceError`` naming the path) before reading them."""
 
     def __init__(self, inner: SourceTree, max_file_bytes: int) -> None:

@@ -2,7 +2,7 @@
 
 The site model (:class:`SiteConfig`, :class:`Document`, :class:`Post`, :class:`Page`,
 :class:`SiteModel`) is what the source *says*; turning it into output bytes happens elsewhere
-(:mod:`deploybot.render.build`), so an incremental build can re-render one post from its own
+(:mod:`deploybot.render.engine.build`), so an incremental build can re-render one post from its own
 model entry.
 """
 
@@ -39,7 +39,7 @@ MAX_SITE_BYTES = 1_000_000_000
 @dataclass(frozen=True)
 class LayoutLimits:
     """What one render of a layout may use (the ``[render] layout_max_*`` keys); see
-    :mod:`deploybot.render.sandbox` for what counts.
+    :mod:`deploybot.render.theme.sandbox` for what counts.
 
     Attributes:
         max_steps: loop iterations, calls, filters, tests and operators, plus one per list
@@ -101,7 +101,7 @@ class RenderOptions:
             in bytes (UTF-8); Liquid and Markdown stop as soon as they pass it.
         max_yaml_size: the largest YAML document (front matter, ``_config.yml``) with its
             aliases expanded: one per node plus the characters of each scalar
-            (:func:`~deploybot.render.yamlload.expanded_size`).
+            (:func:`~deploybot.render.read.yamlload.expanded_size`).
         markdown_max_elements: the most elements (blocks, spans, HTML elements) the
             Markdown of one page or excerpt may make
             (:func:`~deploybot.render.limits.markdown_elements`).
@@ -110,13 +110,13 @@ class RenderOptions:
             build, the whole site; an incremental one, what it renders again.
         highlight_timeout: the seconds one page (its content, and the excerpts its layout
             shows) may spend highlighting code; past it the build fails naming the block
-            (:mod:`~deploybot.render.highlight_clock`).
+            (:mod:`~deploybot.render.highlight.clock`).
         jobs: how many processes render a full build's pages and posts: 0 for one per CPU,
-            1 to render in this process (:mod:`~deploybot.render.parallel`). The output
+            1 to render in this process (:mod:`~deploybot.render.engine.parallel`). The output
             does not depend on it.
         parallel_from: the fewest source files a full build reads and renders in parallel.
         highlight_cache_bytes: the bound of the highlighted code blocks kept across builds
-            (:mod:`~deploybot.render.highlight_cache`), in bytes; 0: none kept.
+            (:mod:`~deploybot.render.highlight.cache`), in bytes; 0: none kept.
     """
 
     theme: str = "default"
@@ -176,10 +176,10 @@ class SiteConfig:
     ``url`` falls back to Jekyll-Bootstrap's ``production_url`` when unset; ``baseurl`` has
     no trailing slash; ``data`` is the whole parsed file, for templates (``site.*``).
     ``include`` and ``exclude`` are Jekyll's lists in force (defaults included, see
-    :mod:`.entries`); ``collections`` maps each label (``posts`` too) to its
-    :class:`~.collections.Collection`; ``defaults`` holds the front matter defaults
-    (:mod:`.defaults`); ``time`` is ``_config.yml``'s ``time`` (aware; Jekyll's
-    ``site.time`` and future cut-off when set). ``warnings`` are about the settings the
+    :mod:`deploybot.render.read.entries`); ``collections`` maps each label (``posts`` too) to its
+    :class:`~deploybot.render.read.collections.Collection`; ``defaults`` holds the front matter
+    defaults (:mod:`deploybot.render.read.defaults`); ``time`` is ``_config.yml``'s ``time`` (aware;
+    Jekyll's ``site.time`` and future cut-off when set). ``warnings`` are about the settings the
     build cannot use; ``text`` is the file as written (to find a key's line).
     """
 

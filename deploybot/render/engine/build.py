@@ -1,0 +1,478 @@
+"""The full build: site model -> rendered documents -> output files.
+
+Each post or page is rendered by a pure function of its own document, the layouts and the site
+settings (:func:`render_post`, :func:`render_page`); the feeds and the index are functions of
+the post list and the rendered post contents. :func:`build_site` only joins them, so an
+incremental build can call the same functions for what changed.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import jinja2
+import mistune
+
+from deploybot.git import path_rules
+from deploybot.render.engine.document import (
+    RenderContext,
+    RenderedDocument,
+    layout_errors,
+    render_document,
+)
+from deploybot.render.highlight.clock import highlight_budget
+from deploybot.render.limits import LimitedTree, site_too_large
+from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
+from deploybot.render.liquid.layouts import LiquidLayouts
+from deploybot.render.liquid.plugins import paginate
+from deploybot.render.markdown.renderer import make_markdown, markdown_for, markdown_to_html
+from deploybot.render.model import (
+    Page,
+    Post,
+    RenderOptions,
+    RenderWarning,
+    SiteBuild,
+    SiteConfig,
+    SiteModel,
+    StaticFile,
+    future_cutoff,
+    site_time,
+)
+from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
+from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
+from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
+from deploybot.render.read.collections import POSTS, ordered
+from deploybot.render.read.data import read_data
+from deploybot.render.read.site import load_site
+from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
+from deploybot.render.read.source import SourceTree
+from deploybot.render.read.symlinks import ResolvedTree
+from deploybot.render.theme import site_theme
+from deploybot.render.theme.layouts import bundled_templates_dir, make_environment, render_template
+from deploybot.support.errors import SourceError
+
+__all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
+
+
+def site_variables(model: SiteModel, md: mistune.Markdown | None = None) -> dict[str, Any]:
+    """Return the ``site`` mapping for templates and Liquid: ``_config.yml``'s keys plus
+    ``time``, ``posts`` (newest first; each with ``title``, ``url``, ``date``, ``id``,
+    ``categories``, ``tags``, ``excerpt`` and its front matter, but not its content),
+    ``pages`` (:func:`page_variables`), ``static_files`` (``path``, ``url``, ``name``,
+    ``basename``, ``extname``), ``categories``/``tags`` (name -> posts, newest first), each
+    collection's documents under its label and ``collections`` (:func:`collection_lists`).
+    ``md`` renders excerpts (default: :func:`make_markdown`'s defaults)."""
+    config = model.config
+    posts = [post_variables(post, md) for post in model.posts]
+    return {
+        **config.data,
+        "title": config.title,
+        "description": config.description,
+        "url": config.url,
+        "baseurl": config.baseurl,
+        "author": {"name": config.author_name, "email": config.author_email},
+        "timezone": config.timezone,
+        "time": model.time,
+        "posts": posts,
+        **content_variables(model, posts, md),
+    }
+
+
+def post_variables(
+    post: Post,
+    md: mistune.Markdown | None = None,
+    previous: Post | None = None,
+    next: Post | None = None,  # Jekyll's name
+) -> dict[str, Any]:
+    """Return the ``page`` mapping of a post (front matter plus computed fields).
+
+    ``excerpt`` renders lazily with ``md``; ``previous``/``next`` (the older and the newer
+    post, Jekyll's ``page.previous``/``page.next``) are added as their own mappings (without
+    neighbours of their own) when given.
+    """
+    neighbours = {
+        name: post_variables(other, md)
+        for name, other in (("previous", previous), ("next", next))
+        if other is not None
+    }
+    values: dict[str, Any] = {
+        **post.doc.front_matter,
+        "title": post.title,
+        "date": post.date,
+        "url": post.url,
+        "id": post.id,
+        "slug": post.slug,
+        "categories": list(post.categories),
+        "tags": list(post.tags),
+        "path": post.doc.path,
+        "relative_path": post.doc.path,
+        "collection": post.collection,
+        "name": post.doc.front_matter.get("name") or posixpath.basename(post.doc.path),
+    }
+    fields = dict(values)
+    values["excerpt"] = post_excerpt(post.doc, post.excerpt_separator, _markdown_fn(md), fields)
+    return {**values, **neighbours}
+
+
+def page_variables(page: Page) -> dict[str, Any]:
+    """Return the ``page`` mapping of a page (front matter plus computed fields: Jekyll's
+    ``url``, ``path``, ``name``, ``dir``; ``title`` only when the front matter has one, so
+    an untitled page's ``page.title`` is ``nil`` as in Jekyll)."""
+    url = page.url
+    values = {
+        **page.doc.front_matter,
+        "title": page.title,
+        "url": url,
+        "date": page.date,
+        "path": page.doc.path,
+        "name": posixpath.basename(page.doc.path),
+        "dir": url if url.endswith("/") else posixpath.dirname(url).rstrip("/") + "/",
+    }
+    if "title" not in page.doc.front_matter:
+        del values["title"]
+    return values
+
+
+def render_post(
+    post: Post, ctx: RenderContext, neighbours: tuple[Post | None, Post | None] = (None, None)
+) -> RenderedDocument:
+    """Render one post through its layout (default ``post``); ``neighbours`` is
+    ``(previous, next)``: the older and the newer post. Raises ``SourceError``."""
+    page = post_variables(post, ctx.md, *neighbours)
+    return render_document(post.doc, post.output_path, "post", page, ctx)
+
+
+def render_page(page: Page, ctx: RenderContext) -> RenderedDocument:
+    """Render one page through its layout (default ``page``). Raises ``SourceError``."""
+    return render_document(page.doc, page.output_path, "page", page_variables(page), ctx)
+
+
+def render_page_outputs(
+    page: Page,
+    ctx: RenderContext,
+    pager: site_theme.Pager | None,
+    wrap: Callable[[dict[str, Any]], Mapping[str, Any]] = dict,
+) -> Iterator[RenderedDocument]:
+    """Yield the renders of ``page``: one, or one per page of posts when it is the
+    paginated ``index.html`` (``pager``; jekyll-paginate); ``wrap`` makes the ``page``
+    mapping each render sees (the engine's tracks its reads). Raises ``SourceError``."""
+    if pager is None or pager.template != page.doc.path:
+        yield render_document(page.doc, page.output_path, "page", wrap(page_variables(page)), ctx)
+        return
+    posts = site_theme.paginated_posts(ctx.site)
+    count = max(paginate.page_count(pager.settings, len(posts)), 1)
+    for number in range(1, count + 1):
+        url = paginate.page_url(pager.settings, number, page.url)
+        variables = wrap({**page_variables(page), "url": url})
+        paginator = paginate.paginator(pager.settings, number, posts, page.url) if posts else None
+        out = page.output_path if number == 1 else paginate.output_path(url)
+        yield render_document(page.doc, out, "page", variables, ctx, paginator)
+
+
+def site_root(model: SiteModel) -> str:
+    """Return the absolute site URL (``url`` + ``baseurl``), without a trailing slash."""
+    return model.config.url + model.config.baseurl
+
+
+def no_url_warning(config_file: bool) -> RenderWarning:
+    """The warning of a site whose bundled feeds have posts but no ``url`` to make their
+    links absolute (they are valid all the same: :mod:`deploybot.render.outputs.feeds`);
+    ``config_file``: whether the source has a ``_config.yml`` (the warning names it, to be written,
+    either way)."""
+    if config_file:
+        return RenderWarning(CONFIG_PATH, None, "no 'url' set: feed links are not absolute")
+    message = "not in the source, so no 'url': feed links are not absolute"
+    return RenderWarning(CONFIG_PATH, None, message)
+
+
+def _has_config_file(tree: SourceTree) -> bool:
+    try:
+        tree.blob_id(CONFIG_PATH)
+    except KeyError:
+        return False
+    return True
+
+
+def feed_files(model: SiteModel, contents: Mapping[str, str], limit: int) -> dict[str, bytes]:
+    """Return ``{"atom.xml": …, "rss.xml": …}`` for the newest ``limit`` posts.
+
+    ``contents`` maps a post's source path to its rendered content HTML.
+    """
+    config = model.config
+    description = config.description or f"{config.title} - {config.author_name}"
+    root = site_root(model)
+    info = FeedInfo(
+        config.title, description, root, config.author_name, config.author_email, model.time
+    )
+    entries = [
+        FeedEntry(p.title, root + p.url, p.date, contents[p.doc.path])
+        for p in model.posts[: max(limit, 0)]
+    ]
+    return {"atom.xml": atom_feed(info, entries), "rss.xml": rss_feed(info, entries)}
+
+
+def render_index(ctx: RenderContext) -> bytes | None:
+    """Return the theme's ``index.html`` listing ``site.posts``, or ``None`` when the theme
+    has none. Raises ``SourceError`` as :func:`layout_errors` and
+    :func:`~deploybot.render.theme.layouts.render_template` do."""
+    with layout_errors("index.html"), highlight_budget(ctx.highlight_timeout):
+        try:
+            template = ctx.env.get_template("index.html")
+        except jinja2.TemplateNotFound:
+            return None
+        page = {"title": ctx.site.get("title", ""), "url": "/"}
+        return render_template(template, {"site": ctx.site, "page": page}).encode("utf-8")
+
+
+def theme_assets(tree: SourceTree, theme: str) -> Iterator[tuple[str, bytes]]:
+    """Yield ``(output path, bytes)`` for the theme's ``assets/`` files, sorted by path."""
+    if theme == "default":
+        root = bundled_templates_dir() / "assets"
+        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+        for file in files:
+            yield "assets/" + file.relative_to(root).as_posix(), file.read_bytes()
+        return
+    prefix = theme.strip("/") + "/assets/"
+    for path in tree.paths():
+        if path.startswith(prefix):
+            yield "assets/" + path[len(prefix) :], tree.read(path)
+
+
+class _Output:
+    """Output files with their producers, warning when one path is written twice, and
+    refusing more than ``max_bytes`` of rendered output (``SourceError`` naming the path)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.files: dict[str, bytes] = {}
+        self.owner: dict[str, str] = {}
+        self.warnings: list[RenderWarning] = []
+        self.max_bytes = max_bytes
+        self.written = 0
+
+    def put(self, path: str, data: bytes, owner: str, *, copied: bool = False) -> None:
+        path_rules.check_path(path, "output path")
+        if not copied:  # a static file is a copy of a source blob: not made by the build
+            self.written += len(data)
+            if self.written > self.max_bytes:
+                raise SourceError(site_too_large(self.max_bytes), path)
+        if path in self.files:
+            message = f"output {path} (from {self.owner[path]}) is overwritten by {owner}"
+            self.warnings.append(RenderWarning(owner, None, message))
+        self.files[path] = data
+        self.owner[path] = owner
+
+
+def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
+    """Build the whole site from ``tree`` (see :mod:`deploybot.render`).
+
+    Raises ``SourceError`` (message, path, line) for bad input, or input or output over a
+    limit of ``options``.
+    """
+    links = ResolvedTree(tree)
+    tree = LimitedTree(links, options.max_file_bytes)
+    config = load_config(tree, options.timezone, options.max_yaml_size)
+    hidden = () if options.theme == "default" else (options.theme.strip("/"),)
+    cut = future_cutoff(config, options)
+    model, warnings = load_site(
+        tree,
+        config,
+        site_time(config, options),
+        hidden,
+        max_yaml_size=options.max_yaml_size,
+        cutoff=cut,
+        links=links,
+    )
+    warnings = [*config.warnings, *warnings]
+    md = markdown_for(options)
+    env = make_environment(tree, options.theme, config, options.layout_limits)
+    names = site_theme.site_layouts(tree.paths(), options.theme)
+    site = site_variables(model, md)
+    if names:
+        site.update(site_theme.liquid_site(config))
+    site["data"] = read_data(tree, tree.paths(), options.max_yaml_size)
+    liquid = site_theme.make_liquid(tree, config, md, options)
+    layouts = LiquidLayouts(tree, names, options.max_yaml_size) if names else None
+    ctx = RenderContext(
+        env, md, site, tree, options.max_page_bytes, liquid, layouts, options.highlight_timeout
+    )
+    out = _Output(options.max_site_bytes)
+    if layouts is None:
+        for path, data in theme_assets(tree, options.theme):
+            out.put(path, data, f"theme {options.theme}")
+    for static in model.static:
+        if static.output_path:
+            out.put(static.output_path, tree.read(static.path), static.path, copied=True)
+    index = render_index(ctx) if layouts is None else None
+    if index is not None and not owns_index(model):
+        out.put("index.html", index, f"theme {options.theme}")
+    contents: dict[str, str] = {}
+    pager = site_theme.pager_of(config, model.pages) if layouts is not None else None
+    for rendered in [
+        *(r for p in model.pages for r in render_page_outputs(p, ctx, pager)),
+        *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(model.posts)),
+        *render_documents(model, ctx, cut),
+    ]:
+        out.put(rendered.output_path, rendered.output, rendered.source)
+        contents.setdefault(rendered.source, rendered.content)
+        warnings.extend(rendered.warnings)
+    if layouts is not None:
+        contents.clear()  # the site's own theme: no bundled feeds (Jekyll writes none)
+    if layouts is None:
+        for path, data in feed_files(model, contents, options.feed_limit).items():
+            out.put(path, data, "feeds")
+    if sitemap_wanted(model):
+        out.put(SITEMAP_PATH, sitemap_xml(model, site_root(model)), "sitemap")
+    if not config.url and model.posts and layouts is None:
+        warnings.append(no_url_warning(_has_config_file(tree)))
+    every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
+    return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
+
+
+def owns_index(model: SiteModel) -> bool:
+    """Whether a source of the site writes ``index.html`` (a page, a static file or a
+    document): then the theme's index is not made."""
+    written = [page.output_path for page in model.pages]
+    written += [doc.output_path for doc in model.docs]
+    written += [static.output_path for static in model.static]
+    return "index.html" in written
+
+
+def render_documents(
+    model: SiteModel, ctx: RenderContext, cut: datetime | None
+) -> Iterator[RenderedDocument]:
+    """Render every written document of the collections other than ``posts`` (not those
+    dated after ``cut``, Jekyll's ``Publisher#publish?``), with its neighbours in its
+    collection's order. Raises ``SourceError``."""
+    for docs in collection_docs(model).values():
+        for i, doc in enumerate(docs):
+            if not doc.output_path or (cut is not None and doc.dated and doc.date > cut):
+                continue
+            page = post_variables(doc, ctx.md, *in_order_neighbours(docs, i))
+            yield render_document(doc.doc, doc.output_path, "page", page, ctx)
+
+
+def collection_docs(model: SiteModel) -> dict[str, list[Post]]:
+    """Return each collection's documents (not ``posts``) in its order, by label."""
+    found: dict[str, list[Post]] = {}
+    for label, collection in model.config.collections.items():
+        if label == POSTS:
+            continue
+        docs = [d for d in model.docs if d.collection == label]
+        keyed = [(d.doc.path, d.date, d.doc.front_matter) for d in docs]
+        by_path = {d.doc.path: d for d in docs}
+        found[label] = [by_path[path] for path, _, _ in ordered(collection, keyed)]
+    return found
+
+
+def in_order_neighbours(docs: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:
+    """Return ``(previous, next)`` of ``docs[index]`` in a collection's order (Jekyll's
+    ``Document#previous_doc``/``next_doc``): the documents just before and after it (``None``
+    at either end; both ``None`` for an ``index`` of -1, a document not in ``docs``)."""
+    if index < 0:
+        return None, None
+    previous = docs[index - 1] if index > 0 else None
+    after = docs[index + 1] if index + 1 < len(docs) else None
+    return previous, after
+
+
+def neighbours(posts: Sequence[Post], index: int) -> tuple[Post | None, Post | None]:
+    """Return ``(previous, next)`` of ``posts[index]`` in a newest-first list: the older and
+    the newer post (``None`` at either end)."""
+    older = posts[index + 1] if index + 1 < len(posts) else None
+    newer = posts[index - 1] if index > 0 else None
+    return older, newer
+
+
+def content_variables(
+    model: SiteModel, posts: list[dict[str, Any]], md: mistune.Markdown | None = None
+) -> dict[str, Any]:
+    """Return ``site.pages``, ``site.static_files``, ``site.categories``, ``site.tags``,
+    each collection's documents and ``site.collections`` (``posts`` are the post mappings
+    in ``model.posts`` order; ``md`` renders the documents' excerpts)."""
+    categories: dict[str, list[dict[str, Any]]] = {}
+    tags: dict[str, list[dict[str, Any]]] = {}
+    # Jekyll's post_attr_hash: names in the order the oldest-first posts bring them, each
+    # name's posts newest first.
+    for post, variables in reversed(list(zip(model.posts, posts, strict=True))):
+        for name in dict.fromkeys(post.categories):
+            categories.setdefault(name, []).insert(0, variables)
+        for name in dict.fromkeys(post.tags):
+            tags.setdefault(name, []).insert(0, variables)
+    docs = {
+        label: [post_variables(d, md) for d in items]
+        for label, items in collection_docs(model).items()
+    }
+    return {
+        "pages": [page_variables(page) for page in by_name(model.pages)],
+        "static_files": [static_file_variables(s) for s in model.static],
+        "categories": categories,
+        "tags": tags,
+        **docs,
+        "collections": collection_lists(model.config, docs, posts[::-1], model.static),
+    }
+
+
+def by_name(pages: Iterable[Page]) -> list[Page]:
+    """Return ``pages`` in ``site.pages`` order: by file name, then path (Jekyll's
+    ``Reader#sort_files!`` sorts by name alone, in an unstable sort)."""
+    return sorted(pages, key=lambda p: (posixpath.basename(p.doc.path), p.doc.path))
+
+
+def collection_lists(
+    config: SiteConfig,
+    docs: Mapping[str, list[Any]],
+    posts: list[Any],
+    static: Sequence[StaticFile],
+) -> list[dict[str, Any]]:
+    """Return ``site.collections``: one mapping per collection (``posts`` too), sorted by
+    label, with ``label``, ``docs`` (``posts`` oldest first), ``files`` (its static files),
+    ``output``, ``relative_directory``, ``directory`` (the folder from the source root;
+    Jekyll gives the absolute path on its disk) and its settings from ``_config.yml``."""
+    lists = []
+    for label in sorted(config.collections):
+        collection = config.collections[label]
+        files = [static_file_variables(s) for s in static if s.collection == label]
+        lists.append(
+            {
+                **collection.metadata,
+                "label": label,
+                "docs": posts if label == POSTS else docs.get(label, []),
+                "files": files,
+                "output": collection.output,
+                "relative_directory": collection.relative_directory,
+                "directory": collection.folder,
+            }
+        )
+    return lists
+
+
+def static_file_variables(static: StaticFile) -> dict[str, Any]:
+    """Return the ``site.static_files`` entry of a static file (``path``, ``url``,
+    ``name``, ``basename``, ``extname``, ``collection``; Jekyll's ``StaticFileDrop``
+    without ``modified_time``)."""
+    name = posixpath.basename(static.path)
+    return {
+        "path": static.path if static.collection else "/" + static.path,
+        "url": static.url,
+        "name": name,
+        "basename": re.sub(r"\.*\Z", "", posixpath.splitext(name)[0]),
+        "extname": posixpath.splitext(name)[1],
+        "collection": static.collection,
+    }
+
+
+def _markdown_fn(md: mistune.Markdown | None) -> MarkdownFn:
+    def convert(text: str) -> str:
+        return markdown_to_html(text, md or _default_markdown())
+
+    return convert
+
+
+@functools.cache
+def _default_markdown() -> mistune.Markdown:
+    return make_markdown()

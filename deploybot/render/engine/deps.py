@@ -1,0 +1,440 @@
+"""Dependency recording: what each output was made from, captured as the render reads it.
+
+Nothing here is a hand-kept list. The objects the templates and the Liquid layer see record
+every read into the current :class:`Recorder` frame:
+
+- :class:`TrackingLoader` wraps the Jinja2 loader: every ``get_template`` (layouts, and what
+  they ``extends``/``include``/``import``, also on Jinja2's cache hits) records
+  ``t:NAME`` with a fingerprint of the template source ('' when it does not exist).
+- :class:`TrackedDict` is a ``dict`` whose reads record ``PREFIX+KEY``: ``page`` (``p:``),
+  ``site`` (``s:``) and each post of ``site.posts`` (``k:``, a key read on *some* post).
+  Whole-mapping reads (iteration, ``repr``) record ``PREFIX*``. A post's neighbours
+  (``page.previous``/``page.next``) are tracked mappings of their own (``p:previous.KEY``),
+  so a post depends only on what it shows of its neighbours.
+- :class:`TrackedList` is a list of the ``site`` mapping: any use (iteration, length, index)
+  records its key: ``o`` for ``site.posts`` (the post order and membership), ``g`` for
+  ``site.pages`` (the pages and their fields), ``f`` for ``site.static_files``.
+- :class:`LazySite` makes ``posts``, ``pages``, ``static_files``, ``categories``, ``tags``
+  and ``data`` on first read; reading ``data`` records ``D`` (the ``_data/`` files: any
+  change to one dirties it); reading ``categories``/``tags`` also records ``o`` and
+  ``k:categories``/``k:tags`` (they group the posts by those fields).
+- :class:`TrackingTree` wraps the source tree: ``read``/``blob_id`` record ``b:PATH`` and
+  ``paths()`` records ``L`` (the list of paths).
+
+Dependency keys are plain strings, so the cache can index them; each maps to a fingerprint
+(:func:`fingerprint`) of the value read, or ``""`` when only the fact of the read matters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+import jinja2
+
+from deploybot.render.read.source import SourceTree
+
+ORDER = "o"
+"""Key: the visible posts, their order (``site.posts``)."""
+PATHS = "L"
+"""Key: the list of paths in the source tree."""
+PAGES = "g"
+"""Key: the pages and their ``page`` fields (``site.pages``)."""
+STATIC = "f"
+"""Key: the static files (``site.static_files``)."""
+DATA = "D"
+"""Key: the list of ``_data/`` files (``site.data``; each file read records its ``b:``)."""
+COLLECTIONS = "C"
+"""Key: ``site.collections`` (every collection's documents and files, the posts)."""
+TIME = "s:time"
+"""Key: ``site.time`` (the build time; also the date of a collection document without one)."""
+SITEMAP = "m"
+"""Key: what the sitemap shows of some post (its URL, date, ``sitemap``/
+``last_modified_at`` front matter)."""
+NEIGHBOURS = frozenset({"previous", "next"})
+"""``page`` keys holding a post's neighbours, tracked as mappings of their own."""
+PRESENT = "{}"
+"""Fingerprint recorded when a nested tracked mapping is read (its keys are tracked apart)."""
+WHOLE = "*"
+"""Suffix of a key naming a whole mapping (iteration, ``repr``)."""
+
+
+def fingerprint(value: object) -> str:
+    """Return a short, stable digest (16 hex) of ``repr(value)``."""
+    return hashlib.blake2b(repr(value).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+class Recorder:
+    """Collects ``{dependency key: fingerprint}`` for the output being rendered.
+
+    Frames nest (:meth:`push`/:meth:`pop`); a read is recorded in every open frame, so an
+    output's frame also holds what its content render read. With no frame open, reads are
+    not recorded.
+    """
+
+    def __init__(self) -> None:
+        self._frames: list[dict[str, str]] = []
+
+    def push(self) -> None:
+        """Open a new frame."""
+        self._frames.append({})
+
+    def pop(self) -> dict[str, str]:
+        """Close the innermost frame and return its ``{key: fingerprint}``."""
+        return self._frames.pop()
+
+    def add(self, key: str, fp: str = "") -> None:
+        """Record ``key`` (with ``fp``) in every open frame."""
+        for frame in self._frames:
+            frame.setdefault(key, fp)
+
+
+_ABSENT = object()
+
+
+class TrackedDict(dict[str, Any]):
+    """A ``dict`` recording ``prefix + key`` on reads. Same ``repr`` and equality as a dict.
+
+    ``page`` values are recorded with a fingerprint (so a changed neighbour can be checked
+    by value); other prefixes record keys only. A mapping value under a key in ``nested`` is
+    handed out as a :class:`TrackedDict` with prefix ``prefix + key + "."`` and records
+    :data:`PRESENT` itself (:func:`read_fingerprint` recomputes the same). ``bool()`` records
+    nothing: the mappings tracked here (``page``, ``site``, posts) are never empty.
+    """
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        recorder: Recorder,
+        prefix: str,
+        with_value: bool,
+        nested: frozenset[str] = frozenset(),
+    ) -> None:
+        super().__init__(data)
+        self._recorder = recorder
+        self._prefix = prefix
+        self._with_value = with_value
+        self._nested = nested
+
+    def _note(self, key: object) -> None:
+        if isinstance(key, str):
+            value = dict.get(self, key, _ABSENT)
+            fp = ""
+            if self._with_value and value is not _ABSENT:
+                fp = PRESENT if self._is_nested(key, value) else fingerprint(value)
+            self._recorder.add(self._prefix + key, fp)
+
+    def _is_nested(self, key: str, value: Any) -> bool:
+        return key in self._nested and isinstance(value, dict)
+
+    def _wrap(self, key: str, value: Any) -> Any:
+        if self._is_nested(key, value) and not isinstance(value, TrackedDict):
+            value = TrackedDict(value, self._recorder, f"{self._prefix}{key}.", self._with_value)
+            dict.__setitem__(self, key, value)
+        return value
+
+    def _note_all(self) -> None:
+        fp = fingerprint(list(dict.items(self))) if self._with_value else ""
+        self._recorder.add(self._prefix + WHOLE, fp)
+
+    def __bool__(self) -> bool:
+        return dict.__len__(self) > 0
+
+    def __getitem__(self, key: str) -> Any:
+        self._note(key)
+        return self._wrap(key, super().__getitem__(key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._note(key)
+        return self._wrap(key, super().get(key, default))
+
+    def __contains__(self, key: object) -> bool:
+        self._note(key)
+        return super().__contains__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._note_all()
+        return super().__iter__()
+
+    def keys(self) -> Any:
+        self._note_all()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._note_all()
+        return super().values()
+
+    def items(self) -> Any:
+        self._note_all()
+        return super().items()
+
+    def __len__(self) -> int:
+        self._note_all()
+        return super().__len__()
+
+    def __repr__(self) -> str:
+        self._note_all()
+        return super().__repr__()
+
+
+def read_fingerprint(page: dict[str, Any], name: str, nested: frozenset[str] = NEIGHBOURS) -> str:
+    """Return the fingerprint a :class:`TrackedDict` (``with_value``, ``nested``) over
+    ``page`` records for the key ``name`` (the recorded key without its prefix: ``title``,
+    ``*``, ``previous``, ``previous.url``, ``previous.*``); ``""`` when absent."""
+    head, dot, rest = name.partition(".")
+    if dot and head in nested and isinstance(page.get(head), dict):
+        return read_fingerprint(page[head], rest, frozenset())
+    if name == WHOLE:
+        return fingerprint(list(page.items()))
+    if name not in page:
+        return ""
+    value = page[name]
+    return PRESENT if name in nested and isinstance(value, dict) else fingerprint(value)
+
+
+def collection_key(label: str) -> str:
+    """Key: the documents of collection ``label``, their order and fields."""
+    return "c:" + label
+
+
+class TrackedList(list[Any]):
+    """A list of the ``site`` mapping whose every use records ``key`` (see the module
+    docstring: ``o``, ``g``, ``f``, ``c:LABEL`` or ``C``) and the ``extra`` keys."""
+
+    def __init__(
+        self, items: list[Any], recorder: Recorder, key: str, extra: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(items)
+        self._recorder = recorder
+        self._keys = (key, *extra)
+
+    def _note(self) -> None:
+        for key in self._keys:
+            self._recorder.add(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        self._note()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._note()
+        return super().__len__()
+
+    def __getitem__(self, index: Any) -> Any:
+        self._note()
+        return super().__getitem__(index)
+
+    def __repr__(self) -> str:
+        self._note()
+        return super().__repr__()
+
+
+class DocPage(TrackedDict):
+    """The ``page`` of a collection document (``p:`` keys, with values): reading its
+    neighbours (``previous``/``next``, from the collection's order) records
+    ``c:<label>``, and reading the date of an undated document (``site.time``) records
+    ``s:time``."""
+
+    def __init__(self, data: dict[str, Any], recorder: Recorder, label: str, dated: bool) -> None:
+        super().__init__(data, recorder, "p:", True)
+        self._label = label
+        self._dated = dated
+
+    def _note(self, key: object) -> None:
+        super()._note(key)
+        if key in NEIGHBOURS or key == WHOLE:
+            self._recorder.add(collection_key(self._label))
+        if not self._dated and key in ("date", WHOLE):
+            self._recorder.add(TIME)
+
+    def _note_all(self) -> None:
+        super()._note_all()
+        self._recorder.add(collection_key(self._label))
+        if not self._dated:
+            self._recorder.add(TIME)
+
+
+class SiteContent(Protocol):
+    """Where :class:`LazySite` gets the content lists from (the engine, over the cache)."""
+
+    def site_posts(self) -> list[tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]]:
+        """Return ``(post mapping, categories, tags)`` of every visible post, newest first."""
+        ...
+
+    def site_pages(self) -> list[dict[str, Any]]:
+        """Return the ``page`` mapping of every page, in source-path order."""
+        ...
+
+    def site_static_files(self) -> list[dict[str, Any]]:
+        """Return the ``site.static_files`` entries, in source-path order."""
+        ...
+
+    def site_data(self) -> dict[str, Any]:
+        """Return ``site.data`` (the ``_data/`` files), recording what it reads."""
+        ...
+
+    def site_collection(self, label: str) -> tuple[list[dict[str, Any]], bool]:
+        """Return the document mappings of collection ``label`` in its order, and whether
+        one of them is undated (dated ``site.time``)."""
+        ...
+
+    def site_collections(self) -> tuple[list[dict[str, Any]], bool]:
+        """Return ``site.collections``, and whether a document in it is undated."""
+        ...
+
+
+_LAZY = ("posts", "pages", "static_files", "categories", "tags", "data", "collections")
+_GROUPS = {"categories": ("k:categories",), "tags": ("k:tags",)}
+
+
+class LazySite(TrackedDict):
+    """The ``site`` mapping (``s:`` keys); ``posts``, ``pages``, ``static_files``,
+    ``categories``, ``tags``, ``data``, ``collections`` and each collection's documents
+    (``labels``) are made from ``content`` on first read, so a build that renders no
+    listing never loads every post."""
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        recorder: Recorder,
+        content: SiteContent,
+        labels: tuple[str, ...] = (),
+    ) -> None:
+        lazy = (*_LAZY, *labels)
+        super().__init__({**data, **dict.fromkeys(lazy, _ABSENT)}, recorder, "s:", False)
+        self._content = content
+        self._lazy = frozenset(lazy)
+        self._labels = frozenset(labels)
+
+    def _load(self, key: str) -> None:
+        if key not in self._lazy or dict.get(self, key) is not _ABSENT:
+            return
+        recorder = self._recorder
+        if key in self._labels:
+            docs, undated = self._content.site_collection(key)
+            extra = (TIME,) if undated else ()
+            dict.__setitem__(self, key, TrackedList(docs, recorder, collection_key(key), extra))
+            return
+        if key == "collections":
+            lists, undated = self._content.site_collections()
+            extra = (TIME,) if undated else ()
+            dict.__setitem__(self, key, TrackedList(lists, recorder, COLLECTIONS, extra))
+            return
+        if key in ("posts", "categories", "tags"):
+            rows = self._content.site_posts()
+            posts = [TrackedDict(p, recorder, "k:", False) for p, _, _ in rows]
+            categories: dict[str, list[TrackedDict]] = {}
+            tags: dict[str, list[TrackedDict]] = {}
+            # Jekyll's post_attr_hash: names in oldest-first order, posts newest first.
+            for post, (_, cats, names) in reversed(list(zip(posts, rows, strict=True))):
+                for name in dict.fromkeys(cats):
+                    categories.setdefault(name, []).insert(0, post)
+                for name in dict.fromkeys(names):
+                    tags.setdefault(name, []).insert(0, post)
+            dict.__setitem__(self, "posts", TrackedList(posts, recorder, ORDER))
+            dict.__setitem__(self, "categories", categories)
+            dict.__setitem__(self, "tags", tags)
+        elif key == "data":
+            dict.__setitem__(self, "data", self._content.site_data())
+        elif key == "pages":
+            pages = self._content.site_pages()
+            dict.__setitem__(self, "pages", TrackedList(pages, recorder, PAGES))
+        else:
+            static = self._content.site_static_files()
+            dict.__setitem__(self, "static_files", TrackedList(static, recorder, STATIC))
+
+    def _note(self, key: object) -> None:
+        super()._note(key)
+        if key == "data":  # made once per build: every reader records the data files
+            self._recorder.add(DATA)
+        if isinstance(key, str) and key in _GROUPS:
+            self._recorder.add(ORDER)
+            for extra in _GROUPS[key]:
+                self._recorder.add(extra)
+
+    def __getitem__(self, key: str) -> Any:
+        self._load(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._load(key)
+        return super().get(key, default)
+
+    def _note_all(self) -> None:
+        for key in self._lazy:
+            self._load(key)
+        super()._note_all()
+
+
+class TrackingLoader(jinja2.BaseLoader):
+    """Wraps a Jinja2 loader; every template lookup records ``t:NAME`` -> source fingerprint.
+
+    Jinja2 calls the ``uptodate`` callable on each cache hit (``auto_reload``, the default),
+    so reuse of a cached layout is recorded too. A missing template records ``''``.
+    """
+
+    def __init__(self, inner: jinja2.BaseLoader, recorder: Recorder) -> None:
+        self.inner = inner
+        self.recorder = recorder
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        """Return the inner loader's ``(source, filename, uptodate)``, recording the read.
+
+        Raises ``jinja2.TemplateNotFound`` as the inner loader does.
+        """
+        key = "t:" + template
+        try:
+            source, filename, _ = self.inner.get_source(environment, template)
+        except jinja2.TemplateNotFound:
+            self.recorder.add(key, "")
+            raise
+        fp = fingerprint(source)
+        self.recorder.add(key, fp)
+
+        def uptodate() -> bool:
+            self.recorder.add(key, fp)
+            return True
+
+        return source, filename, uptodate
+
+    def list_templates(self) -> list[str]:
+        """Return the inner loader's template names."""
+        return self.inner.list_templates()
+
+
+class TrackingTree:
+    """A :class:`SourceTree` recording ``b:PATH`` (blob id) on reads and ``L`` on listings."""
+
+    def __init__(self, inner: SourceTree, recorder: Recorder) -> None:
+        self.inner = inner
+        self.recorder = recorder
+
+    def paths(self) -> Iterator[str]:
+        """Yield the inner tree's paths, recording ``L``."""
+        self.recorder.add(PATHS)
+        return self.inner.paths()
+
+    def read(self, path: str) -> bytes:
+        """Return the file's bytes, recording ``b:PATH``. Raises ``KeyError`` when absent."""
+        self._note(path)
+        return self.inner.read(path)
+
+    def blob_id(self, path: str) -> str:
+        """Return the blob id, recording ``b:PATH``. Raises ``KeyError`` when absent."""
+        self._note(path)
+        return self.inner.blob_id(path)
+
+    def size(self, path: str) -> int:
+        """Return the file size, recording ``b:PATH``. Raises ``KeyError`` when absent."""
+        self._note(path)
+        return self.inner.size(path)
+
+    def _note(self, path: str) -> None:
+        try:
+            blob = self.inner.blob_id(path)
+        except KeyError:
+            blob = ""
+        self.recorder.add("b:" + path, blob)

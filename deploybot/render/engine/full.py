@@ -1,0 +1,490 @@
+"""Rendering with recorded dependencies, streaming into a sink, and the full build.
+
+A *producer* makes some outputs: a source path (post, page or static file), the theme's
+index (:data:`INDEX`), the theme's assets (:data:`ASSETS`), the feeds (:data:`FEEDS`) or the
+sitemap (:data:`SITEMAP_PRODUCER`). :class:`Engine` renders one producer at a time with the
+functions of :mod:`.build`, records what it read (:mod:`.deps`), writes its outputs to an
+:class:`~deploybot.render.outputs.sinks.OutputSink` (so a 10k-post build never holds every output
+in memory) and its outputs, dependencies, warnings and content to the
+:class:`~deploybot.render.engine.cache.BuildCache`. :meth:`Engine.full` is the full build, in
+:func:`~deploybot.render.engine.build.build_site`'s order and with its warnings; :mod:`.incremental`
+re-runs only the producers a change reaches.
+
+The ``site`` the templates see is a :class:`~deploybot.render.engine.deps.LazySite` over the cache
+(posts, pages, static files, categories, tags), a post's ``page`` carries its neighbours
+from the cache, and ``{% include %}`` reads through the tracking tree; so everything a render
+reads is recorded, and the result equals :func:`~deploybot.render.engine.build.build_site`'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from deploybot.render.engine import build
+from deploybot.render.engine.cache import BuildCache, CacheError, SourceRow
+from deploybot.render.engine.deps import (
+    NEIGHBOURS,
+    ORDER,
+    PAGES,
+    SITEMAP,
+    STATIC,
+    Recorder,
+    SiteContent,
+    TrackedDict,
+    TrackingLoader,
+    TrackingTree,
+)
+from deploybot.render.engine.document import render_document
+from deploybot.render.engine.parallel import Doc, Workers
+from deploybot.render.engine.site_lists import Neighbours, SiteLists, doc_date_us
+from deploybot.render.limits import LimitedTree, check_file_size, out_of_memory
+from deploybot.render.liquid.excerpt import CUT, excerpt_source
+from deploybot.render.markdown.renderer import markdown_for
+from deploybot.render.model import (
+    Page,
+    Post,
+    RenderOptions,
+    RenderWarning,
+    SiteModel,
+    future_cutoff,
+    site_time,
+)
+from deploybot.render.outputs.sinks import (
+    BuildReport,
+    CheckedSink,
+    MemorySink,
+    NeedFullBuild,
+    OutputSink,
+    RenderedSource,
+    micros,
+)
+from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
+from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
+from deploybot.render.read.site import SourceFile, read_source_file
+from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
+from deploybot.render.read.source import SourceTree
+from deploybot.render.read.symlinks import ResolvedTree
+from deploybot.render.theme import site_theme
+from deploybot.render.theme.layouts import make_environment
+
+__all__ = ["BuildReport", "Engine", "MemorySink", "NeedFullBuild", "OutputSink"]
+
+FEEDS = ":feeds"
+INDEX = ":theme-index"
+ASSETS = ":theme-assets"
+SITEMAP_PRODUCER = ":sitemap"
+ASSETS_KEY = "a"
+"""Dependency key of the theme's ``assets/`` folder (any file in it changed)."""
+NEVER = 2**62
+
+
+def options_key(options: RenderOptions) -> str:
+    """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
+    typography and footnotes, and the limits (layout budgets, file, page and YAML sizes,
+    Markdown elements): a page that fitted a looser limit must be checked again)."""
+    return "\0".join(
+        str(v)
+        for v in (
+            options.theme,
+            options.timezone,
+            options.feed_limit,
+            options.typography,
+            options.footnotes,
+            options.layout_limits,
+            options.liquid_limits,
+            options.max_file_bytes,
+            options.max_page_bytes,
+            options.max_yaml_size,
+            options.markdown_max_elements,
+        )
+    )
+
+
+def _strip(model: Post | Page) -> Post | Page:
+    """Return ``model`` as the cache keeps it: a page without its body; a post with only its
+    excerpt's source as the body (and :data:`~deploybot.render.liquid.excerpt.CUT` as its separator,
+    so its ``excerpt`` is unchanged)."""
+    if isinstance(model, Post):
+        if not model.excerpt_separator:
+            return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
+        source = excerpt_source(model.doc.body, model.excerpt_separator)
+        doc = dataclasses.replace(model.doc, body=source)
+        return dataclasses.replace(model, doc=doc, excerpt_separator=CUT)
+    return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
+
+
+def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
+    """Return what the sitemap shows of a post row (its URL, date and the front-matter keys
+    it reads); ``()`` for anything else."""
+    if row is None or row.kind != "post":
+        return ()
+    fm = row.model.doc.front_matter
+    return (row.model.url, row.date_us, fm.get("sitemap"), fm.get("last_modified_at"))
+
+
+class Engine(SiteLists):
+    """One build's shared state: config, Jinja2 environment, tracked ``site``, sink, cache.
+
+    Raises ``SourceError`` from the constructor for a bad ``_config.yml``.
+    """
+
+    def __init__(
+        self, tree: SourceTree, options: RenderOptions, cache: BuildCache, sink: OutputSink
+    ) -> None:
+        self.links = ResolvedTree(tree)
+        tree = LimitedTree(self.links, options.max_file_bytes)
+        self.tree, self.options, self.cache = tree, options, cache
+        self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
+        self.config = load_config(tree, options.timezone, options.max_yaml_size)
+        self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
+        self.recorder = Recorder()
+        tracked_tree = TrackingTree(tree, self.recorder)
+        env = make_environment(tracked_tree, options.theme, self.config, options.layout_limits)
+        assert env.loader is not None
+        env.loader = TrackingLoader(env.loader, self.recorder)
+        self.time = site_time(self.config, options)
+        self.time_us = micros(self.time)
+        cutoff = future_cutoff(self.config, options)
+        self.cut_us = NEVER if cutoff is None else micros(cutoff)
+        # the cut-off moves with the clock (not future: true, nor _config.yml's time)
+        self.clock_cutoff = cutoff is not None and self.config.time is None
+        self.md = markdown_for(options)
+        self.env = env
+        self.tracked_tree = tracked_tree
+        self.layout_names: dict[str, str] = {}
+        self.data_paths: list[str] = []
+        self._setup({}, [])
+        self.rendered: set[str] = set()
+        self.owners: dict[str, str] | None = None  # full build: output -> owner label
+        # every symlink of the tree -> the paths its resolution looked at (.links)
+        self.chains: dict[str, list[str]] = {}
+        self.overwrites: list[RenderWarning] = []
+
+    def site_content(self) -> SiteContent:
+        """Return the engine: it makes ``site``'s lists from the cache."""
+        return self
+
+    def config_blob(self) -> str:
+        """Return the blob id of ``_config.yml`` ('' when absent)."""
+        try:
+            return self.tree.blob_id(CONFIG_PATH)
+        except KeyError:
+            return ""
+
+    def meta(self) -> dict[str, str]:
+        """Return the cache ``meta`` values describing this build."""
+        return {
+            "options": options_key(self.options),
+            "config": self.config_blob(),
+            "time_us": str(self.time_us),
+            "cut_us": str(self.cut_us),
+            "layouts": json.dumps(self.layout_names, sort_keys=True),
+            "data": json.dumps(self.data_paths),
+            "links": json.dumps(self.chains, sort_keys=True),
+        }
+
+    def read_source(self, path: str) -> SourceRow | None:
+        """Return what ``path`` is (post, doc, page, static, other) per Jekyll's reading
+        rules, or ``None`` when it is not in the tree. Raises ``SourceError`` for a broken
+        file."""
+        try:
+            blob = self.tree.blob_id(path)
+        except KeyError:
+            if not (self.links.is_symlink(path) or self.links.is_submodule(path)):
+                return None
+            blob = ""  # a symlink that does not resolve, or a submodule: a warning only
+        with out_of_memory(path, "reading"):
+            found = self._load(path)
+        notes = tuple((w.line, w.message) for w in found.warnings)
+        if found.post is not None and found.post.is_post:
+            post = found.post
+            return SourceRow(path, blob, "post", True, micros(post.date), _strip(post), notes)
+        if found.post is not None:
+            doc = found.post
+            return SourceRow(path, blob, "doc", True, doc_date_us(doc), _strip(doc), notes)
+        if found.page is not None:
+            return SourceRow(path, blob, "page", False, 0, _strip(found.page), notes)
+        if found.static is not None:
+            return SourceRow(path, blob, "static", False, 0, found.static, notes)
+        return SourceRow(path, blob, "other", False, 0, None, notes)
+
+    def expand_links(self, changed: list[str]) -> list[str]:
+        """Return ``changed`` (source paths) plus every symlink whose resolution looked at
+        one of them (its target changed, came or went), and keep the map of symlinks
+        up to date for :meth:`meta`. Raises ``CacheError`` for an unreadable map."""
+        try:
+            before: dict[str, list[str]] = json.loads(self.cache.meta("links") or "{}")
+        except ValueError as exc:
+            raise CacheError(f"links: {exc}") from exc
+        touched = set(changed)
+        touched.update(link for link, chain in before.items() if touched.intersection(chain))
+        self.chains = {link: chain for link, chain in before.items() if link not in touched}
+        for path in touched:
+            if self.links.is_symlink(path):
+                self.chains[path] = list(self.links.resolve(path).chain)
+        return sorted(touched)
+
+    def _load(self, path: str) -> SourceFile:
+        """Read the source ``path`` of the tree (no future cut-off)."""
+        max_yaml = self.options.max_yaml_size
+        return read_source_file(
+            self.tree, path, self.config, self.time, self.hidden, max_yaml, self.links
+        )
+
+    def visible(self, row: SourceRow | None, cut_us: int) -> bool:
+        """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""
+        if row is None or row.kind == "other":
+            return False
+        if row.kind == "static":
+            return bool(row.model.output_path)
+        if row.kind == "doc":
+            return bool(row.model.output_path) and (row.date_us < 0 or row.date_us <= cut_us)
+        return row.kind != "post" or (row.published and row.date_us <= cut_us)
+
+    # producers
+
+    def _put(self, path: str, owner: str) -> None:
+        if self.owners is None:
+            return
+        if path in self.owners:
+            message = f"output {path} (from {self.owners[path]}) is overwritten by {owner}"
+            self.overwrites.append(RenderWarning(owner, None, message))
+        self.owners[path] = owner
+
+    def _record(
+        self, producer: str, outputs: list[str], deps: dict[str, str], warnings: Iterable[Any]
+    ) -> None:
+        self.rendered.add(producer)
+        self.cache.set_outputs(producer, outputs)
+        self.cache.set_deps(producer, deps)
+        self.cache.set_render_warnings(producer, ((w.path, w.line, w.message) for w in warnings))
+
+    def render_source(self, row: SourceRow, neighbours: Neighbours | None = None) -> None:
+        """Render the post, document, page or static file ``row`` into the sink and the
+        cache; a post or a document gets ``neighbours`` (``(previous, next)``; default: from
+        the cache).
+
+        Raises ``SourceError`` for bad input."""
+        path = row.path
+        if row.kind == "static":
+            # The sink may copy the blob without reading it: check its size first anyway.
+            check_file_size(self.tree, path, self.options.max_file_bytes)
+            out = row.model.output_path
+            self._put(out, path)
+            with out_of_memory(path, "copying"):
+                self.sink.copy(out, row.blob, lambda: self.tree.read(path))
+            self._record(path, [out], {"b:" + path: row.blob}, ())
+            return
+        self.apply(row, self.render_row(row, neighbours))
+
+    def render_row(self, row: SourceRow, neighbours: Neighbours | None = None) -> RenderedSource:
+        """Render the post, document or page ``row`` (a post or document with
+        ``neighbours``, default: from the cache) without writing anything: what
+        :meth:`apply` stores. A render worker runs this (:mod:`.parallel`). Raises
+        ``SourceError`` for bad input, and naming the file when it runs out of memory."""
+        with out_of_memory(row.path, "rendering"):
+            return self._render_row(row, neighbours)
+
+    def _render_row(self, row: SourceRow, neighbours: Neighbours | None) -> RenderedSource:
+        path = row.path
+        found = self._load(path)
+        doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
+        assert doc is not None
+        self.recorder.push()
+        outputs: list[tuple[str, bytes]] = []
+        warnings: list[RenderWarning] = []
+        content = None
+        try:
+            if isinstance(doc, Post) and not doc.is_post:
+                rendered = self._render_doc(doc, neighbours)
+                outputs.append((rendered.output_path, rendered.output))
+                warnings.extend(rendered.warnings)
+            elif isinstance(doc, Post):
+                pair = self.neighbours(row) if neighbours is None else neighbours
+                page = build.post_variables(doc, self.md, *pair)
+                tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
+                rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
+                content = rendered.content
+                outputs.append((rendered.output_path, rendered.output))
+                warnings.extend(rendered.warnings)
+            else:
+                for rendered in self._page_outputs(doc):
+                    outputs.append((rendered.output_path, rendered.output))
+                    warnings.extend(rendered.warnings)
+        finally:
+            deps = self.recorder.pop()
+        deps["b:" + path] = row.blob
+        return RenderedSource(outputs, content, deps, warnings)
+
+    def apply(self, row: SourceRow, done: RenderedSource) -> None:
+        """Store ``row``'s render ``done``: its outputs into the sink, its content, outputs,
+        dependencies and warnings into the cache. Raises ``SourceError`` for an output path
+        refused or past ``max_site_bytes``."""
+        if done.content is not None:
+            self.cache.put_content(row.path, done.content)
+        for output_path, data in done.outputs:
+            self._put(output_path, row.path)
+            self.sink.write(output_path, data)
+        self._record(row.path, [p for p, _ in done.outputs], done.deps, done.warnings)
+
+    def _page_outputs(self, doc: Page) -> Iterable[build.RenderedDocument]:
+        """Render a page (each page of posts, when it is the paginated ``index.html``)."""
+        pager = None
+        if self.liquid_theme and doc.doc.path.rsplit("/", 1)[-1] == "index.html":
+            pages = [r.model for r in self.cache.rows("page")]
+            self.recorder.add(PAGES)  # which index.html is paginated
+            pager = site_theme.pager_of(self.config, pages)
+        return build.render_page_outputs(
+            doc, self.ctx, pager, lambda page: TrackedDict(page, self.recorder, "p:", True)
+        )
+
+    def render_assets(self) -> None:
+        """Copy the theme's ``assets/`` files (recording ``a``)."""
+        outputs: list[str] = []
+        assets = () if self.liquid_theme else build.theme_assets(self.tree, self.options.theme)
+        for path, data in assets:
+            self._put(path, f"theme {self.options.theme}")
+            self.sink.write(path, data)
+            outputs.append(path)
+        self._record(ASSETS, outputs, {ASSETS_KEY: ""}, ())
+
+    def render_index(self) -> None:
+        """Render the theme's ``index.html`` listing (when the theme has one)."""
+        self.recorder.push()
+        try:
+            data = None if self.liquid_theme else build.render_index(self.ctx)
+        finally:
+            deps = self.recorder.pop()
+        if data is not None:
+            self._put("index.html", f"theme {self.options.theme}")
+            self.sink.write("index.html", data)
+        self._record(INDEX, [] if data is None else ["index.html"], deps, ())
+
+    def render_feeds(self) -> None:
+        """Write ``atom.xml`` and ``rss.xml`` from cached post models and contents.
+
+        Raises :class:`CacheError` when a shown post's content is missing."""
+        if self.liquid_theme:  # the site's own theme: Jekyll writes no feeds of its own
+            self._record(FEEDS, [], {"s:time": ""}, ())
+            return
+        rows = self.cache.posts(self.cut_us, max(self.options.feed_limit, 0))
+        contents: dict[str, str] = {}
+        for row in rows:
+            content = self.cache.content(row.path)
+            if content is None:
+                raise CacheError(f"no cached content for {row.path}")
+            contents[row.path] = content
+        model = SiteModel(self.config, tuple(r.model for r in rows), (), (), self.time)
+        files = build.feed_files(model, contents, self.options.feed_limit)
+        for path, data in files.items():
+            self._put(path, "feeds")
+            self.sink.write(path, data)
+        self._record(FEEDS, sorted(files), {"s:time": ""}, ())
+
+    def render_sitemap(self) -> None:
+        """Write ``sitemap.xml`` when ``_config.yml`` enables jekyll-sitemap and no source
+        writes it (recording the post order, the pages, the static files and ``m``)."""
+        deps = dict.fromkeys((ORDER, PAGES, STATIC, SITEMAP), "")
+        pages = tuple(row.model for row in self.cache.rows("page"))
+        static = tuple(row.model for row in self.cache.rows("static"))
+        model = SiteModel(self.config, (), pages, static, self.time)
+        outputs: list[str] = []
+        if sitemap_wanted(model):
+            posts = tuple(row.model for row in self.cache.posts(self.cut_us))
+            model = dataclasses.replace(model, posts=posts)
+            self._put(SITEMAP_PATH, "sitemap")
+            self.sink.write(SITEMAP_PATH, sitemap_xml(model, build.site_root(model)))
+            outputs.append(SITEMAP_PATH)
+        self._record(SITEMAP_PRODUCER, outputs, deps, ())
+
+    def page_owns_index(self) -> bool:
+        """Return whether a source (a page, a static file, a document) writes
+        ``index.html``: then the theme index is not made."""
+        if any(not p.startswith(":") for p in self.cache.producers_of("index.html")):
+            return True
+        rows = [*self.cache.rows("page"), *self.cache.rows("static"), *self.cache.rows("doc")]
+        return any(
+            r.model.output_path == "index.html" and self.visible(r, self.cut_us) for r in rows
+        )
+
+    def warnings(self) -> tuple[RenderWarning, ...]:
+        """Return every warning of the current state, sorted as ``build_site`` sorts them."""
+        found = [RenderWarning(p, n, m) for p, n, m in self.cache.all_warnings()]
+        found += [RenderWarning(p, n, m) for p, n, m in self.cache.render_warnings()]
+        found += [
+            RenderWarning(p, None, "skipped: the post has a future date")
+            for p in self.cache.future_warnings(self.cut_us)
+        ]
+        if not self.config.url and not self.liquid_theme and self.cache.posts(self.cut_us, 1):
+            found.append(build.no_url_warning(self.config_blob() != ""))
+        found += self.overwrites
+        found += self.config.warnings
+        return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
+
+    def _read_all(self, workers: Workers) -> list[SourceRow]:
+        """Read every source (:meth:`read_source`, by ``workers``) into the cache; return
+        the rows stored, in path order (a render worker's copy of the cache)."""
+        stored: list[SourceRow] = []
+        for row in workers.read():
+            if row is not None and (row.kind != "other" or row.warnings):
+                self.cache.put_source(row)
+                stored.append(row)
+        return stored
+
+    def _render_docs(self, rows: list[SourceRow]) -> None:
+        """Render the visible collection documents ``rows`` here, in order (each
+        collection's order is read once; they are few beside the posts)."""
+        pairs = self.doc_neighbours(dict.fromkeys(row.model.collection for row in rows))
+        for row in rows:
+            if self.visible(row, self.cut_us):
+                self.render_source(row, pairs.get(row.model.doc.path, (None, None)))
+
+    def full(self, reason: str) -> BuildReport:
+        """Build everything (in ``build_site``'s order), replacing the cache's rows.
+
+        The sink should start empty (or hold the previous output, which is then replaced:
+        the caller deletes what this build did not write). Raises ``SourceError``."""
+        self.cache.clear()
+        self.setup_full()
+        self.owners = {}
+        paths = sorted([*self.tree.paths(), *self.links.submodules()])
+        for path in paths:
+            if self.links.is_symlink(path):
+                self.chains[path] = list(self.links.resolve(path).chain)
+        with Workers(self, paths) as workers:
+            stored = self._read_all(workers)
+            self.render_assets()
+            for row in stored:
+                if row.kind == "static" and self.visible(row, self.cut_us):
+                    self.render_source(row)
+            index_of = {row.path: i for i, row in enumerate(stored)}
+            pages = [i for i, row in enumerate(stored) if row.kind == "page"]
+            posts = [index_of[row.path] for row in self.cache.posts(self.cut_us)]
+            docs: list[Doc] = [(i, None) for i in pages]
+            docs += [(j, _pair(posts, k)) for k, j in enumerate(posts)]
+            workers.share(stored, docs)
+            renders = workers.render()
+            if not self.page_owns_index():
+                self.render_index()  # here, while the workers (if any) render the rest
+            for row, done in renders:
+                self.apply(row, done)
+        self._render_docs([row for row in stored if row.kind == "doc"])
+        self.render_feeds()
+        self.render_sitemap()
+        return BuildReport(
+            True,
+            reason,
+            frozenset(self.rendered),
+            self.warnings(),
+            self.config.timezone,
+            self.waiting(),
+        )
+
+
+def _pair(posts: list[int], k: int) -> tuple[int | None, int | None]:
+    """Return the (older, newer) neighbours of ``posts[k]`` in a newest-first list (as
+    :func:`~deploybot.render.engine.build.neighbours`)."""
+    return (posts[k + 1] if k + 1 < len(posts) else None, posts[k - 1] if k > 0 else None)

@@ -1,0 +1,136 @@
+"""Code highlighting with Pygments, in the HTML wrappers Jekyll (kramdown + Rouge) emits.
+
+Rouge's classes are "CSS-compatible to Pygments" (kramdown's ``syntax_highlighter/rouge.rb``),
+so a Pygments stylesheet for ``.highlight`` styles either. The wrappers come from kramdown's
+``convert_codeblock`` (fenced blocks) and Jekyll's ``tags/highlight.rb`` (``{% highlight %}``).
+
+Some Pygments lexers backtrack catastrophically (``systemd`` on 2 KB of blanks: a minute), so
+highlighting is timed (:mod:`.clock`): past a page's budget it raises
+:class:`~.clock.HighlightTimeout` rather than falling back to plain text, so the
+output never depends on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from functools import lru_cache
+
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from deploybot.render.highlight.cache import cached
+from deploybot.render.highlight.clock import timed_tokens
+
+_SPANS = HtmlFormatter(nowrap=True)  # highlight_cache.FORMATTER: change both together
+
+
+@lru_cache(maxsize=256)
+def lexer_for(lang: str) -> Lexer | None:
+    """Return a (cached, reusable) Pygments lexer for ``lang``, or ``None`` when unknown.
+
+    ``stripnl=False`` keeps leading blank lines, as Rouge does.
+    """
+    try:
+        lexer: Lexer = get_lexer_by_name(lang.lower(), stripnl=False)
+    except ClassNotFound:
+        return None
+    return lexer
+
+
+def code_spans(code: str, lang: str | None) -> str:
+    """Return ``code`` as HTML: Pygments token spans, or escaped text for unknown languages.
+
+    Only ``& < >`` are escaped in the fallback, like Rouge's plain-text output. A block
+    the running build's highlight cache holds is taken from it (:mod:`.cache`).
+    Raises
+    :class:`~.clock.HighlightTimeout` when highlighting passes the page's budget.
+    """
+    lexer = lexer_for(lang) if lang else None
+    if lang is None or lexer is None:
+        return html.escape(code, quote=False)
+    return cached(lexer, code, lambda: _spans(lexer, code, lang))
+
+
+def _spans(lexer: Lexer, code: str, lang: str) -> str:
+    out = io.StringIO()
+    with timed_tokens(lexer, code, lang) as tokens:
+        _SPANS.format(tokens, out)  # what pygments.highlight does, with the tokens timed
+    spans = out.getvalue()
+    if not code.endswith("\n") and spans.endswith("\n"):
+        spans = spans[:-1]  # Pygments ensures a final newline; keep the source's ending
+    return spans
+
+
+def fenced_block(code: str, lang: str | None) -> str:
+    """Return kramdown's HTML for a fenced code block (``lang=None``: ``language-plaintext``).
+
+    Shape: ``<div class="language-X highlighter-rouge"><div class="highlight"><pre
+    class="highlight"><code>…</code></pre></div></div>`` plus a newline.
+    """
+    label = html.escape(lang or "plaintext")
+    return (
+        f'<div class="language-{label} highlighter-rouge"><div class="highlight">'
+        f'<pre class="highlight"><code>{code_spans(code, lang)}</code></pre></div></div>\n'
+    )
+
+
+def figure_block(code: str, lang: str, *, linenos: bool = False) -> str:
+    """Return Jekyll's ``{% highlight LANG [linenos] %}`` HTML.
+
+    Shape: ``<figure class="highlight"><pre><code class="language-L" data-lang="LANG">…
+    </code></pre></figure>``; ``+`` in the class becomes ``-`` (``c++`` -> ``language-c--``),
+    and leading/trailing line breaks of ``code`` are dropped as Jekyll does. ``linenos`` puts
+    the code in Rouge's ``HTMLTable`` (``<table class="rouge-table">`` with a ``gutter gl``
+    cell of line numbers and a ``code`` cell).
+    """
+    body = code.strip("\r\n")
+    spans = code_spans(body, lang).rstrip("\n")
+    if linenos:
+        numbers = "".join(f"{n}\n" for n in range(1, body.count("\n") + 2))
+        spans = (
+            '<table class="rouge-table"><tbody><tr><td class="gutter gl">'
+            f'<pre class="lineno">{numbers}</pre></td><td class="code"><pre>{spans}\n</pre>'
+            "</td></tr></tbody></table>"
+        )
+    css = html.escape(lang.replace("+", "-"))
+    return (
+        f'<figure class="highlight"><pre><code class="language-{css}" '
+        f'data-lang="{html.escape(lang)}">{spans}</code></pre></figure>'
+    )
+
+
+def stylesheet(style: str = "default") -> str:
+    """Return Pygments CSS rules for ``.highlight`` in ``style`` (a Pygments style name)."""
+    rules: str = HtmlFormatter(style=style).get_style_defs(".highlight")
+    return rules
+
+
+def block_line(body: str, lang: str, code: str) -> int | None:
+    """Return the 1-based line of ``body`` (a document's source text) where the code block
+    of language ``lang`` holding ``code`` opens: a fence (```` ```lang ````, ``~~~lang``)
+    or a ``{% highlight lang %}`` tag whose next non-blank line is ``code``'s first; the
+    first such opening when none matches; ``None`` when there is none (the block came from
+    an include)."""
+    word = re.escape(lang)
+    opening = re.compile(
+        rf"^ {{0,3}}(?:`{{3,}}|~{{3,}})[ \t]*{word}(?![^\s{{}}])"
+        rf"|\{{%-?[ \t]*highlight[ \t]+{word}(?![^\s%-])",
+        re.IGNORECASE,
+    )
+    lines = body.split("\n")
+    first = next((text.strip() for text in code.split("\n") if text.strip()), "")
+    found: int | None = None
+    for index, text in enumerate(lines):
+        m = opening.search(text)
+        if m is None:
+            continue
+        same_line = text[m.end() :].split("%}", 1)[1:] if "highlight" in m.group(0) else []
+        following = [*same_line, *lines[index + 1 : index + 50]]
+        if next((t.strip() for t in following if t.strip()), "") == first:
+            return index + 1
+        found = index + 1 if found is None else found
+    return found

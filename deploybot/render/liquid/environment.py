@@ -1,0 +1,160 @@
+"""python-liquid itself, for :mod:`.templates`: the environment with Jekyll's tags and filters,
+the page's loop budget, the checks made before parsing and the mapping of python-liquid's
+errors to one-line ``SourceError`` s.
+
+Apart from :mod:`.templates` so that importing the render stage does not import python-liquid
+(with Babel, a tenth of a second): a build whose pages hold no Liquid never loads it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from liquid import BoundTemplate, Environment, Mode, RenderContext
+from liquid.exceptions import (
+    BlockNestingError,
+    ContextDepthError,
+    LiquidError,
+    LiquidSyntaxError,
+    LocalNamespaceLimitError,
+    LoopIterationLimitError,
+    OutputStreamLimitError,
+)
+from liquid.token import TOKEN_TAG, Token
+
+from deploybot.render.limits import page_too_large
+from deploybot.render.liquid import filters, tags
+from deploybot.render.liquid.filters import STATE, PageTooLarge
+from deploybot.render.model import LiquidLimits
+from deploybot.support.errors import SourceError, one_line
+
+if TYPE_CHECKING:
+    from deploybot.render.liquid.templates import Liquid, RenderState
+
+__all__ = [
+    "STATE",
+    "JekyllEnvironment",
+    "LiquidError",
+    "check_closed",
+    "place_unclosed",
+    "source_error",
+]
+
+
+class _BudgetContext(RenderContext):
+    """python-liquid's render context, also counting every loop iteration of the page."""
+
+    def raise_for_loop_limit(self, length: int = 1) -> None:
+        super().raise_for_loop_limit(length)
+        state: RenderState = self.globals[filters.STATE]  # type: ignore[assignment]
+        state.iterations += length
+        if state.iterations > state.liquid.limits.max_loop_iterations:
+            raise LoopIterationLimitError("loop iteration limit reached", token=None)
+
+
+class _Template(BoundTemplate):
+    context_class = _BudgetContext
+
+
+class JekyllEnvironment(Environment):
+    """A python-liquid environment with Jekyll's tags and filters and the given limits."""
+
+    template_class = _Template
+
+    def __init__(self, limits: LiquidLimits, max_output: int) -> None:
+        super().__init__(tolerance=Mode.STRICT, strict_filters=False)
+        # python-liquid reads these class-level limits through the instance.
+        self.loop_iteration_limit = limits.max_loop_iterations  # type: ignore[misc]
+        self.local_namespace_limit = limits.max_local_bytes  # type: ignore[misc]
+        self.context_depth_limit = limits.max_depth  # type: ignore[misc]
+        self.block_nesting_limit = limits.max_depth  # type: ignore[misc]
+        self.output_stream_limit = max_output  # type: ignore[misc]
+        tags.add_tags(self)
+        filters.register(self, max_output)
+
+    def error(
+        self,
+        exc: type[LiquidError] | LiquidError,
+        msg: str | None = None,
+        token: Token | None = None,
+    ) -> None:
+        """Raise ``exc``; an error python-liquid placed at the end of an expression (no
+        position) takes the position of ``token``, the tag or output it is in."""
+        if (
+            isinstance(exc, LiquidError)
+            and token is not None
+            and token.start_index >= 0
+            and (exc.token is None or exc.token.start_index < 0)
+        ):
+            exc.token = token
+        super().error(exc, msg, token)
+
+
+def source_error(liquid: Liquid, exc: BaseException, default: str) -> SourceError:
+    """The ``SourceError`` for what python-liquid raised while rendering a file of
+    ``default``'s page through ``liquid``, naming the file and line and the ``[render]``
+    key passed."""
+    token = exc.token if isinstance(exc, LiquidError) else None
+    path, line = liquid.where(token, default)
+    message = str(exc.args[0]) if exc.args else type(exc).__name__
+    if isinstance(exc, OutputStreamLimitError):
+        text = page_too_large(liquid.max_output)
+        if isinstance(exc, PageTooLarge):
+            text = f"{message} (render.max_page_bytes)"
+    elif isinstance(exc, LoopIterationLimitError):
+        text = f"Liquid loops run more than {liquid.limits.max_loop_iterations:,} times "
+        text += "(render.liquid_max_loop_iterations)"
+    elif isinstance(exc, LocalNamespaceLimitError):
+        text = f"Liquid variables hold more than {liquid.limits.max_local_bytes:,} bytes "
+        text += "(render.liquid_max_local_bytes)"
+    elif isinstance(exc, ContextDepthError | BlockNestingError | RecursionError):
+        text = f"Liquid includes or blocks nest deeper than {liquid.limits.max_depth} "
+        text += "(render.liquid_max_depth)"
+    elif isinstance(exc, LiquidSyntaxError):
+        text = f"Liquid syntax error: {message}"
+    else:
+        text = f"Liquid error: {one_line(message)}"
+    return SourceError(text, path, line)
+
+
+def check_closed(text: str) -> None:
+    """Raise ``LiquidSyntaxError`` at an opening ``{{`` or ``{%`` with no closing delimiter
+    anywhere after it (Ruby Liquid: "Variable '{{' was not properly terminated"). Checked
+    first, in one pass, because python-liquid's lexer would search to the end of the text
+    again from each such opener (quadratic: 40 s for 10,000 of them)."""
+    for opener, closer in (("{{", "}}"), ("{%", "%}")):
+        last = text.rfind(closer)
+        at = text.find(opener, last + 2 if last >= 0 else 0)
+        if at >= 0:
+            raise LiquidSyntaxError(
+                f"{opener!r} is never closed with {closer!r}",
+                token=Token(TOKEN_TAG, opener, at, text),
+            )
+    # The same for {% raw %} without {% endraw %} after it.
+    ends = [m.end() for m in _ENDRAW.finditer(text)]
+    raw = _RAW.search(text, ends[-1] if ends else 0)
+    if raw is not None:
+        raise LiquidSyntaxError(
+            "raw tag was never closed", token=Token(TOKEN_TAG, "raw", raw.start(), text)
+        )
+
+
+_RAW = re.compile(r"\{%-?\s*raw\s*-?%\}")
+_ENDRAW = re.compile(r"\{%-?\s*endraw\s*-?%\}")
+
+
+_UNCLOSED = re.compile(r"expected tag end(\w+)")
+
+
+def place_unclosed(exc: LiquidError, text: str) -> None:
+    """Give a block never closed (python-liquid reports it at the end of the file, with no
+    position) the position of its last opening tag, as Ruby Liquid names that line."""
+    if exc.token is not None and exc.token.start_index >= 0:
+        return
+    m = _UNCLOSED.search(str(exc.args[0]) if exc.args else "")
+    if m is None:
+        return
+    openers = list(re.finditer(r"\{%-?\s*" + re.escape(m[1]) + r"\b", text))
+    if openers:
+        exc.token = Token(TOKEN_TAG, m[1], openers[-1].start(), text)

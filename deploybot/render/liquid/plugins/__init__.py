@@ -1,0 +1,3 @@
+"""Jekyll plugins, one file each: jekyll-paginate (:mod:`.paginate`) and jekyll-toc
+(:mod:`.jekyll_toc`).
+"""

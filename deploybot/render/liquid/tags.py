@@ -1,0 +1,373 @@
+"""Jekyll's Liquid tags on python-liquid: ``include``, ``include_relative``, ``highlight``,
+``post_url``, ``link``; Ruby's way of printing values; and the registry of Jekyll tags.
+
+Sources: Jekyll 4.3 ``lib/jekyll/tags/include.rb`` (``VALID_SYNTAX``, ``VARIABLE_SYNTAX``,
+``VALID_FILENAME_CHARS``, ``INVALID_SEQUENCES``; the parameters land in ``include``, in a
+new scope, so ``assign`` still leaks out as in Liquid), ``tags/highlight.rb``,
+``tags/post_url.rb`` and ``tags/link.rb`` (both return ``relative_url`` of the URL).
+
+Includes are read through the render's source tree only (``_includes/NAME``; for
+``include_relative`` the page's folder), after :mod:`deploybot.git.path_rules` and Jekyll's
+file-name rules, so a template can never read outside the tree. A missing include,
+``post_url`` or ``link`` renders nothing with a warning (Jekyll stops the build; sites built
+on Jekyll-Bootstrap keep a dead ``{% include JB/setup %}``).
+
+:data:`TAGS` is the registry: a plugin's tag is added with :func:`register_tag` before an
+environment is made.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TextIO
+
+from liquid.ast import BlockNode, Node
+from liquid.builtin.output import Output, OutputNode
+from liquid.exceptions import LiquidSyntaxError
+from liquid.parser import get_parser
+from liquid.tag import Tag
+from liquid.token import TOKEN_EOF, TOKEN_EXPRESSION, TOKEN_TAG, Token
+
+from deploybot.git import path_rules
+from deploybot.render.highlight.highlighter import figure_block
+from deploybot.render.liquid import jekyll_filters as jf
+from deploybot.render.liquid.filters import nil, parse_expression, state_of
+from deploybot.render.liquid.links import find_url, post_url
+from deploybot.render.liquid.plugins.jekyll_toc import toc_tag
+from deploybot.support.errors import SourceError
+
+if TYPE_CHECKING:
+    from liquid import Environment
+    from liquid.context import RenderContext
+    from liquid.stream import TokenStream
+
+_PARAM = re.compile(
+    r"([\w-]+)\s*=\s*(?:\"([^\"\\]*(?:\\.[^\"\\]*)*)\"|'([^'\\]*(?:\\.[^'\\]*)*)'|([\w.-]+))"
+)
+_VARIABLE = re.compile(
+    r"(?P<variable>[^{]*(\{\{\s*[\w\-.]+\s*(\|.*)?\}\}[^\s{}]*)+)(?P<params>.*)", re.S
+)
+_FULL_PARAMS = re.compile(rf"\A\s*(?:{_PARAM.pattern}(?=\s|\Z)\s*)*\Z")
+_FILE_CHARS = re.compile(r"^[\w/.\-()+~#@]+$")
+_BAD_SEQUENCE = re.compile(r"[./]{2,}")
+_HIGHLIGHT = re.compile(r"^([a-zA-Z0-9.+#_-]+)((\s+\w+(=(\w+|\"([0-9]+\s)*[0-9]+\"))?)*)$")
+
+
+def ruby_text(value: Any) -> str:
+    """Return ``value`` as Liquid-on-Ruby prints it (see :func:`.jekyll_filters.to_text`)."""
+    value = nil(value)
+    if isinstance(value, datetime | bool | float | list | tuple) or value is None:
+        return jf.to_text(value)
+    return str(value)
+
+
+class JekyllOutputNode(OutputNode):
+    """``{{ … }}`` printing times, ``nil``, booleans and lists as Ruby does."""
+
+    def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
+        """Write the value of the expression to ``buffer``."""
+        return buffer.write(ruby_text(self.expression.evaluate(context)))
+
+
+class JekyllOutput(Output):
+    """The output statement with :class:`JekyllOutputNode`."""
+
+    node_class = JekyllOutputNode
+
+
+def _markup(stream: TokenStream) -> tuple[Token, str]:
+    """Return the tag token and its raw markup ('' when none). The stream is left on the
+    tag's last token, as python-liquid's parser expects of a tag."""
+    token = stream.current
+    if stream.peek.kind == TOKEN_EXPRESSION:
+        next(stream)
+        return token, stream.current.value.strip()
+    return token, ""
+
+
+def _line_of(token: Token) -> int:
+    return token.source.count("\n", 0, max(token.start_index, 0)) + 1
+
+
+class _SimpleNode(Node):
+    """A tag node with its raw markup; :meth:`output` returns the text to write."""
+
+    __slots__ = ("markup",)
+
+    def __init__(self, token: Token, markup: str) -> None:
+        super().__init__(token)
+        self.markup = markup
+        self.blank = False
+
+    def output(self, context: RenderContext) -> str:
+        raise NotImplementedError
+
+    def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
+        """Write the tag's output."""
+        return buffer.write(self.output(context))
+
+    async def render_to_output_async(self, context: RenderContext, buffer: TextIO) -> int:
+        """Write the tag's output (synchronously)."""
+        return self.render_to_output(context, buffer)
+
+    def children(
+        self, static_context: RenderContext, *, include_partials: bool = True
+    ) -> list[Node]:
+        """No children."""
+        return []
+
+    def warn(self, context: RenderContext, message: str) -> None:
+        state_of(context).warn(self.token, message)
+
+
+class _SimpleTag(Tag):
+    block = False
+    node_class: type[_SimpleNode] = _SimpleNode
+
+    def parse(self, stream: TokenStream) -> Node:
+        return self.node_class(*_markup(stream))
+
+
+class PostUrlNode(_SimpleNode):
+    """``{% post_url NAME %}``: ``relative_url`` of the post's URL."""
+
+    def output(self, context: RenderContext) -> str:
+        state = state_of(context)
+        url = post_url(state.site, self.markup, state.liquid.links)
+        if url is None:
+            self.warn(context, f"{{% post_url {self.markup} %}}: no such post")
+            return ""
+        return jf.relative_url(url, state.baseurl)
+
+
+class LinkNode(_SimpleNode):
+    """``{% link PATH %}``: ``relative_url`` of the URL of the file at ``PATH``."""
+
+    def output(self, context: RenderContext) -> str:
+        state = state_of(context)
+        target = _render_markup(context, self.markup)
+        url = find_url(state.site, target, state.liquid.links)
+        if url is None:
+            self.warn(context, f"{{% link {target} %}}: no such file in the site")
+            return ""
+        return jf.relative_url(url, state.baseurl)
+
+
+class TocNode(_SimpleNode):
+    """jekyll-toc's ``{% toc %}``: nothing unless ``page.toc`` is set, else the list of the
+    headings of ``page.content``: the rendered HTML in a layout, and in the page's own
+    Liquid pass (where Jekyll's ``page.content`` is still the source) the page's text.
+    The list is HTML, kept aside as a fragment so Markdown leaves it alone."""
+
+    def output(self, context: RenderContext) -> str:
+        page = nil(context.resolve("page", default=None))
+        site = nil(context.resolve("site", default=None))
+        if not isinstance(page, Mapping) or page.get("toc") in (None, False):
+            return ""
+        content = page.get("content")
+        source = content if isinstance(content, str) else self.token.source
+        site_toc = site.get("toc") if isinstance(site, Mapping) else None
+        return str(state_of(context).fragment(toc_tag({"toc": True, "content": source}, site_toc)))
+
+
+class TocTag(_SimpleTag):
+    """jekyll-toc's ``toc`` tag (:mod:`deploybot.render.liquid.plugins.jekyll_toc`)."""
+
+    name = "toc"
+    node_class = TocNode
+
+
+class PostUrlTag(_SimpleTag):
+    """Jekyll's ``post_url`` tag."""
+
+    name = "post_url"
+    node_class = PostUrlNode
+
+
+class LinkTag(_SimpleTag):
+    """Jekyll's ``link`` tag."""
+
+    name = "link"
+    node_class = LinkNode
+
+
+def _render_markup(context: RenderContext, markup: str) -> str:
+    """Render ``{{ … }}`` inside tag markup (Jekyll's ``render_variable``)."""
+    if "{{" not in markup:
+        return markup
+    template = context.env.from_string(markup)
+    buffer = context.get_buffer()
+    template.render_with_context(context, buffer, partial=True)
+    return str(buffer.getvalue()).strip()
+
+
+class IncludeNode(_SimpleNode):
+    """``{% include FILE [k=v …] %}`` / ``{% include_relative FILE [k=v …] %}``."""
+
+    __slots__ = ("file", "params", "relative")
+
+    def __init__(self, token: Token, markup: str, relative: bool) -> None:
+        super().__init__(token, markup)
+        self.relative = relative
+        m = _VARIABLE.match(markup)
+        if m is not None:
+            self.file, self.params = m["variable"].strip(), m["params"].strip()
+        else:
+            self.file, _, self.params = markup.partition(" ")
+            self.params = self.params.strip()
+        if self.params and not _FULL_PARAMS.match(self.params):
+            raise LiquidSyntaxError(
+                f"invalid syntax for the include tag: {markup!r} "
+                "(parameters must be key=value, key=\"value\" or key='value')",
+                token=token,
+            )
+
+    def _params(self, context: RenderContext) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for m in _PARAM.finditer(self.params):
+            if m[2] is not None:
+                found[m[1]] = m[2].replace('\\"', '"')
+            elif m[3] is not None:
+                found[m[1]] = m[3].replace("\\'", "'")
+            else:  # Liquid's context[m]: a literal (true, 3) or a variable
+                found[m[1]] = nil(parse_expression(context.env, m[4]).evaluate(context))
+        return found
+
+    def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
+        """Render the included file into ``buffer`` with ``include`` set."""
+        state = state_of(context)
+        name = _render_markup(context, self.file)
+        if _BAD_SEQUENCE.search(name) or not _FILE_CHARS.match(name):
+            raise LiquidSyntaxError(
+                f"include: invalid file name {name!r} (Jekyll's rules: no '..' or '//', "
+                "only letters, digits and _ / . - ( ) + ~ # @)",
+                token=self.token,
+            )
+        folder = posixpath.dirname(state.page_path) if self.relative else "_includes"
+        path = posixpath.normpath(posixpath.join(folder, name)) if folder else name
+        try:
+            path_rules.check_path(path, "include")
+        except SourceError as exc:
+            raise LiquidSyntaxError(f"include: {exc.message}", token=self.token) from exc
+        template = state.load(path)
+        if template is None:
+            if not self.relative and name == "JB/setup":
+                self.warn(
+                    context, "{% include JB/setup %} (Jekyll-Bootstrap setup) renders nothing"
+                )
+            else:
+                self.warn(context, f"{{% {self.token.value} {name} %}}: no file {path}")
+            return 0
+        namespace = {"include": self._params(context)} if self.params else {}
+        with context.extend(namespace, template=template):
+            template.render_with_context(context, buffer, partial=True)
+        return 1
+
+
+class IncludeTag(Tag):
+    """Jekyll's ``include`` tag (files in ``_includes/``)."""
+
+    name = "include"
+    block = False
+    relative = False
+
+    def parse(self, stream: TokenStream) -> Node:
+        token, markup = _markup(stream)
+        return IncludeNode(token, markup, self.relative)
+
+
+class IncludeRelativeTag(IncludeTag):
+    """Jekyll's ``include_relative`` tag (files beside the page)."""
+
+    name = "include_relative"
+    relative = True
+
+
+class HighlightNode(Node):
+    """``{% highlight LANG [linenos] %}…{% endhighlight %}``: the body rendered, then
+    highlighted in Jekyll's ``<figure class="highlight">``, kept aside as a fragment so
+    Markdown does not touch it."""
+
+    __slots__ = ("block", "lang", "linenos")
+
+    def __init__(self, token: Token, lang: str, linenos: bool, block: BlockNode) -> None:
+        super().__init__(token)
+        self.lang, self.linenos, self.block = lang, linenos, block
+        self.blank = False
+
+    def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
+        """Write the placeholder of the highlighted block."""
+        inner = context.get_buffer(buffer)
+        self.block.render(context, inner)
+        html = figure_block(inner.getvalue(), self.lang, linenos=self.linenos)
+        return buffer.write(state_of(context).fragment(html))
+
+    async def render_to_output_async(self, context: RenderContext, buffer: TextIO) -> int:
+        """Write the placeholder (synchronously)."""
+        return self.render_to_output(context, buffer)
+
+    def children(
+        self, static_context: RenderContext, *, include_partials: bool = True
+    ) -> list[Node]:
+        """The body."""
+        return [self.block]
+
+
+class HighlightTag(Tag):
+    """Jekyll's ``highlight`` block."""
+
+    name = "highlight"
+    end = "endhighlight"
+
+    def parse(self, stream: TokenStream) -> Node:
+        token, markup = _markup(stream)
+        next(stream)
+        m = _HIGHLIGHT.match(markup)
+        if m is None:
+            raise LiquidSyntaxError(
+                f"syntax error in tag 'highlight' while parsing {markup!r}: "
+                "valid syntax is highlight <lang> [linenos]",
+                token=token,
+            )
+        options = m[2].split()
+        linenos = any(o == "linenos" or o.startswith("linenos=") for o in options)
+        block = get_parser(self.env).parse_block(stream, (self.end, TOKEN_EOF))
+        stream.expect(TOKEN_TAG, value=self.end)
+        return HighlightNode(token, m[1].lower(), linenos, block)
+
+
+TAGS: dict[str, type[Tag]] = {
+    "output": JekyllOutput,
+    "include": IncludeTag,
+    "include_relative": IncludeRelativeTag,
+    "highlight": HighlightTag,
+    "post_url": PostUrlTag,
+    "link": LinkTag,
+    "toc": TocTag,
+}
+"""Jekyll's tags by name, added to every environment (the output statement replaced)."""
+
+
+def register_tag(tag: type[Tag]) -> None:
+    """Add ``tag`` (a python-liquid ``Tag`` class with its ``name``) to every environment
+    made after this call: the hook for plugin tags such as jekyll-toc's ``{% toc %}``."""
+    TAGS[tag.name] = tag
+
+
+def add_tags(env: Environment) -> None:
+    """Add :data:`TAGS` to ``env`` (replacing its ``include`` and output statement)."""
+    for tag in TAGS.values():
+        env.add_tag(tag)
+
+
+def line_of(token: Token) -> int:
+    """Return the 1-based line of ``token`` in its source."""
+    return _line_of(token)
+
+
+def tag_names() -> Iterable[str]:
+    """Return the names in :data:`TAGS`."""
+    return tuple(TAGS)

@@ -1,0 +1,124 @@
+"""Which theme renders a site, and what the site's own Liquid theme adds to the build.
+
+Precedence (documented in the README): an explicit ``render.theme`` (a Jinja2 theme folder
+in the source) wins; otherwise a source with its own ``_layouts/`` is rendered with them
+(Liquid, as Jekyll does: no bundled index, assets or feeds); otherwise the bundled Jinja2
+theme. This module also makes the build's :class:`~deploybot.render.liquid.templates.Liquid` and
+finds the page jekyll-paginate paginates (:mod:`deploybot.render.liquid.plugins.paginate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import mistune
+
+from deploybot.render.liquid.layouts import layout_map, layout_name
+from deploybot.render.liquid.plugins import paginate
+from deploybot.render.liquid.templates import Liquid
+from deploybot.render.markdown.renderer import markdown_to_html
+from deploybot.render.model import Page, RenderOptions, SiteConfig
+from deploybot.render.read.collections import POSTS
+from deploybot.render.read.data import is_data_file
+from deploybot.render.read.source import SourceTree
+
+RAW_SITE_KEYS = ("title", "description", "url", "baseurl", "author")
+"""``_config.yml`` keys the site's own layouts see as written (the bundled theme gets them
+normalised: ``author.name``, no trailing ``/``)."""
+
+
+def site_layouts(paths: Iterable[str], theme: str) -> dict[str, str]:
+    """Return the site's own layouts (name -> path) when they render it: ``theme`` is
+    ``"default"`` and the source has ``_layouts/``; ``{}`` otherwise."""
+    return layout_map(p for p in paths if p.startswith("_layouts/")) if theme == "default" else {}
+
+
+def update_theme_files(
+    names: dict[str, str],
+    data: Iterable[str],
+    changed: Iterable[str],
+    tree: SourceTree,
+    theme: str,
+) -> tuple[dict[str, str], list[str]]:
+    """Return the layouts (name -> path) and data files of the new ``tree``, given those of
+    the previous build and the ``changed`` paths (the tree is listed only when a layout
+    file of a name that still has another file goes)."""
+    names, files = dict(names), set(data)
+    for path in changed:
+        present = _exists(tree, path)
+        name = layout_name(path)
+        if name is not None and theme == "default":
+            if present:
+                names[name] = min(path, names.get(name, path))
+            elif names.get(name) == path:
+                del names[name]
+                rest = [p for p in tree.paths() if layout_name(p) == name]
+                if rest:
+                    names[name] = min(rest)
+        if is_data_file(path):
+            (files.add if present else files.discard)(path)
+    return names, sorted(files)
+
+
+def _exists(tree: SourceTree, path: str) -> bool:
+    try:
+        tree.blob_id(path)
+    except KeyError:
+        return False
+    return True
+
+
+def liquid_site(config: SiteConfig) -> dict[str, Any]:
+    """Return the ``site`` values the Liquid theme sees in place of the normalised ones:
+    :data:`RAW_SITE_KEYS` as ``_config.yml`` has them (absent -> ``nil``; ``url`` and
+    ``baseurl`` '' as Jekyll's defaults)."""
+    values: dict[str, Any] = {key: config.data.get(key) for key in RAW_SITE_KEYS}
+    for key in ("url", "baseurl"):
+        if values[key] is None:
+            values[key] = ""
+    return values
+
+
+def make_liquid(
+    tree: SourceTree, config: SiteConfig, md: mistune.Markdown, options: RenderOptions
+) -> Liquid:
+    """Return the build's Liquid: includes from ``tree``, ``markdownify`` with ``md``, the
+    site's zone and the options' limits."""
+    return Liquid(
+        tree,
+        url=config.url,
+        baseurl=config.baseurl,
+        timezone=ZoneInfo(config.timezone),
+        markdown=lambda text: markdown_to_html(text, md),
+        limits=options.liquid_limits,
+        max_output=options.max_page_bytes,
+        collections=tuple(
+            label for label, c in config.collections.items() if c.output and label != POSTS
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Pager:
+    """Pagination of the site: its ``settings`` and the ``template`` page's source path."""
+
+    settings: paginate.Pagination
+    template: str
+
+
+def pager_of(config: SiteConfig, pages: Sequence[Page]) -> Pager | None:
+    """Return the site's pagination (``None`` when off or when no ``index.html`` fits)."""
+    settings = paginate.pagination(config.data)
+    if settings is None or not pages:
+        return None
+    template = paginate.template_page(settings, (p.doc.path for p in pages))
+    return None if template is None else Pager(settings, template)
+
+
+def paginated_posts(site: Mapping[str, Any]) -> list[Any]:
+    """Return ``site.posts`` without the ``hidden: true`` ones (jekyll-paginate)."""
+    posts = site.get("posts") or []
+    return [p for p in posts if not (isinstance(p, Mapping) and p.get("hidden"))]
