@@ -363,11 +363,12 @@ def log_cmd(config_path: Path | None, limit: int, as_json: bool) -> None:
     builds by run-once, the daemon and a fleet show alike. Exit status: 75 the publish
     repository cannot be reached or a run holds the lock; 78 bad config.
     """
-    from deploybot import buildlog, report
+    from deploybot import report
+    from deploybot.publish import history
 
     config = _load(config_path)
-    builds = buildlog.read(config, limit)
-    zone = buildlog.display_zone(config)
+    builds = history.read(config, limit)
+    zone = history.display_zone(config)
     report.print_log(builds, config.publish.branch, as_json=as_json, zone=zone)
 
 

@@ -63,7 +63,7 @@ else:
 
 STAMP = "noop.stamp"
 FORMAT = "3"
-NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.NOTES_REF (publish is heavy)
+NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.commit.NOTES_REF (publish is heavy)
 KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.outbox.KEEP_SENT
 FILED = ("sent", "superseded")  # deploybot.notify.outbox.SENT_DIR, SUPERSEDED_DIR
 WAITING = (".eml", ".http")  # deploybot.notify.outbox.EMAIL, deploybot.notify.webhook.WEBHOOK

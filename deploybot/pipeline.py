@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import fingerprint, mailcmd, noop, notify, publish
+from deploybot import fingerprint, mailcmd, noop, notify
 from deploybot.config.load import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
+from deploybot.publish import commit
 from deploybot.state import statedir
 from deploybot.support.errors import ConfigError
 from deploybot.watch import fetch
@@ -251,7 +252,7 @@ def _run_locked(
     repository.check_local_repository(config.source.url, "source.url")
     earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
     target = config.publish.remote()
-    head = publish.fetch_publish_head(target, config.publish.branch, paths["publish"])
+    head = commit.fetch_publish_head(target, config.publish.branch, paths["publish"])
     snap = fetch.fetch_source(
         config.source.remote(), config.source.branch, paths["source"], since=head.source_commit
     )
@@ -285,7 +286,7 @@ def _run_locked(
             built_on = result.new or result.old or ""
             if done.cache_describes_it:
                 cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
-    except publish.OlderSourceError as exc:
+    except commit.OlderSourceError as exc:
         log.info("%s", exc)
         return _result(
             OLDER, snap.commit, exc.head, timer, earlier,
@@ -329,14 +330,14 @@ class _Done:
     ``cache_describes_it``: False when the cache holds a build that was not published
     (the caller does not commit it)."""
 
-    result: publish.PublishResult
+    result: commit.PublishResult
     warnings: tuple[render.RenderWarning, ...] = ()
     waiting: datetime | None = None
     unread: tuple[str, ...] | None = None
     cache_describes_it: bool = True
 
 
-def _build_and_publish(build: _Build, head: publish.PublishHead, cache: render.BuildCache) -> _Done:
+def _build_and_publish(build: _Build, head: commit.PublishHead, cache: render.BuildCache) -> _Done:
     """Render and publish ``build``, on the publish ``head``, incrementally when the cache,
     the head's record and the source diff all describe the same previous build; else (or
     when that build cannot be used after all) fully. A source that moved only in paths the
@@ -352,14 +353,14 @@ def _build_and_publish(build: _Build, head: publish.PublishHead, cache: render.B
             unread = _unread(snap, why, head, clock[1], options, cache)
             if unread is not None:
                 return _Done(build.record_only(head), waiting=head.next_future, unread=unread)
-            with publish.BlobWriter(paths["publish"]) as sink:
+            with commit.BlobWriter(paths["publish"]) as sink:
                 report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
-                patch = publish.TreePatch(head.commit, frozenset(sink.deleted))
+                patch = commit.TreePatch(head.commit, frozenset(sink.deleted))
                 return _Done(build.push_build(report, sink.blobs, patch), *_told(report))
-        except (render.NeedFullBuild, publish.StaleBaseError) as exc:
+        except (render.NeedFullBuild, commit.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
-    with publish.BlobWriter(paths["publish"]) as sink:
+    with commit.BlobWriter(paths["publish"]) as sink:
         report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
         unread = _unread(snap, why, head, clock[1], options, cache)  # a cache of this build
         if unread is not None and head.commit is not None:
@@ -376,8 +377,8 @@ def _told(report: render.BuildReport) -> tuple[tuple[render.RenderWarning, ...],
 
 def _unread(
     snap: fetch.SourceSnapshot,
-    why: publish.Reason,
-    head: publish.PublishHead,
+    why: commit.Reason,
+    head: commit.PublishHead,
     cutoff: datetime,
     options: render.RenderOptions,
     cache: render.BuildCache,
@@ -388,7 +389,7 @@ def _unread(
     when the run builds (``why`` is not that the source moved, or a path is read)."""
     from deploybot import render
 
-    if why is not publish.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
+    if why is not commit.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
         return None
     unread = render.unread_changes(snap.tree, options, cache, snap.changed_paths)
     if unread is not None:
@@ -410,14 +411,14 @@ class _Output:
     changed: tuple[str, ...] | None
 
     @classmethod
-    def of(cls, config: Config, head: publish.PublishHead) -> _Output:
+    def of(cls, config: Config, head: commit.PublishHead) -> _Output:
         """This run's, against the publish ``head``'s record. Raises ``OSError`` as
         :func:`deploybot.fingerprint.renderer_digest`."""
         renderer = fingerprint.renderer_digest()
         settings = fingerprint.setting_digests(config)
         before = (
-            head.record.get(publish.RENDERER_DIGEST),
-            head.record.get(publish.OUTPUT_SETTINGS),
+            head.record.get(commit.RENDERER_DIGEST),
+            head.record.get(commit.OUTPUT_SETTINGS),
         )
         changed = fingerprint.changed_settings(before, (renderer, settings))
         return cls(fingerprint.render_fingerprint(config, renderer), renderer, settings, changed)
@@ -428,45 +429,45 @@ class _Output:
 
 
 def _why_build(
-    head: publish.PublishHead,
+    head: commit.PublishHead,
     snap: fetch.SourceSnapshot,
     output: _Output,
     full: bool,
     cutoff: datetime,
-) -> publish.Reason | None:
-    """Why this run builds (:class:`deploybot.publish.Reason`, the first that applies), or
+) -> commit.Reason | None:
+    """Why this run builds (:class:`deploybot.publish.commit.Reason`, the first that applies), or
     None when the publish head is up to date: built from the source tip, with this run's
     render fingerprint (``output``: :mod:`deploybot.fingerprint`), and no held-back post
     due at ``cutoff``."""
     if full:
-        return publish.Reason.FORCED
+        return commit.Reason.FORCED
     if head.commit is None:
-        return publish.Reason.FIRST
+        return commit.Reason.FIRST
     if head.source_commit is None:
-        return publish.Reason.NO_RECORD
-    if head.record.get(publish.RENDER_FINGERPRINT) != output.fingerprint:
+        return commit.Reason.NO_RECORD
+    if head.record.get(commit.RENDER_FINGERPRINT) != output.fingerprint:
         log.info("%s since %s: building again", output.words(), head.commit[:12])
-        return publish.Reason.RENDER
+        return commit.Reason.RENDER
     if snap.commit != head.source_commit:
-        return publish.Reason.SOURCE
+        return commit.Reason.SOURCE
     if _future_due(head, cutoff):
-        return publish.Reason.DUE
+        return commit.Reason.DUE
     return None
 
 
 def _why_full(
-    why: publish.Reason,
-    head: publish.PublishHead,
+    why: commit.Reason,
+    head: commit.PublishHead,
     snap: fetch.SourceSnapshot,
     cache: render.BuildCache,
     output: _Output,
 ) -> str | None:
     """Why this run (building for ``why``) cannot build incrementally, or None when it can."""
-    if why is publish.Reason.FORCED:
+    if why is commit.Reason.FORCED:
         return "--full given"
     if head.commit is None:
         return "the publish branch does not exist yet"
-    if why is publish.Reason.RENDER:
+    if why is commit.Reason.RENDER:
         return output.words()
     if snap.changed_paths is None:
         return "the publish head's source commit is unknown here"
@@ -487,66 +488,66 @@ class _Build:
     config: Config
     paths: dict[str, Path]
     snap: fetch.SourceSnapshot
-    why: publish.Reason
+    why: commit.Reason
     output: _Output
     clock: tuple[Callable[[], datetime], datetime]
-    check: Callable[[publish.PublishHead], None]
+    check: Callable[[commit.PublishHead], None]
     force: bool = False
 
     def push_build(
         self,
         report: render.BuildReport,
         blobs: dict[str, str],
-        patch: publish.TreePatch | None,
-    ) -> publish.PublishResult:
+        patch: commit.TreePatch | None,
+    ) -> commit.PublishResult:
         """Commit and push the build ``report`` made (its outputs ``blobs``, onto
         ``patch``'s base when given), with its record. Raises as
-        :func:`deploybot.publish.publish_build`."""
+        :func:`deploybot.publish.commit.publish_build`."""
         config, snap = self.config, self.snap
         now, cutoff = self.clock
         when = now().astimezone(ZoneInfo(config.publish.timezone or report.timezone))
         kind = f"full ({report.reason})" if report.full else "incremental"
         log.info("%s build: %d producers rendered", kind, len(report.rendered))
-        record = publish.future_record(cutoff, report.waiting) | {
-            publish.RENDER_FINGERPRINT: self.output.fingerprint,
-            publish.REASON: self.why.value,
-            publish.BUILD_KIND: "full" if report.full else "incremental",
-            publish.RENDERER_DIGEST: self.output.renderer,
-            publish.OUTPUT_SETTINGS: self.output.settings,
+        record = commit.future_record(cutoff, report.waiting) | {
+            commit.RENDER_FINGERPRINT: self.output.fingerprint,
+            commit.REASON: self.why.value,
+            commit.BUILD_KIND: "full" if report.full else "incremental",
+            commit.RENDERER_DIGEST: self.output.renderer,
+            commit.OUTPUT_SETTINGS: self.output.settings,
         }
-        if self.why is publish.Reason.RENDER and self.output.changed:
-            record[publish.CHANGED_SETTINGS] = ",".join(self.output.changed)
+        if self.why is commit.Reason.RENDER and self.output.changed:
+            record[commit.CHANGED_SETTINGS] = ",".join(self.output.changed)
         if snap.changed_paths is not None:
-            record[publish.CHANGED_SOURCES] = str(len(snap.changed_paths))
+            record[commit.CHANGED_SOURCES] = str(len(snap.changed_paths))
         return self._push(when, record, blobs, patch)
 
-    def record_only(self, head: publish.PublishHead) -> publish.PublishResult:
+    def record_only(self, head: commit.PublishHead) -> commit.PublishResult:
         """Record that ``head`` (which exists) is also the build of this run's source
         commit, whose changes the build does not read: its record, naming the source
         commit its tree was built from (``build-source``), with no new commit. Raises as
-        :func:`deploybot.publish.publish_build` (StaleBaseError: the head moved)."""
+        :func:`deploybot.publish.commit.publish_build` (StaleBaseError: the head moved)."""
         assert head.commit is not None and head.source_commit is not None
-        built_from = head.record.get(publish.BUILD_SOURCE) or head.source_commit
-        record = {**head.record, publish.BUILD_SOURCE: built_from}
+        built_from = head.record.get(commit.BUILD_SOURCE) or head.source_commit
+        record = {**head.record, commit.BUILD_SOURCE: built_from}
         when = self.clock[0]().astimezone(UTC)
-        return self._push(when, record, {}, publish.TreePatch(head.commit))
+        return self._push(when, record, {}, commit.TreePatch(head.commit))
 
     def _push(
         self,
         when: datetime,
         record: dict[str, str],
         blobs: dict[str, str],
-        patch: publish.TreePatch | None,
-    ) -> publish.PublishResult:
+        patch: commit.TreePatch | None,
+    ) -> commit.PublishResult:
         config, snap = self.config, self.snap
-        return publish.publish_build(
+        return commit.publish_build(
             config.publish.remote(),
             config.publish.branch,
             self.paths["publish"],
             {},
             keep=config.publish.keep,
             author=config.publish.author,
-            message=publish.format_build_message(config.publish.message, when),
+            message=commit.format_build_message(config.publish.message, when),
             when=when,
             source_commit=snap.commit,
             blobs=blobs,
@@ -557,19 +558,19 @@ class _Build:
             check_head=self.check,
             record=record,
             nojekyll=bool(config.publish.nojekyll),
-            guard=publish.Guard(config.publish.max_removed, config.publish.min_files, self.force),
+            guard=commit.Guard(config.publish.max_removed, config.publish.min_files, self.force),
         )
 
 
-def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
+def _future_due(head: commit.PublishHead, cutoff: datetime) -> bool:
     """Whether a post the published build held back is now due: the head's record names a
     ``next-future`` date at or before ``cutoff`` (this run's clock). Then the run builds
     the same source again with the new cut-off, so a scheduled run publishes a post once
     its date has passed, with no push. A record with a source commit but no
     ``future-cutoff`` (an older version's, which held posts back without saying so)
     counts as due too: one build records the cut-off, and the next run knows."""
-    if head.source_commit is not None and publish.FUTURE_CUTOFF not in head.record:
-        log.info("the build record has no %s: building the source again", publish.FUTURE_CUTOFF)
+    if head.source_commit is not None and commit.FUTURE_CUTOFF not in head.record:
+        log.info("the build record has no %s: building the source again", commit.FUTURE_CUTOFF)
         return True
     due = _due(head, cutoff)
     if due:
@@ -577,17 +578,17 @@ def _future_due(head: publish.PublishHead, cutoff: datetime) -> bool:
     return due
 
 
-def _due(head: publish.PublishHead, cutoff: datetime) -> bool:
+def _due(head: commit.PublishHead, cutoff: datetime) -> bool:
     """Whether the head's record has no future cut-off, or names a held-back post dated
     at or before ``cutoff`` (:func:`_future_due`, without its log lines)."""
-    if publish.FUTURE_CUTOFF not in head.record:
+    if commit.FUTURE_CUTOFF not in head.record:
         return True
     return head.next_future is not None and head.next_future <= cutoff
 
 
 def _not_backwards(
     config: Config, paths: dict[str, Path], snap: fetch.SourceSnapshot, *, allow_older: bool
-) -> Callable[[publish.PublishHead], None]:
+) -> Callable[[commit.PublishHead], None]:
     """The check run on every publish head seen before a push: raises OlderSourceError when
     the head was built from a source commit that descends from ``snap.commit`` (another
     instance published a newer build, or the source branch was rewound), or when that
@@ -596,7 +597,7 @@ def _not_backwards(
     passes. Each recorded commit is looked up once per run."""
     seen: dict[str, tuple[fetch.Order, str | None]] = {}
 
-    def check(head: publish.PublishHead) -> None:
+    def check(head: commit.PublishHead) -> None:
         recorded = head.source_commit
         if allow_older or recorded is None:
             return
@@ -608,10 +609,10 @@ def _not_backwards(
             )  # fmt: skip
         order, why = seen[recorded]
         if order is fetch.Order.OLDER:
-            raise publish.OlderSourceError(snap.commit, recorded, head.commit)
+            raise commit.OlderSourceError(snap.commit, recorded, head.commit)
         if order is fetch.Order.CANNOT_TELL:
             log.info("%s is not in the source repository: %s", recorded[:12], why)
-            raise publish.OlderSourceError(snap.commit, recorded, head.commit, certain=False)
+            raise commit.OlderSourceError(snap.commit, recorded, head.commit, certain=False)
 
     return check
 
@@ -619,7 +620,7 @@ def _not_backwards(
 def _catch_up(
     config: Config,
     paths: dict[str, Path],
-    head: publish.PublishHead,
+    head: commit.PublishHead,
     earlier: notify.DeliveryReport,
     *,
     now: Callable[[], datetime],

@@ -74,21 +74,21 @@ def print_log(
 ) -> None:
     """Print ``deploybot log``: one line per commit of the publish branch, newest first
     (``<commit 12>  <committer date>  source <12>  <why>``, the source commit its tree was
-    built from, :func:`deploybot.buildlog.describe`), every date in ``zone`` (None: the
-    local time); or, ``as_json``, a JSON list of :func:`deploybot.buildlog.entry` (each
+    built from, :func:`deploybot.publish.history.describe`), every date in ``zone`` (None: the
+    local time); or, ``as_json``, a JSON list of :func:`deploybot.publish.history.entry` (each
     date with its own offset)."""
-    from deploybot import buildlog
+    from deploybot.publish import history
 
     if as_json:
-        click.echo(json.dumps([buildlog.entry(build) for build in builds], indent=2))
+        click.echo(json.dumps([history.entry(build) for build in builds], indent=2))
         return
     if not builds:
         click.echo(f"nothing published on {branch} yet")
     for build in builds:
         when = build.committed.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %z")
-        built_from = buildlog.built_from(build)
+        built_from = history.built_from(build)
         source = f"  source {built_from[:12]}" if built_from else ""
-        click.echo(f"{build.commit[:12]}  {when}{source}  {buildlog.describe(build)}")
+        click.echo(f"{build.commit[:12]}  {when}{source}  {history.describe(build)}")
 
 
 def _print_mail_failures(result: RunResult) -> None:

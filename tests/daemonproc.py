@@ -104,7 +104,7 @@ class GatedSite(SmallSite):
 
     def published_source(self) -> str | None:
         """The source commit the publish head was built from (its note), or None."""
-        from deploybot.publish import NOTES_REF, _read_record
+        from deploybot.publish.commit import NOTES_REF, _read_record
 
         with Repo(str(self.publish)) as repo:
             refs = repo.refs.as_dict()

@@ -284,10 +284,11 @@ def test_quiet_takes_the_shortcut_and_prints_nothing(site: SmallSite) -> None:
 
 def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     """noop and entry copy a few constants rather than import their heavy owners."""
-    from deploybot import entry, publish
+    from deploybot import entry
     from deploybot.config import load as config
     from deploybot.notify import outbox
     from deploybot.notify.webhook import WEBHOOK
+    from deploybot.publish import commit as publish
     from deploybot.support import errors
 
     assert noop.NOTES_REF == publish.NOTES_REF

@@ -15,7 +15,7 @@ from dulwich.repo import Repo
 
 from deploybot import pipeline, preview
 from deploybot.config.load import load_config
-from deploybot.publish import fetch_publish_head
+from deploybot.publish.commit import fetch_publish_head
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
 

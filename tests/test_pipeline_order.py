@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from deploybot import publish
 from deploybot.cli import main
 from deploybot.git import repository
+from deploybot.publish import commit as publish
 from tests.gitrepo import commit_files, head
 from tests.killsite import T0, KillSite, read_mbox
 

@@ -1,4 +1,4 @@
-"""Tests for deploybot.publish: build commits on the publish branch, the record, the push.
+"""Tests for deploybot.publish.commit: build commits on the publish branch, the record, the push.
 
 Remotes are bare repositories in ``tmp_path``: as a path, over HTTP by dulwich.web in-process
 (where another writer can move the branch right before our push), and over ``git://`` by a
@@ -19,7 +19,7 @@ import pytest
 
 from deploybot.git import repository
 from deploybot.git.repository import MODE_FILE
-from deploybot.publish import (
+from deploybot.publish.commit import (
     MAX_TRIES,
     NOTES_REF,
     PublishHead,

@@ -53,7 +53,7 @@ from deploybot.git.repository import MODE_FILE, RemoteMovedError
 from deploybot.support.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
 from deploybot.support.redact import redact_url
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.publish")
 
 NOTES_REF = "refs/notes/deploybot"
 """The git notes ref recording which source commit each publish head was built from."""

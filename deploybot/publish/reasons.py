@@ -1,6 +1,6 @@
-"""What a build's record (its note, :mod:`deploybot.publish`) says in words: why it was
+"""What a build's record (its note, :mod:`deploybot.publish.commit`) says in words: why it was
 built, and which source commit its tree was built from. One home for the words
-``deploybot log`` (:mod:`deploybot.buildlog`) and the build's email (:mod:`deploybot.notify`)
+``deploybot log`` (:mod:`deploybot.publish.history`) and the build's email (:mod:`deploybot.notify`)
 use.
 """
 
@@ -8,23 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from deploybot import fingerprint, publish
+from deploybot import fingerprint
 from deploybot.git.tree import is_object_id
+from deploybot.publish import commit
 
 _WHY = {
-    publish.Reason.FORCED: "run-once --full",
-    publish.Reason.FIRST: "the first build",
-    publish.Reason.NO_RECORD: "the publish head had no record",
-    publish.Reason.SOURCE: "the source moved",
-    publish.Reason.DUE: "a held-back post came due",
+    commit.Reason.FORCED: "run-once --full",
+    commit.Reason.FIRST: "the first build",
+    commit.Reason.NO_RECORD: "the publish head had no record",
+    commit.Reason.SOURCE: "the source moved",
+    commit.Reason.DUE: "a held-back post came due",
 }
 
 
-def reason(record: Mapping[str, str]) -> publish.Reason | None:
-    """The :class:`deploybot.publish.Reason` the record's ``reason`` names; None for none
+def reason(record: Mapping[str, str]) -> commit.Reason | None:
+    """The :class:`deploybot.publish.commit.Reason` the record's ``reason`` names; None for none
     (an older version's record) or one this version does not know."""
     try:
-        return publish.Reason(record.get(publish.REASON) or "")
+        return commit.Reason(record.get(commit.REASON) or "")
     except ValueError:
         return None
 
@@ -32,15 +33,15 @@ def reason(record: Mapping[str, str]) -> publish.Reason | None:
 def why_built(record: Mapping[str, str]) -> str | None:
     """Why the build of ``record`` was made, in words: ``the source moved``, ``run-once
     --full``, ``render settings changed (feed_limit)``, ``publish settings changed
-    (nojekyll)`` (what :data:`deploybot.publish.CHANGED_SETTINGS` names, in
+    (nojekyll)`` (what :data:`deploybot.publish.commit.CHANGED_SETTINGS` names, in
     :func:`deploybot.fingerprint.describe_changes`'s words; ``the render settings or the
     renderer changed`` when the note does not say); None when the record gives no reason
     this version knows."""
     known = reason(record)
     if known is None:
         return None
-    if known is publish.Reason.RENDER:
-        names = [name for name in record.get(publish.CHANGED_SETTINGS, "").split(",") if name]
+    if known is commit.Reason.RENDER:
+        names = [name for name in record.get(commit.CHANGED_SETTINGS, "").split(",") if name]
         return fingerprint.describe_changes(names)
     return _WHY[known]
 
@@ -49,7 +50,7 @@ def built_from(record: Mapping[str, str]) -> str | None:
     """The source commit (40 hex) the tree of the build of ``record`` was built from: its
     ``build-source`` when the source moved since only in paths the build does not read,
     else its ``source-commit``; None when the record names neither."""
-    for key in (publish.BUILD_SOURCE, publish.SOURCE_COMMIT):
+    for key in (commit.BUILD_SOURCE, commit.SOURCE_COMMIT):
         value = record.get(key) or ""
         if is_object_id(value):
             return value

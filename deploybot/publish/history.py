@@ -1,7 +1,7 @@
 """``deploybot log``: what was published when, from which source commit, and why.
 
 Read from the publish repository itself, its branch and the build notes
-(:mod:`deploybot.publish`), fetched into the state folder's publish mirror: so the log shows
+(:mod:`deploybot.publish.commit`), fetched into the state folder's publish mirror: so the log shows
 every build, made by ``run-once``, the daemon or a fleet worker from any state folder, and
 the commits someone else pushed (without a record). :func:`entry` is the shape of one build
 in ``--json``; :func:`describe` says in words why it was built.
@@ -13,14 +13,14 @@ from datetime import tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from deploybot import buildreason, publish
 from deploybot.config.load import Config
+from deploybot.publish import commit, reasons
 from deploybot.state import statedir
 
 
-def read(config: Config, limit: int) -> list[publish.BuildRecord]:
+def read(config: Config, limit: int) -> list[commit.BuildRecord]:
     """The newest ``limit`` commits of ``config``'s publish branch with their records,
-    newest first (:func:`deploybot.publish.history`), fetched now, holding the state
+    newest first (:func:`deploybot.publish.commit.history`), fetched now, holding the state
     directory (as a run does: the mirror is the run's).
 
     Raises:
@@ -30,41 +30,41 @@ def read(config: Config, limit: int) -> list[publish.BuildRecord]:
     """
     with statedir.held(config, sweep=False) as paths:
         mirror = paths["publish"]
-        head = publish.fetch_publish_head(config.publish.remote(), config.publish.branch, mirror)
-        return publish.history(mirror, head, limit)
+        head = commit.fetch_publish_head(config.publish.remote(), config.publish.branch, mirror)
+        return commit.history(mirror, head, limit)
 
 
-def describe(build: publish.BuildRecord) -> str:
+def describe(build: commit.BuildRecord) -> str:
     """Why ``build`` was made, in words: ``incremental build: the source moved (3 source
     paths changed)``, ``full build: render settings changed (feed_limit)``
-    (:func:`deploybot.buildreason.why_built`), or ``no record (not built by deploybot):
+    (:func:`deploybot.publish.reasons.why_built`), or ``no record (not built by deploybot):
     "<subject>"``; ``; source at <id> since: only paths the build does not read changed``
     when the record names a later source commit than the one the tree was built from."""
     record = build.record
     if record is None:
         return f'no record (not built by deploybot): "{build.subject}"'
-    kind = record.get(publish.BUILD_KIND)
+    kind = record.get(commit.BUILD_KIND)
     text = f"{kind} build" if kind else "build"
-    why = buildreason.why_built(record)
+    why = reasons.why_built(record)
     if why is not None:
         text += f": {why}"
-    changed = _count(record.get(publish.CHANGED_SOURCES))
-    if changed is not None and buildreason.reason(record) is publish.Reason.SOURCE:
+    changed = _count(record.get(commit.CHANGED_SOURCES))
+    if changed is not None and reasons.reason(record) is commit.Reason.SOURCE:
         text += f" ({changed} source path{'s' if changed != 1 else ''} changed)"
-    if record.get(publish.BUILD_SOURCE) and build.source_commit:
+    if record.get(commit.BUILD_SOURCE) and build.source_commit:
         text += f"; source at {build.source_commit[:12]} since: only paths the build does not "
         text += "read changed"
-    if record.get(publish.GUARD) == publish.GUARD_OVERRIDDEN:
+    if record.get(commit.GUARD) == commit.GUARD_OVERRIDDEN:
         text += "; the publish guard was overridden (run-once --force)"
     return text
 
 
-def built_from(build: publish.BuildRecord) -> str | None:
+def built_from(build: commit.BuildRecord) -> str | None:
     """The source commit (40 hex) ``build``'s tree was built from
-    (:func:`deploybot.buildreason.built_from`), None when unknown."""
+    (:func:`deploybot.publish.reasons.built_from`), None when unknown."""
     if build.record is None or build.source_commit is None:
         return build.source_commit
-    return buildreason.built_from({**build.record, publish.SOURCE_COMMIT: build.source_commit})
+    return reasons.built_from({**build.record, commit.SOURCE_COMMIT: build.source_commit})
 
 
 def display_zone(config: Config) -> tzinfo | None:
@@ -75,11 +75,11 @@ def display_zone(config: Config) -> tzinfo | None:
     return ZoneInfo(name) if name else None
 
 
-def entry(build: publish.BuildRecord) -> dict[str, Any]:
+def entry(build: commit.BuildRecord) -> dict[str, Any]:
     """``build`` as ``deploybot log --json`` gives it: ``commit``, ``date`` (ISO 8601 with
     the committer's offset), ``subject``, ``source_commit``, ``build_source`` (the source
     commit the tree was built from when the record names another), ``reason`` (a
-    :class:`deploybot.publish.Reason` value), ``build`` (``full``/``incremental``),
+    :class:`deploybot.publish.commit.Reason` value), ``build`` (``full``/``incremental``),
     ``changed_sources`` (a number) and ``record`` (every line of the note but
     ``source-commit``; null without a note). Unknown values are null."""
     record = build.record
@@ -89,10 +89,10 @@ def entry(build: publish.BuildRecord) -> dict[str, Any]:
         "date": build.committed.isoformat(),
         "subject": build.subject,
         "source_commit": build.source_commit,
-        "build_source": fields.get(publish.BUILD_SOURCE),
-        "reason": fields.get(publish.REASON),
-        "build": fields.get(publish.BUILD_KIND),
-        "changed_sources": _count(fields.get(publish.CHANGED_SOURCES)),
+        "build_source": fields.get(commit.BUILD_SOURCE),
+        "reason": fields.get(commit.REASON),
+        "build": fields.get(commit.BUILD_KIND),
+        "changed_sources": _count(fields.get(commit.CHANGED_SOURCES)),
         "record": None if record is None else dict(record),
     }
 
