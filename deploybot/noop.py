@@ -64,9 +64,12 @@ else:
 STAMP = "noop.stamp"
 FORMAT = "3"
 NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.commit.NOTES_REF (publish is heavy)
-KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.outbox.KEEP_SENT
-FILED = ("sent", "superseded")  # deploybot.notify.outbox.SENT_DIR, SUPERSEDED_DIR
-WAITING = (".eml", ".http")  # deploybot.notify.outbox.EMAIL, deploybot.notify.webhook.WEBHOOK
+KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.deliver.outbox.KEEP_SENT
+FILED = ("sent", "superseded")  # deploybot.notify.deliver.outbox.SENT_DIR, SUPERSEDED_DIR
+WAITING = (
+    ".eml",
+    ".http",
+)  # deploybot.notify.deliver.outbox.EMAIL, deploybot.notify.deliver.webhook.WEBHOOK
 _KEY_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _KEY_CHARS = _KEY_FIRST | frozenset("._-")
 FILE_URL = "file://"
@@ -161,9 +164,9 @@ def config_digest(path: str | os.PathLike[str], base: str) -> str | None:
 
 def outbox_clear(outbox: str | os.PathLike[str], now: float) -> bool:
     """Whether the outbox holds no message waiting (what
-    :func:`deploybot.notify.outbox.list_pending` lists: ``<key>.eml`` or ``<key>.http``; not
+    :func:`deploybot.notify.deliver.outbox.list_pending` lists: ``<key>.eml`` or ``<key>.http``; not
     an orphan sidecar or a temp file a kill left) and no delivered message due for pruning
-    (what :func:`deploybot.notify.outbox.prune_delivered` deletes at ``now``)."""
+    (what :func:`deploybot.notify.deliver.outbox.prune_delivered` deletes at ``now``)."""
     try:
         entries = list(os.scandir(outbox))
     except (FileNotFoundError, NotADirectoryError):
@@ -184,7 +187,7 @@ def outbox_clear(outbox: str | os.PathLike[str], now: float) -> bool:
 
 
 def _is_key(stem: str) -> bool:
-    """Whether ``stem`` is an outbox key (``deploybot.notify.outbox._KEY_RE``, whose ``$``
+    """Whether ``stem`` is an outbox key (``deploybot.notify.deliver.outbox._KEY_RE``, whose ``$``
     also matches before a final newline): 1-200 of ``[A-Za-z0-9._-]``, the first alnum."""
     stem = stem.removesuffix("\n")
     return 0 < len(stem) <= 200 and stem[0] in _KEY_FIRST and _KEY_CHARS.issuperset(stem)

@@ -22,7 +22,7 @@ memory is not counted). Each of ours composes the email from its text (its size 
 the emails of all our paths must be byte-identical, else the run fails. ``--old REV`` adds
 that commit's pure-Python path (``--old HEAD``: the committed code against the working
 tree), held to the same emails. With ``--threshold``, small commits instead (1 to 10 files
-of 1 to 120 KB), for where starting git pays (:func:`deploybot.notify.gitlog_cli.prefer_git`).
+of 1 to 120 KB), for where starting git pays (:func:`deploybot.notify.gitlog.git_cli.prefer_git`).
 
     python -m tests.bench_email [--files 10000] [--kb 40] [--site 1000] [--runs 3]
         [--only first|renames|added] [--added 2000] [--old REV]
@@ -61,9 +61,9 @@ CHILD = """
 import hashlib, inspect, json, sys, time
 from datetime import UTC, datetime
 from pathlib import Path
-from deploybot.notify.email import compose_combined_email
-from deploybot.notify.envelope import Envelope
-from deploybot.notify.gitlog import read_log_excerpt
+from deploybot.notify.compose.email import compose_combined_email
+from deploybot.notify.compose.envelope import Envelope
+from deploybot.notify.gitlog.commit_log import read_log_excerpt
 known = inspect.signature(read_log_excerpt).parameters
 kwargs = {"engine": sys.argv[3]} if "engine" in known else {}
 start = time.perf_counter()

@@ -70,7 +70,7 @@ def _arm_lock(substr: str, nth: int) -> None:
 
 
 def _arm_mbox() -> None:
-    from deploybot.notify import mbox
+    from deploybot.notify.deliver import mbox
 
     def half(fd: int, data: bytes) -> None:
         os.write(fd, data[: max(len(data) // 2, 1)])
@@ -83,7 +83,7 @@ def _arm_mbox() -> None:
 def arm(point: str) -> None:
     """Arm the kill ``point`` (see the module docstring); ValueError for an unknown one."""
     from deploybot.git import repository
-    from deploybot.notify import outbox
+    from deploybot.notify.deliver import outbox
 
     kind, _, rest = point.partition(":")
     if kind == "lock":

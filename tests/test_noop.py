@@ -286,8 +286,8 @@ def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     """noop and entry copy a few constants rather than import their heavy owners."""
     from deploybot import entry
     from deploybot.config import load as config
-    from deploybot.notify import outbox
-    from deploybot.notify.webhook import WEBHOOK
+    from deploybot.notify.deliver import outbox
+    from deploybot.notify.deliver.webhook import WEBHOOK
     from deploybot.publish import commit as publish
     from deploybot.support import errors
 
@@ -305,9 +305,9 @@ def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
 
 def test_only_a_waiting_message_keeps_the_outbox_from_clear(site: SmallSite) -> None:
     """What a kill can leave (an orphan sidecar, a temp file of an interrupted write) is not
-    a message waiting: :func:`deploybot.notify.outbox.list_pending` skips it, so the
+    a message waiting: :func:`deploybot.notify.deliver.outbox.list_pending` skips it, so the
     shortcut does too (else it would be lost for good: nothing ever removes them)."""
-    from deploybot.notify import outbox
+    from deploybot.notify.deliver import outbox
 
     first = run(site)
     box = site.state / "outbox"

@@ -19,8 +19,9 @@ from click.testing import CliRunner
 
 from deploybot.cli import main
 from deploybot.config.load import NotifyConfig
-from deploybot.notify import build_email, gitlog_cli
-from deploybot.notify.summary import brief_summary
+from deploybot.notify import build_email
+from deploybot.notify.gitlog import git_cli
+from deploybot.notify.gitlog.summary import brief_summary
 from tests.smallsite import SmallSite
 from tests.test_notify_gitlog import LOG_ARGS, git
 
@@ -64,9 +65,9 @@ def intro(message: bytes) -> list[str]:
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Who makes the log text: the pure-Python path (git hidden) or git (always asked)."""
     if request.param == "python":
-        monkeypatch.setattr(gitlog_cli, "git_executable", lambda: None)
+        monkeypatch.setattr(git_cli, "git_executable", lambda: None)
     else:
-        monkeypatch.setattr(gitlog_cli, "prefer_git", lambda repo, changes: True)
+        monkeypatch.setattr(git_cli, "prefer_git", lambda repo, changes: True)
     return str(request.param)
 
 
@@ -175,7 +176,7 @@ def test_core_abbrev_is_honoured_as_git_honours_it(small: Path, engine: str, set
         short, blob = short_of(small, "asf-site"), short_of(small, "asf-site~1:f/00001")
         message = email_for(small, "asf-site")
         text = git(small, *LOG_ARGS, "asf-site").decode()
-        assert gitlog_cli.config_allows_git(small)  # the git engine runs git, no fallback
+        assert git_cli.config_allows_git(small)  # the git engine runs git, no fallback
     finally:
         git(small, "config", "--unset", "core.abbrev")
     want = {"12": 12, "4": 4, "auto": 7, "AUTO": 7}.get(setting, 40)

@@ -10,8 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.diff import count_changes, diff_lines, is_binary, split_lines, unified_diff
-from deploybot.notify.diff_slider import get_indent
+from deploybot.notify.gitlog.diff import (
+    count_changes,
+    diff_lines,
+    is_binary,
+    split_lines,
+    unified_diff,
+)
+from deploybot.notify.gitlog.diff_slider import get_indent
 
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "LC_ALL": "C"}
 GIT_ENV.pop("COLUMNS", None)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.diffstat import (
+from deploybot.notify.gitlog.diffstat import (
     StatEntry,
     format_diffstat,
     print_name,

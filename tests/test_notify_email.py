@@ -21,15 +21,15 @@ from hypothesis import strategies as st
 
 from deploybot.config.load import NotifyConfig
 from deploybot.notify import build_email, read_commit_subject, repo_name_from_url
-from deploybot.notify.body import abbrev_length
-from deploybot.notify.email import (
+from deploybot.notify.compose.body import abbrev_length
+from deploybot.notify.compose.email import (
     DEFAULT_LIMITS,
     commit_subject,
     compose_combined_email,
     message_id,
     redact_url,
 )
-from deploybot.notify.envelope import Envelope, Limits
+from deploybot.notify.compose.envelope import Envelope, Limits
 from tests.gitcli import run_git
 
 LIST = "commits@tvm.apache.org"
@@ -448,7 +448,9 @@ def test_repo_name_and_redaction() -> None:
 
 
 def test_build_email_facade(repo: Path) -> None:
-    pytest.importorskip("deploybot.notify.gitlog", reason="gitlog.format_commit_log not yet")
+    pytest.importorskip(
+        "deploybot.notify.gitlog.commit_log", reason="gitlog.format_commit_log not yet"
+    )
     old, new = make_commit(repo, {"a.txt": "a\n"}, "Build at X\n\nmore")
     notify = NotifyConfig(
         to=(LIST,),

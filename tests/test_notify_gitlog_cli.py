@@ -1,4 +1,4 @@
-"""The email's log text from git itself (:mod:`deploybot.notify.gitlog_cli`) against the
+"""The email's log text from git itself (:mod:`deploybot.notify.gitlog.git_cli`) against the
 pure-Python path, byte for byte, and the fallback when git is missing, fails or hangs.
 
 Oracle: the pure-Python path, itself checked against ``git log`` in test_notify_gitlog*.py;
@@ -22,10 +22,10 @@ from dulwich.repo import Repo
 
 from deploybot.config.load import NotifyConfig
 from deploybot.notify import build_email
-from deploybot.notify import gitlog_cli as cli
-from deploybot.notify.body import ExcerptBuilder, LogExcerpt, excerpt_from_text
-from deploybot.notify.gitlog import _tree_diff, read_log_excerpt
-from deploybot.notify.gitlog_cli import GIT_MIN_MODIFIED, prefer_git
+from deploybot.notify.compose.body import ExcerptBuilder, LogExcerpt, excerpt_from_text
+from deploybot.notify.gitlog import git_cli as cli
+from deploybot.notify.gitlog.commit_log import _tree_diff, read_log_excerpt
+from deploybot.notify.gitlog.git_cli import GIT_MIN_MODIFIED, prefer_git
 from tests.test_notify_gitlog import GITLINK, LOG_ARGS, TVM, Commit, Tree, fast_import, git
 from tests.test_notify_gitlog_merge import BASE, edit, merge_import
 
@@ -368,7 +368,7 @@ def test_a_hanging_git_is_killed_and_falls_back(
     fake_git(tmp_path / "bin", script)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(cli, "GIT_TIMEOUT", 0.5)
-    caplog.set_level("DEBUG", logger=cli.__name__)
+    caplog.set_level("DEBUG", logger="deploybot.notify.gitlog_cli")
     start = time.monotonic()
     assert read_log_excerpt(repo, commit, max_lines=50, max_line_length=500) == want
     assert time.monotonic() - start < 10

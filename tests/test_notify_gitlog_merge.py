@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.gitlog import format_commit_log_bytes
+from deploybot.notify.gitlog.commit_log import format_commit_log_bytes
 from tests.test_notify_gitlog import (
     GIT_ENV,
     GITLINK,
@@ -274,7 +274,7 @@ def test_fixed_merges_match_git(repo: Path, name: str) -> None:
 
 @pytest.mark.parametrize(("max_lines", "max_line_length"), [(0, 0), (5, 20), (12, 0), (40, 9)])
 def test_merge_excerpt_is_gits_text_cut(repo: Path, max_lines: int, max_line_length: int) -> None:
-    from deploybot.notify.body import excerpt_from_text
+    from deploybot.notify.compose.body import excerpt_from_text
 
     merge_import(repo, "refs/heads/x", *FIXED["octopus"])
     text = git(repo, *LOG_ARGS, "refs/heads/x").decode("utf-8", "replace")
@@ -379,7 +379,7 @@ def _coalesce_table(base: list[bytes], new: list[bytes]) -> list[tuple[bytes, bo
 )
 def test_coalesce_follows_gits_table(base: list[bytes], new: list[bytes]) -> None:
     """The bit-parallel LCS walks the same path as git's quadratic table."""
-    from deploybot.notify.combined import _coalesce, _Lost
+    from deploybot.notify.gitlog.combined import _coalesce, _Lost
 
     got = _coalesce([_Lost(x, 1) for x in base], [_Lost(x, 2) for x in new], 1)
     want = _coalesce_table(base, new)
@@ -401,7 +401,7 @@ def test_big_lost_blocks_stay_fast(repo: Path) -> None:
     )
     code = (
         "import sys; from pathlib import Path;"
-        "from deploybot.notify.gitlog import format_commit_log_bytes;"
+        "from deploybot.notify.gitlog.commit_log import format_commit_log_bytes;"
         "sys.stdout.buffer.write(format_commit_log_bytes(Path(sys.argv[1]), 'refs/heads/big'))"
     )
     proc = subprocess.run(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.notify.mbox import STALE_AFTER, MboxTransport, append
+from deploybot.notify.deliver.mbox import STALE_AFTER, MboxTransport, append
 from deploybot.support.errors import NotifyError
 
 SENDER = "bot@example.org"
@@ -108,7 +108,7 @@ def lock_of(path: Path) -> Path:
 def test_dot_lock_holds_our_pid_while_writing_and_is_released(tmp_path: Path) -> None:
     path = tmp_path / "commits.mbox"
     seen: list[str] = []
-    import deploybot.notify.mbox as mbox_module
+    import deploybot.notify.deliver.mbox as mbox_module
 
     original = mbox_module._write_all
 
@@ -172,7 +172,7 @@ _APPEND_OVER_A_SIZE_LIMIT = """
 import resource, signal, sys
 from pathlib import Path
 from deploybot.support.errors import NotifyError
-from deploybot.notify.mbox import append
+from deploybot.notify.deliver.mbox import append
 from tests.test_notify_mbox import SENDER, message
 path, limit = Path(sys.argv[1]), int(sys.argv[2])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write(2) then fails with EFBIG
@@ -199,7 +199,7 @@ def test_a_write_that_fails_part_way_is_cut_back(tmp_path: Path) -> None:
 def test_a_retry_after_a_failed_attempt_cuts_its_torn_copy(tmp_path: Path) -> None:
     """An attempt failed (here: a live process held the lock) and left a torn copy at the
     end (a cut that failed too): the outbox's retry cuts it and appends the message once."""
-    from deploybot.notify.outbox import deliver_pending, queue_email
+    from deploybot.notify.deliver.outbox import deliver_pending, queue_email
 
     path, outbox = tmp_path / "commits.mbox", tmp_path / "outbox"
     append(message(1), path, sender=SENDER)

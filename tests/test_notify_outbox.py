@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from deploybot.notify import DeliveryReport, deliver_pending, list_pending, make_sender, queue_email
-from deploybot.notify.transport import make_transport
+from deploybot.notify.deliver.transport import make_transport
 from deploybot.support.errors import NotifyError
 from tests.servers import Collector, LocalController, smtp_server
 from tests.test_notify_transport import sample_message, smtp_notify
@@ -190,7 +190,7 @@ def test_backoff_holds_for_a_waiting_batch(tmp_path: Path) -> None:
 def test_prune_delivered_keeps_waiting_and_recent(tmp_path: Path) -> None:
     import os
 
-    from deploybot.notify.outbox import prune_delivered
+    from deploybot.notify.deliver.outbox import prune_delivered
 
     outbox = tmp_path / "outbox"
     queue_email(outbox, SHA1, b"old")
@@ -290,8 +290,8 @@ def test_killed_while_filing_a_sent_email_does_not_send_it_twice(
     delivery (mbox: exactly once) neither sends it again nor leaves it waiting."""
     import os
 
-    from deploybot.notify import outbox as outbox_module
-    from deploybot.notify.mbox import MboxTransport
+    from deploybot.notify.deliver import outbox as outbox_module
+    from deploybot.notify.deliver.mbox import MboxTransport
     from tests.killsite import read_mbox
 
     outbox, mbox = tmp_path / "outbox", tmp_path / "commits.mbox"

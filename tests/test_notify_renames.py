@@ -17,15 +17,15 @@ from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.diff_renames import (
+from deploybot.notify.gitlog.commit_log import BlobReader, tree_changes
+from deploybot.notify.gitlog.diff_renames import (
     DST_BATCH,
     FilePair,
     Side,
     detect_copies,
     similarity_percent,
 )
-from deploybot.notify.gitlog import BlobReader, tree_changes
-from deploybot.notify.spanhash import copied_bytes, span_counts, span_counts_bytewise
+from deploybot.notify.gitlog.spanhash import copied_bytes, span_counts, span_counts_bytewise
 from tests.test_notify_gitlog import LOG_ARGS, Commit, Tree, check, fast_import, git
 
 REG = 0o100644

@@ -21,9 +21,9 @@ import pytest
 from deploybot.config.load import NotifyConfig
 from deploybot.notify import announce, deliver_all, list_outbox, message_id
 from deploybot.notify.announce import read_record, write_record
-from deploybot.notify.delivery import queue_emails
-from deploybot.notify.series import summary_message_id
-from deploybot.notify.summary import diff_tree, diff_tree_summary
+from deploybot.notify.compose.series import summary_message_id
+from deploybot.notify.gitlog.summary import diff_tree, diff_tree_summary
+from deploybot.notify.stage import queue_emails
 from tests.gitcli import run_git
 from tests.servers import Collector, LocalController
 from tests.test_notify_transport import smtp_notify
@@ -356,7 +356,7 @@ def test_killed_while_folding_a_waiting_email_loses_nothing(
 ) -> None:
     """c1's email waits; announcing c2 withdraws it into a series and is killed at each file
     operation of the withdrawal. The next announcement of c2 still emails c1 and c2, once."""
-    from deploybot.notify import outbox as outbox_module
+    from deploybot.notify.deliver import outbox as outbox_module
     from tests.killsite import read_mbox
 
     repo, state, mbox = tmp_path / "site", tmp_path / "state", tmp_path / "commits.mbox"

@@ -25,9 +25,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deploybot.config.load import NotifyConfig, SmtpConfig
-from deploybot.notify.seven_bit import for_smtp, quoted_printable
-from deploybot.notify.smtp import MAX_REPLY_BYTES, MAX_REPLY_LINES
-from deploybot.notify.transport import make_transport
+from deploybot.notify.deliver.seven_bit import for_smtp, quoted_printable
+from deploybot.notify.deliver.smtp import MAX_REPLY_BYTES, MAX_REPLY_LINES
+from deploybot.notify.deliver.transport import make_transport
 from tests.servers import LocalController
 from tests.test_notify_transport import LIST, LOG, sample_message, unfold
 
@@ -79,8 +79,8 @@ _CLIENT = r"""
 import json, resource, sys, time
 from deploybot.config.load import NotifyConfig, SmtpConfig
 from deploybot.support.errors import NotifyError
-from deploybot.notify.transport import make_transport
-import deploybot.notify.smtp  # imported before the baseline: it is not what is measured
+from deploybot.notify.deliver.transport import make_transport
+import deploybot.notify.deliver.smtp  # imported before the baseline: it is not what is measured
 
 port, timeout = int(sys.argv[1]), float(sys.argv[2])
 notify = NotifyConfig(transport="smtp", to=("commits@example.org",), sender="bot@example.org",

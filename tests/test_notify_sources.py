@@ -23,8 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 from deploybot.cli import main
+from deploybot.notify.compose.sources import SourceCommit, SourceLog, SourceRepo, source_lines
 from deploybot.notify.source_read import read_source_log
-from deploybot.notify.sources import SourceCommit, SourceLog, SourceRepo, source_lines
 from tests.gitrepo import commit_files
 from tests.servers import Collector, LocalController, free_port
 from tests.smallsite import SmallSite

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.notify.diff import count_changes, unified_diff
-from deploybot.notify.gitlog import read_log_excerpt
-from deploybot.notify.gitlog_cli import git_log_excerpt
-from deploybot.notify.summary import diff_tree
+from deploybot.notify.gitlog.commit_log import read_log_excerpt
+from deploybot.notify.gitlog.diff import count_changes, unified_diff
+from deploybot.notify.gitlog.git_cli import git_log_excerpt
+from deploybot.notify.gitlog.summary import diff_tree
 from tests.test_notify_diff import git_diff, git_numstat
 from tests.test_notify_gitlog import LOG_ARGS, Commit, fast_import, git
 

@@ -21,9 +21,9 @@ import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from deploybot.config.load import NotifyConfig, SmtpConfig
-from deploybot.notify.email import compose_combined_email
-from deploybot.notify.envelope import Envelope
-from deploybot.notify.transport import make_transport, to_crlf
+from deploybot.notify.compose.email import compose_combined_email
+from deploybot.notify.compose.envelope import Envelope
+from deploybot.notify.deliver.transport import make_transport, to_crlf
 from deploybot.support.errors import ConfigError, NotifyError
 from tests.servers import Collector, LocalController, smtp_server
 

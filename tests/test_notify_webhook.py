@@ -14,7 +14,7 @@ import pytest
 
 from deploybot.config.load import NotifyConfig, WebhookConfig
 from deploybot.notify import announce, deliver_all, list_outbox
-from deploybot.notify.webhook import make_webhook_sender
+from deploybot.notify.deliver.webhook import make_webhook_sender
 from deploybot.support.errors import ConfigError, NotifyError
 from tests.servers import Collector, LocalController
 from tests.test_notify_series import REF, WHEN, build, git, history
@@ -168,7 +168,7 @@ def test_url_from_the_environment() -> None:
 def test_webhook_timeout_bounds_the_whole_post() -> None:
     """A server that sends its status line, then one header line every 0.3 s, forever: each
     read is quick, so requests' own timeout never fires; the whole post ends after 1 s."""
-    from deploybot.notify.webhook import post_json
+    from deploybot.notify.deliver.webhook import post_json
     from tests.servers import call_within, trickling_server
 
     answer, drip = b"HTTP/1.1 200 OK\r\n", b"X-Slow: 1\r\n"
@@ -197,7 +197,7 @@ def test_a_huge_answer_is_not_read(head: bytes, chunk: bytes) -> None:
     """A server answering with an endless body (here: up to 64 MB, as fast as it is taken):
     the post reads at most 64 KB of it and hangs up, so the server gets rid of little more
     than what the socket buffers hold; the status alone decides."""
-    from deploybot.notify.webhook import post_json
+    from deploybot.notify.deliver.webhook import post_json
     from tests.servers import call_within, flooding_server
 
     with flooding_server(head, chunk, 64 << 20) as (port, sent):

@@ -4,7 +4,7 @@
 :mod:`deploybot.fleet.server`). It imports nothing, so each of them may import it.
 
 An outbox's own message retries follow the same curve but are the notify stage's
-(:mod:`deploybot.notify.outbox`), which imports nothing from the daemon.
+(:mod:`deploybot.notify.deliver.outbox`), which imports nothing from the daemon.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What waits in a site's outbox, read without its lock (for ``/metrics`` and the retries).
 
-The outbox's files are written atomically (:mod:`deploybot.notify.outbox`), so reading
+The outbox's files are written atomically (:mod:`deploybot.notify.deliver.outbox`), so reading
 them while a build runs sees each message either before or after a change; a file that
 vanishes between the listing and the reading (delivered meanwhile) is simply read again
 at the next look.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from deploybot import notify
 from deploybot.config.load import Config
-from deploybot.notify.outbox import EMAIL
+from deploybot.notify.deliver.outbox import EMAIL
 from deploybot.state import statedir
 
 log = logging.getLogger("deploybot.daemon")

@@ -40,7 +40,7 @@ import threading
 from pathlib import Path
 
 from deploybot.fleet import keys
-from deploybot.notify.outbox import write_atomic
+from deploybot.notify.deliver.outbox import write_atomic
 from deploybot.state import checkpoint
 from deploybot.support.errors import TemporaryError
 

@@ -7,10 +7,12 @@ What the pipeline calls::
     report = deliver_all(config.notify, config.state.dir / "outbox")   # retries only
 
 :func:`announce` decides between the combined email and a summary + ``NN/TT`` series
-(:mod:`.announce`), queues the webhook entry (:mod:`.webhook`) and delivers both channels.
-With ``notify.transport = "none"`` no email is queued (the record still moves on).
-Composition is pure (:mod:`.email`, :mod:`.series`); git reads live in :mod:`.gitlog` and
-:mod:`.summary`; transports in :mod:`.transport`; the outbox in :mod:`.outbox`.
+(:mod:`.announce`), queues the webhook entry (:mod:`deploybot.notify.deliver.webhook`) and delivers
+both channels. With ``notify.transport = "none"`` no email is queued (the record still moves on).
+Composition is pure (:mod:`deploybot.notify.compose.email`, :mod:`deploybot.notify.compose.series`);
+git reads live in :mod:`deploybot.notify.gitlog.commit_log` and
+:mod:`deploybot.notify.gitlog.summary`; transports in :mod:`deploybot.notify.deliver.transport`; the
+outbox in :mod:`deploybot.notify.deliver.outbox`.
 """
 
 from __future__ import annotations
@@ -20,18 +22,11 @@ from datetime import datetime
 from pathlib import Path
 
 from deploybot.config.load import NotifyConfig
-from deploybot.notify.delivery import (
-    announce,
-    deliver_all,
-    list_outbox,
-    merge_reports,
-    note_pushing,
-    unannounced,
-)
-from deploybot.notify.email import commit_subject, compose_combined_email, message_id
-from deploybot.notify.envelope import Envelope, Limits
-from deploybot.notify.names import default_host, repo_name_from_url
-from deploybot.notify.outbox import (
+from deploybot.notify.compose.email import commit_subject, compose_combined_email, message_id
+from deploybot.notify.compose.envelope import Envelope, Limits
+from deploybot.notify.compose.names import default_host, repo_name_from_url
+from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.deliver.outbox import (
     DeliveryReport,
     PendingEmail,
     deliver_pending,
@@ -39,8 +34,15 @@ from deploybot.notify.outbox import (
     prune_delivered,
     queue_email,
 )
-from deploybot.notify.sources import SourceRepo
-from deploybot.notify.transport import make_transport
+from deploybot.notify.deliver.transport import make_transport
+from deploybot.notify.stage import (
+    announce,
+    deliver_all,
+    list_outbox,
+    merge_reports,
+    note_pushing,
+    unannounced,
+)
 
 __all__ = [
     "DeliveryReport",
@@ -90,15 +92,18 @@ def build_email(
         now: send time, timezone-aware (the ``Date`` header).
         host: ``X-Git-Host`` and Message-ID domain; default :func:`default_host`.
         sources: where ``new``'s source commits can be read: the email names them when
-            ``new``'s record (its note) names its source commit (:mod:`.sources`).
+            ``new``'s record (its note) names its source commit
+            (:mod:`deploybot.notify.compose.sources`).
 
     Raises:
         ValueError: see :func:`compose_combined_email`.
         KeyError: ``new`` is not in the repository.
     """
     from deploybot.notify.announce import source_log
-    from deploybot.notify.gitlog import read_log_excerpt  # a sibling module, written later
-    from deploybot.notify.summary import brief_summary
+    from deploybot.notify.gitlog.commit_log import (
+        read_log_excerpt,  # a sibling module, written later
+    )
+    from deploybot.notify.gitlog.summary import brief_summary
 
     limits = Limits.from_config(notify)
     log = read_log_excerpt(
@@ -121,7 +126,7 @@ def build_email(
 
 def make_sender(notify: NotifyConfig) -> Callable[[bytes], None]:
     """Return ``send(message: bytes)`` for ``notify.transport``; see
-    :func:`deploybot.notify.transport.make_transport` (raises ConfigError)."""
+    :func:`deploybot.notify.deliver.transport.make_transport` (raises ConfigError)."""
     return make_transport(notify)
 
 
@@ -137,7 +142,7 @@ def read_commit_subject(repo_path: Path, commit: str) -> str:
     from dulwich.objects import Commit
     from dulwich.repo import Repo
 
-    from deploybot.notify.summary import commit_message
+    from deploybot.notify.gitlog.summary import commit_message
 
     with Repo(str(repo_path)) as repo:
         obj = repo[commit.encode("ascii")]

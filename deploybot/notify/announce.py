@@ -6,9 +6,10 @@ written atomically only after the emails are in the outbox. With it, git-multima
 (``notifier-research.md`` §1.2) apply to everything the branch gained since the last email,
 not only to the newest build:
 
-- one new commit: the combined email (:func:`.email.compose_combined_email`);
+- one new commit: the combined email
+  (:func:`deploybot.notify.compose.email.compose_combined_email`);
 - several (builds made while mail was off, or commits pushed by hand): the summary email and
-  one ``NN/TT`` email per commit, oldest first (:mod:`.series`); more than
+  one ``NN/TT`` email per commit, oldest first (:mod:`deploybot.notify.compose.series`); more than
   ``max_commit_emails``: the summary only;
 - no record (a fresh machine): only the new build commit, never the whole history;
 - a record that is not an ancestor of the new commit (history rewritten): only the new build.
@@ -32,11 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from deploybot.config.load import NotifyConfig
-from deploybot.notify.body import LogExcerpt
-from deploybot.notify.email import compose_combined_email
-from deploybot.notify.envelope import Envelope, Limits
-from deploybot.notify.gitlog import read_log_excerpt
-from deploybot.notify.outbox import (
+from deploybot.notify.compose.body import LogExcerpt
+from deploybot.notify.compose.email import compose_combined_email
+from deploybot.notify.compose.envelope import Envelope, Limits
+from deploybot.notify.compose.series import (
+    compose_commit_email,
+    compose_summary_email,
+    summary_message_id,
+)
+from deploybot.notify.compose.sources import SourceLog, SourceRepo
+from deploybot.notify.deliver.outbox import (
     EMAIL,
     SENT_DIR,
     SUPERSEDED_DIR,
@@ -45,9 +51,13 @@ from deploybot.notify.outbox import (
     withdraw,
     write_json,
 )
-from deploybot.notify.series import compose_commit_email, compose_summary_email, summary_message_id
-from deploybot.notify.sources import SourceLog, SourceRepo
-from deploybot.notify.summary import brief_summary, diff_tree_summary, is_ancestor, new_commits
+from deploybot.notify.gitlog.commit_log import read_log_excerpt
+from deploybot.notify.gitlog.summary import (
+    brief_summary,
+    diff_tree_summary,
+    is_ancestor,
+    new_commits,
+)
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +93,8 @@ class Context:
         sources: SourceRepo | None = None,
     ) -> Context:
         """The context for announcing ``refname`` of ``repo_path`` with ``notify`` at ``now``
-        (``host`` None: :func:`.names.default_host`); see :meth:`.Envelope.from_config`."""
+        (``host`` None: :func:`deploybot.notify.compose.names.default_host`); see
+        :meth:`.Envelope.from_config`."""
         envelope = Envelope.from_config(
             notify, repo_path=repo_path, refname=refname, date=now, host=host
         )
@@ -158,7 +169,7 @@ def queue_plan(ctx: Context, chosen: Plan, outbox: Path) -> list[str]:
         The outbox keys queued (summary first).
 
     Raises:
-        ValueError: see :func:`.email.compose_combined_email`.
+        ValueError: see :func:`deploybot.notify.compose.email.compose_combined_email`.
         OSError: the outbox cannot be written.
     """
     new = chosen.commits[-1]

@@ -21,10 +21,10 @@ from dulwich.repo import Repo
 from deploybot.config.load import NotifyConfig, author_name
 from deploybot.git import repository
 from deploybot.git.rev_parse import resolve_commit
-from deploybot.notify.damage import damaged_repository_error
-from deploybot.notify.envelope import BRANCH_PREFIX
-from deploybot.notify.sources import SourceRepo
-from deploybot.notify.transport import make_transport
+from deploybot.notify.compose.envelope import BRANCH_PREFIX
+from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.deliver.transport import make_transport
+from deploybot.notify.gitlog.damage import damaged_repository_error
 from deploybot.support.errors import DeploybotError, UsageError
 
 PLACEHOLDER_TO = "commits@example.org"
@@ -130,17 +130,17 @@ def resend_commit(
 
     ``stdout`` writes the whole message, headers included, to ``stream`` (default
     ``sys.stdout.buffer``). With ``sources`` (the source mirror) the email names the
-    commit's source commits when its record names them (:mod:`.sources`).
+    commit's source commits when its record names them (:mod:`deploybot.notify.compose.sources`).
 
     Returns:
         The commit id announced (40 hex).
 
     Raises:
         DeploybotError: see :func:`resolve`.
-        ConfigError: see :func:`deploybot.notify.transport.make_transport`.
+        ConfigError: see :func:`deploybot.notify.deliver.transport.make_transport`.
         DamagedRepositoryError: an object the email needs is missing or cannot be read (a
-            damaged repository: :func:`.damage.damaged_repository_error`); nothing was
-            sent (exit 1: the repository does not mend by waiting).
+            damaged repository: :func:`deploybot.notify.gitlog.damage.damaged_repository_error`);
+            nothing was sent (exit 1: the repository does not mend by waiting).
         NotifyError: the transport failed (exit 75).
     """
     target = resolve(repo_path, rev, branch)

@@ -1,5 +1,5 @@
-"""The git reads behind an email's source section (:mod:`.sources`): which source commits a
-build commit was made from, and those commits in the source repository.
+"""The git reads behind an email's source section (:mod:`deploybot.notify.compose.sources`): which
+source commits a build commit was made from, and those commits in the source repository.
 
 * The range: each build commit's record is a note under :data:`deploybot.publish.commit.NOTES_REF`
   (``refs/notes/deploybot``) in the publish repository, ``key value`` lines (the publish
@@ -34,10 +34,10 @@ from dulwich.repo import Repo
 from deploybot.config.load import author_name
 from deploybot.git import repository
 from deploybot.git.repository import UNREADABLE_OBJECT_ERRORS
-from deploybot.notify.email import commit_subject
-from deploybot.notify.gitlog import abbrev_length, unique_abbrev
-from deploybot.notify.sources import MAX_LISTED, SourceCommit, SourceLog, SourceRepo
-from deploybot.notify.summary import commit_message
+from deploybot.notify.compose.email import commit_subject
+from deploybot.notify.compose.sources import MAX_LISTED, SourceCommit, SourceLog, SourceRepo
+from deploybot.notify.gitlog.commit_log import abbrev_length, unique_abbrev
+from deploybot.notify.gitlog.summary import commit_message
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,8 @@ def read_source_log(
 
     Returns:
         None when ``build``'s record names no source commit, or that commit is not in
-        ``source.path``; else the :class:`.sources.SourceLog` (see :mod:`.sources`).
+        ``source.path``; else the :class:`deploybot.notify.compose.sources.SourceLog` (see
+        :mod:`deploybot.notify.compose.sources`).
 
     Raises:
         OSError: a repository cannot be opened. (Missing objects do not raise: see the

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from deploybot.notify.combined import combined_hunks
-from deploybot.notify.diff import is_binary
-from deploybot.notify.diff_patch import NULL_SHA, stat_entry
-from deploybot.notify.diff_renames import FilePair, Side
-from deploybot.notify.diffstat import StatEntry, quote_path
+from deploybot.notify.gitlog.combined import combined_hunks
+from deploybot.notify.gitlog.diff import is_binary
+from deploybot.notify.gitlog.diff_patch import NULL_SHA, stat_entry
+from deploybot.notify.gitlog.diff_renames import FilePair, Side
+from deploybot.notify.gitlog.diffstat import StatEntry, quote_path
 
 __all__ = ["Objects", "combined_diff", "first_parent_stat"]
 

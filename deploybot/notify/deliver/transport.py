@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from deploybot.config.load import NotifyConfig, SmtpConfig
-from deploybot.notify.mbox import MboxTransport, append
+from deploybot.notify.deliver.mbox import MboxTransport, append
 from deploybot.support.errors import ConfigError, NotifyError, one_line
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 Send = Callable[[bytes], None]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.notify.transport")
 
 SENDMAIL_FALLBACKS = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
 _EOL_RE = re.compile(rb"\r\n|\r|\n")
@@ -60,7 +60,7 @@ def make_transport(
     envelope_from = bare_address(notify.sender)
     if kind == "smtp":
         # Here, not at the top: smtplib and ssl are imported only by a run that sends mail.
-        from deploybot.notify.smtp import send_smtp
+        from deploybot.notify.deliver.smtp import send_smtp
 
         password = smtp_password(notify.smtp, os.environ if environ is None else environ)
         recipients = [bare_address(a) for a in notify.to]

@@ -1,8 +1,8 @@
 """What a build commit was made from: the source commits its email names, as data and text.
 
-Pure: records and their text; the git reads are :mod:`.source_read`. A build commit's email
-says where the build came from (git-multimail has no such part: its emails describe commits
-people pushed; a build commit's own log says only ``Build at ...``). The section goes into
+Pure: records and their text; the git reads are :mod:`deploybot.notify.source_read`. A build
+commit's email says where the build came from (git-multimail has no such part: its emails describe
+commits people pushed; a build commit's own log says only ``Build at ...``). The section goes into
 the intro, before the ``git log`` text, so everything from ``commit <id>`` on stays git's
 output byte for byte. Its lines (:func:`source_lines`), for a build whose previous build was
 made from ``d42ee2f`` and which is made from ``0eaf077``::
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from deploybot.notify.body import cut_line
+from deploybot.notify.compose.body import cut_line
 from deploybot.support.redact import redact_url
 
 MAX_LISTED = 20

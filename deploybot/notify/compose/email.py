@@ -46,10 +46,10 @@ from email.header import Header
 from email.utils import format_datetime, formataddr
 
 from deploybot import __version__
-from deploybot.notify.body import LogExcerpt, as_excerpt, limit_log_body
-from deploybot.notify.envelope import BRANCH_PREFIX, Envelope, Limits
-from deploybot.notify.names import is_host_name
-from deploybot.notify.sources import SourceLog, source_lines
+from deploybot.notify.compose.body import LogExcerpt, as_excerpt, limit_log_body
+from deploybot.notify.compose.envelope import BRANCH_PREFIX, Envelope, Limits
+from deploybot.notify.compose.names import is_host_name
+from deploybot.notify.compose.sources import SourceLog, source_lines
 from deploybot.support.redact import redact_url as redact_url  # re-exported
 
 ZERO_SHA = "0" * 40
@@ -82,16 +82,16 @@ def compose_combined_email(
         log_text: output of ``git log -C --stat -p --cc -1 <new>`` (``Date:   `` line as git
             prints it; it becomes ``AuthorDate: ``), or its :class:`.body.LogExcerpt` made
             with ``limits.max_line_length`` and at least ``limits.max_lines`` (what a huge
-            commit needs: :func:`.gitlog.read_log_excerpt`).
+            commit needs: :func:`deploybot.notify.gitlog.commit_log.read_log_excerpt`).
         old: previous 40-hex tip, or None when the branch was created.
         new: the new 40-hex tip (the build commit).
         subject_line: the commit subject (``git log --format=%s``; see :func:`commit_subject`).
         limits: line length, line count and subject length limits (:class:`.envelope.Limits`;
             default 500 / 10000 / 500 as git-multimail).
         short: ``new`` abbreviated as ``git rev-parse --short`` does in its repository
-            (:func:`.summary.short_id`), for the ``new`` line, the ``is described below``
-            line and a created branch's subject; None: as long as the log's ``index`` lines
-            (no uniqueness check; for callers without the repository).
+            (:func:`deploybot.notify.gitlog.summary.short_id`), for the ``new`` line, the ``is
+            described below`` line and a created branch's subject; None: as long as the log's
+            ``index`` lines (no uniqueness check; for callers without the repository).
         sources: the source commits the build was made from (:mod:`.sources`), shown
             after the intro, before ``The following commit(s)``; None: no such section.
 

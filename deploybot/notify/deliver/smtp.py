@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from deploybot.config.load import SmtpConfig
-from deploybot.notify.seven_bit import for_smtp
-from deploybot.notify.transport import to_crlf
+from deploybot.notify.deliver.seven_bit import for_smtp
+from deploybot.notify.deliver.transport import to_crlf
 from deploybot.support.deadline import Deadline, deadline_reader
 from deploybot.support.errors import NotifyError, one_line
 

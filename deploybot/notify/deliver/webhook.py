@@ -9,7 +9,7 @@ git-multimail's vocabulary for the rest (``refname``, ``subject``, the diffstat 
 
 Entries wait in the same outbox as the emails, as ``webhook-<commit>.http`` (the exact body
 to POST) beside their sidecar, with the same retries and backoff
-(:mod:`deploybot.notify.outbox`), so a webhook that is down never holds up an email and
+(:mod:`deploybot.notify.deliver.outbox`), so a webhook that is down never holds up an email and
 the other way round.
 """
 
@@ -25,10 +25,10 @@ from urllib.parse import urlsplit
 
 from deploybot import __version__
 from deploybot.config.load import WebhookConfig
-from deploybot.notify.email import ZERO_SHA, one_line, redact_url
-from deploybot.notify.envelope import BRANCH_PREFIX
-from deploybot.notify.outbox import queue_email
-from deploybot.notify.summary import DiffTree
+from deploybot.notify.compose.email import ZERO_SHA, one_line, redact_url
+from deploybot.notify.compose.envelope import BRANCH_PREFIX
+from deploybot.notify.deliver.outbox import queue_email
+from deploybot.notify.gitlog.summary import DiffTree
 from deploybot.support.deadline import Deadline
 from deploybot.support.errors import ConfigError, NotifyError
 from deploybot.support.redact import register_url_secrets, url_origin
@@ -43,7 +43,7 @@ MAX_ANSWER = 64 * 1024
 """The most bytes of a webhook's answer body read (streamed); the rest is never read."""
 
 Send = Callable[[bytes], None]
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.notify.webhook")
 
 
 def webhook_payload(
@@ -162,7 +162,7 @@ def post_json(url: str, body: bytes, *, timeout: float) -> None:
     # Imported here: requests costs ~30 ms to import and a run with nothing to post needs none.
     import requests
 
-    from deploybot.notify.webhook_http import bounded_session
+    from deploybot.notify.deliver.webhook_http import bounded_session
 
     where = url_origin(url)
     headers = {

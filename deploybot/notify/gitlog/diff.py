@@ -32,9 +32,9 @@ import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from deploybot.notify.diff_myers import classify, mark_changes
-from deploybot.notify.diff_slider import Change, compact_and_script
-from deploybot.notify.diff_utf8 import sane_truncate_line
+from deploybot.notify.gitlog.diff_myers import classify, mark_changes
+from deploybot.notify.gitlog.diff_slider import Change, compact_and_script
+from deploybot.notify.gitlog.diff_utf8 import sane_truncate_line
 
 FIRST_FEW_BYTES = 8000
 CONTEXT = 3

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from deploybot.notify.diff import count_changes, hunk_line_count, hunk_lines, is_binary
-from deploybot.notify.diff_renames import S_IFMT, FilePair, Side, similarity_percent
-from deploybot.notify.diffstat import StatEntry, path_name, print_name, quote_path
+from deploybot.notify.gitlog.diff import count_changes, hunk_line_count, hunk_lines, is_binary
+from deploybot.notify.gitlog.diff_renames import S_IFMT, FilePair, Side, similarity_percent
+from deploybot.notify.gitlog.diffstat import StatEntry, path_name, print_name, quote_path
 
 NULL_SHA = b"0" * 40
 Abbrev = Callable[[bytes], bytes]

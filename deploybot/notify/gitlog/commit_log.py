@@ -4,7 +4,7 @@ This is the body of a git-multimail commit email (``commitLogOpts``). The layout
 git's ``log-tree.c`` (``show_log``, ``log_tree_diff_flush``), ``pretty.c`` (medium format:
 ``pp_header``, ``pp_remainder``) and ``diff.c``; the diff itself is :mod:`.diff`, the
 stat :mod:`.diffstat`, renames :mod:`.diff_renames`; a merge gets the first-parent stat and
-the dense combined diff (:mod:`.gitlog_merge`, :mod:`.combined`). Assumes git's defaults: no
+the dense combined diff (:mod:`.merge`, :mod:`.combined`). Assumes git's defaults: no
 ``.mailmap``, no gitattributes, no ``diff.*`` config, stat width 80; the repository's own
 ``core.abbrev`` is honoured (:func:`configured_abbrev`).
 
@@ -26,21 +26,21 @@ from dulwich.repo import Repo
 
 from deploybot.git.repository import DAMAGE_ERRORS
 from deploybot.git.tree import Entry, iter_changes
-from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
-from deploybot.notify.damage import note_holder
-from deploybot.notify.diff import file_script
-from deploybot.notify.diff_patch import (
+from deploybot.notify.compose.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
+from deploybot.notify.gitlog.damage import note_holder
+from deploybot.notify.gitlog.diff import file_script
+from deploybot.notify.gitlog.diff_patch import (
     NULL_SHA,
     patch_headers,
     patch_line_count,
     patch_lines,
     stat_entry,
 )
-from deploybot.notify.diff_renames import RENAME_LIMIT, FilePair, Side, detect_copies
-from deploybot.notify.diffstat import StatEntry, format_diffstat, str_width
-from deploybot.notify.gitlog_merge import combined_diff, first_parent_stat
+from deploybot.notify.gitlog.diff_renames import RENAME_LIMIT, FilePair, Side, detect_copies
+from deploybot.notify.gitlog.diffstat import StatEntry, format_diffstat, str_width
+from deploybot.notify.gitlog.merge import combined_diff, first_parent_stat
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.notify.gitlog")
 
 S_IFDIR = 0o040000
 S_IFGITLINK = 0o160000
@@ -153,7 +153,7 @@ def configured_abbrev(repo: Repo) -> int | None:
     refuses (it then stops; the email is made with the automatic length, and logged).
 
     Only the repository's own config is read: git's system and global config are not,
-    as the git path (:mod:`.gitlog_cli`) runs without them (an email is the same on any
+    as the git path (:mod:`.git_cli`) runs without them (an email is the same on any
     machine). The last ``core.abbrev`` wins, as in git.
     """
     try:
@@ -321,13 +321,13 @@ def _tree_diff(repo: Repo, target: Commit) -> list[FilePair]:
 
 
 def _git_pays(repo: Repo, changes: list[FilePair] | None) -> bool:
-    from deploybot.notify.gitlog_cli import prefer_git
+    from deploybot.notify.gitlog.git_cli import prefer_git
 
     return prefer_git(repo, changes)
 
 
 def _from_git(args: dict[str, Any]) -> LogExcerpt | None:
-    from deploybot.notify.gitlog_cli import git_log_excerpt
+    from deploybot.notify.gitlog.git_cli import git_log_excerpt
 
     return git_log_excerpt(**args)
 
@@ -379,7 +379,7 @@ def format_commit_log_bytes(
     Returns:
         The raw output bytes (paths and contents as stored; never re-encoded). For a merge:
         ``Merge: <p1> <p2>...`` in the header, the stat against the first parent (without
-        ``---``) and the dense combined diff (:func:`.gitlog_merge.combined_diff`).
+        ``---``) and the dense combined diff (:func:`.merge.combined_diff`).
 
     Raises:
         KeyError: ``commit`` does not name a commit in the repository.
@@ -419,20 +419,20 @@ def read_log_excerpt(
     """What an email shows of :func:`format_commit_log`, at a cost bounded by what it shows.
 
     Equal to ``excerpt_from_text(format_commit_log(...), max_lines, max_line_length)``
-    (:mod:`.body`), but the patch text is made only for the first ``max_lines`` lines; past
-    them each file's patch is only counted (an added or deleted file by its newlines, a
-    modified one by its edit script), and each blob is read once and then dropped. Memory:
-    the kept lines, the stat (one entry per file) and the largest file pair. A merge (never
+    (:mod:`deploybot.notify.compose.body`), but the patch text is made only for the first
+    ``max_lines`` lines; past them each file's patch is only counted (an added or deleted file by
+    its newlines, a modified one by its edit script), and each blob is read once and then dropped.
+    Memory: the kept lines, the stat (one entry per file) and the largest file pair. A merge (never
     a build commit) is made whole and then cut.
 
     Args:
         max_lines, max_line_length: the email's ``emailMaxLines``/``emailMaxLineLength``
             (0 = unlimited); the log's lines need at most ``max_lines`` of them.
         abbrev, width, rename_limit: as :func:`format_commit_log_bytes`.
-        engine: ``"git"``: git's own ``git log`` output (:mod:`.gitlog_cli`), the same
+        engine: ``"git"``: git's own ``git log`` output (:mod:`.git_cli`), the same
             bytes made in C, falling back to Python when git is missing, fails or times
             out; ``"python"``: the pure-Python path only; ``"auto"``: git when it pays
-            (:func:`.gitlog_cli.prefer_git`).
+            (:func:`.git_cli.prefer_git`).
 
     Raises:
         KeyError: as :func:`format_commit_log_bytes`.

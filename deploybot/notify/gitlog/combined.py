@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from deploybot.notify.diff import split_lines, zero_context_script
+from deploybot.notify.gitlog.diff import split_lines, zero_context_script
 
 CONTEXT = 3
 COMMENT_MAX = 40

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from itertools import filterfalse, repeat
 from operator import mul
 
-from deploybot.notify.diff import is_binary
+from deploybot.notify.gitlog.diff import is_binary
 
 HASHBASE = 107927
 CHUNK = 64

@@ -19,7 +19,7 @@ import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from deploybot.notify.spanhash import CountsBatch, copied_bytes
+from deploybot.notify.gitlog.spanhash import CountsBatch, copied_bytes
 
 MAX_SCORE = 60000
 DEFAULT_RENAME_SCORE = 30000

@@ -31,8 +31,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from deploybot.notify.body import LogExcerpt, as_excerpt, limit_body, limit_log_body
-from deploybot.notify.email import (
+from deploybot.notify.compose.body import LogExcerpt, as_excerpt, limit_body, limit_log_body
+from deploybot.notify.compose.email import (
     DEFAULT_LIMITS,
     assemble,
     brief_line,
@@ -44,8 +44,8 @@ from deploybot.notify.email import (
     one_line,
     source_section,
 )
-from deploybot.notify.envelope import Envelope, Limits
-from deploybot.notify.sources import SourceLog
+from deploybot.notify.compose.envelope import Envelope, Limits
+from deploybot.notify.compose.sources import SourceLog
 
 NEW_REVISIONS = (
     'The {tot} revisions listed above as "new" are entirely new to this\n'

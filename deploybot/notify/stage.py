@@ -1,8 +1,9 @@
 """The notify stage's entry points: announce a build commit, deliver what waits, list it.
 
-Two channels share the outbox: email (``*.eml``, :mod:`.transport`) and the webhook
-(``*.http``, :mod:`.webhook`). :func:`deliver_all` runs them in two threads, so a slow or
-failing channel neither blocks nor delays the other; each keeps its own retries and backoff.
+Two channels share the outbox: email (``*.eml``, :mod:`deploybot.notify.deliver.transport`) and the
+webhook (``*.http``, :mod:`deploybot.notify.deliver.webhook`). :func:`deliver_all` runs them in two
+threads, so a slow or failing channel neither blocks nor delays the other; each keeps its own
+retries and backoff.
 """
 
 from __future__ import annotations
@@ -26,27 +27,27 @@ from deploybot.notify.announce import (
     read_record,
     write_record,
 )
-from deploybot.notify.names import repo_name_for
-from deploybot.notify.outbox import (
+from deploybot.notify.compose.names import repo_name_for
+from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.deliver.outbox import (
     EMAIL,
     DeliveryReport,
     PendingEmail,
     deliver_pending,
     list_pending,
 )
-from deploybot.notify.sources import SourceRepo
-from deploybot.notify.summary import brief_summary, diff_tree, is_ancestor
-from deploybot.notify.transport import make_transport
-from deploybot.notify.webhook import (
+from deploybot.notify.deliver.transport import make_transport
+from deploybot.notify.deliver.webhook import (
     WEBHOOK,
     make_webhook_sender,
     queue_webhook,
     webhook_payload,
     webhook_url,
 )
+from deploybot.notify.gitlog.summary import brief_summary, diff_tree, is_ancestor
 from deploybot.state import checkpoint
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.notify.delivery")
 
 OUTBOX = "outbox"
 
@@ -74,10 +75,12 @@ def announce(
         notify: the ``[notify]`` configuration.
         state_dir: holds ``outbox/`` and the last-emailed record (``notify/``).
         now: send time, timezone-aware (``Date`` headers).
-        host: ``X-Git-Host`` and Message-ID domain; default :func:`.names.default_host`.
-        retry_now: also retry messages whose backoff has not expired.
-        sources: the source repository the builds were made from; each build's email then
-            names its source commits (:mod:`.sources`). None: no email names them.
+        host: ``X-Git-Host`` and Message-ID domain; default
+        :func:`deploybot.notify.compose.names.default_host`. retry_now: also retry messages whose
+        backoff has not expired. sources: the source repository the builds were made from; each
+        build's email then
+            names its source commits (:mod:`deploybot.notify.compose.sources`). None: no email names
+            them.
 
     Returns:
         The merged :class:`DeliveryReport` of both channels.

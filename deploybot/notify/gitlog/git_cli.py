@@ -1,10 +1,11 @@
 """The commit email's ``git log`` text made by git itself, when git is installed.
 
-:func:`.gitlog.read_log_excerpt` makes ``git log -C --stat -p --cc -1 <commit>`` in pure
+:func:`.commit_log.read_log_excerpt` makes ``git log -C --stat -p --cc -1 <commit>`` in pure
 Python; git makes the same bytes 20-75x faster on big commits (it diffs in C). This module
-runs git for that text and streams its output into the same :class:`.body.ExcerptBuilder`, so
-the email is byte for byte the one the pure-Python path makes (the tests compare both); the
-email's own rules (``dateSubstitute``, the long-line cut, the line budget) stay ours.
+runs git for that text and streams its output into the same
+:class:`deploybot.notify.compose.body.ExcerptBuilder`, so the email is byte for byte the one the
+pure-Python path makes (the tests compare both); the email's own rules (``dateSubstitute``, the
+long-line cut, the line budget) stay ours.
 
 git must print exactly what the pure-Python path assumes (git's defaults: no ``.mailmap``, no
 gitattributes, no notes, no ``diff.*``/``log.*`` settings, stat width 80; the repository's
@@ -45,12 +46,12 @@ from dulwich.repo import Repo
 
 from deploybot.git.object_size import object_size
 from deploybot.git.repository import DAMAGE_ERRORS
-from deploybot.notify.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
-from deploybot.notify.damage import note_holder
-from deploybot.notify.diff_renames import FilePair
+from deploybot.notify.compose.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
+from deploybot.notify.gitlog.damage import note_holder
+from deploybot.notify.gitlog.diff_renames import FilePair
 from deploybot.support.deadline import Deadline, DeadlineExceeded
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.notify.gitlog_cli")
 
 GIT_TIMEOUT = 300.0
 """Seconds ``git log`` may take in all before it is killed and the pure-Python path runs.
@@ -68,7 +69,7 @@ _LONGEST_INDEX_PREFIX = 4096  # an "index a,b,..,z..r" line of an octopus merge 
 
 # Keys of a repository's config that cannot change ``git log -C --stat -p --cc`` output:
 # whole sections, and single ``core`` keys; and ``core.abbrev``, which the pure-Python path
-# reads as git does (:func:`.gitlog.configured_abbrev`). Anything else (diff.*, log.*,
+# reads as git does (:func:`.commit_log.configured_abbrev`). Anything else (diff.*, log.*,
 # format.*, color.*, core.quotePath, include.*, extensions.*, i18n.*, mailmap.*, notes.*,
 # ...) sends the email through the pure-Python path, which assumes git's defaults.
 _SAFE_SECTIONS = frozenset(
@@ -282,7 +283,8 @@ class _Reader:
 
     Lines within the budget are kept (each at most ``cap`` bytes: enough for the long-line
     cut to come out as on the whole line); past it lines are only counted. The first
-    ``index`` line's old id gives the short-id length, as in :func:`.body.index_abbrev`.
+    ``index`` line's old id gives the short-id length, as in
+    :func:`deploybot.notify.compose.body.index_abbrev`.
     """
 
     def __init__(self, builder: ExcerptBuilder) -> None:
@@ -356,13 +358,13 @@ def git_log_excerpt(
     rename_limit: int = 1000,
     timeout: float | None = None,
 ) -> LogExcerpt | None:
-    """:func:`.gitlog.read_log_excerpt`'s excerpt, made from git's own output.
+    """:func:`.commit_log.read_log_excerpt`'s excerpt, made from git's own output.
 
     Args:
         repo_path: the repository (bare, or a work tree with a ``.git`` folder).
         commit: a full commit id (40 hex).
         max_lines, max_line_length, width, rename_limit: as
-            :func:`.gitlog.read_log_excerpt`.
+            :func:`.commit_log.read_log_excerpt`.
         timeout: seconds for the whole call (None: :data:`GIT_TIMEOUT`); then git is
             killed.
 

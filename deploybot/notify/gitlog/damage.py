@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from deploybot.git import repository
-from deploybot.notify.diffstat import path_name
+from deploybot.notify.gitlog.diffstat import path_name
 from deploybot.support.errors import DamagedRepositoryError
 
 _HOLDER = "held by the file: "

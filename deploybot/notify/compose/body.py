@@ -12,8 +12,8 @@ Pure: no git, no I/O. git-multimail filters every body line (research §1.5, §1
 A commit email of a huge build commit must cost what it sends, not what the commit holds, so
 the ``git log`` text reaches the email as a :class:`LogExcerpt`: the lines the email can show,
 already filtered, plus the number of lines of the whole text. :class:`ExcerptBuilder` makes one
-line by line (from git objects, :func:`.gitlog.read_log_excerpt`, or from a whole text,
-:func:`excerpt_from_text`); both give the same excerpt for the same text.
+line by line (from git objects, :func:`deploybot.notify.gitlog.commit_log.read_log_excerpt`, or from
+a whole text, :func:`excerpt_from_text`); both give the same excerpt for the same text.
 """
 
 from __future__ import annotations

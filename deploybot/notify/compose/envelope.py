@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from deploybot.config.load import NotifyConfig
-from deploybot.notify.names import default_host, repo_name_for
+from deploybot.notify.compose.names import default_host, repo_name_for
 
 BRANCH_PREFIX = "refs/heads/"
 

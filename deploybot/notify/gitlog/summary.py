@@ -6,7 +6,7 @@
   (git-multimail's default ``diffOpts``), the "Summary of changes:" block.
 
 Built on the diff engine's public API (:mod:`.diff_patch`, :mod:`.diff_renames`,
-:mod:`.diffstat`, :mod:`.gitlog`). ``--find-copies-harder`` is ``-C`` with the unchanged
+:mod:`.diffstat`, :mod:`.commit_log`). ``--find-copies-harder`` is ``-C`` with the unchanged
 files as copy sources too (git's ``diffcore-rename.c``); their pairs are queued for the
 detection and dropped from the output afterwards, as ``diff_flush`` drops unmodified pairs.
 ``diff-tree --stat`` is always 80 columns wide (research §4.1).
@@ -23,12 +23,17 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 from dulwich.walk import ORDER_TOPO, Walker
 
-from deploybot.notify.diff import file_script
-from deploybot.notify.diff_patch import stat_entry
-from deploybot.notify.diff_renames import FilePair, Side, detect_copies, similarity_percent
-from deploybot.notify.diffstat import StatEntry, format_diffstat, path_name, rename_name
-from deploybot.notify.email import commit_subject
-from deploybot.notify.gitlog import BlobReader, abbrev_length, tree_changes, unique_abbrev
+from deploybot.notify.compose.email import commit_subject
+from deploybot.notify.gitlog.commit_log import (
+    BlobReader,
+    abbrev_length,
+    tree_changes,
+    unique_abbrev,
+)
+from deploybot.notify.gitlog.diff import file_script
+from deploybot.notify.gitlog.diff_patch import stat_entry
+from deploybot.notify.gitlog.diff_renames import FilePair, Side, detect_copies, similarity_percent
+from deploybot.notify.gitlog.diffstat import StatEntry, format_diffstat, path_name, rename_name
 
 DIFF_TREE_WIDTH = 80
 S_IFMT = 0o170000
@@ -100,7 +105,7 @@ def is_ancestor(repo_path: Path, ancestor: str, commit: str) -> bool:
 
 
 def short_id(repo: Repo, sha: str) -> str:
-    """git's ``%h``: the automatic abbreviation length (:func:`.gitlog.abbrev_length`),
+    """git's ``%h``: the automatic abbreviation length (:func:`.commit_log.abbrev_length`),
     longer while another object shares the prefix (``find_unique_abbrev``)."""
     return unique_abbrev(repo, sha.encode("ascii"), abbrev_length(repo)).decode("ascii")
 

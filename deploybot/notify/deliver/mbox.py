@@ -40,7 +40,7 @@ from pathlib import Path
 
 from deploybot.support.errors import NotifyError, one_line
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.notify.mbox")
 
 STALE_AFTER = 300.0
 """Seconds after which a dot-lock is stale whoever holds it (liblockfile: 5 minutes)."""
