@@ -185,14 +185,15 @@ def run_once_cmd(
     not delivered); 78 bad config. With --quiet, only what ends in an exit status
     other than 0 is printed: the error, an email not delivered.
     """
-    from deploybot import pipeline, report
+    from deploybot import report
+    from deploybot.pipeline import run
     from deploybot.support import progress
 
     if quiet and not _verbose():
         logging.getLogger().setLevel(logging.ERROR)  # the stages' warnings too
     config = _load(config_path)
     with contextlib.nullcontext() if quiet else progress.shown("rendering"):
-        result = pipeline.run_once(
+        result = run.run_once(
             config, full=full, retry_now=retry_now, allow_older=allow_older, force=force
         )
     report.print_run(result, config, verbose=_verbose(), quiet=quiet)
@@ -325,7 +326,8 @@ def build_cmd(
     made again byte for byte with the build-source (else the source-commit) and the
     future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
     """
-    from deploybot import preview, report
+    from deploybot import report
+    from deploybot.pipeline import build_folder
     from deploybot.state import statedir
     from deploybot.support import progress
 
@@ -336,7 +338,7 @@ def build_cmd(
         cache_dir = statedir.build_cache(state_dir)
     when = None if cutoff is None else cutoff.replace(tzinfo=UTC)
     with progress.shown("rendering"):
-        build = preview.build_to_folder(
+        build = build_folder.build_to_folder(
             source, out, rev=rev, render_config=render_config, cache_dir=cache_dir, cutoff=when
         )
     report.print_build(build, out)
@@ -380,11 +382,12 @@ def outbox_cmd(config_path: Path | None, retry_now: bool) -> None:
     """List the emails and webhook posts waiting in the outbox: state, attempts, last error
     and next attempt. With --retry-now, first try to deliver them all (exit 75 if some fail).
     """
-    from deploybot import mailcmd, notify, report
+    from deploybot import notify, report
+    from deploybot.pipeline import mail
     from deploybot.state import statedir
 
     config = _load(config_path)
-    delivered = mailcmd.deliver_outbox(config, retry_now=True) if retry_now else None
+    delivered = mail.deliver_outbox(config, retry_now=True) if retry_now else None
     if delivered is not None:
         report.print_delivery(delivered)
     report.print_outbox(notify.list_outbox(statedir.state_paths(config)["outbox"]))
@@ -425,10 +428,10 @@ def notify_cmd(
     object the email needs is missing or cannot be read (the line names it, the file that
     held it and the repository); 2 no such commit; 75 not delivered; 78 bad config.
     """
-    from deploybot import mailcmd
+    from deploybot.pipeline import mail
 
     config = _load_optional(config_path)
-    commit, sent_via = mailcmd.resend(config, rev, repo=repo, branch=branch, transport=transport)
+    commit, sent_via = mail.resend(config, rev, repo=repo, branch=branch, transport=transport)
     if sent_via != "stdout":
         click.echo(f"email for {commit[:12]} sent via {sent_via}")
 

@@ -1,7 +1,7 @@
 """The ``deploybot`` console script: a no-op ``run-once`` answered before click is imported.
 
 ``deploybot run-once [--config PATH]`` whose last run found the publish branch up to date,
-with nothing changed since (:mod:`deploybot.noop`), prints the same line and exits 0 having
+with nothing changed since (:mod:`deploybot.pipeline.noop`), prints the same line and exits 0 having
 imported little beyond ``os`` and ``fcntl`` (not even ``tomllib`` for the usual
 ``[state] dir = "..."``): about what ``git fetch`` costs.
 Every other command line, and every run that cannot be told so cheaply, is :mod:`.cli`'s.
@@ -68,7 +68,7 @@ def _main() -> None:
     install()  # under systemd, each line starts with its priority (a usage error's too)
     config = noop_config(sys.argv[1:])
     if config is not None:
-        from deploybot.noop import cli_check
+        from deploybot.pipeline.noop import cli_check
 
         line = cli_check(config)
         if line is not None:

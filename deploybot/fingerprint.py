@@ -17,7 +17,7 @@ things, any of which may change with no push to the source:
 (``render-fingerprint``) and builds again when a run's differs, so a changed setting or an
 upgraded renderer never leaves the publish branch stale. :func:`renderer_digest` (the last
 two) is also the build cache's version. :func:`renderer_files` lists the renderer's files
-for :mod:`deploybot.noop`, whose stamp holds only while none of them changed.
+for :mod:`deploybot.pipeline.noop`, whose stamp holds only while none of them changed.
 
 Light on purpose (``os`` at import time): the no-op stamp imports it.
 """

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from deploybot.config.load import Config
-from deploybot.pipeline import OLDER, PUBLISHED, UP_TO_DATE, RunResult
+from deploybot.pipeline.run import OLDER, PUBLISHED, UP_TO_DATE, RunResult
 
 if TYPE_CHECKING:
     from deploybot.render import RenderWarning
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def print_run(
     result: RunResult, config: Config, *, verbose: bool = False, quiet: bool = False
 ) -> None:
-    """Print what :func:`deploybot.pipeline.run_once` did (stdout; warnings and failures
+    """Print what :func:`deploybot.pipeline.run.run_once` did (stdout; warnings and failures
     on stderr); ``quiet``: only the emails not delivered (the run exits 75)."""
     if quiet:
         _print_mail_failures(result)

@@ -336,14 +336,14 @@ def test_a_symlinked_config_resolves_against_its_own_folder(tmp_path: Path) -> N
 
 def test_a_symlink_loop_in_a_remote_path_is_a_config_error(tmp_path: Path) -> None:
     """Not Path.resolve's RuntimeError (a traceback, exit 1): the run finds no repository."""
-    from deploybot import pipeline
+    from deploybot.pipeline import run
 
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     path = write(tmp_path, '[source]\nurl = "loop/x"\n[publish]\nurl = "p"\n')
     cfg = load_config(path)
     assert cfg.raw_urls == ("loop/x", "p")
     with pytest.raises(ConfigError, match=r"source\.url: .*loop/x does not exist") as info:
-        pipeline.run_once(cfg)
+        run.run_once(cfg)
     assert str(path) in str(info.value)
 
 

@@ -1,5 +1,5 @@
-"""The no-op stamp (:mod:`deploybot.noop`): a run with nothing to do is told from a few files,
-and only when a full run would do nothing either."""
+"""The no-op stamp (:mod:`deploybot.pipeline.noop`): a run with nothing to do is told from a few
+files, and only when a full run would do nothing either."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ import pytest
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
-from deploybot import noop, pipeline
 from deploybot.config.load import load_config
 from deploybot.entry import noop_config
+from deploybot.pipeline import noop
+from deploybot.pipeline import run as pipeline
 from deploybot.state import statedir
 from tests.gitrepo import commit_files, head
 from tests.smallsite import SmallSite
@@ -252,7 +253,7 @@ def test_the_shortcut_imports_little(site: SmallSite) -> None:
     probe = (
         "import sys; sys.argv = ['deploybot', 'run-once', '--config', sys.argv[1]];"
         "from deploybot.entry import main; main();"
-        "heavy = [m for m in ('click', 'dulwich', 'deploybot.pipeline', 'deploybot.notify',"
+        "heavy = [m for m in ('click', 'dulwich', 'deploybot.pipeline.run', 'deploybot.notify',"
         " 'deploybot.render', 'jinja2', 'pathlib', 'json', 'tomllib') if m in sys.modules];"
         "print(heavy)"
     )
@@ -274,7 +275,7 @@ def test_quiet_takes_the_shortcut_and_prints_nothing(site: SmallSite) -> None:
     probe = (
         "import sys; sys.argv = ['deploybot', 'run-once', '-q', '--config', sys.argv[1]];"
         "from deploybot.entry import main; main();"
-        "print([m for m in ('click', 'dulwich', 'deploybot.pipeline') if m in sys.modules])"
+        "print([m for m in ('click', 'dulwich', 'deploybot.pipeline.run') if m in sys.modules])"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, str(site.config)], capture_output=True, text=True, check=True
@@ -392,7 +393,7 @@ def test_the_plain_spellings_do_without_tomllib() -> None:
     """Only what the lines cannot tell surely is left to tomllib (its import costs a no-op
     run milliseconds)."""
     probe = (
-        "import sys; from deploybot.noop import state_folder;"
+        "import sys; from deploybot.pipeline.noop import state_folder;"
         "print(state_folder(sys.argv[1].encode()), 'tomllib' in sys.modules)"
     )
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from deploybot import pipeline, preview
 from deploybot.config.load import load_config
+from deploybot.pipeline import build_folder
+from deploybot.pipeline import run as pipeline
 from deploybot.publish.commit import fetch_publish_head
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
@@ -69,7 +70,7 @@ def future(fields: dict[str, str]) -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def _quiet(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="deploybot.pipeline")
+    caplog.set_level(logging.INFO, logger="deploybot.pipeline.run")
 
 
 def test_a_future_post_appears_once_its_date_has_passed_without_a_push(tmp_path: Path) -> None:
@@ -105,13 +106,13 @@ def test_the_record_makes_the_same_build_again(tmp_path: Path) -> None:
     _, fields = site.record()
     cutoff = datetime.fromisoformat(fields["future-cutoff"])
     out = tmp_path / "again"
-    preview.build_to_folder(site.source, out, rev=source, cutoff=cutoff)
+    build_folder.build_to_folder(site.source, out, rev=source, cutoff=cutoff)
     made = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    made.pop(preview.MANIFEST)
+    made.pop(build_folder.MANIFEST)
     assert made == site.files()
     # without the recorded cut-off (the commit's date), the build differs: the record matters
     other = tmp_path / "other"
-    preview.build_to_folder(site.source, other, rev=source, cutoff=T0 + timedelta(days=9))
+    build_folder.build_to_folder(site.source, other, rev=source, cutoff=T0 + timedelta(days=9))
     assert (other / SOON).exists()
 
 

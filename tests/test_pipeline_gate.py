@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import pipeline
 from deploybot.config.load import load_config
+from deploybot.pipeline import run
 from deploybot.support.errors import TemporaryError
 from tests.smallsite import SmallSite
 
@@ -29,11 +29,11 @@ def test_before_build_is_called_after_the_fetch_and_only_when_a_build_follows(
         raise Stop("not now")
 
     with pytest.raises(Stop):
-        pipeline.run_once(config, before_build=refuse)
+        run.run_once(config, before_build=refuse)
     assert called == [site.first]
     assert site.head() is None and site.emails() == []  # nothing built, pushed or sent
     assert (site.state / "source.git").is_dir()  # but fetched
-    result = pipeline.run_once(config, before_build=called.append)
+    result = run.run_once(config, before_build=called.append)
     assert result.status == "published" and called == [site.first, site.first]
-    assert pipeline.run_once(config, before_build=called.append).status == "up-to-date"
+    assert run.run_once(config, before_build=called.append).status == "up-to-date"
     assert len(called) == 2  # an up-to-date run needs no worker

@@ -11,9 +11,9 @@ from dulwich.repo import Repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploybot import pipeline
 from deploybot.config.load import load_config
 from deploybot.git.repository import GitTree, commit_tree_id
+from deploybot.pipeline import run as pipeline
 from deploybot.render import RenderOptions, build_site
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, corpus_files, read_branch
@@ -84,7 +84,7 @@ def _branch(repos: Repos) -> str:
 
 @pytest.fixture(autouse=True)
 def _quiet(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="deploybot.pipeline")
+    caplog.set_level(logging.INFO, logger="deploybot.pipeline.run")
 
 
 def test_replay_of_the_tvm_corpus(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import pipeline
 from deploybot.config.load import load_config
+from deploybot.pipeline import run as pipeline
 from deploybot.support.errors import ConfigError
 from tests.gitrepo import commit_files, head, read_branch
 from tests.smallsite import SmallSite

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import fingerprint, noop, pipeline
+from deploybot import fingerprint
 from deploybot.config.load import load_config
+from deploybot.pipeline import noop
+from deploybot.pipeline import run as pipeline
 from tests.gitcli import run_git
 from tests.gitrepo import read_branch
 from tests.smallsite import SmallSite

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
-from deploybot import pipeline
 from deploybot.cli import main
 from deploybot.config.load import load_config
+from deploybot.pipeline import run as pipeline
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
 from tests.smallsite import SmallSite

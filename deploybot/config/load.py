@@ -268,7 +268,7 @@ class Config:
     (:func:`deploybot.git.locations.config_base`: a symlinked file's own folder, not its
     target's); ``raw_urls`` ``source.url`` and ``publish.url`` as the file wrote them
     (``publish.url`` defaulting to ``source.url``), which the no-op stamp resolves again
-    (:mod:`deploybot.noop`). None of these three is a TOML key."""
+    (:mod:`deploybot.pipeline.noop`). None of these three is a TOML key."""
 
     source: SourceConfig
     publish: PublishConfig = field(default_factory=PublishConfig)

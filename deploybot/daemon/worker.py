@@ -5,13 +5,13 @@ The daemon runs each job of a site in a process of its own, so that one site's r
 back to the system when it ends, and a stop can wait for it or end it by its process
 group. Jobs:
 
-- ``build``: :func:`deploybot.pipeline.run_once`, under the state directory's lock as
+- ``build``: :func:`deploybot.pipeline.run.run_once`, under the state directory's lock as
   ``run-once`` takes it (so cron and the daemon never build one site at once). After its
   fetch, when a build follows, it prints ``{"fetched": commit}`` and waits for the daemon
   to write ``go`` on its stdin (a worker slot is free): a build stuck in its fetch holds no
   worker. Anything else (end-of-file: the daemon stops) ends it there
   (:class:`NotStarted`), its mirrors fetched and nothing else done;
-- ``deliver``: :func:`deploybot.mailcmd.deliver_outbox` (emails whose retry is due);
+- ``deliver``: :func:`deploybot.pipeline.mail.deliver_outbox` (emails whose retry is due);
 - ``heads``: for the poller, read ``[[name, url, branch, token_env, timeout], ...]`` (JSON:
   each site's ``source`` keys) on stdin and print
   one JSON line ``{"site", "head", "error"}`` per site as its ref advertisement arrives
@@ -63,7 +63,7 @@ def run_job(
     job: str, config_path: Path, before_build: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     """Run ``job`` (``build`` or ``deliver``) for the site configured at ``config_path``;
-    ``before_build``: as :func:`deploybot.pipeline.run_once` takes it.
+    ``before_build``: as :func:`deploybot.pipeline.run.run_once` takes it.
 
     Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
     ``older`` or ``delivered``), ``source_commit``, ``build_commit``,
@@ -82,7 +82,7 @@ def run_loaded_job(
 ) -> dict[str, Any]:
     """:func:`run_job` for a loaded ``config`` (a fleet worker's: its own state dir)."""
     if job == "deliver":
-        from deploybot import mailcmd
+        from deploybot.pipeline import mail as mailcmd
 
         report = mailcmd.deliver_outbox(config)
         return {
@@ -91,10 +91,10 @@ def run_loaded_job(
             "emails_failed": [list(f) for f in report.failed],
             "mail": describe_mail(report.sent, report.failed, config.notify),
         }
-    from deploybot import pipeline
+    from deploybot.pipeline import run
 
-    result = pipeline.run_once(config, before_build=before_build)
-    published = result.status == pipeline.PUBLISHED
+    result = run.run_once(config, before_build=before_build)
+    published = result.status == run.PUBLISHED
     return {
         "status": result.status,
         "source_commit": result.source_commit,
@@ -124,7 +124,7 @@ def describe_mail(
     for 0123456789ab waiting in the outbox: <why>``, each part joined by ``; ``; past
     :data:`MAIL_NAMED` messages of a kind, ``4 emails sent to ... (smtp): email for ...,
     ... and 1 more``. ``sent`` and ``waiting`` (``(outbox key, reason)``) are
-    :class:`deploybot.pipeline.RunResult`'s ``mail_sent`` and ``mail_failures`` (or a
+    :class:`deploybot.pipeline.run.RunResult`'s ``mail_sent`` and ``mail_failures`` (or a
     delivery report's); a ``published`` build with ``notify.transport = "none"`` says
     ``no email (notify.transport is "none")``. Empty when there is nothing to say."""
     from deploybot.notify.deliver.webhook import KEY_PREFIX

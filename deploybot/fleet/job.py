@@ -7,7 +7,7 @@ another worker builds the site), then:
 
 1. takes the site's lease (:meth:`FleetStore.acquire`); a lease held by another worker, or
    nothing wanted, ends the job at once (the Want stays pending for the holder);
-2. runs the build exactly as ``run-once`` does (:func:`deploybot.pipeline.run_once`, or
+2. runs the build exactly as ``run-once`` does (:func:`deploybot.pipeline.run.run_once`, or
    the outbox delivery), on this worker's own state directory for the site, with the
    shared records fetched and stored at the checkpoints (:mod:`.shared`) and the lease
    renewed meanwhile (:mod:`.lease`);

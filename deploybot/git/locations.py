@@ -1,8 +1,9 @@
 """Where a config file's relative paths and local remotes point: the one rule for both
-:mod:`deploybot.config.load`, which resolves them at load, and :mod:`deploybot.noop`, which
+:mod:`deploybot.config.load`, which resolves them at load, and :mod:`deploybot.pipeline.noop`, which
 resolves them again on the no-op path, before anything heavy is imported.
 
-Light on purpose: ``os`` only (no ``pathlib``, ``re`` or ``typing``), as :mod:`deploybot.noop` is.
+Light on purpose: ``os`` only (no ``pathlib``, ``re`` or ``typing``), as
+:mod:`deploybot.pipeline.noop` is.
 """
 
 from __future__ import annotations

@@ -100,9 +100,7 @@ def build_email(
         KeyError: ``new`` is not in the repository.
     """
     from deploybot.notify.announce import source_log
-    from deploybot.notify.gitlog.commit_log import (
-        read_log_excerpt,  # a sibling module, written later
-    )
+    from deploybot.notify.gitlog.commit_log import read_log_excerpt
     from deploybot.notify.gitlog.summary import brief_summary
 
     limits = Limits.from_config(notify)

@@ -92,7 +92,7 @@ def locked(path: Path, held_by: str = "another deploybot run holds the lock") ->
     process holds it). ``deploybot serve`` holds its own one this way too.
 
     The lock is an ``flock`` on the file ``lock`` (what :mod:`filelock` takes on Unix, and
-    :func:`deploybot.noop.try_lock` too), which the kernel releases when its process dies,
+    :func:`deploybot.pipeline.noop.try_lock` too), which the kernel releases when its process dies,
     so a killed run never leaves it held. Taken with :mod:`fcntl` itself: importing filelock
     costs more than a no-op run's whole check. The state directory is made private (0700,
     also when an older version made it 0755): its outbox, records and mirrors are nobody

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import fingerprint, mailcmd, noop, notify
+from deploybot import fingerprint, notify
 from deploybot.config.load import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
+from deploybot.pipeline import mail as mailcmd
+from deploybot.pipeline import noop
 from deploybot.publish import commit
 from deploybot.state import statedir
 from deploybot.support.errors import ConfigError
@@ -33,7 +35,7 @@ from deploybot.watch import fetch
 if TYPE_CHECKING:
     from deploybot import render
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("deploybot.pipeline")
 
 UP_TO_DATE = "up-to-date"
 UNCHANGED = "unchanged"
@@ -150,7 +152,7 @@ def run_once(
 
 
 def _still_up_to_date(config: Config, clock: float) -> RunResult | None:
-    """The result of a run that would change nothing (:mod:`deploybot.noop`) at the wall
+    """The result of a run that would change nothing (:mod:`deploybot.pipeline.noop`) at the wall
     clock ``clock`` (Unix seconds), or None."""
     timer = _Timer()
     stamp = noop.holds_for(_noop_site(config), time.time(), clock)
@@ -164,7 +166,7 @@ def _still_up_to_date(config: Config, clock: float) -> RunResult | None:
 
 def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
     """Stamp a run after which the publish branch is built from the source tip, with
-    nothing to deliver (:func:`deploybot.noop.record`: only when both remotes are on this
+    nothing to deliver (:func:`deploybot.pipeline.noop.record`: only when both remotes are on this
     machine and their refs hold exactly what this run saw)."""
     site = _noop_site(config)
     if site is None or result.source_commit is None or result.build_commit is None:
@@ -177,8 +179,9 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
 
 
 def _noop_site(config: Config) -> noop.Stamp | None:
-    """The facts of this site that a no-op stamp describes (:func:`deploybot.noop.describe`);
-    None for a config built in code (no file) or one that cannot be told so."""
+    """The facts of this site that a no-op stamp describes
+    (:func:`deploybot.pipeline.noop.describe`); None for a config built in code (no file) or one
+    that cannot be told so."""
     if config.path is None or config.base is None or config.raw_urls is None:
         return None
     source, target = config.source, config.publish
