@@ -227,9 +227,9 @@ def serve_cmd(config_paths: tuple[Path, ...]) -> None:
     build; GET /healthz and /metrics report. SIGHUP re-reads the configs. Exit status: 0
     after a stop; 75 another daemon runs on the same state; 78 bad config.
     """
-    from deploybot import daemon
+    from deploybot import serve
 
-    sys.exit(daemon.serve(list(config_paths) or [default_config_path()], verbose=_verbose()))
+    sys.exit(serve.serve(list(config_paths) or [default_config_path()], verbose=_verbose()))
 
 
 def _queue_names(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -274,7 +274,7 @@ def worker_cmd(
     SIGINT: the running build finishes and its lease is released, then exit 0; a second
     signal ends it at once. Exit status: 75 another worker uses --state; 78 bad config.
     """
-    from deploybot.fleet import worker
+    from deploybot.serve.fleet import worker
 
     paths = list(config_paths) or [default_config_path()]
     sys.exit(worker.work(paths, name=name, state=state, queues=queues, verbose=_verbose()))
@@ -292,7 +292,7 @@ def fleet_group() -> None:
 def fleet_status_cmd(config_paths: tuple[Path, ...], as_json: bool) -> None:
     """List the sites: last result, lease holder, what is pending; then the queues and the
     workers. Exit status: 75 Redis unreachable; 78 bad config."""
-    from deploybot.fleet import status
+    from deploybot.serve.fleet import status
 
     paths = list(config_paths) or [default_config_path()]
     view = status.read(paths)

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import redis
 
-from deploybot.fleet.status import overview
+from deploybot.serve.fleet.status import overview
 from tests.bench_fast import edit, make_site, write_config
 from tests.daemonproc import Daemon, GatedSite, github, wait_until
 from tests.fleetproc import WorkerProc, fleet_config, lease_log, make_sites, running_workers

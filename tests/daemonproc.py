@@ -24,7 +24,7 @@ import requests
 from dulwich.repo import Repo
 from prometheus_client.parser import text_string_to_metric_families
 
-from deploybot.daemon.signatures import sign
+from deploybot.serve.signatures import sign
 from tests.gitrepo import commit_files
 from tests.servers import stop_process
 from tests.smallsite import SmallSite

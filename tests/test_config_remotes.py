@@ -236,8 +236,8 @@ def test_with_publish_url_unset_either_token_serves_both_sides(
 
 
 def test_serve_and_worker_refuse_a_site_publishing_onto_its_source(tmp_path: Path) -> None:
-    from deploybot.daemon import worker
-    from deploybot.daemon.settings import load_settings
+    from deploybot.serve import build_process
+    from deploybot.serve.settings import load_settings
 
     commit_snapshot(tmp_path / "site.git", {"index.md": b"# Hi\n"})
     site = write(tmp_path, onto("site.git", None), "site.toml")
@@ -247,7 +247,7 @@ def test_serve_and_worker_refuse_a_site_publishing_onto_its_source(tmp_path: Pat
             load_settings([daemon], {}, secrets=secrets)
         assert str(info.value).startswith(f"{site}: ")
     with pytest.raises(ConfigError, match=r"'publish\.branch' .*same repository"):
-        worker.run_job("build", site)
+        build_process.run_job("build", site)
     helper = write(tmp_path, '[source]\nurl = "ext::sh -c x"\n', "site2.toml")
     (tmp_path / "site.toml").unlink()
     with pytest.raises(ConfigError, match=r"'source\.url' is a transport helper") as info:

@@ -1,4 +1,4 @@
-"""The delivery ids seen (deploybot.daemon.deliveries): replays per site, restarts, the
+"""The delivery ids seen (deploybot.serve.deliveries): replays per site, restarts, the
 bound, a store written by the first version."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from deploybot.daemon.deliveries import DeliveryStore
+from deploybot.serve.deliveries import DeliveryStore
 
 
 def test_a_replay_is_told_also_after_reopening(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
-"""The daemon's and the workers' log line for a finished job (deploybot.daemon.worker)."""
+"""The daemon's and the workers' log line for a finished job (deploybot.serve.build_process)."""
 
 from __future__ import annotations
 
 from deploybot.config.load import NotifyConfig
-from deploybot.daemon.worker import describe, describe_mail
+from deploybot.serve.build_process import describe, describe_mail
 
 A, B = "a" * 40, "b" * 40
 SMTP = NotifyConfig(transport="smtp", to=("one@example.org", "two@example.org"))

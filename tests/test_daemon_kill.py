@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from deploybot.daemon.worker import DAEMON_PID, LIFELINE_FD
+from deploybot.serve.build_process import DAEMON_PID, LIFELINE_FD
 from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
 from tests.fleetproc import process_children
 
@@ -67,7 +67,7 @@ def test_a_job_ends_when_the_daemons_pipe_closes(tmp_path: Path) -> None:
     env.pop(DAEMON_PID, None)
     code = (
         "import subprocess, sys, time\n"
-        "from deploybot.daemon.worker import die_with_daemon\n"
+        "from deploybot.serve.build_process import die_with_daemon\n"
         "die_with_daemon()\n"
         "child = subprocess.Popen(['sleep', '120'])\n"  # as a build runs git
         "print(child.pid, flush=True)\n"

@@ -1,4 +1,4 @@
-"""What a verified delivery says (deploybot.daemon.payloads): events, refs, repositories."""
+"""What a verified delivery says (deploybot.serve.payloads): events, refs, repositories."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from deploybot.daemon.payloads import (
+from deploybot.serve.payloads import (
     OTHER,
     PING,
     PUSH,

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from deploybot.cli import main
 from deploybot.config.load import load_config
-from deploybot.daemon.settings import load_settings
+from deploybot.serve.settings import load_settings
 from deploybot.support.errors import ConfigError
 from tests.smallsite import SmallSite
 

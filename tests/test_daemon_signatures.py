@@ -1,4 +1,4 @@
-"""Webhook signatures per forge (deploybot.daemon.signatures), with GitHub's test vector."""
+"""Webhook signatures per forge (deploybot.serve.signatures), with GitHub's test vector."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import hmac
 
 import pytest
 
-from deploybot.daemon.signatures import find_signature, sign
+from deploybot.serve.signatures import find_signature, sign
 
 # "Validating webhook deliveries", GitHub Docs: this secret and payload give this header.
 VECTOR_SECRET = "It's a Secret to Everybody"

@@ -13,7 +13,7 @@ import re
 import socket
 from pathlib import Path
 
-from deploybot.daemon.signatures import sign
+from deploybot.serve.signatures import sign
 from tests.daemonproc import SECRET, Daemon, GatedSite, daemon_table, github, wait_until
 
 HOOK = "/webhook/deploybot"

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from deploybot.daemon.signatures import sign
+from deploybot.serve.signatures import sign
 from tests.daemonproc import (
     SECRET,
     Daemon,

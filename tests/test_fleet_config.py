@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from deploybot.cli import main
 from deploybot.config.load import QueueConfig, load_config
-from deploybot.daemon.settings import load_settings
+from deploybot.serve.settings import load_settings
 from deploybot.support.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "deploybot.example.toml"

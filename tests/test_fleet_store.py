@@ -12,10 +12,10 @@ import pytest
 from rq import Queue
 
 from deploybot.config.load import QueueConfig
-from deploybot.fleet import keys
-from deploybot.fleet.shared import LeaseLostError, SharedState
-from deploybot.fleet.store import BUILD, FleetStore, Outcome, Want
-from deploybot.fleet.sweep import Sweeper
+from deploybot.serve.fleet import keys
+from deploybot.serve.fleet.shared import LeaseLostError, SharedState
+from deploybot.serve.fleet.store import BUILD, FleetStore, Outcome, Want
+from deploybot.serve.fleet.sweep import Sweeper
 from tests.fleetproc import lease_log
 from tests.redisproc import RedisServer
 
@@ -196,7 +196,7 @@ def test_sent_messages_shared_are_the_newest_and_those_of_a_waiting_batch(
 ) -> None:
     import os
 
-    from deploybot.fleet.shared import SENT_KEPT, read_files
+    from deploybot.serve.fleet.shared import SENT_KEPT, read_files
 
     sent = tmp_path / "outbox" / "sent"
     sent.mkdir(parents=True)

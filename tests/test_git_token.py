@@ -253,7 +253,7 @@ def test_the_poller_reads_the_head_with_the_token(
     import io
     import json
 
-    from deploybot.daemon import worker
+    from deploybot.serve import build_process
 
     monkeypatch.setenv("SITE_TOKEN", TOKEN)
     site = SmallSite(tmp_path)
@@ -264,7 +264,7 @@ def test_the_poller_reads_the_head_with_the_token(
         with wsgi_server(guarded) as base:
             url = f"{base}/site.git"
             sites = [["a", url, "main", "SITE_TOKEN", 30.0], ["b", url, "main", None, 30.0]]
-            worker.heads(sites, out)
+            build_process.heads(sites, out)
     finally:
         socket.setdefaulttimeout(before)  # heads sets it for its own process
     answers = [json.loads(line) for line in out.getvalue().splitlines()]

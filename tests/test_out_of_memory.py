@@ -81,7 +81,7 @@ def test_run_once_out_of_memory_publishes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_daemon_build_job_out_of_memory_is_one_line_and_exit_75(tmp_path: Path) -> None:
-    """The daemon's build process (deploybot.daemon.worker) reports running out of memory
+    """The daemon's build process (deploybot.serve.build_process) reports running out of memory
     outside a source file as the CLI does: one log line, exit 75, a 'failed' result whose
     error says so, and nothing published (it was a traceback and exit 70, a crash)."""
     small = SmallSite(tmp_path)
@@ -90,7 +90,7 @@ def test_a_daemon_build_job_out_of_memory_is_one_line_and_exit_75(tmp_path: Path
     body = b"---\ntitle: P\n---\n" + b"a " * 1_000_000 + b"\n"
     posts = {f"_posts/2024-01-{day}-p.md": body for day in range(10, 30)}
     commit_files(small.source, posts, "Twenty long posts")
-    argv = [sys.executable, "-m", "deploybot.daemon.worker", "build", str(small.config), "s"]
+    argv = [sys.executable, "-m", "deploybot.serve.build_process", "build", str(small.config), "s"]
     result = subprocess.run(
         argv,
         input="go\n",
@@ -142,7 +142,7 @@ def test_a_daemon_build_job_whose_memory_error_is_in_the_context_is_exit_75(
     small = SmallSite(tmp_path)
     _big_blob(small)
     published = small.head()
-    argv = [sys.executable, "-m", "deploybot.daemon.worker", "build", str(small.config), "s"]
+    argv = [sys.executable, "-m", "deploybot.serve.build_process", "build", str(small.config), "s"]
     result = subprocess.run(
         argv,
         input="go\n",

@@ -223,7 +223,7 @@ class DaemonConfig:
     for running builds), ``read_timeout`` (s a client has for its headers, and again for its
     body) and ``sites`` (a glob of site configs, relative to the file). In a site's config
     only ``name`` (its ``/webhook/<name>``; default the file's stem) and ``secret_env`` (its
-    own secret) count. See :mod:`deploybot.daemon`.
+    own secret) count. See :mod:`deploybot.serve`.
     """
 
     listen: str = "127.0.0.1:8787"
@@ -242,7 +242,7 @@ class QueueConfig:
     """``[queue]``: where ``deploybot serve`` queues builds. ``backend`` ``"local"`` (its own
     in-process queue: nothing else to run) or ``"redis"``: ``url`` (``redis://``,
     ``rediss://`` or ``unix://``; the password, if any, in the variable ``password_env``),
-    and ``deploybot worker`` processes run the builds (:mod:`deploybot.fleet`). ``name``:
+    and ``deploybot worker`` processes run the builds (:mod:`deploybot.serve.fleet`). ``name``:
     the shared RQ queue (a site's config may name its own); ``affinity_timeout`` (s a
     build waits for the worker that built its site last), ``lease_ttl`` (s a dead
     worker's site lease lasts), ``job_timeout`` (s a build may run), ``heartbeat_timeout``

@@ -4,7 +4,7 @@ elsewhere before it goes on.
 A run on one machine needs none: its state directory is the whole truth, and the fsynced
 writes before each outward step (the build commit recorded before the push, ``sending``
 recorded before a message goes out) make a killed run's successor do the right thing. A
-fleet of workers (:mod:`deploybot.fleet`) shares that part of the state in Redis, so it
+fleet of workers (:mod:`deploybot.serve.fleet`) shares that part of the state in Redis, so it
 installs a hook here: the state is fetched when a run has taken the state directory, and
 stored before every push and every send. A hook that raises stops the run right there,
 before the step, as a failed fsync would.

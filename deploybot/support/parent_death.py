@@ -2,8 +2,8 @@
 
 Used by every process deploybot starts to do part of a run and that must never outlive
 it (a ``kill -9`` of the parent would leave it holding a lock or writing): the daemon's
-build processes (:mod:`deploybot.daemon.worker`), the fleet's RQ work horses
-(:mod:`deploybot.fleet.job`) and the full build's render workers
+build processes (:mod:`deploybot.serve.build_process`), the fleet's RQ work horses
+(:mod:`deploybot.serve.fleet.job`) and the full build's render workers
 (:mod:`deploybot.render.engine.parallel`). Each also has a second way out of its own (a pipe
 whose end-of-file says the parent is gone), since the kernel call exists only on Linux.
 """

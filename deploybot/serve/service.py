@@ -17,7 +17,7 @@ restart (a warning says so). A config that no longer loads is logged and the run
 one kept.
 
 With ``[queue] backend = "redis"`` the daemon builds nothing itself: its triggers go to
-Redis, and ``deploybot worker`` processes build (:mod:`deploybot.fleet.server`); a change
+Redis, and ``deploybot worker`` processes build (:mod:`deploybot.serve.fleet.server`); a change
 of ``[queue]`` needs a restart.
 """
 
@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from deploybot.config.checks import parse_listen
-from deploybot.daemon.app import Endpoints
-from deploybot.daemon.deliveries import DeliveryStore
-from deploybot.daemon.metrics import Metrics
-from deploybot.daemon.runner import Runner
-from deploybot.daemon.scheduler import Scheduler
-from deploybot.daemon.settings import Settings, load_settings
+from deploybot.serve.app import Endpoints
+from deploybot.serve.deliveries import DeliveryStore
+from deploybot.serve.metrics import Metrics
+from deploybot.serve.runner import Runner
+from deploybot.serve.scheduler import Scheduler
+from deploybot.serve.settings import Settings, load_settings
 from deploybot.state import statedir
 from deploybot.support import logs
 from deploybot.support.errors import (
@@ -56,7 +56,7 @@ from deploybot.support.errors import (
 )
 
 if TYPE_CHECKING:
-    from deploybot.fleet.server import FleetScheduler
+    from deploybot.serve.fleet.server import FleetScheduler
 
 log = logging.getLogger("deploybot.daemon")
 
@@ -88,7 +88,7 @@ class Service:
         self.runner.hidden = secret_variables(settings)
         self.scheduler: Scheduler | FleetScheduler
         if settings.queue.backend == "redis":
-            from deploybot.fleet.server import FleetScheduler
+            from deploybot.serve.fleet.server import FleetScheduler
 
             self.scheduler = FleetScheduler(settings, self.metrics)
         else:

@@ -39,12 +39,12 @@ from rq import Queue
 from rq.job import Job
 
 from deploybot.config.load import QueueConfig
-from deploybot.daemon.backoff import LOCKED_RETRY, backoff_delay
-from deploybot.fleet import keys
+from deploybot.serve.backoff import LOCKED_RETRY, backoff_delay
+from deploybot.serve.fleet import keys
 
 log = logging.getLogger("deploybot.fleet")
 
-JOB_FUNCTION = "deploybot.fleet.job.run"
+JOB_FUNCTION = "deploybot.serve.fleet.job.run"
 RESULT_TTL = 600
 FAILURE_TTL = 86400
 BUILD, DELIVER = "build", "deliver"
@@ -101,7 +101,7 @@ class Outcome:
     ``locked``), ``seconds``, the commits, ``error`` (one line), ``temporary`` (a retry of
     the same commit may succeed), what waits in the site's outbox (``outbox_due``: Unix
     time of the earliest retry, None when nothing waits) and ``mail``, what the job did
-    with its messages, for the log (:func:`deploybot.daemon.worker.describe_mail`)."""
+    with its messages, for the log (:func:`deploybot.serve.build_process.describe_mail`)."""
 
     status: str
     seconds: float = 0.0

@@ -30,12 +30,12 @@ import redis
 from rq import get_current_job
 
 from deploybot.config.load import Config, StateConfig
-from deploybot.daemon.settings import Settings
-from deploybot.daemon.worker import describe, failure, out_of_memory, run_loaded_job
-from deploybot.fleet import keys
-from deploybot.fleet.lease import LeaseKeeper
-from deploybot.fleet.shared import SharedState
-from deploybot.fleet.store import FleetStore, Outcome, Want
+from deploybot.serve.build_process import describe, failure, out_of_memory, run_loaded_job
+from deploybot.serve.fleet import keys
+from deploybot.serve.fleet.lease import LeaseKeeper
+from deploybot.serve.fleet.shared import SharedState
+from deploybot.serve.fleet.store import FleetStore, Outcome, Want
+from deploybot.serve.settings import Settings
 from deploybot.state import checkpoint
 from deploybot.support.errors import DeploybotError, LockHeldError, TemporaryError, holds, one_line
 from deploybot.support.parent_death import set_pdeathsig
@@ -66,7 +66,7 @@ def run(site: str) -> dict[str, Any]:
     a dict (RQ keeps it as the job's result); never raises for what the build does."""
     context = CONTEXT
     if context is None:
-        raise RuntimeError("deploybot.fleet.job.run runs inside deploybot worker only")
+        raise RuntimeError("deploybot.serve.fleet.job.run runs inside deploybot worker only")
     _die_with(context.pid)
     settings = context.settings
     store = FleetStore(keys.connect(settings.queue, settings.path), settings.queue)
@@ -102,7 +102,7 @@ def run(site: str) -> dict[str, Any]:
 
 
 def _run(context: Context, store: FleetStore, site: str, token: str, want: Want) -> Outcome:
-    from deploybot.daemon import outboxes
+    from deploybot.serve import outboxes
 
     found = context.settings.site(site)
     if found is None:

@@ -42,10 +42,10 @@ from rq import Queue, Worker
 from rq.job import Job
 from rq.timeouts import UnixSignalDeathPenalty
 
-from deploybot.daemon.settings import Settings, load_settings
-from deploybot.fleet import job, keys
-from deploybot.fleet.store import JOB_FUNCTION, FleetStore, Outcome, as_str
-from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
+from deploybot.serve.fleet import job, keys
+from deploybot.serve.fleet.store import JOB_FUNCTION, FleetStore, Outcome, as_str
+from deploybot.serve.fleet.sweep import SWEEP_EVERY, Sweeper
+from deploybot.serve.settings import Settings, load_settings
 from deploybot.state import statedir
 from deploybot.support import logs
 from deploybot.support.errors import ConfigError

@@ -23,8 +23,8 @@ import time
 from rq import Queue
 from rq.job import Job
 
-from deploybot.fleet import keys
-from deploybot.fleet.store import DELIVER, FleetStore, Want, as_str
+from deploybot.serve.fleet import keys
+from deploybot.serve.fleet.store import DELIVER, FleetStore, Want, as_str
 
 log = logging.getLogger("deploybot.fleet")
 

@@ -18,7 +18,7 @@ a site's last :data:`FAILING_RUNS` runs all failed (a monitor then pages someone
 daemon started.
 
 With ``[queue] backend = "redis"`` the document is the fleet's
-(:meth:`deploybot.fleet.server.FleetScheduler.health`), as the fleet last recorded each
+(:meth:`deploybot.serve.fleet.server.FleetScheduler.health`), as the fleet last recorded each
 site in Redis: the same keys, except that a site has no ``fetching`` (the daemon does not
 know when a worker fetches), its ``last_run`` is the last one of the fleet (not only since
 this daemon started) and names its ``"worker"``, ``building`` is true while a worker
@@ -36,9 +36,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from deploybot.daemon.backoff import FAILING_RUNS
-from deploybot.daemon.runner import JobResult
-from deploybot.daemon.scheduler import SiteState
+from deploybot.serve.backoff import FAILING_RUNS
+from deploybot.serve.runner import JobResult
+from deploybot.serve.scheduler import SiteState
 
 
 def _iso(when: float) -> str:

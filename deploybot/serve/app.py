@@ -39,17 +39,17 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from aiohttp import web
 
-from deploybot.daemon import payloads
-from deploybot.daemon.deliveries import DeliveryStore
-from deploybot.daemon.metrics import CONTENT_TYPE, Metrics
-from deploybot.daemon.scheduler import Scheduler
-from deploybot.daemon.settings import Settings, Site
-from deploybot.daemon.signatures import Signature, find_signature
+from deploybot.serve import payloads
+from deploybot.serve.deliveries import DeliveryStore
+from deploybot.serve.metrics import CONTENT_TYPE, Metrics
+from deploybot.serve.scheduler import Scheduler
+from deploybot.serve.settings import Settings, Site
+from deploybot.serve.signatures import Signature, find_signature
 from deploybot.support.errors import DeploybotError, one_line
 from deploybot.support.logs import printable
 
 if TYPE_CHECKING:
-    from deploybot.fleet.server import FleetScheduler
+    from deploybot.serve.fleet.server import FleetScheduler
 
 log = logging.getLogger("deploybot.daemon")
 P = ParamSpec("P")

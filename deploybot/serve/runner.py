@@ -1,6 +1,6 @@
-"""Start the daemon's build processes (:mod:`deploybot.daemon.worker`) and read their results.
+"""Start the daemon's build processes (:mod:`deploybot.serve.build_process`) and read their results.
 
-Why a fresh ``python -m deploybot.daemon.worker`` process per job rather than a fork of the
+Why a fresh ``python -m deploybot.serve.build_process`` process per job rather than a fork of the
 daemon or a pool: nothing of the server (its event loop, sockets, threads) is inherited;
 the memory a build takes goes back to the system when it ends, so a long-running daemon
 does not grow with the biggest site it ever built; and each job's process group can be
@@ -14,7 +14,7 @@ holding the site's lock, and the restarted daemon waiting on it): it asks Linux 
 SIGKILL when the daemon dies (``prctl(PR_SET_PDEATHSIG)``), and it holds the read end of a
 pipe whose write end only the daemon holds, so when the daemon is gone, however it went,
 the job sees end-of-file and ends itself with its process group
-(:func:`deploybot.daemon.worker.die_with_daemon`). A build killed so is safe to kill (see
+(:func:`deploybot.serve.build_process.die_with_daemon`). A build killed so is safe to kill (see
 the README: "After a crash or kill -9").
 """
 
@@ -33,8 +33,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deploybot.daemon.settings import Site
-from deploybot.daemon.worker import DAEMON_PID, LIFELINE_FD
+from deploybot.serve.build_process import DAEMON_PID, LIFELINE_FD
+from deploybot.serve.settings import Site
 
 log = logging.getLogger("deploybot.daemon")
 
@@ -53,7 +53,7 @@ class JobResult:
     another run held the site's lock); ``started`` (Unix time, s) and ``seconds``; the
     commits; ``error`` (one line) on a failure;
     ``emails_failed``: messages left in the outbox; ``mail``: what the job did with its
-    messages, for the log (:func:`deploybot.daemon.worker.describe_mail`). ``temporary``:
+    messages, for the log (:func:`deploybot.serve.build_process.describe_mail`). ``temporary``:
     a failure that a retry of the same source commit may not meet (all but bad input in
     the source, exit 1)."""
 
@@ -97,7 +97,7 @@ class Runner:
 
     async def _start(self, *args: str) -> asyncio.subprocess.Process:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "deploybot.daemon.worker", *args,
+            sys.executable, "-m", "deploybot.serve.build_process", *args,
             stdin=subprocess.PIPE if args[0] in ("heads", "build") else subprocess.DEVNULL,
             stdout=subprocess.PIPE, env=self._env(), start_new_session=True,
             pass_fds=(self._lifeline,), limit=_LINE_LIMIT,
@@ -112,7 +112,7 @@ class Runner:
         for what the job does: a crash or a signal is a failed result).
 
         A ``build`` says when it has fetched and a build follows (see
-        :mod:`deploybot.daemon.worker`): then ``gate()`` is awaited (the scheduler's wait
+        :mod:`deploybot.serve.build_process`): then ``gate()`` is awaited (the scheduler's wait
         for a worker slot) and the build goes on when it returns True, or ends there."""
         started, clock = time.time(), time.monotonic()
         proc = await self._start(job, str(site.path), site.name)

@@ -1,7 +1,7 @@
 """The retry rules ``deploybot serve`` applies to a site, with either queue: the local one
-(:mod:`deploybot.daemon.scheduler`) and the fleet's (:mod:`deploybot.fleet.store`), and when
-``/healthz`` calls a site failing (:mod:`deploybot.daemon.health`,
-:mod:`deploybot.fleet.server`). It imports nothing, so each of them may import it.
+(:mod:`deploybot.serve.scheduler`) and the fleet's (:mod:`deploybot.serve.fleet.store`), and when
+``/healthz`` calls a site failing (:mod:`deploybot.serve.health`,
+:mod:`deploybot.serve.fleet.server`). It imports nothing, so each of them may import it.
 
 An outbox's own message retries follow the same curve but are the notify stage's
 (:mod:`deploybot.notify.deliver.outbox`), which imports nothing from the daemon.

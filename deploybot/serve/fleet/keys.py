@@ -82,7 +82,7 @@ def lease(name: str) -> str:
 
 
 def files(name: str) -> str:
-    """The shared files of the site's state directory (:mod:`deploybot.fleet.shared`)."""
+    """The shared files of the site's state directory (:mod:`deploybot.serve.fleet.shared`)."""
     return f"deploybot:files:{name}"
 
 

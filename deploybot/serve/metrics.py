@@ -20,7 +20,7 @@
                                             ``email`` or ``webhook``
 =========================================  ===================================================
 
-With ``[queue] backend = "redis"`` (:mod:`deploybot.fleet`) the runs are the fleet's (read
+With ``[queue] backend = "redis"`` (:mod:`deploybot.serve.fleet`) the runs are the fleet's (read
 from the lease log), ``deploybot_queue_depth`` counts the sites pending, and
 ``deploybot_builds_running`` the leases held; these come in addition:
 

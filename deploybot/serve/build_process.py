@@ -1,4 +1,4 @@
-"""A build process of the daemon: ``python -m deploybot.daemon.worker JOB CONFIG NAME``.
+"""A build process of the daemon: ``python -m deploybot.serve.build_process JOB CONFIG NAME``.
 
 The daemon runs each job of a site in a process of its own, so that one site's render
 (CPU, memory, a hostile page) never stalls the server or another site, its memory goes

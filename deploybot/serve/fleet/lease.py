@@ -5,7 +5,7 @@ process was stopped, it was taken over while this worker's heartbeat was missing
 Redis lost it) ends the renewals, and so does a Redis that stays
 unreachable for longer than the lease lasts; both are logged. The build itself is not
 interrupted here: its next push or send is refused by the fenced store of the shared state
-(:class:`deploybot.fleet.shared.LeaseLostError`), which is what keeps two workers from
+(:class:`deploybot.serve.fleet.shared.LeaseLostError`), which is what keeps two workers from
 acting on one site at once.
 """
 
@@ -17,7 +17,7 @@ import time
 
 import redis
 
-from deploybot.fleet.store import FleetStore
+from deploybot.serve.fleet.store import FleetStore
 
 log = logging.getLogger("deploybot.fleet")
 

@@ -9,13 +9,13 @@ process of its own. The parts, each readable alone:
 - :mod:`.signatures`, :mod:`.payloads`, :mod:`.deliveries`: what a delivery may do;
 - :mod:`.app`: the HTTP endpoints (aiohttp);
 - :mod:`.scheduler`: the per-site queue (coalescing, one build per site, ``workers``
-  sites at once, backoff, outbox retries); :mod:`.runner` and :mod:`.worker`: the build
+  sites at once, backoff, outbox retries); :mod:`.runner` and :mod:`.build_process`: the build
   processes; :mod:`.outboxes`: what waits to be sent;
 - :mod:`.health`, :mod:`.metrics`: ``/healthz`` and ``/metrics``; :mod:`deploybot.support.logs`: log
   lines;
 - :mod:`.service`: start, SIGHUP, stop.
 
-With ``[queue] backend = "redis"`` the queue is the fleet's (:mod:`deploybot.fleet`): the
+With ``[queue] backend = "redis"`` the queue is the fleet's (:mod:`deploybot.serve.fleet`): the
 daemon receives and polls, ``deploybot worker`` processes build.
 """
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def serve(paths: Sequence[Path], *, verbose: bool = False) -> int:
-    """Run the daemon (see :func:`deploybot.daemon.service.serve`)."""
-    from deploybot.daemon.service import serve as run
+    """Run the daemon (see :func:`deploybot.serve.service.serve`)."""
+    from deploybot.serve.service import serve as run
 
     return run(paths, verbose=verbose)

@@ -20,8 +20,8 @@ from typing import Any
 import redis
 from rq import Queue
 
-from deploybot.fleet import keys
-from deploybot.fleet.store import Want, as_str
+from deploybot.serve.fleet import keys
+from deploybot.serve.fleet.store import Want, as_str
 from deploybot.support.errors import ConfigError, TemporaryError
 
 
@@ -177,7 +177,7 @@ def read(paths: Sequence[Path]) -> Overview:
         ConfigError: a config is wrong, or ``queue.backend`` is not ``"redis"`` (78).
         TemporaryError: Redis is unreachable (75).
     """
-    from deploybot.daemon.settings import load_settings
+    from deploybot.serve.settings import load_settings
 
     settings = load_settings(paths, secrets=False)
     if settings.queue.backend != "redis":

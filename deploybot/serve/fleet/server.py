@@ -1,6 +1,6 @@
 """``deploybot serve`` with ``[queue] backend = "redis"``: receive, poll, queue; no builds.
 
-:class:`FleetScheduler` stands where the local :class:`~deploybot.daemon.scheduler.Scheduler`
+:class:`FleetScheduler` stands where the local :class:`~deploybot.serve.scheduler.Scheduler`
 stands: the webhook endpoint and the poller call :meth:`~FleetScheduler.trigger`, which
 never waits for Redis. Triggers are kept in the daemon's memory, joined per site (the
 newest commit), and a task hands them to Redis (:meth:`FleetStore.trigger`) at once.
@@ -29,13 +29,13 @@ from typing import Any
 
 import redis
 
-from deploybot.daemon.backoff import FAILING_RUNS
-from deploybot.daemon.metrics import Metrics
-from deploybot.daemon.settings import Settings, Site
-from deploybot.fleet import keys
-from deploybot.fleet.status import Overview, SiteStatus, iso, overview
-from deploybot.fleet.store import BUILD, FleetStore, Want
-from deploybot.fleet.sweep import SWEEP_EVERY, Sweeper
+from deploybot.serve.backoff import FAILING_RUNS
+from deploybot.serve.fleet import keys
+from deploybot.serve.fleet.status import Overview, SiteStatus, iso, overview
+from deploybot.serve.fleet.store import BUILD, FleetStore, Want
+from deploybot.serve.fleet.sweep import SWEEP_EVERY, Sweeper
+from deploybot.serve.metrics import Metrics
+from deploybot.serve.settings import Settings, Site
 
 log = logging.getLogger("deploybot.daemon")
 
@@ -220,7 +220,7 @@ class FleetScheduler:
     def health(self) -> tuple[int, dict[str, Any]]:
         """``(HTTP status, JSON document)`` for ``/healthz``: each site as the fleet last
         recorded it; 503 while Redis is unreachable or when a site failed
-        :data:`~deploybot.daemon.backoff.FAILING_RUNS` times in a row."""
+        :data:`~deploybot.serve.backoff.FAILING_RUNS` times in a row."""
         view = self.view or Overview()
         sites = {name: _site_health(view.sites.get(name), name in self.held) for name in self.sites}
         failing = sorted(n for n, s in sites.items() if s["failures_in_a_row"] >= FAILING_RUNS)

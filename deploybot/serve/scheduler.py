@@ -1,7 +1,7 @@
 """The queue: which site builds when, one build per site, up to ``workers`` at once.
 
 Each site has a loop (an asyncio task) that waits for its site to want something, then
-runs the job in processes (:class:`~deploybot.daemon.runner.Runner`):
+runs the job in processes (:class:`~deploybot.serve.runner.Runner`):
 
 - **Fetch outside the workers.** A build process starts in one of up to :data:`FETCHES`
   (or ``workers``, if more) fetch slots, apart from the ``workers`` slots: it takes the
@@ -18,7 +18,7 @@ runs the job in processes (:class:`~deploybot.daemon.runner.Runner`):
 - **One build per site**, since one loop runs its jobs in turn; and the build process takes
   the state directory's lock as ``run-once`` does, so a cron run and the daemon never build
   one site at once either (a build that finds the lock held is ``locked``: retried after
-  :data:`~deploybot.daemon.backoff.LOCKED_RETRY` s, not counted as a failure).
+  :data:`~deploybot.serve.backoff.LOCKED_RETRY` s, not counted as a failure).
 - **Parallel sites**: a semaphore of ``workers`` slots, taken for the build only; a site
   waiting for its backoff, or for its source, does not hold one, so a failing site never
   blocks the others.
@@ -41,12 +41,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from deploybot.daemon import outboxes
-from deploybot.daemon.backoff import LOCKED_RETRY, backoff_delay
-from deploybot.daemon.metrics import Metrics
-from deploybot.daemon.runner import JobResult, Runner
-from deploybot.daemon.settings import Site
-from deploybot.daemon.worker import describe
+from deploybot.serve import outboxes
+from deploybot.serve.backoff import LOCKED_RETRY, backoff_delay
+from deploybot.serve.build_process import describe
+from deploybot.serve.metrics import Metrics
+from deploybot.serve.runner import JobResult, Runner
+from deploybot.serve.settings import Site
 
 log = logging.getLogger("deploybot.daemon")
 
@@ -153,7 +153,7 @@ class Scheduler:
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """``(HTTP status, JSON document)`` for ``/healthz`` (:mod:`.health`)."""
-        from deploybot.daemon.health import health
+        from deploybot.serve.health import health
 
         return health(self.states)
 

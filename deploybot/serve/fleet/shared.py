@@ -39,8 +39,8 @@ import logging
 import threading
 from pathlib import Path
 
-from deploybot.fleet import keys
 from deploybot.notify.deliver.outbox import write_atomic
+from deploybot.serve.fleet import keys
 from deploybot.state import checkpoint
 from deploybot.support.errors import TemporaryError
 
