@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 demo: $(STAMP)
-	$(BIN)/python -m deploybot.demo
+	$(BIN)/python -m deploybot.cli.demo
 
 # The bench extra (matplotlib) in .venv; Pelican in a venv of its own, since it pins
 # Pygments below the version deploybot is tested with. A failed install skips a peer.

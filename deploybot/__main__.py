@@ -1,6 +1,6 @@
 """``python -m deploybot``: the same as the ``deploybot`` console script."""
 
-from deploybot.entry import main
+from deploybot.cli.entry import main
 
 if __name__ == "__main__":
     main()

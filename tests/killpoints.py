@@ -108,7 +108,7 @@ def main(argv: list[str]) -> None:
     if not argv:
         raise SystemExit(f"usage: python -m tests.killpoints POINT ARGS... ({', '.join(POINTS)})")
     arm(argv[0])
-    from deploybot.cli import main as deploybot
+    from deploybot.cli.commands import main as deploybot
 
     deploybot(argv[1:], prog_name="deploybot")
 

@@ -86,6 +86,6 @@ class SmallSite:
 
 
 def main_cli() -> object:
-    from deploybot.cli import main
+    from deploybot.cli.commands import main
 
     return main

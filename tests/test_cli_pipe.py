@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import stdio
+from deploybot.cli import stdio
 from tests.fleetproc import fleet_config, make_sites
 from tests.gitrepo import commit_files
 from tests.redisproc import RedisServer, redis_binary

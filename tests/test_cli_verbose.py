@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from tests.smallsite import SmallSite
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.config.load import load_config
 from deploybot.serve.settings import load_settings
 from deploybot.support.errors import ConfigError

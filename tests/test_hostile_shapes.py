@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from dulwich.objects import Blob, Tree
 from dulwich.repo import Repo
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.git import path_rules, repository
 from deploybot.git.tree import changed_paths
 from deploybot.git.tree_check import bad_entry

@@ -15,8 +15,8 @@ import pytest
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
+from deploybot.cli.entry import noop_config
 from deploybot.config.load import load_config
-from deploybot.entry import noop_config
 from deploybot.pipeline import noop
 from deploybot.pipeline import run as pipeline
 from deploybot.state import statedir
@@ -37,7 +37,7 @@ def run(site: SmallSite, **kwargs: bool) -> pipeline.RunResult:
 
 def cli(site: SmallSite, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """The real console entry point in a subprocess: (exit status, stdout, stderr)."""
-    argv = [sys.executable, "-c", "from deploybot.entry import main; main()", "run-once"]
+    argv = [sys.executable, "-c", "from deploybot.cli.entry import main; main()", "run-once"]
     done = subprocess.run(
         [*argv, "--config", str(site.config), *args],
         capture_output=True,
@@ -252,7 +252,7 @@ def test_the_shortcut_imports_little(site: SmallSite) -> None:
     run(site)
     probe = (
         "import sys; sys.argv = ['deploybot', 'run-once', '--config', sys.argv[1]];"
-        "from deploybot.entry import main; main();"
+        "from deploybot.cli.entry import main; main();"
         "heavy = [m for m in ('click', 'dulwich', 'deploybot.pipeline.run', 'deploybot.notify',"
         " 'deploybot.render', 'jinja2', 'pathlib', 'json', 'tomllib') if m in sys.modules];"
         "print(heavy)"
@@ -274,7 +274,7 @@ def test_quiet_takes_the_shortcut_and_prints_nothing(site: SmallSite) -> None:
     run(site)
     probe = (
         "import sys; sys.argv = ['deploybot', 'run-once', '-q', '--config', sys.argv[1]];"
-        "from deploybot.entry import main; main();"
+        "from deploybot.cli.entry import main; main();"
         "print([m for m in ('click', 'dulwich', 'deploybot.pipeline.run') if m in sys.modules])"
     )
     done = subprocess.run(
@@ -285,7 +285,7 @@ def test_quiet_takes_the_shortcut_and_prints_nothing(site: SmallSite) -> None:
 
 def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     """noop and entry copy a few constants rather than import their heavy owners."""
-    from deploybot import entry
+    from deploybot.cli import entry
     from deploybot.config import load as config
     from deploybot.notify.deliver import outbox
     from deploybot.notify.deliver.webhook import WEBHOOK

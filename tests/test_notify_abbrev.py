@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.config.load import NotifyConfig
 from deploybot.notify import build_email
 from deploybot.notify.gitlog import git_cli

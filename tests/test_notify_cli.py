@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.notify import announce
 from tests.servers import Collector, LocalController
 from tests.test_notify_email import HEADER_ORDER

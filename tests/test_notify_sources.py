@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.notify.compose.sources import SourceCommit, SourceLog, SourceRepo, source_lines
 from deploybot.notify.source_read import read_source_log
 from tests.gitrepo import commit_files

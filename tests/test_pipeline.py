@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from dulwich.repo import Repo
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from tests.gitrepo import commit_files, corpus_files, head, read_branch
 from tests.servers import Collector, LocalController, smtp_server
 

@@ -178,7 +178,7 @@ def test_a_source_cname_wins_over_a_kept_one(tmp_path: Path) -> None:
 def test_build_takes_the_recorded_cutoff(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from deploybot.cli import main
+    from deploybot.cli.commands import main
 
     site = Site(tmp_path)
     source = site.commit(SITE)

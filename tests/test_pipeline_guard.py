@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
 from tests.smallsite import SmallSite

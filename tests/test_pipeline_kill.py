@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from tests.gitrepo import head
 from tests.killsite import KillSite, read_mbox
 

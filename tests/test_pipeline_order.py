@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.git import repository
 from deploybot.publish import commit as publish
 from tests.gitrepo import commit_files, head

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from dulwich.repo import Repo
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from tests.gitrepo import head, read_branch
 from tests.hostile import Names, commit_names
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.config.load import load_config
 from deploybot.pipeline import run as pipeline
 from tests.gitcli import run_git

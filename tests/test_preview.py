@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from tests.hostile import Names, commit_names
 
 PAGE = b"---\ntitle: Home\n---\nhello\n"

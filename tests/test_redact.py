@@ -271,7 +271,7 @@ def test_an_unexpected_error_is_reported_without_secrets() -> None:
     import click
     from click.testing import CliRunner
 
-    from deploybot.cli import _handle_errors
+    from deploybot.cli.commands import _handle_errors
 
     @click.command()
     @_handle_errors

@@ -17,7 +17,7 @@ from dulwich.objects import Blob, Commit, Tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.git import repository
 from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
 from deploybot.render.read.source import MemoryTree

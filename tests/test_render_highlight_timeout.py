@@ -21,7 +21,7 @@ from dulwich.repo import Repo
 from pygments.lexer import Lexer
 from pygments.token import Token
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.render import RenderOptions, build_site
 from deploybot.render.highlight import highlighter
 from deploybot.render.highlight.clock import HighlightTimeout, highlight_budget, use_clock

@@ -18,7 +18,7 @@ import yaml
 from click.testing import CliRunner
 from dulwich.repo import Repo
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.config.load import load_config
 from deploybot.git.tree import GitTree
 from deploybot.render.read.yamlload import ExpansionError, expanded_size, load_yaml

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from dulwich.repo import Repo
 
-from deploybot.cli import main
+from deploybot.cli.commands import main
 from deploybot.render import LayoutLimits, RenderOptions, build_site
 from deploybot.render.read.source import MemoryTree
 from tests.gitrepo import commit_snapshot, head

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deploybot.report import describe_key
+from deploybot.cli.report import describe_key
 
 A, B = "a" * 40, "b" * 40
 

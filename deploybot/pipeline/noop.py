@@ -31,7 +31,7 @@ The next ``run-once`` without ``--full``, ``--retry-now``, ``--allow-older`` or 
 the state directory's lock and compares. When every part is the same and the outbox holds
 nothing to send or prune, a full run would fetch nothing and change nothing, so it prints
 the line a full run prints and exits 0, having read a few small files
-(:func:`deploybot.entry.main` does so before click is even imported). Anything else runs in
+(:func:`deploybot.cli.entry.main` does so before click is even imported). Anything else runs in
 full, and every full run deletes the stamp first, under the lock, before it writes anything:
 a run killed part way leaves none. A remote reached over the network has no refs to read
 here: no stamp, every run in full (its fetch costs more than the imports anyway).
@@ -342,7 +342,7 @@ def record(
 
 
 def up_to_date_line(stamp: Stamp) -> str:
-    """What ``run-once`` prints for this no-op (as :func:`deploybot.report.print_run`)."""
+    """What ``run-once`` prints for this no-op (as :func:`deploybot.cli.report.print_run`)."""
     return f"up to date: {stamp['publish_branch']} was built from source {stamp['commit'][:12]}"
 
 

@@ -127,8 +127,8 @@ def describe_mail(
     :class:`deploybot.pipeline.run.RunResult`'s ``mail_sent`` and ``mail_failures`` (or a
     delivery report's); a ``published`` build with ``notify.transport = "none"`` says
     ``no email (notify.transport is "none")``. Empty when there is nothing to say."""
+    from deploybot.cli.report import describe_key
     from deploybot.notify.deliver.webhook import KEY_PREFIX
-    from deploybot.report import describe_key
 
     def named(keys: Sequence[str]) -> str:
         shown = ", ".join(describe_key(k) for k in keys[:MAIL_NAMED])

@@ -14,7 +14,7 @@ EX_USAGE = 2  # a command used wrongly (as click reports usage errors)
 EX_TEMPFAIL = 75  # try again later: network, lock held, push rejected, mail not delivered
 EX_CONFIG = 78  # bad configuration (names the key and the file)
 EX_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell shows a process SIGINT ended
-# (stdout's reader gone, ``| head``: deploybot.stdio.EX_PIPE, 141 = 128 + SIGPIPE)
+# (stdout's reader gone, ``| head``: deploybot.cli.stdio.EX_PIPE, 141 = 128 + SIGPIPE)
 INTERRUPTED = "deploybot: interrupted"  # the one line a Ctrl-C prints
 
 

@@ -44,7 +44,7 @@ class BenchError(RuntimeError):
 def deploybot_argv() -> list[str]:
     """How to run the ``deploybot`` CLI of this interpreter's environment."""
     script = Path(sys.executable).parent / "deploybot"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "deploybot.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "deploybot.cli.commands"]
 
 
 class Instance:

@@ -20,7 +20,8 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from deploybot import __version__, stdio
+from deploybot import __version__
+from deploybot.cli import stdio
 from deploybot.config.load import Config, default_config_path, load_build_config, load_config
 from deploybot.support import journal, logs
 from deploybot.support.errors import EX_INTERRUPTED, EX_TEMPFAIL, INTERRUPTED, DeploybotError, holds
@@ -43,7 +44,7 @@ def _handle_errors(func: F) -> F:
     :func:`~deploybot.support.errors.holds`) into one line and exit 75 (a source file that needs
     too much memory is a SourceError naming it: :func:`deploybot.render.limits.out_of_memory`).
     A write to a stdout or stderr whose reader is gone (``| head``) ends the command
-    quietly (:mod:`deploybot.stdio`). Ctrl-C (SIGINT: a KeyboardInterrupt) is one line,
+    quietly (:mod:`deploybot.cli.stdio`). Ctrl-C (SIGINT: a KeyboardInterrupt) is one line,
     ``deploybot: interrupted``, and exit 130; what the run did is kept or undone as for any
     stop (each stage is kill-safe). Any other exception (a bug) gives Python's traceback
     and exit 1, as uncaught, but redacted: its message may hold a URL with credentials."""
@@ -185,7 +186,7 @@ def run_once_cmd(
     not delivered); 78 bad config. With --quiet, only what ends in an exit status
     other than 0 is printed: the error, an email not delivered.
     """
-    from deploybot import report
+    from deploybot.cli import report
     from deploybot.pipeline import run
     from deploybot.support import progress
 
@@ -326,7 +327,7 @@ def build_cmd(
     made again byte for byte with the build-source (else the source-commit) and the
     future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
     """
-    from deploybot import report
+    from deploybot.cli import report
     from deploybot.pipeline import build_folder
     from deploybot.state import statedir
     from deploybot.support import progress
@@ -365,7 +366,7 @@ def log_cmd(config_path: Path | None, limit: int, as_json: bool) -> None:
     builds by run-once, the daemon and a fleet show alike. Exit status: 75 the publish
     repository cannot be reached or a run holds the lock; 78 bad config.
     """
-    from deploybot import report
+    from deploybot.cli import report
     from deploybot.publish import history
 
     config = _load(config_path)
@@ -382,7 +383,8 @@ def outbox_cmd(config_path: Path | None, retry_now: bool) -> None:
     """List the emails and webhook posts waiting in the outbox: state, attempts, last error
     and next attempt. With --retry-now, first try to deliver them all (exit 75 if some fail).
     """
-    from deploybot import notify, report
+    from deploybot import notify
+    from deploybot.cli import report
     from deploybot.pipeline import mail
     from deploybot.state import statedir
 

@@ -7,7 +7,7 @@ process SIGPIPE ended (:data:`EX_PIPE`), its closed streams pointed at ``/dev/nu
 that Python's last flush at exit writes nowhere either (the pattern of the "Note on
 SIGPIPE" in Python's :mod:`signal` documentation).
 
-Only ``os``, ``select`` and ``sys``: the no-op ``run-once`` (:mod:`deploybot.entry`) uses it.
+Only ``os``, ``select`` and ``sys``: the no-op ``run-once`` (:mod:`deploybot.cli.entry`) uses it.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from dulwich.repo import Repo
 
 from deploybot.git import repository
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_CONFIG = REPO_ROOT / "config" / "demo"
 DEMO_AUTHOR = b"Demo Author <author@demo.example.org>"
 EMAIL_PREVIEW_LINES = 70

@@ -4,7 +4,7 @@
 with nothing changed since (:mod:`deploybot.pipeline.noop`), prints the same line and exits 0 having
 imported little beyond ``os`` and ``fcntl`` (not even ``tomllib`` for the usual
 ``[state] dir = "..."``): about what ``git fetch`` costs.
-Every other command line, and every run that cannot be told so cheaply, is :mod:`.cli`'s.
+Every other command line, and every run that cannot be told so cheaply, is :mod:`.commands`'s.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def main() -> None:
     """Run the command line; a MemoryError no command caught (while importing, parsing
     the command line) is one line and exit 75, as the commands make theirs; a write to a
     stdout whose reader is gone (the no-op line into ``| head``) ends it quietly, as
-    :mod:`deploybot.stdio` says; Ctrl-C there is one line and exit 130, as in a command."""
+    :mod:`deploybot.cli.stdio` says; Ctrl-C there is one line and exit 130, as in a command."""
     try:
         _main()
     except MemoryError:
@@ -54,7 +54,7 @@ def main() -> None:
         sys.stderr.write(INTERRUPTED)
         sys.exit(EX_INTERRUPTED)
     except BrokenPipeError:
-        from deploybot import stdio
+        from deploybot.cli import stdio
 
         if not stdio.output_gone():
             raise
@@ -76,6 +76,6 @@ def _main() -> None:
                 sys.stdout.write(line + "\n")
                 sys.stdout.flush()
             return
-    from deploybot.cli import main as cli_main
+    from deploybot.cli.commands import main as cli_main
 
     cli_main()
