@@ -31,7 +31,7 @@ import deploybot
 
 TYPE_CHECKING = False  # not typing's: the no-op stamp imports this module
 if TYPE_CHECKING:
-    from deploybot.config.load import Config
+    from deploybot.config.schema import Config
 
 RENDER_PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "render")
 """The render modules' folder."""

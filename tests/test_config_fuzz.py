@@ -18,7 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deploybot.config import load as config_module
-from deploybot.config.load import Config, config_from_dict
+from deploybot.config.load import config_from_dict
+from deploybot.config.schema import Config
+from deploybot.git.locations import is_remote_url
 from deploybot.support.errors import ConfigError
 
 
@@ -140,7 +142,7 @@ def _check_loaded(cfg: Config) -> None:
         low, high = config_module._INT_RANGES[key]
         assert value == 0 or low <= value <= high, (key, value)
     for url in (cfg.source.url, cfg.publish.url):
-        if config_module.is_remote_url(url):
+        if is_remote_url(url):
             from deploybot.git.repository import _client
 
             _client(url)  # dulwich takes it (no AssertionError, no ValueError)

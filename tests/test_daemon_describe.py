@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deploybot.config.load import NotifyConfig
+from deploybot.config.schema import NotifyConfig
 from deploybot.serve.build_process import describe, describe_mail
 
 A, B = "a" * 40, "b" * 40

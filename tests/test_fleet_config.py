@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from deploybot.cli.commands import main
-from deploybot.config.load import QueueConfig, load_config
+from deploybot.config.load import load_config
+from deploybot.config.schema import QueueConfig
 from deploybot.serve.settings import load_settings
 from deploybot.support.errors import ConfigError
 

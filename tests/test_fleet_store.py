@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rq import Queue
 
-from deploybot.config.load import QueueConfig
+from deploybot.config.schema import QueueConfig
 from deploybot.serve.fleet import keys
 from deploybot.serve.fleet.shared import LeaseLostError, SharedState
 from deploybot.serve.fleet.store import BUILD, FleetStore, Outcome, Want

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from deploybot.cli.commands import main
-from deploybot.config.load import NotifyConfig
+from deploybot.config.schema import NotifyConfig
 from deploybot.notify import build_email
 from deploybot.notify.gitlog import git_cli
 from deploybot.notify.gitlog.summary import brief_summary

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploybot.config.load import NotifyConfig
+from deploybot.config.schema import NotifyConfig
 from deploybot.notify import build_email, read_commit_subject, repo_name_from_url
 from deploybot.notify.compose.body import abbrev_length
 from deploybot.notify.compose.email import (

@@ -20,7 +20,7 @@ import pytest
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
-from deploybot.config.load import NotifyConfig
+from deploybot.config.schema import NotifyConfig
 from deploybot.notify import build_email
 from deploybot.notify.compose.body import ExcerptBuilder, LogExcerpt, excerpt_from_text
 from deploybot.notify.gitlog import git_cli as cli

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from deploybot.config.load import NotifyConfig
+from deploybot.config.schema import NotifyConfig
 from deploybot.notify import announce, deliver_all, list_outbox, message_id
 from deploybot.notify.announce import read_record, write_record
 from deploybot.notify.compose.series import summary_message_id

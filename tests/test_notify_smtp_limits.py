@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploybot.config.load import NotifyConfig, SmtpConfig
+from deploybot.config.schema import NotifyConfig, SmtpConfig
 from deploybot.notify.deliver.seven_bit import for_smtp, quoted_printable
 from deploybot.notify.deliver.smtp import MAX_REPLY_BYTES, MAX_REPLY_LINES
 from deploybot.notify.deliver.transport import make_transport
@@ -77,7 +77,7 @@ def smtp_flood(*, greeting: bytes | None, line: bytes) -> Iterator[tuple[int, li
 
 _CLIENT = r"""
 import json, resource, sys, time
-from deploybot.config.load import NotifyConfig, SmtpConfig
+from deploybot.config.schema import NotifyConfig, SmtpConfig
 from deploybot.support.errors import NotifyError
 from deploybot.notify.deliver.transport import make_transport
 import deploybot.notify.deliver.smtp  # imported before the baseline: it is not what is measured

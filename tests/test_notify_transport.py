@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from deploybot.config.load import NotifyConfig, SmtpConfig
+from deploybot.config.schema import NotifyConfig, SmtpConfig
 from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope
 from deploybot.notify.deliver.transport import make_transport, to_crlf

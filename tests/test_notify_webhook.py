@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.config.load import NotifyConfig, WebhookConfig
+from deploybot.config.schema import NotifyConfig, WebhookConfig
 from deploybot.notify import announce, deliver_all, list_outbox
 from deploybot.notify.deliver.webhook import make_webhook_sender
 from deploybot.support.errors import ConfigError, NotifyError

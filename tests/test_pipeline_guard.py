@@ -131,7 +131,8 @@ def test_the_example_config_gives_the_defaults(tmp_path: Path) -> None:
     required source.url): copying it publishes nowhere else and mails nobody."""
     import dataclasses
 
-    from deploybot.config.load import NotifyConfig, PublishConfig, RenderConfig, load_config
+    from deploybot.config.load import load_config
+    from deploybot.config.schema import NotifyConfig, PublishConfig, RenderConfig
 
     example = Path(__file__).resolve().parents[1] / "config" / "deploybot.example.toml"
     copy = tmp_path / "deploybot.toml"

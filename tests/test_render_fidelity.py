@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.config.load import RenderConfig, load_config
+from deploybot.config.load import load_config
+from deploybot.config.schema import RenderConfig
 from deploybot.pipeline.build_folder import build_to_folder
 from deploybot.render import RenderOptions, SiteBuild, build_site
 from deploybot.render.markdown.renderer import make_markdown, markdown_to_html

@@ -22,7 +22,8 @@ import click
 
 from deploybot import __version__
 from deploybot.cli import stdio
-from deploybot.config.load import Config, default_config_path, load_build_config, load_config
+from deploybot.config.load import default_config_path, load_build_config, load_config
+from deploybot.config.schema import Config
 from deploybot.support import journal, logs
 from deploybot.support.errors import EX_INTERRUPTED, EX_TEMPFAIL, INTERRUPTED, DeploybotError, holds
 from deploybot.support.redact import redact_text

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from deploybot.config.load import Config
+from deploybot.config.schema import Config
 from deploybot.pipeline.run import OLDER, PUBLISHED, UP_TO_DATE, RunResult
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from dulwich.refs import Ref, check_ref_format
 
-from deploybot.git.locations import is_remote_url as is_remote_url  # re-exported
+from deploybot.git.locations import is_remote_url
 from deploybot.support.errors import ConfigError
 from deploybot.support.redact import redact_text, redact_url
 
@@ -573,3 +573,9 @@ def check_site_name(name: str, key: str, path: Path) -> None:
             key,
             f"must be 1 to 64 letters, digits, '.', '_' or '-' (a URL path), not {name!r}",
         )
+
+
+def author_name(author: str) -> str:
+    """Return the name part of ``"Name <email>"``."""
+    m = AUTHOR_RE.match(author)
+    return m.group(1) if m else author

@@ -1,4 +1,4 @@
-"""The checks of the ``[queue]`` table (:class:`deploybot.config.load.QueueConfig`), at load.
+"""The checks of the ``[queue]`` table (:class:`deploybot.config.schema.QueueConfig`), at load.
 
 A Redis URL is read as redis-py's ``Redis.from_url`` reads it (``redis://[user@]host[:port][/db]``,
 ``rediss://`` for TLS, ``unix:///path/to/socket[?db=N]``); a password written into it is
@@ -18,7 +18,7 @@ from deploybot.config import checks
 from deploybot.support.errors import ConfigError
 
 if TYPE_CHECKING:
-    from deploybot.config.load import QueueConfig
+    from deploybot.config.schema import QueueConfig
 
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 _QUEUE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from deploybot.config.load import NotifyConfig
+from deploybot.config.schema import NotifyConfig
 from deploybot.notify.compose.email import commit_subject, compose_combined_email, message_id
 from deploybot.notify.compose.envelope import Envelope, Limits
 from deploybot.notify.compose.names import default_host, repo_name_from_url

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from deploybot.config.load import NotifyConfig
+from deploybot.config.schema import NotifyConfig
 from deploybot.notify.compose.body import LogExcerpt
 from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope, Limits

@@ -18,7 +18,8 @@ from dulwich.errors import NotGitRepository
 from dulwich.refs import HEADREF, Ref
 from dulwich.repo import Repo
 
-from deploybot.config.load import NotifyConfig, author_name
+from deploybot.config.checks import author_name
+from deploybot.config.schema import NotifyConfig
 from deploybot.git import repository
 from deploybot.git.rev_parse import resolve_commit
 from deploybot.notify.compose.envelope import BRANCH_PREFIX

@@ -31,7 +31,7 @@ from typing import TypeVar
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
-from deploybot.config.load import author_name
+from deploybot.config.checks import author_name
 from deploybot.git import repository
 from deploybot.git.repository import UNREADABLE_OBJECT_ERRORS
 from deploybot.notify.compose.email import commit_subject

@@ -16,7 +16,7 @@ from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
 from deploybot import render
-from deploybot.config.load import RenderConfig
+from deploybot.config.schema import RenderConfig
 from deploybot.git import path_rules, repository
 from deploybot.git.rev_parse import commit_datetime, resolve_commit
 from deploybot.render.engine.cache import renderer_version

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from deploybot import notify
-from deploybot.config.load import Config
+from deploybot.config.schema import Config
 from deploybot.state import statedir
 from deploybot.support.errors import NotifyError
 

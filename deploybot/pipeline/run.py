@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from deploybot import fingerprint, notify
-from deploybot.config.load import Config
+from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
 from deploybot.pipeline import mail as mailcmd

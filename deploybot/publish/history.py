@@ -13,7 +13,7 @@ from datetime import tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from deploybot.config.load import Config
+from deploybot.config.schema import Config
 from deploybot.publish import commit, reasons
 from deploybot.state import statedir
 

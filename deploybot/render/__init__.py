@@ -13,7 +13,7 @@ theme), :mod:`deploybot.render.outputs` (feeds, sitemap, sinks) and
 
 from __future__ import annotations
 
-from deploybot.config.load import RenderConfig
+from deploybot.config.schema import RenderConfig
 from deploybot.render.engine.build import build_site
 from deploybot.render.engine.cache import BuildCache
 from deploybot.render.engine.full import BuildReport, MemorySink, NeedFullBuild, OutputSink

@@ -44,7 +44,7 @@ from deploybot.support.parent_death import set_pdeathsig
 from deploybot.support.redact import redact_text
 
 if TYPE_CHECKING:
-    from deploybot.config.load import Config, NotifyConfig
+    from deploybot.config.schema import Config, NotifyConfig
 
 EX_SOFTWARE = 70  # sysexits: an internal error (a crash: a bug)
 EX_TEMPFAIL = 75

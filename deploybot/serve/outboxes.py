@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 
 from deploybot import notify
-from deploybot.config.load import Config
+from deploybot.config.schema import Config
 from deploybot.notify.deliver.outbox import EMAIL
 from deploybot.state import statedir
 

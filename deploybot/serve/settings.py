@@ -24,14 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deploybot.config.load import (
-    Config,
-    DaemonConfig,
-    QueueConfig,
-    config_from_dict,
-    daemon_from_dict,
-    read_toml,
-)
+from deploybot.config.load import config_from_dict, daemon_from_dict, read_toml
+from deploybot.config.schema import Config, DaemonConfig, QueueConfig
 from deploybot.support.errors import ConfigError
 from deploybot.support.redact import register_secret
 

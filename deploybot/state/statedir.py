@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from deploybot.config.checks import check_writable_folder
-from deploybot.config.load import Config
+from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.state import checkpoint, housekeeping, stale
 from deploybot.support.errors import (

@@ -22,7 +22,7 @@ import ssl
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from deploybot.config.load import SmtpConfig
+from deploybot.config.schema import SmtpConfig
 from deploybot.notify.deliver.seven_bit import for_smtp
 from deploybot.notify.deliver.transport import to_crlf
 from deploybot.support.deadline import Deadline, deadline_reader

@@ -20,7 +20,7 @@ from email.utils import parseaddr
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from deploybot.config.load import NotifyConfig, SmtpConfig
+from deploybot.config.schema import NotifyConfig, SmtpConfig
 from deploybot.notify.deliver.mbox import MboxTransport, append
 from deploybot.support.errors import ConfigError, NotifyError, one_line
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from deploybot import __version__
-from deploybot.config.load import WebhookConfig
+from deploybot.config.schema import WebhookConfig
 from deploybot.notify.compose.email import ZERO_SHA, one_line, redact_url
 from deploybot.notify.compose.envelope import BRANCH_PREFIX
 from deploybot.notify.deliver.outbox import queue_email

@@ -29,7 +29,7 @@ from typing import Any
 import redis
 from rq import get_current_job
 
-from deploybot.config.load import Config, StateConfig
+from deploybot.config.schema import Config, StateConfig
 from deploybot.serve.build_process import describe, failure, out_of_memory, run_loaded_job
 from deploybot.serve.fleet import keys
 from deploybot.serve.fleet.lease import LeaseKeeper

@@ -33,7 +33,7 @@ from typing import Any
 
 import redis
 
-from deploybot.config.load import QueueConfig
+from deploybot.config.schema import QueueConfig
 from deploybot.support.errors import ConfigError
 from deploybot.support.redact import redact_url, register_secret
 

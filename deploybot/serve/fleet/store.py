@@ -38,7 +38,7 @@ from typing import Any
 from rq import Queue
 from rq.job import Job
 
-from deploybot.config.load import QueueConfig
+from deploybot.config.schema import QueueConfig
 from deploybot.serve.backoff import LOCKED_RETRY, backoff_delay
 from deploybot.serve.fleet import keys
 
