@@ -1,4 +1,4 @@
-"""Load and validate ``deploybot.toml`` into the frozen dataclasses of :mod:`deploybot.config.schema`.
+"""Load and validate ``deploybot.toml`` into the records of :mod:`deploybot.config.schema`.
 
 Each key's type and default there is its validation rule; the value rules the types cannot
 say are :mod:`deploybot.config.checks`' and :mod:`deploybot.config.queue`'s. An unknown key is a
