@@ -23,7 +23,8 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from deploybot.config.schema import NotifyConfig, SmtpConfig
 from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope
-from deploybot.notify.deliver.transport import make_transport, to_crlf
+from deploybot.notify.deliver.smtp import to_crlf
+from deploybot.notify.deliver.transport import make_transport
 from deploybot.support.errors import ConfigError, NotifyError
 from tests.servers import Collector, LocalController, smtp_server
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import smtplib
 import socket
 import ssl
@@ -24,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from deploybot.config.schema import SmtpConfig
 from deploybot.notify.deliver.seven_bit import for_smtp
-from deploybot.notify.deliver.transport import to_crlf
 from deploybot.support.deadline import Deadline, deadline_reader
 from deploybot.support.errors import NotifyError, one_line
 
@@ -37,6 +37,7 @@ MAX_REPLY_LINES = 1000
 """The most lines one SMTP reply (greeting, EHLO, any command's) may have."""
 MAX_REPLY_BYTES = 64 * 1024
 """The most bytes one SMTP reply may have, its line ends included."""
+_EOL_RE = re.compile(rb"\r\n|\r|\n")
 
 
 class ReplyTooLong(smtplib.SMTPException):
@@ -210,3 +211,12 @@ def _connect(
 
 def _refusals(refused: Mapping[str, tuple[int, bytes]]) -> str:
     return "; ".join(f"{addr} ({code} {one_line(msg)})" for addr, (code, msg) in refused.items())
+
+
+def to_crlf(message: bytes) -> bytes:
+    """Return ``message`` with every line end (``\\n``, ``\\r\\n``, lone ``\\r``) as CRLF.
+
+    SMTP requires CRLF and forbids bare CR/LF (RFC 5321 §2.3.8); smtplib only converts ``str``
+    messages, so bytes are converted here, the same way (``smtplib._fix_eols``).
+    """
+    return _EOL_RE.sub(b"\r\n", message)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +31,6 @@ Send = Callable[[bytes], None]
 log = logging.getLogger("deploybot.notify.transport")
 
 SENDMAIL_FALLBACKS = ("/usr/sbin/sendmail", "/usr/lib/sendmail")
-_EOL_RE = re.compile(rb"\r\n|\r|\n")
 
 
 def make_transport(
@@ -115,15 +113,6 @@ def smtp_password(smtp: SmtpConfig, environ: Mapping[str, str]) -> str | None:
             f"'notify.smtp.password_env': environment variable {smtp.password_env} is not set"
         )
     return password
-
-
-def to_crlf(message: bytes) -> bytes:
-    """Return ``message`` with every line end (``\\n``, ``\\r\\n``, lone ``\\r``) as CRLF.
-
-    SMTP requires CRLF and forbids bare CR/LF (RFC 5321 §2.3.8); smtplib only converts ``str``
-    messages, so bytes are converted here, the same way (``smtplib._fix_eols``).
-    """
-    return _EOL_RE.sub(b"\r\n", message)
 
 
 def find_sendmail(path: str | None = None) -> str | None:
