@@ -38,7 +38,7 @@ from typing import Any
 
 from deploybot.serve.backoff import FAILING_RUNS
 from deploybot.serve.runner import JobResult
-from deploybot.serve.scheduler import SiteState
+from deploybot.serve.site_state import SiteState
 
 
 def _iso(when: float) -> str:

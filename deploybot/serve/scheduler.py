@@ -36,50 +36,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from deploybot.serve import outboxes
 from deploybot.serve.backoff import LOCKED_RETRY, backoff_delay
 from deploybot.serve.build_process import describe
+from deploybot.serve.health import health
 from deploybot.serve.metrics import Metrics
 from deploybot.serve.runner import JobResult, Runner
 from deploybot.serve.settings import Site
+from deploybot.serve.site_state import SiteState
 
 log = logging.getLogger("deploybot.daemon")
 
 DELIVER_SPACING = 30.0
 """Seconds at least between two ``deliver`` jobs of one site (their outbox's own backoff
 sets the real pace; this only stops a loop when a retry cannot even start)."""
-HISTORY = 10
 FETCHES = 8
 """Fetches and outbox retries running at once (at least ``workers``), apart from the
 ``workers`` slots: they wait on the network, not the CPU."""
-
-
-@dataclass
-class SiteState:
-    """What the queue knows of one site (see the module doc for the rules)."""
-
-    site: Site
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    wanted: bool = False
-    wanted_for: str | None = None  # the newest commit a trigger named (None: unknown)
-    wanted_why: str = ""  # the last trigger, for the log
-    building: bool = False  # from the fetch to the build's end (or a deliver job)
-    fetching: bool = False  # before its build takes a worker (fetching, or waiting)
-    failures: int = 0
-    failed_for: str | None = None
-    backoff_until: float = 0.0  # Unix time
-    known_head: str | None = None  # the source commit of the last good build
-    outbox: outboxes.Waiting = field(default_factory=outboxes.Waiting)
-    last_deliver: float = 0.0
-    runs: deque[JobResult] = field(default_factory=lambda: deque(maxlen=HISTORY))
-    timer: asyncio.TimerHandle | None = None
-    task: asyncio.Task[None] | None = None
-    removed: bool = False
 
 
 class Scheduler:
@@ -153,8 +129,6 @@ class Scheduler:
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """``(HTTP status, JSON document)`` for ``/healthz`` (:mod:`.health`)."""
-        from deploybot.serve.health import health
-
         return health(self.states)
 
     def outbox_seen(self, name: str, waiting: outboxes.Waiting) -> None:
