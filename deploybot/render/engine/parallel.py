@@ -6,7 +6,7 @@ theme, so each starts with the engine as it is (theme, compiled templates, ``sit
 then work in two rounds, each over ``(start, stop)`` ranges of a list they share with the
 parent:
 
-1. reading: each source path becomes its cache row (:meth:`Engine.read_source`: kind,
+1. reading: each source path becomes its cache row (:meth:`WorkerEngine.read_source`: kind,
    date, front matter), sent back;
 2. rendering: once the parent has stored every row it sends the workers the rows and the
    document list (indices into the rows), and each page or post comes back as a
@@ -44,23 +44,36 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from deploybot.render.engine.cache import BuildCache, SourceRow
 from deploybot.render.highlight import cache as highlight_cache
-from deploybot.render.model import Post
+from deploybot.render.model import Post, RenderOptions
 from deploybot.render.outputs.sinks import RenderedSource
 from deploybot.support import progress
 from deploybot.support.errors import SourceError
 from deploybot.support.parent_death import set_pdeathsig
 
-if TYPE_CHECKING:
-    from deploybot.render.engine.full import Engine
-
 Neighbours = tuple[Post | None, Post | None]
 Doc = tuple[int, tuple[int | None, int | None] | None]
 """A page or post to render: its index in the stored rows and, for a post, the indices of
 its older and newer neighbours (``None`` at either end)."""
+
+
+class WorkerEngine(Protocol):
+    """What the workers use of the build's :class:`deploybot.render.engine.full.Engine`: its
+    options, its build cache (a worker swaps in a copy of its own) and one source's read and
+    render."""
+
+    options: RenderOptions
+    cache: BuildCache
+
+    def read_source(self, path: str) -> SourceRow | None:
+        """The cache row of the source file ``path``, or None (see the Engine's)."""
+
+    def render_row(self, row: SourceRow, neighbours: Neighbours | None = None) -> RenderedSource:
+        """The rendered outputs of one stored row (see the Engine's)."""
+
 
 _BACKLOG = 2  # ranges sent ahead to each worker, so none waits for the next
 
@@ -77,7 +90,7 @@ def worker_count(jobs: int) -> int:
 
 
 def resolve(stored: Sequence[SourceRow], doc: Doc) -> tuple[SourceRow, Neighbours | None]:
-    """Return the row and the neighbour models :meth:`Engine.render_row` takes for ``doc``."""
+    """Return the row and the neighbour models :meth:`WorkerEngine.render_row` takes for ``doc``."""
     index, pair = doc
     if pair is None:
         return stored[index], None
@@ -94,7 +107,7 @@ class Workers:
     called in order: :meth:`read`, :meth:`share`, :meth:`render`.
     """
 
-    def __init__(self, engine: Engine, paths: Sequence[str]) -> None:
+    def __init__(self, engine: WorkerEngine, paths: Sequence[str]) -> None:
         self.engine = engine
         self.paths = paths
         self.stored: Sequence[SourceRow] = ()
@@ -114,7 +127,7 @@ class Workers:
             self.pool.stop()
 
     def read(self) -> Iterator[SourceRow | None]:
-        """Yield :meth:`Engine.read_source` of each path, in order. Raises its errors."""
+        """Yield :meth:`WorkerEngine.read_source` of each path, in order. Raises its errors."""
         if self.pool is None:
             yield from (self.engine.read_source(path) for path in self.paths)
             return
@@ -154,7 +167,7 @@ class Workers:
 class _Job:
     """What a forked worker inherits: the engine, the paths, and the parent's pipe ends."""
 
-    engine: Engine
+    engine: WorkerEngine
     paths: Sequence[str]
     parent: int
     parent_ends: list[Connection] = field(default_factory=list)
@@ -167,7 +180,7 @@ _INHERITED: list[Any] = []  # the parent's handles, kept alive in a worker, neve
 class _Pool:
     """``workers`` forked processes working through ranges of a shared list."""
 
-    def __init__(self, engine: Engine, paths: Sequence[str], workers: int) -> None:
+    def __init__(self, engine: WorkerEngine, paths: Sequence[str], workers: int) -> None:
         global _JOB
         self.workers = workers
         self.procs: list[multiprocessing.process.BaseProcess] = []
@@ -302,7 +315,7 @@ def _serve(conn: Connection) -> None:
         conn.send((start, _run(work)))
 
 
-def _render(engine: Engine, stored: Sequence[SourceRow], doc: Doc) -> RenderedSource:
+def _render(engine: WorkerEngine, stored: Sequence[SourceRow], doc: Doc) -> RenderedSource:
     return engine.render_row(*resolve(stored, doc))
 
 
