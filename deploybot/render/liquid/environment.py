@@ -9,7 +9,7 @@ Apart from :mod:`.templates` so that importing the render stage does not import 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from liquid import BoundTemplate, Environment, Mode, RenderContext
 from liquid.exceptions import (
@@ -29,8 +29,33 @@ from deploybot.render.liquid.filters import STATE, PageTooLarge
 from deploybot.render.model import LiquidLimits
 from deploybot.support.errors import SourceError, one_line
 
-if TYPE_CHECKING:
-    from deploybot.render.liquid.templates import Liquid, RenderState
+
+class LiquidSource(Protocol):
+    """What an error message reads of the build's Liquid
+    (:class:`deploybot.render.liquid.templates.Liquid`): its limits, and where a token is."""
+
+    @property
+    def limits(self) -> LiquidLimits:
+        """The ``[render] liquid_max_*`` limits."""
+
+    @property
+    def max_output(self) -> int:
+        """The most characters a page's Liquid may write (``[render] max_page_bytes``)."""
+
+    def where(self, token: Token | None, default: str) -> tuple[str, int | None]:
+        """``(file, line)`` of ``token`` (``default`` and no line without one)."""
+
+
+class PageBudget(Protocol):
+    """What the loop budget counts in a page's render state
+    (:class:`deploybot.render.liquid.templates.RenderState`)."""
+
+    iterations: int
+
+    @property
+    def liquid(self) -> LiquidSource:
+        """The build's Liquid, whose limits the page runs under."""
+
 
 __all__ = [
     "STATE",
@@ -47,7 +72,7 @@ class _BudgetContext(RenderContext):
 
     def raise_for_loop_limit(self, length: int = 1) -> None:
         super().raise_for_loop_limit(length)
-        state: RenderState = self.globals[filters.STATE]  # type: ignore[assignment]
+        state: PageBudget = self.globals[filters.STATE]  # type: ignore[assignment]
         state.iterations += length
         if state.iterations > state.liquid.limits.max_loop_iterations:
             raise LoopIterationLimitError("loop iteration limit reached", token=None)
@@ -91,7 +116,7 @@ class JekyllEnvironment(Environment):
         super().error(exc, msg, token)
 
 
-def source_error(liquid: Liquid, exc: BaseException, default: str) -> SourceError:
+def source_error(liquid: LiquidSource, exc: BaseException, default: str) -> SourceError:
     """The ``SourceError`` for what python-liquid raised while rendering a file of
     ``default``'s page through ``liquid``, naming the file and line and the ``[render]``
     key passed."""
