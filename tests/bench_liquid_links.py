@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import MemoryTree
 
 

@@ -25,14 +25,10 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import strategies as st
 
-from deploybot.render import (
-    BuildCache,
-    BuildReport,
-    MemorySink,
-    NeedFullBuild,
-    RenderOptions,
-    build_into,
-)
+from deploybot.render.engine.cache import BuildCache
+from deploybot.render.engine.incremental import build_into
+from deploybot.render.model import RenderOptions
+from deploybot.render.outputs.sinks import BuildReport, MemorySink, NeedFullBuild
 from deploybot.render.read.source import MemoryTree
 
 THEME = "_theme"

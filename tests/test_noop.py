@@ -254,7 +254,7 @@ def test_the_shortcut_imports_little(site: SmallSite) -> None:
         "import sys; sys.argv = ['deploybot', 'run-once', '--config', sys.argv[1]];"
         "from deploybot.cli.entry import main; main();"
         "heavy = [m for m in ('click', 'dulwich', 'deploybot.pipeline.run', 'deploybot.notify',"
-        " 'deploybot.render', 'jinja2', 'pathlib', 'json', 'tomllib') if m in sys.modules];"
+        " 'deploybot.render.engine', 'jinja2', 'pathlib', 'json', 'tomllib') if m in sys.modules];"
         "print(heavy)"
     )
     out = subprocess.run(

@@ -70,7 +70,7 @@ def future(fields: dict[str, str]) -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def _quiet(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="deploybot.pipeline.run")
+    caplog.set_level(logging.INFO, logger="deploybot.pipeline")
 
 
 def test_a_future_post_appears_once_its_date_has_passed_without_a_push(tmp_path: Path) -> None:

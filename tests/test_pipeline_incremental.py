@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from deploybot.config.load import load_config
 from deploybot.git.repository import GitTree, commit_tree_id
 from deploybot.pipeline import run as pipeline
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, corpus_files, read_branch
 from tests.incremental_site import LINKS, THEME, apply, change, initial_site
@@ -84,7 +85,7 @@ def _branch(repos: Repos) -> str:
 
 @pytest.fixture(autouse=True)
 def _quiet(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="deploybot.pipeline.run")
+    caplog.set_level(logging.INFO, logger="deploybot.pipeline")
 
 
 def test_replay_of_the_tvm_corpus(

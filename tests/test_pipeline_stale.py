@@ -1,6 +1,6 @@
 """Never stale: what changes a build's output with no push to the source (a ``[render]``
 setting, the bundled theme, the renderer) makes the next run build again, and publish
-only when the output changed (:mod:`deploybot.fingerprint`)."""
+only when the output changed (:mod:`deploybot.render.fingerprint`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from deploybot import fingerprint
 from deploybot.config.load import load_config
 from deploybot.pipeline import noop
 from deploybot.pipeline import run as pipeline
+from deploybot.render import fingerprint
 from tests.gitcli import run_git
 from tests.gitrepo import read_branch
 from tests.smallsite import SmallSite

@@ -5,9 +5,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
-from deploybot.render import RenderOptions, build_site
-from deploybot.render.engine.build import site_variables
+from deploybot.render.engine.build import build_site, site_variables
 from deploybot.render.liquid.excerpt import excerpt_source
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.site import load_site
 from deploybot.render.read.siteconfig import load_config
 from deploybot.render.read.source import MemoryTree

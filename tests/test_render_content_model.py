@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 from tests.incremental_site import initial_site

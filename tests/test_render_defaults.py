@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read import defaults
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError

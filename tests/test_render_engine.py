@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
 from deploybot.render.engine.cache import BuildCache, SourceRow
 from deploybot.render.engine.incremental import build_into, open_cache
+from deploybot.render.model import RenderOptions
 from deploybot.render.outputs.sinks import MemorySink
 from deploybot.render.read.source import MemoryTree
 

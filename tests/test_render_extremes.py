@@ -19,7 +19,10 @@ from hypothesis import strategies as st
 
 from deploybot.cli.commands import main
 from deploybot.git import repository
-from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
+from deploybot.render.engine.build import build_site
+from deploybot.render.engine.incremental import build_into, open_cache
+from deploybot.render.model import RenderOptions
+from deploybot.render.outputs.sinks import MemorySink
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 

@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from deploybot.render import RenderOptions, SiteBuild, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions, SiteBuild
 from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed, xml_escape
 from deploybot.render.read.source import DirTree, MemoryTree
 

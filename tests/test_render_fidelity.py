@@ -16,8 +16,9 @@ import pytest
 from deploybot.config.load import load_config
 from deploybot.config.schema import RenderConfig
 from deploybot.pipeline.build_folder import build_to_folder
-from deploybot.render import RenderOptions, SiteBuild, build_site
+from deploybot.render.engine.build import build_site
 from deploybot.render.markdown.renderer import make_markdown, markdown_to_html
+from deploybot.render.model import RenderOptions, SiteBuild
 from deploybot.render.read.source import DirTree, MemoryTree
 from deploybot.render.theme.layouts import bundled_templates_dir
 from deploybot.support.errors import ConfigError

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.dates import rfc822, strftime
 from deploybot.render.read.frontmatter import key_line, parse_front_matter
 from deploybot.render.read.source import MemoryTree

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
+from deploybot.render.engine.build import build_site
+from deploybot.render.engine.incremental import build_into, open_cache
 from deploybot.render.highlight.cache import FILE_NAME, block_key
 from deploybot.render.highlight.highlighter import lexer_for
+from deploybot.render.model import RenderOptions
+from deploybot.render.outputs.sinks import MemorySink
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 from tests.incremental_site import T0, THEME, Incremental, apply, initial_site

@@ -22,10 +22,11 @@ from pygments.lexer import Lexer
 from pygments.token import Token
 
 from deploybot.cli.commands import main
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
 from deploybot.render.highlight import highlighter
 from deploybot.render.highlight.clock import HighlightTimeout, highlight_budget, use_clock
 from deploybot.render.highlight.highlighter import code_spans
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 from tests.gitrepo import commit_snapshot, head

@@ -1,5 +1,5 @@
 """Incremental builds equal full builds, byte for byte; and they re-make only what a change
-reaches (the oracle is :func:`deploybot.render.build_site`)."""
+reaches (the oracle is :func:`deploybot.render.engine.build.build_site`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
+from deploybot.render.engine.build import build_site
+from deploybot.render.engine.incremental import build_into, open_cache
+from deploybot.render.model import RenderOptions
+from deploybot.render.outputs.sinks import MemorySink
 from deploybot.render.read.source import MemoryTree
 from tests.incremental_site import (
     T0,

@@ -1,7 +1,7 @@
 """Regression tests for the incremental build over the whole content model: each is the
 smallest commit sequence the extended generator (:mod:`tests.incremental_site`) found where an
 incremental build differed from a full one (the oracle is
-:func:`deploybot.render.build_site`)."""
+:func:`deploybot.render.engine.build.build_site`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site, open_cache
+from deploybot.render.engine.build import build_site
+from deploybot.render.engine.incremental import open_cache
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import MemoryTree
 from tests.incremental_site import (
     CONFIG,

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.render import RenderOptions, SiteBuild, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions, SiteBuild
 from deploybot.render.read.source import DirTree
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "jekyll"

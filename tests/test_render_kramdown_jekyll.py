@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import DirTree
 
 SITE = Path(__file__).resolve().parent / "fixtures" / "jekyll" / "kramdown"

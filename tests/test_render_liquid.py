@@ -10,9 +10,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from deploybot.render import LiquidLimits, RenderOptions, build_site
+from deploybot.render.engine.build import build_site
 from deploybot.render.liquid.tags import TAGS, register_tag
 from deploybot.render.liquid.templates import Liquid, render_liquid
+from deploybot.render.model import LiquidLimits, RenderOptions
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
 from deploybot.render.liquid.templates import Liquid, render_liquid
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import MemoryTree
 from tests.incremental_site import post_text
 from tests.test_render_incremental_model import P0, P3, _steps

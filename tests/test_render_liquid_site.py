@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.data import read_data
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError

@@ -16,14 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploybot.render import (
-    BuildReport,
-    MemorySink,
-    RenderOptions,
-    build_into,
-    build_site,
-    open_cache,
-)
+from deploybot.render.engine.build import build_site
+from deploybot.render.engine.incremental import build_into, open_cache
+from deploybot.render.model import RenderOptions
+from deploybot.render.outputs.sinks import BuildReport, MemorySink
 from deploybot.render.read.source import DirTree, MemoryTree, SourceTree
 from deploybot.support.errors import SourceError
 from tests.incremental_site import T0, THEME, apply, change, initial_site

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from dulwich.repo import Repo
 
 from deploybot.cli.commands import main
-from deploybot.render import LayoutLimits, RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import LayoutLimits, RenderOptions
 from deploybot.render.read.source import MemoryTree
 from tests.gitrepo import commit_snapshot, head
 

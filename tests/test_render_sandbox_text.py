@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import MemoryTree
 from tests.test_render_sandbox import LIMIT, PAGE, STEPS, build_in_subprocess
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.render import RenderOptions, SiteBuild, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions, SiteBuild
 from deploybot.render.read.source import DirTree, MemoryTree
 from deploybot.render.theme.layouts import bundled_templates_dir
 from deploybot.support.errors import ConfigError, SourceError
@@ -248,7 +249,8 @@ DIGEST_SCRIPT = """
 import hashlib, json, sys
 from datetime import datetime
 from pathlib import Path
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import DirTree
 when = datetime.fromisoformat(sys.argv[2])
 options = RenderOptions(timezone="America/Los_Angeles", build_time=when)

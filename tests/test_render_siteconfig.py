@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from deploybot.render import MemorySink, RenderOptions, build_into, build_site, open_cache
+from deploybot.render.engine.build import build_site
+from deploybot.render.engine.incremental import build_into, open_cache
+from deploybot.render.model import RenderOptions
+from deploybot.render.outputs.sinks import MemorySink
 from deploybot.render.read.source import MemoryTree
 
 PAGE = b"---\n---\nx\n"

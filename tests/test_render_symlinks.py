@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.render import RenderOptions, build_site
+from deploybot.render.engine.build import build_site
+from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import DirTree, MemoryTree
 from deploybot.render.read.symlinks import MAX_HOPS, SUBMODULE, ResolvedTree
 from tests.test_render_limits import run_build

@@ -14,7 +14,7 @@ from deploybot.config.schema import Config
 from deploybot.pipeline.run import OLDER, PUBLISHED, UP_TO_DATE, RunResult
 
 if TYPE_CHECKING:
-    from deploybot.render import RenderWarning
+    from deploybot.render.model import RenderWarning
 
 
 def print_run(

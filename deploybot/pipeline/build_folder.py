@@ -15,13 +15,14 @@ from pathlib import Path
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
-from deploybot import render
 from deploybot.config.schema import RenderConfig
 from deploybot.git import path_rules, repository
 from deploybot.git.rev_parse import commit_datetime, resolve_commit
-from deploybot.render.engine.cache import renderer_version
+from deploybot.render.engine.cache import BuildCache, renderer_version
+from deploybot.render.engine.incremental import build_into
 from deploybot.render.highlight import cache as highlight_cache
-from deploybot.render.outputs.sinks import PackedSink
+from deploybot.render.model import RenderOptions, SiteBuild, layout_limits, liquid_limits
+from deploybot.render.outputs.sinks import BuildReport, PackedSink
 from deploybot.render.read.source import DirTree, SourceTree
 from deploybot.support.errors import (
     DamagedRepositoryError,
@@ -40,7 +41,7 @@ def build_to_folder(
     render_config: RenderConfig | None = None,
     cache_dir: Path | None = None,
     cutoff: datetime | None = None,
-) -> render.SiteBuild:
+) -> SiteBuild:
     """Render ``source`` into the folder ``out`` and return the build.
 
     A bare repository, or any repository when ``rev`` is given, is read from git objects at
@@ -50,8 +51,9 @@ def build_to_folder(
     folder an earlier build made (it holds :data:`MANIFEST`): files of that earlier build
     that this one does not produce are removed; nothing else in ``out`` is touched.
 
-    The build is the pipeline's full build (:func:`deploybot.render.build_into`: worker
-    processes per ``[render] jobs``), with a throw-away cache in ``out`` (:data:`SCRATCH`)
+    The build is the pipeline's full build
+    (:func:`deploybot.render.engine.incremental.build_into`: worker processes per ``[render]
+    jobs``), with a throw-away cache in ``out`` (:data:`SCRATCH`)
     and its outputs kept compressed until they are written
     (:class:`~deploybot.render.outputs.sinks.PackedSink`), so memory stays small whatever the
     site's size. ``cache_dir`` (the state folder's ``cache/``) keeps highlighted code
@@ -92,13 +94,11 @@ def build_to_folder(
     finally:
         if isinstance(tree, repository.GitTree):
             tree.close()
-    return render.SiteBuild(sink, report.warnings, report.timezone)
+    return SiteBuild(sink, report.warnings, report.timezone)
 
 
-def _options(
-    cfg: RenderConfig, build_time: datetime, cutoff: datetime | None
-) -> render.RenderOptions:
-    return render.RenderOptions(
+def _options(cfg: RenderConfig, build_time: datetime, cutoff: datetime | None) -> RenderOptions:
+    return RenderOptions(
         theme=cfg.theme,
         timezone=cfg.timezone,
         feed_limit=cfg.feed_limit,
@@ -106,8 +106,8 @@ def _options(
         cutoff=cutoff,
         typography=cfg.typography,
         footnotes=cfg.footnotes,
-        layout_limits=render.layout_limits(cfg),
-        liquid_limits=render.liquid_limits(cfg),
+        layout_limits=layout_limits(cfg),
+        liquid_limits=liquid_limits(cfg),
         max_file_bytes=cfg.max_file_bytes,
         max_page_bytes=cfg.max_page_bytes,
         max_yaml_size=cfg.max_yaml_size,
@@ -121,22 +121,22 @@ def _options(
 
 def _build(
     tree: SourceTree,
-    options: render.RenderOptions,
+    options: RenderOptions,
     sink: PackedSink,
     cache_dir: Path | None,
     out: Path,
-) -> render.BuildReport:
+) -> BuildReport:
     """Build fully into ``sink``, with a throw-away build cache in :data:`SCRATCH` inside
     ``out`` (on disk: a 10k-post cache in memory would hold every post's content)."""
     scratch = out / SCRATCH
     try:
         try:
             scratch.mkdir(parents=True, exist_ok=True)
-            cache = render.BuildCache.open(scratch / "build.sqlite", renderer_version())
+            cache = BuildCache.open(scratch / "build.sqlite", renderer_version())
         except OSError:  # no room for it in OUT (too deep a path…): the writing says why
-            cache = render.BuildCache.open(None, renderer_version())
+            cache = BuildCache.open(None, renderer_version())
         with highlight_cache.opened(cache_dir, options.highlight_cache_bytes), cache:
-            return render.build_into(tree, options, cache, sink, None, full_reason="preview")
+            return build_into(tree, options, cache, sink, None, full_reason="preview")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -13,7 +13,7 @@ from the source tip (published now, or already) and nothing left to deliver writ
 * the renderer as the file system describes it (:func:`renderer_state`): its modules and
   bundled theme, and the folders its libraries are installed in. The run that writes the
   stamp compared the renderer's fingerprint with the publish head's record
-  (:mod:`deploybot.fingerprint`); while none of these files changed, that still holds;
+  (:mod:`deploybot.render.fingerprint`); while none of these files changed, that still holds;
 * each remote's refs as its files hold them now, for a remote on this machine (a local path
   or ``file://``): the bytes of ``packed-refs`` and of the loose files of the refs a run
   reads (the branch; for the publish remote also ``refs/notes/deploybot``). Written only
@@ -48,8 +48,8 @@ import sys
 import time
 
 from deploybot import __version__
-from deploybot.fingerprint import renderer_files
 from deploybot.git.locations import config_base, is_remote_url, resolve_location
+from deploybot.render.fingerprint import renderer_files
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def _read(path: str) -> bytes | None:
 
 
 def renderer_state() -> str:
-    """A digest of the renderer's files (:func:`deploybot.fingerprint.renderer_files`) by
+    """A digest of the renderer's files (:func:`deploybot.render.fingerprint.renderer_files`) by
     name, size and modification time (ns), and of the modification time of each
     ``*-packages`` folder on ``sys.path``: installing, upgrading or removing a library
     there adds or removes its ``.dist-info`` folder. Stat calls only (no file is read): a

@@ -21,19 +21,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import fingerprint, notify
+from deploybot import notify
 from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
 from deploybot.pipeline import mail as mailcmd
 from deploybot.pipeline import noop
 from deploybot.publish import commit
+from deploybot.render import fingerprint
 from deploybot.state import statedir
 from deploybot.support.errors import ConfigError
 from deploybot.watch import fetch
 
 if TYPE_CHECKING:
-    from deploybot import render
+    from deploybot.render.engine.cache import BuildCache
+    from deploybot.render.model import RenderOptions, RenderWarning
+    from deploybot.render.outputs.sinks import BuildReport
 
 log = logging.getLogger("deploybot.pipeline")
 
@@ -59,14 +62,14 @@ class RunResult:
     since that post comes due with no push. ``unread_paths``: for ``"unchanged"``, the
     source paths that changed when the build reads none of them (nothing was built; the
     record names the new source commit), else None. ``warnings``: the build's warnings
-    that a run tells (:attr:`deploybot.render.BuildReport.to_tell`).
+    that a run tells (:attr:`deploybot.BuildReport.to_tell`).
     """
 
     status: str
     source_commit: str | None = None
     build_commit: str | None = None
     changed_paths: tuple[str, ...] = ()
-    warnings: tuple[render.RenderWarning, ...] = ()
+    warnings: tuple[RenderWarning, ...] = ()
     mail_sent: tuple[str, ...] = ()
     mail_failures: tuple[tuple[str, str], ...] = ()
     elapsed: float = 0.0
@@ -270,11 +273,11 @@ def _run_locked(
         return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting)
     if before_build is not None:
         before_build(snap.commit)
-    from deploybot import render
+    from deploybot.render.engine.incremental import open_cache
 
     check = _not_backwards(config, paths, snap, allow_older=older)
     try:
-        with snap.tree, render.open_cache(paths["cache"]) as cache:
+        with snap.tree, open_cache(paths["cache"]) as cache:
             check(head)
             clock = (now, cutoff)
             build = _Build(config, paths, snap, why, output, clock, check, force)
@@ -334,19 +337,20 @@ class _Done:
     (the caller does not commit it)."""
 
     result: commit.PublishResult
-    warnings: tuple[render.RenderWarning, ...] = ()
+    warnings: tuple[RenderWarning, ...] = ()
     waiting: datetime | None = None
     unread: tuple[str, ...] | None = None
     cache_describes_it: bool = True
 
 
-def _build_and_publish(build: _Build, head: commit.PublishHead, cache: render.BuildCache) -> _Done:
+def _build_and_publish(build: _Build, head: commit.PublishHead, cache: BuildCache) -> _Done:
     """Render and publish ``build``, on the publish ``head``, incrementally when the cache,
     the head's record and the source diff all describe the same previous build; else (or
     when that build cannot be used after all) fully. A source that moved only in paths the
     build does not read (:func:`_unread`) publishes only its record. The cache is left
     uncommitted for the caller. Raises OlderSourceError (``build.check``), GuardError."""
-    from deploybot import render
+    from deploybot.render.engine.incremental import build_into
+    from deploybot.render.outputs.sinks import NeedFullBuild
 
     config, paths, snap, why, clock = build.config, build.paths, build.snap, build.why, build.clock
     options = _render_options(config, snap, clock[1])
@@ -357,14 +361,14 @@ def _build_and_publish(build: _Build, head: commit.PublishHead, cache: render.Bu
             if unread is not None:
                 return _Done(build.record_only(head), waiting=head.next_future, unread=unread)
             with commit.BlobWriter(paths["publish"]) as sink:
-                report = render.build_into(snap.tree, options, cache, sink, snap.changed_paths)
+                report = build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = commit.TreePatch(head.commit, frozenset(sink.deleted))
                 return _Done(build.push_build(report, sink.blobs, patch), *_told(report))
-        except (render.NeedFullBuild, commit.StaleBaseError) as exc:
+        except (NeedFullBuild, commit.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
     with commit.BlobWriter(paths["publish"]) as sink:
-        report = render.build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
+        report = build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
         unread = _unread(snap, why, head, clock[1], options, cache)  # a cache of this build
         if unread is not None and head.commit is not None:
             cache.rollback()  # it built a tree that is not published
@@ -372,9 +376,9 @@ def _build_and_publish(build: _Build, head: commit.PublishHead, cache: render.Bu
         return _Done(build.push_build(report, sink.blobs, None), *_told(report))
 
 
-def _told(report: render.BuildReport) -> tuple[tuple[render.RenderWarning, ...], datetime | None]:
+def _told(report: BuildReport) -> tuple[tuple[RenderWarning, ...], datetime | None]:
     """What a build's report tells the run: the warnings to tell
-    (:attr:`~deploybot.render.BuildReport.to_tell`), the next post it held back."""
+    (:attr:`~deploybot.BuildReport.to_tell`), the next post it held back."""
     return report.to_tell, report.waiting
 
 
@@ -383,18 +387,18 @@ def _unread(
     why: commit.Reason,
     head: commit.PublishHead,
     cutoff: datetime,
-    options: render.RenderOptions,
-    cache: render.BuildCache,
+    options: RenderOptions,
+    cache: BuildCache,
 ) -> tuple[str, ...] | None:
     """The source paths that changed since the publish head's source commit when the
-    build reads none of them (:func:`deploybot.render.unread_changes`) and no post the
+    build reads none of them (:func:`deploybot.unread_changes`) and no post the
     head held back is due at ``cutoff``: building would only date the feeds anew. None
     when the run builds (``why`` is not that the source moved, or a path is read)."""
-    from deploybot import render
+    from deploybot.render.engine.incremental import unread_changes
 
     if why is not commit.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
         return None
-    unread = render.unread_changes(snap.tree, options, cache, snap.changed_paths)
+    unread = unread_changes(snap.tree, options, cache, snap.changed_paths)
     if unread is not None:
         log.info("source moved to %s, but only %d paths the build does not read changed",
                  snap.commit[:12], len(unread))  # fmt: skip
@@ -403,7 +407,7 @@ def _unread(
 
 @dataclass(frozen=True)
 class _Output:
-    """What shapes this run's output besides the source (:mod:`deploybot.fingerprint`):
+    """What shapes this run's output besides the source (:mod:`deploybot.render.fingerprint`):
     the render ``fingerprint``, the ``renderer`` digest, the ``settings`` digests, and what
     of them changed since the publish head's build (``changed``; None when its note does
     not tell)."""
@@ -416,7 +420,7 @@ class _Output:
     @classmethod
     def of(cls, config: Config, head: commit.PublishHead) -> _Output:
         """This run's, against the publish ``head``'s record. Raises ``OSError`` as
-        :func:`deploybot.fingerprint.renderer_digest`."""
+        :func:`deploybot.render.fingerprint.renderer_digest`."""
         renderer = fingerprint.renderer_digest()
         settings = fingerprint.setting_digests(config)
         before = (
@@ -427,7 +431,7 @@ class _Output:
         return cls(fingerprint.render_fingerprint(config, renderer), renderer, settings, changed)
 
     def words(self) -> str:
-        """What changed, in words (:func:`deploybot.fingerprint.describe_changes`)."""
+        """What changed, in words (:func:`deploybot.render.fingerprint.describe_changes`)."""
         return fingerprint.describe_changes(self.changed or ())
 
 
@@ -440,7 +444,7 @@ def _why_build(
 ) -> commit.Reason | None:
     """Why this run builds (:class:`deploybot.publish.commit.Reason`, the first that applies), or
     None when the publish head is up to date: built from the source tip, with this run's
-    render fingerprint (``output``: :mod:`deploybot.fingerprint`), and no held-back post
+    render fingerprint (``output``: :mod:`deploybot.render.fingerprint`), and no held-back post
     due at ``cutoff``."""
     if full:
         return commit.Reason.FORCED
@@ -462,7 +466,7 @@ def _why_full(
     why: commit.Reason,
     head: commit.PublishHead,
     snap: fetch.SourceSnapshot,
-    cache: render.BuildCache,
+    cache: BuildCache,
     output: _Output,
 ) -> str | None:
     """Why this run (building for ``why``) cannot build incrementally, or None when it can."""
@@ -499,7 +503,7 @@ class _Build:
 
     def push_build(
         self,
-        report: render.BuildReport,
+        report: BuildReport,
         blobs: dict[str, str],
         patch: commit.TreePatch | None,
     ) -> commit.PublishResult:
@@ -666,13 +670,11 @@ def _announce(
     return notify.merge_reports(earlier, announced)
 
 
-def _render_options(
-    config: Config, snap: fetch.SourceSnapshot, cutoff: datetime
-) -> render.RenderOptions:
-    from deploybot import render
+def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime) -> RenderOptions:
+    from deploybot.render.model import RenderOptions, layout_limits, liquid_limits
 
     when = commit_datetime(snap.commit_time, snap.commit_tz_offset, snap.commit)
-    return render.RenderOptions(
+    return RenderOptions(
         theme=config.render.theme,
         timezone=config.render.timezone,
         feed_limit=config.render.feed_limit,
@@ -680,8 +682,8 @@ def _render_options(
         cutoff=cutoff,
         typography=config.render.typography,
         footnotes=config.render.footnotes,
-        layout_limits=render.layout_limits(config.render),
-        liquid_limits=render.liquid_limits(config.render),
+        layout_limits=layout_limits(config.render),
+        liquid_limits=liquid_limits(config.render),
         max_file_bytes=config.render.max_file_bytes,
         max_page_bytes=config.render.max_page_bytes,
         max_yaml_size=config.render.max_yaml_size,

@@ -69,7 +69,7 @@ FUTURE_CUTOFF = "future-cutoff"
 NEXT_FUTURE = "next-future"
 """Record key: the earliest date of a post the cut-off held back (absent when none)."""
 RENDER_FINGERPRINT = "render-fingerprint"
-"""Record key: the build's render fingerprint (:mod:`deploybot.fingerprint`, 16 hex)."""
+"""Record key: the build's render fingerprint (:mod:`deploybot.render.fingerprint`, 16 hex)."""
 REASON = "reason"
 """Record key: why the run built (a :class:`Reason` value)."""
 BUILD_KIND = "build"
@@ -82,13 +82,13 @@ GUARD = "guard"
 publish guard would have stopped (absent otherwise)."""
 GUARD_OVERRIDDEN = "overridden"
 RENDERER_DIGEST = "renderer-digest"
-"""Record key: the renderer's digest (:func:`deploybot.fingerprint.renderer_digest`)."""
+"""Record key: the renderer's digest (:func:`deploybot.render.fingerprint.renderer_digest`)."""
 OUTPUT_SETTINGS = "output-settings"
 """Record key: a digest of each setting that shapes the output
-(:func:`deploybot.fingerprint.setting_digests`), so the next build can name what changed."""
+(:func:`deploybot.render.fingerprint.setting_digests`), so the next build can name what changed."""
 CHANGED_SETTINGS = "changed-settings"
 """Record key: with :data:`REASON` ``render-changed``, what changed since the build before
-(:func:`deploybot.fingerprint.changed_settings`: dotted keys and ``renderer``, comma
+(:func:`deploybot.render.fingerprint.changed_settings`: dotted keys and ``renderer``, comma
 separated); absent when that is not known (the build before has an older note)."""
 BUILD_SOURCE = "build-source"
 """Record key: the source commit the tree was built from, when it is not ``source-commit``:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from deploybot import fingerprint
 from deploybot.git.tree import is_object_id
 from deploybot.publish import commit
+from deploybot.render import fingerprint
 
 _WHY = {
     commit.Reason.FORCED: "run-once --full",
@@ -34,7 +34,7 @@ def why_built(record: Mapping[str, str]) -> str | None:
     """Why the build of ``record`` was made, in words: ``the source moved``, ``run-once
     --full``, ``render settings changed (feed_limit)``, ``publish settings changed
     (nojekyll)`` (what :data:`deploybot.publish.commit.CHANGED_SETTINGS` names, in
-    :func:`deploybot.fingerprint.describe_changes`'s words; ``the render settings or the
+    :func:`deploybot.render.fingerprint.describe_changes`'s words; ``the render settings or the
     renderer changed`` when the note does not say); None when the record gives no reason
     this version knows."""
     known = reason(record)

@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
+
+if TYPE_CHECKING:
+    from deploybot.config.schema import RenderConfig
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 """Jekyll's ``site.time`` when :attr:`RenderOptions.build_time` is ``None``."""
@@ -335,3 +338,21 @@ def future_cutoff(config: SiteConfig, options: RenderOptions) -> datetime | None
     if moment.tzinfo is None:
         raise ValueError("RenderOptions.cutoff must be timezone-aware")
     return moment.replace(microsecond=0)
+
+
+def layout_limits(config: RenderConfig) -> LayoutLimits:
+    """Return the ``[render] layout_max_*`` keys of ``config`` as :class:`LayoutLimits`."""
+    return LayoutLimits(
+        max_steps=config.layout_max_steps,
+        max_output=config.layout_max_output,
+        max_depth=config.layout_max_depth,
+    )
+
+
+def liquid_limits(config: RenderConfig) -> LiquidLimits:
+    """Return the ``[render] liquid_max_*`` keys of ``config`` as :class:`LiquidLimits`."""
+    return LiquidLimits(
+        max_loop_iterations=config.liquid_max_loop_iterations,
+        max_local_bytes=config.liquid_max_local_bytes,
+        max_depth=config.liquid_max_depth,
+    )

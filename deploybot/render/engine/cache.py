@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deploybot import fingerprint
+from deploybot.render import fingerprint
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,9 +72,10 @@ class SourceRow:
 
 
 def renderer_version() -> str:
-    """Return a digest (16 hex) of the renderer (:func:`deploybot.fingerprint.renderer_digest`:
-    deploybot's version, Python's, the output libraries' versions, the render modules' source
-    and the bundled theme): a cache written by any other renderer is ignored."""
+    """Return a digest (16 hex) of the renderer
+    (:func:`deploybot.render.fingerprint.renderer_digest`: deploybot's version, Python's, the output
+    libraries' versions, the render modules' source and the bundled theme): a cache written by any
+    other renderer is ignored."""
     return fingerprint.renderer_digest()
 
 

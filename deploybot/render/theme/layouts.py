@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 from markupsafe import Markup
 
-from deploybot import fingerprint
+from deploybot.render import fingerprint
 from deploybot.render.liquid.jekyll_filters import FILTERS, Filter
 from deploybot.render.model import LayoutLimits, RenderWarning, SiteConfig
 from deploybot.render.read.source import SourceTree
@@ -33,7 +33,8 @@ ALIASES: Mapping[str, tuple[str, ...]] = {"default": ("default.html", "base.html
 
 
 def bundled_templates_dir() -> Path:
-    """Return the bundled theme folder (:func:`deploybot.fingerprint.bundled_templates_dir`)."""
+    """Return the bundled theme folder
+    (:func:`deploybot.render.fingerprint.bundled_templates_dir`)."""
     return Path(fingerprint.bundled_templates_dir())
 
 

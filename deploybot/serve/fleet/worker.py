@@ -166,7 +166,7 @@ def _loop(settings: Settings, name: str, queues: list[str], verbose: bool) -> No
 def _preload() -> None:
     """Import the build's modules once, so each forked horse starts with them."""
     import deploybot.pipeline.run
-    import deploybot.render  # noqa: F401
+    import deploybot.render.engine.incremental  # noqa: F401
 
 
 class Upkeep:

@@ -33,7 +33,7 @@ TYPE_CHECKING = False  # not typing's: the no-op stamp imports this module
 if TYPE_CHECKING:
     from deploybot.config.schema import Config
 
-RENDER_PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "render")
+RENDER_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 """The render modules' folder."""
 NOT_OUTPUT = frozenset({"jobs", "highlight_cache_bytes"})
 """``[render]`` keys that never change the output (the README says so of each)."""
