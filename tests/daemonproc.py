@@ -104,7 +104,8 @@ class GatedSite(SmallSite):
 
     def published_source(self) -> str | None:
         """The source commit the publish head was built from (its note), or None."""
-        from deploybot.publish.commit import NOTES_REF, _read_record
+        from deploybot.record.note import NOTES_REF
+        from deploybot.record.notes_tree import read_source_commit as _read_record
 
         with Repo(str(self.publish)) as repo:
             refs = repo.refs.as_dict()

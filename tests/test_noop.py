@@ -289,10 +289,8 @@ def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     from deploybot.config import load as config
     from deploybot.notify.deliver import outbox
     from deploybot.notify.deliver.webhook import WEBHOOK
-    from deploybot.publish import commit as publish
     from deploybot.support import errors
 
-    assert noop.NOTES_REF == publish.NOTES_REF
     assert noop.KEEP_SENT == outbox.KEEP_SENT
     assert entry.CONFIG_ENV == config.CONFIG_ENV
     assert entry.DEFAULT_CONFIG_NAME == config.DEFAULT_CONFIG_NAME

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deploybot.cli.report import describe_key
+from deploybot.notify.deliver.outbox import describe_key
 
 A, B = "a" * 40, "b" * 40
 

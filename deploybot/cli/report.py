@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from deploybot.config.schema import Config
+from deploybot.notify.deliver.outbox import describe_key
 from deploybot.pipeline.run import OLDER, PUBLISHED, UP_TO_DATE, RunResult
 
 if TYPE_CHECKING:
@@ -100,17 +101,6 @@ def _listed(paths: Sequence[str], most: int = 5) -> str:
     """``a, b, c`` (at most ``most`` paths, then ``and N more``)."""
     more = len(paths) - most
     return ", ".join(paths[:most]) + (f" and {more} more" if more > 0 else "")
-
-
-def describe_key(key: str) -> str:
-    """Name an outbox key for people: ``email for <commit>``, ``summary email for
-    <old>..<new>``, ``webhook post for <commit>``."""
-    if key.startswith("webhook-"):
-        return f"webhook post for {key.removeprefix('webhook-')[:12]}"
-    old, dash, new = key.partition("-")
-    if dash and len(old) == len(new) == 40:
-        return f"summary email for {old[:7]}..{new[:7]}"
-    return f"email for {key[:12]}"
 
 
 def _channel(key: str, config: Config) -> str:

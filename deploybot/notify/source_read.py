@@ -1,14 +1,14 @@
 """The git reads behind an email's source section (:mod:`deploybot.notify.compose.sources`): which
 source commits a build commit was made from, and those commits in the source repository.
 
-* The range: each build commit's record is a note under :data:`deploybot.publish.commit.NOTES_REF`
+* The range: each build commit's record is a note under :data:`deploybot.record.note.NOTES_REF`
   (``refs/notes/deploybot``) in the publish repository, ``key value`` lines (the publish
   stage's format). Each record is a notes commit whose tree holds the note of one build (or,
   written by ``git notes``, of many, fanned out as ``ab/cdef...``), so a build's record is in
   the newest notes commit whose tree names it: the notes history is walked from its tip,
   first parents, at most :data:`MAX_NOTES` commits. The build's own record gives the new
   source commit, its first parent's the old one: each the commit its tree was built from
-  (:func:`deploybot.publish.reasons.built_from`: ``build-source``, else ``source-commit``), not
+  (:func:`deploybot.record.reasons.built_from`: ``build-source``, else ``source-commit``), not
   a later one whose changes the build does not read.
 * The commits: ``git log old..new`` in the source repository, with git's default order
   (newest commit date first) and its stop rule (once every commit left to walk is reachable
@@ -72,7 +72,7 @@ def read_source_log(
         OSError: a repository cannot be opened. (Missing objects do not raise: see the
             module docstring.)
     """
-    from deploybot.publish import reasons
+    from deploybot.record import reasons
 
     with Repo(str(publish_path)) as publish:
         parent = _first_parent(publish, build)
@@ -118,8 +118,8 @@ def _first_parent(repo: Repo, build: str) -> str | None:
 
 def _records(repo: Repo, builds: list[str]) -> dict[str, dict[str, str]]:
     """The newest record of each of ``builds``, its ``key value`` lines
-    (:func:`deploybot.publish.commit.note_fields`); builds without one are left out."""
-    from deploybot.publish.commit import NOTES_REF  # the publish stage owns the record's format
+    (:func:`deploybot.record.note.note_fields`); builds without one are left out."""
+    from deploybot.record.note import NOTES_REF
 
     found: dict[str, dict[str, str]] = {}
     tip = repository.local_ref(repo, NOTES_REF)
@@ -145,7 +145,7 @@ def _records(repo: Repo, builds: list[str]) -> dict[str, dict[str, str]]:
 def _note(repo: Repo, tree_id: bytes, build: str) -> dict[str, str] | None:
     """The ``key value`` lines of ``build``'s note in the notes tree ``tree_id`` (flat, or
     fanned out in 2-digit folders as ``git notes`` writes it), or None."""
-    from deploybot.publish.commit import note_fields
+    from deploybot.record.note import note_fields
 
     name = build.encode("ascii")
     tree = _object(repo, tree_id, Tree)

@@ -49,6 +49,7 @@ import time
 
 from deploybot import __version__
 from deploybot.git.locations import config_base, is_remote_url, resolve_location
+from deploybot.record.note import NOTES_REF
 from deploybot.render.fingerprint import renderer_files
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
@@ -63,7 +64,6 @@ else:
 
 STAMP = "noop.stamp"
 FORMAT = "3"
-NOTES_REF = "refs/notes/deploybot"  # deploybot.publish.commit.NOTES_REF (publish is heavy)
 KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.deliver.outbox.KEEP_SENT
 FILED = ("sent", "superseded")  # deploybot.notify.deliver.outbox.SENT_DIR, SUPERSEDED_DIR
 WAITING = (

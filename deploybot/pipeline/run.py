@@ -28,6 +28,7 @@ from deploybot.git.rev_parse import commit_datetime
 from deploybot.pipeline import mail as mailcmd
 from deploybot.pipeline import noop
 from deploybot.publish import commit
+from deploybot.record import note, reasons
 from deploybot.render import fingerprint
 from deploybot.state import statedir
 from deploybot.support.errors import ConfigError
@@ -384,7 +385,7 @@ def _told(report: BuildReport) -> tuple[tuple[RenderWarning, ...], datetime | No
 
 def _unread(
     snap: fetch.SourceSnapshot,
-    why: commit.Reason,
+    why: note.Reason,
     head: commit.PublishHead,
     cutoff: datetime,
     options: RenderOptions,
@@ -396,7 +397,7 @@ def _unread(
     when the run builds (``why`` is not that the source moved, or a path is read)."""
     from deploybot.render.engine.incremental import unread_changes
 
-    if why is not commit.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
+    if why is not note.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
         return None
     unread = unread_changes(snap.tree, options, cache, snap.changed_paths)
     if unread is not None:
@@ -424,15 +425,15 @@ class _Output:
         renderer = fingerprint.renderer_digest()
         settings = fingerprint.setting_digests(config)
         before = (
-            head.record.get(commit.RENDERER_DIGEST),
-            head.record.get(commit.OUTPUT_SETTINGS),
+            head.record.get(note.RENDERER_DIGEST),
+            head.record.get(note.OUTPUT_SETTINGS),
         )
         changed = fingerprint.changed_settings(before, (renderer, settings))
         return cls(fingerprint.render_fingerprint(config, renderer), renderer, settings, changed)
 
     def words(self) -> str:
-        """What changed, in words (:func:`deploybot.render.fingerprint.describe_changes`)."""
-        return fingerprint.describe_changes(self.changed or ())
+        """What changed, in words (:func:`deploybot.record.reasons.describe_changes`)."""
+        return reasons.describe_changes(self.changed or ())
 
 
 def _why_build(
@@ -441,40 +442,40 @@ def _why_build(
     output: _Output,
     full: bool,
     cutoff: datetime,
-) -> commit.Reason | None:
-    """Why this run builds (:class:`deploybot.publish.commit.Reason`, the first that applies), or
+) -> note.Reason | None:
+    """Why this run builds (:class:`deploybot.publish.note.Reason`, the first that applies), or
     None when the publish head is up to date: built from the source tip, with this run's
     render fingerprint (``output``: :mod:`deploybot.render.fingerprint`), and no held-back post
     due at ``cutoff``."""
     if full:
-        return commit.Reason.FORCED
+        return note.Reason.FORCED
     if head.commit is None:
-        return commit.Reason.FIRST
+        return note.Reason.FIRST
     if head.source_commit is None:
-        return commit.Reason.NO_RECORD
-    if head.record.get(commit.RENDER_FINGERPRINT) != output.fingerprint:
+        return note.Reason.NO_RECORD
+    if head.record.get(note.RENDER_FINGERPRINT) != output.fingerprint:
         log.info("%s since %s: building again", output.words(), head.commit[:12])
-        return commit.Reason.RENDER
+        return note.Reason.RENDER
     if snap.commit != head.source_commit:
-        return commit.Reason.SOURCE
+        return note.Reason.SOURCE
     if _future_due(head, cutoff):
-        return commit.Reason.DUE
+        return note.Reason.DUE
     return None
 
 
 def _why_full(
-    why: commit.Reason,
+    why: note.Reason,
     head: commit.PublishHead,
     snap: fetch.SourceSnapshot,
     cache: BuildCache,
     output: _Output,
 ) -> str | None:
     """Why this run (building for ``why``) cannot build incrementally, or None when it can."""
-    if why is commit.Reason.FORCED:
+    if why is note.Reason.FORCED:
         return "--full given"
     if head.commit is None:
         return "the publish branch does not exist yet"
-    if why is commit.Reason.RENDER:
+    if why is note.Reason.RENDER:
         return output.words()
     if snap.changed_paths is None:
         return "the publish head's source commit is unknown here"
@@ -495,7 +496,7 @@ class _Build:
     config: Config
     paths: dict[str, Path]
     snap: fetch.SourceSnapshot
-    why: commit.Reason
+    why: note.Reason
     output: _Output
     clock: tuple[Callable[[], datetime], datetime]
     check: Callable[[commit.PublishHead], None]
@@ -516,16 +517,16 @@ class _Build:
         kind = f"full ({report.reason})" if report.full else "incremental"
         log.info("%s build: %d producers rendered", kind, len(report.rendered))
         record = commit.future_record(cutoff, report.waiting) | {
-            commit.RENDER_FINGERPRINT: self.output.fingerprint,
-            commit.REASON: self.why.value,
-            commit.BUILD_KIND: "full" if report.full else "incremental",
-            commit.RENDERER_DIGEST: self.output.renderer,
-            commit.OUTPUT_SETTINGS: self.output.settings,
+            note.RENDER_FINGERPRINT: self.output.fingerprint,
+            note.REASON: self.why.value,
+            note.BUILD_KIND: "full" if report.full else "incremental",
+            note.RENDERER_DIGEST: self.output.renderer,
+            note.OUTPUT_SETTINGS: self.output.settings,
         }
-        if self.why is commit.Reason.RENDER and self.output.changed:
-            record[commit.CHANGED_SETTINGS] = ",".join(self.output.changed)
+        if self.why is note.Reason.RENDER and self.output.changed:
+            record[note.CHANGED_SETTINGS] = ",".join(self.output.changed)
         if snap.changed_paths is not None:
-            record[commit.CHANGED_SOURCES] = str(len(snap.changed_paths))
+            record[note.CHANGED_SOURCES] = str(len(snap.changed_paths))
         return self._push(when, record, blobs, patch)
 
     def record_only(self, head: commit.PublishHead) -> commit.PublishResult:
@@ -534,8 +535,8 @@ class _Build:
         commit its tree was built from (``build-source``), with no new commit. Raises as
         :func:`deploybot.publish.commit.publish_build` (StaleBaseError: the head moved)."""
         assert head.commit is not None and head.source_commit is not None
-        built_from = head.record.get(commit.BUILD_SOURCE) or head.source_commit
-        record = {**head.record, commit.BUILD_SOURCE: built_from}
+        built_from = head.record.get(note.BUILD_SOURCE) or head.source_commit
+        record = {**head.record, note.BUILD_SOURCE: built_from}
         when = self.clock[0]().astimezone(UTC)
         return self._push(when, record, {}, commit.TreePatch(head.commit))
 
@@ -576,8 +577,8 @@ def _future_due(head: commit.PublishHead, cutoff: datetime) -> bool:
     its date has passed, with no push. A record with a source commit but no
     ``future-cutoff`` (an older version's, which held posts back without saying so)
     counts as due too: one build records the cut-off, and the next run knows."""
-    if head.source_commit is not None and commit.FUTURE_CUTOFF not in head.record:
-        log.info("the build record has no %s: building the source again", commit.FUTURE_CUTOFF)
+    if head.source_commit is not None and note.FUTURE_CUTOFF not in head.record:
+        log.info("the build record has no %s: building the source again", note.FUTURE_CUTOFF)
         return True
     due = _due(head, cutoff)
     if due:
@@ -588,7 +589,7 @@ def _future_due(head: commit.PublishHead, cutoff: datetime) -> bool:
 def _due(head: commit.PublishHead, cutoff: datetime) -> bool:
     """Whether the head's record has no future cut-off, or names a held-back post dated
     at or before ``cutoff`` (:func:`_future_due`, without its log lines)."""
-    if commit.FUTURE_CUTOFF not in head.record:
+    if note.FUTURE_CUTOFF not in head.record:
         return True
     return head.next_future is not None and head.next_future <= cutoff
 

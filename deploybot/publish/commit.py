@@ -11,52 +11,40 @@ not the head the commit was built on, nothing is sent, and the build is redone o
 (up to :data:`MAX_TRIES` times). The server's per-ref status is checked, because dulwich does
 not raise on a server-side rejection. The mirror's refs move only after a successful push.
 
-**Where the source commit is recorded.** Each push also updates the git notes ref
-:data:`NOTES_REF` (``refs/notes/deploybot``), in the same (atomic, where the server allows)
-push as the branch. Its tree holds one note per build commit, named by the build's 40-hex id
-(fanned out as ``ab/cdef...``, as git does for many notes), reading ``source-commit <40
-hex>\n``, then what else the caller records, one ``key value`` line each: the future
-cut-off the build used (``future-cutoff``) and the date of the next post it held back
-(``next-future``), :func:`future_record`'s; the render fingerprint (``render-fingerprint``),
-why the run built (``reason``, a :class:`Reason`), ``build full|incremental`` and how many
-source paths changed (``changed-sources``), the renderer's digest and each output
-setting's (``renderer-digest``, ``output-settings``) and, when those changed, which
-(``changed-settings``), the pipeline's. Each record is a new notes commit
-whose parent is the previous one, so ``git log -p refs/notes/deploybot`` is the full record
-and ``git notes --ref=deploybot show <build>`` reads any build's. Every note stays: only a
-rewrite of the publish branch by someone else leaves notes of commits no longer on it (git
-ignores them; ``git notes prune`` removes them). Notes are plain git refs, so a fresh machine
-recovers the record by fetching them (:func:`fetch_publish_head`); unlike a trailer in the
-commit message, the record can also be updated without a new commit, for a build whose tree
-did not change. A head without a note (someone else pushed) has an unknown source commit, so
-the next run rebuilds, finds the same tree, and records it.
+What each build commit records, and where (the notes ref ``refs/notes/deploybot``), is
+:mod:`deploybot.record.note`'s; this stage writes the record in the same push as the branch.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
-from enum import StrEnum
 from pathlib import Path
 
-from dulwich.objects import Blob, Commit
+from dulwich.objects import Commit
 from dulwich.repo import Repo
 
 from deploybot.git import path_rules, repository, tree_edit
 from deploybot.git import tree as gittree
 from deploybot.git.remote import Remote
 from deploybot.git.repository import MODE_FILE, RemoteMovedError
+from deploybot.record.note import (
+    FUTURE_CUTOFF,
+    GUARD,
+    GUARD_OVERRIDDEN,
+    NEXT_FUTURE,
+    NOTES_REF,
+    SOURCE_COMMIT,
+    note_fields,
+)
+from deploybot.record.notes_tree import find_note, note_path, read_note
 from deploybot.support.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
 from deploybot.support.redact import redact_url
 
 log = logging.getLogger("deploybot.publish")
-
-NOTES_REF = "refs/notes/deploybot"
-"""The git notes ref recording which source commit each publish head was built from."""
 
 NOJEKYLL = ".nojekyll"
 """The file at a publish tree's root that tells GitHub Pages not to run Jekyll over it."""
@@ -64,58 +52,8 @@ NOJEKYLL = ".nojekyll"
 MAX_TRIES = 3
 """How many times a build is redone on a new remote tip before giving up."""
 
-FUTURE_CUTOFF = "future-cutoff"
-"""Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
-NEXT_FUTURE = "next-future"
-"""Record key: the earliest date of a post the cut-off held back (absent when none)."""
-RENDER_FINGERPRINT = "render-fingerprint"
-"""Record key: the build's render fingerprint (:mod:`deploybot.render.fingerprint`, 16 hex)."""
-REASON = "reason"
-"""Record key: why the run built (a :class:`Reason` value)."""
-BUILD_KIND = "build"
-"""Record key: ``full`` or ``incremental``."""
-CHANGED_SOURCES = "changed-sources"
-"""Record key: how many source paths changed since the source commit built before (absent
-when that is unknown)."""
-GUARD = "guard"
-"""Record key: :data:`GUARD_OVERRIDDEN` when ``run-once --force`` published a build the
-publish guard would have stopped (absent otherwise)."""
-GUARD_OVERRIDDEN = "overridden"
-RENDERER_DIGEST = "renderer-digest"
-"""Record key: the renderer's digest (:func:`deploybot.render.fingerprint.renderer_digest`)."""
-OUTPUT_SETTINGS = "output-settings"
-"""Record key: a digest of each setting that shapes the output
-(:func:`deploybot.render.fingerprint.setting_digests`), so the next build can name what changed."""
-CHANGED_SETTINGS = "changed-settings"
-"""Record key: with :data:`REASON` ``render-changed``, what changed since the build before
-(:func:`deploybot.render.fingerprint.changed_settings`: dotted keys and ``renderer``, comma
-separated); absent when that is not known (the build before has an older note)."""
-BUILD_SOURCE = "build-source"
-"""Record key: the source commit the tree was built from, when it is not ``source-commit``:
-the source moved since, but only in paths the build does not read."""
-
-SOURCE_COMMIT = "source-commit"
-"""Record key: the source commit the build stands for (its first line)."""
-_RECORD_KEY = SOURCE_COMMIT
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-class Reason(StrEnum):
-    """Why a run built (the record's :data:`REASON`), first match in this order."""
-
-    FORCED = "forced"
-    """``run-once --full``."""
-    FIRST = "first-build"
-    """The publish branch did not exist."""
-    NO_RECORD = "no-record"
-    """The publish head had no record (someone else pushed it)."""
-    RENDER = "render-changed"
-    """The render fingerprint differs from the publish head's: a setting or the renderer."""
-    SOURCE = "source-moved"
-    """The source branch moved."""
-    DUE = "post-due"
-    """A post the published build held back for its date came due."""
 
 
 @dataclass(frozen=True)
@@ -378,9 +316,9 @@ def _publish_head(repo: Repo, head: str | None, notes: str | None) -> PublishHea
         return PublishHead(None, None, notes=notes)
     commit = repo[repository.oid(head)]
     when = commit.commit_time if isinstance(commit, Commit) else None
-    text = _read_note(repo, notes, head)
+    text = read_note(repo, notes, head)
     fields = note_fields(text or "")
-    source = fields.pop(_RECORD_KEY, None)
+    source = fields.pop(SOURCE_COMMIT, None)
     source = source if repository.is_object_id(source or "") else None
     return PublishHead(head, source, when, fields, notes)
 
@@ -422,9 +360,9 @@ def history(mirror: Path, head: PublishHead, limit: int) -> list[BuildRecord]:
             if not isinstance(commit, Commit):
                 break
             zone = timezone(timedelta(seconds=commit.commit_timezone))
-            note = _read_note(repo, head.notes, current)
+            note = read_note(repo, head.notes, current)
             fields = None if note is None else note_fields(note)
-            source = None if fields is None else fields.pop(_RECORD_KEY, None)
+            source = None if fields is None else fields.pop(SOURCE_COMMIT, None)
             found.append(
                 BuildRecord(
                     current,
@@ -553,7 +491,7 @@ class _Build:
 
     def note(self) -> str:
         """The record's text: ``source-commit <id>`` and the other ``key value`` lines."""
-        lines = [(_RECORD_KEY, self.source_commit), *self.record]
+        lines = [(SOURCE_COMMIT, self.source_commit), *self.record]
         return "".join(f"{key} {value}\n" for key, value in lines)
 
     def plan(
@@ -598,7 +536,7 @@ class _Build:
             updates[self.refname] = (old, new)
         head = new or old
         assert head is not None
-        if _read_note(self.repo, notes_old, head) != build.note():
+        if read_note(self.repo, notes_old, head) != build.note():
             updates[NOTES_REF] = (notes_old, build._record(notes_old, head))
         result = PublishResult(self.mirror, self.refname, old, new, changed)
         return _Plan(updates, result)
@@ -638,10 +576,10 @@ class _Build:
         blob = repository.add_blob(self.repo, self.note().encode())
         old_tree = repository.commit_tree_id(self.repo, notes_parent) if notes_parent else None
         edits: dict[str, tuple[int, str] | None] = {}
-        found = _find_note(self.repo, old_tree, head)
+        found = find_note(self.repo, old_tree, head)
         if found is not None:
             edits[found[0]] = None  # where git (or an older version) put it: never two
-        edits[_note_path(head)] = (MODE_FILE, blob)
+        edits[note_path(head)] = (MODE_FILE, blob)
         tree = tree_edit.edit_tree(self.repo, old_tree, edits)
         return repository.make_commit(
             self.repo,
@@ -651,66 +589,6 @@ class _Build:
             message=f"deploybot: {head} built from {self.source_commit}\n",
             when=self.when,
         )
-
-
-def _note_path(commit: str) -> str:
-    """Where a note on ``commit`` (40 hex) is written in the notes tree: ``ab/cdef...``, the
-    fan-out git itself uses for many notes, so a new note rewrites two small trees, not one
-    tree listing every build."""
-    return f"{commit[:2]}/{commit[2:]}"
-
-
-def _find_note(repo: Repo, tree_id: str | None, commit: str) -> tuple[str, str] | None:
-    """``(path, blob hex)`` of the note on ``commit`` in the notes tree ``tree_id``, or
-    None. Looked up as git's ``notes.c`` does: the whole remaining id as a file, else its
-    next two hex digits as a folder, level by level, so flat (``abcdef...``) and fanned-out
-    (``ab/cdef...``, ``ab/cd/ef...``) trees read alike, in a few tree reads at any size.
-
-    Raises:
-        SourceError: a notes tree that cannot be parsed (:func:`deploybot.git.tree.read_tree`).
-    """
-    if tree_id is None:
-        return None
-    current: bytes = repository.oid(tree_id)
-    prefix, rest = "", commit
-    while True:
-        entries = gittree.read_tree(repo, current)
-        entry = entries.get(rest.encode("ascii"))
-        if entry is not None and not stat.S_ISDIR(entry[0]):
-            return prefix + rest, entry[1].decode("ascii")
-        folder = entries.get(rest[:2].encode("ascii"))
-        if len(rest) <= 2 or folder is None or not stat.S_ISDIR(folder[0]):
-            return None
-        current, prefix, rest = folder[1], f"{prefix}{rest[:2]}/", rest[2:]
-
-
-def _read_note(repo: Repo, notes_commit: str | None, head: str) -> str | None:
-    """Return the text of the note on ``head``, or ``None`` when there is none
-    (:func:`_find_note` finds it)."""
-    if notes_commit is None:
-        return None
-    found = _find_note(repo, repository.commit_tree_id(repo, notes_commit), head)
-    if found is None:
-        return None
-    blob = repo[repository.oid(found[1])]
-    return blob.as_raw_string().decode("utf-8", "replace") if isinstance(blob, Blob) else None
-
-
-def _read_record(repo: Repo, notes_commit: str | None, head: str) -> str | None:
-    """Return the source commit the note on ``head`` names, or ``None`` when there is none."""
-    value = note_fields(_read_note(repo, notes_commit, head) or "").get(_RECORD_KEY, "")
-    return value if repository.is_object_id(value) else None
-
-
-def note_fields(text: str) -> dict[str, str]:
-    """The ``key value`` lines of a record's text (the first of each key), ``source-commit``
-    (:data:`SOURCE_COMMIT`) among them."""
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        key, _, value = line.strip().partition(" ")
-        if key:
-            fields.setdefault(key, value.strip())
-    return fields
 
 
 SOURCE_WINS = "CNAME"

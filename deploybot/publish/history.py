@@ -14,7 +14,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from deploybot.config.schema import Config
-from deploybot.publish import commit, reasons
+from deploybot.publish import commit
+from deploybot.record import note, reasons
 from deploybot.state import statedir
 
 
@@ -37,34 +38,34 @@ def read(config: Config, limit: int) -> list[commit.BuildRecord]:
 def describe(build: commit.BuildRecord) -> str:
     """Why ``build`` was made, in words: ``incremental build: the source moved (3 source
     paths changed)``, ``full build: render settings changed (feed_limit)``
-    (:func:`deploybot.publish.reasons.why_built`), or ``no record (not built by deploybot):
+    (:func:`deploybot.record.reasons.why_built`), or ``no record (not built by deploybot):
     "<subject>"``; ``; source at <id> since: only paths the build does not read changed``
     when the record names a later source commit than the one the tree was built from."""
     record = build.record
     if record is None:
         return f'no record (not built by deploybot): "{build.subject}"'
-    kind = record.get(commit.BUILD_KIND)
+    kind = record.get(note.BUILD_KIND)
     text = f"{kind} build" if kind else "build"
     why = reasons.why_built(record)
     if why is not None:
         text += f": {why}"
-    changed = _count(record.get(commit.CHANGED_SOURCES))
-    if changed is not None and reasons.reason(record) is commit.Reason.SOURCE:
+    changed = _count(record.get(note.CHANGED_SOURCES))
+    if changed is not None and reasons.reason(record) is note.Reason.SOURCE:
         text += f" ({changed} source path{'s' if changed != 1 else ''} changed)"
-    if record.get(commit.BUILD_SOURCE) and build.source_commit:
+    if record.get(note.BUILD_SOURCE) and build.source_commit:
         text += f"; source at {build.source_commit[:12]} since: only paths the build does not "
         text += "read changed"
-    if record.get(commit.GUARD) == commit.GUARD_OVERRIDDEN:
+    if record.get(note.GUARD) == note.GUARD_OVERRIDDEN:
         text += "; the publish guard was overridden (run-once --force)"
     return text
 
 
 def built_from(build: commit.BuildRecord) -> str | None:
     """The source commit (40 hex) ``build``'s tree was built from
-    (:func:`deploybot.publish.reasons.built_from`), None when unknown."""
+    (:func:`deploybot.record.reasons.built_from`), None when unknown."""
     if build.record is None or build.source_commit is None:
         return build.source_commit
-    return reasons.built_from({**build.record, commit.SOURCE_COMMIT: build.source_commit})
+    return reasons.built_from({**build.record, note.SOURCE_COMMIT: build.source_commit})
 
 
 def display_zone(config: Config) -> tzinfo | None:
@@ -79,7 +80,7 @@ def entry(build: commit.BuildRecord) -> dict[str, Any]:
     """``build`` as ``deploybot log --json`` gives it: ``commit``, ``date`` (ISO 8601 with
     the committer's offset), ``subject``, ``source_commit``, ``build_source`` (the source
     commit the tree was built from when the record names another), ``reason`` (a
-    :class:`deploybot.publish.commit.Reason` value), ``build`` (``full``/``incremental``),
+    :class:`deploybot.publish.note.Reason` value), ``build`` (``full``/``incremental``),
     ``changed_sources`` (a number) and ``record`` (every line of the note but
     ``source-commit``; null without a note). Unknown values are null."""
     record = build.record
@@ -89,10 +90,10 @@ def entry(build: commit.BuildRecord) -> dict[str, Any]:
         "date": build.committed.isoformat(),
         "subject": build.subject,
         "source_commit": build.source_commit,
-        "build_source": fields.get(commit.BUILD_SOURCE),
-        "reason": fields.get(commit.REASON),
-        "build": fields.get(commit.BUILD_KIND),
-        "changed_sources": _count(fields.get(commit.CHANGED_SOURCES)),
+        "build_source": fields.get(note.BUILD_SOURCE),
+        "reason": fields.get(note.REASON),
+        "build": fields.get(note.BUILD_KIND),
+        "changed_sources": _count(fields.get(note.CHANGED_SOURCES)),
         "record": None if record is None else dict(record),
     }
 

@@ -28,6 +28,7 @@ import os
 import sys
 
 import deploybot
+from deploybot.record.note import RENDERER
 
 TYPE_CHECKING = False  # not typing's: the no-op stamp imports this module
 if TYPE_CHECKING:
@@ -121,10 +122,6 @@ def render_fingerprint(config: Config, renderer: str | None = None) -> str:
     return digest.hexdigest()
 
 
-RENDERER = "renderer"
-"""The name :func:`changed_settings` gives a change of the renderer itself."""
-
-
 def setting_digests(config: Config) -> str:
     """Each :func:`output_settings` value's digest (8 hex), as one word for a build note:
     ``publish.keep:1a2b3c4d,publish.nojekyll:...,render.feed_limit:...``, sorted by key.
@@ -143,9 +140,9 @@ def changed_settings(
 ) -> tuple[str, ...] | None:
     """What changed between two builds' ``(renderer digest, setting digests)`` (a note's,
     either part None when it has none; this run's): the dotted keys whose digests differ
-    (:func:`setting_digests`), sorted, and :data:`RENDERER` last when the renderer's
-    differs. A key only one side has came with a new version, whose renderer differs: it
-    is not named. None when ``before`` has neither part (an older version's note)."""
+    (:func:`setting_digests`), sorted, and :data:`deploybot.record.note.RENDERER` last when the
+    renderer's differs. A key only one side has came with a new version, whose renderer differs:
+    it is not named. None when ``before`` has neither part (an older version's note)."""
     if before[0] is None and before[1] is None:
         return None
     old, new = _digests(before[1] or ""), _digests(now[1])
@@ -158,20 +155,3 @@ def changed_settings(
 def _digests(text: str) -> dict[str, str]:
     pairs = (item.partition(":") for item in text.split(",") if item)
     return {key: value for key, _, value in pairs}
-
-
-def describe_changes(names: tuple[str, ...] | list[str]) -> str:
-    """``names`` (:func:`changed_settings`) in words: ``render settings changed
-    (feed_limit, theme) and publish settings changed (nojekyll)``, ``the renderer changed
-    (deploybot, its bundled theme or a library it renders with)``; an empty list is the
-    general ``the render settings or the renderer changed``."""
-    parts = []
-    for section in ("render", "publish"):
-        keys = [name.split(".", 1)[1] for name in names if name.startswith(section + ".")]
-        if keys:
-            parts.append(f"{section} settings changed ({', '.join(keys)})")
-    if RENDERER in names:
-        parts.append(
-            "the renderer changed (deploybot, its bundled theme or a library it renders with)"
-        )
-    return " and ".join(parts) or "the render settings or the renderer changed"

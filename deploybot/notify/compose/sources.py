@@ -80,7 +80,7 @@ class SourceLog:
             the newest commits of ``new``'s history.
         more: how many commits of the range are not listed.
         complete: False when the walk stopped at its limit: ``more`` is then a lower bound.
-        why: why the build was made, in words (:func:`deploybot.publish.reasons.why_built`);
+        why: why the build was made, in words (:func:`deploybot.record.reasons.why_built`);
             shown when the range is empty. None when its note does not say.
     """
 

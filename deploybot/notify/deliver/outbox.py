@@ -132,6 +132,11 @@ class PendingEmail:
         return "\n".join(lines)
 
 
+WEBHOOK_KEY_PREFIX = "webhook-"
+"""How the key of a webhook entry starts (:mod:`deploybot.notify.deliver.webhook`); an email's
+key is its commit id, or ``<old>-<new>`` for a summary."""
+
+
 def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
 
@@ -432,3 +437,14 @@ def _fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def describe_key(key: str) -> str:
+    """Name an outbox key for people: ``email for <commit>``, ``summary email for
+    <old>..<new>``, ``webhook post for <commit>``."""
+    if key.startswith(WEBHOOK_KEY_PREFIX):
+        return f"webhook post for {key.removeprefix(WEBHOOK_KEY_PREFIX)[:12]}"
+    old, dash, new = key.partition("-")
+    if dash and len(old) == len(new) == 40:
+        return f"summary email for {old[:7]}..{new[:7]}"
+    return f"email for {key[:12]}"

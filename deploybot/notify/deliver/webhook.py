@@ -27,7 +27,7 @@ from deploybot import __version__
 from deploybot.config.schema import WebhookConfig
 from deploybot.notify.compose.email import ZERO_SHA, one_line, redact_url
 from deploybot.notify.compose.envelope import BRANCH_PREFIX
-from deploybot.notify.deliver.outbox import queue_email
+from deploybot.notify.deliver.outbox import WEBHOOK_KEY_PREFIX, queue_email
 from deploybot.notify.gitlog.summary import DiffTree
 from deploybot.support.deadline import Deadline
 from deploybot.support.errors import ConfigError, NotifyError
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 WEBHOOK = ".http"
 """The outbox suffix of a webhook entry."""
-KEY_PREFIX = "webhook-"
 MAX_ANSWER = 64 * 1024
 """The most bytes of a webhook's answer body read (streamed); the rest is never read."""
 
@@ -111,7 +110,7 @@ def queue_webhook(outbox_dir: Path, payload: Mapping[str, Any]) -> Path:
     """
     body = json.dumps(payload, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
     meta = {"subject": str(payload.get("text", "")).split("\n", 1)[0], "channel": "webhook"}
-    key = KEY_PREFIX + str(payload.get("commit"))
+    key = WEBHOOK_KEY_PREFIX + str(payload.get("commit"))
     return queue_email(outbox_dir, key, body, meta=meta, suffix=WEBHOOK)
 
 
