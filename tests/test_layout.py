@@ -16,6 +16,10 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "deploybot"
 
+STAGES = ("deploybot.watch", "deploybot.render", "deploybot.publish", "deploybot.notify")
+"""The pipeline's four stages, in the order a push goes through them: one layer, and no stage
+imports another (only the pipeline joins them)."""
+
 ROOT = "deploybot"
 """The root package alone (its ``__version__``), not what lies under it."""
 
@@ -23,18 +27,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (ROOT, "deploybot.support"),
     ("deploybot.git",),
     ("deploybot.config",),
+    ("deploybot.record",),
     ("deploybot.state",),
-    ("deploybot.watch",),
-    ("deploybot.render",),
-    ("deploybot.publish",),
-    ("deploybot.notify",),
+    STAGES,
     ("deploybot.pipeline",),
     ("deploybot.serve",),
     ("deploybot.cli", "deploybot.__main__"),
 )
 """The layers, first to last: a module imports only from its own layer and those before it.
-``deploybot`` alone is the root package (its ``__version__``); the stages come in the order
-data flows through them (watch -> render -> publish -> notify), then what joins them."""
+``deploybot`` alone is the root package (its ``__version__``); the build record (the note each
+build commit carries), which the publish stage writes and the notify stage reads, lies below the
+stages; then the stages, side by side (:data:`STAGES`), then what joins them."""
 
 SUBLAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "deploybot.render": (
@@ -56,6 +59,7 @@ SUBLAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
             "deploybot.notify.source_read",
             "deploybot.notify.stage",
             "deploybot.notify.resend",
+            "deploybot.notify.commit_email",
         ),
     ),
 }
@@ -159,8 +163,8 @@ def test_every_module_has_a_place_in_the_layers() -> None:
 
 
 def test_no_module_imports_a_later_layer() -> None:
-    """No stage imports a later one (watch -> render -> publish -> notify), nor any part of a
-    stage a later part; nothing below the pipeline imports it."""
+    """Nothing imports a later layer, nor any part of a stage a later part; nothing below the
+    pipeline imports it."""
     backwards = [
         f"{_where(name)}:{line} imports {target}"
         for name, targets in graph().items()
@@ -168,6 +172,22 @@ def test_no_module_imports_a_later_layer() -> None:
         if _later(target, name)
     ]
     assert backwards == []
+
+
+def _stage(name: str) -> str | None:
+    return next((s for s in STAGES if name == s or name.startswith(s + ".")), None)
+
+
+def test_no_stage_imports_another() -> None:
+    """Each stage is a package to read alone: what two stages share (the build record, the
+    git plumbing, the config) lies below them, and only the pipeline joins them."""
+    crossing = [
+        f"{_where(name)}:{line} imports {target}"
+        for name, targets in graph().items()
+        for target, line in targets.items()
+        if _stage(name) is not None and _stage(target) not in (None, _stage(name))
+    ]
+    assert crossing == []
 
 
 def test_nothing_imports_the_cli() -> None:

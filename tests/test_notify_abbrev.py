@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from deploybot.cli.commands import main
 from deploybot.config.schema import NotifyConfig
-from deploybot.notify import build_email
+from deploybot.notify.commit_email import build_email
 from deploybot.notify.gitlog import git_cli
 from deploybot.notify.gitlog.summary import brief_summary
 from tests.smallsite import SmallSite

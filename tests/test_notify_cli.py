@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from deploybot.cli.commands import main
-from deploybot.notify import announce
+from deploybot.notify.stage import announce
 from tests.servers import Collector, LocalController
 from tests.test_notify_email import HEADER_ORDER
 from tests.test_notify_series import REF, WHEN, build, git, header_names, history

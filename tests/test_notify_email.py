@@ -20,8 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deploybot.config.schema import NotifyConfig
-from deploybot.notify import build_email, read_commit_subject, repo_name_from_url
-from deploybot.notify.compose.body import abbrev_length
+from deploybot.notify.commit_email import build_email, read_commit_subject
 from deploybot.notify.compose.email import (
     DEFAULT_LIMITS,
     commit_subject,
@@ -30,6 +29,8 @@ from deploybot.notify.compose.email import (
     redact_url,
 )
 from deploybot.notify.compose.envelope import Envelope, Limits
+from deploybot.notify.compose.names import repo_name_from_url
+from deploybot.notify.gitlog.excerpt import abbrev_length
 from tests.gitcli import run_git
 
 LIST = "commits@tvm.apache.org"

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.compose.body import LogExcerpt
 from deploybot.notify.gitlog.commit_log import (
     format_commit_log,
     format_commit_log_bytes,
     read_log_excerpt,
 )
+from deploybot.notify.gitlog.excerpt import LogExcerpt
 from deploybot.notify.gitlog.git_cli import git_log_excerpt
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

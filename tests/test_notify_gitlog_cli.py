@@ -21,10 +21,10 @@ from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
 from deploybot.config.schema import NotifyConfig
-from deploybot.notify import build_email
-from deploybot.notify.compose.body import ExcerptBuilder, LogExcerpt, excerpt_from_text
+from deploybot.notify.commit_email import build_email
 from deploybot.notify.gitlog import git_cli as cli
 from deploybot.notify.gitlog.commit_log import _tree_diff, read_log_excerpt
+from deploybot.notify.gitlog.excerpt import ExcerptBuilder, LogExcerpt, excerpt_from_text
 from deploybot.notify.gitlog.git_cli import GIT_MIN_MODIFIED, prefer_git
 from tests.test_notify_gitlog import GITLINK, LOG_ARGS, TVM, Commit, Tree, fast_import, git
 from tests.test_notify_gitlog_merge import BASE, edit, merge_import

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.compose.body import excerpt_from_text, limit_log_body
 from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope, Limits
 from deploybot.notify.gitlog.commit_log import format_commit_log_bytes, read_log_excerpt
 from deploybot.notify.gitlog.diff import hunk_line_count, hunk_lines, unified_diff
 from deploybot.notify.gitlog.diff_renames import RENAME_LIMIT
+from deploybot.notify.gitlog.excerpt import excerpt_from_text, limit_log_body
 from deploybot.notify.gitlog.git_cli import git_log_excerpt
 from tests.test_notify_gitlog import (
     DATES,

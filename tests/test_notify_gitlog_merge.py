@@ -274,7 +274,7 @@ def test_fixed_merges_match_git(repo: Path, name: str) -> None:
 
 @pytest.mark.parametrize(("max_lines", "max_line_length"), [(0, 0), (5, 20), (12, 0), (40, 9)])
 def test_merge_excerpt_is_gits_text_cut(repo: Path, max_lines: int, max_line_length: int) -> None:
-    from deploybot.notify.compose.body import excerpt_from_text
+    from deploybot.notify.gitlog.excerpt import excerpt_from_text
 
     merge_import(repo, "refs/heads/x", *FIXED["octopus"])
     text = git(repo, *LOG_ARGS, "refs/heads/x").decode("utf-8", "replace")

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.notify.compose.body import excerpt_from_text
+from deploybot.notify.gitlog.excerpt import excerpt_from_text
 from tests.test_notify_gitlog import (
     GITLINK,
     LOG_ARGS,

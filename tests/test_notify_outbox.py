@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.notify import DeliveryReport, deliver_pending, list_pending, make_sender, queue_email
+from deploybot.notify.deliver.outbox import (
+    DeliveryReport,
+    deliver_pending,
+    list_pending,
+    queue_email,
+)
 from deploybot.notify.deliver.transport import make_transport
+from deploybot.notify.deliver.transport import make_transport as make_sender
 from deploybot.support.errors import NotifyError
 from tests.servers import Collector, LocalController, smtp_server
 from tests.test_notify_transport import sample_message, smtp_notify

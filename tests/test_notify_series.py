@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from deploybot.config.schema import NotifyConfig
-from deploybot.notify import announce, deliver_all, list_outbox, message_id
 from deploybot.notify.announce import read_record, write_record
+from deploybot.notify.compose.email import message_id
 from deploybot.notify.compose.series import summary_message_id
 from deploybot.notify.gitlog.summary import diff_tree, diff_tree_summary
-from deploybot.notify.stage import queue_emails
+from deploybot.notify.stage import announce, deliver_all, list_outbox, queue_emails
 from tests.gitcli import run_git
 from tests.servers import Collector, LocalController
 from tests.test_notify_transport import smtp_notify

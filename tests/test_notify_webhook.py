@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from deploybot.config.schema import NotifyConfig, WebhookConfig
-from deploybot.notify import announce, deliver_all, list_outbox
 from deploybot.notify.deliver.webhook import make_webhook_sender
+from deploybot.notify.stage import announce, deliver_all, list_outbox
 from deploybot.support.errors import ConfigError, NotifyError
 from tests.servers import Collector, LocalController
 from tests.test_notify_series import REF, WHEN, build, git, history

@@ -273,13 +273,13 @@ class _Killed(BaseException):
 
 def _run_killed_before_announcing(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run once, dying right after the push, before the build's email reaches the outbox."""
-    import deploybot.notify
+    import deploybot.notify.stage
 
     def die(*args: object, **kwargs: object) -> None:
         raise _Killed
 
     with monkeypatch.context() as patch:
-        patch.setattr(deploybot.notify, "announce", die)
+        patch.setattr(deploybot.notify.stage, "announce", die)
         with pytest.raises(_Killed):
             CliRunner().invoke(
                 main, ["run-once", "--config", str(site.config)], catch_exceptions=False

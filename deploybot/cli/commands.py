@@ -229,9 +229,9 @@ def serve_cmd(config_paths: tuple[Path, ...]) -> None:
     build; GET /healthz and /metrics report. SIGHUP re-reads the configs. Exit status: 0
     after a stop; 75 another daemon runs on the same state; 78 bad config.
     """
-    from deploybot import serve
+    from deploybot.serve.service import serve
 
-    sys.exit(serve.serve(list(config_paths) or [default_config_path()], verbose=_verbose()))
+    sys.exit(serve(list(config_paths) or [default_config_path()], verbose=_verbose()))
 
 
 def _queue_names(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -384,8 +384,8 @@ def outbox_cmd(config_path: Path | None, retry_now: bool) -> None:
     """List the emails and webhook posts waiting in the outbox: state, attempts, last error
     and next attempt. With --retry-now, first try to deliver them all (exit 75 if some fail).
     """
-    from deploybot import notify
     from deploybot.cli import report
+    from deploybot.notify import stage as notify
     from deploybot.pipeline import mail
     from deploybot.state import statedir
 

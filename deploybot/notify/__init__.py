@@ -1,149 +1,18 @@
 """The notify stage: the emails (and webhook) for a build commit, the outbox, delivery.
 
-What the pipeline calls::
+What the pipeline calls (:mod:`.stage`)::
 
-    report = announce(repo, "refs/heads/asf-site", old, new, config.notify,
+    report = stage.announce(repo, "refs/heads/asf-site", old, new, config.notify,
                       state_dir=config.state.dir, now=now)   # queue, record, deliver
-    report = deliver_all(config.notify, config.state.dir / "outbox")   # retries only
+    report = stage.deliver_all(config.notify, config.state.dir / "outbox")   # retries only
 
-:func:`announce` decides between the combined email and a summary + ``NN/TT`` series
-(:mod:`.announce`), queues the webhook entry (:mod:`deploybot.notify.deliver.webhook`) and delivers
-both channels. With ``notify.transport = "none"`` no email is queued (the record still moves on).
-Composition is pure (:mod:`deploybot.notify.compose.email`, :mod:`deploybot.notify.compose.series`);
-git reads live in :mod:`deploybot.notify.gitlog.commit_log` and
-:mod:`deploybot.notify.gitlog.summary`; transports in :mod:`deploybot.notify.deliver.transport`; the
-outbox in :mod:`deploybot.notify.deliver.outbox`.
+:func:`deploybot.notify.stage.announce` decides between the combined email and a summary + ``NN/TT``
+series (:mod:`.announce`), queues the webhook entry (:mod:`deploybot.notify.deliver.webhook`) and
+delivers both channels. With ``notify.transport = "none"`` no email is queued (the record still
+moves on). Composition is pure (:mod:`deploybot.notify.compose.email`,
+:mod:`deploybot.notify.compose.series`); git reads live in :mod:`deploybot.notify.gitlog.commit_log`
+and :mod:`deploybot.notify.gitlog.summary`; transports in :mod:`deploybot.notify.deliver.transport`;
+the outbox in :mod:`deploybot.notify.deliver.outbox`; one build commit's email, read from a
+repository, in :mod:`.commit_email`. This file imports nothing: importing one module of the stage
+loads only what that module needs.
 """
-
-from __future__ import annotations
-
-from collections.abc import Callable
-from datetime import datetime
-from pathlib import Path
-
-from deploybot.config.schema import NotifyConfig
-from deploybot.notify.compose.email import commit_subject, compose_combined_email, message_id
-from deploybot.notify.compose.envelope import Envelope, Limits
-from deploybot.notify.compose.names import default_host, repo_name_from_url
-from deploybot.notify.compose.sources import SourceRepo
-from deploybot.notify.deliver.outbox import (
-    DeliveryReport,
-    PendingEmail,
-    deliver_pending,
-    list_pending,
-    prune_delivered,
-    queue_email,
-)
-from deploybot.notify.deliver.transport import make_transport
-from deploybot.notify.stage import (
-    announce,
-    deliver_all,
-    list_outbox,
-    merge_reports,
-    note_pushing,
-    unannounced,
-)
-
-__all__ = [
-    "DeliveryReport",
-    "Envelope",
-    "Limits",
-    "PendingEmail",
-    "SourceRepo",
-    "announce",
-    "build_email",
-    "default_host",
-    "deliver_all",
-    "deliver_pending",
-    "list_outbox",
-    "list_pending",
-    "make_sender",
-    "merge_reports",
-    "message_id",
-    "note_pushing",
-    "prune_delivered",
-    "queue_email",
-    "read_commit_subject",
-    "repo_name_from_url",
-    "unannounced",
-]
-
-
-def build_email(
-    repo_path: Path,
-    refname: str,
-    old: str | None,
-    new: str,
-    notify: NotifyConfig,
-    *,
-    now: datetime,
-    host: str | None = None,
-    sources: SourceRepo | None = None,
-) -> bytes:
-    """Return the combined commit email (bytes, see :func:`compose_combined_email`) for ``new``.
-
-    Args:
-        repo_path: a git repository (bare or not) that holds ``new``.
-        refname: ``refs/heads/<publish branch>``.
-        old: the branch's previous tip (40 hex), or None when the push created it.
-        new: the build commit (40 hex).
-        notify: recipients, sender, pusher and ``repository_url`` (its last path component
-            without ``.git`` is the ``[repo]`` name).
-        now: send time, timezone-aware (the ``Date`` header).
-        host: ``X-Git-Host`` and Message-ID domain; default :func:`default_host`.
-        sources: where ``new``'s source commits can be read: the email names them when
-            ``new``'s record (its note) names its source commit
-            (:mod:`deploybot.notify.compose.sources`).
-
-    Raises:
-        ValueError: see :func:`compose_combined_email`.
-        KeyError: ``new`` is not in the repository.
-    """
-    from deploybot.notify.announce import source_log
-    from deploybot.notify.gitlog.commit_log import read_log_excerpt
-    from deploybot.notify.gitlog.summary import brief_summary
-
-    limits = Limits.from_config(notify)
-    log = read_log_excerpt(
-        repo_path, new, max_lines=limits.max_lines, max_line_length=limits.max_line_length
-    )
-    [(short, subject)] = brief_summary(repo_path, [new])
-    return compose_combined_email(
-        envelope=Envelope.from_config(
-            notify, repo_path=repo_path, refname=refname, date=now, host=host
-        ),
-        log_text=log,
-        old=old,
-        new=new,
-        subject_line=subject,
-        limits=limits,
-        short=short,
-        sources=source_log(repo_path, new, sources),
-    )
-
-
-def make_sender(notify: NotifyConfig) -> Callable[[bytes], None]:
-    """Return ``send(message: bytes)`` for ``notify.transport``; see
-    :func:`deploybot.notify.deliver.transport.make_transport` (raises ConfigError)."""
-    return make_transport(notify)
-
-
-def read_commit_subject(repo_path: Path, commit: str) -> str:
-    """Return commit ``commit``'s subject as ``git log --format=%s`` prints it (dulwich read).
-
-    The message is decoded with the commit's ``encoding`` header (default UTF-8), invalid
-    bytes replaced by U+FFFD.
-
-    Raises:
-        KeyError: no such commit, or the object is not a commit.
-    """
-    from dulwich.objects import Commit
-    from dulwich.repo import Repo
-
-    from deploybot.notify.gitlog.summary import commit_message
-
-    with Repo(str(repo_path)) as repo:
-        obj = repo[commit.encode("ascii")]
-    if not isinstance(obj, Commit):
-        raise KeyError(f"{commit} is not a commit")
-    return commit_subject(commit_message(obj))

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from deploybot.config.schema import NotifyConfig
-from deploybot.notify.compose.body import LogExcerpt
 from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope, Limits
 from deploybot.notify.compose.series import (
@@ -52,6 +51,7 @@ from deploybot.notify.deliver.outbox import (
     write_json,
 )
 from deploybot.notify.gitlog.commit_log import read_log_excerpt
+from deploybot.notify.gitlog.excerpt import LogExcerpt
 from deploybot.notify.gitlog.summary import (
     brief_summary,
     diff_tree_summary,

@@ -1,9 +1,9 @@
 """``deploybot notify --commit REV``: the combined email for any existing commit, sent now.
 
-For re-sending an email that was lost, and for checking the format against real history:
-the email is composed exactly as the pipeline composes it (:func:`deploybot.notify.build_email`)
-with ``old`` = the commit's first parent, and handed straight to a transport, bypassing the
-outbox (whose ``sent/`` would otherwise refuse a second copy).
+For re-sending an email that was lost, and for checking the format against real history: the email
+is composed exactly as the pipeline composes it (:func:`deploybot.notify.commit_email.build_email`)
+with ``old`` = the commit's first parent, and handed straight to a transport, bypassing the outbox
+(whose ``sent/`` would otherwise refuse a second copy).
 """
 
 from __future__ import annotations
@@ -105,8 +105,9 @@ def commit_email(
     host: str | None,
     sources: SourceRepo | None = None,
 ) -> bytes:
-    """Compose the combined email for ``target`` (see :func:`deploybot.notify.build_email`)."""
-    from deploybot.notify import build_email
+    """Compose the combined email for ``target`` (see
+    :func:`deploybot.notify.commit_email.build_email`)."""
+    from deploybot.notify.commit_email import build_email
 
     if not notify.pusher:
         notify = dataclasses.replace(notify, pusher=target.committer)

@@ -11,22 +11,24 @@ import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
-from deploybot import notify
 from deploybot.config.schema import Config
+from deploybot.notify import stage as notify
+from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.deliver.outbox import DeliveryReport
 from deploybot.state import statedir
 from deploybot.support.errors import NotifyError
 
 
-def deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> notify.DeliveryReport:
+def deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> DeliveryReport:
     """Deliver what waits in ``outbox``; a transport that cannot even be made (NotifyError)
     is reported as one failure ``("*", reason)`` instead of raised."""
     try:
         return notify.deliver_all(config.notify, outbox, retry_now=retry_now)
     except NotifyError as exc:
-        return notify.DeliveryReport(sent=(), failed=(("*", str(exc)),))
+        return DeliveryReport(sent=(), failed=(("*", str(exc)),))
 
 
-def deliver_outbox(config: Config, *, retry_now: bool = False) -> notify.DeliveryReport:
+def deliver_outbox(config: Config, *, retry_now: bool = False) -> DeliveryReport:
     """Deliver what waits in the outbox (both channels), holding the state directory.
 
     ``retry_now`` ignores the retry backoff.
@@ -76,10 +78,10 @@ def resend(
     return commit, settings.transport
 
 
-def source_repo(config: Config) -> notify.SourceRepo | None:
+def source_repo(config: Config) -> SourceRepo | None:
     """The source mirror of ``config``'s state directory, where the emails read the source
     commits a build was made from; None when no run has fetched it yet."""
     mirror = statedir.state_paths(config)["source"]
     if not mirror.is_dir():
         return None
-    return notify.SourceRepo(mirror, config.source.url, config.source.branch)
+    return SourceRepo(mirror, config.source.url, config.source.branch)

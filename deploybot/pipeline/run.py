@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from deploybot import notify
 from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
+from deploybot.notify import stage as notify
+from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
 from deploybot.pipeline import mail as mailcmd
 from deploybot.pipeline import noop
 from deploybot.publish import commit
@@ -149,7 +151,7 @@ def run_once(
             before_build=before_build, force=force,
         )  # fmt: skip
         statedir.housekeep(paths)
-        notify.prune_delivered(paths["outbox"])
+        prune_delivered(paths["outbox"])
         if result.status in (UP_TO_DATE, PUBLISHED) and not result.mail_failures:
             _stamp(config, paths, result)
         return result
@@ -311,7 +313,7 @@ def _result(
     source_commit: str | None,
     build_commit: str | None,
     timer: _Timer,
-    mail: notify.DeliveryReport | None = None,
+    mail: DeliveryReport | None = None,
     **more: Any,
 ) -> RunResult:
     """A :class:`RunResult` with the fields every run fills: ``status``, the two commits,
@@ -629,11 +631,11 @@ def _catch_up(
     config: Config,
     paths: dict[str, Path],
     head: commit.PublishHead,
-    earlier: notify.DeliveryReport,
+    earlier: DeliveryReport,
     *,
     now: Callable[[], datetime],
     retry_now: bool,
-) -> notify.DeliveryReport:
+) -> DeliveryReport:
     """Announce the publish head when a run pushed it but died before queueing its email
     (:func:`deploybot.notify.unannounced`); done before building, so the owed email goes
     out first and a new build's announcement starts after it."""
@@ -652,10 +654,10 @@ def _announce(
     paths: dict[str, Path],
     old: str | None,
     new: str,
-    earlier: notify.DeliveryReport,
+    earlier: DeliveryReport,
     now: Callable[[], datetime],
     retry_now: bool,
-) -> notify.DeliveryReport:
+) -> DeliveryReport:
     """Announce build ``new`` (its parent on the branch ``old``) and deliver what waits."""
     announced = notify.announce(
         paths["publish"],
@@ -666,7 +668,7 @@ def _announce(
         state_dir=config.state.dir,
         now=now(),
         retry_now=retry_now,
-        sources=notify.SourceRepo(paths["source"], config.source.url, config.source.branch),
+        sources=SourceRepo(paths["source"], config.source.url, config.source.branch),
     )
     return notify.merge_reports(earlier, announced)
 
@@ -696,7 +698,7 @@ def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime
     )
 
 
-def _waiting(report: notify.DeliveryReport) -> tuple[tuple[str, str], ...]:
+def _waiting(report: DeliveryReport) -> tuple[tuple[str, str], ...]:
     """Failures, and messages left for a later retry (backoff), as (key, reason) pairs."""
     later = tuple(
         (key, f"waiting for a retry after {time.strftime('%H:%M:%S', time.localtime(due))}")

@@ -107,7 +107,7 @@ class RenderOptions:
             (:func:`~deploybot.render.read.yamlload.expanded_size`).
         markdown_max_elements: the most elements (blocks, spans, HTML elements) the
             Markdown of one page or excerpt may make
-            (:func:`~deploybot.render.limits.markdown_elements`).
+            (:func:`~deploybot.render.markdown.budget.markdown_elements`).
         max_site_bytes: the most bytes of output one build writes (every page, feed and
             theme file it renders; static files are copied blobs and do not count): a full
             build, the whole site; an incremental one, what it renders again.

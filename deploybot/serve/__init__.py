@@ -13,23 +13,8 @@ process of its own. The parts, each readable alone:
   processes; :mod:`.outboxes`: what waits to be sent;
 - :mod:`.health`, :mod:`.metrics`: ``/healthz`` and ``/metrics``; :mod:`deploybot.support.logs`: log
   lines;
-- :mod:`.service`: start, SIGHUP, stop.
+- :mod:`.service`: start, SIGHUP, stop (:func:`deploybot.serve.service.serve`).
 
 With ``[queue] backend = "redis"`` the queue is the fleet's (:mod:`deploybot.serve.fleet`): the
 daemon receives and polls, ``deploybot worker`` processes build.
 """
-
-from __future__ import annotations
-
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-
-def serve(paths: Sequence[Path], *, verbose: bool = False) -> int:
-    """Run the daemon (see :func:`deploybot.serve.service.serve`)."""
-    from deploybot.serve.service import serve as run
-
-    return run(paths, verbose=verbose)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from deploybot import notify
 from deploybot.config.schema import Config
+from deploybot.notify import stage as notify
 from deploybot.notify.deliver.outbox import EMAIL
 from deploybot.state import statedir
 

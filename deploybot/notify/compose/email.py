@@ -46,10 +46,10 @@ from email.header import Header
 from email.utils import format_datetime, formataddr
 
 from deploybot import __version__
-from deploybot.notify.compose.body import LogExcerpt, as_excerpt, limit_log_body
 from deploybot.notify.compose.envelope import BRANCH_PREFIX, Envelope, Limits
 from deploybot.notify.compose.names import is_host_name
 from deploybot.notify.compose.sources import SourceLog, source_lines
+from deploybot.notify.gitlog.excerpt import LogExcerpt, as_excerpt, limit_log_body
 from deploybot.support.redact import redact_url as redact_url  # re-exported
 
 ZERO_SHA = "0" * 40
@@ -85,7 +85,8 @@ def compose_combined_email(
             commit needs: :func:`deploybot.notify.gitlog.commit_log.read_log_excerpt`).
         old: previous 40-hex tip, or None when the branch was created.
         new: the new 40-hex tip (the build commit).
-        subject_line: the commit subject (``git log --format=%s``; see :func:`commit_subject`).
+        subject_line: the commit subject (``git log --format=%s``; see
+            :func:`deploybot.notify.gitlog.commit_log.commit_subject`).
         limits: line length, line count and subject length limits (:class:`.envelope.Limits`;
             default 500 / 10000 / 500 as git-multimail).
         short: ``new`` abbreviated as ``git rev-parse --short`` does in its repository
@@ -155,24 +156,6 @@ def message_id(new: str, to: Sequence[str], host: str) -> str:
     """
     digest = hashlib.sha1(",".join(sorted(a.lower() for a in to)).encode("utf-8")).hexdigest()
     return f"<{new}.{digest[:12]}.deploybot@{host}>"
-
-
-def commit_subject(message: str) -> str:
-    """Return the subject of a commit message the way ``git log --format=%s`` prints it.
-
-    git's ``pretty.c`` (``format_subject``): skip leading blank lines, then join the lines of
-    the first paragraph with one space, each stripped of trailing whitespace; a line that is
-    empty or only whitespace ends the paragraph.
-    """
-    lines = message.split("\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    parts: list[str] = []
-    for line in lines:
-        if not line.strip():
-            break
-        parts.append(line.rstrip())
-    return " ".join(parts)
 
 
 def one_line(text: str) -> str:

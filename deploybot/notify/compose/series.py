@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from deploybot.notify.compose.body import LogExcerpt, as_excerpt, limit_body, limit_log_body
 from deploybot.notify.compose.email import (
     DEFAULT_LIMITS,
     assemble,
@@ -46,6 +45,7 @@ from deploybot.notify.compose.email import (
 )
 from deploybot.notify.compose.envelope import Envelope, Limits
 from deploybot.notify.compose.sources import SourceLog
+from deploybot.notify.gitlog.excerpt import LogExcerpt, as_excerpt, limit_body, limit_log_body
 
 NEW_REVISIONS = (
     'The {tot} revisions listed above as "new" are entirely new to this\n'

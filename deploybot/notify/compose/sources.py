@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from deploybot.notify.compose.body import cut_line
+from deploybot.notify.gitlog.excerpt import cut_line
 from deploybot.support.redact import redact_url
 
 MAX_LISTED = 20

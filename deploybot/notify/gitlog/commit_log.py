@@ -26,7 +26,6 @@ from dulwich.repo import Repo
 
 from deploybot.git.repository import DAMAGE_ERRORS
 from deploybot.git.tree import Entry, iter_changes
-from deploybot.notify.compose.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
 from deploybot.notify.gitlog.damage import note_holder
 from deploybot.notify.gitlog.diff import file_script
 from deploybot.notify.gitlog.diff_patch import (
@@ -38,6 +37,7 @@ from deploybot.notify.gitlog.diff_patch import (
 )
 from deploybot.notify.gitlog.diff_renames import RENAME_LIMIT, FilePair, Side, detect_copies
 from deploybot.notify.gitlog.diffstat import StatEntry, format_diffstat, str_width
+from deploybot.notify.gitlog.excerpt import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
 from deploybot.notify.gitlog.merge import combined_diff, first_parent_stat
 
 log = logging.getLogger("deploybot.notify.gitlog")
@@ -419,7 +419,7 @@ def read_log_excerpt(
     """What an email shows of :func:`format_commit_log`, at a cost bounded by what it shows.
 
     Equal to ``excerpt_from_text(format_commit_log(...), max_lines, max_line_length)``
-    (:mod:`deploybot.notify.compose.body`), but the patch text is made only for the first
+    (:mod:`deploybot.notify.gitlog.excerpt`), but the patch text is made only for the first
     ``max_lines`` lines; past them each file's patch is only counted (an added or deleted file by
     its newlines, a modified one by its edit script), and each blob is read once and then dropped.
     Memory: the kept lines, the stat (one entry per file) and the largest file pair. A merge (never
@@ -480,3 +480,21 @@ def read_log_excerpt(
     builder.add_text(b"---\n" + _stat_text(entries, width) + b"\n")
     builder.extend(patches)
     return builder.build(short or DEFAULT_ABBREV)
+
+
+def commit_subject(message: str) -> str:
+    """Return the subject of a commit message the way ``git log --format=%s`` prints it.
+
+    git's ``pretty.c`` (``format_subject``): skip leading blank lines, then join the lines of
+    the first paragraph with one space, each stripped of trailing whitespace; a line that is
+    empty or only whitespace ends the paragraph.
+    """
+    lines = message.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    parts: list[str] = []
+    for line in lines:
+        if not line.strip():
+            break
+        parts.append(line.rstrip())
+    return " ".join(parts)

@@ -3,7 +3,7 @@
 :func:`.commit_log.read_log_excerpt` makes ``git log -C --stat -p --cc -1 <commit>`` in pure
 Python; git makes the same bytes 20-75x faster on big commits (it diffs in C). This module
 runs git for that text and streams its output into the same
-:class:`deploybot.notify.compose.body.ExcerptBuilder`, so the email is byte for byte the one the
+:class:`deploybot.notify.gitlog.excerpt.ExcerptBuilder`, so the email is byte for byte the one the
 pure-Python path makes (the tests compare both); the email's own rules (``dateSubstitute``, the
 long-line cut, the line budget) stay ours.
 
@@ -46,9 +46,9 @@ from dulwich.repo import Repo
 
 from deploybot.git.object_size import object_size
 from deploybot.git.repository import DAMAGE_ERRORS
-from deploybot.notify.compose.body import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
 from deploybot.notify.gitlog.damage import note_holder
 from deploybot.notify.gitlog.diff_renames import FilePair
+from deploybot.notify.gitlog.excerpt import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
 from deploybot.support.deadline import Deadline, DeadlineExceeded
 
 log = logging.getLogger("deploybot.notify.gitlog_cli")
@@ -284,7 +284,7 @@ class _Reader:
     Lines within the budget are kept (each at most ``cap`` bytes: enough for the long-line
     cut to come out as on the whole line); past it lines are only counted. The first
     ``index`` line's old id gives the short-id length, as in
-    :func:`deploybot.notify.compose.body.index_abbrev`.
+    :func:`deploybot.notify.gitlog.excerpt.index_abbrev`.
     """
 
     def __init__(self, builder: ExcerptBuilder) -> None:

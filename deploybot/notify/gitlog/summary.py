@@ -23,10 +23,10 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 from dulwich.walk import ORDER_TOPO, Walker
 
-from deploybot.notify.compose.email import commit_subject
 from deploybot.notify.gitlog.commit_log import (
     BlobReader,
     abbrev_length,
+    commit_subject,
     tree_changes,
     unique_abbrev,
 )

@@ -26,7 +26,7 @@ from deploybot.render.engine.document import (
     render_document,
 )
 from deploybot.render.highlight.clock import highlight_budget
-from deploybot.render.limits import LimitedTree, site_too_large
+from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.liquid.plugins import paginate
@@ -48,6 +48,7 @@ from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
 from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.data import read_data
+from deploybot.render.read.limited import LimitedTree
 from deploybot.render.read.site import load_site
 from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.read.source import SourceTree

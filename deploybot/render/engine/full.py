@@ -40,7 +40,7 @@ from deploybot.render.engine.deps import (
 from deploybot.render.engine.document import render_document
 from deploybot.render.engine.parallel import Doc, Workers
 from deploybot.render.engine.site_lists import Neighbours, SiteLists, doc_date_us
-from deploybot.render.limits import LimitedTree, check_file_size, out_of_memory
+from deploybot.render.limits import out_of_memory
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.markdown.renderer import markdown_for
 from deploybot.render.model import (
@@ -63,6 +63,7 @@ from deploybot.render.outputs.sinks import (
 )
 from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
+from deploybot.render.read.limited import LimitedTree, check_file_size
 from deploybot.render.read.site import SourceFile, read_source_file
 from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.read.source import SourceTree

@@ -21,7 +21,7 @@ import mistune
 from mistune.util import escape, unescape
 
 from deploybot.render.highlight.highlighter import fenced_block
-from deploybot.render.limits import markdown_budget, markdown_elements
+from deploybot.render.markdown.budget import markdown_budget, markdown_elements
 from deploybot.render.markdown.kramdown.plugins import kramdown_plugins
 from deploybot.render.markdown.mistune_linear import linear_parsing
 from deploybot.render.markdown.mistune_specs import possessive_rules
@@ -70,9 +70,9 @@ def make_markdown(
 
     ``typography``: kramdown smart quotes and dashes; ``footnotes``: one of
     :data:`FOOTNOTE_STYLES`; ``max_output``: the most characters of HTML one document may
-    render (:func:`~deploybot.render.limits.markdown_budget`: it raises ``LimitError`` as
+    render (:func:`~deploybot.render.markdown.budget.markdown_budget`: it raises ``LimitError`` as
     soon as it passes them); ``max_elements``: the most elements one document may make
-    (:func:`~deploybot.render.limits.markdown_elements`, ``LimitError`` too). Raises
+    (:func:`~deploybot.render.markdown.budget.markdown_elements`, ``LimitError`` too). Raises
     ``ValueError`` for another ``footnotes`` value.
     """
     if footnotes not in FOOTNOTE_STYLES:

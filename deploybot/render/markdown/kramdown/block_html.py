@@ -33,7 +33,7 @@ import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
-from deploybot.render.limits import count_elements
+from deploybot.render.markdown.budget import count_elements
 from deploybot.render.markdown.kramdown.attrs import IAL_LINE_PATTERN
 from deploybot.render.markdown.kramdown.extensions import option
 from deploybot.render.markdown.kramdown.html_scan import (

@@ -31,7 +31,7 @@ import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
-from deploybot.render.limits import count_elements
+from deploybot.render.markdown.budget import count_elements
 
 _LINE = re.compile(r" {0,3}\|[^\n]*(?:\n|$)")
 # A separator line is kramdown's TABLE_SEP_LINE, [+|: \t-]*?-[+|: \t-]*?: only those
@@ -163,7 +163,8 @@ def table_sections(lines: list[str], env: Any = None) -> dict[str, Any] | None:
     Follows ``parse_table`` in kramdown's ``table.rb``: sections, alignment, padding. Each
     row is padded to the widest, so 2,000 rows under a row of 2,000 cells (20 KB) make 4
     million cells: they are counted as elements of the document whose ``state.env`` is
-    ``env`` before they are made (:func:`~deploybot.render.limits.count_elements`: ``LimitError``).
+    ``env`` before they are made (:func:`~deploybot.render.markdown.budget.count_elements`:
+    ``LimitError``).
     """
     sections: list[tuple[str, list[list[str]]]] = []
     rows: list[list[str]] = []
