@@ -23,11 +23,11 @@ from deploybot.config.schema import NotifyConfig
 from deploybot.notify.commit_email import build_email, read_commit_subject
 from deploybot.notify.compose.email import (
     DEFAULT_LIMITS,
-    commit_subject,
     compose_combined_email,
     message_id,
     redact_url,
 )
+from deploybot.notify.gitlog.commit_log import commit_subject
 from deploybot.notify.compose.envelope import Envelope, Limits
 from deploybot.notify.compose.names import repo_name_from_url
 from deploybot.notify.gitlog.excerpt import abbrev_length

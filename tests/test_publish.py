@@ -21,7 +21,6 @@ from deploybot.git import repository
 from deploybot.git.repository import MODE_FILE
 from deploybot.publish.commit import (
     MAX_TRIES,
-    NOTES_REF,
     PublishHead,
     StaleBaseError,
     TreePatch,
@@ -30,6 +29,7 @@ from deploybot.publish.commit import (
     future_record,
     publish_build,
 )
+from deploybot.record.note import NOTES_REF
 from deploybot.support.errors import EX_TEMPFAIL, ConfigError, PublishError, SourceError
 from tests.gitcli import run_git
 from tests.servers import free_port, git_daemon, serve_http
