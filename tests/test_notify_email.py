@@ -27,9 +27,9 @@ from deploybot.notify.compose.email import (
     message_id,
     redact_url,
 )
-from deploybot.notify.gitlog.commit_log import commit_subject
 from deploybot.notify.compose.envelope import Envelope, Limits
 from deploybot.notify.compose.names import repo_name_from_url
+from deploybot.notify.gitlog.commit_log import commit_subject
 from deploybot.notify.gitlog.excerpt import abbrev_length
 from tests.gitcli import run_git
 
