@@ -65,7 +65,7 @@ class RunResult:
     since that post comes due with no push. ``unread_paths``: for ``"unchanged"``, the
     source paths that changed when the build reads none of them (nothing was built; the
     record names the new source commit), else None. ``warnings``: the build's warnings
-    that a run tells (:attr:`deploybot.BuildReport.to_tell`).
+    that a run tells (:attr:`deploybot.render.outputs.sinks.BuildReport.to_tell`).
     """
 
     status: str
@@ -381,7 +381,7 @@ def _build_and_publish(build: _Build, head: commit.PublishHead, cache: BuildCach
 
 def _told(report: BuildReport) -> tuple[tuple[RenderWarning, ...], datetime | None]:
     """What a build's report tells the run: the warnings to tell
-    (:attr:`~deploybot.BuildReport.to_tell`), the next post it held back."""
+    (:attr:`~deploybot.render.outputs.sinks.BuildReport.to_tell`), the next post it held back."""
     return report.to_tell, report.waiting
 
 
@@ -394,9 +394,9 @@ def _unread(
     cache: BuildCache,
 ) -> tuple[str, ...] | None:
     """The source paths that changed since the publish head's source commit when the
-    build reads none of them (:func:`deploybot.unread_changes`) and no post the
-    head held back is due at ``cutoff``: building would only date the feeds anew. None
-    when the run builds (``why`` is not that the source moved, or a path is read)."""
+    build reads none of them (:func:`deploybot.render.engine.incremental.unread_changes`) and
+    no post the head held back is due at ``cutoff``: building would only date the feeds anew.
+    None when the run builds (``why`` is not that the source moved, or a path is read)."""
     from deploybot.render.engine.incremental import unread_changes
 
     if why is not note.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
@@ -445,7 +445,7 @@ def _why_build(
     full: bool,
     cutoff: datetime,
 ) -> note.Reason | None:
-    """Why this run builds (:class:`deploybot.publish.note.Reason`, the first that applies), or
+    """Why this run builds (:class:`deploybot.record.note.Reason`, the first that applies), or
     None when the publish head is up to date: built from the source tip, with this run's
     render fingerprint (``output``: :mod:`deploybot.render.fingerprint`), and no held-back post
     due at ``cutoff``."""
@@ -637,7 +637,7 @@ def _catch_up(
     retry_now: bool,
 ) -> DeliveryReport:
     """Announce the publish head when a run pushed it but died before queueing its email
-    (:func:`deploybot.notify.unannounced`); done before building, so the owed email goes
+    (:func:`deploybot.notify.stage.unannounced`); done before building, so the owed email goes
     out first and a new build's announcement starts after it."""
     refname = f"refs/heads/{config.publish.branch}"
     if head.commit is None or head.source_commit is None:

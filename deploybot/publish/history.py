@@ -80,7 +80,7 @@ def entry(build: commit.BuildRecord) -> dict[str, Any]:
     """``build`` as ``deploybot log --json`` gives it: ``commit``, ``date`` (ISO 8601 with
     the committer's offset), ``subject``, ``source_commit``, ``build_source`` (the source
     commit the tree was built from when the record names another), ``reason`` (a
-    :class:`deploybot.publish.note.Reason` value), ``build`` (``full``/``incremental``),
+    :class:`deploybot.record.note.Reason` value), ``build`` (``full``/``incremental``),
     ``changed_sources`` (a number) and ``record`` (every line of the note but
     ``source-commit``; null without a note). Unknown values are null."""
     record = build.record

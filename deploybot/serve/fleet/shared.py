@@ -3,7 +3,7 @@ outbox, kept in Redis (``deploybot:files:<site>``) and copied to the state direc
 whichever worker holds the site's lease.
 
 Why these and only these: the exactly-once rules of the notify stage decide from them what
-a build owes (:func:`deploybot.notify.unannounced`: the last commit emailed, the build
+a build owes (:func:`deploybot.notify.stage.unannounced`: the last commit emailed, the build
 commit about to be pushed) and what still waits to be sent (the outbox, with each
 message's ``sending`` mark). Mirrors and the render cache stay on the worker's disk: any
 worker can rebuild them from the source and the publish repository's record.
