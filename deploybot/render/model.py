@@ -91,7 +91,8 @@ class RenderOptions:
         cutoff: the future cut-off (aware): posts dated after it are not published, nor
             collection documents written (Jekyll's ``Publisher#hidden_in_the_future?``,
             in whole seconds); ``None``: ``build_time``. ``_config.yml``'s ``time`` wins
-            over both, and ``future: true`` turns the cut-off off (:func:`future_cutoff`).
+            over both, and ``future: true`` turns the cut-off off
+            (:func:`deploybot.render.read.publisher.future_cutoff`).
         typography: kramdown's smart quotes and dashes in Markdown text.
         footnotes: footnote markup: ``"kramdown"`` (2.x), ``"kramdown1"`` (1.x, no
             ``rel``/``role``), ``"mistune"`` or ``"none"`` (no footnote syntax).
@@ -323,21 +324,6 @@ def site_time(config: SiteConfig, options: RenderOptions) -> datetime:
     if given is not None and given.tzinfo is None:
         raise ValueError("RenderOptions.build_time must be timezone-aware")
     return (config.time or given or EPOCH).astimezone(ZoneInfo(config.timezone))
-
-
-def future_cutoff(config: SiteConfig, options: RenderOptions) -> datetime | None:
-    """The future cut-off in whole seconds (Jekyll compares ``date.to_i > site.time.to_i``),
-    or ``None`` for none: ``future: true``; else ``_config.yml``'s ``time``; else
-    ``options.cutoff``; else ``options.build_time``. Raises ``ValueError`` for a naive
-    one."""
-    if config.future:
-        return None
-    moment = config.time or options.cutoff or options.build_time
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        raise ValueError("RenderOptions.cutoff must be timezone-aware")
-    return moment.replace(microsecond=0)
 
 
 def layout_limits(config: RenderConfig) -> LayoutLimits:

@@ -40,7 +40,6 @@ from deploybot.render.model import (
     SiteConfig,
     SiteModel,
     StaticFile,
-    future_cutoff,
     site_time,
 )
 from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
@@ -49,6 +48,7 @@ from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
 from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.data import read_data
 from deploybot.render.read.limited import LimitedTree
+from deploybot.render.read.publisher import future_cutoff, in_the_future
 from deploybot.render.read.site import load_site
 from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.read.source import SourceTree
@@ -351,7 +351,7 @@ def render_documents(
     collection's order. Raises ``SourceError``."""
     for docs in collection_docs(model).values():
         for i, doc in enumerate(docs):
-            if not doc.output_path or (cut is not None and doc.dated and doc.date > cut):
+            if not doc.output_path or (doc.dated and in_the_future(doc.date, cut)):
                 continue
             page = post_variables(doc, ctx.md, *in_order_neighbours(docs, i))
             yield render_document(doc.doc, doc.output_path, "page", page, ctx)

@@ -49,7 +49,6 @@ from deploybot.render.model import (
     RenderOptions,
     RenderWarning,
     SiteModel,
-    future_cutoff,
     site_time,
 )
 from deploybot.render.outputs.sinks import (
@@ -64,6 +63,7 @@ from deploybot.render.outputs.sinks import (
 from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
 from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
 from deploybot.render.read.limited import LimitedTree, check_file_size
+from deploybot.render.read.publisher import future_cutoff, in_the_future_us
 from deploybot.render.read.site import SourceFile, read_source_file
 from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.read.source import SourceTree
@@ -241,9 +241,11 @@ class Engine(SiteLists):
             return False
         if row.kind == "static":
             return bool(row.model.output_path)
-        if row.kind == "doc":
-            return bool(row.model.output_path) and (row.date_us < 0 or row.date_us <= cut_us)
-        return row.kind != "post" or (row.published and row.date_us <= cut_us)
+        if row.kind == "doc":  # date_us < 0: a document without a date
+            return bool(row.model.output_path) and (
+                row.date_us < 0 or not in_the_future_us(row.date_us, cut_us)
+            )
+        return row.kind != "post" or (row.published and not in_the_future_us(row.date_us, cut_us))
 
     # producers
 

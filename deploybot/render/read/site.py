@@ -54,6 +54,7 @@ from deploybot.render.read.permalink import (
     post_placeholders,
     post_template,
 )
+from deploybot.render.read.publisher import in_the_future, published
 from deploybot.render.read.siteconfig import CONFIG_PATH, line_of_keys
 from deploybot.render.read.source import SourceTree
 from deploybot.render.read.symlinks import SUBMODULE, ResolvedTree
@@ -96,8 +97,8 @@ def load_site(
     ``config``.
 
     ``time`` (aware; :data:`EPOCH` when ``None``) is ``site.time``; ``cutoff`` (aware, or
-    ``None`` for none; :func:`~deploybot.render.model.future_cutoff`) leaves out the posts dated
-    after it (with a warning). Documents after it are listed and not written (see
+    ``None`` for none; :func:`~deploybot.render.read.publisher.future_cutoff`) leaves out the
+    posts dated after it (with a warning). Documents after it are listed and not written (see
     :func:`~deploybot.render.engine.build.render_documents`). Returns the model and the warnings.
     Raises ``SourceError`` (path, line) for broken front matter (or front matter over
     ``max_yaml_size`` with its aliases expanded), dates or permalinks. ``links`` resolves
@@ -116,7 +117,7 @@ def load_site(
         found = read_source_file(tree, path, config, now, hidden, max_yaml_size, links)
         warnings.extend(found.warnings)
         if found.post is not None and found.post.is_post:
-            if cutoff is not None and found.post.date > cutoff:
+            if in_the_future(found.post.date, cutoff):
                 message = "skipped: the post has a future date"
                 warnings.append(RenderWarning(path, None, message))
             else:
@@ -185,12 +186,6 @@ _READ_FOLDERS = ("_layouts/", "_includes/")
 
 def _unclosed(front: FrontMatter, path: str) -> tuple[RenderWarning, ...]:
     return () if front.closed else (RenderWarning(path, 1, UNCLOSED),)
-
-
-def _published(data: Mapping[str, Any]) -> bool:
-    # Jekyll: ``data.fetch("published", true)``; only a YAML false hides (a quoted 'false'
-    # is a true-ish string in Ruby too).
-    return data.get("published", True) is not False
 
 
 def _document(path: str, front: FrontMatter, data: Mapping[str, Any]) -> Document:
@@ -309,7 +304,7 @@ def _read_document(
         defaults_for(config.defaults, path, label, config.collections_dir), front.data
     )
     notes = _unclosed(front, path) + _mapping_notes(data, _NAME_KEYS, front, path)
-    if not _published(data):
+    if not published(data):
         return SourceFile(warnings=notes)
     relative = _relative(path, config)
     m = POST_NAME_RE.match(relative)
@@ -398,7 +393,7 @@ def _read_page(front: FrontMatter, path: str, config: SiteConfig, time: datetime
         if value is None:  # a page's own null wins (Page#data, not to_liquid)
             data[key] = None
     notes = _unclosed(front, path)
-    if not _published(data):
+    if not published(data):
         return SourceFile(warnings=notes)
     name = basename(path)
     ext = splitext(name)[1]
@@ -426,7 +421,7 @@ def _read_page(front: FrontMatter, path: str, config: SiteConfig, time: datetime
 def _static(path: str, config: SiteConfig) -> StaticFile | None:
     """A static file outside collections (``published: false`` defaults hide it)."""
     url = "/" + path
-    if not _published(defaults_for(config.defaults, path, None)):
+    if not published(defaults_for(config.defaults, path, None)):
         return None
     return StaticFile(path, url, path)
 
@@ -448,8 +443,8 @@ def _collection_static(path: str, collection: Collection, config: SiteConfig) ->
         out = output_path(url, ext or ".html") if collection.output else ""
     except ValueError as exc:
         raise SourceError(str(exc), "_config.yml") from exc
-    published = _published(defaults_for(config.defaults, url.lstrip("/"), collection.label))
-    return StaticFile(path, url, out if published else "", collection.label)
+    shown = published(defaults_for(config.defaults, url.lstrip("/"), collection.label))
+    return StaticFile(path, url, out if shown else "", collection.label)
 
 
 __all__ = ["POSTS", "SourceFile", "load_site", "read_source_file"]
