@@ -41,7 +41,12 @@ stages; then the stages, side by side (:data:`STAGES`), then what joins them."""
 
 SUBLAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "deploybot.render": (
-        ("deploybot.render.model", "deploybot.render.limits", "deploybot.render.fingerprint"),
+        (
+            "deploybot.render.model",
+            "deploybot.render.limits",
+            "deploybot.render.fingerprint",
+            "deploybot.render.html_elements",
+        ),
         ("deploybot.render.read",),
         ("deploybot.render.highlight",),
         ("deploybot.render.markdown",),

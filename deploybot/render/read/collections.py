@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deploybot.render.model import ConfigProblem
-from deploybot.render.read.permalink import STYLES
+from deploybot.render.read.permalink import STYLES, add_permalink_suffix
 
 POSTS = "posts"
 
@@ -66,20 +66,6 @@ class Collection:
 def sanitize_label(label: str) -> str:
     """``Collection#sanitize_label``: only letters, digits, ``_``, ``-`` and ``.``."""
     return re.sub(r"[^a-z0-9_\-.]", "", label, flags=re.IGNORECASE)
-
-
-def add_permalink_suffix(template: str, style: str) -> str:
-    """``Utils.add_permalink_suffix``: end ``template`` as the site's permalink style
-    ends (``/`` for ``pretty``, ``:output_ext`` for the other built-in styles)."""
-    if style == "pretty":
-        return template + "/"
-    if style in STYLES:
-        return template + ":output_ext"
-    if style.endswith("/"):
-        template += "/"
-    if style.endswith(":output_ext"):
-        template += ":output_ext"
-    return template
 
 
 def read_collections(

@@ -49,14 +49,19 @@ def page_template(site_permalink: str, *, index: bool, html: bool = True) -> str
         return "/:path/:basename:output_ext"
     if index:
         return "/:path/"
-    template = "/:path/:basename"
-    if site_permalink == "pretty":
+    return add_permalink_suffix("/:path/:basename", site_permalink)
+
+
+def add_permalink_suffix(template: str, style: str) -> str:
+    """``Utils.add_permalink_suffix``: end ``template`` as the site's permalink style
+    ends (``/`` for ``pretty``, ``:output_ext`` for the other built-in styles)."""
+    if style == "pretty":
         return template + "/"
-    if site_permalink in STYLES:
+    if style in STYLES:
         return template + ":output_ext"
-    if site_permalink.endswith("/"):
+    if style.endswith("/"):
         template += "/"
-    elif site_permalink.endswith(":output_ext"):
+    if style.endswith(":output_ext"):
         template += ":output_ext"
     return template
 

@@ -32,6 +32,7 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import quote
 
+from deploybot.render.html_elements import VOID_ELEMENTS
 from deploybot.render.markdown.kramdown.headings import _is_word
 
 _DEFAULTS: dict[str, Any] = {
@@ -45,24 +46,6 @@ _DEFAULTS: dict[str, Any] = {
     "item_class": "toc-entry",
     "item_prefix": "toc-",
 }
-_VOID = frozenset(
-    [
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -195,7 +178,7 @@ class _Headings(HTMLParser):
         self.open: list[_Heading] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _VOID:
+        if tag in VOID_ELEMENTS:
             return
         values = dict(attrs)
         classes = set((values.get("class") or "").split())

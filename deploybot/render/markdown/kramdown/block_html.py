@@ -33,13 +33,13 @@ import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BaseRenderer, BlockState
 
+from deploybot.render.html_elements import KRAMDOWN_WITHOUT_BODY
 from deploybot.render.markdown.budget import count_elements
 from deploybot.render.markdown.kramdown.attrs import IAL_LINE_PATTERN
 from deploybot.render.markdown.kramdown.extensions import option
 from deploybot.render.markdown.kramdown.html_scan import (
     MARKDOWN_ATTR,
     SPAN_ELEMENTS,
-    WITHOUT_BODY,
     StartTag,
     attributes_html,
     close_tag,
@@ -214,8 +214,8 @@ def _element(block: BlockParser, state: BlockState, tag: StartTag) -> int:
         return _skip_trailing(src, end)
     model = _model(tag, state, block)
     attrs = attributes_html(tag.attrs)
-    if tag.closed or tag.name in WITHOUT_BODY:
-        empty = model == "raw" or tag.name in WITHOUT_BODY
+    if tag.closed or tag.name in KRAMDOWN_WITHOUT_BODY:
+        empty = model == "raw" or tag.name in KRAMDOWN_WITHOUT_BODY
         html = f"<{tag.name}{attrs} />" if empty else f"<{tag.name}{attrs}></{tag.name}>"
         state.append_token({"type": "kramdown_html", "raw": html + "\n"})
         return tag.end
@@ -320,7 +320,7 @@ def _raw_markup(state: BlockState, lt: int, out: list[str], stack: list[str]) ->
         body, after = _until_close(state, tag.name, tag.end)
         out.append(f"<{tag.name}{attrs}>{body}</{tag.name}>")
         return after
-    if tag.closed or tag.name in WITHOUT_BODY:
+    if tag.closed or tag.name in KRAMDOWN_WITHOUT_BODY:
         out.append(f"<{tag.name}{attrs} />")
         return tag.end
     count_elements(env)  # an element in kramdown's tree, as a token would be

@@ -17,6 +17,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from deploybot.render.html_elements import KRAMDOWN_WITHOUT_BODY
 from deploybot.render.markdown.kramdown.attrs import escape_attribute
 
 #: REXML's UNAME_STR: an optional prefix, a letter or ``_``, then word characters, ``.``, ``-``.
@@ -122,26 +123,6 @@ BLOCK_ELEMENTS = frozenset(
         "ul",
     ]
 )
-WITHOUT_BODY = frozenset(
-    [
-        "area",
-        "base",
-        "br",
-        "col",
-        "command",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "keygen",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-    ]
-)
 _MODEL_BLOCK = (
     "address applet article aside blockquote body dd details div dl fieldset figure "
     "figcaption footer form header hgroup iframe li main map menu nav noscript object "
@@ -158,7 +139,7 @@ _MODELS = {
     **{n: "raw" for n in _MODEL_RAW.split()},
 }
 #: Names kramdown knows as HTML (their tag and attribute names are lower-cased).
-KNOWN = frozenset(SPAN_ELEMENTS | BLOCK_ELEMENTS | WITHOUT_BODY | set(_MODELS))
+KNOWN = frozenset(SPAN_ELEMENTS | BLOCK_ELEMENTS | KRAMDOWN_WITHOUT_BODY | set(_MODELS))
 #: The ``markdown`` attribute's values (``HTML_MARKDOWN_ATTR_MAP``).
 MARKDOWN_ATTR = {"0": "raw", "1": "default", "span": "span", "block": "block"}
 _TEXT_ESCAPE = re.compile(r"&(?:[\w:][\w:.-]*|#\d+|#x[0-9a-fA-F]+);|[&<>]")

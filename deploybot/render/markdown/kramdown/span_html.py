@@ -26,9 +26,9 @@ from typing import Any
 
 import mistune
 
+from deploybot.render.html_elements import KRAMDOWN_WITHOUT_BODY
 from deploybot.render.markdown.kramdown.html_scan import (
     BLOCK_ELEMENTS,
-    WITHOUT_BODY,
     attributes_html,
     close_tag,
     start_tag,
@@ -82,7 +82,7 @@ def _tag(token: Token, env: MutableMapping[str, Any], stack: list[str]) -> Token
     tag.attrs.pop("markdown", None)
     attrs = {k: re.sub(r"\n+", " ", v) for k, v in tag.attrs.items()}
     html = f"<{tag.name}{attributes_html(attrs)}"
-    if tag.closed or tag.name in WITHOUT_BODY:
+    if tag.closed or tag.name in KRAMDOWN_WITHOUT_BODY:
         return {"type": "inline_html", "raw": html + " />"}
     stack.append(tag.name)
     return {"type": "inline_html", "raw": html + ">"}
