@@ -21,7 +21,8 @@ every read into the current :class:`Recorder` frame:
 - :class:`TrackingTree` wraps the source tree: ``read``/``blob_id`` record ``b:PATH`` and
   ``paths()`` records ``L`` (the list of paths).
 
-Dependency keys are plain strings, so the cache can index them; each maps to a fingerprint
+Dependency keys are :class:`Key` members and :class:`Kind` prefixes plus a name, plain strings
+underneath, so the cache can index them; each maps to a fingerprint
 (:func:`fingerprint`) of the value read, or ``""`` when only the fact of the read matters.
 """
 
@@ -29,29 +30,60 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
+from enum import StrEnum
 from typing import Any, Protocol
 
 import jinja2
 
 from deploybot.render.read.source import SourceTree
 
-ORDER = "o"
-"""Key: the visible posts, their order (``site.posts``)."""
-PATHS = "L"
-"""Key: the list of paths in the source tree."""
-PAGES = "g"
-"""Key: the pages and their ``page`` fields (``site.pages``)."""
-STATIC = "f"
-"""Key: the static files (``site.static_files``)."""
-DATA = "D"
-"""Key: the list of ``_data/`` files (``site.data``; each file read records its ``b:``)."""
-COLLECTIONS = "C"
-"""Key: ``site.collections`` (every collection's documents and files, the posts)."""
-TIME = "s:time"
-"""Key: ``site.time`` (the build time; also the date of a collection document without one)."""
-SITEMAP = "m"
-"""Key: what the sitemap shows of some post (its URL, date, ``sitemap``/
-``last_modified_at`` front matter)."""
+
+class Key(StrEnum):
+    """A dependency key naming one whole thing an output read (its fingerprint: ``""``, only
+    the fact of the read matters)."""
+
+    ORDER = "o"
+    """The visible posts, their order (``site.posts``)."""
+    PATHS = "L"
+    """The list of paths in the source tree."""
+    PAGES = "g"
+    """The pages and their ``page`` fields (``site.pages``)."""
+    STATIC = "f"
+    """The static files (``site.static_files``)."""
+    DATA = "D"
+    """The list of ``_data/`` files (``site.data``; each file read records its ``b:``)."""
+    COLLECTIONS = "C"
+    """``site.collections`` (every collection's documents and files, the posts)."""
+    TIME = "s:time"
+    """``site.time`` (the build time; also the date of a collection document without one)."""
+    SITEMAP = "m"
+    """What the sitemap shows of some post (its URL, date, ``sitemap``/``last_modified_at``
+    front matter)."""
+    ASSETS = "a"
+    """The theme's ``assets/`` folder (any file in it changed)."""
+
+
+class Kind(StrEnum):
+    """The prefix of a dependency key naming one part of a thing read: ``Kind.BLOB + path``
+    is the key of a source file's bytes. The key is a plain string (``"b:_posts/x.md"``), so
+    the build cache can index it."""
+
+    BLOB = "b:"
+    """A source file's bytes, by path (its fingerprint: the blob id)."""
+    PAGE = "p:"
+    """A key of the ``page`` being rendered (``p:title``; ``p:previous.url`` for a neighbour)."""
+    SITE = "s:"
+    """A key of ``site``."""
+    POST = "k:"
+    """A key read on *some* post of ``site.posts``."""
+    COLLECTION = "c:"
+    """A collection, by label."""
+    TEMPLATE = "t:"
+    """A Jinja2 template, by name (its fingerprint: of its source, ``''`` when absent)."""
+    LAYOUT = "y:"
+    """A Liquid layout, by name (its fingerprint: its path)."""
+
+
 NEIGHBOURS = frozenset({"previous", "next"})
 """``page`` keys holding a post's neighbours, tracked as mappings of their own."""
 PRESENT = "{}"
@@ -195,7 +227,7 @@ def read_fingerprint(page: dict[str, Any], name: str, nested: frozenset[str] = N
 
 def collection_key(label: str) -> str:
     """Key: the documents of collection ``label``, their order and fields."""
-    return "c:" + label
+    return Kind.COLLECTION + label
 
 
 class TrackedList(list[Any]):
@@ -237,7 +269,7 @@ class DocPage(TrackedDict):
     ``s:time``."""
 
     def __init__(self, data: dict[str, Any], recorder: Recorder, label: str, dated: bool) -> None:
-        super().__init__(data, recorder, "p:", True)
+        super().__init__(data, recorder, Kind.PAGE, True)
         self._label = label
         self._dated = dated
 
@@ -246,13 +278,13 @@ class DocPage(TrackedDict):
         if key in NEIGHBOURS or key == WHOLE:
             self._recorder.add(collection_key(self._label))
         if not self._dated and key in ("date", WHOLE):
-            self._recorder.add(TIME)
+            self._recorder.add(Key.TIME)
 
     def _note_all(self) -> None:
         super()._note_all()
         self._recorder.add(collection_key(self._label))
         if not self._dated:
-            self._recorder.add(TIME)
+            self._recorder.add(Key.TIME)
 
 
 class SiteContent(Protocol):
@@ -285,7 +317,7 @@ class SiteContent(Protocol):
 
 
 _LAZY = ("posts", "pages", "static_files", "categories", "tags", "data", "collections")
-_GROUPS = {"categories": ("k:categories",), "tags": ("k:tags",)}
+_GROUPS = {"categories": (Kind.POST + "categories",), "tags": (Kind.POST + "tags",)}
 
 
 class LazySite(TrackedDict):
@@ -302,7 +334,7 @@ class LazySite(TrackedDict):
         labels: tuple[str, ...] = (),
     ) -> None:
         lazy = (*_LAZY, *labels)
-        super().__init__({**data, **dict.fromkeys(lazy, _ABSENT)}, recorder, "s:", False)
+        super().__init__({**data, **dict.fromkeys(lazy, _ABSENT)}, recorder, Kind.SITE, False)
         self._content = content
         self._lazy = frozenset(lazy)
         self._labels = frozenset(labels)
@@ -313,17 +345,17 @@ class LazySite(TrackedDict):
         recorder = self._recorder
         if key in self._labels:
             docs, undated = self._content.site_collection(key)
-            extra = (TIME,) if undated else ()
+            extra = (Key.TIME,) if undated else ()
             dict.__setitem__(self, key, TrackedList(docs, recorder, collection_key(key), extra))
             return
         if key == "collections":
             lists, undated = self._content.site_collections()
-            extra = (TIME,) if undated else ()
-            dict.__setitem__(self, key, TrackedList(lists, recorder, COLLECTIONS, extra))
+            extra = (Key.TIME,) if undated else ()
+            dict.__setitem__(self, key, TrackedList(lists, recorder, Key.COLLECTIONS, extra))
             return
         if key in ("posts", "categories", "tags"):
             rows = self._content.site_posts()
-            posts = [TrackedDict(p, recorder, "k:", False) for p, _, _ in rows]
+            posts = [TrackedDict(p, recorder, Kind.POST, False) for p, _, _ in rows]
             categories: dict[str, list[TrackedDict]] = {}
             tags: dict[str, list[TrackedDict]] = {}
             # Jekyll's post_attr_hash: names in oldest-first order, posts newest first.
@@ -332,24 +364,24 @@ class LazySite(TrackedDict):
                     categories.setdefault(name, []).insert(0, post)
                 for name in dict.fromkeys(names):
                     tags.setdefault(name, []).insert(0, post)
-            dict.__setitem__(self, "posts", TrackedList(posts, recorder, ORDER))
+            dict.__setitem__(self, "posts", TrackedList(posts, recorder, Key.ORDER))
             dict.__setitem__(self, "categories", categories)
             dict.__setitem__(self, "tags", tags)
         elif key == "data":
             dict.__setitem__(self, "data", self._content.site_data())
         elif key == "pages":
             pages = self._content.site_pages()
-            dict.__setitem__(self, "pages", TrackedList(pages, recorder, PAGES))
+            dict.__setitem__(self, "pages", TrackedList(pages, recorder, Key.PAGES))
         else:
             static = self._content.site_static_files()
-            dict.__setitem__(self, "static_files", TrackedList(static, recorder, STATIC))
+            dict.__setitem__(self, "static_files", TrackedList(static, recorder, Key.STATIC))
 
     def _note(self, key: object) -> None:
         super()._note(key)
         if key == "data":  # made once per build: every reader records the data files
-            self._recorder.add(DATA)
+            self._recorder.add(Key.DATA)
         if isinstance(key, str) and key in _GROUPS:
-            self._recorder.add(ORDER)
+            self._recorder.add(Key.ORDER)
             for extra in _GROUPS[key]:
                 self._recorder.add(extra)
 
@@ -385,7 +417,7 @@ class TrackingLoader(jinja2.BaseLoader):
 
         Raises ``jinja2.TemplateNotFound`` as the inner loader does.
         """
-        key = "t:" + template
+        key = Kind.TEMPLATE + template
         try:
             source, filename, _ = self.inner.get_source(environment, template)
         except jinja2.TemplateNotFound:
@@ -414,7 +446,7 @@ class TrackingTree:
 
     def paths(self) -> Iterator[str]:
         """Yield the inner tree's paths, recording ``L``."""
-        self.recorder.add(PATHS)
+        self.recorder.add(Key.PATHS)
         return self.inner.paths()
 
     def read(self, path: str) -> bytes:
@@ -437,4 +469,4 @@ class TrackingTree:
             blob = self.inner.blob_id(path)
         except KeyError:
             blob = ""
-        self.recorder.add("b:" + path, blob)
+        self.recorder.add(Kind.BLOB + path, blob)

@@ -27,10 +27,8 @@ from deploybot.render.engine import build
 from deploybot.render.engine.cache import BuildCache, CacheError, SourceRow
 from deploybot.render.engine.deps import (
     NEIGHBOURS,
-    ORDER,
-    PAGES,
-    SITEMAP,
-    STATIC,
+    Key,
+    Kind,
     Recorder,
     SiteContent,
     TrackedDict,
@@ -77,8 +75,6 @@ FEEDS = ":feeds"
 INDEX = ":theme-index"
 ASSETS = ":theme-assets"
 SITEMAP_PRODUCER = ":sitemap"
-ASSETS_KEY = "a"
-"""Dependency key of the theme's ``assets/`` folder (any file in it changed)."""
 NEVER = 2**62
 
 
@@ -279,7 +275,7 @@ class Engine(SiteLists):
             self._put(out, path)
             with out_of_memory(path, "copying"):
                 self.sink.copy(out, row.blob, lambda: self.tree.read(path))
-            self._record(path, [out], {"b:" + path: row.blob}, ())
+            self._record(path, [out], {Kind.BLOB + path: row.blob}, ())
             return
         self.apply(row, self.render_row(row, neighbours))
 
@@ -308,7 +304,7 @@ class Engine(SiteLists):
             elif isinstance(doc, Post):
                 pair = self.neighbours(row) if neighbours is None else neighbours
                 page = build.post_variables(doc, self.md, *pair)
-                tracked = TrackedDict(page, self.recorder, "p:", True, NEIGHBOURS)
+                tracked = TrackedDict(page, self.recorder, Kind.PAGE, True, NEIGHBOURS)
                 rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
                 content = rendered.content
                 outputs.append((rendered.output_path, rendered.output))
@@ -319,7 +315,7 @@ class Engine(SiteLists):
                     warnings.extend(rendered.warnings)
         finally:
             deps = self.recorder.pop()
-        deps["b:" + path] = row.blob
+        deps[Kind.BLOB + path] = row.blob
         return RenderedSource(outputs, content, deps, warnings)
 
     def apply(self, row: SourceRow, done: RenderedSource) -> None:
@@ -338,10 +334,10 @@ class Engine(SiteLists):
         pager = None
         if self.liquid_theme and doc.doc.path.rsplit("/", 1)[-1] == "index.html":
             pages = [r.model for r in self.cache.rows("page")]
-            self.recorder.add(PAGES)  # which index.html is paginated
+            self.recorder.add(Key.PAGES)  # which index.html is paginated
             pager = site_theme.pager_of(self.config, pages)
         return build.render_page_outputs(
-            doc, self.ctx, pager, lambda page: TrackedDict(page, self.recorder, "p:", True)
+            doc, self.ctx, pager, lambda page: TrackedDict(page, self.recorder, Kind.PAGE, True)
         )
 
     def render_assets(self) -> None:
@@ -352,7 +348,7 @@ class Engine(SiteLists):
             self._put(path, f"theme {self.options.theme}")
             self.sink.write(path, data)
             outputs.append(path)
-        self._record(ASSETS, outputs, {ASSETS_KEY: ""}, ())
+        self._record(ASSETS, outputs, {Key.ASSETS: ""}, ())
 
     def render_index(self) -> None:
         """Render the theme's ``index.html`` listing (when the theme has one)."""
@@ -371,7 +367,7 @@ class Engine(SiteLists):
 
         Raises :class:`CacheError` when a shown post's content is missing."""
         if self.liquid_theme:  # the site's own theme: Jekyll writes no feeds of its own
-            self._record(FEEDS, [], {"s:time": ""}, ())
+            self._record(FEEDS, [], {Key.TIME: ""}, ())
             return
         rows = self.cache.posts(self.cut_us, max(self.options.feed_limit, 0))
         contents: dict[str, str] = {}
@@ -385,12 +381,12 @@ class Engine(SiteLists):
         for path, data in files.items():
             self._put(path, "feeds")
             self.sink.write(path, data)
-        self._record(FEEDS, sorted(files), {"s:time": ""}, ())
+        self._record(FEEDS, sorted(files), {Key.TIME: ""}, ())
 
     def render_sitemap(self) -> None:
         """Write ``sitemap.xml`` when ``_config.yml`` enables jekyll-sitemap and no source
         writes it (recording the post order, the pages, the static files and ``m``)."""
-        deps = dict.fromkeys((ORDER, PAGES, STATIC, SITEMAP), "")
+        deps: dict[str, str] = dict.fromkeys((Key.ORDER, Key.PAGES, Key.STATIC, Key.SITEMAP), "")
         pages = tuple(row.model for row in self.cache.rows("page"))
         static = tuple(row.model for row in self.cache.rows("static"))
         model = SiteModel(self.config, (), pages, static, self.time)

@@ -45,21 +45,15 @@ from pathlib import Path
 from deploybot.render.engine import build
 from deploybot.render.engine.cache import BuildCache, CacheError, SourceRow, renderer_version
 from deploybot.render.engine.deps import (
-    COLLECTIONS,
-    DATA,
-    ORDER,
-    PAGES,
-    PATHS,
-    SITEMAP,
-    STATIC,
     WHOLE,
+    Key,
+    Kind,
     collection_key,
     fingerprint,
     read_fingerprint,
 )
 from deploybot.render.engine.full import (
     ASSETS,
-    ASSETS_KEY,
     INDEX,
     SITEMAP_PRODUCER,
     BuildReport,
@@ -151,7 +145,7 @@ def unread_changes(
     engine = Engine(tree, options, cache, MemorySink())
     paths = sorted(set(changed))
     try:
-        if _why_full(engine, cache, paths) or cache.users(PATHS):
+        if _why_full(engine, cache, paths) or cache.users(Key.PATHS):
             return None
         paths = engine.expand_links(paths)  # a symlink reads what it resolves to
     except CacheError:
@@ -162,7 +156,7 @@ def unread_changes(
             return None
         if layout_name(path) is not None or is_data_file(path):
             return None
-        if (theme and path.startswith(theme)) or cache.users("b:" + path):
+        if (theme and path.startswith(theme)) or cache.users(Kind.BLOB + path):
             return None
     return tuple(paths)
 
@@ -214,25 +208,25 @@ def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
     old_time, old_cut = int(cache.meta("time_us") or -1), int(cache.meta("cut_us") or -1)
     plan = _Plan()
     if old_time != engine.time_us:
-        plan.dirty.add("s:time")
+        plan.dirty.add(Key.TIME)
         # an undated document's URL that holds a part of its date (site.time) moves
         timed = [r.path for r in cache.rows("doc") if r.date_us == TIMED_US]
         changed = sorted(set(changed) | set(timed))
     theme = "" if engine.options.theme == "default" else engine.options.theme.strip("/") + "/"
     updates: list[tuple[SourceRow | None, SourceRow | None]] = []
     for path in changed:
-        plan.dirty.add("b:" + path)
+        plan.dirty.add(Kind.BLOB + path)
         name = layout_name(path)
         if name is not None:
-            plan.dirty.add("y:" + name)  # a Liquid layout of that name came or went
+            plan.dirty.add(Kind.LAYOUT + name)  # a Liquid layout of that name came or went
         if is_data_file(path):
-            plan.dirty.add(DATA)
+            plan.dirty.add(Key.DATA)
         if theme and path.startswith(theme):
             rel = path[len(theme) :]
-            plan.dirty.add(ASSETS_KEY if rel.startswith("assets/") else "t:" + rel)
+            plan.dirty.add(Key.ASSETS if rel.startswith("assets/") else Kind.TEMPLATE + rel)
         old, new = cache.source(path), engine.read_source(path)
         if old is None or new is None:
-            plan.dirty.add(PATHS)
+            plan.dirty.add(Key.PATHS)
         updates.append((old, new))
     # neighbours in the old post order: of changed posts and of posts crossing the cut-off
     lo, hi = sorted((old_cut, engine.cut_us))
@@ -273,20 +267,20 @@ def _apply(
         plan.remove.add(path)
     kinds = (getattr(old, "kind", ""), getattr(new, "kind", ""))
     if (kinds[0] == "static") != (kinds[1] == "static") or _static_moved(old, new):
-        plan.dirty.add(STATIC)
+        plan.dirty.add(Key.STATIC)
     for row in (old, new):
         if row is not None and row.kind == "doc":
             plan.dirty.add(collection_key(row.model.collection))
     if "page" in kinds and _page_fields(old) != _page_fields(new):
-        plan.dirty.add(PAGES)
+        plan.dirty.add(Key.PAGES)
     if "post" not in kinds:
         return
     was = was and old is not None and old.kind == "post"
     now = now and new is not None and new.kind == "post"
     if was != now or (was and now and old.date_us != new.date_us):  # type: ignore[union-attr]
-        plan.dirty.add(ORDER)
+        plan.dirty.add(Key.ORDER)
     if sitemap_entry(old if was else None) != sitemap_entry(new if now else None):
-        plan.dirty.add(SITEMAP)
+        plan.dirty.add(Key.SITEMAP)
     if was and now:
         _dirty_fields(plan, old, new)  # type: ignore[arg-type]
 
@@ -314,7 +308,7 @@ def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:
             or key not in after
             or fingerprint(before[key]) != fingerprint(after[key])
         ):
-            plan.dirty.update({"k:" + key, "k:" + WHOLE})
+            plan.dirty.update({Kind.POST + key, Kind.POST + WHOLE})
 
 
 def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
@@ -323,7 +317,7 @@ def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
     lo, hi = sorted((old_cut, engine.cut_us))
     rows = engine.cache.posts(hi, lo_us=lo)
     for row in rows:
-        plan.dirty.update((ORDER, SITEMAP))
+        plan.dirty.update((Key.ORDER, Key.SITEMAP))
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
     for row in engine.docs_between(lo, hi):
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
@@ -333,10 +327,16 @@ def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
 def _users(engine: Engine, plan: _Plan) -> set[str]:
     """Return the producers that read a dirty key."""
     dirty = set(plan.dirty)
-    if any(k in (ORDER, STATIC) or k.startswith(("k:", "c:")) for k in dirty):
-        dirty.add(COLLECTIONS)  # site.collections shows the posts, documents and files
-    if any(k in (ORDER, PAGES, STATIC) or k.startswith(("k:", "s:", "c:")) for k in dirty):
-        dirty.add("s:" + WHOLE)
+    if any(
+        k in (Key.ORDER, Key.STATIC) or k.startswith((Kind.POST, Kind.COLLECTION)) for k in dirty
+    ):
+        dirty.add(Key.COLLECTIONS)  # site.collections shows the posts, documents and files
+    if any(
+        k in (Key.ORDER, Key.PAGES, Key.STATIC)
+        or k.startswith((Kind.POST, Kind.SITE, Kind.COLLECTION))
+        for k in dirty
+    ):
+        dirty.add(Kind.SITE + WHOLE)
     users: set[str] = set()
     for key in dirty:
         users |= engine.cache.users(key)
@@ -351,7 +351,7 @@ def _changed_page_fields(engine: Engine, path: str) -> bool:
         return False
     page = engine.post_page(row)
     for key, fp in engine.cache.deps_of(path).items():
-        if key.startswith("p:") and read_fingerprint(page, key[2:]) != fp:
+        if key.startswith(Kind.PAGE) and read_fingerprint(page, key[2:]) != fp:
             return True
     return False
 

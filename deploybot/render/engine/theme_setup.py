@@ -17,7 +17,7 @@ import mistune
 
 from deploybot.render.engine import build
 from deploybot.render.engine.cache import BuildCache
-from deploybot.render.engine.deps import DATA, LazySite, Recorder, SiteContent, TrackingTree
+from deploybot.render.engine.deps import Key, Kind, LazySite, Recorder, SiteContent, TrackingTree
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.model import RenderOptions, SiteConfig, SiteModel
 from deploybot.render.read.collections import POSTS
@@ -77,7 +77,7 @@ class ThemeSetup:
         )
 
     def _note_layout(self, name: str, path: str) -> None:
-        self.recorder.add("y:" + name, path)
+        self.recorder.add(Kind.LAYOUT + name, path)
 
     @property
     def liquid_theme(self) -> bool:
@@ -106,5 +106,5 @@ class ThemeSetup:
     def site_data(self) -> dict[str, Any]:
         """Return ``site.data`` (reading each data file through the tracking tree, and
         recording the list of data files)."""
-        self.recorder.add(DATA)
+        self.recorder.add(Key.DATA)
         return read_data(self.ctx.tree or self.tree, self.data_paths, self.options.max_yaml_size)
