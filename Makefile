@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.bench-installed
 PELICAN_VENV := .venv-pelican
-BENCH_ARGS ?= --sizes 1000,10000 --repeat 3 --update-readme
+BENCH_ARGS ?= --sizes 1000,10000 --repeat 3 --update-doc
 
 .PHONY: test lint demo bench bench-tools clean redis-server
 

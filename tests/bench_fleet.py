@@ -1,4 +1,4 @@
-"""Benchmark of the fleet (``[queue] backend = "redis"``), for the README's capacity model.
+"""Benchmark of the fleet (``[queue] backend = "redis"``), for docs/fleet.md's capacity model.
 
 Three measurements, each with a real redis-server, ``deploybot serve`` and ``deploybot
 worker`` processes on this machine:

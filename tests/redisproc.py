@@ -1,6 +1,6 @@
 """Test helper: a real ``redis-server`` on 127.0.0.1, a free port and a folder of its own.
 
-It runs with the append-only file on (as the README asks of a fleet's Redis) and no RDB
+It runs with the append-only file on (as docs/fleet.md asks of a fleet's Redis) and no RDB
 snapshots, so a restart (:meth:`RedisServer.restart`) keeps every key, as a production
 Redis restarted by its init system does. Tests that need it skip, saying why, when no
 ``redis-server`` is installed (``make test`` installs Debian's package when it can).

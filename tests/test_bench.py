@@ -2,7 +2,8 @@
 
 The whole harness runs once at 12 posts, one round, with the peers that are installed (the
 others must be skipped with their line), and must write the JSON, the plot when matplotlib
-is there, and the report into a copy of the README between its markers.
+is there, and the report into a copy of docs/performance.md between its markers (the plot
+linked beside it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from tests.bench.measure import Results, Sample, run
 from tests.bench.peers import find_peers, to_hugo, to_pelican
-from tests.bench.report import BEGIN, END, markdown, peer_table, targets, update_readme
+from tests.bench.report import BEGIN, END, markdown, peer_table, targets, update_doc
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOYBOT = [
@@ -61,11 +62,12 @@ x = 1
 def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     """Run ``python -m tests.bench`` at 12 posts; return (folder, stdout, stderr)."""
     tmp = tmp_path_factory.mktemp("bench")
-    readme = tmp / "README.md"
-    readme.write_text(f"# x\n\nbefore\n\n{BEGIN}\nold\n{END}\n\nafter\n", encoding="utf-8")
+    doc = tmp / "docs" / "performance.md"
+    doc.parent.mkdir()
+    doc.write_text(f"# x\n\nbefore\n\n{BEGIN}\nold\n{END}\n\nafter\n", encoding="utf-8")
     args = ["--sizes", "12", "--repeat", "1", "--keep", str(tmp / "sites")]
     args += ["--json", str(tmp / "bench.json"), "--plot", str(tmp / "docs" / "bench.png")]
-    args += ["--readme", str(readme), "--update-readme"]
+    args += ["--doc", str(doc), "--update-doc"]
     proc = subprocess.run(
         [sys.executable, "-m", "tests.bench", *args],
         cwd=ROOT,
@@ -96,12 +98,12 @@ def test_every_measurement_is_taken_once(bench_run: tuple[Path, str, str]) -> No
                 assert len(table[f"{peer.name} {part}"]["seconds"]) == 1
 
 
-def test_the_report_goes_between_the_readme_markers(bench_run: tuple[Path, str, str]) -> None:
+def test_the_report_goes_between_the_doc_markers(bench_run: tuple[Path, str, str]) -> None:
     tmp, out, _ = bench_run
-    readme = (tmp / "README.md").read_text(encoding="utf-8")
-    assert readme.startswith("# x\n\nbefore\n\n" + BEGIN + "\nMeasured ")
-    assert readme.endswith(END + "\n\nafter\n") and "\nold\n" not in readme
-    body = readme.split(BEGIN)[1].split(END)[0]
+    doc = (tmp / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert doc.startswith("# x\n\nbefore\n\n" + BEGIN + "\nMeasured ")
+    assert doc.endswith(END + "\n\nafter\n") and "\nold\n" not in doc
+    body = doc.split(BEGIN)[1].split(END)[0]
     assert body.strip() == out.strip()
     assert "| full build, 12 posts: faster than Jekyll |" in body
     assert "| no-op run-once, 12 posts: ≤ 2 × a bare git fetch |" in body
@@ -109,7 +111,7 @@ def test_the_report_goes_between_the_readme_markers(bench_run: tuple[Path, str, 
     assert "| 12 | one-post edit, end to end |" in body
     if importlib.util.find_spec("matplotlib"):
         assert (tmp / "docs" / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert "![time against site size](docs/bench.png)" in body
+        assert "![time against site size](bench.png)" in body  # beside the doc
 
 
 def test_the_rename_commit_holds_edited_renames(bench_run: tuple[Path, str, str]) -> None:
@@ -199,11 +201,11 @@ def test_targets_compare_medians_and_say_met_or_not() -> None:
     )
 
 
-def test_update_readme_needs_the_markers(tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_text("no markers\n", encoding="utf-8")
+def test_update_doc_needs_the_markers(tmp_path: Path) -> None:
+    doc = tmp_path / "performance.md"
+    doc.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no <!-- bench:begin -->"):
-        update_readme(readme, "x\n")
+        update_doc(doc, "x\n")
 
 
 def test_a_measured_command_reports_its_own_peak_not_the_harness() -> None:

@@ -113,18 +113,18 @@ def test_an_empty_secret_is_refused(tmp_path: Path) -> None:
         load_settings([config], {"HOOK_SECRET": ""})
 
 
-def _readme_file(readme: str, path: str) -> str:
-    """The ```toml block that follows the README's mention of ``path``."""
-    after = readme.split(f"`{path}`", 1)[1]
+def _doc_file(doc: str, path: str) -> str:
+    """The ```toml block that follows the mention of ``path`` in ``doc`` (Markdown)."""
+    after = doc.split(f"`{path}`", 1)[1]
     return after.split("```toml\n", 1)[1].split("```", 1)[0]
 
 
-def test_the_readmes_systemd_configs_load_and_match_the_units(tmp_path: Path) -> None:
-    """The sample /etc/deploybot/ of the README (moved under tmp_path) loads as the units
+def test_the_docs_systemd_configs_load_and_match_the_units(tmp_path: Path) -> None:
+    """The sample /etc/deploybot/ of docs/daemon.md (moved under tmp_path) loads as the units
     run it: the daemon's config and the site its glob finds, each state.dir under
     /var/lib/deploybot, the units' StateDirectory=."""
     root = Path(__file__).parent.parent
-    readme = (root / "README.md").read_text()
+    doc = (root / "docs" / "daemon.md").read_text()
     units = {
         n: (root / "config" / n).read_text()
         for n in ("deploybot.service", "deploybot-run-once.service", "deploybot-worker.service")
@@ -133,7 +133,7 @@ def test_the_readmes_systemd_configs_load_and_match_the_units(tmp_path: Path) ->
     (etc / "sites").mkdir(parents=True)
     moved = {"/var/lib/deploybot": str(tmp_path / "var"), "/srv/www": str(tmp_path / "srv")}
     for path in ("/etc/deploybot/daemon.toml", "/etc/deploybot/sites/www.toml"):
-        text = _readme_file(readme, path)
+        text = _doc_file(doc, path)
         assert "/var/lib/deploybot/" in text  # state.dir under StateDirectory=
         for old, new in moved.items():
             text = text.replace(old, new)

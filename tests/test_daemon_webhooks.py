@@ -380,11 +380,11 @@ def test_one_delivery_id_builds_each_site_it_is_sent_to(tmp_path: Path) -> None:
         assert daemon.deliveries("accepted") == 2 and daemon.deliveries("duplicate") == 2
 
 
-def _readme_answers() -> list[re.Pattern[str]]:
-    """The answers in the README's table of deliveries (the `NNN text` spans of its second
+def _documented_answers() -> list[re.Pattern[str]]:
+    """The answers in docs/daemon.md's table of deliveries (the `NNN text` spans of its second
     column), as patterns: a ``<placeholder>`` stands for any text."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    table = readme.split("| delivery | answer |", 1)[1].split("\n\n", 1)[0]
+    doc = (Path(__file__).parent.parent / "docs" / "daemon.md").read_text()
+    table = doc.split("| delivery | answer |", 1)[1].split("\n\n", 1)[0]
     rows = table.splitlines()[2:]
     spans = [span for row in rows for span in re.findall(r"`([^`]+)`", row.rsplit(" | ", 1)[1])]
     return [re.compile(re.sub(r"<[^>]+>", ".+", re.escape(span))) for span in spans]
@@ -400,7 +400,7 @@ def _declared_too_large(url: str) -> str:
     return f"{head.split()[1]} {body}"
 
 
-def test_the_readme_table_gives_each_answer_as_the_daemon_words_it(tmp_path: Path) -> None:
+def test_the_docs_table_gives_each_answer_as_the_daemon_words_it(tmp_path: Path) -> None:
     site = _site(tmp_path)
     commit = site.commit(1)
     answers = {}
@@ -431,7 +431,7 @@ def test_the_readme_table_gives_each_answer_as_the_daemon_words_it(tmp_path: Pat
             answers[what] = f"{answer.status_code} {answer.text}"
         answers["too large"] = _declared_too_large(daemon.url)
         wait_until(lambda: site.published_source() == commit)
-    documented = _readme_answers()
+    documented = _documented_answers()
     for what, answer in answers.items():
         text = answer.removesuffix("\n")
         assert "\n" not in text, (what, answer)

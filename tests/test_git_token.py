@@ -113,14 +113,13 @@ def test_publish_url_unset_uses_the_source_token(
     assert head(site.source, "main") == site.first  # the source branch untouched
 
 
-def readme_block(heading: str) -> str:
-    """The first TOML block of the README section under ``## heading``."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.partition(f"\n## {heading}\n")[2]
-    return section.partition("```toml\n")[2].partition("```")[0]
+def doc_block(name: str) -> str:
+    """The first TOML block of ``docs/<name>``."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / name).read_text(encoding="utf-8")
+    return doc.partition("```toml\n")[2].partition("```")[0]
 
 
-def test_the_readmes_github_pages_config_fetches_a_private_repository(
+def test_the_docs_github_pages_config_fetches_a_private_repository(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The trial: the README put token_env under [publish] only, so the source fetch of a
@@ -129,7 +128,7 @@ def test_the_readmes_github_pages_config_fetches_a_private_repository(
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     site = SmallSite(tmp_path)
     guarded = BasicAuth(http_backend_app(tmp_path), TOKEN_USER, TOKEN)
-    example = readme_block("GitHub Pages")
+    example = doc_block("github-pages.md")
     assert 'url = "https://github.com/you/site.git"' in example
     with wsgi_server(guarded) as base:
         site.config.write_text(

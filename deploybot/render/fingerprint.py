@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 RENDER_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 """The render modules' folder."""
 NOT_OUTPUT = frozenset({"jobs", "highlight_cache_bytes"})
-"""``[render]`` keys that never change the output (the README says so of each)."""
+"""``[render]`` keys that never change the output (docs/how-it-works.md says so of each)."""
 OUTPUT_LIBRARIES = ("mistune", "Pygments", "python-liquid", "Jinja2", "MarkupSafe", "PyYAML")
 """The distributions whose code makes the output: Markdown, highlighting, Liquid, the
 Jinja2 theme and its escaping, YAML."""

@@ -15,7 +15,7 @@ SIGKILL when the daemon dies (``prctl(PR_SET_PDEATHSIG)``), and it holds the rea
 pipe whose write end only the daemon holds, so when the daemon is gone, however it went,
 the job sees end-of-file and ends itself with its process group
 (:func:`deploybot.serve.build_process.die_with_daemon`). A build killed so is safe to kill (see
-the README: "After a crash or kill -9").
+docs/how-it-works.md: "After a crash or kill -9").
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ class Runner:
 
     async def end_all(self) -> None:
         """End every job process: SIGTERM to its process group, SIGKILL after
-        :data:`KILL_GRACE` s. A killed build leaves nothing to clean by hand (see the
-        README: "After a crash or kill -9")."""
+        :data:`KILL_GRACE` s. A killed build leaves nothing to clean by hand (see
+        docs/how-it-works.md: "After a crash or kill -9")."""
         procs = list(self._running.values())
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for proc in procs:

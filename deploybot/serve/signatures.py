@@ -76,5 +76,5 @@ def find_signature(headers: Mapping[str, str]) -> Signature | None:
 
 def sign(body: bytes, secret: str) -> str:
     """``sha256=`` + the hex HMAC-SHA256 of ``body`` with ``secret``: GitHub's
-    ``X-Hub-Signature-256`` value (for tests, and the README's curl line)."""
+    ``X-Hub-Signature-256`` value (for tests, and docs/daemon.md's curl line)."""
     return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()

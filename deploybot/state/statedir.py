@@ -1,6 +1,6 @@
 """The state directory: its layout, the one-run-at-a-time lock, and its upkeep.
 
-Everything a run keeps between runs lives under ``state.dir`` (see the README): the lock, the
+Everything a run keeps between runs lives under ``state.dir`` (docs/how-it-works.md): the lock, the
 source and publish mirrors, the render cache, the outbox and the notify records. This module
 says where each lives and what holding the state directory means: the directory made private,
 the lock taken, a full disk reported as such, and what a killed earlier run left swept away

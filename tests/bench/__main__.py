@@ -1,11 +1,12 @@
 """``python -m tests.bench``: run the benchmark, write the JSON, the report and the plot.
 
     python -m tests.bench [--sizes 1000,10000] [--repeat 3] [--peers jekyll,hugo,pelican]
-        [--json docs/bench.json] [--plot docs/bench.png] [--update-readme] [--keep DIR]
-    python -m tests.bench --from-json docs/bench.json --update-readme   # report only
+        [--json docs/bench.json] [--plot docs/bench.png] [--update-doc] [--keep DIR]
+    python -m tests.bench --from-json docs/bench.json --update-doc   # report only
 
 Each site size is made afresh (``--keep DIR`` keeps them), then measured in rounds (see
-:mod:`tests.bench.scenarios`); progress goes to stderr, the Markdown report to stdout.
+:mod:`tests.bench.scenarios`); progress goes to stderr, the Markdown report to stdout and,
+with ``--update-doc``, between the bench markers of ``--doc`` (docs/performance.md).
 ``make bench`` compiles deploybot's bytecode first (``python -m compileall -q deploybot``):
 without it (and with ``PYTHONDONTWRITEBYTECODE`` set), every measured run would compile
 every module it imports.
@@ -26,7 +27,7 @@ from pathlib import Path
 from tests.bench.measure import Results
 from tests.bench.peers import ROOT, find_peers
 from tests.bench.plot import plot
-from tests.bench.report import markdown, update_readme
+from tests.bench.report import markdown, update_doc
 from tests.bench.scenarios import SizeBench
 
 
@@ -44,8 +45,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=ROOT / "docs" / "bench.json")
     parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "bench.png")
     parser.add_argument("--no-plot", action="store_true")
-    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
-    parser.add_argument("--update-readme", action="store_true", help="write the report there")
+    parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "performance.md")
+    parser.add_argument("--update-doc", action="store_true", help="write the report into --doc")
     parser.add_argument("--keep", type=Path, help="make the sites in this folder and keep them")
     parser.add_argument("--from-json", type=Path, help="report on an earlier run's JSON")
     args = parser.parse_args(argv)
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_plot:
         title = f"make bench, {run['date']}: median of {run['repeat']} runs"
         if plot(results, args.plot, title):
-            link = _relative(args.plot, args.readme.parent)
+            link = _relative(args.plot, args.doc.parent)
             log(f"plot: {args.plot}")
         else:
             log("no plot: matplotlib is missing (pip install -e '.[bench]')")
@@ -126,9 +127,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     text = markdown(results, header, link)
     print(text)
-    if args.update_readme:
-        update_readme(args.readme, text)
-        log(f"updated {args.readme}")
+    if args.update_doc:
+        update_doc(args.doc, text)
+        log(f"updated {args.doc}")
 
 
 def _relative(path: Path, base: Path) -> str:

@@ -246,10 +246,11 @@ def markdown(results: Results, header: str, plot: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(readme: Path, text: str) -> None:
-    """Put ``text`` between the bench markers of ``readme`` (raises ValueError without them)."""
-    old = readme.read_text(encoding="utf-8")
+def update_doc(doc: Path, text: str) -> None:
+    """Put ``text`` between the bench markers of the Markdown file ``doc`` (docs/performance.md;
+    raises ValueError without them)."""
+    old = doc.read_text(encoding="utf-8")
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
     if not pattern.search(old):
-        raise ValueError(f"{readme}: no {BEGIN} ... {END} markers")
-    readme.write_text(pattern.sub(lambda _: f"{BEGIN}\n{text}{END}", old), encoding="utf-8")
+        raise ValueError(f"{doc}: no {BEGIN} ... {END} markers")
+    doc.write_text(pattern.sub(lambda _: f"{BEGIN}\n{text}{END}", old), encoding="utf-8")

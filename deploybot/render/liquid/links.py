@@ -8,7 +8,7 @@ path relative to the site root).
 
 A :class:`LinkIndex` (one per build, held by the build's Liquid) maps names to entries for
 each list once, so a look-up is a dict access, not a scan of every post, page and static
-file (20,000 ``{% link %}`` on a site of 5,000 static files: 47 s before, see the README).
+file (20,000 ``{% link %}`` on a site of 5,000 static files: 47 s before, see docs/performance.md).
 Each look-up still reads the lists as a scan would (their length, an entry's ``path``, the
 found entry's ``url``), so the dependency recording of an incremental build
 (:mod:`deploybot.render.engine.deps`) sees the same keys as before.

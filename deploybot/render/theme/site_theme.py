@@ -1,6 +1,6 @@
 """Which theme renders a site, and what the site's own Liquid theme adds to the build.
 
-Precedence (documented in the README): an explicit ``render.theme`` (a Jinja2 theme folder
+Precedence (documented in docs/jekyll.md): an explicit ``render.theme`` (a Jinja2 theme folder
 in the source) wins; otherwise a source with its own ``_layouts/`` is rendered with them
 (Liquid, as Jekyll does: no bundled index, assets or feeds); otherwise the bundled Jinja2
 theme. This module also makes the build's :class:`~deploybot.render.liquid.templates.Liquid` and
