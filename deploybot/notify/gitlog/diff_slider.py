@@ -10,6 +10,7 @@ git's ``xdiff/xdiffi.c`` (``get_indent``, ``measure_split``, ``score_add_split``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 MAX_INDENT = 200
@@ -76,59 +77,77 @@ class _File:
         return v
 
 
-def _group_init(f: _File) -> list[int]:
+@dataclass(slots=True)
+class _Group:
+    """xdiff's ``struct xdlgroup``: a run of changed lines ``[start, end)`` of one file (empty
+    when ``start == end``), moved in place while sliding."""
+
+    start: int
+    end: int
+
+
+@dataclass(slots=True)
+class _Score:
+    """xdiff's ``struct split_score``: the indent heuristic's score of a split, lower is better
+    (:func:`_score_cmp`)."""
+
+    effective_indent: int = 0
+    penalty: int = 0
+
+
+def _group_init(f: _File) -> _Group:
     end = 0
     while f.changed(end):
         end += 1
-    return [0, end]
+    return _Group(0, end)
 
 
-def _group_next(f: _File, g: list[int]) -> bool:
-    if g[1] == f.n:
+def _group_next(f: _File, g: _Group) -> bool:
+    if g.end == f.n:
         return False
-    g[0] = g[1] + 1
-    g[1] = g[0]
-    while f.changed(g[1]):
-        g[1] += 1
+    g.start = g.end + 1
+    g.end = g.start
+    while f.changed(g.end):
+        g.end += 1
     return True
 
 
-def _group_previous(f: _File, g: list[int]) -> bool:
-    if g[0] == 0:
+def _group_previous(f: _File, g: _Group) -> bool:
+    if g.start == 0:
         return False
-    g[1] = g[0] - 1
-    g[0] = g[1]
-    while f.changed(g[0] - 1):
-        g[0] -= 1
+    g.end = g.start - 1
+    g.start = g.end
+    while f.changed(g.start - 1):
+        g.start -= 1
     return True
 
 
-def _slide_down(f: _File, g: list[int]) -> bool:
-    if g[1] < f.n and f.recs[g[0]] == f.recs[g[1]]:
-        f.ch[g[0] + 1] = False
-        g[0] += 1
-        f.ch[g[1] + 1] = True
-        g[1] += 1
-        while f.changed(g[1]):
-            g[1] += 1
+def _slide_down(f: _File, g: _Group) -> bool:
+    if g.end < f.n and f.recs[g.start] == f.recs[g.end]:
+        f.ch[g.start + 1] = False
+        g.start += 1
+        f.ch[g.end + 1] = True
+        g.end += 1
+        while f.changed(g.end):
+            g.end += 1
         return True
     return False
 
 
-def _slide_up(f: _File, g: list[int]) -> bool:
-    if g[0] > 0 and f.recs[g[0] - 1] == f.recs[g[1] - 1]:
-        g[0] -= 1
-        f.ch[g[0] + 1] = True
-        g[1] -= 1
-        f.ch[g[1] + 1] = False
-        while f.changed(g[0] - 1):
-            g[0] -= 1
+def _slide_up(f: _File, g: _Group) -> bool:
+    if g.start > 0 and f.recs[g.start - 1] == f.recs[g.end - 1]:
+        g.start -= 1
+        f.ch[g.start + 1] = True
+        g.end -= 1
+        f.ch[g.end + 1] = False
+        while f.changed(g.start - 1):
+            g.start -= 1
         return True
     return False
 
 
-def _measure_and_score(f: _File, split: int, score: list[int]) -> None:
-    """``measure_split`` then ``score_add_split``; adds to score = [effective_indent, penalty]."""
+def _measure_and_score(f: _File, split: int, score: _Score) -> None:
+    """``measure_split`` then ``score_add_split``: adds the split at ``split`` to ``score``."""
     end_of_file = split >= f.n
     indent = -1 if end_of_file else f.indent(split)
     pre_blank, pre_indent = 0, -1
@@ -161,7 +180,7 @@ def _measure_and_score(f: _File, split: int, score: list[int]) -> None:
     if indent == -1:
         indent = post_indent
     any_blanks = total_blank != 0
-    score[0] += indent
+    score.effective_indent += indent
     if indent == -1 or pre_indent == -1:
         pass
     elif indent > pre_indent:
@@ -173,21 +192,23 @@ def _measure_and_score(f: _File, split: int, score: list[int]) -> None:
             )
         else:
             penalty += RELATIVE_DEDENT_WITH_BLANK_PENALTY if any_blanks else RELATIVE_DEDENT_PENALTY
-    score[1] += penalty
+    score.penalty += penalty
 
 
-def _score_cmp(s1: list[int], s2: list[int]) -> int:
-    cmp_indents = (s1[0] > s2[0]) - (s1[0] < s2[0])
-    return INDENT_WEIGHT * cmp_indents + (s1[1] - s2[1])
+def _score_cmp(s1: _Score, s2: _Score) -> int:
+    cmp_indents = (s1.effective_indent > s2.effective_indent) - (
+        s1.effective_indent < s2.effective_indent
+    )
+    return INDENT_WEIGHT * cmp_indents + (s1.penalty - s2.penalty)
 
 
-def _best_shift(f: _File, g: list[int], earliest_end: int, groupsize: int) -> int:
+def _best_shift(f: _File, g: _Group, earliest_end: int, groupsize: int) -> int:
     """The indent heuristic: the group end (at most 100 lines up) with the lowest score."""
-    shift = max(earliest_end, g[1] - groupsize - 1, g[1] - INDENT_HEURISTIC_MAX_SLIDING)
+    shift = max(earliest_end, g.end - groupsize - 1, g.end - INDENT_HEURISTIC_MAX_SLIDING)
     best_shift = -1
-    best: list[int] = [0, 0]
-    while shift <= g[1]:
-        score = [0, 0]
+    best = _Score()
+    while shift <= g.end:
+        score = _Score()
         _measure_and_score(f, shift, score)
         _measure_and_score(f, shift - groupsize, score)
         if best_shift == -1 or _score_cmp(score, best) <= 0:
@@ -201,30 +222,30 @@ def _compact(f: _File, fo: _File, indent_heuristic: bool) -> None:
     g = _group_init(f)
     go = _group_init(fo)
     while True:
-        if g[1] != g[0]:
+        if g.end != g.start:
             while True:
-                groupsize = g[1] - g[0]
+                groupsize = g.end - g.start
                 end_matching_other = -1
                 while _slide_up(f, g):
                     _group_previous(fo, go)
-                earliest_end = g[1]
-                if go[1] > go[0]:
-                    end_matching_other = g[1]
+                earliest_end = g.end
+                if go.end > go.start:
+                    end_matching_other = g.end
                 while _slide_down(f, g):
                     _group_next(fo, go)
-                    if go[1] > go[0]:
-                        end_matching_other = g[1]
-                if groupsize == g[1] - g[0]:
+                    if go.end > go.start:
+                        end_matching_other = g.end
+                if groupsize == g.end - g.start:
                     break
-            if g[1] == earliest_end:
+            if g.end == earliest_end:
                 pass
             elif end_matching_other != -1:
-                while go[1] == go[0]:
+                while go.end == go.start:
                     _slide_up(f, g)
                     _group_previous(fo, go)
             elif indent_heuristic:
                 best_shift = _best_shift(f, g, earliest_end, groupsize)
-                while g[1] > best_shift:
+                while g.end > best_shift:
                     _slide_up(f, g)
                     _group_previous(fo, go)
         if not _group_next(f, g):
