@@ -130,10 +130,22 @@ class Declared:
         return self.default is dataclasses.MISSING
 
 
-def declared(cls: type, prefix: str = "") -> list[Declared]:
+def declared(cls: type[Any], prefix: str = "") -> tuple[Declared, ...]:
     """The keys and tables the record ``cls`` declares, in declaration order; ``prefix``
     (``"notify."``) is put before each one's name in ``dotted``. Fields that are no key
     are left out."""
+    found = _DECLARED.get((cls, prefix))
+    if found is None:
+        found = _DECLARED[(cls, prefix)] = _read_fields(cls, prefix)
+    return found
+
+
+_DECLARED: dict[tuple[type, str], tuple[Declared, ...]] = {}
+"""What :func:`declared` found, by record and prefix: a config is loaded at each run and at
+each SIGHUP, and the records never change."""
+
+
+def _read_fields(cls: type, prefix: str) -> tuple[Declared, ...]:
     hints = typing.get_type_hints(cls)
     found = []
     for f in dataclasses.fields(cls):
@@ -152,7 +164,7 @@ def declared(cls: type, prefix: str = "") -> list[Declared]:
             Declared(prefix + toml, f.name, toml, kind, optional, default, record, option,
                      help_text)
         )  # fmt: skip
-    return found
+    return tuple(found)
 
 
 def every_key(cls: type, prefix: str = "") -> Iterator[Declared]:

@@ -4,7 +4,19 @@ Each key is declared once, here (:mod:`deploybot.config.options`): its type (the
 annotation), default, range or choices, check and one-line help. :mod:`deploybot.config.load`
 walks these records to read a file, and :mod:`deploybot.config.reference` to write
 ``config/deploybot.example.toml`` and ``docs/config-reference.md`` (``make config-reference``).
-Adding a key is one declaration here (then its use, and ``make config-reference``).
+
+Adding a key is one declaration here, then its use. In the table's record, e.g.
+``[source]``::
+
+    ssh_command: str = key(
+        "ssh", help="The ssh program git runs for ssh:// URLs", check=checks.check_one_line
+    )
+
+(an ``int`` needs its ``range=(low, high)``; a string with a fixed set of values its
+``choices=``; a key unset by default, None or "", an ``example=`` for the example config);
+a rule the value must follow goes in :mod:`.checks` as ``check_*(value, key, path)``. Then
+``make config-reference`` writes the example config and the reference page again
+(``tests/test_config_reference.py`` fails until it is run).
 
 The rules joining several keys (``publish.url`` defaulting to ``source.url``, a token for
 an http(s) URL only, ``notify.mbox`` required for ``transport = "mbox"``...) are the
