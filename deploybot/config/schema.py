@@ -577,14 +577,14 @@ class Config:
     state: StateConfig = table(StateConfig, help="The state folder.")
     daemon: DaemonConfig = table(
         DaemonConfig,
-        help='`deploybot serve`: the webhook daemon (README: "Run it as a daemon"). In the '
+        help="`deploybot serve`: the webhook daemon (docs/daemon.md). In the "
         "daemon's config (the first --config) every key counts; in a site's own config only "
         "`name` and `secret_env` do (any other key there is an error).",
     )
     path: Path | None = None
     queue: QueueConfig = table(
         QueueConfig,
-        help='Where `deploybot serve` queues builds (README: "A fleet of workers"). In a '
+        help="Where `deploybot serve` queues builds (docs/fleet.md). In a "
         "site's own config only `name` counts.",
     )
     base: Path | None = None
