@@ -128,3 +128,12 @@ def test_the_cli_prints_each_error_on_its_own_line(tmp_path: Path) -> None:
         "max_fetch_bytes, timeout, token_env, url",
         f"deploybot: error: {path}: 'render.jobs' must be 0 or more and at most 256, not -1",
     ]
+
+
+def test_a_toml_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
+    """Nothing can be read past it, so it is the one error; tomllib gives its line."""
+    path = tmp_path / "deploybot.toml"
+    path.write_text('[source]\nurl = "s"\nbranch = main\n[render]\njobs = -1\n')
+    assert _errors(path) == [
+        f"{path}: not valid TOML: Invalid value (at line 3, column 10)",
+    ]

@@ -238,7 +238,11 @@ class _Walk:
 
 def _blank(cls: type[T]) -> T:
     """A record ``cls`` of defaults, its required keys blank (for a walk that goes on)."""
-    values = {item.name: item.kind() for item in declared(cls) if item.required}
+    values = {
+        item.name: _blank(item.record) if item.record else item.kind()
+        for item in declared(cls)
+        if item.required
+    }
     return cls(**values)
 
 
