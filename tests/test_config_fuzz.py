@@ -4,12 +4,10 @@ another exception (exit 1 with a traceback) or a value a later stage cannot take
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import math
 import os
 import re
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploybot.config import load as config_module
 from deploybot.config.load import config_from_dict
+from deploybot.config.options import declared, every_key
 from deploybot.config.schema import Config
 from deploybot.git.locations import is_remote_url
 from deploybot.support.errors import ConfigError
@@ -26,18 +24,15 @@ from deploybot.support.errors import ConfigError
 
 def _keys(cls: type, prefix: str = "") -> list[tuple[str, Any]]:
     """Every TOML key of the schema, dotted, with its type hint (tables included)."""
-    found = []
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        if f.name == "path" and cls is Config:
-            continue
-        dotted = prefix + config_module._TOML_NAMES.get(f.name, f.name)
-        found.append((dotted, hints[f.name]))
-        if dataclasses.is_dataclass(hints[f.name]):
-            found += _keys(hints[f.name], dotted + ".")
+    found: list[tuple[str, Any]] = []
+    for item in declared(cls, prefix):
+        found.append((item.dotted, item.record or item.kind))
+        if item.record is not None:
+            found += _keys(item.record, item.dotted + ".")
     return found
 
 
+RANGES = {item.dotted: item.option.range for item in every_key(Config) if item.option}
 KEYS = _keys(Config)
 INT_KEYS = [key for key, hint in KEYS if hint is int]
 
@@ -127,8 +122,8 @@ def _load(raw: dict[str, Any], path: Path) -> Config | ConfigError:
     try:
         return config_from_dict(raw, path)
     except ConfigError as exc:
-        message = str(exc)
-        assert "\n" not in message and message.startswith(f"{path}: "), message
+        for line in str(exc).split("\n"):  # one line each error, every one naming the file
+            assert line.startswith(f"{path}: "), str(exc)
         return exc
 
 
@@ -139,7 +134,7 @@ def _check_loaded(cfg: Config) -> None:
         value: Any = getattr(cfg, section)
         for name in rest:
             value = getattr(value, name)
-        low, high = config_module._INT_RANGES[key]
+        low, high = RANGES[key] or (0, 0)
         assert value == 0 or low <= value <= high, (key, value)
     for url in (cfg.source.url, cfg.publish.url):
         if is_remote_url(url):
@@ -215,4 +210,4 @@ def test_redact_url_hides_a_token_wherever_it_is(url: str, token: str, where: st
 
 
 def test_every_integer_key_has_a_range() -> None:
-    assert sorted(INT_KEYS) == sorted(config_module._INT_RANGES)
+    assert sorted(INT_KEYS) == sorted(key for key, bounds in RANGES.items() if bounds)

@@ -81,7 +81,8 @@ def _report(exc: Exception) -> NoReturn:
         sys.exit(1)
     if _verbose():
         click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
-    click.echo(f"deploybot: error: {line}", err=True)
+    for each in line.split("\n"):  # a config file's errors: one line each
+        click.echo(f"deploybot: error: {each}", err=True)
     sys.exit(code)
 
 

@@ -1,8 +1,10 @@
 """``deploybot.toml``: one schema, each key declared once.
 
-:mod:`.schema` declares every section as a frozen dataclass (each field a key: its type,
-default and doc); :mod:`.load` reads a file into them, resolving paths against the file's
-folder; :mod:`.checks` and :mod:`.queue` hold the value rules that the types alone cannot
-say. Every error is a :class:`~deploybot.support.errors.ConfigError` naming the key and the
-file.
+:mod:`.schema` declares every table as a frozen dataclass whose fields are its keys, each
+declared with :mod:`.options` (type, default, range or choices, check, one-line help);
+:mod:`.load` walks them to read a file, resolving paths against the file's folder and
+reporting every error of the file at once; :mod:`.checks` and :mod:`.queue` hold the value
+rules that the types alone cannot say; :mod:`.reference` writes the example config and the
+reference page from the schema. Every error is a
+:class:`~deploybot.support.errors.ConfigError` naming the key and the file.
 """

@@ -395,6 +395,29 @@ def check_one_line(
         raise _fail(path, key, f"must be {need}, not {shown!r}")
 
 
+def check_message(message: str, key: str, path: Path) -> None:
+    """Check a commit message template (``publish.message``): one non-empty line."""
+    check_one_line(message, key, path, empty_ok=False)
+
+
+def check_url_text(url: str, key: str, path: Path) -> None:
+    """Check a URL shown in an email (``notify.repository_url``): one line, shown redacted."""
+    check_one_line(url, key, path, url=True)
+
+
+def check_keep(prefixes: tuple[str, ...], key: str, path: Path) -> None:
+    """Check the path prefixes a build never touches (``publish.keep``): each a clean
+    relative path (:func:`check_relative_path`)."""
+    for prefix in prefixes:
+        check_relative_path(prefix, key, path, "entries must be paths relative to the branch root")
+
+
+def check_theme(theme: str, key: str, path: Path) -> None:
+    """Check ``render.theme``: ``"default"`` or a clean relative path in the source."""
+    if theme != "default":
+        check_relative_path(theme, key, path, 'must be "default" or a folder in the source')
+
+
 KERNEL_FILE_SYSTEMS = (Path("/proc"), Path("/sys"))
 """Where Linux mounts its own file systems (procfs, sysfs): nothing there holds mail."""
 
@@ -484,24 +507,26 @@ _BARE_ADDR_RE = re.compile(r"^[^\x00-\x20\x7f<>\",@]+@[^\x00-\x20\x7f<>\",@]+$")
 _SENDER_RE = re.compile(r"^\s*(?:[^<>]*<([^<>]+)>|([^<>\s]+))\s*$")
 
 
-def check_addresses(to: tuple[str, ...], sender: str, path: Path) -> None:
-    """Reject addresses the email layer cannot use (``notify.to``: bare ASCII addresses;
-    ``notify.from``: ``addr@host`` or ``Name <addr@host>``), at load time (exit 78), not
-    mid-run. Raises ConfigError naming the key."""
+def check_to(to: tuple[str, ...], key: str, path: Path) -> None:
+    """Reject a recipient the email layer cannot use (``notify.to``: bare ASCII addresses),
+    at load time (exit 78), not mid-run. Raises ConfigError naming the key."""
     for addr in to:
         if not (addr.isascii() and _BARE_ADDR_RE.match(addr)):
             raise _fail(
                 path,
-                "notify.to",
+                key,
                 f"entries must be bare addresses like 'commits@example.org' (no display "
                 f"name), not {addr!r}",
             )
+
+
+def check_sender(sender: str, key: str, path: Path) -> None:
+    """Reject a sender the email layer cannot use (``notify.from``: ``addr@host`` or
+    ``Name <addr@host>``), at load time. Raises ConfigError naming the key."""
     m = _SENDER_RE.match(sender)
     addr = (m.group(1) or m.group(2)) if m else ""
     if not (addr.isascii() and _BARE_ADDR_RE.match(addr)):
-        raise _fail(
-            path, "notify.from", f"must be 'addr@host' or 'Name <addr@host>', not {sender!r}"
-        )
+        raise _fail(path, key, f"must be 'addr@host' or 'Name <addr@host>', not {sender!r}")
 
 
 def check_timezone(tz: str | None, key: str, path: Path) -> None:

@@ -1,10 +1,13 @@
 """Load and validate ``deploybot.toml`` into the records of :mod:`deploybot.config.schema`.
 
-Each key's type and default there is its validation rule; the value rules the types cannot
-say are :mod:`deploybot.config.checks`' and :mod:`deploybot.config.queue`'s. An unknown key is a
-:class:`~deploybot.support.errors.ConfigError` naming the key and the file and suggesting the
-nearest known key; so is a value of the wrong type. Paths are relative to the config file.
-Secrets never live in the file: ``password_env`` names an environment variable.
+The loader walks the schema (:func:`deploybot.config.options.declared`): for each key the
+file sets, its type, then its range or choices, then its check; for each it does not, its
+default. An unknown key is an error suggesting the nearest known key. Then the rules that
+join several keys (:func:`_resolve`), each skipped when a key it reads is already wrong.
+Every error is one line naming the key and the file, and all the errors of a file are
+raised together, one line each, as one :class:`~deploybot.support.errors.ConfigError`.
+Paths are relative to the config file. Secrets never live in the file: ``password_env``
+names an environment variable.
 """
 
 from __future__ import annotations
@@ -13,15 +16,23 @@ import dataclasses
 import difflib
 import os
 import tomllib
-import types
 import typing
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from deploybot.config import checks
 from deploybot.config.checks import author_name
-from deploybot.config.queue import check_queue
-from deploybot.config.schema import Config, DaemonConfig, QueueConfig, RenderConfig, StateConfig
+from deploybot.config.options import Declared, declared
+from deploybot.config.schema import (
+    Config,
+    DaemonConfig,
+    PublishConfig,
+    QueueConfig,
+    RenderConfig,
+    SourceConfig,
+    StateConfig,
+)
 from deploybot.git.locations import config_base, resolve_location
 from deploybot.support.errors import ConfigError
 
@@ -30,55 +41,9 @@ GITHUB_PAGES_BRANCH = "gh-pages"
 """The branch GitHub Pages serves by default: ``publish.nojekyll`` is on for it."""
 CONFIG_ENV = "DEPLOYBOT_CONFIG"
 
-
-_NOT_KEYS = frozenset({"path", "base", "raw_urls"})
-_TOML_NAMES = {"sender": "from"}
-_TERA = 10**12
-# Every integer key's range, inclusive: past the maximum a value is surely a mistake, and
-# it keeps every integer inside what sqlite (the build cache) and C code take (64 bits).
-# Bytes, characters and steps stop at 10**12 (far above any memory: "no limit" in effect);
-# layout_max_depth at 1,000 (Python's own recursion limit stops deeper calls first).
-_INT_RANGES: dict[str, tuple[int, int]] = {
-    "source.max_fetch_bytes": (1, _TERA),
-    "publish.max_fetch_bytes": (1, _TERA),
-    "render.feed_limit": (0, 1_000_000),
-    "render.layout_max_steps": (1, _TERA),
-    "render.layout_max_output": (1, _TERA),
-    "render.layout_max_depth": (1, 1000),
-    "render.max_file_bytes": (1, _TERA),
-    "render.max_page_bytes": (1, _TERA),
-    "render.max_yaml_size": (1, _TERA),
-    "render.markdown_max_elements": (1, _TERA),
-    "render.max_site_bytes": (1, _TERA),
-    "render.liquid_max_loop_iterations": (1, _TERA),
-    "render.liquid_max_local_bytes": (1, _TERA),
-    "render.liquid_max_depth": (1, 1000),
-    "render.jobs": (0, 256),  # 0: one per CPU; more than 256 processes is surely a mistake
-    "render.highlight_cache_bytes": (0, _TERA),
-    "publish.min_files": (0, _TERA),
-    "notify.smtp.port": (1, 65535),
-    # git-multimail's limits; 0 also allowed (no limit). The smallest useful values: a cut
-    # keeps N-7 (N-6) characters + " [...]".
-    "notify.max_line_length": (8, 1_000_000),
-    "notify.max_lines": (1, 10_000_000),
-    "notify.subject_max_length": (7, 1_000_000),
-    "notify.max_commit_emails": (1, 100_000),
-    "daemon.poll_interval": (0, 7 * 86400),  # 0 = no polling
-    "daemon.max_body_bytes": (1, 10**10),
-    "daemon.workers": (1, 1024),
-}
-_ZERO_IS_NO_LIMIT = frozenset(
-    {"notify.max_line_length", "notify.max_lines", "notify.subject_max_length",
-     "notify.max_commit_emails"}
-)  # fmt: skip
-_CHOICES = {
-    "notify.transport": ("smtp", "sendmail", "mbox", "stdout", "none"),
-    "notify.smtp.security": ("none", "starttls", "ssl"),
-    "render.footnotes": ("kramdown", "kramdown1", "mistune", "none"),
-    "queue.backend": ("local", "redis"),
-}
-
 T = TypeVar("T")
+
+_REMOTE_KEYS = ("source.url", "source.token_env", "publish.url", "publish.token_env")
 
 
 def default_config_path() -> Path:
@@ -94,8 +59,10 @@ def load_config(path: Path) -> Config:
         default filled in.
 
     Raises:
-        ConfigError: the file is missing or not TOML, a key is unknown, a value has the wrong
-            type or is not one of the allowed choices. The message names the key and the file.
+        ConfigError: the file is missing or not TOML (tomllib's message gives the line),
+            keys are unknown, values have the wrong type, are out of range, not one of the
+            allowed choices or fail their check: every such error of the file, one line
+            each, naming the key and the file.
     """
     path = Path(path)
     return config_from_dict(read_toml(path), path)
@@ -115,18 +82,17 @@ def load_build_config(path: Path) -> tuple[RenderConfig, Path]:
     if "source" in raw:
         config = config_from_dict(raw, path)
         return config.render, config.state.dir
+    walk = _Walk(path)
     for key in raw:
         if key not in ("render", "state"):
-            raise ConfigError(
+            walk.error(
                 f"{path}: '{key}' needs a [source] table: a config for 'deploybot build' "
                 "alone holds only [render] and [state]"
             )
-    render = _build(RenderConfig, raw.get("render", {}), path, prefix="render.")
-    state = _build(StateConfig, raw.get("state", {}), path, prefix="state.")
-    _check_render(render, path)
-    state_dir = _resolve_path(Path(config_base(path)), state.dir, "state.dir", path)
-    checks.check_folder_location(state_dir, "state.dir", path)
-    return render, state_dir
+    render = walk.table(RenderConfig, raw.get("render", {}), "render.")
+    state = walk.table(StateConfig, raw.get("state", {}), "state.")
+    walk.raise_errors()
+    return render, state.dir
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -146,51 +112,138 @@ def daemon_from_dict(raw: dict[str, Any], path: Path) -> tuple[DaemonConfig, Pat
     """Validate the ``[daemon]``, ``[state]`` and ``[queue]`` tables of a file that has no
     ``[source]`` (a daemon config listing its sites in ``daemon.sites``); return them
     resolved as in :func:`config_from_dict` (``state.dir`` absolute). Raises ConfigError."""
-    daemon = _build(DaemonConfig, raw.get("daemon", {}), path, prefix="daemon.")
-    state = _build(StateConfig, raw.get("state", {}), path, prefix="state.")
-    queue = _build(QueueConfig, raw.get("queue", {}), path, prefix="queue.")
-    base = Path(config_base(path))
-    state_dir = _resolve_path(base, state.dir, "state.dir", path)
-    checks.check_folder_location(state_dir, "state.dir", path)
-    check_queue(queue, path)
-    return _resolve_daemon(daemon, base, path), state_dir, queue
+    walk = _Walk(path)
+    daemon = walk.table(DaemonConfig, raw.get("daemon", {}), "daemon.")
+    state = walk.table(StateConfig, raw.get("state", {}), "state.")
+    queue = walk.table(QueueConfig, raw.get("queue", {}), "queue.")
+    daemon = _resolve_daemon(daemon, walk)
+    _check_queue(queue, walk)
+    walk.raise_errors()
+    return daemon, state.dir, queue
 
 
 def config_from_dict(raw: dict[str, Any], path: Path) -> Config:
     """Validate an already-parsed TOML document; see :func:`load_config`."""
-    parsed = _build(Config, raw, path, prefix="", skip=_NOT_KEYS)
-    return _resolve(parsed, path)
+    walk = _Walk(path)
+    parsed = walk.table(Config, raw, "")
+    config = _resolve(parsed, walk)
+    walk.raise_errors()
+    return config
 
 
-def _build(
-    cls: type[T], raw: Any, path: Path, prefix: str, skip: frozenset[str] = frozenset()
-) -> T:
-    where = prefix.rstrip(".") or "top level"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: [{where}] must be a table")
-    hints = typing.get_type_hints(cls)
-    fields = {
-        f.name: f
-        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-        if f.name not in skip and f.metadata.get("key", True)
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+class _Walk:
+    """One walk of the schema over one file: the errors found so far (in the order found:
+    each key's in the file's order, then the rules'), the keys that failed (so that no rule
+    reading one runs, and no error follows from another), and each key's value as the file
+    wrote it (before its check rewrote it)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.base = Path(config_base(path))
+        self.errors: list[str] = []
+        self.failed: set[str] = set()
+        self.written: dict[str, Any] = {}
+
+    def error(self, message: str, *keys: str) -> None:
+        """Record ``message`` (once) and the ``keys`` that are wrong."""
+        if message not in self.errors:
+            self.errors.append(message)
+        self.failed.update(keys)
+
+    def raise_errors(self) -> None:
+        """Raise every error found, one line each, as one ConfigError."""
+        if self.errors:
+            raise ConfigError("\n".join(self.errors))
+
+    def ok(self, keys: Iterable[str]) -> bool:
+        """None of ``keys`` (dotted) is wrong, nor any table holding one."""
+        return not any(
+            key in self.failed or any(key.startswith(t + ".") for t in self.failed) for key in keys
+        )
+
+    def rule(self, keys: Iterable[str], check: Callable[[], T]) -> T | None:
+        """Run ``check`` (a rule reading ``keys``) unless one of them is wrong; its
+        ConfigError is recorded, and its keys then count as wrong. Returns its result, or
+        None when it did not run or failed."""
+        keys = tuple(keys)
+        if not self.ok(keys):
+            return None
+        try:
+            return check()
+        except ConfigError as exc:
+            self.error(str(exc), *keys)
+            return None
+
+    def table(self, cls: type[T], raw: Any, prefix: str) -> T:
+        """The record ``cls`` read from the table ``raw`` (its keys named ``prefix`` + key).
+        A key that is wrong (or missing) gets its default (or a blank), so that the walk
+        goes on: the record is used only when no error was found."""
+        items = declared(cls, prefix)
+        if not isinstance(raw, dict):
+            self.error(f"{self.path}: [{prefix.rstrip('.') or 'top level'}] must be a table",
+                       prefix.rstrip("."))  # fmt: skip
+            return _blank(cls)
+        by_toml = {item.toml: item for item in items}
+        values: dict[str, Any] = {}
+        for name, value in raw.items():
+            item = by_toml.get(name)
+            if item is None:
+                self.error(_unknown_key(self.path, prefix + name, name, list(by_toml)))
+            elif item.record is not None:
+                values[item.name] = self.table(item.record, value, item.dotted + ".")
+            else:
+                values[item.name] = self.value(item, value)
+        for item in items:
+            if item.name in values:
+                continue
+            if item.required:
+                self.error(f"{self.path}: missing required key '{item.dotted}'", item.dotted)
+                values[item.name] = _blank(item.record) if item.record else item.kind()
+            elif item.record is not None:
+                values[item.name] = self.table(item.record, {}, item.dotted + ".")
+            else:
+                values[item.name] = self.value(item, item.default, given=False)
+        return cls(**values)
+
+    def value(self, item: Declared, value: Any, given: bool = True) -> Any:
+        """One key's value: converted to its type (when the file ``given`` it), within its
+        range or choices, a path resolved against the file's folder, and checked; on an
+        error, recorded, its default."""
+        assert item.option is not None
+        option, dotted = item.option, item.dotted
+        try:
+            if given:
+                value = _convert(item.kind, value, self.path, dotted)
+                if item.kind is int:
+                    _check_range(value, item, self.path)
+                if option.choices and value not in option.choices:
+                    raise ConfigError(
+                        f"{self.path}: '{dotted}' must be one of {', '.join(option.choices)}, "
+                        f"not {value!r}"
+                    )
+            self.written[dotted] = value
+            if isinstance(value, Path):
+                value = _resolve_path(self.base, value, dotted, self.path)
+            if value is not None and option.check is not None:
+                checked = option.check(value, dotted, self.path)
+                value = value if checked is None else checked
+        except ConfigError as exc:
+            self.error(str(exc), dotted)
+            return item.default if not item.required else item.kind()
+        return value
+
+
+def _blank(cls: type[T]) -> T:
+    """A record ``cls`` of defaults, its required keys blank (for a walk that goes on)."""
+    values = {
+        item.name: _blank(item.record) if item.record else item.kind()
+        for item in declared(cls)
+        if item.required
     }
-    toml_to_py = {_TOML_NAMES.get(name, name): name for name in fields}
-    kwargs: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in toml_to_py:
-            raise ConfigError(_unknown_key(path, prefix + key, key, list(toml_to_py)))
-        name = toml_to_py[key]
-        kwargs[name] = _convert(hints[name], value, path, prefix + key)
-    for name, f in fields.items():
-        if (
-            name not in kwargs
-            and f.default is dataclasses.MISSING
-            and (f.default_factory is dataclasses.MISSING)
-        ):
-            raise ConfigError(
-                f"{path}: missing required key '{prefix}{_TOML_NAMES.get(name, name)}'"
-            )
-    return cls(**kwargs)
+    return cls(**values)
 
 
 def _unknown_key(path: Path, dotted: str, key: str, known: list[str]) -> str:
@@ -201,17 +254,12 @@ def _unknown_key(path: Path, dotted: str, key: str, known: list[str]) -> str:
 
 
 def _convert(hint: Any, value: Any, path: Path, dotted: str) -> Any:
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, path, prefix=dotted + ".")  # type: ignore[arg-type]
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (types.UnionType, typing.Union):
-        inner = [a for a in args if a is not type(None)]
-        return _convert(inner[0], value, path, dotted)
-    if origin is tuple:
+    """``value`` as the type ``hint`` (str, int, float, bool, Path, tuple[str, ...]) of the
+    key ``dotted``; ConfigError when it is not one."""
+    if typing.get_origin(hint) is tuple:
         if not isinstance(value, list):
             raise ConfigError(f"{path}: '{dotted}' must be a list of strings")
-        return tuple(_convert(args[0], item, path, dotted) for item in value)
+        return tuple(_convert(typing.get_args(hint)[0], v, path, dotted) for v in value)
     if hint is Path:
         text = _expect(str, value, path, dotted)
         if "\0" in text or not text:
@@ -221,29 +269,20 @@ def _convert(hint: Any, value: Any, path: Path, dotted: str) -> Any:
         if abs(value) > checks.MAX_TIMEOUT:  # float() of a huge int overflows
             return float("inf")
         return float(value)
-    value = _expect(hint, value, path, dotted)
-    if hint is int:
-        _check_int(value, path, dotted)
-    choices = _CHOICES.get(dotted)
-    if choices and value not in choices:
-        raise ConfigError(f"{path}: '{dotted}' must be one of {', '.join(choices)}, not {value!r}")
-    return value
+    return _expect(hint, value, path, dotted)
 
 
-def _check_int(value: int, path: Path, dotted: str) -> None:
-    low, high = _INT_RANGES[dotted]
-    if dotted in _ZERO_IS_NO_LIMIT and value == 0:
+def _check_range(value: int, item: Declared, path: Path) -> None:
+    """An integer key's declared range, inclusive (and 0, for a key where it is no limit)."""
+    assert item.option is not None and item.option.range is not None, item.dotted
+    (low, high), no_limit = item.option.range, item.option.zero_is_no_limit
+    if no_limit and value == 0:
         return
     if not low <= value <= high:
-        need = (
-            f"0 (no limit) or from {low} to {high}"
-            if dotted in _ZERO_IS_NO_LIMIT
-            else f"{low} or more and at most {high}"
-        )
-        raise ConfigError(f"{path}: '{dotted}' must be {need}, not {value}")
-
-
-_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+        need = f"0 (no limit) or from {low} to {high}" if no_limit else (
+            f"{low} or more and at most {high}"
+        )  # fmt: skip
+        raise ConfigError(f"{path}: '{item.dotted}' must be {need}, not {value}")
 
 
 def _expect(kind: type[T], value: Any, path: Path, dotted: str) -> T:
@@ -256,22 +295,58 @@ def _expect(kind: type[T], value: Any, path: Path, dotted: str) -> T:
     return typing.cast(T, value)
 
 
-def _resolve(cfg: Config, path: Path) -> Config:
-    base = Path(config_base(path))
-    _check_values(cfg, path)
-    source_url = checks.check_git_url(cfg.source.url, "source.url", path)
+def _resolve(cfg: Config, walk: _Walk) -> Config:
+    """The rules joining several keys: the remotes (``publish.url`` and ``token_env``
+    defaults, tokens for http(s) only, never onto the source branch), the notify
+    defaults and requirements, the daemon's paths, the queue's URL."""
+    path, written = walk.path, walk.written
+    remotes = walk.rule(_REMOTE_KEYS, lambda: _remotes(cfg, walk.base, path))
+    source, publish = remotes or (cfg.source, cfg.publish)
+    walk.rule(
+        (*_REMOTE_KEYS, "source.branch", "publish.branch"),
+        lambda: checks.check_not_onto_source(
+            (source.url, source.branch), (publish.url, publish.branch), bool(cfg.publish.url),
+            path,
+        ),
+    )  # fmt: skip
+    notify = cfg.notify
+    mbox_keys, to_keys = ("notify.transport", "notify.mbox"), ("notify.transport", "notify.to")
+    if notify.transport == "mbox" and notify.mbox is None and walk.ok(mbox_keys):
+        walk.error(
+            f"{path}: 'notify.mbox' is required when notify.transport = \"mbox\"",
+            "notify.mbox",
+        )
+    if notify.transport != "none" and not notify.to and walk.ok(to_keys):
+        walk.error(f"{path}: 'notify.to' must list at least one address", "notify.to")
+    notify = dataclasses.replace(
+        notify,
+        repository_url=notify.repository_url or publish.url,
+        pusher=notify.pusher or author_name(publish.author),
+    )
+    daemon = _resolve_daemon(cfg.daemon, walk)
+    _check_queue(cfg.queue, walk)
+    source_raw = written.get("source.url", "")
+    raw_urls = (source_raw, written.get("publish.url") or source_raw)
+    return Config(
+        source, publish, cfg.render, notify, cfg.state, daemon, path=path.resolve(),
+        queue=cfg.queue, base=walk.base, raw_urls=raw_urls,
+    )  # fmt: skip
+
+
+def _remotes(cfg: Config, base: Path, path: Path) -> tuple[SourceConfig, PublishConfig]:
+    """``[source]`` and ``[publish]`` with their URLs resolved against ``base``, the
+    publish side defaulting to the source's, and the tokens each side uses (checked)."""
     (source_token, source_key), (publish_token, publish_key) = _tokens(cfg)
     source = dataclasses.replace(
         cfg.source,
-        url=resolve_location(source_url, str(base)),
+        url=resolve_location(cfg.source.url, str(base)),
         token_env=source_token,
         token_key=source_key,
     )
     checks.check_token_env(source.token_env, source.url, source_key, "source.url", path)
     publish_url, url_key = source.url, "source.url"
     if cfg.publish.url:
-        publish_url = checks.check_git_url(cfg.publish.url, "publish.url", path)
-        publish_url, url_key = resolve_location(publish_url, str(base)), "publish.url"
+        publish_url, url_key = resolve_location(cfg.publish.url, str(base)), "publish.url"
     nojekyll = cfg.publish.nojekyll
     if nojekyll is None:
         nojekyll = cfg.publish.branch == GITHUB_PAGES_BRANCH
@@ -280,35 +355,7 @@ def _resolve(cfg: Config, path: Path) -> Config:
         url_key=url_key, token_key=publish_key,
     )  # fmt: skip
     checks.check_token_env(publish.token_env, publish.url, publish_key, url_key, path)
-    checks.check_not_onto_source(
-        (source.url, source.branch), (publish.url, publish.branch), bool(cfg.publish.url), path
-    )
-    checks.check_author(publish.author, "publish.author", path)
-    checks.check_timezone(publish.timezone, "publish.timezone", path)
-    notify = cfg.notify
-    mbox = _resolve_path(base, notify.mbox, "notify.mbox", path) if notify.mbox else None
-    if notify.transport == "mbox" and mbox is None:
-        raise ConfigError(f"{path}: 'notify.mbox' is required when notify.transport = \"mbox\"")
-    if mbox is not None:
-        checks.check_file_location(mbox, "notify.mbox", path)
-    if notify.transport != "none" and not notify.to:
-        raise ConfigError(f"{path}: 'notify.to' must list at least one address")
-    checks.check_addresses(notify.to, notify.sender, path)
-    notify = dataclasses.replace(
-        notify,
-        mbox=mbox,
-        repository_url=notify.repository_url or publish.url,
-        pusher=notify.pusher or author_name(publish.author),
-    )
-    state = StateConfig(dir=_resolve_path(base, cfg.state.dir, "state.dir", path))
-    checks.check_folder_location(state.dir, "state.dir", path)
-    daemon = _resolve_daemon(cfg.daemon, base, path)
-    check_queue(cfg.queue, path)
-    raw_urls = (cfg.source.url, cfg.publish.url or cfg.source.url)
-    return Config(
-        source, publish, cfg.render, notify, state, daemon, path=path.resolve(), queue=cfg.queue,
-        base=base, raw_urls=raw_urls,
-    )  # fmt: skip
+    return source, publish
 
 
 def _tokens(cfg: Config) -> tuple[tuple[str | None, str], tuple[str | None, str]]:
@@ -328,64 +375,37 @@ def _tokens(cfg: Config) -> tuple[tuple[str | None, str], tuple[str | None, str]
     )
 
 
-def _resolve_daemon(daemon: DaemonConfig, base: Path, path: Path) -> DaemonConfig:
-    """Check ``[daemon]``'s values; make a ``unix:`` listen path and the ``sites`` glob
-    absolute (relative to the config file's folder)."""
-    checks.check_listen(daemon.listen, "daemon.listen", path)
-    checks.check_env_name(daemon.secret_env, "daemon.secret_env", path)
-    checks.check_timeout(daemon.stop_timeout, "daemon.stop_timeout", path)
-    checks.check_timeout(daemon.read_timeout, "daemon.read_timeout", path)
-    if daemon.name:
-        checks.check_site_name(daemon.name, "daemon.name", path)
-    listen = daemon.listen
-    where = checks.parse_listen(listen)
-    if isinstance(where, Path):
-        socket_path = _resolve_path(base, where, "daemon.listen", path)
-        checks.check_socket_path(socket_path, "daemon.listen", path)
-        listen = checks.UNIX_PREFIX + str(socket_path)
+def _resolve_daemon(daemon: DaemonConfig, walk: _Walk) -> DaemonConfig:
+    """Make a ``unix:`` listen path and the ``sites`` glob absolute (relative to the config
+    file's folder), checking the socket path's length and the glob."""
+    path = walk.path
+    listen = walk.rule(("daemon.listen",), lambda: _listen(daemon.listen, walk.base, path))
     sites = daemon.sites
-    if sites:
+    if sites and walk.ok(("daemon.sites",)):
         if "\0" in sites or not sites.strip():
-            raise ConfigError(f"{path}: 'daemon.sites' must be a glob pattern of site configs")
-        sites = str(base / os.path.expanduser(sites))
-    return dataclasses.replace(daemon, listen=listen, sites=sites)
+            walk.error(
+                f"{path}: 'daemon.sites' must be a glob pattern of site configs", "daemon.sites"
+            )
+        else:
+            sites = str(walk.base / os.path.expanduser(sites))
+    return dataclasses.replace(daemon, listen=listen or daemon.listen, sites=sites)
 
 
-def _check_values(cfg: Config, path: Path) -> None:
-    """The per-key rules of :mod:`deploybot.config.checks`, for every key that has one."""
-    checks.check_branch(cfg.source.branch, "source.branch", path)
-    checks.check_branch(cfg.publish.branch, "publish.branch", path)
-    checks.check_timeout(cfg.source.timeout, "source.timeout", path)
-    checks.check_timeout(cfg.publish.timeout, "publish.timeout", path)
-    checks.check_one_line(cfg.publish.message, "publish.message", path, empty_ok=False)
-    checks.check_fraction(cfg.publish.max_removed, "publish.max_removed", path)
-    for prefix in cfg.publish.keep:
-        checks.check_relative_path(
-            prefix, "publish.keep", path, "entries must be paths relative to the branch root"
+def _listen(listen: str, base: Path, path: Path) -> str:
+    where = checks.parse_listen(listen)
+    if not isinstance(where, Path):
+        return listen
+    socket_path = _resolve_path(base, where, "daemon.listen", path)
+    checks.check_socket_path(socket_path, "daemon.listen", path)
+    return checks.UNIX_PREFIX + str(socket_path)
+
+
+def _check_queue(queue: QueueConfig, walk: _Walk) -> None:
+    """A Redis backend needs ``queue.url``."""
+    if queue.backend == "redis" and not queue.url and walk.ok(("queue.url", "queue.backend")):
+        walk.error(
+            f"{walk.path}: 'queue.url' is required when queue.backend = \"redis\"", "queue.url"
         )
-    _check_render(cfg.render, path)
-    notify, smtp, webhook = cfg.notify, cfg.notify.smtp, cfg.notify.webhook
-    checks.check_one_line(notify.repository_url, "notify.repository_url", path, url=True)
-    checks.check_one_line(notify.pusher, "notify.pusher", path)
-    checks.check_host(smtp.host, "notify.smtp.host", path)
-    checks.check_timeout(smtp.timeout, "notify.smtp.timeout", path)
-    if smtp.username is not None:
-        checks.check_one_line(smtp.username, "notify.smtp.username", path)
-    checks.check_env_name(smtp.password_env, "notify.smtp.password_env", path)
-    if webhook.url:
-        checks.check_http_url(webhook.url, "notify.webhook.url", path)
-    checks.check_env_name(webhook.url_env, "notify.webhook.url_env", path)
-    checks.check_timeout(webhook.timeout, "notify.webhook.timeout", path)
-
-
-def _check_render(render: RenderConfig, path: Path) -> None:
-    """The per-key rules of ``[render]`` (:mod:`deploybot.config.checks`)."""
-    if render.theme != "default":
-        checks.check_relative_path(
-            render.theme, "render.theme", path, 'must be "default" or a folder in the source'
-        )
-    checks.check_timezone(render.timezone, "render.timezone", path)
-    checks.check_timeout(render.highlight_timeout, "render.highlight_timeout", path)
 
 
 def _resolve_path(base: Path, value: Path, key: str, path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""The checks of the ``[queue]`` table (:class:`deploybot.config.schema.QueueConfig`), at load.
+"""The checks of the ``[queue]`` table's keys (:class:`deploybot.config.schema.QueueConfig`).
 
 A Redis URL is read as redis-py's ``Redis.from_url`` reads it (``redis://[user@]host[:port][/db]``,
 ``rediss://`` for TLS, ``unix:///path/to/socket[?db=N]``); a password written into it is
@@ -12,44 +12,29 @@ from __future__ import annotations
 import re
 import urllib.parse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from deploybot.config import checks
 from deploybot.support.errors import ConfigError
-
-if TYPE_CHECKING:
-    from deploybot.config.schema import QueueConfig
 
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 _QUEUE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-def check_queue(queue: QueueConfig, path: Path) -> None:
-    """Check every ``[queue]`` key of the file at ``path``.
-
-    Raises:
-        ConfigError: naming the key and the file: a Redis backend without ``url``; a URL
-            that is not ``redis://``, ``rediss://`` or ``unix://``, holds a password, has a
-            query other than ``?db=N`` or cannot be read; a queue name that is not 1 to 64
-            letters, digits, ``.``, ``_`` or ``-``; a timeout that is not more than 0 and at
-            most a day; a lease shorter than 1 s (a renewal every third of it must fit), a
-            heartbeat timeout shorter than 1 s (five heartbeats must fit).
-    """
-    if queue.backend == "redis" and not queue.url:
-        raise ConfigError(f"{path}: 'queue.url' is required when queue.backend = \"redis\"")
-    if queue.url:
-        check_redis_url(queue.url, "queue.url", path)
-    checks.check_env_name(queue.password_env, "queue.password_env", path)
-    if not is_queue_name(queue.name):
+def check_queue_name(name: str, key: str, path: Path) -> None:
+    """Check ``queue.name`` (:func:`is_queue_name`). Raises ConfigError naming ``key``."""
+    if not is_queue_name(name):
         raise ConfigError(
-            f"{path}: 'queue.name' must be 1 to 64 letters, digits, '.', '_' or '-', "
-            f"not {queue.name!r}"
+            f"{path}: '{key}' must be 1 to 64 letters, digits, '.', '_' or '-', not {name!r}"
         )
-    for key in ("affinity_timeout", "lease_ttl", "job_timeout", "heartbeat_timeout"):
-        checks.check_timeout(getattr(queue, key), f"queue.{key}", path)
-    for key in ("lease_ttl", "heartbeat_timeout"):
-        if getattr(queue, key) < 1:
-            raise ConfigError(f"{path}: 'queue.{key}' must be 1 second or more")
+
+
+def check_lease(seconds: float, key: str, path: Path) -> None:
+    """Check a lease or heartbeat timeout (``queue.lease_ttl``, ``queue.heartbeat_timeout``):
+    a timeout (:func:`deploybot.config.checks.check_timeout`) of 1 s or more (a renewal
+    every third of it, or five heartbeats, must fit). Raises ConfigError naming ``key``."""
+    checks.check_timeout(seconds, key, path)
+    if seconds < 1:
+        raise ConfigError(f"{path}: '{key}' must be 1 second or more")
 
 
 def check_redis_url(url: str, key: str, path: Path) -> None:

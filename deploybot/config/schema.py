@@ -1,9 +1,27 @@
-"""The schema of ``deploybot.toml``: every section a frozen dataclass whose fields are its keys.
+"""The schema of ``deploybot.toml``: every table a frozen dataclass whose fields are its keys.
 
-Each field is one key, declared once: its type and default are the validation rule
-(:mod:`deploybot.config.load` reads a file into these), its doc in the class docstring (``from``
-is spelled ``sender`` in Python). A field with :data:`_DERIVED` metadata is no key: it records
-which key gave a value, for messages.
+Each key is declared once, here (:mod:`deploybot.config.options`): its type (the field's
+annotation), default, range or choices, check and one-line help. :mod:`deploybot.config.load`
+walks these records to read a file, and :mod:`deploybot.config.reference` to write
+``config/deploybot.example.toml`` and ``docs/config-reference.md`` (``make config-reference``).
+
+Adding a key is one declaration here, then its use. In the table's record, e.g.
+``[source]``::
+
+    ssh_command: str = key(
+        "ssh", help="The ssh program git runs for ssh:// URLs", check=checks.check_one_line
+    )
+
+(an ``int`` needs its ``range=(low, high)``; a string with a fixed set of values its
+``choices=``; a key unset by default, None or "", an ``example=`` for the example config);
+a rule the value must follow goes in :mod:`.checks` as ``check_*(value, key, path)``. Then
+``make config-reference`` writes the example config and the reference page again
+(``tests/test_config_reference.py`` fails until it is run).
+
+The rules joining several keys (``publish.url`` defaulting to ``source.url``, a token for
+an http(s) URL only, ``notify.mbox`` required for ``transport = "mbox"``...) are the
+loader's. A field declared with plain ``field()`` is no key: the loader sets it, to say which
+key gave a value, for messages (so it is not compared: ``compare=False``).
 """
 
 from __future__ import annotations
@@ -11,31 +29,60 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deploybot.config import checks, queue
+from deploybot.config.options import key, required_key, required_table, table, when_set
 from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT, Remote
 
-_DERIVED: dict[str, bool] = {"key": False}
-"""The metadata of a field that is no TOML key: which key gave a value, set when the
-config is resolved, for messages only (so not compared: ``compare=False``)."""
+TERA = 10**12
+"""The top of the byte, character and step limits: far above any memory ("no limit" in
+effect), and inside what sqlite (the build cache) and C code take (64 bits). Every integer
+key has a range: past its maximum a value is surely a mistake."""
+
+_TIMEOUT = "(0 < timeout <= 86400)"
 
 
 @dataclass(frozen=True)
 class SourceConfig:
     """``[source]``: the repository holding the site source.
 
-    ``token_env`` names the environment variable holding an access token for an http(s)
-    ``url`` (sent as HTTP basic auth: the URL's user, else ``x-access-token``); ``timeout``
-    (s) bounds one fetch in all, ``max_fetch_bytes`` what its server may send
-    (:class:`deploybot.git.remote.Remote`). With ``publish.url`` unset (one repository),
-    ``token_env`` defaults to ``publish.token_env``; ``token_key`` (no TOML key) is the
-    key that gave it.
+    ``token_key`` (no TOML key) is the key that gave ``token_env`` (``publish.token_env``
+    when it serves both sides of one repository).
     """
 
-    url: str
-    branch: str = "main"
-    token_env: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
-    token_key: str = field(default="source.token_env", compare=False, metadata=_DERIVED)
+    url: str = field(
+        metadata=required_key(
+            help="REQUIRED. A path, file:///, http(s)://, git://, ssh://, git+ssh:// or "
+            "[user@]host:path (no password in it: use an SSH key or token_env; no <helper>:: "
+            "form); relative paths are relative to this file",
+            check=checks.check_git_url,
+            example="../site",
+        )
+    )
+    branch: str = key(
+        "main",
+        help="The source branch: its name (main), not a refname (refs/heads/main); any "
+        "name git check-ref-format accepts",
+        check=checks.check_branch,
+    )
+    token_env: str | None = key(
+        None,
+        help="The environment variable holding an access token, for http(s) URLs only: sent "
+        "as HTTP basic auth (user x-access-token, or the URL's own user); unset: exit 78; "
+        "default publish.token_env when publish.url is unset",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_SOURCE_TOKEN",
+    )
+    timeout: float = key(
+        DEFAULT_TIMEOUT,
+        help=f"Seconds one fetch may take in all, however steadily the server sends {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+    max_fetch_bytes: int = key(
+        DEFAULT_MAX_FETCH_BYTES,
+        help="Bytes the server may send in one fetch (2 GiB); past it: exit 78",
+        range=(1, TERA),
+    )
+    token_key: str = field(default="source.token_env", compare=False)
 
     def remote(self) -> Remote:
         """The source repository as :mod:`deploybot.git.repository` fetches it."""
@@ -49,33 +96,86 @@ class SourceConfig:
 class PublishConfig:
     """``[publish]``: where build commits go.
 
-    ``url`` defaults to ``source.url`` (and then ``token_env`` to ``source.token_env``);
-    ``timezone`` (IANA) is used for ``{date}`` in ``message`` and defaults to the site's
-    timezone, else UTC; ``keep`` lists path prefixes on the publish branch that builds never
-    touch. ``nojekyll``: the published tree gets an empty ``.nojekyll`` (so GitHub Pages
-    does not run Jekyll again); unset, on for the branch ``gh-pages`` only (resolved to a
-    bool when loaded). The publish guard: a build that would remove more than
-    ``max_removed`` (a fraction, 0 to 1) of the published files, or leave fewer than
-    ``min_files`` (0: no minimum), is not pushed. ``token_env``, ``timeout`` and
-    ``max_fetch_bytes``: as :class:`SourceConfig`'s, for each fetch and push of the publish
-    branch. ``url_key`` and ``token_key`` (no TOML keys): the keys that gave ``url`` and
+    Loaded, ``url`` is never empty (``source.url`` when unset), ``token_env`` is
+    ``source.token_env`` when unset for one repository, and ``nojekyll`` a bool.
+    ``url_key`` and ``token_key`` (no TOML keys): the keys that gave ``url`` and
     ``token_env`` (``source.url``, ``source.token_env`` when taken from the source).
     """
 
-    url: str = ""
-    branch: str = "asf-site"
-    author: str = "deploybot <deploybot@localhost>"
-    message: str = "Build at {date}"
-    timezone: str | None = None
-    keep: tuple[str, ...] = ()
-    nojekyll: bool | None = None
-    max_removed: float = 0.5
-    min_files: int = 1
-    token_env: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
-    url_key: str = field(default="publish.url", compare=False, metadata=_DERIVED)
-    token_key: str = field(default="publish.token_env", compare=False, metadata=_DERIVED)
+    url: str = key(
+        "",
+        help="The repository build commits are pushed to; default source.url (the publish "
+        "branch may then not be source.branch: refused at load, in any URL spelling)",
+        check=when_set(checks.check_git_url),
+        example="../site-publish.git",
+    )
+    branch: str = key(
+        "asf-site",
+        help="The publish branch, as source.branch: gh-pages, not refs/heads/gh-pages",
+        check=checks.check_branch,
+    )
+    author: str = key(
+        "deploybot <deploybot@localhost>",
+        help='"Name <email>" of each build commit; also its committer',
+        check=checks.check_author,
+    )
+    message: str = key(
+        "Build at {date}",
+        help="The build commit's message; {date} is `date`'s default format: Tue Jul 14 "
+        "09:12:04 PDT 2020",
+        check=checks.check_message,
+    )
+    timezone: str | None = key(
+        None,
+        help="IANA name of the timezone of {date}; default the site's timezone, else UTC",
+        check=checks.check_timezone,
+        example="America/Los_Angeles",
+    )
+    keep: tuple[str, ...] = key(
+        (),
+        help='Path prefixes on the publish branch that builds never touch, e.g. ["docs/", '
+        '".asf.yaml", "CNAME"]; by default none (a file committed there by hand goes with '
+        "the next build)",
+        check=checks.check_keep,
+    )
+    nojekyll: bool | None = key(
+        None,
+        help="An empty .nojekyll at the root (GitHub Pages then runs no Jekyll); default: on "
+        'for branch = "gh-pages", off for any other',
+        example=True,
+    )
+    max_removed: float = key(
+        0.5,
+        help="The publish guard: a build removing more than this fraction (0 to 1; 1: no "
+        "limit) of the published files is not pushed (exit 1; run-once --force pushes it); "
+        "the first build is not held to it",
+        check=checks.check_fraction,
+    )
+    min_files: int = key(
+        1,
+        help="The publish guard: a build leaving fewer files than this is not pushed (0: no "
+        "minimum)",
+        range=(0, TERA),
+    )
+    token_env: str | None = key(
+        None,
+        help="As source.token_env, for fetching and pushing the publish branch; default "
+        "source.token_env when url is unset (then this key alone serves the source too)",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_PUBLISH_TOKEN",
+    )
+    timeout: float = key(
+        DEFAULT_TIMEOUT,
+        help=f"Seconds one fetch or push may take in all {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+    max_fetch_bytes: int = key(
+        DEFAULT_MAX_FETCH_BYTES,
+        help="Bytes the server may send in one fetch of the publish branch",
+        range=(1, TERA),
+    )
+    url_key: str = field(default="publish.url", compare=False)
+    token_key: str = field(default="publish.token_env", compare=False)
 
     def remote(self) -> Remote:
         """The publish repository as :mod:`deploybot.git.repository` fetches and pushes it."""
@@ -85,161 +185,372 @@ class PublishConfig:
         )  # fmt: skip
 
 
+_LAYOUT = "Per render of a layout (untrusted code, sandboxed)"
+_LIQUID = "What Liquid may use for one page"
+_INPUT = "A bound on hostile input (past it the build fails naming the file)"
+
+
 @dataclass(frozen=True)
 class RenderConfig:
-    """``[render]``: ``theme`` is ``"default"`` (the bundled theme) or a folder in the source.
+    """``[render]``: how the site is rendered, and the bounds of each build.
 
-    ``typography`` turns kramdown's smart quotes and dashes on or off; ``footnotes`` picks the
-    footnote markup: ``kramdown`` (kramdown 2.x, Jekyll 4), ``kramdown1`` (kramdown 1.x, no
-    ``rel``/``role`` attributes), ``mistune`` (mistune's own) or ``none`` (no footnotes).
-
-    ``layout_max_steps``, ``layout_max_output`` (characters) and ``layout_max_depth`` bound
-    each render of a layout (layouts are untrusted code; see ``render.sandbox``): each is at
-    least 1, and a layout past one is bad input (exit 1, naming the layout).
-    Limits on hostile or broken input (each more than 0; exceeding one fails the build with
-    exit 1 naming the file): ``max_file_bytes`` (bytes of any source file read: post, page,
-    layout, include, static file, ``_config.yml``), ``liquid_max_loop_iterations``,
-    ``liquid_max_local_bytes`` and ``liquid_max_depth`` (what Liquid may use for one page:
-    see :class:`deploybot.render.model.LiquidLimits`), ``max_page_bytes`` (bytes of one
-    rendered page after Liquid, Markdown and its layout), ``max_yaml_size`` (a YAML
-    document with its aliases expanded: nodes plus scalar characters) and
-    ``markdown_max_elements`` (the blocks, spans and HTML elements one page's Markdown
-    makes: each is held in memory until the page is rendered).
-    ``max_site_bytes``: the bytes of output one build renders in all (pages, feeds, theme
-    files; static files are copies and do not count).
-    ``highlight_timeout``: the seconds one page may spend highlighting code blocks (some
-    Pygments lexers are exponential on hostile input); past it the build fails naming the
-    block and its language (finite, more than 0, at most a day).
-    ``jobs``: the processes a full build renders pages and posts in (0: one per CPU; 1: no
-    worker processes); the output is the same for any value. ``highlight_cache_bytes``:
-    the bound of the highlighted code blocks kept under ``state.dir`` across builds
-    (compressed bytes; 0 keeps none).
+    Each limit past which a build fails is bad input (exit 1, naming the file, layout or
+    code block).
     """
 
-    theme: str = "default"
-    timezone: str | None = None
-    feed_limit: int = 20
-    typography: bool = True
-    footnotes: str = "kramdown"
-    layout_max_steps: int = 10_000_000
-    layout_max_output: int = 50_000_000
-    layout_max_depth: int = 50
-    liquid_max_loop_iterations: int = 1_000_000
-    liquid_max_local_bytes: int = 50_000_000
-    liquid_max_depth: int = 50
-    max_file_bytes: int = 50_000_000
-    max_page_bytes: int = 50_000_000
-    max_yaml_size: int = 10_000_000
-    markdown_max_elements: int = 1_000_000
-    highlight_timeout: float = 10.0
-    max_site_bytes: int = 1_000_000_000
-    jobs: int = 0
-    highlight_cache_bytes: int = 100_000_000
+    theme: str = key(
+        "default",
+        help='"default" (the bundled theme, templates/) or a folder in the source tree',
+        check=checks.check_theme,
+    )
+    timezone: str | None = key(
+        None,
+        help="IANA timezone name; overrides _config.yml's timezone",
+        check=checks.check_timezone,
+        example="America/Los_Angeles",
+    )
+    feed_limit: int = key(20, help="Posts in atom.xml and rss.xml", range=(0, 1_000_000))
+    typography: bool = key(True, help="kramdown's smart quotes and dashes (’ “ ” — – …)")
+    footnotes: str = key(
+        "kramdown",
+        help="The footnote markup: kramdown (kramdown 2.x, Jekyll 4), kramdown1 (kramdown 1.x, "
+        "no rel/role attributes), mistune (mistune's own) or none (no footnotes)",
+        choices=("kramdown", "kramdown1", "mistune", "none"),
+    )
+    layout_max_steps: int = key(
+        10_000_000,
+        help=f"{_LAYOUT}: loop iterations, calls, filters, operators (+1 per list item, per "
+        "1,000 characters)",
+        range=(1, TERA),
+    )
+    layout_max_output: int = key(
+        50_000_000,
+        help=f"{_LAYOUT}: characters written, and the largest value a layout may build",
+        range=(1, TERA),
+    )
+    layout_max_depth: int = key(
+        50,
+        help=f"{_LAYOUT}: macro, caller() and loop() calls nested in each other",
+        range=(1, 1000),  # Python's own recursion limit stops deeper calls first
+    )
+    liquid_max_loop_iterations: int = key(
+        1_000_000,
+        help=f"{_LIQUID}: loop iterations (nested loops multiply; all loops of a page add up)",
+        range=(1, TERA),
+    )
+    liquid_max_local_bytes: int = key(
+        50_000_000,
+        help=f"{_LIQUID}: bytes held by assign and capture variables",
+        range=(1, TERA),
+    )
+    liquid_max_depth: int = key(
+        50, help=f"{_LIQUID}: includes in includes, blocks in blocks", range=(1, 1000)
+    )
+    max_file_bytes: int = key(
+        50_000_000,
+        help=f"{_INPUT}: bytes of any source file read: post, page, layout, include, static "
+        "file, _config.yml",
+        range=(1, TERA),
+    )
+    max_page_bytes: int = key(
+        50_000_000,
+        help=f"{_INPUT}: bytes of one rendered page (after Liquid, Markdown and its layout)",
+        range=(1, TERA),
+    )
+    max_yaml_size: int = key(
+        10_000_000,
+        help=f"{_INPUT}: front matter or _config.yml with its YAML aliases expanded (nodes "
+        "plus scalar characters)",
+        range=(1, TERA),
+    )
+    markdown_max_elements: int = key(
+        1_000_000,
+        help=f"{_INPUT}: the blocks, spans and HTML elements one page's Markdown makes (each "
+        "held in memory until the page is rendered)",
+        range=(1, TERA),
+    )
+    highlight_timeout: float = key(
+        10.0,
+        help="Seconds one page may spend highlighting code blocks (some Pygments lexers are "
+        f"exponential on hostile input); past it the build fails naming the block {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+    max_site_bytes: int = key(
+        1_000_000_000,
+        help="Bytes of output one build renders in all: pages, feeds, theme files (static "
+        "files are copies and do not count)",
+        range=(1, TERA),
+    )
+    jobs: int = key(
+        0,
+        help="Processes a full build renders pages and posts in: 0 = one per CPU, 1 = no "
+        "worker processes; the output is the same for any value",
+        range=(0, 256),  # more than 256 processes is surely a mistake
+    )
+    highlight_cache_bytes: int = key(
+        100_000_000,
+        help="Highlighted code blocks kept under state.dir across builds (compressed bytes; "
+        "0 keeps none)",
+        range=(0, TERA),
+    )
 
 
 @dataclass(frozen=True)
 class SmtpConfig:
-    """``[notify.smtp]``: ``security`` is ``none``, ``starttls`` or ``ssl``; ``timeout`` in s."""
+    """``[notify.smtp]``: the SMTP server of ``notify.transport = "smtp"``."""
 
-    host: str = "localhost"
-    port: int = 25
-    security: str = "none"
-    username: str | None = None
-    password_env: str | None = None
-    timeout: float = 30.0
+    host: str = key("localhost", help="The SMTP server's host name or IP address",
+                    check=checks.check_host)  # fmt: skip
+    port: int = key(25, help="Its TCP port", range=(1, 65535))
+    security: str = key(
+        "none",
+        help="none, starttls (STARTTLS after connecting) or ssl (TLS from the start)",
+        choices=("none", "starttls", "ssl"),
+    )
+    username: str | None = key(
+        None,
+        help="The user to log in as (with the password of password_env)",
+        check=checks.check_one_line,
+        example="deploybot",
+    )
+    password_env: str | None = key(
+        None,
+        help="The environment variable holding the password",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_SMTP_PASSWORD",
+    )
+    timeout: float = key(
+        30.0,
+        help=f"Seconds for the whole exchange, connect to QUIT {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
 
 
 @dataclass(frozen=True)
 class WebhookConfig:
-    """``[notify.webhook]``: a JSON summary POSTed to a chat system's incoming webhook.
+    """``[notify.webhook]``: a JSON summary POSTed to a chat system's incoming webhook;
+    off while neither ``url`` nor ``url_env`` is set."""
 
-    Off while neither ``url`` nor ``url_env`` is set. ``url_env`` names an environment
-    variable holding the URL (chat webhook URLs embed their secret); ``timeout`` in s.
-    """
+    url: str = key(
+        "",
+        help="The incoming webhook's http(s) URL; off while neither url nor url_env is set",
+        check=when_set(checks.check_http_url),
+        example="https://chat.example.org/hooks/xxx",
+    )
+    url_env: str | None = key(
+        None,
+        help="Or: the environment variable holding the URL (chat webhook URLs embed their secret)",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_WEBHOOK_URL",
+    )
+    timeout: float = key(
+        10.0,
+        help=f"Seconds for the whole POST, connect to the end of the answer {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
 
-    url: str = ""
-    url_env: str | None = None
-    timeout: float = 10.0
+
+_MULTIMAIL = "git-multimail's"  # the limits below are its: emailMaxLineLength, ...
 
 
 @dataclass(frozen=True)
 class NotifyConfig:
     """``[notify]``: how the commit email is delivered and what it says.
 
-    ``transport`` is ``smtp``, ``sendmail``, ``mbox``, ``stdout`` or ``none``. ``sender`` is
-    the TOML key ``from``. ``repository_url`` defaults to ``publish.url``; ``pusher`` to the
-    publish author's name. The limits are git-multimail's (0 disables each):
-    ``max_line_length`` (emailMaxLineLength, characters), ``max_lines`` (emailMaxLines, body
-    lines), ``subject_max_length`` (subjectMaxLength, characters of the commit subject) and
-    ``max_commit_emails`` (maxCommitEmails: above it only the summary email is sent).
+    ``sender`` is the TOML key ``from``. Loaded, ``repository_url`` is never empty
+    (``publish.url`` when unset) and ``pusher`` neither (the publish author's name).
     """
 
-    transport: str = "none"
-    to: tuple[str, ...] = ()
-    sender: str = "deploybot@localhost"
-    mbox: Path | None = None
-    repository_url: str = ""
-    pusher: str = ""
-    max_line_length: int = 500
-    max_lines: int = 10000
-    subject_max_length: int = 500
-    max_commit_emails: int = 50
-    smtp: SmtpConfig = field(default_factory=SmtpConfig)
-    webhook: WebhookConfig = field(default_factory=WebhookConfig)
+    transport: str = key(
+        "none",
+        help="How the commit email goes: smtp, sendmail, mbox, stdout or none",
+        choices=("smtp", "sendmail", "mbox", "stdout", "none"),
+    )
+    to: tuple[str, ...] = key(
+        (),
+        help='Bare addresses, e.g. ["commits@example.org"]; required unless transport = "none"',
+        check=checks.check_to,
+    )
+    sender: str = key(
+        "deploybot@localhost",
+        toml="from",
+        help='"addr@host" or "Name <addr@host>", e.g. "deploybot@example.org"',
+        check=checks.check_sender,
+    )
+    mbox: Path | None = key(
+        None,
+        help='The mbox file of transport = "mbox": a regular file deploybot can write (or '
+        "create), not under /proc or /sys",
+        check=checks.check_file_location,
+        example="commits.mbox",
+    )
+    repository_url: str = key(
+        "",
+        help="The repository URL shown in the email; default publish.url",
+        check=checks.check_url_text,
+        example="https://example.org/site.git",
+    )
+    pusher: str = key(
+        "",
+        help='"<pusher> pushed a commit"; default the publish author\'s name',
+        check=checks.check_one_line,
+        example="ci",
+    )
+    max_line_length: int = key(
+        500,
+        help=f"Longer body lines are cut to N-7 characters + ' [...]' ({_MULTIMAIL} "
+        "emailMaxLineLength); 0 = no limit",
+        range=(8, 1_000_000),  # the smallest useful: a cut keeps N-7 characters + " [...]"
+        zero_is_no_limit=True,
+    )
+    max_lines: int = key(
+        10000,
+        help=f"Body lines kept, then '... N lines suppressed ...' ({_MULTIMAIL} emailMaxLines); "
+        "0 = no limit",
+        range=(1, 10_000_000),
+        zero_is_no_limit=True,
+    )
+    subject_max_length: int = key(
+        500,
+        help=f"The commit subject in a Subject: is cut to N-6 characters + ' [...]' "
+        f"({_MULTIMAIL} subjectMaxLength); 0 = no limit",
+        range=(7, 1_000_000),
+        zero_is_no_limit=True,
+    )
+    max_commit_emails: int = key(
+        50,
+        help="More new commits than this since the last email: the summary email only "
+        f"({_MULTIMAIL} maxCommitEmails); 0 = no limit",
+        range=(1, 100_000),
+        zero_is_no_limit=True,
+    )
+    smtp: SmtpConfig = table(SmtpConfig, help='The SMTP server of transport = "smtp".')
+    webhook: WebhookConfig = table(
+        WebhookConfig, help="A JSON summary of each build POSTed to a chat incoming webhook."
+    )
 
 
 @dataclass(frozen=True)
 class StateConfig:
-    """``[state]``: ``dir`` holds the mirrors, caches, outbox and lock."""
+    """``[state]``: the state folder (loaded: absolute, symlinks resolved)."""
 
-    dir: Path = Path(".deploybot")
+    dir: Path = key(
+        Path(".deploybot"),
+        help="Mirrors, caches, outbox and lock; made private (0700); must be writable",
+        check=checks.check_folder_location,
+    )
 
 
 @dataclass(frozen=True)
 class DaemonConfig:
-    """``[daemon]``: ``deploybot serve``. In the daemon's config (the first ``--config``):
-    ``listen`` (``HOST:PORT``, port 0 = any free port, or ``unix:PATH``), ``secret_env``
-    (the environment variable holding the webhook secret), ``poll_interval`` (s; 0 = off),
-    ``max_body_bytes``, ``workers`` (sites built at once), ``stop_timeout`` (s a stop waits
-    for running builds), ``read_timeout`` (s a client has for its headers, and again for its
-    body) and ``sites`` (a glob of site configs, relative to the file). In a site's config
-    only ``name`` (its ``/webhook/<name>``; default the file's stem) and ``secret_env`` (its
-    own secret) count. See :mod:`deploybot.serve`.
-    """
+    """``[daemon]``: ``deploybot serve`` (:mod:`deploybot.serve`). In the daemon's config (the
+    first ``--config``) every key counts; in a site's config only ``name`` and
+    ``secret_env`` do. Loaded, a ``unix:`` listen path and ``sites`` are absolute."""
 
-    listen: str = "127.0.0.1:8787"
-    secret_env: str | None = None
-    poll_interval: int = 300
-    max_body_bytes: int = 25_000_000
-    workers: int = 1
-    stop_timeout: float = 300.0
-    read_timeout: float = 10.0
-    sites: str = ""
-    name: str = ""
+    listen: str = key(
+        "127.0.0.1:8787",
+        help="HOST:PORT ([::1]:8787 for IPv6; port 0 = any free port) or unix:/path "
+        "(relative to this file)",
+        check=checks.check_listen,
+    )
+    secret_env: str | None = key(
+        None,
+        help="The environment variable holding the webhook secret; unset: webhooks are "
+        "refused (401) and only the poller builds",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_WEBHOOK_SECRET",
+    )
+    poll_interval: int = key(
+        300,
+        help="Seconds between two looks at each source branch (0 = never; at most 7 days)",
+        range=(0, 7 * 86400),
+    )
+    max_body_bytes: int = key(
+        25_000_000,
+        help="A webhook body over this is refused (413) before it is read (GitHub's cap)",
+        range=(1, 10**10),
+    )
+    workers: int = key(
+        1,
+        help="Sites built at once; one site never builds twice at once, and fetches wait "
+        "apart (up to 8, or workers), so a hung source holds no worker",
+        range=(1, 1024),
+    )
+    stop_timeout: float = key(
+        300.0,
+        help=f"Seconds a stop waits for running builds before ending them {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+    read_timeout: float = key(
+        10.0,
+        help=f"Seconds a client has to send its headers, and again its body {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+    sites: str = key(
+        "",
+        help="More site configs: a glob, relative to this file",
+        example="sites/*.toml",
+    )
+    name: str = key(
+        "",
+        help="This site's name in POST /webhook/<name> (letters, digits, '.', '_', '-'); "
+        "default the file's stem",
+        check=when_set(checks.check_site_name),
+        example="www",
+    )
 
 
 @dataclass(frozen=True)
 class QueueConfig:
-    """``[queue]``: where ``deploybot serve`` queues builds. ``backend`` ``"local"`` (its own
-    in-process queue: nothing else to run) or ``"redis"``: ``url`` (``redis://``,
-    ``rediss://`` or ``unix://``; the password, if any, in the variable ``password_env``),
-    and ``deploybot worker`` processes run the builds (:mod:`deploybot.serve.fleet`). ``name``:
-    the shared RQ queue (a site's config may name its own); ``affinity_timeout`` (s a
-    build waits for the worker that built its site last), ``lease_ttl`` (s a dead
-    worker's site lease lasts), ``job_timeout`` (s a build may run), ``heartbeat_timeout``
-    (s after a worker's last heartbeat, sent every fifth of it, that it counts as down: its
-    queue and the lease of its running build go to the others at once). In a site's config
-    only ``name`` counts.
-    """
+    """``[queue]``: where ``deploybot serve`` queues builds: its own in-process queue, or
+    Redis, where ``deploybot worker`` processes run them (:mod:`deploybot.serve.fleet`). In
+    a site's config only ``name`` counts."""
 
-    backend: str = "local"
-    url: str = ""
-    password_env: str | None = None
-    name: str = "deploybot"
-    affinity_timeout: float = 30.0
-    lease_ttl: float = 60.0
-    job_timeout: float = 3600.0
-    heartbeat_timeout: float = 10.0
+    backend: str = key(
+        "local",
+        help='"local": serve builds by itself; "redis": `deploybot worker` processes build',
+        choices=("local", "redis"),
+    )
+    url: str = key(
+        "",
+        help='Required for "redis": redis://, rediss:// or unix:///path?db=0 (no password in '
+        "it: password_env)",
+        check=when_set(queue.check_redis_url),
+        example="redis://127.0.0.1:6379/0",
+    )
+    password_env: str | None = key(
+        None,
+        help="The environment variable holding Redis' password",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_REDIS_PASSWORD",
+    )
+    name: str = key(
+        "deploybot",
+        help="The shared RQ queue (1 to 64 letters, digits, '.', '_', '-'); a site's own "
+        "config may set only this key",
+        check=queue.check_queue_name,
+    )
+    affinity_timeout: float = key(
+        30.0,
+        help=f"Seconds a build waits for the worker that built its site last {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+    lease_ttl: float = key(
+        60.0,
+        help="Seconds a dead worker's site lease lasts (renewed every third of it; 1 or more)",
+        check=queue.check_lease,
+    )
+    job_timeout: float = key(
+        3600.0,
+        help=f"Seconds a build may run before its worker ends it {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+    heartbeat_timeout: float = key(
+        10.0,
+        help="Seconds after a worker's last heartbeat (sent every fifth of it) that it counts "
+        "as down: its queue and its running build's lease go to the others (1 or more)",
+        check=queue.check_lease,
+    )
 
 
 @dataclass(frozen=True)
@@ -251,13 +562,30 @@ class Config:
     (``publish.url`` defaulting to ``source.url``), which the no-op stamp resolves again
     (:mod:`deploybot.pipeline.noop`). None of these three is a TOML key."""
 
-    source: SourceConfig
-    publish: PublishConfig = field(default_factory=PublishConfig)
-    render: RenderConfig = field(default_factory=RenderConfig)
-    notify: NotifyConfig = field(default_factory=NotifyConfig)
-    state: StateConfig = field(default_factory=StateConfig)
-    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    source: SourceConfig = field(
+        metadata=required_table(help="The repository holding the site source.")
+    )
+    publish: PublishConfig = table(PublishConfig, help="Where build commits go.")
+    render: RenderConfig = table(
+        RenderConfig,
+        help="How the site is rendered, and the bounds of each build (past one: exit 1, "
+        "naming the file).",
+    )
+    notify: NotifyConfig = table(
+        NotifyConfig, help="How the commit email is delivered and what it says."
+    )
+    state: StateConfig = table(StateConfig, help="The state folder.")
+    daemon: DaemonConfig = table(
+        DaemonConfig,
+        help="`deploybot serve`: the webhook daemon (docs/daemon.md). In the "
+        "daemon's config (the first --config) every key counts; in a site's own config only "
+        "`name` and `secret_env` do (any other key there is an error).",
+    )
     path: Path | None = None
-    queue: QueueConfig = field(default_factory=QueueConfig)
+    queue: QueueConfig = table(
+        QueueConfig,
+        help="Where `deploybot serve` queues builds (docs/fleet.md). In a "
+        "site's own config only `name` counts.",
+    )
     base: Path | None = None
     raw_urls: tuple[str, str] | None = None

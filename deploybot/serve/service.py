@@ -155,7 +155,8 @@ class Service:
         try:
             new = load_settings(self.paths)
         except ConfigError as exc:
-            log.error("SIGHUP: %s; the running configuration stays", exc)
+            errors = "; ".join(str(exc).split("\n"))  # a file's errors, one log line
+            log.error("SIGHUP: %s; the running configuration stays", errors)
             return
         old = self.settings.daemon
         kept = {}
