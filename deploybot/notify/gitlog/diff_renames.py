@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from deploybot.notify.gitlog.spanhash import CountsBatch, copied_bytes
 
@@ -34,8 +35,22 @@ S_IFMT = 0o170000
 S_IFREG = 0o100000
 
 
-_Candidate = tuple[int, int, int, int]
-"""(destination, source, score, same base name); destination -1 for an empty slot."""
+class _Candidate(NamedTuple):
+    """One cell of git's similarity matrix (``struct diff_score``): a source for a
+    destination, by index; ``dst`` -1 for an empty slot."""
+
+    dst: int
+    src: int
+    score: int
+    same_name: int
+    """1 when the two paths have the same base name (the tie-break), else 0."""
+
+
+class _Match(NamedTuple):
+    """The source a destination was paired with (``rename_dst.pair``), and its score."""
+
+    src: int
+    score: int
 
 
 @dataclass(frozen=True)
@@ -117,12 +132,12 @@ class _Detector:
         self.srcs = srcs
         self.dsts = dsts
         self.load = load
-        self.match: dict[int, tuple[int, int]] = {}  # dst index -> (src index, score)
+        self.match: dict[int, _Match] = {}  # by destination index
         self.memo: dict[bytes, int] = {}  # chunk -> hash: pages share their layout's lines
 
     def record(self, d: int, s: int, score: int) -> None:
         self.srcs[s].used += 1
-        self.match[d] = (s, score)
+        self.match[d] = _Match(s, score)
 
     def exact(self) -> None:
         """``find_exact_renames``: sources looked up by blob id (git's hash table), in order."""
@@ -219,7 +234,7 @@ class _Detector:
     ) -> list[_Candidate]:
         """git's four slots for destination ``d`` (``score_compare``): a candidate replaces
         the first worst slot when strictly better (score, then the same base name)."""
-        slots = [(-1, 0, 0, 0)] * NUM_CANDIDATE_PER_DST
+        slots = [_Candidate(-1, 0, 0, 0)] * NUM_CANDIDATE_PER_DST
         keys = [(1, 0, 0)] * NUM_CANDIDATE_PER_DST  # the worse sort later, empty slots last
         worst = 0
         for (s, src), name in zip(srcs, names, strict=True):
@@ -227,7 +242,7 @@ class _Detector:
             same = int(name == dst.name)
             key = (0, -score, -same)
             if keys[worst] > key:
-                keys[worst], slots[worst] = key, (d, s, score, same)
+                keys[worst], slots[worst] = key, _Candidate(d, s, score, same)
                 worst = max(range(NUM_CANDIDATE_PER_DST), key=keys.__getitem__)
         return slots
 
@@ -239,7 +254,7 @@ def _near(sizes: list[int], size: int) -> bool:
 
 
 def _sort_key(m: _Candidate) -> tuple[int, int, int]:
-    return (1, 0, 0) if m[0] < 0 else (0, -m[2], -m[3])
+    return (1, 0, 0) if m.dst < 0 else (0, -m.score, -m.same_name)
 
 
 def detect_copies(
@@ -301,8 +316,8 @@ def _rebuild(pairs: Sequence[FilePair], det: _Detector, src_of: dict[bytes, int]
             if hit is None:
                 kept.append(p)
             else:
-                src = det.srcs[hit[0]]
-                kept.append(FilePair(src.side, p.new, "R", hit[1]))
+                src = det.srcs[hit.src]
+                kept.append(FilePair(src.side, p.new, "R", hit.score))
         elif p.old is not None and p.new is None and det.srcs[src_of[p.old.path]].used:
             continue  # a deleted file that was renamed away
         else:
