@@ -13,12 +13,14 @@ import signal
 import socket
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import requests
 
 from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
+from tests.gitrepo import commit_files, read_branch
 from tests.servers import free_port, silent_server, smtp_server
 
 HOOK = "/webhook/deploybot"
@@ -332,3 +334,19 @@ def test_a_second_daemon_on_the_same_state_exits_75(tmp_path: Path) -> None:
         second = Daemon(site.config).start(expect_listening=False)
         assert second.wait() == 75
         assert any("another deploybot serve runs on" in line for line in second.log)
+
+
+def test_a_held_back_post_is_published_when_its_date_passes_with_no_push(tmp_path: Path) -> None:
+    site = GatedSite(tmp_path, gated=False, extra=daemon_table())  # no polling
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=4)
+    post = f"---\ntitle: Soon\ndate: {due:%Y-%m-%d %H:%M:%S} +0000\n---\nSoon.\n".encode()
+    commit = commit_files(site.source, {f"_posts/{due:%Y-%m-%d}-soon.md": post})
+    with Daemon(site.config) as daemon:
+        assert daemon.push(HOOK, github(commit)).status_code == 202
+        wait_until(lambda: site.published_source() == commit)
+        soon = f"{due:%Y/%m/%d}/soon.html"
+        if datetime.now(UTC) < due:  # the build ran before the post's date: held back
+            assert soon not in read_branch(site.publish, "asf-site")
+        wait_until(lambda: soon in read_branch(site.publish, "asf-site"))
+        daemon.wait_log("build started \\(a held-back post came due\\)")
+        assert site.published_source() == commit

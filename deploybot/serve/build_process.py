@@ -66,7 +66,8 @@ def run_job(
     ``before_build``: as :func:`deploybot.pipeline.run.run_once` takes it.
 
     Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
-    ``older`` or ``delivered``), ``source_commit``, ``build_commit``,
+    ``older`` or ``delivered``), ``source_commit``, ``build_commit``, ``next_future``
+    (Unix seconds: the date of the first post the published build holds back, or None),
     ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox).
 
     Raises:
@@ -95,10 +96,12 @@ def run_loaded_job(
 
     result = run.run_once(config, before_build=before_build)
     published = result.status == run.PUBLISHED
+    due = None if result.next_future is None else result.next_future.timestamp()
     return {
         "status": result.status,
         "source_commit": result.source_commit,
         "build_commit": result.build_commit,
+        "next_future": due,
         "emails_sent": list(result.mail_sent),
         "emails_failed": [list(f) for f in result.mail_failures],
         "warnings": len(result.warnings),
