@@ -125,7 +125,7 @@ def _run(context: Context, store: FleetStore, site: str, token: str, want: Want)
         except Exception as exc:
             if not holds(exc, MemoryError):
                 raise  # a bug: RQ keeps its traceback with the failed job
-            result = out_of_memory(want.job)  # as run-once says it: try again later
+            result = out_of_memory(exc, want.job)  # as run-once says it
             _save_after_failure(shared)
     waiting = outboxes.waiting(config)
     return Outcome(
