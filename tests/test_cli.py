@@ -81,12 +81,39 @@ def _site(root: Path) -> Path:
     return root
 
 
-def test_build_out_must_not_be_inside_source(tmp_path: Path) -> None:
+def _built(out: Path) -> set[str]:
+    return {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("inside", ["_site", "preview", "a/b"])
+def test_build_out_inside_a_source_folder_is_not_read(tmp_path: Path, inside: str) -> None:
+    """Jekyll's usual layout, ``src/_site``: OUT is skipped while SOURCE is read, as Jekyll
+    excludes its destination, so a second build does not publish the first."""
     src = _site(tmp_path / "site")
-    result = CliRunner().invoke(main, ["build", str(src), str(src / "preview")])
+    out = src / inside
+    result = CliRunner().invoke(main, ["build", str(src), str(out)])
+    assert result.exit_code == 0, result.output
+    first = _built(out)
+    assert "2024/01/03/two.html" in first
+    result = CliRunner().invoke(main, ["build", str(src), str(out)])
+    assert result.exit_code == 0, result.output
+    assert _built(out) == first
+    assert not any(path.startswith(inside.split("/")[0] + "/") for path in first)
+
+
+def test_build_out_must_not_be_source_nor_hold_it(tmp_path: Path) -> None:
+    src = _site(tmp_path / "site")
+    for out in (src, tmp_path):
+        result = CliRunner().invoke(main, ["build", str(src), str(out)])
+        assert result.exit_code == 2
+        assert f"OUT ({out}) must not be SOURCE ({src}) or hold it" in result.output
+    repo = tmp_path / "src.git"
+    Repo.init_bare(str(repo), mkdir=True).close()
+    commit_files(repo, {"index.md": b"---\ntitle: x\n---\nhi\n"}, "One")
+    result = CliRunner().invoke(main, ["build", str(repo), str(repo / "out")])
     assert result.exit_code == 2
-    assert "must not contain each other" in result.output
-    assert not (src / "preview").exists()
+    assert "must not be inside SOURCE" in result.output and "read from git objects" in result.output
+    assert not (repo / "out").exists()
 
 
 def test_build_refuses_a_foreign_non_empty_folder(tmp_path: Path) -> None:

@@ -332,7 +332,8 @@ def build_cmd(
     (--config, else $DEPLOYBOT_CONFIG or ./deploybot.toml when present), and its state
     folder's cache of highlighted code blocks. OUT must be empty,
     or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
-    not be inside SOURCE. Posts dated after --cutoff are left out; a published build is
+    be inside a SOURCE read from disk (``src src/_site``: it is not read then), not be
+    SOURCE or hold it. Posts dated after --cutoff are left out; a published build is
     made again byte for byte with the build-source (else the source-commit) and the
     future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
     """

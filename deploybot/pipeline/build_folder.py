@@ -66,14 +66,15 @@ def build_to_folder(
 
     Raises:
         SourceError: ``rev`` does not name a commit, or the source has bad input.
-        UsageError: ``out`` is inside ``source`` (or the other way round), or is a non-empty
-            folder no earlier build made.
+        UsageError: ``out`` is ``source``, or holds it, or is inside a ``source`` read from
+            git objects (inside a folder read from disk it is fine: it is not read, as
+            Jekyll skips its destination), or is a non-empty folder no earlier build made.
         DamagedRepositoryError: a git object the revision's trees name is missing from the
             repository or cannot be read (exit 1: waiting does not mend it).
     """
-    _check_out(source, out)
+    skip = _check_out(source, out, from_disk=_reads_folder(source, rev))
     cfg = render_config or RenderConfig()
-    tree, build_time = _open_source(source, rev)
+    tree, build_time = _open_source(source, rev, skip)
     options = _options(cfg, build_time, cutoff)
     made = not out.exists()
     sink = PackedSink()
@@ -148,17 +149,25 @@ SCRATCH = ".deploybot-build.scratch"
 build left is removed by the next)."""
 
 
-def _check_out(source: Path, out: Path) -> None:
+def _check_out(source: Path, out: Path, *, from_disk: bool) -> str | None:
+    """Check ``out`` (see :func:`build_to_folder`); return its path inside ``source``
+    (``/``-separated) when the build reads ``source`` from disk (``from_disk``) and ``out``
+    is inside it: the folder the source's reading skips. Raises UsageError."""
     try:
-        _check_out_folder(source, out)
+        return _check_out_folder(source, out, from_disk)
     except OSError as exc:  # ENAMETOOLONG, EACCES, ELOOP…
         raise UsageError(f"OUT ({out}) cannot be used: {exc.strerror or exc}") from exc
 
 
-def _check_out_folder(source: Path, out: Path) -> None:
+def _check_out_folder(source: Path, out: Path, from_disk: bool) -> str | None:
     src, dst = source.resolve(), out.resolve()
-    if dst == src or src in dst.parents or dst in src.parents:
-        raise UsageError(f"OUT ({out}) and SOURCE ({source}) must not contain each other")
+    if dst == src or dst in src.parents:
+        raise UsageError(f"OUT ({out}) must not be SOURCE ({source}) or hold it")
+    inside = src in dst.parents
+    if inside and not from_disk:
+        raise UsageError(
+            f"OUT ({out}) must not be inside SOURCE ({source}) when it is read from git objects"
+        )
     if dst.exists() and not dst.is_dir():
         raise UsageError(f"OUT ({out}) is not a folder")
     if (
@@ -170,18 +179,33 @@ def _check_out_folder(source: Path, out: Path) -> None:
             f"OUT ({out}) is not empty and no earlier 'deploybot build' made it; "
             "choose an empty or new folder"
         )
+    return dst.relative_to(src).as_posix() if inside else None
 
 
-def _open_source(source: Path, rev: str | None) -> tuple[SourceTree, datetime]:
+def _reads_folder(source: Path, rev: str | None) -> bool:
+    """Whether the build reads ``source`` from disk (a folder, or a work tree without
+    ``rev``), not from git objects (see :func:`build_to_folder`)."""
+    try:
+        with Repo(str(source)) as repo:
+            return not repo.bare and rev is None
+    except NotGitRepository:
+        return True
+
+
+def _open_source(
+    source: Path, rev: str | None, skip: str | None = None
+) -> tuple[SourceTree, datetime]:
+    """The tree to build and its build time (see :func:`build_to_folder`); ``skip``: a
+    folder of a source read from disk that is not read (OUT)."""
     try:
         repo = Repo(str(source))
     except NotGitRepository:
         if rev is not None:
             raise SourceError(f"--rev given but {source} is not a git repository") from None
-        return DirTree(source), datetime.now(UTC)
+        return DirTree(source, skip), datetime.now(UTC)
     with repo:
         if not repo.bare and rev is None:
-            return DirTree(source), datetime.now(UTC)
+            return DirTree(source, skip), datetime.now(UTC)
         return _tree_at(repo, source, rev or "HEAD")
 
 
