@@ -147,3 +147,56 @@ def test_build_uses_the_default_config(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     assert CliRunner().invoke(main, ["build", "site", "out"]).exit_code == 0
     assert "+09:00" in (tmp_path / "out/atom.xml").read_text()
+
+
+def _one_commit_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A bare repository with one commit of ``index.md``; returns it and that blob's id."""
+    repo = tmp_path / "src.git"
+    Repo.init_bare(str(repo), mkdir=True).close()
+    commit_files(repo, {"index.md": b"hi\n"}, "One")
+    with Repo(str(repo)) as r:
+        r.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
+        tree = r[r.refs[b"refs/heads/main"]].tree  # type: ignore[attr-defined]
+        blob = r[tree][b"index.md"][1].decode()  # type: ignore[index]
+    return repo, blob
+
+
+@pytest.mark.parametrize(
+    ("rev", "message"),
+    [
+        ("", "deploybot: error: --rev is empty: give a commit id, a branch or a tag"),
+        ("BLOB", "deploybot: error: {repo}: 'BLOB' is a blob, not a commit"),
+        ("BLOB7", "deploybot: error: {repo}: 'BLOB7' is a blob, not a commit"),
+        ("nope", "deploybot: error: {repo}: unknown revision 'nope'"),
+    ],
+)
+def test_build_rev_that_names_no_commit_is_exit_2_saying_why(
+    tmp_path: Path, rev: str, message: str
+) -> None:
+    repo, blob = _one_commit_repo(tmp_path)
+    rev = rev.replace("BLOB7", blob[:7]).replace("BLOB", blob)
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["build", str(repo), str(out), "--rev", rev])
+    assert result.exit_code == 2
+    expected = message.replace("BLOB7", blob[:7]).replace("BLOB", blob).format(repo=repo)
+    assert result.output.strip().splitlines() == [expected]
+    assert not out.exists()
+
+
+def test_build_of_a_repository_with_no_commits_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.git"
+    Repo.init_bare(str(empty), mkdir=True).close()
+    result = CliRunner().invoke(main, ["build", str(empty), str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"deploybot: error: {empty}: the repository has no commits yet (no branch at all)"
+    )
+    repo, _ = _one_commit_repo(tmp_path)
+    with Repo(str(repo)) as r:
+        r.refs.set_symbolic_ref(b"HEAD", b"refs/heads/master")
+    result = CliRunner().invoke(main, ["build", str(repo), str(tmp_path / "o"), "--rev", "HEAD~1"])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"deploybot: error: {repo}: HEAD is refs/heads/master, which has no commits yet; "
+        "its branches: main (give one with --rev)"
+    )

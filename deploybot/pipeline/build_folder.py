@@ -7,12 +7,15 @@ calls it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot.config.schema import RenderConfig
@@ -65,13 +68,18 @@ def build_to_folder(
     anything is written.
 
     Raises:
-        SourceError: ``rev`` does not name a commit, or the source has bad input.
+        SourceError: ``rev`` is given for a folder that is not a repository, or the source
+            has bad input.
+        UsageError: ``rev`` is empty or names no commit (saying so when it names a blob or
+            a tree, or when ``HEAD`` has no commit yet).
         UsageError: ``out`` is ``source``, or holds it, or is inside a ``source`` read from
             git objects (inside a folder read from disk it is fine: it is not read, as
             Jekyll skips its destination), or is a non-empty folder no earlier build made.
         DamagedRepositoryError: a git object the revision's trees name is missing from the
             repository or cannot be read (exit 1: waiting does not mend it).
     """
+    if rev is not None and not rev.strip():
+        raise UsageError("--rev is empty: give a commit id, a branch or a tag")
     skip = _check_out(source, out, from_disk=_reads_folder(source, rev))
     cfg = render_config or RenderConfig()
     tree, build_time = _open_source(source, rev, skip)
@@ -213,9 +221,50 @@ def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
     try:
         commit = resolve_commit(repo, rev)
     except KeyError as exc:
-        raise UsageError(f"{source}: {exc.args[0]}") from None
+        raise UsageError(f"{source}: {_no_commit(repo, rev) or exc.args[0]}") from None
     when = commit_datetime(commit.commit_time, commit.commit_timezone, commit.id.decode())
     return repository.GitTree(Path(repo.path), commit.tree.decode("ascii")), when
+
+
+_HEAD_RE = re.compile(r"HEAD([~^]|$)")
+
+
+def _no_commit(repo: Repo, rev: str) -> str | None:
+    """Why ``rev``, which resolves to no commit of ``repo``, does not, when more can be said
+    than git's "unknown revision": ``HEAD`` names a branch with no commit yet (the
+    repository has none, or its branches are listed), or ``rev`` is the (abbreviated) id
+    of a blob or a tree. None otherwise."""
+    if _HEAD_RE.match(rev):
+        target = repo.refs.read_ref(Ref(b"HEAD")) or b""
+        if target.startswith(b"ref: ") and Ref(target[5:]) not in repo.refs:
+            branches = sorted(
+                name.decode("utf-8", "replace") for name in repo.refs.keys(base=Ref(b"refs/heads/"))
+            )
+            if not branches:
+                return "the repository has no commits yet (no branch at all)"
+            unborn = target[5:].decode("utf-8", "replace")
+            return (
+                f"HEAD is {unborn}, which has no commits yet; its branches: "
+                f"{', '.join(branches)} (give one with --rev)"
+            )
+    if _HEX_RE.fullmatch(rev):
+        kinds = {repo.object_store[sha].type_name for sha in _with_prefix(repo, rev)}
+        if len(kinds) == 1 and b"commit" not in kinds:
+            return f"{rev!r} is a {kinds.pop().decode()}, not a commit"
+    return None
+
+
+_HEX_RE = re.compile(r"[0-9a-f]{4,40}")
+
+
+def _with_prefix(repo: Repo, rev: str) -> list[ObjectID]:
+    """The ids of ``repo``'s objects starting with the hex ``rev`` (at most a few)."""
+    found = []
+    for sha in repo.object_store.iter_prefix(rev.encode("ascii")):
+        found.append(sha)
+        if len(found) > 2:
+            break
+    return found
 
 
 def _write(out: Path, files: Mapping[str, bytes]) -> None:
