@@ -383,12 +383,12 @@ def state_folder(text: bytes) -> str:
     if b"\\" not in text and b'"""' not in text and b"'''" not in text:
         if b"state" not in text:
             return folder
-        plain = _plain_state_dir(text.decode("utf-8"))
+        plain = _plain_state_dir(text.decode("utf-8-sig"))  # a BOM: as config.load reads it
         if plain is not None:
             return plain
     import tomllib
 
-    found = tomllib.loads(text.decode("utf-8")).get("state", {}).get("dir", folder)
+    found = tomllib.loads(text.decode("utf-8-sig")).get("state", {}).get("dir", folder)
     if not isinstance(found, str):
         raise TypeError(f"state.dir is {type(found).__name__}, not a string")
     return found
