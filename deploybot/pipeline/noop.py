@@ -50,6 +50,7 @@ import time
 from deploybot import __version__
 from deploybot.git.locations import config_base, is_remote_url, resolve_location
 from deploybot.render.fingerprint import renderer_files
+from deploybot.state import private
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ def write(state_dir: str | os.PathLike[str], facts: Stamp) -> bool:
     temp = os.path.join(state_dir, f".{STAMP}.{os.getpid()}.tmp")
     text = "".join(f"{key} {stamp[key]}\n" for key in _KEYS)
     try:
-        with open(temp, "w", encoding="utf-8", errors="surrogateescape") as f:
+        with open(private.create(temp), "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(text)
         os.replace(temp, path)
     except OSError:
