@@ -85,7 +85,7 @@ class _Worker(Worker):
             try:
                 left_behind(self.connection, str(job_.args[0]))
             except redis.RedisError as exc:  # the lease expires; the sweep takes it then
-                log.warning("site %s: cannot look at its lease: %s", job_.args[0], exc)
+                log.warning("site %s: cannot look at its lease: %s", job_.args[0], keys.reason(exc))
 
 
 def work(
@@ -151,8 +151,8 @@ def _loop(settings: Settings, name: str, queues: list[str], verbose: bool) -> No
             log.info("taking jobs from %s", ", ".join(queues))
             worker.work(logging_level="DEBUG" if verbose else "WARNING")
         except redis.RedisError as exc:
-            where = keys.where(settings.queue, settings.path)
-            log.error("Redis unreachable (%s): %s: trying again in %g s", where, exc, pause)
+            why = keys.unreachable(settings.queue, settings.path, exc)
+            log.error("%s: trying again in %g s", why, pause)
             time.sleep(pause)
             pause = min(pause * 2, RESTART_PAUSE_MAX)
             continue
@@ -205,7 +205,10 @@ class Upkeep:
             if moved:
                 log.info("%d job(s) of this worker's queue moved to the shared queue", moved)
         except redis.RedisError as exc:
-            log.warning("at stop: %s (this worker's queue moves when its heartbeat expires)", exc)
+            log.warning(
+                "at stop: %s (this worker's queue moves when its heartbeat expires)",
+                keys.reason(exc),
+            )
 
     def _beat(self) -> None:
         timeout = self.settings.queue.heartbeat_timeout
