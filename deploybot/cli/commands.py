@@ -333,9 +333,11 @@ def build_cmd(
     folder's cache of highlighted code blocks. OUT must be empty,
     or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
     be inside a SOURCE read from disk (``src src/_site``: it is not read then), not be
-    SOURCE or hold it. Posts dated after --cutoff are left out; a published build is
-    made again byte for byte with the build-source (else the source-commit) and the
-    future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
+    SOURCE or hold it. Posts dated after --cutoff are left out; a published build's files
+    are made again byte for byte with the build-source (else the source-commit) and the
+    future-cutoff of its record (``git notes --ref=deploybot show BUILD``): the published
+    tree also has .nojekyll (publish.nojekyll) and the publish.keep paths, OUT its
+    .deploybot-build list.
     """
     from deploybot.cli import report
     from deploybot.pipeline import build_folder
