@@ -221,12 +221,13 @@ def _result(job: str, out: bytes, code: int, started: float, seconds: float) -> 
         exit_code=code,
         emails_failed=len(data.get("emails_failed") or ()),
         mail=str(data.get("mail") or ""),
-        next_future=_seconds(data.get("next_future")),
+        next_future=unix_time(data.get("next_future")),
     )
 
 
-def _seconds(value: Any) -> float | None:
-    """A result's Unix time ``value``, or None when it is none (or no finite number)."""
+def unix_time(value: Any) -> float | None:
+    """A job result's Unix time ``value`` (JSON), or None when it is none (or no finite
+    number)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None

@@ -44,7 +44,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from deploybot.serve import outboxes
-from deploybot.serve.backoff import LOCKED_RETRY, backoff_delay
+from deploybot.serve.backoff import LOCKED_RETRY, POST_DUE_SPACING, backoff_delay
 from deploybot.serve.build_process import describe
 from deploybot.serve.health import health
 from deploybot.serve.metrics import Metrics
@@ -57,9 +57,6 @@ log = logging.getLogger("deploybot.daemon")
 DELIVER_SPACING = 30.0
 """Seconds at least between two ``deliver`` jobs of one site (their outbox's own backoff
 sets the real pace; this only stops a loop when a retry cannot even start)."""
-POST_DUE_SPACING = 1.0
-"""Seconds at least from a build to the one a held-back post's date starts (a timer that
-fires a little before the date, by the build's clock, builds once more, not in a loop)."""
 FETCHES = 8
 """Fetches and outbox retries running at once (at least ``workers``), apart from the
 ``workers`` slots: they wait on the network, not the CPU."""

@@ -35,6 +35,7 @@ from deploybot.serve.fleet import keys
 from deploybot.serve.fleet.lease import LeaseKeeper
 from deploybot.serve.fleet.shared import SharedState
 from deploybot.serve.fleet.store import FleetStore, Outcome, Want
+from deploybot.serve.runner import unix_time
 from deploybot.serve.settings import Settings
 from deploybot.state import checkpoint
 from deploybot.support.errors import DeploybotError, LockHeldError, TemporaryError, holds
@@ -139,6 +140,7 @@ def _run(context: Context, store: FleetStore, site: str, token: str, want: Want)
         outbox_webhooks=waiting.webhooks,
         outbox_due=waiting.due,
         mail=str(result.get("mail") or ""),
+        next_future=unix_time(result.get("next_future")),
     )
 
 

@@ -13,6 +13,7 @@ Every key deploybot writes starts with ``deploybot:`` (RQ's own start with ``rq:
     deploybot:queued-at          zset  site -> when that job was queued (Unix s)
     deploybot:active             set   sites with a building record (checked for expiry)
     deploybot:delayed            zset  site -> when to want it again (backoff, outbox retry)
+    deploybot:posts-due          zset  site -> when its first held-back post comes due
     deploybot:worker:<worker>    str   the running process's instance id, while its
                                        heartbeat renews it (TTL queue.heartbeat_timeout)
     deploybot:workers            hash  worker -> its last heartbeat (Unix s)
@@ -48,6 +49,7 @@ WORKERS = "deploybot:workers"
 QUEUED_AT = "deploybot:queued-at"
 ACTIVE = "deploybot:active"
 DELAYED = "deploybot:delayed"
+POSTS_DUE = "deploybot:posts-due"
 LEASE_LOG = "deploybot:lease-log"
 STATS = "deploybot:stats"
 SWEEP_LOCK = "deploybot:sweep-lock"
