@@ -106,11 +106,13 @@ def work(
         queues: the shared queues to take jobs from (default: those of the sites).
 
     Raises:
-        ConfigError: a config is wrong, or ``queue.backend`` is not ``"redis"`` (exit 78).
+        ConfigError: a config is wrong (a site's file that does not load is logged and
+            its site not built, while another loads), or ``queue.backend`` is not
+            ``"redis"`` (exit 78).
         LockHeldError: another worker runs on ``state`` (exit 75).
     """
     global _MAIN_PID
-    settings = load_settings(paths, secrets=False)
+    settings = load_settings(paths, secrets=False, partial=True)
     if settings.queue.backend != "redis":
         raise ConfigError(
             f"{settings.path}: 'queue.backend' must be \"redis\" for deploybot worker "
@@ -119,6 +121,8 @@ def work(
     name = name or socket.gethostname().split(".")[0]
     logs.setup(verbose=verbose, prefix=f"worker {name}: ")
     logging.getLogger("deploybot.fleet").setLevel(logging.DEBUG if verbose else logging.INFO)
+    for broken in settings.broken:  # its jobs fail, naming this worker; the others run
+        log.error("not building a site: %s", broken.error)
     root = state.resolve() if state is not None else None
     held = (
         statedir.locked(root / "worker.lock", "another deploybot worker runs on") if root else None
