@@ -14,12 +14,11 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from tests.daemonproc import Daemon, GatedSite, github, push_commit, wait_until
+from tests.daemonproc import Daemon, GatedSite, github, held_back_post, push_commit, wait_until
 from tests.fleetproc import (
     WorkerProc,
     build_commits,
@@ -31,7 +30,7 @@ from tests.fleetproc import (
     overlaps,
     running_workers,
 )
-from tests.gitrepo import commit_files, read_branch
+from tests.gitrepo import read_branch
 from tests.redisproc import RedisServer
 
 Metrics = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -254,14 +253,11 @@ def test_a_held_back_post_is_built_by_the_fleet_when_its_date_passes(
 ) -> None:
     [site] = make_sites(tmp_path, ["soon"])
     config = fleet_config(tmp_path, redis_server.url)
-    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=6)
-    post = f"---\ntitle: Soon\ndate: {due:%Y-%m-%d %H:%M:%S} +0000\n---\nSoon.\n".encode()
-    commit = commit_files(site.source, {f"_posts/{due:%Y-%m-%d}-soon.md": post})
-    soon = f"{due:%Y/%m/%d}/soon.html"
     with Daemon(config) as daemon, running_workers(config, tmp_path, "w1") as [worker]:
-        assert daemon.push("/webhook/soon", github(commit)).status_code == 202
-        wait_until(lambda: site.published_source() == commit)
-        if datetime.now(UTC) < due:  # built before the post's date: held back
-            assert soon not in read_branch(site.publish, "asf-site")
+
+        def push(commit: str) -> None:
+            assert daemon.push("/webhook/soon", github(commit)).status_code == 202
+
+        soon = held_back_post(site, push, seconds=6)
         wait_until(lambda: soon in read_branch(site.publish, "asf-site"))
         worker.wait_log("a held-back post came due")
