@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,11 +70,6 @@ def test_sites_by_glob_names_and_secrets(tmp_path: Path) -> None:
         ('name = "a/b"', "'daemon.name' must be 1 to 64 letters"),
         ('sites = "nothing/*.toml"', "'daemon.sites' matches no file"),
         ("listn = 1", "unknown key 'daemon.listn'; did you mean 'listen'?"),
-        (
-            "poll_interval = 0",
-            "'daemon.poll_interval' is 0 and 'daemon.secret_env' is unset: no webhook is "
-            "accepted and nothing polls, so site 'deploybot' would never be built; set either",
-        ),
     ],
 )
 def test_a_wrong_daemon_key_is_exit_78_naming_key_and_file(
@@ -106,6 +103,16 @@ def test_no_polling_needs_a_secret_for_every_site(tmp_path: Path) -> None:
         "built; set either"
     )
     assert [s.name for s in load_settings([daemon], ENV, secrets=False).sites] == ["a", "b"]
+    # the only site: serve does not start (a subprocess: a regression must not hang here)
+    config = _site(tmp_path / "one", "[daemon]\npoll_interval = 0\n")
+    argv = [sys.executable, "-m", "deploybot", "serve", "--config", str(config)]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 78
+    assert result.stderr.splitlines() == [
+        f"deploybot: error: {config}: 'daemon.poll_interval' is 0 and 'daemon.secret_env' is "
+        "unset: no webhook is accepted and nothing polls, so site 'deploybot' would never be "
+        "built; set either"
+    ]
 
 
 def test_a_site_file_that_does_not_load_leaves_the_others_served(tmp_path: Path) -> None:
