@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,7 +26,7 @@ from dulwich.repo import Repo
 from prometheus_client.parser import text_string_to_metric_families
 
 from deploybot.serve.signatures import sign
-from tests.gitrepo import commit_files
+from tests.gitrepo import commit_files, read_branch
 from tests.servers import stop_process
 from tests.smallsite import SmallSite
 
@@ -104,15 +105,7 @@ class GatedSite(SmallSite):
 
     def published_source(self) -> str | None:
         """The source commit the publish head was built from (its note), or None."""
-        from deploybot.record.note import NOTES_REF
-        from deploybot.record.notes_tree import read_source_commit as _read_record
-
-        with Repo(str(self.publish)) as repo:
-            refs = repo.refs.as_dict()
-            head, notes = refs.get(b"refs/heads/asf-site"), refs.get(NOTES_REF.encode())
-            if head is None or notes is None:
-                return None
-            return _read_record(repo, notes.decode(), head.decode())
+        return published_source(self)
 
     def build_commits(self) -> int:
         """Commits on the publish branch."""
@@ -257,6 +250,41 @@ def push_commit(daemon: Daemon, site: GatedSite, n: int) -> str:
     answer = daemon.push(f"/webhook/{site.root.name}", github(commit))
     assert answer.status_code == 202, answer.text
     return commit
+
+
+def commit_post_due_in(site: SmallSite, seconds: float, n: int = 0) -> tuple[str, str]:
+    """Commit to ``site``'s source a post dated ``seconds`` from now (whole seconds, UTC);
+    return the commit and the post's output path (held back until that date)."""
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=seconds)
+    post = f"---\ntitle: Soon\ndate: {due:%Y-%m-%d %H:%M:%S} +0000\n---\nSoon.\n".encode()
+    commit = commit_files(site.source, {f"_posts/{due:%Y-%m-%d}-soon-{n}.md": post})
+    return commit, f"{due:%Y/%m/%d}/soon-{n}.html"
+
+
+def held_back_post(site: SmallSite, push: Callable[[str], None], seconds: float) -> str:
+    """Push (``push(commit)``) a post dated ``seconds`` ahead and wait for its build; again,
+    up to 3 times, while that build already published it (a slow machine built after
+    the date). Returns the post's output path, held back by the published build."""
+    for n in range(3):
+        commit, path = commit_post_due_in(site, seconds, n)
+        push(commit)
+        wait_until(lambda c=commit: published_source(site) == c)
+        if path not in read_branch(site.publish, "asf-site"):
+            return path
+    raise AssertionError(f"each build of {site.root} ran after its post's date")
+
+
+def published_source(site: SmallSite) -> str | None:
+    """The source commit ``site``'s publish head was built from (its note), or None."""
+    from deploybot.record.note import NOTES_REF
+    from deploybot.record.notes_tree import read_source_commit
+
+    with Repo(str(site.publish)) as repo:
+        refs = repo.refs.as_dict()
+        head, notes = refs.get(b"refs/heads/asf-site"), refs.get(NOTES_REF.encode())
+        if head is None or notes is None:
+            return None
+        return read_source_commit(repo, notes.decode(), head.decode())
 
 
 def _delivery() -> str:

@@ -81,12 +81,39 @@ def _site(root: Path) -> Path:
     return root
 
 
-def test_build_out_must_not_be_inside_source(tmp_path: Path) -> None:
+def _built(out: Path) -> set[str]:
+    return {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("inside", ["_site", "preview", "a/b"])
+def test_build_out_inside_a_source_folder_is_not_read(tmp_path: Path, inside: str) -> None:
+    """Jekyll's usual layout, ``src/_site``: OUT is skipped while SOURCE is read, as Jekyll
+    excludes its destination, so a second build does not publish the first."""
     src = _site(tmp_path / "site")
-    result = CliRunner().invoke(main, ["build", str(src), str(src / "preview")])
+    out = src / inside
+    result = CliRunner().invoke(main, ["build", str(src), str(out)])
+    assert result.exit_code == 0, result.output
+    first = _built(out)
+    assert "2024/01/03/two.html" in first
+    result = CliRunner().invoke(main, ["build", str(src), str(out)])
+    assert result.exit_code == 0, result.output
+    assert _built(out) == first
+    assert not any(path.startswith(inside.split("/")[0] + "/") for path in first)
+
+
+def test_build_out_must_not_be_source_nor_hold_it(tmp_path: Path) -> None:
+    src = _site(tmp_path / "site")
+    for out in (src, tmp_path):
+        result = CliRunner().invoke(main, ["build", str(src), str(out)])
+        assert result.exit_code == 2
+        assert f"OUT ({out}) must not be SOURCE ({src}) or hold it" in result.output
+    repo = tmp_path / "src.git"
+    Repo.init_bare(str(repo), mkdir=True).close()
+    commit_files(repo, {"index.md": b"---\ntitle: x\n---\nhi\n"}, "One")
+    result = CliRunner().invoke(main, ["build", str(repo), str(repo / "out")])
     assert result.exit_code == 2
-    assert "must not contain each other" in result.output
-    assert not (src / "preview").exists()
+    assert "must not be inside SOURCE" in result.output and "read from git objects" in result.output
+    assert not (repo / "out").exists()
 
 
 def test_build_refuses_a_foreign_non_empty_folder(tmp_path: Path) -> None:
@@ -120,3 +147,56 @@ def test_build_uses_the_default_config(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     assert CliRunner().invoke(main, ["build", "site", "out"]).exit_code == 0
     assert "+09:00" in (tmp_path / "out/atom.xml").read_text()
+
+
+def _one_commit_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A bare repository with one commit of ``index.md``; returns it and that blob's id."""
+    repo = tmp_path / "src.git"
+    Repo.init_bare(str(repo), mkdir=True).close()
+    commit_files(repo, {"index.md": b"hi\n"}, "One")
+    with Repo(str(repo)) as r:
+        r.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
+        tree = r[r.refs[b"refs/heads/main"]].tree  # type: ignore[attr-defined]
+        blob = r[tree][b"index.md"][1].decode()  # type: ignore[index]
+    return repo, blob
+
+
+@pytest.mark.parametrize(
+    ("rev", "message"),
+    [
+        ("", "deploybot: error: --rev is empty: give a commit id, a branch or a tag"),
+        ("BLOB", "deploybot: error: {repo}: 'BLOB' is a blob, not a commit"),
+        ("BLOB7", "deploybot: error: {repo}: 'BLOB7' is a blob, not a commit"),
+        ("nope", "deploybot: error: {repo}: unknown revision 'nope'"),
+    ],
+)
+def test_build_rev_that_names_no_commit_is_exit_2_saying_why(
+    tmp_path: Path, rev: str, message: str
+) -> None:
+    repo, blob = _one_commit_repo(tmp_path)
+    rev = rev.replace("BLOB7", blob[:7]).replace("BLOB", blob)
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["build", str(repo), str(out), "--rev", rev])
+    assert result.exit_code == 2
+    expected = message.replace("BLOB7", blob[:7]).replace("BLOB", blob).format(repo=repo)
+    assert result.output.strip().splitlines() == [expected]
+    assert not out.exists()
+
+
+def test_build_of_a_repository_with_no_commits_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.git"
+    Repo.init_bare(str(empty), mkdir=True).close()
+    result = CliRunner().invoke(main, ["build", str(empty), str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"deploybot: error: {empty}: the repository has no commits yet (no branch at all)"
+    )
+    repo, _ = _one_commit_repo(tmp_path)
+    with Repo(str(repo)) as r:
+        r.refs.set_symbolic_ref(b"HEAD", b"refs/heads/master")
+    result = CliRunner().invoke(main, ["build", str(repo), str(tmp_path / "o"), "--rev", "HEAD~1"])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"deploybot: error: {repo}: HEAD is refs/heads/master, which has no commits yet; "
+        "its branches: main (give one with --rev)"
+    )

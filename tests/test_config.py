@@ -33,6 +33,13 @@ def test_defaults_and_relative_paths(tmp_path: Path) -> None:
     assert cfg.state.dir == tmp_path / ".deploybot"
 
 
+def test_a_leading_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    """Some editors start a UTF-8 file with a BOM; tomllib refuses it (line 1, column 1),
+    git skips it in its config files, and so does deploybot."""
+    cfg = load_config(write(tmp_path, '\ufeff[source]\nurl = "site"\n'))
+    assert cfg.source.url == str(tmp_path / "site")
+
+
 def test_remote_urls_are_not_resolved(tmp_path: Path) -> None:
     for url in ("https://h/x.git", "git://h/x", "ssh://h/x", "git@h:x.git", "file:///x"):
         cfg = load_config(write(tmp_path, f'[source]\nurl = "{url}"\n'))

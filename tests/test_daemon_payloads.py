@@ -298,3 +298,21 @@ def test_a_body_that_does_not_parse_is_refused_in_plain_words(
 def test_numbers_within_the_limit_are_read() -> None:
     body = json.dumps({"ref": "refs/heads/main", "after": SHA, "n": int("9" * 4300)}).encode()
     assert read_event(_JSON_PUSH, body).kind == PUSH
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        (5, "the push payload's 'ref' is not a string (a number)"),
+        (["refs/heads/main"], "the push payload's 'ref' is not a string (an array)"),
+        (None, "the push payload has no 'ref'"),
+    ],
+)
+def test_a_ref_that_is_not_a_string_says_so(ref: object, message: str) -> None:
+    with pytest.raises(PayloadError) as caught:
+        read_event(*_with(github(SHA), ref=ref))
+    assert str(caught.value) == message
+    headers, body = github(SHA)
+    without = {k: v for k, v in json.loads(body).items() if k != "ref"}
+    with pytest.raises(PayloadError, match=r"^the push payload has no 'ref'$"):
+        read_event(headers, json.dumps(without).encode())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,6 +88,51 @@ def test_a_daemon_only_key_in_a_site_config_is_refused(tmp_path: Path) -> None:
     first = _site(tmp_path / "first")
     with pytest.raises(ConfigError, match=r"'daemon.workers' is set in a site's config"):
         load_settings([first, site], ENV)
+
+
+def test_no_polling_needs_a_secret_for_every_site(tmp_path: Path) -> None:
+    _site(tmp_path / "sites" / "a", '[daemon]\nname = "a"\nsecret_env = "HOOK_SECRET"\n')
+    b = _site(tmp_path / "sites" / "b", '[daemon]\nname = "b"\n')
+    daemon = tmp_path / "daemon.toml"
+    daemon.write_text('[daemon]\nsites = "sites/*/deploybot.toml"\npoll_interval = 0\n')
+    with pytest.raises(ConfigError) as caught:
+        load_settings([daemon], ENV)
+    assert str(caught.value) == (
+        f"{daemon}: 'daemon.poll_interval' is 0 and 'daemon.secret_env' is unset (for the "
+        f"site {b}): no webhook is accepted and nothing polls, so site 'b' would never be "
+        "built; set either"
+    )
+    assert [s.name for s in load_settings([daemon], ENV, secrets=False).sites] == ["a", "b"]
+    # the only site: serve does not start (a subprocess: a regression must not hang here)
+    config = _site(tmp_path / "one", "[daemon]\npoll_interval = 0\n")
+    argv = [sys.executable, "-m", "deploybot", "serve", "--config", str(config)]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 78
+    assert result.stderr.splitlines() == [
+        f"deploybot: error: {config}: 'daemon.poll_interval' is 0 and 'daemon.secret_env' is "
+        "unset: no webhook is accepted and nothing polls, so site 'deploybot' would never be "
+        "built; set either"
+    ]
+
+
+def test_a_site_file_that_does_not_load_leaves_the_others_served(tmp_path: Path) -> None:
+    _site(tmp_path / "sites" / "a", '[daemon]\nname = "a"\n')
+    bad = _site(tmp_path / "sites" / "b", '[daemon]\nname = "b"\n')
+    bad.write_text(bad.read_text() + "[render]\nfeed_limt = 3\n")
+    daemon = tmp_path / "daemon.toml"
+    daemon.write_text('[daemon]\nsites = "sites/*/deploybot.toml"\nsecret_env = "HOOK_SECRET"\n')
+    with pytest.raises(ConfigError, match=r"unknown key 'render\.feed_limt'"):
+        load_settings([daemon], ENV)
+    settings = load_settings([daemon], ENV, partial=True)
+    assert [s.name for s in settings.sites] == ["a"]
+    [broken] = settings.broken
+    assert broken.path == bad
+    assert broken.error.startswith(f"{bad}: unknown key 'render.feed_limt'")
+    a = tmp_path / "sites" / "a" / "deploybot.toml"
+    a.write_text(a.read_text() + "[render]\nfeed_limt = 3\n")
+    with pytest.raises(ConfigError) as caught:  # no site loads: the first one's error
+        load_settings([daemon], ENV, partial=True)
+    assert str(caught.value).startswith(f"{a}: unknown key 'render.feed_limt'")
 
 
 def test_two_sites_with_one_name_or_state_are_refused(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,7 +20,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
+from tests.daemonproc import Daemon, GatedSite, daemon_table, github, held_back_post, wait_until
+from tests.gitrepo import read_branch
 from tests.servers import free_port, silent_server, smtp_server
 
 HOOK = "/webhook/deploybot"
@@ -295,9 +298,47 @@ def test_sighup_reads_the_sites_again(tmp_path: Path) -> None:
         (tmp_path / "sites" / "c").mkdir()
         (tmp_path / "sites" / "c" / "deploybot.toml").write_text("[source]\nbogus = 1\n")
         daemon.signal(signal.SIGHUP)
-        line = daemon.wait_log("the running configuration stays")
-        assert "unknown key 'source.bogus'" in line
+        line = daemon.wait_log("SIGHUP: not serving a site: ")
+        assert "sites/c/deploybot.toml: unknown key 'source.bogus'" in line
         assert daemon.health()[1]["sites"].keys() == {"a", "b"}
+        status, health = daemon.health()
+        assert [entry["config"] for entry in health["broken"]] == [
+            str(tmp_path / "sites" / "c" / "deploybot.toml")
+        ]
+        assert (status, health["status"]) == (503, "failing")
+        (tmp_path / "daemon.toml").write_text("[daemon]\nlistn = 1\n")
+        daemon.signal(signal.SIGHUP)
+        line = daemon.wait_log("the running configuration stays")
+        assert "unknown key 'daemon.listn'" in line
+
+
+def test_a_site_file_that_does_not_load_does_not_stop_the_others(tmp_path: Path) -> None:
+    a = _named(tmp_path, "a", gated=False)
+    bad = tmp_path / "sites" / "b" / "deploybot.toml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("[source]\nurl = 5\n")
+    with Daemon(_daemon_over(tmp_path, a)) as daemon:
+        line = daemon.wait_log("not serving a site: ")
+        assert line.endswith(
+            f"ERROR not serving a site: {bad}: 'source.url' must be a string, not int 5"
+        )
+        status, health = daemon.health()
+        assert (status, health["status"], health["sites"].keys()) == (503, "failing", {"a"})
+        assert health["broken"] == [
+            {"config": str(bad), "error": f"{bad}: 'source.url' must be a string, not int 5"}
+        ]
+        commit = a.commit(1)
+        assert daemon.push("/webhook/a", github(commit)).status_code == 202
+        wait_until(lambda: a.published_source() == commit)
+    a.config.write_text("[source]\nurl = 5\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "deploybot", "serve", "--config", str(tmp_path / "daemon.toml")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 78, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"deploybot: error: {a.config}: 'source.url' must be a string, not int 5"
+    ]
 
 
 def test_unix_socket_journald_lines_and_systemd_notify(tmp_path: Path) -> None:
@@ -332,3 +373,16 @@ def test_a_second_daemon_on_the_same_state_exits_75(tmp_path: Path) -> None:
         second = Daemon(site.config).start(expect_listening=False)
         assert second.wait() == 75
         assert any("another deploybot serve runs on" in line for line in second.log)
+
+
+def test_a_held_back_post_is_published_when_its_date_passes_with_no_push(tmp_path: Path) -> None:
+    site = GatedSite(tmp_path, gated=False, extra=daemon_table())  # no polling
+
+    with Daemon(site.config) as daemon:
+
+        def push(commit: str) -> None:
+            assert daemon.push(HOOK, github(commit)).status_code == 202
+
+        soon = held_back_post(site, push, seconds=5)
+        wait_until(lambda: soon in read_branch(site.publish, "asf-site"))
+        daemon.wait_log("build started \\(a held-back post came due\\)")

@@ -166,11 +166,24 @@ def test_serve_and_a_worker_name_the_unreachable_redis_and_its_config_file(
     (tmp_path / "sites" / "a.toml").write_text('[source]\nurl = "s"\n[daemon]\nname = "a"\n')
     where = f"'queue.url' = {redact_url(url)} in {daemon.resolve()}"
     assert "deploy@" not in where
+    bad = tmp_path / "sites" / "b.toml"
+    bad.write_text("[source]\nurl = 5\n")  # one bad site file: the worker builds the others
     worker = WorkerProc(daemon, "w1", tmp_path / "w1")
     worker.spawn()
     try:
-        assert where in worker.wait_log("Redis", timeout=30), worker.log
+        line = worker.wait_log("not building a site: ", timeout=30)
+        assert line.endswith(f"{bad}: 'source.url' must be a string, not int 5"), line
+        line = worker.wait_log("Redis", timeout=30)
+        assert where in line, worker.log
+        # redis-py's reason ends with a period: not kept mid-line (it read "refused.: trying")
+        port = url.rsplit(":", 1)[1].removesuffix("/0")
+        assert line.endswith(
+            f"Redis unreachable ({where}): Error 111 connecting to 127.0.0.1:{port}. "
+            "Connection refused: trying again in 1 s"
+        ), line
     finally:
         worker.kill9()
     with Daemon(daemon) as serve:
-        assert where in serve.wait_log("Redis", timeout=30), serve.log
+        line = serve.wait_log("Redis", timeout=30)
+        assert where in line, serve.log
+        assert line.endswith("Connection refused; 0 trigger(s) kept until it is back"), line

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemonproc import Daemon, GatedSite, push_commit, wait_until
+from tests.daemonproc import Daemon, GatedSite, github, held_back_post, push_commit, wait_until
 from tests.fleetproc import (
     WorkerProc,
     build_commits,
@@ -30,6 +30,7 @@ from tests.fleetproc import (
     overlaps,
     running_workers,
 )
+from tests.gitrepo import read_branch
 from tests.redisproc import RedisServer
 
 Metrics = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -245,3 +246,18 @@ def test_redis_restarted_during_the_run_no_trigger_is_lost(
         for site in sites:
             _check_emails(site)
         assert overlaps(lease_log(redis_server.client())) == []
+
+
+def test_a_held_back_post_is_built_by_the_fleet_when_its_date_passes(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    [site] = make_sites(tmp_path, ["soon"])
+    config = fleet_config(tmp_path, redis_server.url)
+    with Daemon(config) as daemon, running_workers(config, tmp_path, "w1") as [worker]:
+
+        def push(commit: str) -> None:
+            assert daemon.push("/webhook/soon", github(commit)).status_code == 202
+
+        soon = held_back_post(site, push, seconds=6)
+        wait_until(lambda: soon in read_branch(site.publish, "asf-site"))
+        worker.wait_log("a held-back post came due")

@@ -372,6 +372,8 @@ STATE_SPELLINGS = [
     ('[state]\ndir = "a#b" # c\n', "a#b"),
     ('[state]\r\ndir = "st"\r\n', "st"),
     ('[daemon]\nsites = """\n[state]\ndir = "st"\n"""\n', ".deploybot"),
+    ('\ufeff[state]\ndir = "st"\n', "st"),  # a byte order mark, as some editors write
+    ('\ufeff[state]\ndir = "s\\u0074"\n', "st"),
 ]
 
 

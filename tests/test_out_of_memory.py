@@ -16,6 +16,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from deploybot.render.limits import out_of_memory
+from deploybot.support.errors import DeploybotError, memory_error
 from tests.gitrepo import commit_files
 from tests.smallsite import SmallSite
 from tests.test_render_limits import one_error_line, site
@@ -160,3 +164,56 @@ def test_a_daemon_build_job_whose_memory_error_is_in_the_context_is_exit_75(
     last = json.loads(result.stdout.splitlines()[-1])
     assert (last["status"], last["exit_code"], last["temporary"]) == ("failed", 75, True)
     assert small.head() == published
+
+
+def test_a_static_file_under_the_size_limit_that_the_memory_cannot_hold_is_exit_75(
+    tmp_path: Path,
+) -> None:
+    """Copying a static file within ``render.max_file_bytes`` takes its size in memory: when
+    the machine has less, that heals by waiting (exit 75, naming the file), not the source's
+    fault (it was exit 1, so the daemon never retried); a file over the limit stays exit 1."""
+    small = SmallSite(tmp_path, extra="[render]\nmax_file_bytes = 100_000_000\n")
+    assert small.run_process().returncode == 0
+    published = small.head()
+    commit_files(small.source, {"big.bin": bytes(200_000_000)}, "Big")  # zlib: 200 KB
+    # Uncapped, so that the source mirror has the blob (git's upload-pack of it alone
+    # needs more than the cap below).
+    result = small.run_process()
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result) == (
+        "deploybot: error: big.bin: 200,000,000 bytes, more than render.max_file_bytes "
+        "(100,000,000)"
+    )
+    small.write_config(extra="[render]\nmax_file_bytes = 300_000_000\n")
+    result = deploybot(250_000_000, tmp_path, "run-once", "--config", str(small.config))
+    assert result.returncode == 75, result.stderr
+    # Reading it (to tell a static file from a page) runs out first; dulwich then fails
+    # as it cleans up (a BufferError), which no longer hides the file.
+    assert one_error_line(result) == (
+        "deploybot: error: big.bin: out of memory while reading this file (try again later)"
+    )
+    assert small.head() == published
+
+
+@pytest.mark.parametrize(
+    ("doing", "code", "line"),
+    [
+        ("copying", 75, "a.bin: out of memory while copying this file (try again later)"),
+        ("reading", 75, "a.bin: out of memory while reading this file (try again later)"),
+        ("rendering", 1, "a.bin: out of memory while rendering this file"),
+    ],
+)
+def test_out_of_memory_on_a_file_is_the_machines_unless_rendering_it(
+    doing: str, code: int, line: str
+) -> None:
+    """Copying or reading a file takes memory its size bounds (at most render.max_file_bytes):
+    running out is the machine's shortage; rendering may need any amount: the file's."""
+    with pytest.raises(DeploybotError) as caught, out_of_memory("a.bin", doing):
+        raise MemoryError
+    assert (caught.value.exit_code, str(caught.value)) == (code, line)
+    cleanup = BufferError("cannot close exported pointers exist")
+    cleanup.__context__ = caught.value
+    assert memory_error(cleanup, "deploybot build") is caught.value
+    assert str(memory_error(MemoryError(), "deploybot build")) == (
+        "out of memory while running deploybot build"
+    )

@@ -116,6 +116,27 @@ def test_the_record_makes_the_same_build_again(tmp_path: Path) -> None:
     assert (other / SOON).exists()
 
 
+def test_the_build_again_differs_from_the_published_tree_only_as_the_readme_says(
+    tmp_path: Path,
+) -> None:
+    """What the README says: the published tree has besides ``.nojekyll`` (with
+    ``publish.nojekyll``) and what ``publish.keep`` kept; OUT has besides its list of the
+    files written (``.deploybot-build``); every other file is the same, byte for byte."""
+    site = Site(tmp_path, keep='nojekyll = true\nkeep = ["extra/"]\n')
+    commit_files(site.publish, {"extra/kept.html": b"kept\n"}, "By hand", branch="asf-site")
+    source = site.commit(SITE)
+    site.run(T0)
+    _, fields = site.record()
+    out = tmp_path / "again"
+    cutoff = datetime.fromisoformat(fields["future-cutoff"])
+    build_folder.build_to_folder(site.source, out, rev=source, cutoff=cutoff)
+    made = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    published = site.files()
+    assert set(published) - set(made) == {".nojekyll", "extra/kept.html"}
+    assert set(made) - set(published) == {build_folder.MANIFEST}
+    assert all(made[path] == published[path] for path in set(made) & set(published))
+
+
 @pytest.mark.parametrize("setting", [b"future: true\n", b"time: 2024-03-01 12:00:00\n"])
 def test_nothing_waits_on_the_clock_with_future_or_a_fixed_time(
     tmp_path: Path, setting: bytes

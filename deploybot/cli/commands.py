@@ -25,7 +25,14 @@ from deploybot.cli import stdio
 from deploybot.config.load import default_config_path, load_build_config, load_config
 from deploybot.config.schema import Config
 from deploybot.support import journal, logs
-from deploybot.support.errors import EX_INTERRUPTED, EX_TEMPFAIL, INTERRUPTED, DeploybotError, holds
+from deploybot.support.errors import (
+    EX_INTERRUPTED,
+    EX_TEMPFAIL,
+    INTERRUPTED,
+    DeploybotError,
+    holds,
+    memory_error,
+)
 from deploybot.support.redact import redact_text
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,8 +49,8 @@ _config_option = click.option(
 def _handle_errors(func: F) -> F:
     """Turn a DeploybotError into its exit code and one line on stderr, and running out of
     memory (a MemoryError, or an exception raised while a library cleaned up after one:
-    :func:`~deploybot.support.errors.holds`) into one line and exit 75 (a source file that needs
-    too much memory is a SourceError naming it: :func:`deploybot.render.limits.out_of_memory`).
+    :func:`~deploybot.support.errors.holds`) into one line and exit 75, or what the error
+    naming the source file says (:func:`~deploybot.support.errors.memory_error`).
     A write to a stdout or stderr whose reader is gone (``| head``) ends the command
     quietly (:mod:`deploybot.cli.stdio`). Ctrl-C (SIGINT: a KeyboardInterrupt) is one line,
     ``deploybot: interrupted``, and exit 130; what the run did is kept or undone as for any
@@ -75,7 +82,8 @@ def _report(exc: Exception) -> NoReturn:
     if isinstance(exc, DeploybotError):
         line, code = redact_text(str(exc)), exc.exit_code
     elif holds(exc, MemoryError):
-        line, code = f"out of memory while running {_command()}", EX_TEMPFAIL
+        error = memory_error(exc, _command())
+        line, code = redact_text(str(error)), error.exit_code
     else:  # a bug: its traceback says where
         click.echo(redact_text(traceback.format_exc()).rstrip("\n"), err=True)
         sys.exit(1)
@@ -325,9 +333,12 @@ def build_cmd(
     (--config, else $DEPLOYBOT_CONFIG or ./deploybot.toml when present), and its state
     folder's cache of highlighted code blocks. OUT must be empty,
     or a folder an earlier ``deploybot build`` made (its stale files are removed); it may
-    not be inside SOURCE. Posts dated after --cutoff are left out; a published build is
-    made again byte for byte with the build-source (else the source-commit) and the
-    future-cutoff of its record (``git notes --ref=deploybot show BUILD``).
+    be inside a SOURCE read from disk (``src src/_site``: it is not read then), not be
+    SOURCE or hold it. Posts dated after --cutoff are left out; a published build's files
+    are made again byte for byte with the build-source (else the source-commit) and the
+    future-cutoff of its record (``git notes --ref=deploybot show BUILD``): the published
+    tree also has .nojekyll (publish.nojekyll) and the publish.keep paths, OUT its
+    .deploybot-build list.
     """
     from deploybot.cli import report
     from deploybot.pipeline import build_folder

@@ -97,9 +97,10 @@ def load_build_config(path: Path) -> tuple[RenderConfig, Path]:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """The TOML document at ``path``; ConfigError (naming the file) when it is missing,
-    unreadable or not TOML."""
+    unreadable or not TOML. A leading UTF-8 byte order mark (an editor's) is skipped, as
+    git skips one in its config files; tomllib refuses it."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:

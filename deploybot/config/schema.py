@@ -462,7 +462,10 @@ class DaemonConfig:
     )
     poll_interval: int = key(
         300,
-        help="Seconds between two looks at each source branch (0 = never; at most 7 days)",
+        help=(
+            "Seconds between two looks at each source branch (0 = never, which needs a webhook"
+            " secret for every site; at most 7 days)"
+        ),
         range=(0, 7 * 86400),
     )
     max_body_bytes: int = key(

@@ -7,12 +7,15 @@ calls it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from deploybot.config.schema import RenderConfig
@@ -65,15 +68,21 @@ def build_to_folder(
     anything is written.
 
     Raises:
-        SourceError: ``rev`` does not name a commit, or the source has bad input.
-        UsageError: ``out`` is inside ``source`` (or the other way round), or is a non-empty
-            folder no earlier build made.
+        SourceError: ``rev`` is given for a folder that is not a repository, or the source
+            has bad input.
+        UsageError: ``rev`` is empty or names no commit (saying so when it names a blob or
+            a tree, or when ``HEAD`` has no commit yet).
+        UsageError: ``out`` is ``source``, or holds it, or is inside a ``source`` read from
+            git objects (inside a folder read from disk it is fine: it is not read, as
+            Jekyll skips its destination), or is a non-empty folder no earlier build made.
         DamagedRepositoryError: a git object the revision's trees name is missing from the
             repository or cannot be read (exit 1: waiting does not mend it).
     """
-    _check_out(source, out)
+    if rev is not None and not rev.strip():
+        raise UsageError("--rev is empty: give a commit id, a branch or a tag")
+    skip = _check_out(source, out, from_disk=_reads_folder(source, rev))
     cfg = render_config or RenderConfig()
-    tree, build_time = _open_source(source, rev)
+    tree, build_time = _open_source(source, rev, skip)
     options = _options(cfg, build_time, cutoff)
     made = not out.exists()
     sink = PackedSink()
@@ -148,17 +157,25 @@ SCRATCH = ".deploybot-build.scratch"
 build left is removed by the next)."""
 
 
-def _check_out(source: Path, out: Path) -> None:
+def _check_out(source: Path, out: Path, *, from_disk: bool) -> str | None:
+    """Check ``out`` (see :func:`build_to_folder`); return its path inside ``source``
+    (``/``-separated) when the build reads ``source`` from disk (``from_disk``) and ``out``
+    is inside it: the folder the source's reading skips. Raises UsageError."""
     try:
-        _check_out_folder(source, out)
+        return _check_out_folder(source, out, from_disk)
     except OSError as exc:  # ENAMETOOLONG, EACCES, ELOOP…
         raise UsageError(f"OUT ({out}) cannot be used: {exc.strerror or exc}") from exc
 
 
-def _check_out_folder(source: Path, out: Path) -> None:
+def _check_out_folder(source: Path, out: Path, from_disk: bool) -> str | None:
     src, dst = source.resolve(), out.resolve()
-    if dst == src or src in dst.parents or dst in src.parents:
-        raise UsageError(f"OUT ({out}) and SOURCE ({source}) must not contain each other")
+    if dst == src or dst in src.parents:
+        raise UsageError(f"OUT ({out}) must not be SOURCE ({source}) or hold it")
+    inside = src in dst.parents
+    if inside and not from_disk:
+        raise UsageError(
+            f"OUT ({out}) must not be inside SOURCE ({source}) when it is read from git objects"
+        )
     if dst.exists() and not dst.is_dir():
         raise UsageError(f"OUT ({out}) is not a folder")
     if (
@@ -170,18 +187,33 @@ def _check_out_folder(source: Path, out: Path) -> None:
             f"OUT ({out}) is not empty and no earlier 'deploybot build' made it; "
             "choose an empty or new folder"
         )
+    return dst.relative_to(src).as_posix() if inside else None
 
 
-def _open_source(source: Path, rev: str | None) -> tuple[SourceTree, datetime]:
+def _reads_folder(source: Path, rev: str | None) -> bool:
+    """Whether the build reads ``source`` from disk (a folder, or a work tree without
+    ``rev``), not from git objects (see :func:`build_to_folder`)."""
+    try:
+        with Repo(str(source)) as repo:
+            return not repo.bare and rev is None
+    except NotGitRepository:
+        return True
+
+
+def _open_source(
+    source: Path, rev: str | None, skip: str | None = None
+) -> tuple[SourceTree, datetime]:
+    """The tree to build and its build time (see :func:`build_to_folder`); ``skip``: a
+    folder of a source read from disk that is not read (OUT)."""
     try:
         repo = Repo(str(source))
     except NotGitRepository:
         if rev is not None:
             raise SourceError(f"--rev given but {source} is not a git repository") from None
-        return DirTree(source), datetime.now(UTC)
+        return DirTree(source, skip), datetime.now(UTC)
     with repo:
         if not repo.bare and rev is None:
-            return DirTree(source), datetime.now(UTC)
+            return DirTree(source, skip), datetime.now(UTC)
         return _tree_at(repo, source, rev or "HEAD")
 
 
@@ -189,9 +221,50 @@ def _tree_at(repo: Repo, source: Path, rev: str) -> tuple[SourceTree, datetime]:
     try:
         commit = resolve_commit(repo, rev)
     except KeyError as exc:
-        raise UsageError(f"{source}: {exc.args[0]}") from None
+        raise UsageError(f"{source}: {_no_commit(repo, rev) or exc.args[0]}") from None
     when = commit_datetime(commit.commit_time, commit.commit_timezone, commit.id.decode())
     return repository.GitTree(Path(repo.path), commit.tree.decode("ascii")), when
+
+
+_HEAD_RE = re.compile(r"HEAD([~^]|$)")
+
+
+def _no_commit(repo: Repo, rev: str) -> str | None:
+    """Why ``rev``, which resolves to no commit of ``repo``, does not, when more can be said
+    than git's "unknown revision": ``HEAD`` names a branch with no commit yet (the
+    repository has none, or its branches are listed), or ``rev`` is the (abbreviated) id
+    of a blob or a tree. None otherwise."""
+    if _HEAD_RE.match(rev):
+        target = repo.refs.read_ref(Ref(b"HEAD")) or b""
+        if target.startswith(b"ref: ") and Ref(target[5:]) not in repo.refs:
+            branches = sorted(
+                name.decode("utf-8", "replace") for name in repo.refs.keys(base=Ref(b"refs/heads/"))
+            )
+            if not branches:
+                return "the repository has no commits yet (no branch at all)"
+            unborn = target[5:].decode("utf-8", "replace")
+            return (
+                f"HEAD is {unborn}, which has no commits yet; its branches: "
+                f"{', '.join(branches)} (give one with --rev)"
+            )
+    if _HEX_RE.fullmatch(rev):
+        kinds = {repo.object_store[sha].type_name for sha in _with_prefix(repo, rev)}
+        if len(kinds) == 1 and b"commit" not in kinds:
+            return f"{rev!r} is a {kinds.pop().decode()}, not a commit"
+    return None
+
+
+_HEX_RE = re.compile(r"[0-9a-f]{4,40}")
+
+
+def _with_prefix(repo: Repo, rev: str) -> list[ObjectID]:
+    """The ids of ``repo``'s objects starting with the hex ``rev`` (at most a few)."""
+    found = []
+    for sha in repo.object_store.iter_prefix(rev.encode("ascii")):
+        found.append(sha)
+        if len(found) > 2:
+            break
+    return found
 
 
 def _write(out: Path, files: Mapping[str, bytes]) -> None:

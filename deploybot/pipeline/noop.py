@@ -51,6 +51,7 @@ from deploybot import __version__
 from deploybot.git.locations import config_base, is_remote_url, resolve_location
 from deploybot.record.note import NOTES_REF
 from deploybot.render.fingerprint import renderer_files
+from deploybot.state import private
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ def write(state_dir: str | os.PathLike[str], facts: Stamp) -> bool:
     temp = os.path.join(state_dir, f".{STAMP}.{os.getpid()}.tmp")
     text = "".join(f"{key} {stamp[key]}\n" for key in _KEYS)
     try:
-        with open(temp, "w", encoding="utf-8", errors="surrogateescape") as f:
+        with open(private.create(temp), "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(text)
         os.replace(temp, path)
     except OSError:
@@ -383,12 +384,12 @@ def state_folder(text: bytes) -> str:
     if b"\\" not in text and b'"""' not in text and b"'''" not in text:
         if b"state" not in text:
             return folder
-        plain = _plain_state_dir(text.decode("utf-8"))
+        plain = _plain_state_dir(text.decode("utf-8-sig"))  # a BOM: as config.load reads it
         if plain is not None:
             return plain
     import tomllib
 
-    found = tomllib.loads(text.decode("utf-8")).get("state", {}).get("dir", folder)
+    found = tomllib.loads(text.decode("utf-8-sig")).get("state", {}).get("dir", folder)
     if not isinstance(found, str):
         raise TypeError(f"state.dir is {type(found).__name__}, not a string")
     return found

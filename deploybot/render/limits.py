@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from deploybot.support.errors import SourceError
+from deploybot.support.errors import OutOfMemoryError, SourceError
 
 
 class LimitError(Exception):
@@ -50,14 +50,25 @@ def too_many_elements(limit: int) -> str:
     return f"the Markdown makes more than {limit:,} elements (render.markdown_max_elements)"
 
 
+SIZED_WORK = frozenset({"reading", "copying"})
+"""The work on a source file whose memory its size bounds (at most ``max_file_bytes``,
+checked before: :class:`LimitedTree`, :func:`check_file_size`), its front matter's YAML
+bounded by ``max_yaml_size``. Running out there is the machine's shortage, not the file's."""
+
+
 @contextmanager
 def out_of_memory(path: str, doing: str) -> Iterator[None]:
-    """Around the work on the one source file ``path`` (``doing``: "reading",
-    "rendering"…): a ``MemoryError`` there is a ``SourceError`` naming it (exit 1). What
-    the limits cannot see coming (a page under all of them that needs more than the
-    machine has) then fails as the file's own problem, in one line, as a limit does."""
+    """Around the work on the one source file ``path`` (``doing``: "reading", "copying",
+    "rendering"…): a ``MemoryError`` there names the file, in one line. Rendering is the
+    file's own problem (a ``SourceError``, exit 1: what the limits cannot see coming, a
+    page under all of them that needs more than the machine has, fails as a limit does);
+    reading or copying it (:data:`SIZED_WORK`) takes memory its size bounds, within the
+    limits, so the machine is short: an ``OutOfMemoryError``, exit 75, try again later."""
     try:
         yield
     except MemoryError as exc:
         # The work's own memory is gone by now (its frames have unwound): a message fits.
+        if doing in SIZED_WORK:
+            message = f"{path}: out of memory while {doing} this file (try again later)"
+            raise OutOfMemoryError(message) from exc
         raise SourceError(f"out of memory while {doing} this file", path) from exc

@@ -41,6 +41,7 @@ from aiohttp import web
 
 from deploybot.serve import payloads
 from deploybot.serve.deliveries import DeliveryStore
+from deploybot.serve.health import with_broken
 from deploybot.serve.metrics import CONTENT_TYPE, Metrics
 from deploybot.serve.scheduler import Scheduler
 from deploybot.serve.settings import Settings, Site
@@ -102,7 +103,7 @@ class Endpoints:
         return app
 
     async def healthz(self, request: web.Request) -> web.Response:
-        status, document = self.scheduler.health()
+        status, document = with_broken(self.scheduler.health(), self.settings().broken)
         return web.json_response(document, status=status, dumps=lambda d: json.dumps(d, indent=1))
 
     async def metrics_text(self, request: web.Request) -> web.Response:

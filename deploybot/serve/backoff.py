@@ -18,6 +18,10 @@ LOCKED_RETRY = 10.0
 holds it) is tried again; not counted as a failure."""
 FAILING_RUNS = 3
 """Failures in a row that make a site "failing" in ``/healthz`` (status 503)."""
+POST_DUE_SPACING = 1.0
+"""Seconds at least from a build to the one a held-back post's date starts (a timer that
+fires a little before the date by the build's clock, or a worker whose clock is behind,
+builds once more, not in a loop)."""
 
 
 def backoff_delay(failures: int) -> float:

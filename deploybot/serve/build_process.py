@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from deploybot.git.remote import Remote
-from deploybot.support.errors import DeploybotError, TemporaryError, holds, one_line
+from deploybot.support.errors import DeploybotError, TemporaryError, holds, memory_error, one_line
 from deploybot.support.parent_death import set_pdeathsig
 from deploybot.support.redact import redact_text
 
@@ -66,7 +66,8 @@ def run_job(
     ``before_build``: as :func:`deploybot.pipeline.run.run_once` takes it.
 
     Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
-    ``older`` or ``delivered``), ``source_commit``, ``build_commit``,
+    ``older`` or ``delivered``), ``source_commit``, ``build_commit``, ``next_future``
+    (Unix seconds: the date of the first post the published build holds back, or None),
     ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox).
 
     Raises:
@@ -95,10 +96,12 @@ def run_loaded_job(
 
     result = run.run_once(config, before_build=before_build)
     published = result.status == run.PUBLISHED
+    due = None if result.next_future is None else result.next_future.timestamp()
     return {
         "status": result.status,
         "source_commit": result.source_commit,
         "build_commit": result.build_commit,
+        "next_future": due,
         "emails_sent": list(result.mail_sent),
         "emails_failed": [list(f) for f in result.mail_failures],
         "warnings": len(result.warnings),
@@ -185,13 +188,14 @@ def failure(exc: BaseException, code: int) -> dict[str, Any]:
     }
 
 
-def out_of_memory(job: str) -> dict[str, Any]:
-    """The result of a ``job`` that ran out of memory outside a source file (one that
-    needs too much is a SourceError naming it): a MemoryError, or an exception a library
-    raised while it cleaned up after one (:func:`~deploybot.support.errors.holds`). As the CLI
-    says it: one line, try again later (exit 75)."""
-    error = TemporaryError(f"out of memory while running the {job} job")
-    return failure(error, EX_TEMPFAIL)
+def out_of_memory(exc: BaseException, job: str) -> dict[str, Any]:
+    """The result of a ``job`` that ran out of memory: ``exc`` is a MemoryError, or an
+    exception a library raised while it cleaned up after one
+    (:func:`~deploybot.support.errors.holds`). As the CLI says it
+    (:func:`~deploybot.support.errors.memory_error`): one line, naming the source file
+    when the error in the chain does, else try again later (exit 75)."""
+    error = memory_error(exc, f"the {job} job")
+    return failure(error, error.exit_code)
 
 
 def heads(sites: list[list[Any]], out: IO[str]) -> None:
@@ -312,7 +316,8 @@ def main(argv: list[str]) -> int:
         else:  # as the CLI reports it: one line, try again later
             if verbose:
                 log.debug("%s", traceback.format_exc())
-            result, code = out_of_memory(job), EX_TEMPFAIL
+            result = out_of_memory(exc, job)
+            code = int(result["exit_code"])
             log.error("%s", result["error"])
     result_out.write(json.dumps(result) + "\n")
     result_out.flush()

@@ -9,13 +9,15 @@ The answer is JSON::
                           "failures_in_a_row": int, "building": bool,
                           "fetching": bool, "queued": bool,
                           "retry_at": ISO 8601 UTC | null,
-                          "outbox": {"emails": int, "webhooks": int}}}}
+                          "outbox": {"emails": int, "webhooks": int}}},
+     "broken": [{"config": path, "error": str}, ...]}
 
 (``building`` from the build's fetch on; ``fetching`` until the build has a worker:
 while it fetches, and while it waits for a worker after its fetch), with status 503 when
 a site's last :data:`FAILING_RUNS` runs all failed (a monitor then pages someone), else
 200. ``last_run`` is null until the site's first run since the
-daemon started.
+daemon started. ``broken`` lists the site files that did not load, not served
+(:attr:`deploybot.serve.settings.Settings.broken`): any makes it 503 and ``"failing"``.
 
 With ``[queue] backend = "redis"`` the document is the fleet's
 (:meth:`deploybot.serve.fleet.server.FleetScheduler.health`), as the fleet last recorded each
@@ -32,12 +34,13 @@ it answers 503 too when a site failed :data:`FAILING_RUNS` times in a row.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from deploybot.serve.backoff import FAILING_RUNS
 from deploybot.serve.runner import JobResult
+from deploybot.serve.settings import BrokenSite
 from deploybot.serve.site_state import SiteState
 
 
@@ -81,3 +84,17 @@ def health(states: Mapping[str, SiteState]) -> tuple[int, dict[str, Any]]:
         }
     document = {"status": "failing" if failing else "ok", "failing": failing, "sites": sites}
     return (503 if failing else 200), document
+
+
+def with_broken(
+    answer: tuple[int, dict[str, Any]], broken: Sequence[BrokenSite]
+) -> tuple[int, dict[str, Any]]:
+    """``answer`` (a ``/healthz`` status and document) with the site files that did not
+    load: a ``broken`` list (see the module doc); any makes it 503 and ``"failing"``,
+    since pushes to those sites are not built."""
+    status, document = answer
+    document = {**document, "broken": [{"config": str(b.path), "error": b.error} for b in broken]}
+    if broken:
+        status = 503
+        document["status"] = "failing"
+    return status, document

@@ -211,12 +211,25 @@ def _commit_id(value: Any, field: str) -> str | None:
 def _simple_update(data: dict[str, Any]) -> RefUpdate:
     """GitHub, Gitea, Forgejo and GitLab: one ref per push."""
     ref = data.get("ref")
-    if not isinstance(ref, str):
+    if ref is None:
         raise PayloadError("the push payload has no 'ref'")
+    if not isinstance(ref, str):
+        raise PayloadError(f"the push payload's 'ref' is not a string ({_json_type(ref)})")
     after = _commit_id(data.get("after"), "after")
     _commit_id(data.get("before"), "before")
     deleted = data.get("deleted") is True or (after is not None and bool(_ZEROS.match(after)))
     return RefUpdate(ref, None if deleted else after, deleted)
+
+
+def _json_type(value: Any) -> str:
+    """What JSON calls ``value``'s type, with its article: ``a number``, ``an object``…"""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    return "an array" if isinstance(value, list) else type(value).__name__
 
 
 def _bitbucket_updates(data: dict[str, Any]) -> Iterator[RefUpdate]:

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -55,7 +56,9 @@ class JobResult:
     ``emails_failed``: messages left in the outbox; ``mail``: what the job did with its
     messages, for the log (:func:`deploybot.serve.build_process.describe_mail`). ``temporary``:
     a failure that a retry of the same source commit may not meet (all but bad input in
-    the source, exit 1)."""
+    the source, exit 1). ``next_future``: the date (Unix seconds) of the first post the
+    published build holds back (dated after its cut-off), or None: the site builds again
+    then, with no push."""
 
     job: str
     status: str
@@ -68,6 +71,7 @@ class JobResult:
     exit_code: int = 0
     emails_failed: int = 0
     mail: str = ""
+    next_future: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -217,4 +221,13 @@ def _result(job: str, out: bytes, code: int, started: float, seconds: float) -> 
         exit_code=code,
         emails_failed=len(data.get("emails_failed") or ()),
         mail=str(data.get("mail") or ""),
+        next_future=unix_time(data.get("next_future")),
     )
+
+
+def unix_time(value: Any) -> float | None:
+    """A job result's Unix time ``value`` (JSON), or None when it is none (or no finite
+    number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None

@@ -29,6 +29,10 @@ runs the job in processes (:class:`~deploybot.serve.runner.Runner`):
   fix) lifts the backoff at once.
 - **Outbox.** Emails (and chat posts) waiting in a site's outbox are retried by a
   ``deliver`` job when their own backoff expires, with no push needed.
+- **Held-back posts.** A build whose published tree holds back a post dated in the
+  future (:attr:`~deploybot.serve.runner.JobResult.next_future`) sets a timer: at that date
+  the site is triggered ("a held-back post came due") and builds the same source again,
+  as ``run-once`` from cron would, so the post appears with no push.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from deploybot.serve import outboxes
-from deploybot.serve.backoff import LOCKED_RETRY, backoff_delay
+from deploybot.serve.backoff import LOCKED_RETRY, POST_DUE_SPACING, backoff_delay
 from deploybot.serve.build_process import describe
 from deploybot.serve.health import health
 from deploybot.serve.metrics import Metrics
@@ -79,6 +83,7 @@ class Scheduler:
         for name in [n for n in self.states if n not in names]:
             state = self.states.pop(name)
             state.removed = True
+            self._build_at(state, None)
             state.wake.set()
             log.info("site %s: no longer served", name)
         for site in sites:
@@ -172,6 +177,19 @@ class Scheduler:
             state.timer.cancel()
         delay = max(0.0, when - time.time())
         state.timer = asyncio.get_running_loop().call_later(delay, state.wake.set)
+
+    def _build_at(self, state: SiteState, when: float | None) -> None:
+        """Trigger ``state``'s site at Unix time ``when`` (the date of the first post its
+        published build holds back; None: no such post), replacing an earlier such timer."""
+        if state.post_timer is not None:
+            state.post_timer.cancel()
+            state.post_timer = None
+        if when is None:
+            return
+        delay = max(when - time.time(), POST_DUE_SPACING)
+        state.post_timer = asyncio.get_running_loop().call_later(
+            delay, self.trigger, state.site.name, "a held-back post came due"
+        )
 
     def _next_job(self, state: SiteState) -> str | None:
         """``build``, ``deliver`` or None (nothing now; a timer wakes the loop later)."""
@@ -315,6 +333,7 @@ class Scheduler:
         else:
             state.failures, state.failed_for, state.backoff_until = 0, None, 0.0
             state.known_head = result.source_commit or state.known_head
+            self._build_at(state, result.next_future)
             what = describe(
                 result.status, result.seconds, result.source_commit, result.build_commit,
                 waiting=result.emails_failed, mail=result.mail,

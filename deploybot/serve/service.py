@@ -72,7 +72,7 @@ def serve(paths: Sequence[Path], *, verbose: bool = False) -> int:
         ConfigError: a config file or key is wrong (exit 78).
         LockHeldError: another daemon runs on the same state directory (exit 75).
     """
-    settings = load_settings(paths)
+    settings = load_settings(paths, partial=True)
     logs.setup(verbose=verbose)
     return asyncio.run(Service(list(paths), settings, verbose=verbose).run())
 
@@ -120,6 +120,8 @@ class Service:
         self.scheduler.set_sites(self.settings.sites)
         names = ", ".join(s.name for s in self.settings.sites)
         log.info("listening on %s for %d site(s): %s", address, len(self.settings.sites), names)
+        for broken in self.settings.broken:
+            log.error("not serving a site: %s", broken.error)
         for site_ in self.settings.sites:
             if site_.secret is None:
                 log.warning("site %s: no webhook secret (daemon.secret_env): poll only", site_.name)
@@ -153,7 +155,7 @@ class Service:
 
     def _reload(self) -> None:
         try:
-            new = load_settings(self.paths)
+            new = load_settings(self.paths, partial=True)
         except ConfigError as exc:
             errors = "; ".join(str(exc).split("\n"))  # a file's errors, one log line
             log.error("SIGHUP: %s; the running configuration stays", errors)
@@ -170,6 +172,8 @@ class Service:
             new, daemon=dataclasses.replace(new.daemon, **kept), queue=self.settings.queue
         )
         self.runner.hidden = secret_variables(new)
+        for broken in new.broken:  # its builds would read the file: not served until fixed
+            log.error("SIGHUP: not serving a site: %s", broken.error)
         self.scheduler.set_sites(new.sites)
         log.info("SIGHUP: configuration read again: %d site(s)", len(new.sites))
 

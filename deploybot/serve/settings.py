@@ -11,8 +11,14 @@ ConfigError, since it would silently do nothing.
 
 Secrets come from the environment only: ``secret_env`` names the variable. A variable that
 is named but unset or empty is a ConfigError; a site with no secret at all accepts no
-webhook (401) and is built by the poller only. Every secret is registered with
+webhook (401) and is built by the poller only, so with ``poll_interval = 0`` too it could
+never be built: a ConfigError naming both keys. Every secret is registered with
 :mod:`deploybot.support.redact`, so no log line shows one.
+
+A site's file that does not load (any of the errors above) need not stop the others:
+with ``partial``, :func:`load_settings` keeps it in :attr:`Settings.broken` and serves the
+rest; only when no site loads is it a ConfigError. The daemon's own config (the first
+``--config``) must always load.
 """
 
 from __future__ import annotations
@@ -52,18 +58,29 @@ class Site:
 
 
 @dataclass(frozen=True)
+class BrokenSite:
+    """A site's config file that did not load: its ``path`` (absolute) and ``error`` (the
+    ConfigError's line, naming the key and the file)."""
+
+    path: Path
+    error: str
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything ``deploybot serve`` was configured with: the ``daemon`` table of the
     daemon's config file ``path``, the daemon's own ``state_dir`` (absolute) and the
     ``sites`` in a stable order (as listed, then as the glob sorts them); ``queue`` is the
     daemon config's ``[queue]`` table (each site's ``config.queue.name`` is the queue its
-    builds go to: its own ``[queue] name``, else the daemon's)."""
+    builds go to: its own ``[queue] name``, else the daemon's). ``broken``: the site files
+    that did not load (``load_settings(partial=True)`` only), not served."""
 
     daemon: DaemonConfig
     path: Path
     state_dir: Path
     sites: tuple[Site, ...]
     queue: QueueConfig = field(default_factory=QueueConfig)
+    broken: tuple[BrokenSite, ...] = ()
 
     def site(self, name: str) -> Site | None:
         """The site called ``name``, or None."""
@@ -71,7 +88,11 @@ class Settings:
 
 
 def load_settings(
-    paths: Sequence[Path], environ: Mapping[str, str] | None = None, *, secrets: bool = True
+    paths: Sequence[Path],
+    environ: Mapping[str, str] | None = None,
+    *,
+    secrets: bool = True,
+    partial: bool = False,
 ) -> Settings:
     """Read the daemon's config (``paths[0]``) and every site config (see the module doc).
 
@@ -80,11 +101,15 @@ def load_settings(
         environ: where ``secret_env`` variables are looked up (default ``os.environ``).
         secrets: read the webhook secrets; ``deploybot worker`` never needs them (its
             sites' ``secret`` is then None).
+        partial: a site file (not the daemon's) that does not load goes into
+            :attr:`Settings.broken` instead of raising, while another site loads.
 
     Raises:
-        ConfigError: any file or key is wrong (the message names the key and the file);
-            no site at all; two sites with one name or one state directory; a
-            ``secret_env`` variable unset or empty.
+        ConfigError: the daemon's file or a key in it is wrong (the message names the key
+            and the file); a site's file is (without ``partial``; with it, when no site
+            loads: the first one's error); no site at all; two sites with one name or one
+            state directory; a ``secret_env`` variable unset or empty; a site with no
+            webhook secret while ``poll_interval`` is 0.
     """
     env = os.environ if environ is None else environ
     # Absolute from here on, so every message names a file the same way, at start and
@@ -98,19 +123,30 @@ def load_settings(
         daemon, state_dir, queue = own.daemon, own.state.dir, own.queue
     else:
         daemon, state_dir, queue = daemon_from_dict(raw, first)
-    configs = [own] if own is not None else []
-    configs += [_site_config(p, queue) for p in paths[1:]]
+    files = list(paths[1:])
     if daemon.sites:
         matched = sorted(glob.glob(daemon.sites))
         if not matched:
             raise ConfigError(f"{first}: 'daemon.sites' matches no file: {daemon.sites}")
         found = [Path(p).absolute() for p in matched]
-        configs += [_site_config(p, queue) for p in found if p.resolve() != first.resolve()]
-    if not configs:
+        files += [p for p in found if p.resolve() != first.resolve()]
+    if own is None and not files:
         raise ConfigError(f"{first}: no site: set [source], or 'daemon.sites' to site configs")
-    sites = tuple(_site(c, daemon, first, env if secrets else None) for c in _unique(configs))
-    _check_distinct(sites)
-    return Settings(daemon, first.resolve(), state_dir / "daemon", sites, queue)
+    secret_env = env if secrets else None
+    sites = [_site(own, daemon, first, secret_env)] if own is not None else []
+    broken: list[tuple[Path, ConfigError]] = []
+    for path in _unique(files, own):
+        try:
+            sites.append(_site(_site_config(path, queue), daemon, first, secret_env))
+        except ConfigError as exc:
+            if not partial:
+                raise
+            broken.append((path, exc))
+    if not sites:
+        raise broken[0][1]
+    _check_distinct(tuple(sites))
+    lost = tuple(BrokenSite(path, str(exc)) for path, exc in broken)
+    return Settings(daemon, first.resolve(), state_dir / "daemon", tuple(sites), queue, lost)
 
 
 def _site_config(path: Path, queue: QueueConfig) -> Config:
@@ -129,14 +165,15 @@ def _site_config(path: Path, queue: QueueConfig) -> Config:
     return dataclasses.replace(config, queue=dataclasses.replace(queue, name=name))
 
 
-def _unique(configs: list[Config]) -> list[Config]:
-    """Drop a file listed twice (``--config`` and the glob both naming it)."""
-    seen: set[Path | None] = set()
+def _unique(files: list[Path], own: Config | None) -> list[Path]:
+    """Drop a file listed twice (``--config`` and the glob both naming it), or that is the
+    daemon's own site (``own``)."""
+    seen: set[Path | None] = {None if own is None else own.path}
     kept = []
-    for config in configs:
-        if config.path not in seen:
-            seen.add(config.path)
-            kept.append(config)
+    for path in files:
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            kept.append(path)
     return kept
 
 
@@ -151,6 +188,13 @@ def _site(config: Config, daemon: DaemonConfig, first: Path, env: Mapping[str, s
         secret = _secret(daemon.secret_env, "daemon.secret_env", first, env)
     else:
         secret = None
+    if env is not None and secret is None and not daemon.poll_interval:
+        where = "" if config.path == first.resolve() else f" (for the site {config.path})"
+        raise ConfigError(
+            f"{first}: 'daemon.poll_interval' is 0 and 'daemon.secret_env' is unset{where}: "
+            f"no webhook is accepted and nothing polls, so site {name!r} would never be "
+            "built; set either"
+        )
     if not config.daemon.name and not _is_name(name):
         raise ConfigError(
             f"{config.path}: the file name {config.path.stem!r} cannot name the site in "
@@ -180,7 +224,11 @@ def _secret(variable: str, key: str, path: Path, env: Mapping[str, str]) -> str:
 
 def _check_distinct(sites: tuple[Site, ...]) -> None:
     """Two sites may share neither a name (their webhook URL) nor a state directory
-    (their lock, outbox and mirrors)."""
+    (their lock, outbox and mirrors).
+
+    Raises:
+        ConfigError: two of ``sites`` do, naming the key and the second one's file.
+    """
     by_name: dict[str, Site] = {}
     by_state: dict[Path, Site] = {}
     for site in sites:

@@ -35,5 +35,6 @@ class SiteState:
     last_deliver: float = 0.0
     runs: deque[JobResult] = field(default_factory=lambda: deque(maxlen=HISTORY))
     timer: asyncio.TimerHandle | None = None
+    post_timer: asyncio.TimerHandle | None = None  # the held-back post's date: a build then
     task: asyncio.Task[None] | None = None
     removed: bool = False

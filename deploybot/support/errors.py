@@ -34,6 +34,11 @@ def holds(exc: BaseException, kind: type[BaseException]) -> bool:
     """Whether ``exc``, or an exception it was raised from or while handling (its
     ``__cause__`` and ``__context__``, all the way down), is a ``kind``: a library's
     ``BufferError`` raised while it cleaned up after a MemoryError holds the MemoryError."""
+    return any(isinstance(here, kind) for here in _chain(exc))
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then what it was raised from or while handling, all the way down (each once)."""
     seen: set[int] = set()
     todo: list[BaseException] = [exc]
     while todo:
@@ -41,10 +46,22 @@ def holds(exc: BaseException, kind: type[BaseException]) -> bool:
         if id(here) in seen:
             continue
         seen.add(id(here))
-        if isinstance(here, kind):
-            return True
-        todo.extend(e for e in (here.__cause__, here.__context__) if e is not None)
-    return False
+        yield here
+        todo.extend(e for e in (here.__context__, here.__cause__) if e is not None)
+
+
+def memory_error(exc: BaseException, running: str) -> DeploybotError:
+    """What to report for ``exc``, which holds a MemoryError (:func:`holds`): the
+    DeploybotError in its chain that says what ran out (a source file named by
+    :func:`deploybot.render.limits.out_of_memory`; exit 1 when the file's own content needs
+    too much, 75 when the machine has too little), else ``out of memory while running
+    <running>`` (an :class:`OutOfMemoryError`, exit 75). The one rule for the CLI, the
+    daemon's build processes and the fleet's workers: a library that fails as it cleans up
+    after the MemoryError (a ``BufferError``) does not hide the file named."""
+    for here in _chain(exc):
+        if isinstance(here, DeploybotError) and holds(here, MemoryError):
+            return here
+    return OutOfMemoryError(f"out of memory while running {running}")
 
 
 class DeploybotError(Exception):
@@ -96,6 +113,11 @@ class TemporaryError(DeploybotError):
     """A failure that a later run may not meet: network down, lock held, and the like."""
 
     exit_code = EX_TEMPFAIL
+
+
+class OutOfMemoryError(TemporaryError):
+    """The machine ran out of memory for work whose size the limits bound: a later run,
+    with memory free, may not (exit 75). The message names the source file, if any."""
 
 
 class FetchError(TemporaryError):

@@ -53,7 +53,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from deploybot.state import checkpoint
+from deploybot.state import checkpoint, private
 from deploybot.support.errors import NotifyError, disk_full, is_disk_full
 
 SENT_DIR = "sent"
@@ -417,8 +417,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(fd, "wb") as f:
+        with open(private.create(tmp), "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

@@ -100,15 +100,18 @@ class DirTree:
     skipped, and a folder below the root holding a ``.git`` (a submodule's checkout, or
     another repository) is a submodule (:meth:`submodules`), as git stores it: none of its
     files is listed. FIFOs, sockets and devices are skipped (git does not store them
-    either). Paths are checked by :mod:`deploybot.git.path_rules`.
+    either). Paths are checked by :mod:`deploybot.git.path_rules`. ``skip``: a folder below
+    the root (``/``-separated) not listed either, as Jekyll skips its destination:
+    ``deploybot build src src/_site`` writes there.
 
     Raises:
         SourceError: from :meth:`paths`, :meth:`read` and :meth:`blob_id` when a name is
             refused (``..``, ``.GIT``, control characters, not UTF-8); the message names it.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, skip: str | None = None) -> None:
         self.root = Path(root)
+        self.skip = skip
         self._submodules: list[str] | None = None
 
     def paths(self) -> Iterator[str]:
@@ -124,6 +127,8 @@ class DirTree:
                     continue
                 path_rules.check_name(entry.name, prefix)
                 path = f"{prefix}/{entry.name}" if prefix else entry.name
+                if path == self.skip:
+                    continue
                 if entry.is_symlink() or entry.is_file(follow_symlinks=False):
                     found.append(path)
                 elif entry.is_dir(follow_symlinks=False):

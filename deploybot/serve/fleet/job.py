@@ -35,9 +35,10 @@ from deploybot.serve.fleet import keys
 from deploybot.serve.fleet.lease import LeaseKeeper
 from deploybot.serve.fleet.shared import SharedState
 from deploybot.serve.fleet.store import FleetStore, Outcome, Want
+from deploybot.serve.runner import unix_time
 from deploybot.serve.settings import Settings
 from deploybot.state import checkpoint
-from deploybot.support.errors import DeploybotError, LockHeldError, TemporaryError, holds, one_line
+from deploybot.support.errors import DeploybotError, LockHeldError, TemporaryError, holds
 from deploybot.support.parent_death import set_pdeathsig
 from deploybot.support.redact import redact_text
 
@@ -89,7 +90,7 @@ def run(site: str) -> dict[str, Any]:
             if not store.release(site, token, context.worker, outcome):
                 log.warning("site %s: the lease had expired: the result is not recorded", site)
         except redis.RedisError as exc:  # the lease expires; the sweep builds the site again
-            log.error("site %s: cannot record the result: %s", site, exc)
+            log.error("site %s: cannot record the result: %s", site, keys.reason(exc))
     what = describe(
         outcome.status, outcome.seconds, outcome.source_commit, outcome.build_commit,
         error=outcome.error, waiting=outcome.outbox_emails + outcome.outbox_webhooks,
@@ -121,11 +122,11 @@ def _run(context: Context, store: FleetStore, site: str, token: str, want: Want)
                 result["status"] = "locked"
             _save_after_failure(shared)
         except redis.RedisError as exc:  # Redis went away at a checkpoint: try again later
-            result = failure(TemporaryError(f"Redis: {one_line(exc)}"), 75)
+            result = failure(TemporaryError(f"Redis: {keys.reason(exc)}"), 75)
         except Exception as exc:
             if not holds(exc, MemoryError):
                 raise  # a bug: RQ keeps its traceback with the failed job
-            result = out_of_memory(want.job)  # as run-once says it: try again later
+            result = out_of_memory(exc, want.job)  # as run-once says it
             _save_after_failure(shared)
     waiting = outboxes.waiting(config)
     return Outcome(
@@ -139,6 +140,7 @@ def _run(context: Context, store: FleetStore, site: str, token: str, want: Want)
         outbox_webhooks=waiting.webhooks,
         outbox_due=waiting.due,
         mail=str(result.get("mail") or ""),
+        next_future=unix_time(result.get("next_future")),
     )
 
 

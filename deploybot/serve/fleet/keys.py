@@ -13,6 +13,7 @@ Every key deploybot writes starts with ``deploybot:`` (RQ's own start with ``rq:
     deploybot:queued-at          zset  site -> when that job was queued (Unix s)
     deploybot:active             set   sites with a building record (checked for expiry)
     deploybot:delayed            zset  site -> when to want it again (backoff, outbox retry)
+    deploybot:posts-due          zset  site -> when its first held-back post comes due
     deploybot:worker:<worker>    str   the running process's instance id, while its
                                        heartbeat renews it (TTL queue.heartbeat_timeout)
     deploybot:workers            hash  worker -> its last heartbeat (Unix s)
@@ -34,7 +35,7 @@ from typing import Any
 import redis
 
 from deploybot.config.schema import QueueConfig
-from deploybot.support.errors import ConfigError
+from deploybot.support.errors import ConfigError, one_line
 from deploybot.support.redact import redact_url, register_secret
 
 Client = Any
@@ -48,6 +49,7 @@ WORKERS = "deploybot:workers"
 QUEUED_AT = "deploybot:queued-at"
 ACTIVE = "deploybot:active"
 DELAYED = "deploybot:delayed"
+POSTS_DUE = "deploybot:posts-due"
 LEASE_LOG = "deploybot:lease-log"
 STATS = "deploybot:stats"
 SWEEP_LOCK = "deploybot:sweep-lock"
@@ -121,6 +123,19 @@ def where(queue: QueueConfig, path: Path) -> str:
     """``'queue.url' = <url> in <path>``: which Redis a message means, and where it was set
     (the URL redacted: :func:`deploybot.support.redact.redact_url`)."""
     return f"'queue.url' = {redact_url(queue.url)} in {path}"
+
+
+def reason(exc: BaseException) -> str:
+    """``exc`` (redis-py's, mostly) as one line to go inside a log line, without its final
+    period: redis-py ends its sentences with one (``Error 111 connecting to host:6379.
+    Connection refused.``), and a log line goes on after it (``: trying again in 1 s``)."""
+    return one_line(exc).removesuffix(".")
+
+
+def unreachable(queue: QueueConfig, path: Path, exc: BaseException) -> str:
+    """``Redis unreachable ('queue.url' = <url> in <path>): <reason>``: the start of the
+    line logged when Redis cannot be reached (:func:`where`, :func:`reason`)."""
+    return f"Redis unreachable ({where(queue, path)}): {reason(exc)}"
 
 
 def connect(queue: QueueConfig, path: Path, *, timeout: float = 10.0) -> Client:

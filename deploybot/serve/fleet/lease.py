@@ -17,6 +17,7 @@ import time
 
 import redis
 
+from deploybot.serve.fleet import keys
 from deploybot.serve.fleet.store import FleetStore
 
 log = logging.getLogger("deploybot.fleet")
@@ -59,7 +60,7 @@ class LeaseKeeper:
                 renewed = time.monotonic()
                 interval = self.ttl / 3
             except redis.RedisError as exc:
-                log.warning("site %s: cannot renew the lease: %s", self.site, exc)
+                log.warning("site %s: cannot renew the lease: %s", self.site, keys.reason(exc))
                 if time.monotonic() - renewed > self.ttl:
                     log.error("site %s: not renewed for longer than the lease: expired", self.site)
                     return

@@ -197,9 +197,8 @@ class FleetScheduler:
 
     def _down(self, exc: Exception) -> None:
         if self.redis_up:
-            where = keys.where(self.settings.queue, self.settings.path)
-            log.error("Redis unreachable (%s): %s; %d trigger(s) kept until it is back",
-                      where, exc, len(self.held))  # fmt: skip
+            why = keys.unreachable(self.settings.queue, self.settings.path, exc)
+            log.error("%s; %d trigger(s) kept until it is back", why, len(self.held))
         self.redis_up = False
 
     def _gauges(self) -> None:

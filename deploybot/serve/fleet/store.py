@@ -39,7 +39,7 @@ from rq import Queue
 from rq.job import Job
 
 from deploybot.config.schema import QueueConfig
-from deploybot.serve.backoff import LOCKED_RETRY, backoff_delay
+from deploybot.serve.backoff import LOCKED_RETRY, POST_DUE_SPACING, backoff_delay
 from deploybot.serve.fleet import keys
 
 log = logging.getLogger("deploybot.fleet")
@@ -100,8 +100,10 @@ class Outcome:
     (``published``, ``unchanged``, ``up-to-date``, ``older``, ``delivered``, ``failed``,
     ``locked``), ``seconds``, the commits, ``error`` (one line), ``temporary`` (a retry of
     the same commit may succeed), what waits in the site's outbox (``outbox_due``: Unix
-    time of the earliest retry, None when nothing waits) and ``mail``, what the job did
-    with its messages, for the log (:func:`deploybot.serve.build_process.describe_mail`)."""
+    time of the earliest retry, None when nothing waits), ``mail``, what the job did
+    with its messages, for the log (:func:`deploybot.serve.build_process.describe_mail`),
+    and ``next_future``: the date (Unix s) of the first post the published build holds
+    back, or None (:attr:`deploybot.serve.runner.JobResult.next_future`)."""
 
     status: str
     seconds: float = 0.0
@@ -113,6 +115,7 @@ class Outcome:
     outbox_webhooks: int = 0
     outbox_due: float | None = None
     mail: str = ""
+    next_future: float | None = None
 
 
 @dataclass(frozen=True)
@@ -246,6 +249,7 @@ class FleetStore:
                 pipe.zadd(keys.DELAYED, {site: wait})
             if outcome.outbox_due is not None:
                 pipe.zadd(keys.DELAYED, {site: outcome.outbox_due}, lt=True)  # LT also adds
+            _post_due(pipe, site, outcome, now)
             if target:
                 self.enqueue(pipe, site, target, now)
             self.log_event(pipe, site, {"event": "released", "worker": worker, "token": token,
@@ -297,6 +301,18 @@ class FleetStore:
             keys.LEASE_LOG, {"site": site, **fields}, maxlen=keys.LEASE_LOG_LENGTH,
             approximate=True,
         )  # fmt: skip
+
+
+def _post_due(pipe: keys.Pipe, site: str, outcome: Outcome, now: float) -> None:
+    """After a good build, in ``pipe``: its held-back post's date (``next_future``, at
+    least :data:`~deploybot.serve.backoff.POST_DUE_SPACING` from ``now``) is when the
+    sweep triggers ``site`` again (:data:`keys.POSTS_DUE`); none held back, no such date."""
+    if outcome.status in ("failed", "locked", "delivered"):
+        return  # says nothing of what the published build holds back
+    if outcome.next_future is None:
+        pipe.zrem(keys.POSTS_DUE, site)
+    else:
+        pipe.zadd(keys.POSTS_DUE, {site: max(outcome.next_future, now + POST_DUE_SPACING)})
 
 
 def _result(

@@ -12,7 +12,8 @@
 - **Lost jobs**: a site whose queued job no longer exists, ended, or was taken from its
   queue but never took the lease (its worker died, or lost Redis, right after taking it)
   gets a new one, ``lease_ttl`` s after it was queued.
-- **Delayed wants**: a backoff or an outbox retry falling due triggers the site again.
+- **Delayed wants**: a backoff or an outbox retry falling due triggers the site again;
+  so does the date of a post its published build holds back (a build then).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from rq import Queue
 from rq.job import Job
 
 from deploybot.serve.fleet import keys
-from deploybot.serve.fleet.store import DELIVER, FleetStore, Want, as_str
+from deploybot.serve.fleet.store import BUILD, DELIVER, FleetStore, Want, as_str
 
 log = logging.getLogger("deploybot.fleet")
 
@@ -243,8 +244,14 @@ class Sweeper:
         log.info("site %s: job %s was lost: queued again", site, job_id)
 
     def delayed(self, now: float) -> None:
-        """Trigger the sites whose backoff or outbox retry fell due."""
+        """Trigger the sites whose backoff or outbox retry fell due, and build those whose
+        held-back post came due."""
         for raw in self.r.zrangebyscore(keys.DELAYED, "-inf", now):
             site = raw.decode()
             if self.r.zrem(keys.DELAYED, site):
                 self.store.trigger(site, Want(DELIVER, None, "retry due", now), now=now)
+        for raw in self.r.zrangebyscore(keys.POSTS_DUE, "-inf", now):
+            site = raw.decode()
+            if self.r.zrem(keys.POSTS_DUE, site):
+                want = Want(BUILD, None, "a held-back post came due", now)
+                self.store.trigger(site, want, now=now)

@@ -85,7 +85,7 @@ class _Worker(Worker):
             try:
                 left_behind(self.connection, str(job_.args[0]))
             except redis.RedisError as exc:  # the lease expires; the sweep takes it then
-                log.warning("site %s: cannot look at its lease: %s", job_.args[0], exc)
+                log.warning("site %s: cannot look at its lease: %s", job_.args[0], keys.reason(exc))
 
 
 def work(
@@ -106,11 +106,13 @@ def work(
         queues: the shared queues to take jobs from (default: those of the sites).
 
     Raises:
-        ConfigError: a config is wrong, or ``queue.backend`` is not ``"redis"`` (exit 78).
+        ConfigError: a config is wrong (a site's file that does not load is logged and
+            its site not built, while another loads), or ``queue.backend`` is not
+            ``"redis"`` (exit 78).
         LockHeldError: another worker runs on ``state`` (exit 75).
     """
     global _MAIN_PID
-    settings = load_settings(paths, secrets=False)
+    settings = load_settings(paths, secrets=False, partial=True)
     if settings.queue.backend != "redis":
         raise ConfigError(
             f"{settings.path}: 'queue.backend' must be \"redis\" for deploybot worker "
@@ -119,6 +121,8 @@ def work(
     name = name or socket.gethostname().split(".")[0]
     logs.setup(verbose=verbose, prefix=f"worker {name}: ")
     logging.getLogger("deploybot.fleet").setLevel(logging.DEBUG if verbose else logging.INFO)
+    for broken in settings.broken:  # its jobs fail, naming this worker; the others run
+        log.error("not building a site: %s", broken.error)
     root = state.resolve() if state is not None else None
     held = (
         statedir.locked(root / "worker.lock", "another deploybot worker runs on") if root else None
@@ -151,8 +155,8 @@ def _loop(settings: Settings, name: str, queues: list[str], verbose: bool) -> No
             log.info("taking jobs from %s", ", ".join(queues))
             worker.work(logging_level="DEBUG" if verbose else "WARNING")
         except redis.RedisError as exc:
-            where = keys.where(settings.queue, settings.path)
-            log.error("Redis unreachable (%s): %s: trying again in %g s", where, exc, pause)
+            why = keys.unreachable(settings.queue, settings.path, exc)
+            log.error("%s: trying again in %g s", why, pause)
             time.sleep(pause)
             pause = min(pause * 2, RESTART_PAUSE_MAX)
             continue
@@ -205,7 +209,10 @@ class Upkeep:
             if moved:
                 log.info("%d job(s) of this worker's queue moved to the shared queue", moved)
         except redis.RedisError as exc:
-            log.warning("at stop: %s (this worker's queue moves when its heartbeat expires)", exc)
+            log.warning(
+                "at stop: %s (this worker's queue moves when its heartbeat expires)",
+                keys.reason(exc),
+            )
 
     def _beat(self) -> None:
         timeout = self.settings.queue.heartbeat_timeout
