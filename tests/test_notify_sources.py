@@ -354,3 +354,49 @@ def test_a_build_of_no_new_source_commit_says_why_it_was_built(
         f"Built from {site.source.resolve()} (branch main):",
         f"no new source commits since {short}; built again: {why}",
     ]
+
+
+def test_a_rewound_source_says_it_went_back_and_lists_no_dropped_commit_as_new(
+    tmp_path: Path,
+) -> None:
+    """The source branch reset to an older commit, published with ``--allow-older``: the
+    email says the branch went back, from which commit to which, and lists the commits the
+    build no longer has as dropped, not as new source commits."""
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    posts = add_posts(site, 2)
+    assert site.run()[0] == 0
+    git(site.source, "update-ref", "refs/heads/main", site.first)
+    code, out = site.run("--allow-older")
+    assert code == 0 and out.startswith("published "), out
+    mirror = site.state / "source.git"
+    short = {sha: git(mirror, "rev-parse", "--short", sha).strip() for sha in [site.first, *posts]}
+    assert section(bodies(site)[2]) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"the source branch went back from {short[posts[1]]} to {short[site.first]}; "
+        "2 source commits dropped, newest first:",
+        *oracle(site, f"{site.first}..{posts[1]}", 20),
+    ]
+
+
+def test_a_rewritten_source_lists_the_new_commits_and_the_dropped_ones(tmp_path: Path) -> None:
+    """The source branch force-pushed to another history from an older commit: the new
+    commits are listed as ``old..new`` (git's), and the dropped ones after, as dropped."""
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    dropped = add_posts(site, 2)
+    assert site.run()[0] == 0
+    git(site.source, "update-ref", "refs/heads/main", site.first)
+    added = add_posts(site, 1, start=5)
+    code, out = site.run()
+    assert code == 0 and out.startswith("published "), out
+    mirror = site.state / "source.git"
+    short = {s: git(mirror, "rev-parse", "--short", s).strip() for s in [*dropped, *added]}
+    assert section(bodies(site)[2]) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"1 source commit, {short[dropped[1]]}..{short[added[0]]}, newest first:",
+        *oracle(site, f"{dropped[1]}..{added[0]}", 20),
+        f"the source branch was rewritten from {short[dropped[1]]}; "
+        "2 source commits dropped, newest first:",
+        *oracle(site, f"{added[0]}..{dropped[1]}", 20),
+    ]
