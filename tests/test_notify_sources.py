@@ -309,6 +309,7 @@ def test_a_rebuild_after_unread_pushes_names_every_commit_since_the_build(tmp_pa
         f"Built from {site.source.resolve()} (branch main):",
         f"3 source commits, {short[built]}..{short[unread[-1]]}, newest first:",
         *oracle(site, f"{built}..{unread[-1]}", 20),
+        "built: render settings changed (feed_limit)",  # a settings rebuild, not the pushes
     ]
     # The first build's email, made again: from the commit its tree was built from.
     args = [
@@ -399,4 +400,31 @@ def test_a_rewritten_source_lists_the_new_commits_and_the_dropped_ones(tmp_path:
         f"the source branch was rewritten from {short[dropped[1]]}; "
         "2 source commits dropped, newest first:",
         *oracle(site, f"{added[0]}..{dropped[1]}", 20),
+    ]
+
+
+def test_a_settings_rebuild_with_new_source_commits_says_why_too(tmp_path: Path) -> None:
+    """A render setting changed and the source moved: the build is a settings rebuild
+    (its note's reason), and its email lists the new commits and says so; a build of new
+    commits alone says nothing more (the list is why)."""
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    [post] = add_posts(site, 1)
+    site.write_config(extra="[render]\nfeed_limit = 1\n")
+    assert site.run()[1].startswith("published ")
+    [later] = add_posts(site, 1, start=1)
+    assert site.run()[1].startswith("published ")
+    mirror = site.state / "source.git"
+    short = {s: git(mirror, "rev-parse", "--short", s).strip() for s in [site.first, post, later]}
+    _, rebuilt, moved = bodies(site)
+    assert section(rebuilt) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"1 source commit, {short[site.first]}..{short[post]}, newest first:",
+        *oracle(site, f"{site.first}..{post}", 20),
+        "built: render settings changed (feed_limit)",
+    ]
+    assert section(moved) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"1 source commit, {short[post]}..{short[later]}, newest first:",
+        *oracle(site, f"{post}..{later}", 20),
     ]

@@ -72,7 +72,7 @@ def read_source_log(
         OSError: a repository cannot be opened. (Missing objects do not raise: see the
             module docstring.)
     """
-    from deploybot.record import reasons
+    from deploybot.record import note, reasons
 
     with Repo(str(publish_path)) as publish:
         parent = _first_parent(publish, build)
@@ -109,6 +109,7 @@ def read_source_log(
         more=len(walk.commits) - len(listed),
         complete=walk.complete,
         why=reasons.why_built(mine),
+        source_moved=reasons.reason(mine) is note.Reason.SOURCE,
         dropped=dropped,
         dropped_more=len(back.commits) - len(dropped),
         dropped_complete=back.complete,

@@ -25,6 +25,10 @@ known``). A build of no new source commit says why it was built (its note's reas
 
     no new source commits since 0eaf077; built again: render settings changed (feed_limit)
 
+and so does one of new source commits that was not built for them alone (a setting changed
+too, ``run-once --full``), after the list: ``built: render settings changed (feed_limit)``.
+A build made because the source moved says nothing more: the list is why.
+
 A source branch that went back (reset to an older commit, published with ``run-once
 --allow-older``) has no new commits but drops some: ``git log new..old``, listed as dropped,
 never as new::
@@ -93,7 +97,10 @@ class SourceLog:
         more: how many commits of the range are not listed.
         complete: False when the walk stopped at its limit: ``more`` is then a lower bound.
         why: why the build was made, in words (:func:`deploybot.record.reasons.why_built`);
-            shown when the range is empty. None when its note does not say.
+            shown when the range is empty, or when it is not ``source_moved``. None when
+            its note does not say.
+        source_moved: the build was made because the source moved (its note's reason is
+            :attr:`deploybot.record.note.Reason.SOURCE`): the commits listed say why.
         dropped: ``new..old``, newest first, at most :data:`MAX_LISTED`: the commits the
             previous build's source had and this one's has not (the branch went back or
             was rewritten); ``dropped_more`` counts those not listed, a lower bound when
@@ -109,6 +116,7 @@ class SourceLog:
     more: int
     complete: bool = True
     why: str | None = None
+    source_moved: bool = False
     dropped: tuple[SourceCommit, ...] = ()
     dropped_more: int = 0
     dropped_complete: bool = True
@@ -139,6 +147,8 @@ def source_lines(log: SourceLog, max_line_length: int = 0) -> list[str]:
     lines = [f"Built from {redact_url(log.url)} (branch {log.branch}):", what]
     if total or not dropped:
         lines += _listed(log.commits, log.more, at_least)
+    if log.old is not None and (total or dropped) and log.why and not log.source_moved:
+        lines.append(f"built: {log.why}")
     if dropped:
         if total:
             lines.append(f"the source branch was rewritten from {log.old}; {dropped}")
