@@ -295,3 +295,35 @@ def call_within(seconds: float, func: Callable[[], object]) -> BaseException | N
     if thread.is_alive():
         pytest.fail(f"still running after {seconds} s")
     return outcome[0]
+
+
+@dataclass
+class Refusing(Collector):
+    """aiosmtpd handler that answers each RCPT TO named in ``refuse`` with its reply there
+    (``550 5.1.1 no such user here``, ``450 4.2.1 mailbox busy``) and keeps every message it
+    accepts; ``asked`` lists every RCPT TO, in order."""
+
+    refuse: dict[str, str] = field(default_factory=dict)
+    asked: list[str] = field(default_factory=list)
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, options: list[str]
+    ) -> str:
+        self.asked.append(address)
+        if address in self.refuse:
+            return self.refuse[address]
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+
+@contextmanager
+def refusing_smtp_server(refuse: dict[str, str]) -> Iterator[tuple[LocalController, Refusing]]:
+    """An aiosmtpd server on 127.0.0.1 answering the recipients of ``refuse`` with their
+    replies (:class:`Refusing`); yield (controller, handler); stop it."""
+    handler = Refusing(refuse=dict(refuse))
+    controller = LocalController(handler)
+    controller.start()
+    try:
+        yield controller, handler
+    finally:
+        controller.stop()

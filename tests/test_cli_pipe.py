@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dulwich.repo import Repo
 
 from deploybot.cli import stdio
 from tests.fleetproc import fleet_config, make_sites
@@ -106,3 +109,53 @@ def test_fleet_status_into_a_closed_pipe_is_quiet(
     config = fleet_config(tmp_path, redis_server.url)
     for args in ((), ("--json",)):
         _quiet(into_closed_pipe("fleet", "status", "--config", str(config), *args))
+
+
+def into_pipe_closed_after(
+    first: int, *args: str, full: int = 65536
+) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run ``python -m deploybot ARGS`` with stdout a pipe whose reader waits until the
+    pipe holds ``full`` bytes (the writer is then blocked in its write), reads ``first``
+    bytes and closes it, as ``| head -1`` does after its line. Returns the process and what
+    was read."""
+    read, write = os.pipe()
+    got: list[bytes] = []
+
+    def reader() -> None:
+        import fcntl
+        import termios
+
+        size = bytearray(4)
+        while True:
+            fcntl.ioctl(read, termios.FIONREAD, size)
+            if int.from_bytes(size, sys.byteorder) >= full:
+                break
+            time.sleep(0.01)
+        got.append(os.read(read, first))
+        os.close(read)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "deploybot", *args], stdout=write, stderr=subprocess.PIPE
+        )
+    finally:
+        os.close(write)
+    _, err = proc.communicate(timeout=TIMEOUT_S)
+    thread.join(timeout=TIMEOUT_S)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, b"", err), b"".join(got)
+
+
+def test_a_large_email_to_stdout_into_head_ends_141(tmp_path: Path) -> None:
+    """``deploybot notify --commit REV --transport stdout | head -1`` of an email larger
+    than the pipe holds: the reader goes after its line, the rest of the email cannot be
+    written, so the command ends as git does there (141), not 0 as if it all went out."""
+    repo = tmp_path / "big.git"
+    Repo.init_bare(str(repo), mkdir=True).close()
+    lines = "".join(f"line {n} abcdefghijklmnopqrstuvwxyz\n" for n in range(2500)).encode()
+    commit_files(repo, {f"{name}.txt": lines for name in "abcd"}, "Big")
+    args = ("notify", "--repo", str(repo), "--commit", "main", "--transport", "stdout")
+    result, got = into_pipe_closed_after(4096, *args)
+    assert got.startswith(b"Date: ")
+    assert (result.returncode, result.stderr) == (stdio.EX_PIPE, b""), result.stderr

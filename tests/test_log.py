@@ -145,8 +145,8 @@ def test_log_shows_the_source_commit_the_tree_was_built_from(site: SmallSite) ->
     rebuilt, first = (line.split("  ", 2)[2] for line in out.splitlines())
     assert rebuilt == f"source {later[:12]}  full build: render settings changed (feed_limit)"
     assert first == (
-        f"source {built[:12]}  full build: the first build; source at {later[:12]} since: "
-        "only paths the build does not read changed"
+        f"source {built[:12]}  full build: the first build; source at {later[:12]} since, "
+        "with the same published tree"
     )
 
 
@@ -191,3 +191,54 @@ def test_log_prints_every_date_in_one_zone(
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_a_run_that_publishes_nothing_keeps_why_the_head_was_built(site: SmallSite) -> None:
+    """``run-once --full`` with nothing changed, then a render setting that makes the same
+    pages: neither makes a commit, so the head's record keeps why that commit was made (the
+    source moved, incrementally, 1 path), while what the next run compares against (the
+    render fingerprint and digests, the cut-off) follows the newest run."""
+    assert site.run()[0] == 0
+    commit_files(site.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nX\n"})
+    assert site.run()[1].startswith("published ")
+    built = site.head()
+    before = git(site.publish, "notes", "--ref=deploybot", "show", "asf-site")
+    why = "incremental build: the source moved (1 source path changed)"
+    assert log(site.config, "-n", "1")[1].rstrip().endswith(why)
+    code, out = site.run("--full")
+    assert (code, site.head()) == (0, built), out
+    assert log(site.config, "-n", "1")[1].rstrip().endswith(why)
+    site.write_config(extra="[render]\nfeed_limit = 5\n")  # 3 posts: the same feed
+    code, out = site.run()
+    assert (code, site.head()) == (0, built), out
+    assert log(site.config, "-n", "1")[1].rstrip().endswith(why)
+    after = git(site.publish, "notes", "--ref=deploybot", "show", "asf-site")
+    fields = [dict(line.split(" ", 1) for line in n.splitlines()) for n in (before, after)]
+    for key in ("reason", "build", "changed-sources"):
+        assert fields[1][key] == fields[0][key], key
+    assert "changed-settings" not in fields[1]
+    assert fields[1]["render-fingerprint"] != fields[0]["render-fingerprint"]
+    assert fields[1]["output-settings"] != fields[0]["output-settings"]
+    assert site.run()[1].startswith("up to date"), "the next run compares against the new run"
+
+
+def test_a_source_that_moves_to_the_same_pages_keeps_the_build_source(site: SmallSite) -> None:
+    """A push that changes a page's source but not the page: no commit; the record names the
+    new source commit (the next run is up to date) and, as ``build-source``, the one the
+    tree was built from, so the next build's email lists the push."""
+    assert site.run()[0] == 0
+    built = site.head()
+    first = git(site.publish, "notes", "--ref=deploybot", "show", "asf-site")
+    time.sleep(1.1)  # a later cut-off (to the second)
+    same = commit_files(site.source, {"index.md": b"---\ntitle:  Home\n---\nWelcome.\n"})
+    code, out = site.run()
+    assert (code, site.head()) == (0, built), out
+    note = git(site.publish, "notes", "--ref=deploybot", "show", "asf-site")
+    fields = dict(line.split(" ", 1) for line in note.splitlines())
+    assert (fields["source-commit"], fields["build-source"]) == (same, site.first)
+    assert (fields["reason"], fields["build"]) == ("first-build", "full")
+    # the cut-off that the build of build-source used: ``deploybot build`` remakes the tree
+    assert f"\nfuture-cutoff {fields['future-cutoff']}\n" in first
+    told = f"the first build; source at {same[:12]} since, with the same published tree"
+    assert log(site.config, "-n", "1")[1].rstrip().endswith(told)
+    assert site.run()[1].startswith("up to date")

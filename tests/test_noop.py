@@ -296,7 +296,7 @@ def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     assert entry.DEFAULT_CONFIG_NAME == config.DEFAULT_CONFIG_NAME
     assert (entry.EX_TEMPFAIL, entry.EX_INTERRUPTED) == (errors.EX_TEMPFAIL, errors.EX_INTERRUPTED)
     assert entry.INTERRUPTED == errors.INTERRUPTED + "\n"
-    assert noop.FILED == (outbox.SENT_DIR, outbox.SUPERSEDED_DIR)
+    assert noop.FILED == outbox.PRUNED
     assert noop.WAITING == (outbox.EMAIL, WEBHOOK)
     for key in ("a", "a.b-c_d", "0" * 200, "0" * 201, "", ".a", "-a", "a b", "a/b", "a\n", "é"):
         assert noop._is_key(key) == bool(outbox._KEY_RE.match(key)), key

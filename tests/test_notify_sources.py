@@ -309,6 +309,7 @@ def test_a_rebuild_after_unread_pushes_names_every_commit_since_the_build(tmp_pa
         f"Built from {site.source.resolve()} (branch main):",
         f"3 source commits, {short[built]}..{short[unread[-1]]}, newest first:",
         *oracle(site, f"{built}..{unread[-1]}", 20),
+        "built: render settings changed (feed_limit)",  # a settings rebuild, not the pushes
     ]
     # The first build's email, made again: from the commit its tree was built from.
     args = [
@@ -353,4 +354,77 @@ def test_a_build_of_no_new_source_commit_says_why_it_was_built(
     assert section(bodies(site)[1]) == [
         f"Built from {site.source.resolve()} (branch main):",
         f"no new source commits since {short}; built again: {why}",
+    ]
+
+
+def test_a_rewound_source_says_it_went_back_and_lists_no_dropped_commit_as_new(
+    tmp_path: Path,
+) -> None:
+    """The source branch reset to an older commit, published with ``--allow-older``: the
+    email says the branch went back, from which commit to which, and lists the commits the
+    build no longer has as dropped, not as new source commits."""
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    posts = add_posts(site, 2)
+    assert site.run()[0] == 0
+    git(site.source, "update-ref", "refs/heads/main", site.first)
+    code, out = site.run("--allow-older")
+    assert code == 0 and out.startswith("published "), out
+    mirror = site.state / "source.git"
+    short = {sha: git(mirror, "rev-parse", "--short", sha).strip() for sha in [site.first, *posts]}
+    assert section(bodies(site)[2]) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"the source branch went back from {short[posts[1]]} to {short[site.first]}; "
+        "2 source commits dropped, newest first:",
+        *oracle(site, f"{site.first}..{posts[1]}", 20),
+    ]
+
+
+def test_a_rewritten_source_lists_the_new_commits_and_the_dropped_ones(tmp_path: Path) -> None:
+    """The source branch force-pushed to another history from an older commit: the new
+    commits are listed as ``old..new`` (git's), and the dropped ones after, as dropped."""
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    dropped = add_posts(site, 2)
+    assert site.run()[0] == 0
+    git(site.source, "update-ref", "refs/heads/main", site.first)
+    added = add_posts(site, 1, start=5)
+    code, out = site.run()
+    assert code == 0 and out.startswith("published "), out
+    mirror = site.state / "source.git"
+    short = {s: git(mirror, "rev-parse", "--short", s).strip() for s in [*dropped, *added]}
+    assert section(bodies(site)[2]) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"1 source commit, {short[dropped[1]]}..{short[added[0]]}, newest first:",
+        *oracle(site, f"{dropped[1]}..{added[0]}", 20),
+        f"the source branch was rewritten from {short[dropped[1]]}; "
+        "2 source commits dropped, newest first:",
+        *oracle(site, f"{added[0]}..{dropped[1]}", 20),
+    ]
+
+
+def test_a_settings_rebuild_with_new_source_commits_says_why_too(tmp_path: Path) -> None:
+    """A render setting changed and the source moved: the build is a settings rebuild
+    (its note's reason), and its email lists the new commits and says so; a build of new
+    commits alone says nothing more (the list is why)."""
+    site = SmallSite(tmp_path)
+    assert site.run()[0] == 0
+    [post] = add_posts(site, 1)
+    site.write_config(extra="[render]\nfeed_limit = 1\n")
+    assert site.run()[1].startswith("published ")
+    [later] = add_posts(site, 1, start=1)
+    assert site.run()[1].startswith("published ")
+    mirror = site.state / "source.git"
+    short = {s: git(mirror, "rev-parse", "--short", s).strip() for s in [site.first, post, later]}
+    _, rebuilt, moved = bodies(site)
+    assert section(rebuilt) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"1 source commit, {short[site.first]}..{short[post]}, newest first:",
+        *oracle(site, f"{site.first}..{post}", 20),
+        "built: render settings changed (feed_limit)",
+    ]
+    assert section(moved) == [
+        f"Built from {site.source.resolve()} (branch main):",
+        f"1 source commit, {short[post]}..{short[later]}, newest first:",
+        *oracle(site, f"{post}..{later}", 20),
     ]

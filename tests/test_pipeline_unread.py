@@ -82,7 +82,7 @@ def test_a_change_the_build_does_not_read_publishes_nothing(
     logged = CliRunner().invoke(main, ["log", "--config", str(site.config), "-n", "1"])
     assert f"  source {(first.source_commit or '')[:12]}  full build: " in logged.output
     assert logged.output.rstrip().endswith(
-        f"; source at {moved[:12]} since: only paths the build does not read changed"
+        f"; source at {moved[:12]} since, with the same published tree"
     )
     again = run(site)
     assert (again.status, again.build_commit) == (pipeline.UP_TO_DATE, first.build_commit)

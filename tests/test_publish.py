@@ -200,8 +200,9 @@ def test_every_build_commit_keeps_its_note(tmp_path: Path) -> None:
     assert sorted(line.split()[1] for line in listed if line) == sorted(builds)
     same = publish(str(remote), mirror, {**SITE, "n.html": b"2"}, "4" * 40)
     assert same.new is None
-    assert (
-        git(remote, "notes", "--ref=deploybot", "show", builds[2]) == f"source-commit {'4' * 40}\n"
+    # the tree was built from SRC3: the record says so (build-source), for the emails
+    assert git(remote, "notes", "--ref=deploybot", "show", builds[2]) == (
+        f"source-commit {'4' * 40}\nbuild-source {SRC3}\n"
     )
     assert git(remote, "notes", "--ref=deploybot", "show", builds[0]) == f"source-commit {SRC1}\n"
     git(remote, "fsck", "--strict")

@@ -26,6 +26,7 @@ from deploybot.config.load import default_config_path, load_build_config, load_c
 from deploybot.config.schema import Config
 from deploybot.support import journal, logs
 from deploybot.support.errors import (
+    EX_CONFIG,
     EX_INTERRUPTED,
     EX_TEMPFAIL,
     INTERRUPTED,
@@ -193,8 +194,10 @@ def run_once_cmd(
     of the published files or leave fewer than publish.min_files (exit 1), unless --force.
     Exit status: 0 published or nothing to do; 1 bad input in the source, or the publish
     guard stopped the build; 75 try again later (network, lock held, push rejected, mail
-    not delivered); 78 bad config. With --quiet, only what ends in an exit status
-    other than 0 is printed: the error, an email not delivered.
+    not delivered); 78 bad config, or an email refused for good (every recipient refused
+    with SMTP 5xx: it is kept in the outbox's failed/, told once, not retried). With
+    --quiet, only what ends in an exit status other than 0 is printed: the error, an email
+    not delivered or refused.
     """
     from deploybot.cli import report
     from deploybot.pipeline import run
@@ -208,8 +211,8 @@ def run_once_cmd(
             config, full=full, retry_now=retry_now, allow_older=allow_older, force=force
         )
     report.print_run(result, config, verbose=_verbose(), quiet=quiet)
-    if result.mail_failures:
-        sys.exit(EX_TEMPFAIL)
+    if result.mail_failures or result.mail_refused:
+        sys.exit(_delivery_status(result.mail_failures, result.mail_refused))
 
 
 def _configs_option(text: str) -> Callable[[F], F]:
@@ -388,26 +391,80 @@ def log_cmd(config_path: Path | None, limit: int, as_json: bool) -> None:
     report.print_log(builds, config.publish.branch, as_json=as_json, zone=zone)
 
 
-@main.command("outbox")
+_OUTBOX_CONFIG = "deploybot.outbox.config"
+"""Where ``deploybot outbox --config C retry KEY`` leaves ``C`` for the subcommand."""
+
+
+@main.group("outbox", cls=_Commands, invoke_without_command=True)
 @_config_option
 @_retry_now_option
+@click.pass_context
 @_handle_errors
-def outbox_cmd(config_path: Path | None, retry_now: bool) -> None:
+def outbox_group(ctx: click.Context, config_path: Path | None, retry_now: bool) -> None:
     """List the emails and webhook posts waiting in the outbox: state, attempts, last error
-    and next attempt. With --retry-now, first try to deliver them all (exit 75 if some fail).
+    and next attempt, then those refused for good (kept in the outbox's failed/). With
+    --retry-now, first try to deliver them all (exit 75 if some fail, 78 if one is refused).
+    ``deploybot outbox retry KEY`` sends one again now, ``deploybot outbox drop KEY``
+    removes one (KEY: its key as listed, or the start of it).
     """
     from deploybot.cli import report
     from deploybot.notify import stage as notify
     from deploybot.pipeline import mail
     from deploybot.state import statedir
 
+    ctx.meta[_OUTBOX_CONFIG] = config_path
+    if ctx.invoked_subcommand is not None:
+        return
     config = _load(config_path)
     delivered = mail.deliver_outbox(config, retry_now=True) if retry_now else None
     if delivered is not None:
-        report.print_delivery(delivered)
+        report.print_delivery(delivered, config)
     report.print_outbox(notify.list_outbox(statedir.state_paths(config)["outbox"]))
-    if delivered is not None and delivered.failed:
-        sys.exit(EX_TEMPFAIL)
+    if delivered is not None:
+        sys.exit(_delivery_status(delivered.failed, delivered.refused))
+
+
+@outbox_group.command("retry")
+@click.argument("key")
+@_config_option
+@click.pass_context
+@_handle_errors
+def outbox_retry_cmd(ctx: click.Context, key: str, config_path: Path | None) -> None:
+    """Send the email or webhook post KEY now: one refused for good goes back into the
+    outbox, one waiting for its backoff waits no more; then what is due is delivered, with
+    the config as it is now (over SMTP, to the notify.to it names now). Exit 0 sent, 75
+    not delivered (it waits), 78 refused again.
+    """
+    from deploybot.cli import report
+    from deploybot.pipeline import mail
+
+    config = _load(config_path or ctx.meta.get(_OUTBOX_CONFIG))
+    delivered = mail.retry_waiting(config, key)
+    report.print_delivery(delivered, config)
+    sys.exit(_delivery_status(delivered.failed, delivered.refused))
+
+
+@outbox_group.command("drop")
+@click.argument("key")
+@_config_option
+@click.pass_context
+@_handle_errors
+def outbox_drop_cmd(ctx: click.Context, key: str, config_path: Path | None) -> None:
+    """Remove the email or webhook post KEY from the outbox (waiting or refused) unsent:
+    it is kept in the outbox's dropped/ for 90 days, and never sent.
+    """
+    from deploybot.notify.deliver.outbox import describe_key
+    from deploybot.pipeline import mail
+
+    config = _load(config_path or ctx.meta.get(_OUTBOX_CONFIG))
+    click.echo(f"dropped {describe_key(mail.drop_waiting(config, key))}")
+
+
+def _delivery_status(failed: tuple[object, ...], refused: tuple[object, ...]) -> int:
+    """The exit status after a delivery: 78 when a message was refused for good (an
+    address of the configuration, ``notify.to``, is refused), else 75 when one still
+    waits, else 0."""
+    return EX_CONFIG if refused else EX_TEMPFAIL if failed else 0
 
 
 @main.command("notify")

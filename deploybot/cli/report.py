@@ -22,9 +22,10 @@ def print_run(
     result: RunResult, config: Config, *, verbose: bool = False, quiet: bool = False
 ) -> None:
     """Print what :func:`deploybot.pipeline.run.run_once` did (stdout; warnings and failures
-    on stderr); ``quiet``: only the emails not delivered (the run exits 75)."""
+    on stderr); ``quiet``: only the emails not delivered (the run exits 75) or refused for
+    good (78)."""
     if quiet:
-        _print_mail_failures(result)
+        _print_mail_failures(result, config)
         return
     branch = config.publish.branch
     source = (result.source_commit or "")[:12]
@@ -64,7 +65,7 @@ def print_run(
         click.echo(format_warning(warning), err=True)
     for key in result.mail_sent:
         click.echo(f"{describe_key(key)} sent via {_channel(key, config)}")
-    _print_mail_failures(result)
+    _print_mail_failures(result, config)
     if verbose and result.timings:
         parts = ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())
         click.echo(f"timings: {parts}; total {result.elapsed:.3f} s")
@@ -92,9 +93,22 @@ def print_log(
         click.echo(f"{build.commit[:12]}  {when}{source}  {history.describe(build)}")
 
 
-def _print_mail_failures(result: RunResult) -> None:
+def _print_mail_failures(result: RunResult, config: Config) -> None:
     for key, reason in result.mail_failures:
         click.echo(f"{describe_key(key)} not delivered (kept in the outbox): {reason}", err=True)
+    for key, reason in result.mail_refused:
+        click.echo(refusal_line(key, reason, config), err=True)
+
+
+def refusal_line(key: str, reason: str, config: Config) -> str:
+    """The one line telling that the message ``key`` was refused for good (``reason``: the
+    transport's, naming the recipients and the server's reply), where it is kept and what
+    to do: check ``notify.to`` in the config file, then ``deploybot outbox retry``."""
+    where = f" in {config.path}" if config.path is not None else ""
+    return (
+        f"{describe_key(key)} refused, not retried (kept in the outbox's failed/): {reason}; "
+        f"check notify.to{where}, then deploybot outbox retry {key[:12]} sends it again"
+    )
 
 
 def _listed(paths: Sequence[str], most: int = 5) -> str:
@@ -127,12 +141,15 @@ def print_outbox(pending: Sequence[Any]) -> None:
         click.echo(str(item))
 
 
-def print_delivery(report: Any) -> None:
-    """Print what an outbox delivery did: one line per message sent or failed."""
+def print_delivery(report: Any, config: Config) -> None:
+    """Print what an outbox delivery did: one line per message sent, failed or refused
+    (:func:`refusal_line`)."""
     for key in report.sent:
         click.echo(f"sent {key}")
     for key, reason in report.failed:
         click.echo(f"not delivered {key}: {reason}", err=True)
+    for key, reason in report.refused:
+        click.echo(refusal_line(key, reason, config), err=True)
 
 
 def format_warning(warning: RenderWarning) -> str:

@@ -10,10 +10,11 @@ source commits a build commit was made from, and those commits in the source rep
   source commit, its first parent's the old one: each the commit its tree was built from
   (:func:`deploybot.record.reasons.built_from`: ``build-source``, else ``source-commit``), not
   a later one whose changes the build does not read.
-* The commits: ``git log old..new`` in the source repository, with git's default order
+* The commits: ``git log old..new`` in the source repository (and ``git log new..old``, the
+  commits dropped when the source branch went back or was rewritten), with git's default order
   (newest commit date first) and its stop rule (once every commit left to walk is reachable
-  from ``old``), reading at most :data:`MAX_WALK` commits: a source rewound to an unrelated
-  history, or a first build of a long one, costs that much and no more.
+  from ``old``), reading at most :data:`MAX_WALK` commits each: a source rewound to an
+  unrelated history, or a first build of a long one, costs that much and no more.
 
 Nothing here raises for what the source section can do without: a record or a commit that
 is missing or cannot be read (a source mirror that lost one, a notes ref never fetched)
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 MAX_NOTES = 10_000
 """The most notes commits read to find the records of one build and its parent."""
 MAX_WALK = 1_000
-"""The most source commits read for one email's section."""
+"""The most source commits read for one email's section, each way (new and dropped)."""
 SLOP = 5
 """git's ``SLOP`` (revision.c): commits walked on once every one left is uninteresting, in
 case a commit with an older date turns out reachable from ``old`` (clock skew)."""
@@ -71,7 +72,7 @@ def read_source_log(
         OSError: a repository cannot be opened. (Missing objects do not raise: see the
             module docstring.)
     """
-    from deploybot.record import reasons
+    from deploybot.record import note, reasons
 
     with Repo(str(publish_path)) as publish:
         parent = _first_parent(publish, build)
@@ -91,8 +92,11 @@ def read_source_log(
                      new[:12])  # fmt: skip
             old = None
         walk = _walk(repo, new, old, max_walk)
+        # what the previous build's source had and this one's has not: a rewound source
+        back = _walk(repo, old, new, max_walk) if old is not None and old != new else _Walk()
         length = abbrev_length(repo)
         listed = tuple(_brief(repo, c, length) for c in walk.commits[:max_listed])
+        dropped = tuple(_brief(repo, c, length) for c in back.commits[:max_listed])
         short = {sha: unique_abbrev(repo, sha.encode(), length).decode() for sha in (new, old)
                  if sha is not None}  # fmt: skip
     return SourceLog(
@@ -105,6 +109,10 @@ def read_source_log(
         more=len(walk.commits) - len(listed),
         complete=walk.complete,
         why=reasons.why_built(mine),
+        source_moved=reasons.reason(mine) is note.Reason.SOURCE,
+        dropped=dropped,
+        dropped_more=len(back.commits) - len(dropped),
+        dropped_complete=back.complete,
     )
 
 

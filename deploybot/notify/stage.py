@@ -35,6 +35,7 @@ from deploybot.notify.deliver.outbox import (
     PendingEmail,
     deliver_pending,
     list_pending,
+    list_refused,
 )
 from deploybot.notify.deliver.transport import make_transport
 from deploybot.notify.deliver.webhook import (
@@ -243,20 +244,26 @@ def merge_reports(*reports: DeliveryReport) -> DeliveryReport:
     sent: list[str] = []
     failed: dict[str, str] = {}
     deferred: dict[str, float] = {}
+    refused: dict[str, str] = {}
     for report in reports:
         sent += report.sent
         failed.update(dict(report.failed))
         deferred.update(dict(report.deferred))
-        for key in report.sent:
+        refused.update(dict(report.refused))
+        for key in (*report.sent, *dict(report.refused)):
             failed.pop(key, None)
             deferred.pop(key, None)
-    return DeliveryReport(tuple(sent), tuple(failed.items()), tuple(deferred.items()))
+    return DeliveryReport(
+        tuple(sent), tuple(failed.items()), tuple(deferred.items()), tuple(refused.items())
+    )
 
 
 def list_outbox(outbox: Path) -> list[PendingEmail]:
-    """Everything waiting in ``outbox``: emails and webhook entries, oldest first."""
+    """Everything waiting in ``outbox``, emails and webhook entries, oldest first, and
+    then the emails refused for good (``failed/``, state ``refused``)."""
     items = list_pending(outbox, EMAIL) + list_pending(outbox, WEBHOOK)
-    return sorted(items, key=lambda p: (p.queued_at, p.seq, p.key))
+    waiting = sorted(items, key=lambda p: (p.queued_at, p.seq, p.key))
+    return waiting + list_refused(outbox, EMAIL)
 
 
 __all__ = [

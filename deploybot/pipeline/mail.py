@@ -14,9 +14,10 @@ from pathlib import Path
 from deploybot.config.schema import Config
 from deploybot.notify import stage as notify
 from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.deliver import outbox as outbox_files
 from deploybot.notify.deliver.outbox import DeliveryReport
 from deploybot.state import statedir
-from deploybot.support.errors import NotifyError
+from deploybot.support.errors import NotifyError, UsageError
 
 
 def deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> DeliveryReport:
@@ -39,6 +40,44 @@ def deliver_outbox(config: Config, *, retry_now: bool = False) -> DeliveryReport
     """
     with statedir.held(config, sweep=False) as paths:
         return deliver(config, paths["outbox"], retry_now=retry_now)
+
+
+def drop_waiting(config: Config, key: str) -> str:
+    """Drop the email or webhook post ``key`` (or the one key starting so) waiting in the
+    outbox, or refused in its ``failed/``: it is filed in ``dropped/`` and never sent
+    (``deploybot outbox drop``). Returns its whole key.
+
+    Raises:
+        UsageError: no such message waits (2). LockHeldError: a run holds the lock (75).
+        ConfigError: state.dir unusable (78).
+    """
+    with statedir.held(config, sweep=False) as paths:
+        path = _waiting(paths["outbox"], key)
+        outbox_files.drop(path)
+        return path.stem
+
+
+def retry_waiting(config: Config, key: str) -> DeliveryReport:
+    """Send the email or webhook post ``key`` (or the one key starting so) again now: a
+    refused one (``failed/``) goes back into the outbox, a waiting one loses its backoff;
+    then what is due in the outbox is delivered (``deploybot outbox retry``), with the
+    settings of ``config`` as they are now (the SMTP envelope's recipients are
+    ``notify.to`` now; the message, its ``To:`` included, is the one queued).
+
+    Raises:
+        UsageError: no such message waits (2). LockHeldError: a run holds the lock (75).
+        ConfigError: state.dir unusable (78). DiskFullError: no space to record it (75).
+    """
+    with statedir.held(config, sweep=False) as paths:
+        outbox_files.requeue(_waiting(paths["outbox"], key))
+        return deliver(config, paths["outbox"])
+
+
+def _waiting(folder: Path, key: str) -> Path:
+    found = outbox_files.find_waiting(folder, key)
+    if found is None:
+        raise UsageError(f"{key} is not waiting in the outbox (deploybot outbox lists it)")
+    return found
 
 
 def resend(

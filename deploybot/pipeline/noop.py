@@ -66,7 +66,7 @@ else:
 STAMP = "noop.stamp"
 FORMAT = "3"
 KEEP_SENT = 90 * 24 * 3600.0  # deploybot.notify.deliver.outbox.KEEP_SENT
-FILED = ("sent", "superseded")  # deploybot.notify.deliver.outbox.SENT_DIR, SUPERSEDED_DIR
+FILED = ("sent", "superseded", "dropped")  # deploybot.notify.deliver.outbox.PRUNED
 WAITING = (
     ".eml",
     ".http",

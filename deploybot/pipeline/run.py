@@ -60,9 +60,11 @@ class RunResult:
     ``order_known`` is False, a commit gone from the source repository, so that whether it
     descends from the source head cannot be told). ``elapsed`` is in
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
-    in the outbox. ``next_future``: the earliest date (aware) of a post the published build
-    holds back (dated after its cut-off), or None: the no-op stamp holds only until then,
-    since that post comes due with no push. ``unread_paths``: for ``"unchanged"``, the
+    in the outbox; ``mail_refused`` those this run found refused for good (filed in the
+    outbox's ``failed/``, not retried: :class:`deploybot.notify.deliver.outbox.Refused`).
+    ``next_future``: the earliest date (aware) of a post the published build holds back
+    (dated after its cut-off), or None: the no-op stamp holds only until then, since that
+    post comes due with no push. ``unread_paths``: for ``"unchanged"``, the
     source paths that changed when the build reads none of them (nothing was built; the
     record names the new source commit), else None. ``warnings``: the build's warnings
     that a run tells (:attr:`deploybot.render.outputs.sinks.BuildReport.to_tell`).
@@ -75,6 +77,7 @@ class RunResult:
     warnings: tuple[RenderWarning, ...] = ()
     mail_sent: tuple[str, ...] = ()
     mail_failures: tuple[tuple[str, str], ...] = ()
+    mail_refused: tuple[tuple[str, str], ...] = ()
     elapsed: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     published_source: str | None = None
@@ -153,6 +156,7 @@ def run_once(
         statedir.housekeep(paths)
         prune_delivered(paths["outbox"])
         if result.status in (UP_TO_DATE, PUBLISHED) and not result.mail_failures:
+            # a refused email is filed in failed/ and told once: nothing is left to deliver
             _stamp(config, paths, result)
         return result
 
@@ -325,6 +329,7 @@ def _result(
         build_commit=build_commit,
         mail_sent=mail.sent if mail is not None else (),
         mail_failures=_waiting(mail) if mail is not None else (),
+        mail_refused=mail.refused if mail is not None else (),
         elapsed=timer.total(),
         timings=timer.marks,
         **more,

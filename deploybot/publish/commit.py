@@ -39,6 +39,7 @@ from deploybot.record.note import (
     NOTES_REF,
     SOURCE_COMMIT,
     note_fields,
+    restamped,
 )
 from deploybot.record.notes_tree import find_note, note_path, read_note
 from deploybot.support.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
@@ -409,9 +410,11 @@ def publish_build(
     writes (the site's own, which GitHub Pages reads from the publish branch: the source
     wins). ``author`` (``Name <email>``) is author and committer; ``when`` (aware) gives
     both times and the zone; the commit message is ``message`` plus a newline. A missing
-    branch is created with a root commit. The record (see the module docstring) is updated
-    to ``source_commit`` and ``record`` (more ``key value`` lines; keys and values without
-    spaces or line breaks) even when no commit is made.
+    branch is created with a root commit. The record (see the module docstring) says
+    ``source_commit`` and ``record`` (more ``key value`` lines; keys and values without
+    spaces or line breaks); when no commit is made, the head's record takes from them only
+    what the next run compares against (:func:`deploybot.record.note.restamped`) and keeps
+    why the head was made.
     ``before_push(old head, build commit)`` runs before each push of a new build commit
     (once per attempt), so the caller can record its intent first; what it raises stops
     the publish before anything is sent. ``check_head(remote head)`` runs after every fetch
@@ -536,10 +539,25 @@ class _Build:
             updates[self.refname] = (old, new)
         head = new or old
         assert head is not None
-        if read_note(self.repo, notes_old, head) != build.note():
+        before = read_note(self.repo, notes_old, head)
+        if new is None and before is not None:
+            build = build._restamped(note_fields(before))
+        if before != build.note():
             updates[NOTES_REF] = (notes_old, build._record(notes_old, head))
         result = PublishResult(self.mirror, self.refname, old, new, changed)
         return _Plan(updates, result)
+
+    def _restamped(self, head_record: Mapping[str, str]) -> _Build:
+        """This build, recording no new commit on a head whose record is ``head_record``
+        (:func:`deploybot.record.note.note_fields`): that record with what the next run
+        compares against taken from this build (:func:`deploybot.record.note.restamped`).
+        A head whose note names no source commit (not ours) gets this build's whole record."""
+        if not repository.is_object_id(head_record.get(SOURCE_COMMIT, "")):
+            return self
+        mine = {SOURCE_COMMIT: self.source_commit, **dict(self.record)}
+        merged = restamped(head_record, mine)
+        merged.pop(SOURCE_COMMIT, None)
+        return dataclasses.replace(self, record=tuple(merged.items()))
 
     def _guarded(self, old_tree: str | None, new_tree: str) -> _Build:
         """This build, checked by the publish guard (:func:`guard_problem`): when it trips,

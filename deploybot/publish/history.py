@@ -39,8 +39,9 @@ def describe(build: commit.BuildRecord) -> str:
     """Why ``build`` was made, in words: ``incremental build: the source moved (3 source
     paths changed)``, ``full build: render settings changed (feed_limit)``
     (:func:`deploybot.record.reasons.why_built`), or ``no record (not built by deploybot):
-    "<subject>"``; ``; source at <id> since: only paths the build does not read changed``
-    when the record names a later source commit than the one the tree was built from."""
+    "<subject>"``; ``; source at <id> since, with the same published tree`` when the
+    record names a later source commit than the one the tree was built from (whose changes
+    the build does not read, or builds into the same tree)."""
     record = build.record
     if record is None:
         return f'no record (not built by deploybot): "{build.subject}"'
@@ -53,8 +54,7 @@ def describe(build: commit.BuildRecord) -> str:
     if changed is not None and reasons.reason(record) is note.Reason.SOURCE:
         text += f" ({changed} source path{'s' if changed != 1 else ''} changed)"
     if record.get(note.BUILD_SOURCE) and build.source_commit:
-        text += f"; source at {build.source_commit[:12]} since: only paths the build does not "
-        text += "read changed"
+        text += f"; source at {build.source_commit[:12]} since, with the same published tree"
     if record.get(note.GUARD) == note.GUARD_OVERRIDDEN:
         text += "; the publish guard was overridden (run-once --force)"
     return text

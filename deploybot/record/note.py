@@ -19,6 +19,28 @@ the record can also be updated without a new commit, for a build whose tree did 
 without a note (someone else pushed) has an unknown source commit, so the next run rebuilds, finds
 the same tree, and records it.
 
+A run that finds the same tree as the head (``run-once --full`` with nothing changed, a setting
+that makes the same pages, a source that moved without changing them) makes no commit, so it
+updates the head's record field by field (:func:`restamped`), not wholesale: the record says why
+a commit was made as well as what the next run compares against, and only the second moved.
+
+* Kept as the commit's: :data:`REASON`, :data:`CHANGED_SETTINGS`, :data:`BUILD_KIND`,
+  :data:`CHANGED_SOURCES`, :data:`GUARD` (and any key this version does not know). They say why
+  and how that commit was made; ``deploybot log``, the build's email and a later ``notify
+  --commit`` read them, and a run that made no commit has nothing to add to them.
+* This run's (:data:`COMPARED`): :data:`SOURCE_COMMIT` (the next run builds when the source tip
+  differs from it), :data:`RENDER_FINGERPRINT`, :data:`RENDERER_DIGEST` and
+  :data:`OUTPUT_SETTINGS` (it builds again, and names what changed, against these),
+  :data:`FUTURE_CUTOFF` and :data:`NEXT_FUTURE` (it builds again when the held-back post this
+  run found comes due; the two are one pair: the post held back under that cut-off). Left as
+  they were, every later run would build again for a reason already dealt with.
+* :data:`BUILD_SOURCE`: the source commit the tree was first built from, when the source commit
+  moved on (as a source that moved only in paths the build does not read records it), so the
+  commit's email, and the next build's, still list the source commits from that one on. Beside
+  it :data:`FUTURE_CUTOFF` stays the head's: ``deploybot build --rev <build-source> --cutoff
+  <future-cutoff>`` remakes the tree byte for byte only with the cut-off that build used (a
+  post held back then may have come due since, and been deleted from the newer source).
+
 The publish stage writes the record (:mod:`deploybot.publish.commit`, in the push of the
 branch); the notify stage and ``deploybot log`` read it. This module is its one home: the
 ref, the keys, the reasons; :mod:`deploybot.record.notes_tree` finds a note in the notes tree.
@@ -27,6 +49,7 @@ It imports nothing heavy: the no-op ``run-once`` reads :data:`NOTES_REF` before 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
 NOTES_REF = "refs/notes/deploybot"
@@ -60,10 +83,18 @@ CHANGED_SETTINGS = "changed-settings"
 separated); absent when that is not known (the build before has an older note)."""
 BUILD_SOURCE = "build-source"
 """Record key: the source commit the tree was built from, when it is not ``source-commit``:
-the source moved since, but only in paths the build does not read."""
+the source moved since, but only in paths the build does not read, or in ways that build
+the same tree (:func:`restamped`)."""
 
 SOURCE_COMMIT = "source-commit"
 """Record key: the source commit the build stands for (its first line)."""
+
+COMPARED = (
+    SOURCE_COMMIT, RENDER_FINGERPRINT, RENDERER_DIGEST, OUTPUT_SETTINGS, FUTURE_CUTOFF, NEXT_FUTURE,
+)  # fmt: skip
+"""The record keys the next run compares against: a run that makes no commit writes these
+anew on the head's record and keeps the others (:func:`restamped`; the module docstring says
+why, key by key)."""
 RENDERER = "renderer"
 """The name :data:`CHANGED_SETTINGS` gives a change of the renderer (deploybot, its bundled
 theme or a library it renders with), beside the dotted setting keys."""
@@ -95,3 +126,21 @@ def note_fields(text: str) -> dict[str, str]:
         if key:
             fields.setdefault(key, value.strip())
     return fields
+
+
+def restamped(head: Mapping[str, str], run: Mapping[str, str]) -> dict[str, str]:
+    """The record of a publish head whose tree a run found again with no new commit: the
+    head's own record ``head`` with the keys of :data:`COMPARED` taken from the run's
+    record ``run`` (a key the run does not give is dropped: :data:`NEXT_FUTURE` when it held
+    nothing back), and :data:`BUILD_SOURCE` naming the source commit the tree was first built
+    from when ``run``'s :data:`SOURCE_COMMIT` is another (then with the head's
+    :data:`FUTURE_CUTOFF`, which that build used). Both are :func:`note_fields`
+    dicts, ``source-commit`` among their keys; the head's keys keep their order."""
+    first = head.get(BUILD_SOURCE) or head.get(SOURCE_COMMIT)
+    merged = {key: run.get(key, "") if key in COMPARED else value for key, value in head.items()}
+    merged |= {key: run[key] for key in COMPARED if key in run}
+    merged.pop(BUILD_SOURCE, None)
+    if first and first != run.get(SOURCE_COMMIT):
+        merged[BUILD_SOURCE] = first
+        merged[FUTURE_CUTOFF] = head.get(FUTURE_CUTOFF, "")  # the cut-off first built with
+    return {key: value for key, value in merged.items() if value}

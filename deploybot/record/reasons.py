@@ -47,8 +47,8 @@ def why_built(record: Mapping[str, str]) -> str | None:
 
 def built_from(record: Mapping[str, str]) -> str | None:
     """The source commit (40 hex) the tree of the build of ``record`` was built from: its
-    ``build-source`` when the source moved since only in paths the build does not read,
-    else its ``source-commit``; None when the record names neither."""
+    ``build-source`` when the source moved since only in paths the build does not read (or
+    to the same tree), else its ``source-commit``; None when the record names neither."""
     for key in (note.BUILD_SOURCE, note.SOURCE_COMMIT):
         value = record.get(key) or ""
         if is_object_id(value):

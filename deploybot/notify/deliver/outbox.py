@@ -10,12 +10,22 @@ Layout under ``outbox_dir`` (``<state_dir>/outbox``)::
                                  "subject": str, "batch": str, "batch_keys": [str], ...}
     sent/<key>.<ext>   delivered (the sidecar moves along, with "sent_at")
     superseded/        messages withdrawn before any delivery (see :func:`withdraw`)
+    failed/<key>.<ext> refused for good (:class:`Refused`: SMTP 5xx for every recipient),
+                       state ``refused``: never retried, kept for inspection until
+                       ``deploybot outbox retry KEY`` (:func:`requeue`) or ``drop KEY``
+    dropped/           messages ``deploybot outbox drop KEY`` removed (:func:`drop`)
 
 ``key`` is the delivery id (the commit id for a commit email). ``state`` is ``queued``,
-``sending`` or ``failed``. ``sending`` is written (fsynced) *before* the transport is called,
-so a crash during or right after a send leaves ``sending`` behind: the delivery is then
-*uncertain*. Extra sidecar fields (``subject``, ``batch``, ``refname``, ``old``, ``new``)
-come from the caller and are kept as they are.
+``sending`` or ``failed`` (``refused`` in ``failed/``). ``sending`` is written (fsynced)
+*before* the transport is called, so a crash during or right after a send leaves ``sending``
+behind: the delivery is then *uncertain*. Extra sidecar fields (``subject``, ``batch``,
+``refname``, ``old``, ``new``) come from the caller and are kept as they are.
+
+A permanent refusal is what an MTA bounces rather than retries (RFC 5321 §4.2.1: a 5yz
+reply is a permanent negative completion; git-multimail does not retry either): the message
+leaves the queue for ``failed/`` at once, and the run that filed it reports it once
+(:attr:`DeliveryReport.refused`). A 4yz reply, or a refusal of only some recipients, is not
+permanent for the message: the first waits and is retried, the second was delivered.
 
 Retries back off: after the n-th failed attempt the message waits
 ``min(BACKOFF_FIRST * 2**(n-1), BACKOFF_MAX)`` seconds (1 min, 2, 4, ... up to 1 h;
@@ -58,12 +68,23 @@ from deploybot.support.errors import NotifyError, disk_full, is_disk_full
 
 SENT_DIR = "sent"
 SUPERSEDED_DIR = "superseded"
+FAILED_DIR = "failed"
+DROPPED_DIR = "dropped"
+REFUSED = "refused"
+"""The ``state`` of a message in ``failed/``."""
 EMAIL = ".eml"
 BACKOFF_FIRST = 60.0
 """Seconds to wait after the first failed attempt; doubled after each further one."""
 BACKOFF_MAX = 3600.0
 """The longest wait between two attempts, in seconds."""
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+
+class Refused(NotifyError):
+    """A transport's delivery was refused for good (an SMTP 5xx reply for every recipient):
+    sending the same message again cannot succeed, so :func:`deliver_pending` files it in
+    ``failed/`` instead of retrying. The message is the one-line reason, naming the
+    recipients and the server's reply."""
 
 
 @runtime_checkable
@@ -84,14 +105,16 @@ class SendAgain(Protocol):
 class DeliveryReport:
     """What one :func:`deliver_pending` run did.
 
-    ``sent``: keys delivered; ``failed``: ``(key, reason)``; ``deferred``: ``(key, next
-    attempt as Unix time in s)`` for messages left alone because their backoff has not
-    expired (or an earlier message of their batch is still waiting).
+    ``sent``: keys delivered; ``failed``: ``(key, reason)``, still waiting; ``deferred``:
+    ``(key, next attempt as Unix time in s)`` for messages left alone because their backoff
+    has not expired (or an earlier message of their batch is still waiting); ``refused``:
+    ``(key, reason)`` for messages refused for good in this run, now in ``failed/``.
     """
 
     sent: tuple[str, ...]
     failed: tuple[tuple[str, str], ...]
     deferred: tuple[tuple[str, float], ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,8 +123,9 @@ class PendingEmail:
 
     ``queued_at``/``last_attempt``/``next_attempt`` are Unix times in seconds
     (``next_attempt`` None: try at the next run); ``state`` is ``queued``, ``sending`` (a
-    previous send was interrupted: uncertain) or ``failed``; ``subject`` as recorded at queue
-    time ("" if unknown); ``kind`` the file suffix: ``.eml`` email, ``.http`` webhook.
+    previous send was interrupted: uncertain), ``failed`` or ``refused`` (in ``failed/``:
+    never retried); ``subject`` as recorded at queue time ("" if unknown); ``kind`` the
+    file suffix: ``.eml`` email, ``.http`` webhook.
     """
 
     key: str
@@ -127,6 +151,12 @@ class PendingEmail:
             lines.append(f"    subject: {self.subject}")
         if self.last_error:
             lines.append(f"    last error: {self.last_error}")
+        if self.state == REFUSED:
+            lines.append(
+                f"    not retried (kept in {FAILED_DIR}/): deploybot outbox retry {self.key[:12]} "
+                f"sends it again, deploybot outbox drop {self.key[:12]} removes it"
+            )
+            return "\n".join(lines)
         due = self.next_attempt
         lines.append(f"    next attempt: {_when(due) if due else 'at the next run'}")
         return "\n".join(lines)
@@ -156,11 +186,11 @@ def queue_email(
 ) -> Path:
     """Store ``message`` as ``<outbox_dir>/<key><suffix>`` and return its path.
 
-    Idempotent per key: if the key is already queued, or already in ``sent/``, nothing is
-    written and the existing file's path is returned. Writes are atomic (temp file, fsync,
-    rename, fsync of the folder). ``meta`` (JSON values) goes into the sidecar: ``subject``
-    for listings, ``seq``/``batch``/``batch_keys`` for ordering and :func:`withdraw`,
-    ``queued_at`` to give a batch one time.
+    Idempotent per key: if the key is already queued, or already in ``sent/``, ``failed/``
+    or ``dropped/``, nothing is written and the existing file's path is returned. Writes are
+    atomic (temp file, fsync, rename, fsync of the folder). ``meta`` (JSON values) goes into
+    the sidecar: ``subject`` for listings, ``seq``/``batch``/``batch_keys`` for ordering and
+    :func:`withdraw`, ``queued_at`` to give a batch one time.
 
     Raises:
         ValueError: ``key`` is not 1-200 characters of ``[A-Za-z0-9._-]`` starting alnum.
@@ -168,8 +198,7 @@ def queue_email(
     """
     _check_key(key)
     pending = outbox_dir / f"{key}{suffix}"
-    sent = outbox_dir / SENT_DIR / f"{key}{suffix}"
-    for existing in (pending, sent):
+    for existing in (pending, *(outbox_dir / d / pending.name for d in _FILED)):
         if existing.exists():
             return existing
     outbox_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -177,6 +206,10 @@ def queue_email(
     write_json(_sidecar(pending), {**_new_status(), **(meta or {})})
     write_atomic(pending, message)
     return pending
+
+
+_FILED = (SENT_DIR, FAILED_DIR, DROPPED_DIR)
+"""The folders a message is filed in once it no longer waits, where a key is never queued again."""
 
 
 def list_pending(outbox_dir: Path, suffix: str = EMAIL) -> list[PendingEmail]:
@@ -228,12 +261,16 @@ def deliver_pending(
     ``BaseException``) propagates and leaves ``state = "sending"``: an uncertain delivery,
     handled on the next run as described in the module docstring (``resend_uncertain``).
 
+    A :class:`Refused` failure is not retried: the message goes to ``failed/`` (state
+    ``refused``, ``last_error`` the reason) and is reported in ``refused``.
+
     Returns:
         The keys sent, ``(key, reason)`` for each failure, ``(key, next attempt)`` for each
-        message skipped, in the order tried.
+        message skipped, in the order tried; ``(key, reason)`` for each refused for good.
     """
     sent: list[str] = []
     failed: list[tuple[str, str]] = []
+    refused: list[tuple[str, str]] = []
     deferred: list[tuple[str, float]] = []
     blocked: dict[str, float] = {}  # batch -> when its first waiting message is due
     pending = list_pending(outbox_dir, suffix)
@@ -250,11 +287,14 @@ def deliver_pending(
             if error is None:
                 sent.append(item.key)
                 continue
-            failed.append((item.key, error))
+            if isinstance(error, Refused):
+                refused.append((item.key, str(error)))
+                continue  # filed in failed/: the later messages of its batch go on
+            failed.append((item.key, str(error)))
             due = float(_read_status(item.path).get("next_attempt") or 0.0)
         if item.batch:
             blocked.setdefault(item.batch, due)
-    return DeliveryReport(sent=tuple(sent), failed=tuple(failed), deferred=tuple(deferred))
+    return DeliveryReport(tuple(sent), tuple(failed), tuple(deferred), tuple(refused))
 
 
 def _pull_forward_index(pending: list[PendingEmail], now: float) -> int:
@@ -275,8 +315,11 @@ def _pull_forward_index(pending: list[PendingEmail], now: float) -> int:
     return index
 
 
-def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], float]) -> str | None:
-    """Send one message; return None when sent, else the failure's one-line reason."""
+def _deliver_one(
+    path: Path, send: Callable[[bytes], None], now: Callable[[], float]
+) -> NotifyError | None:
+    """Send one message; return None when sent, else the failure (its text the one-line
+    reason); a :class:`Refused` message is filed in ``failed/`` already."""
     message = path.read_bytes()
     status = _read_status(path)
     uncertain = status.get("state") == "sending"
@@ -297,11 +340,15 @@ def _deliver_one(path: Path, send: Callable[[bytes], None], now: Callable[[], fl
             send.send_again(message)
         else:
             send(message)
+    except Refused as exc:
+        status.update(state=REFUSED, last_error=str(exc), next_attempt=None)
+        _file(path, path.parent / FAILED_DIR, status)
+        return exc
     except NotifyError as exc:
         next_attempt = now() + backoff_delay(attempts)
         status.update(state="failed", last_error=str(exc), next_attempt=next_attempt)
         write_json(_sidecar(path), status)
-        return str(exc)
+        return exc
     _mark_sent(path, uncertain=False)
     return None
 
@@ -331,6 +378,8 @@ def withdraw(paths: list[Path]) -> None:
         _sidecar(path).unlink(missing_ok=True)
 
 
+PRUNED = (SENT_DIR, SUPERSEDED_DIR, DROPPED_DIR)
+"""The folders :func:`prune_delivered` empties of what is older than :data:`KEEP_SENT`."""
 KEEP_SENT = 90 * 24 * 3600.0
 """Seconds a delivered (or superseded) message stays in ``sent/`` (``superseded/``)."""
 
@@ -339,11 +388,12 @@ def prune_delivered(
     outbox_dir: Path, *, older_than: float = KEEP_SENT, now: Callable[[], float] = time.time
 ) -> int:
     """Delete messages (and sidecars) filed in ``sent/`` or ``superseded/`` more than
-    ``older_than`` seconds ago; return how many files went. Waiting messages are never
-    touched. A re-queue of a pruned key is still refused by the last-emailed record."""
+    ``older_than`` seconds ago, or dropped (``dropped/``); return how many files went.
+    Waiting messages are never touched, nor refused ones (``failed/``: a person decides).
+    A re-queue of a pruned key is still refused by the last-emailed record."""
     removed = 0
     cutoff = now() - older_than
-    for folder in (outbox_dir / SENT_DIR, outbox_dir / SUPERSEDED_DIR):
+    for folder in (outbox_dir / name for name in PRUNED):
         if not folder.is_dir():
             continue
         for path in folder.iterdir():
@@ -359,16 +409,67 @@ def _mark_sent(path: Path, *, uncertain: bool) -> None:
     either the message waiting with its ``sending`` sidecar (uncertain: see the module
     docstring) or an orphan sidecar that nothing reads; never a waiting message without
     its sidecar, which would look freshly queued and be sent again."""
-    sent_dir = path.parent / SENT_DIR
-    sent_dir.mkdir(mode=0o700, exist_ok=True)
     status = _read_status(path)
     status.update(state="sent", sent_at=time.time(), uncertain=uncertain)
-    target = sent_dir / path.name
+    _file(path, path.parent / SENT_DIR, status)
+
+
+def _file(path: Path, folder: Path, status: Mapping[str, Any]) -> Path:
+    """Move ``path`` into ``folder`` (made when missing) with the sidecar ``status``, in
+    the order :func:`_mark_sent` gives (the new sidecar, then the message, then the old
+    sidecar goes); return its new path."""
+    folder.mkdir(mode=0o700, exist_ok=True)
+    target = folder / path.name
     write_json(_sidecar(target), status)
     os.replace(path, target)
-    _fsync_dir(sent_dir)
+    _fsync_dir(folder)
     _fsync_dir(path.parent)
     _sidecar(path).unlink(missing_ok=True)
+    return target
+
+
+def list_refused(outbox_dir: Path, suffix: str = EMAIL) -> list[PendingEmail]:
+    """The messages refused for good (``failed/``), oldest first, as :func:`list_pending`."""
+    return list_pending(outbox_dir / FAILED_DIR, suffix)
+
+
+def find_waiting(outbox_dir: Path, key: str) -> Path | None:
+    """The message (either kind) waiting in ``outbox_dir`` or refused in ``failed/`` whose
+    key is ``key``, or starts with ``key`` when one alone does (the 12 hex a run prints);
+    None when none does, or several."""
+    found: list[Path] = []
+    for folder in (outbox_dir, outbox_dir / FAILED_DIR):
+        if not folder.is_dir():
+            continue
+        for path in folder.iterdir():
+            if path.suffix in (EMAIL, ".http") and _KEY_RE.match(path.stem):
+                if path.stem == key:
+                    return path
+                if path.stem.startswith(key):
+                    found.append(path)
+    return found[0] if len(found) == 1 else None
+
+
+def drop(path: Path) -> Path:
+    """Move the waiting or refused message ``path`` (:func:`find_waiting`) and its sidecar
+    to ``dropped/`` of the outbox, never to be sent (pruned as ``sent/`` is); return its
+    new path. The caller holds the state directory's lock."""
+    outbox_dir = path.parent.parent if path.parent.name == FAILED_DIR else path.parent
+    status = {**_read_status(path), "state": "dropped", "dropped_at": time.time()}
+    return _file(path, outbox_dir / DROPPED_DIR, status)
+
+
+def requeue(path: Path) -> Path:
+    """Make the waiting or refused message ``path`` (:func:`find_waiting`) due now: a
+    refused one goes back into the outbox (state ``queued``; its attempts and last error
+    are kept), a waiting one loses its backoff. Returns its path in the outbox. The caller
+    holds the state directory's lock."""
+    status = {**_read_status(path), "next_attempt": None}
+    if path.parent.name != FAILED_DIR:
+        write_json(_sidecar(path), status)
+        return path
+    status["state"] = "queued"
+    return _file(path, path.parent.parent, status)
 
 
 def _check_key(key: str) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from deploybot.config.schema import SmtpConfig
+from deploybot.notify.deliver.outbox import Refused
 from deploybot.notify.deliver.seven_bit import for_smtp
 from deploybot.support.deadline import Deadline, deadline_reader
 from deploybot.support.errors import NotifyError, one_line
@@ -68,8 +69,10 @@ def send_smtp(
     the message, a failing QUIT is only logged: a retry would send it twice.
 
     Raises:
-        NotifyError: connection, TLS, login, timeout, a reply too long, or any refusal; a
-            one-line reason.
+        Refused: every recipient refused with a 5xx reply (RFC 5321 §4.2.1: permanent;
+            ``550 no such user``): the reason names each and the server's reply.
+        NotifyError: connection, TLS, login, timeout, a reply too long, or any other
+            refusal; a one-line reason.
     """
     where = f"{smtp.host}:{smtp.port}"
     deadline = Deadline(smtp.timeout)
@@ -88,7 +91,9 @@ def send_smtp(
             raise
     except smtplib.SMTPRecipientsRefused as exc:
         reason = _refusals(exc.recipients)
-        raise NotifyError(f"SMTP {where}: all recipients refused: {reason}") from exc
+        permanent = all(500 <= code < 600 for code, _ in exc.recipients.values())
+        error = Refused if permanent and exc.recipients else NotifyError
+        raise error(f"SMTP {where}: all recipients refused: {reason}") from exc
     except smtplib.SMTPResponseException as exc:
         reason = one_line(exc.smtp_error)
         raise NotifyError(f"SMTP {where}: {exc.smtp_code} {reason}") from exc

@@ -162,14 +162,25 @@ def append_mbox(message: bytes, path: Path, *, sender: str = "MAILER-DAEMON") ->
 
 
 def write_stream(message: bytes, stream: BinaryIO | None = None) -> None:
-    """Write ``message`` to ``stream`` (default ``sys.stdout.buffer``) and flush it.
+    """Write all of ``message`` to ``stream`` (default ``sys.stdout.buffer``) and flush it.
+
+    A write into a pipe whose reader goes away part way (``| head -1``) returns a short
+    count rather than raising (Python's buffered writer passes on what write(2) returned),
+    so the rest is written again until it is all out, or the next write fails: the
+    BrokenPipeError then ends the command as :mod:`deploybot.cli.stdio` says (141).
 
     Raises:
-        NotifyError: the stream cannot be written.
+        NotifyError: the stream cannot be written (from the OSError, a BrokenPipeError for
+            a reader gone).
     """
     out = stream if stream is not None else sys.stdout.buffer
+    left = memoryview(message)
     try:
-        out.write(message)
+        while left:
+            written = out.write(left)
+            if not written:  # a stream that takes nothing would loop here for ever
+                raise OSError("the stream took none of the message")
+            left = left[written:]
         out.flush()
     except OSError as exc:
         raise NotifyError(f"stdout: {one_line(str(exc))}") from exc

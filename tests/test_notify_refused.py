@@ -1,0 +1,143 @@
+"""A permanent SMTP refusal (5xx for every recipient: ``550 no such user``) is not retried
+forever: the email is filed in ``outbox/failed/``, the run says so once (one line naming the
+recipient and the server's reply, exit 78: the address is configuration), and later runs
+neither retry nor print it. ``deploybot outbox retry KEY`` sends it again (to the recipients
+the config names then), ``deploybot outbox drop KEY`` removes it. A 4xx refusal (try again
+later) still waits in the outbox with its backoff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from deploybot.cli.commands import main
+from tests.gitrepo import commit_files
+from tests.servers import refusing_smtp_server
+from tests.smallsite import SmallSite
+
+BAD = "nobody@example.org"
+GOOD = "commits@example.org"
+BUSY = "busy@example.org"
+NO_SUCH_USER = "550 5.1.1 no such user here"
+REFUSED = {BAD: NO_SUCH_USER, BUSY: "450 4.2.1 mailbox busy"}
+
+
+def smtp_site(tmp_path: Path, port: int, to: str) -> SmallSite:
+    site = SmallSite(tmp_path)
+    set_smtp(site, port, to)
+    return site
+
+
+def set_smtp(site: SmallSite, port: int, to: str) -> None:
+    site.write_config(extra=f'[notify.smtp]\nhost = "127.0.0.1"\nport = {port}\ntimeout = 5\n')
+    text = site.config.read_text().replace('transport = "mbox"', 'transport = "smtp"')
+    site.config.write_text(text.replace(f'to = ["{GOOD}"]', f'to = ["{to}"]'))
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def failed_files(site: SmallSite) -> list[str]:
+    folder = site.state / "outbox" / "failed"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_a_permanent_refusal_is_told_once_and_not_retried(tmp_path: Path) -> None:
+    with refusing_smtp_server(REFUSED) as (controller, server):
+        site = smtp_site(tmp_path, controller.port, BAD)
+        code, out, err = cli("run-once", "-q", "--config", str(site.config))
+        build = site.head() or ""
+        assert code == 78, (out, err)
+        assert out == ""
+        [line] = err.splitlines()
+        assert f"email for {build[:12]} refused" in line
+        assert BAD in line and NO_SUCH_USER in line, line
+        assert "notify.to" in line and str(site.config) in line, line
+        assert failed_files(site) == [f"{build}.eml", f"{build}.json"]
+        assert server.asked == [BAD]
+        # the next runs: nothing retried, nothing printed, exit 0
+        assert cli("run-once", "-q", "--config", str(site.config)) == (0, "", "")
+        commit_files(site.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nX\n"})
+        code, out, err = cli("run-once", "-q", "--retry-now", "--config", str(site.config))
+        assert code == 78 and (site.head() or "")[:12] in err  # the new build's own email
+        assert cli("run-once", "-q", "--retry-now", "--config", str(site.config)) == (0, "", "")
+        assert server.asked == [BAD, BAD]
+        code, listing, _ = cli("outbox", "--config", str(site.config))
+        assert code == 0
+        assert f"{build}  email, refused, 1 attempt" in listing, listing
+        assert NO_SUCH_USER in listing
+        assert f"deploybot outbox retry {build[:12]} sends it again" in listing
+
+
+def test_retry_sends_a_refused_email_to_the_recipients_configured_now(tmp_path: Path) -> None:
+    with refusing_smtp_server(REFUSED) as (controller, server):
+        site = smtp_site(tmp_path, controller.port, BAD)
+        assert cli("run-once", "-q", "--config", str(site.config))[0] == 78
+        build = site.head() or ""
+        set_smtp(site, controller.port, GOOD)  # the address fixed in the config
+        code, out, err = cli("outbox", "retry", build[:12], "--config", str(site.config))
+        assert (code, err) == (0, ""), out
+        assert f"sent {build}" in out
+        [message] = server.messages
+        assert message.rcpt_tos == [GOOD]
+        assert f"X-Git-Rev: {build}".encode() in message.content
+        assert failed_files(site) == []
+        assert (site.state / "outbox" / "sent" / f"{build}.eml").is_file()
+        assert cli("outbox", "--config", str(site.config))[1] == "outbox is empty\n"
+
+
+def test_retry_refused_again_is_told_again(tmp_path: Path) -> None:
+    with refusing_smtp_server(REFUSED) as (controller, server):
+        site = smtp_site(tmp_path, controller.port, BAD)
+        assert cli("run-once", "-q", "--config", str(site.config))[0] == 78
+        build = site.head() or ""
+        code, _out, err = cli("outbox", "retry", build, "--config", str(site.config))
+        assert code == 78 and BAD in err, err
+        assert failed_files(site) == [f"{build}.eml", f"{build}.json"]
+        assert server.asked == [BAD, BAD]
+
+
+def test_drop_removes_a_waiting_email(tmp_path: Path) -> None:
+    with refusing_smtp_server(REFUSED) as (controller, server):
+        site = smtp_site(tmp_path, controller.port, BAD)
+        assert cli("run-once", "-q", "--config", str(site.config))[0] == 78
+        build = site.head() or ""
+        # --config before the subcommand too, as for the listing
+        assert cli("outbox", "--config", str(site.config), "drop", build) == (
+            0, f"dropped email for {build[:12]}\n", ""
+        )  # fmt: skip
+        assert failed_files(site) == []
+        assert (site.state / "outbox" / "dropped" / f"{build}.eml").is_file()
+        assert cli("outbox", "--config", str(site.config))[1] == "outbox is empty\n"
+        code, _out, err = cli("outbox", "drop", build, "--config", str(site.config))
+        assert code == 2 and f"{build} is not waiting in the outbox" in err, err
+        assert server.messages == []
+
+
+def test_a_temporary_refusal_still_waits_with_its_backoff(tmp_path: Path) -> None:
+    with refusing_smtp_server(REFUSED) as (controller, _server):
+        site = smtp_site(tmp_path, controller.port, BUSY)
+        code, _out, err = cli("run-once", "-q", "--config", str(site.config))
+        assert code == 75 and "kept in the outbox" in err and "450 4.2.1" in err, err
+        assert failed_files(site) == []
+        assert (site.state / "outbox" / f"{site.head()}.eml").is_file()
+
+
+@pytest.mark.parametrize("also", [GOOD, BUSY])
+def test_a_refusal_of_one_recipient_of_two_is_not_permanent(tmp_path: Path, also: str) -> None:
+    """Accepted for the other recipient: delivered (a retry would send it twice there);
+    refused by the other with a 4xx: it waits (that may heal), refused by neither for good."""
+    with refusing_smtp_server(REFUSED) as (controller, server):
+        site = smtp_site(tmp_path, controller.port, BAD)
+        text = site.config.read_text()
+        site.config.write_text(text.replace(f'to = ["{BAD}"]', f'to = ["{BAD}", "{also}"]'))
+        code, _out, err = cli("run-once", "-q", "--config", str(site.config))
+        assert failed_files(site) == []
+        if also == GOOD:
+            assert code == 0 and [m.rcpt_tos for m in server.messages] == [[GOOD]], err
+        else:
+            assert code == 75 and "kept in the outbox" in err, err
