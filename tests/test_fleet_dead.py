@@ -164,5 +164,11 @@ def test_a_killed_work_horse_gives_its_lease_back_at_once(
     assert len(build_commits(site)) == 1
 
 
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+def _parent(pid: int) -> int | None:
+    """The parent of process ``pid``, or None when it has ended since it was listed (a
+    short-lived git process of the build)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
