@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -33,6 +34,7 @@ from dulwich.errors import (
     ChecksumMismatch,
     FileFormatException,
     GitProtocolError,
+    MissingCommitError,
     NotGitRepository,
     SendPackError,
 )
@@ -56,6 +58,7 @@ from deploybot.git.tree import is_object_id as is_object_id
 from deploybot.git.tree import new_objects
 from deploybot.git.tree import oid as oid
 from deploybot.git.tree import tree_entries as tree_entries
+from deploybot.git.tree_check import DamageFound
 from deploybot.support.errors import (
     ConfigError,
     FetchError,
@@ -63,6 +66,7 @@ from deploybot.support.errors import (
     TemporaryError,
     disk_full,
     is_disk_full,
+    one_line,
 )
 from deploybot.support.redact import redact_text, redact_url, register_url_credentials
 
@@ -98,6 +102,14 @@ _TRANSPORT_ERRORS = (
     ValueError,
     Overrun,
 )
+
+
+def _raise_if_damage(exc: BaseException) -> None:
+    """Raise ``exc`` again when it is damage met in a repository on disk (the mirror, or a
+    local remote read in process: :func:`damaged_object`), which no wait mends: the
+    pipeline fetches a damaged mirror again, and names any other repository."""
+    if damaged_object(exc) is not None:
+        raise exc
 
 
 class RemoteMovedError(Exception):
@@ -311,11 +323,13 @@ def fetch_refs(
         tips = {refs[name] for name in names if name in refs}
         return sorted(tip for tip in tips if tip not in repo.object_store)
 
+    check_refs(repo)
     with _session(remote) as (client, path, bounds):
         try:
             with writing(repo), _idle_timeout(remote.timeout):
                 result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
         except _TRANSPORT_ERRORS as exc:
+            _raise_if_damage(exc)
             raise failure.failure(remote, exc, bounds.overrun(), "fetch from", error) from exc
     fetched = result.refs or {}
     tips: dict[str, str | None] = {}
@@ -463,6 +477,7 @@ def push_refs(
                         raise
                     result = client.send_pack(encoded, update_refs, pack_data, said)
         except _TRANSPORT_ERRORS as exc:
+            _raise_if_damage(exc)
             raise failure.failure(remote, exc, bounds.overrun(), "push to", error) from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
     if failed:
@@ -585,64 +600,112 @@ UNREADABLE_OBJECT_ERRORS: tuple[type[BaseException], ...] = (
 )
 """What dulwich raises reading an object file that is there but damaged: a header that is
 no object's (``ObjectFormatException``, ``EmptyFileException``), data that does not
-inflate (``zlib.error``), contents that do not hash to the id (``ChecksumMismatch``)."""
+inflate (``zlib.error``), contents that do not hash to the id (``ChecksumMismatch``), a
+``packed-refs`` line that is no ref (``PackedRefsException``)."""
 
-DAMAGE_ERRORS: tuple[type[BaseException], ...] = (KeyError, *UNREADABLE_OBJECT_ERRORS)
-"""Every exception :func:`damaged_object` may read: a missing object, or an unreadable one."""
+STORE_DAMAGE_ERRORS: tuple[type[BaseException], ...] = (
+    struct.error,
+    AssertionError,
+    OverflowError,
+    ValueError,
+    IndexError,
+)
+"""What dulwich's pack, index and ref readers also raise on a file truncated or overwritten
+(dulwich 1.2: an index's fan-out table cut short, ``struct.error``; an offset or a count
+past the end, ``OverflowError``, ``IndexError``, ``ValueError``; a ref file holding no
+object id, an ``AssertionError`` in the pack lookup). Damage only when raised inside
+dulwich's storage code (:data:`_STORAGE_MODULES`): elsewhere they are bugs, not damage."""
 
+DAMAGE_ERRORS: tuple[type[BaseException], ...] = (
+    KeyError,
+    MissingCommitError,
+    BufferError,
+    *UNREADABLE_OBJECT_ERRORS,
+    *STORE_DAMAGE_ERRORS,
+)
+"""Every exception :func:`damaged_object` may read: a missing object (dulwich's walker
+raises ``MissingCommitError`` from the ``KeyError``), an unreadable one, or the
+``BufferError`` dulwich raises closing a pack while the damage met reading it is still on
+its way (its traceback holds views of the pack's memory map)."""
+
+_STORAGE_MODULES = frozenset(
+    f"dulwich.{name}" for name in ("pack", "object_store", "objects", "refs", "file", "repo")
+)
 _ID_LOCALS = ("hex_sha", "hexsha", "sha1", "sha", "name")  # dulwich's names for the id read
 
 
 @dataclass(frozen=True)
 class DamagedObject:
-    """A git object a repository on disk should hold and does not, or holds damaged.
+    """A git object a repository on disk should hold and does not, or holds damaged, or a
+    file of its object store or refs that cannot be read.
 
     Attributes:
-        sha: the object id (40 hex).
+        sha: the object id (40 hex); None when the damage is not one object's (a pack's
+            index or a ref file that cannot be read).
         folder: the repository's folder (absolute), None when not known.
         missing: True when the object is not there; False when it is there but cannot be
-            read (:data:`UNREADABLE_OBJECT_ERRORS`).
+            read (:data:`UNREADABLE_OBJECT_ERRORS`, :data:`STORE_DAMAGE_ERRORS`).
+        detail: what dulwich said, one line (for damage that is not one object's).
     """
 
-    sha: str
+    sha: str | None
     folder: Path | None
     missing: bool
+    detail: str = ""
 
     def message(self, holder: str | None = None, fallback: Path | str | None = None) -> str:
         """The one line saying so: ``git object <id> (<holder>) is missing from <folder>:
         the repository is damaged (check it with: git -C <folder> fsck)``, or ``... in
-        <folder> cannot be read: ...``; ``(<holder>)`` (the file that held it) when given,
+        <folder> cannot be read: ...``, or ``the git objects or refs in <folder> cannot be
+        read (<detail>): ...``; ``(<holder>)`` (the file that held it) when given,
         ``fallback`` (made absolute) when the folder is not known."""
         where = self.folder or (_absolute(fallback) if fallback is not None else None)
-        what = f"git object {self.sha}" + (f" ({holder})" if holder else "")
         place = where or "a git repository"
-        problem = f"is missing from {place}" if self.missing else f"in {place} cannot be read"
         check = f"git -C {where} fsck" if where is not None else "git fsck"
+        if self.sha is None:
+            said = f" ({self.detail})" if self.detail else ""
+            problem = f"the git objects or refs in {place} cannot be read{said}"
+            return f"{problem}: the repository is damaged (check it with: {check})"
+        what = f"git object {self.sha}" + (f" ({holder})" if holder else "")
+        problem = f"is missing from {place}" if self.missing else f"in {place} cannot be read"
         return f"{what} {problem}: the repository is damaged (check it with: {check})"
 
 
 def damaged_object(exc: BaseException) -> DamagedObject | None:
     """Read dulwich's exception for an object missing from a repository on disk (its
     ``KeyError`` naming the id) or unreadable there (:data:`UNREADABLE_OBJECT_ERRORS`,
-    raised while an object store read the id).
+    raised while an object store read the id, or :data:`STORE_DAMAGE_ERRORS` raised in
+    dulwich's storage code); a ``BufferError`` is read as the damage it was raised over.
 
     Returns:
         The :class:`DamagedObject`, its folder the innermost repository or object store the
-        traceback went through; None when ``exc`` is about no git object.
+        traceback went through; None when ``exc`` is about no git object (a ``KeyError`` of
+        another kind, a ``ValueError`` raised outside dulwich's storage code, ...).
     """
+    if isinstance(exc, DamageFound):
+        return DamagedObject(exc.sha, exc.folder, False, exc.detail)
+    if isinstance(exc, (BufferError, MissingCommitError)):
+        inner = exc.__cause__ if isinstance(exc, MissingCommitError) else exc.__context__
+        return damaged_object(inner) if inner is not None else None
     if isinstance(exc, KeyError):
         key = exc.args[0] if exc.args else None
         sha = key.decode("ascii", "replace") if isinstance(key, bytes) else str(key)
         if not is_object_id(sha):
             return None
-    elif isinstance(exc, UNREADABLE_OBJECT_ERRORS):
+    elif isinstance(exc, UNREADABLE_OBJECT_ERRORS) or (
+        isinstance(exc, STORE_DAMAGE_ERRORS) and _raised_in_storage(exc)
+    ):
         sha = ""
     else:
         return None
     folder: Path | None = None
+    reading: str | None = None  # the innermost pack or index file read
     traceback = exc.__traceback__
     while traceback is not None:
         owner = traceback.tb_frame.f_locals.get("self")
+        filename = getattr(owner, "_filename", None)
+        if isinstance(filename, (str, bytes, os.PathLike)):
+            reading = os.path.basename(os.fsdecode(filename))
         if isinstance(owner, Repo):
             folder = _absolute(owner.path)
         elif isinstance(owner, DiskObjectStore):
@@ -650,9 +713,40 @@ def damaged_object(exc: BaseException) -> DamagedObject | None:
         if isinstance(owner, BaseObjectStore) and not isinstance(exc, KeyError):
             sha = _object_id_in(traceback.tb_frame.f_locals) or sha  # the innermost read
         traceback = traceback.tb_next
-    if not sha:
+    if sha:
+        return DamagedObject(sha, folder, isinstance(exc, KeyError))
+    if folder is None:
         return None
-    return DamagedObject(sha, folder, isinstance(exc, KeyError))
+    said = one_line(exc)
+    return DamagedObject(None, folder, False, f"{reading}: {said}" if reading else said)
+
+
+def check_refs(repo: Repo) -> None:
+    """Raise :class:`~deploybot.git.tree_check.DamageFound` when a ref of ``repo`` (a loose
+    ref file or a line of ``packed-refs``) holds no object id: dulwich hands such a ref's
+    bytes on as an id, and fails far from it (an ``AssertionError`` in a pack lookup).
+
+    Raises:
+        DamageFound: names the ref and what it holds.
+        FileFormatException: ``packed-refs`` cannot be parsed (dulwich's
+            ``PackedRefsException``; :func:`damaged_object` reads it too).
+    """
+    for name, value in repo.refs.as_dict().items():
+        if not is_object_id(value.decode("ascii", "replace")):
+            shown = one_line(value[:60])
+            ref = name.decode("utf-8", "replace")
+            raise DamageFound(_absolute(repo.path), None, f"the ref {ref} holds {shown!r}")
+
+
+def _raised_in_storage(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in dulwich's storage code (its innermost frame in one of
+    :data:`_STORAGE_MODULES`)."""
+    traceback = exc.__traceback__
+    if traceback is None:
+        return False
+    while traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    return traceback.tb_frame.f_globals.get("__name__") in _STORAGE_MODULES
 
 
 def _object_id_in(names: Mapping[str, object]) -> str | None:
@@ -682,7 +776,9 @@ def missing_object(exc: KeyError) -> tuple[str, Path | None] | None:
         is none); None when ``exc`` is not about a git object (:func:`damaged_object`).
     """
     damage = damaged_object(exc)
-    return None if damage is None or not damage.missing else (damage.sha, damage.folder)
+    if damage is None or not damage.missing or damage.sha is None:
+        return None
+    return damage.sha, damage.folder
 
 
 def blob_ids(repo: Repo, files: Iterable[tuple[str, bytes]]) -> dict[str, str]:
