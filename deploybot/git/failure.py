@@ -13,6 +13,14 @@ reset connection, HTTP 5xx, 408 and 429, a resolver that cannot be reached (``EA
 a deadline passed (:mod:`deploybot.git.bounds`), anything not recognised; a connection
 that failed is said in words (:func:`connection_words`), not in urllib3's.
 
+A push the server refuses ref by ref (git's ``ng <ref> <reason>``, :func:`push_refused`) is
+read the same way: a hook that declines it (``pre-receive``, ``update``, a forge's
+protected branch), the checked-out branch of a repository with a work tree
+(``receive.denyCurrentBranch``), a deletion or a ref name the server forbids stay so until
+someone changes the config or the server: ConfigError. A race (``non-fast-forward``,
+``fetch first``: someone pushed meanwhile; a ref the server could not lock) and anything
+not recognised stay the caller's TemporaryError.
+
 The causes are read from dulwich's exceptions (``NotGitRepository`` for 404,
 ``HTTPUnauthorized``, ``"unexpected http resp NNN"``), the ``socket.gaierror`` under
 urllib3's, and the server's or ssh's own words (dulwich's ``HangupException`` carries ssh's
@@ -83,6 +91,108 @@ _WORDS: tuple[tuple[re.Pattern[str], Cause], ...] = tuple(
         (r"permission denied|authentication failed|access denied", Cause.SSH_LOGIN),
     )
 )  # fmt: skip
+
+
+class Refusal(enum.Enum):
+    """Why a server refused to update a ref a push sent."""
+
+    HOOK = "hook"  # a pre-receive or update hook, a forge's branch protection
+    CHECKED_OUT = "checked out"  # the branch checked out in a repository with a work tree
+    FORBIDDEN = "forbidden"  # a deletion or a ref name the server does not allow
+    RACE = "race"  # the ref moved or was locked meanwhile; anything not recognised
+
+
+# git's receive-pack.c reasons (and forges'), in the order tried (case-insensitive).
+_REFUSALS: tuple[tuple[re.Pattern[str], Refusal], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), refusal)
+    for pattern, refusal in (
+        (r"currently checked out|checked out branch", Refusal.CHECKED_OUT),
+        (r"hook declined|protected branch|\bGH\d{3}\b|declined", Refusal.HOOK),
+        (r"deletion prohibited|deny deleting|funny ref|shallow update not allowed"
+         r"|not allowed|forbidden|permission", Refusal.FORBIDDEN),
+    )
+)  # fmt: skip
+_ATOMIC_FOLLOWER = re.compile(r"atomic (push|transaction) fail", re.IGNORECASE)
+
+
+def refusal_of(reason: str) -> Refusal:
+    """The :class:`Refusal` a server's reason for not updating one ref (``ng`` line of
+    git's report-status, ``pack-protocol.txt``) says; :attr:`Refusal.RACE` when none."""
+    for pattern, refusal in _REFUSALS:
+        if pattern.search(reason):
+            return refusal
+    return Refusal.RACE
+
+
+_GIT_ERROR_LINE = re.compile(r"^(error|fatal): ", re.IGNORECASE)
+# What dulwich leaves of a terminal escape sequence once it made its control bytes "?"
+# (CSI "ESC [ ... letter", OSC "ESC ] ... BEL"): noise in a one-line message.
+_ESCAPE_LEFTOVER = re.compile(r"\?\[[0-9;?]*[A-Za-z]|\?\][^?]*\?")
+
+
+def remote_words(progress: bytes, limit: int = 300) -> str:
+    """The server's side-band messages (``remote:`` lines, as dulwich passes them on:
+    control bytes made ``?``) as one line of at most ``limit`` characters: git's own first
+    ``error:``/``fatal:`` line when there is one (receive-pack's reason, not the advice
+    after it), else the last whole lines (a hook's words end there); what is left of
+    terminal escape sequences dropped, a line longer than ``limit`` cut at its start."""
+    text = _ESCAPE_LEFTOVER.sub("", progress.decode("utf-8", "replace"))
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    lines = [line for line in lines if line.strip(" ?")]
+    errors = [line for line in lines if _GIT_ERROR_LINE.match(line)]
+    if errors:
+        first = _GIT_ERROR_LINE.sub("", errors[0])
+        return first if len(first) <= limit else first[: limit - 3] + "..."
+    kept: list[str] = []
+    for line in reversed(lines):
+        if kept and sum(len(k) + 3 for k in kept) + len(line) > limit:
+            break
+        kept.insert(0, line)
+    words = " / ".join(kept)
+    return words if len(words) <= limit else "..." + words[-(limit - 3) :]
+
+
+def push_refused(
+    remote: Remote,
+    refused: dict[str, str],
+    progress: bytes,
+    error: type[TemporaryError],
+) -> DeploybotError:
+    """The error to raise for a push ``remote`` refused: ``refused`` is ``{refname:
+    reason}`` of the refs it did not update (as git's report-status gives them),
+    ``progress`` the end of the server's side-band messages (a hook's words:
+    :func:`remote_words`). A refusal that
+    waiting cannot mend (:class:`Refusal` other than RACE) is a ConfigError naming the key,
+    with what to do; a race (or what is not recognised) is ``error``, to try again later.
+    One line; no secret of the URL in it."""
+    url = redact_url(remote.url)
+    # with an atomic push, the refs that were fine are refused "atomic push failed" too
+    reasons = {ref: why for ref, why in refused.items() if not _ATOMIC_FOLLOWER.search(why)}
+    reasons = reasons or refused
+    by_reason: dict[str, list[str]] = {}
+    for ref, why in sorted(reasons.items()):
+        by_reason.setdefault(why, []).append(ref)
+    listed = "; ".join(f"{', '.join(refs)}: {why}" for why, refs in by_reason.items())
+    said = remote_words(progress)
+    words = f" (remote: {redact_text(said)})" if said else ""
+    refusals = {refusal_of(why) for why in reasons.values()}
+    where = f"'{remote.key}' {url}"
+    if Refusal.CHECKED_OUT in refusals:
+        return ConfigError(
+            f"{where}: the server refuses the push ({listed}){words}: it is the branch checked "
+            "out in a repository with a work tree (git's receive.denyCurrentBranch); push to a "
+            "bare repository (git clone --bare) or another branch, or set "
+            "receive.denyCurrentBranch to updateInstead there"
+        )
+    if Refusal.HOOK in refusals:
+        return ConfigError(
+            f"{where}: a hook of the repository declines the push ({listed}){words}: ask "
+            "whoever runs the server to allow deploybot's pushes to that branch, or point "
+            f"{remote.key} at a repository deploybot may push to"
+        )
+    if Refusal.FORBIDDEN in refusals:
+        return ConfigError(f"{where}: the server does not allow the push ({listed}){words}")
+    return error(f"push to {url} rejected: {listed}{words}")
 
 
 def cause_of(exc: BaseException) -> tuple[Cause, int | None]:

@@ -68,7 +68,7 @@ from deploybot.support.errors import (
     is_disk_full,
     one_line,
 )
-from deploybot.support.redact import redact_text, redact_url, register_url_credentials
+from deploybot.support.redact import register_url_credentials
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
@@ -434,7 +434,6 @@ def push_refs(
         ConfigError, SourceError: as :func:`fetch_refs`.
     """
     remote = as_remote(remote, _key_for(error))
-    url = remote.url
     wanted = {Ref(name.encode("utf-8")): (old, oid(new)) for name, (old, new) in updates.items()}
 
     def pack_data(
@@ -481,15 +480,13 @@ def push_refs(
             raise failure.failure(remote, exc, bounds.overrun(), "push to", error) from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
     if failed:
-        reasons = "; ".join(f"{ref.decode()}: {why}" for ref, why in sorted(failed.items()))
-        words = _last_words(bytes(remote_says))
-        words = f" (remote: {redact_text(words)})" if words else ""
-        raise error(f"push to {redact_url(url)} rejected: {reasons}{words}")
+        refused = {ref.decode("utf-8", "replace"): why for ref, why in failed.items()}
+        raise failure.push_refused(remote, refused, bytes(remote_says), error)
 
 
 _SAID_KEPT = 4096
-"""Bytes of a server's side-band messages kept during a push (:func:`_last_words` shows
-the last 300 characters)."""
+"""Bytes of a server's side-band messages kept during a push (:func:`deploybot.git.failure.
+remote_words` shows at most 300 characters of them)."""
 
 
 def _compressed(records: Iterator[UnpackedObject], level: int) -> Iterator[UnpackedObject]:
@@ -585,12 +582,6 @@ def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitCl
     if bounds is not None:
         bound(client, bounds)
     return client, path
-
-
-def _last_words(progress: bytes, limit: int = 300) -> str:
-    """Return the server's side-band lines as one line, at most the last ``limit`` characters."""
-    lines = [line.strip() for line in progress.decode("utf-8", "replace").splitlines()]
-    return " / ".join(line for line in lines if line)[-limit:]
 
 
 UNREADABLE_OBJECT_ERRORS: tuple[type[BaseException], ...] = (
