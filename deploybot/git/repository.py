@@ -21,9 +21,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from dulwich.client import (
     GitClient,
+    HttpGitClient,
     HTTPProxyUnauthorized,
     HTTPUnauthorized,
     LocalGitClient,
@@ -69,6 +72,9 @@ from deploybot.support.errors import (
     one_line,
 )
 from deploybot.support.redact import register_url_credentials
+
+if TYPE_CHECKING:
+    import urllib3
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
@@ -544,6 +550,28 @@ def check_local_repository(url: str, key: str) -> None:
         raise ConfigError(f"{key}: {path} {what}") from None
 
 
+def _http_client(
+    url: str, pool: urllib3.PoolManager, user: str | None, token: str | None
+) -> tuple[GitClient, str]:
+    """dulwich's HTTP(S) client for ``url`` through ``pool``, and the path to give it, as
+    ``get_transport_and_path`` makes them (credentials given, else the URL's own, are sent
+    as HTTP basic auth and left out of the base URL), but with an IPv6 literal host kept
+    in its brackets (RFC 3986 3.2.2): dulwich 1.2 made ``http://[::1]:8080/r.git``
+    ``http://::1:8080/r.git``, which urllib3 cannot parse."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    if user is None and parts.username:
+        user = unquote(parts.username)
+    if token is None and parts.password:
+        token = unquote(parts.password)
+    base = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    client = HttpGitClient(base, pool_manager=pool, username=user, password=token)
+    return client, parts.path
+
+
 def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitClient, str]:
     """Return the client for fetching from or pushing to ``remote`` (a plain URL: no
     token), fitted to ``bounds`` when given (:func:`deploybot.git.bounds.bound`), and the
@@ -574,7 +602,10 @@ def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitCl
         pool = one_try_pool(url, bounds.connected if bounds is not None else None)
         login = remote.credentials() if pool is not None else None
         user, token = login if login is not None else (None, None)
-        client, path = get_transport_and_path(url, pool_manager=pool, username=user, password=token)
+        if pool is not None:
+            client, path = _http_client(url, pool, user, token)
+        else:
+            client, path = get_transport_and_path(url, username=user, password=token)
     if isinstance(client, LocalGitClient) and shutil.which("git"):
         # No thin packs: on one machine bytes are free, and completing a thin pack makes
         # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.
