@@ -11,6 +11,7 @@ sequence survives the round trip. Object ids are 40-hex ``str``.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import struct
@@ -550,6 +551,21 @@ def check_local_repository(url: str, key: str) -> None:
         raise ConfigError(f"{key}: {path} {what}") from None
 
 
+def ssh_command(environ: Mapping[str, str] | None = None) -> str | None:
+    """The ssh program (and its arguments) ssh:// and scp-like remotes run, as git takes it
+    from the environment (``git(1)``): ``GIT_SSH_COMMAND``, a command line (split into
+    words as a shell would, with no shell: no variables, pipes or redirections), else
+    ``GIT_SSH``, a program's path alone; None: neither is set, dulwich runs ``ssh``. It
+    gets OpenSSH's options (``-x``, ``-p PORT``, ``-o SetEnv GIT_PROTOCOL=...``), the host,
+    and the git command to run there."""
+    env = os.environ if environ is None else environ
+    command = env.get("GIT_SSH_COMMAND", "").strip()
+    if command:
+        return command
+    program = env.get("GIT_SSH", "").strip()
+    return shlex.quote(program) if program else None
+
+
 def _http_client(
     url: str, pool: urllib3.PoolManager, user: str | None, token: str | None
 ) -> tuple[GitClient, str]:
@@ -577,6 +593,8 @@ def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitCl
     token), fitted to ``bounds`` when given (:func:`deploybot.git.bounds.bound`), and the
     path to give it. An http(s) remote with a ``token_env`` logs in with it (HTTP basic
     auth, sent to the URL's own origin only: dulwich drops it on a redirect elsewhere).
+    An ssh remote runs the ssh program ``GIT_SSH_COMMAND`` or ``GIT_SSH`` names, as git
+    does (:func:`ssh_command`; dulwich alone ignores both).
 
     dulwich's ``LocalGitClient`` (plain paths, ``file://``) writes the refs itself, so the
     remote's hooks (``pre-receive``, ``update``, ``post-receive``) and
@@ -605,7 +623,7 @@ def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitCl
         if pool is not None:
             client, path = _http_client(url, pool, user, token)
         else:
-            client, path = get_transport_and_path(url, username=user, password=token)
+            client, path = get_transport_and_path(url, ssh_command=ssh_command())
     if isinstance(client, LocalGitClient) and shutil.which("git"):
         # No thin packs: on one machine bytes are free, and completing a thin pack makes
         # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.
