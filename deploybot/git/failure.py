@@ -3,9 +3,11 @@
 A remote that is not there (HTTP 404/410, "repository not found", "does not appear to be a
 git repository", git daemon's "not exported"), that wants credentials or refuses them (HTTP
 401/403/407, ssh's "Permission denied"), whose host key ssh does not know, whose TLS
-certificate cannot be verified (or that answers an https:// URL in plain text), or whose
-host does not resolve (the resolver's "no such name", ``EAI_NONAME``), stays so until someone
-changes the config: a :class:`~deploybot.support.errors.ConfigError` (exit 78) naming the key, in
+certificate cannot be verified (or that answers an https:// URL in plain text), whose
+host does not resolve (the resolver's "no such name", ``EAI_NONAME``), that redirects
+more than :data:`~deploybot.git.remote.MAX_REDIRECTS` times, or whose answer is not git's
+protocol (an HTML login page, garbage for pkt-lines) stays so until someone changes the
+config: a :class:`~deploybot.support.errors.ConfigError` (exit 78) naming the key, in
 words, with what to do. A server saying its repository is corrupt (git's "possible repository
 corruption on the remote side") is bad input (exit 1). Only what can heal by waiting stays
 the caller's :class:`~deploybot.support.errors.TemporaryError` (exit 75): a timeout, a refused or
@@ -42,7 +44,7 @@ from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized
 from dulwich.errors import HangupException, NotGitRepository
 
 from deploybot.git.bounds import Bound, Overrun
-from deploybot.git.remote import Remote
+from deploybot.git.remote import MAX_REDIRECTS, Remote
 from deploybot.support.errors import (
     ConfigError,
     DeploybotError,
@@ -67,6 +69,8 @@ class Cause(enum.Enum):
     TLS_CERTIFICATE = "TLS certificate"  # the server's certificate cannot be verified
     NOT_TLS = "not TLS"  # an https:// URL, and the server answered in plain text
     CORRUPT = "corrupt"
+    REDIRECT_LOOP = "redirect loop"  # more than MAX_REDIRECTS HTTP redirects
+    NOT_GIT = "not git"  # an answer that is not git's protocol (an HTML page, garbage)
     TEMPORARY = "temporary"
 
 
@@ -85,6 +89,9 @@ _WORDS: tuple[tuple[re.Pattern[str], Cause], ...] = tuple(
         (r"host key verification failed|remote host identification has changed",
          Cause.HOST_KEY),
         (r"possible repository corruption|empty filename in tree entry", Cause.CORRUPT),
+        # dulwich's words for an answer that is not git's: smart HTTP, git://, ssh
+        # (protocol.py), dumb HTTP's info/refs (refs.py read_info_refs)
+        (r"invalid pkt-line length|invalid info/refs format", Cause.NOT_GIT),
         (r"repository not found|does not appear to be a git repository|not a git repository"
          r"|repository not exported|no such repository|repository does not exist"
          r"|could not be found", Cause.NOT_FOUND),
@@ -210,6 +217,10 @@ def cause_of(exc: BaseException) -> tuple[Cause, int | None]:
             return (Cause.NO_SUCH_HOST if unknown else Cause.TEMPORARY), None
         if _is_instance(inner, "ssl", "SSLCertVerificationError"):
             return Cause.TLS_CERTIFICATE, None
+        if _is_instance(inner, "urllib3.exceptions", "ResponseError") and (
+            "too many redirects" in str(inner)
+        ):
+            return Cause.REDIRECT_LOOP, None
         wrong_version = getattr(inner, "reason", None) == "WRONG_VERSION_NUMBER"
         if wrong_version and _is_instance(inner, "ssl", "SSLError"):
             return Cause.NOT_TLS, None
@@ -336,6 +347,17 @@ def failure(
         return ConfigError(f"{where}: the host {host} does not resolve (no such name in DNS)")
     if cause is Cause.TLS_CERTIFICATE:
         return ConfigError(f"{where}: {_certificate_advice(remote, exc)}")
+    if cause is Cause.REDIRECT_LOOP:
+        return ConfigError(
+            f"{where}: the server redirects more than {MAX_REDIRECTS} times"
+            f"{_last_redirect(exc)} (a loop?): is the URL the repository's clone URL?"
+        )
+    if cause is Cause.NOT_GIT:
+        sent = "it sent an HTML page" if _HTML.search(said) else "its answer is not git's protocol"
+        return ConfigError(
+            f"{where}: this URL does not answer as a git server ({sent}): is it the "
+            "repository's clone URL?"
+        )
     if cause is Cause.NOT_TLS:
         return ConfigError(
             f"{where}: the server does not speak TLS there (OpenSSL: wrong version number): "
@@ -417,6 +439,21 @@ def _overrun(
         f"'{remote.key}' {url}: the server {overrun}, more than deploybot reads from one "
         "server: is it the git repository meant?"
     )
+
+
+# The start of an HTML page as dulwich quotes it: the first bytes of the answer (b'<!DO' for
+# a pkt-line length) or its first line (info/refs).
+_HTML = re.compile(r"b['\"]\s*<(!doctype|!do|html|htm|head|body|\?xml|!--)", re.IGNORECASE)
+
+
+def _last_redirect(exc: BaseException) -> str:
+    """``, the last time to <URL>`` (redacted): where urllib3's ``MaxRetryError`` under
+    ``exc`` was sent last; "" when it does not say."""
+    for inner in _chain(exc):
+        url = getattr(inner, "url", None)
+        if _is_instance(inner, "urllib3.exceptions", "MaxRetryError") and isinstance(url, str):
+            return f", the last time to {redact_url(url)}"
+    return ""
 
 
 def _keyscan(url: str) -> str:
