@@ -40,7 +40,9 @@ def resolve_commit(repo: Repo, rev: str) -> Commit:
         commit = parse_commit(repo, base.encode("utf-8"))
     except repository.DAMAGE_ERRORS as exc:
         damage = repository.damaged_object(exc)
-        typed = damage is not None and damage.missing and (damage.sha or "").startswith(base)
+        typed = (
+            damage is not None and damage.missing and (damage.sha or "").startswith(base.lower())
+        )
         if damage is not None and not typed:  # not an id typed: what a ref names is gone
             raise DamagedRepositoryError(damage.message(fallback=repo.path)) from exc
         if not isinstance(exc, (KeyError, ValueError)):
