@@ -6,18 +6,23 @@ repository and ``git fsck``, exit 1, never a traceback."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.gitrepo import commit_files
+from tests.servers import git_daemon
 from tests.smallsite import SmallSite
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git CLI")
@@ -276,3 +281,62 @@ def test_a_damaged_commit_object_names_the_repository(tmp_path: Path, command: s
     line = _one_line(done)
     assert f"git object {commit} in {repo}" in line, line
     assert f"the repository is damaged (check it with: git -C {repo}" in line, line
+
+
+# --- a pack the server sends damaged is the server's, not the mirror's --------------------
+
+
+@contextmanager
+def _flipping_proxy(target: int, after_pack: int = 60) -> Iterator[int]:
+    """A TCP proxy on 127.0.0.1 to the port ``target`` that flips one byte of what the
+    server sends, ``after_pack`` bytes after the pack's ``PACK`` signature; yields its
+    port."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def relay(client: socket.socket) -> None:
+        upstream = socket.create_connection(("127.0.0.1", target))
+
+        def up() -> None:
+            with contextlib.suppress(OSError):
+                while data := client.recv(65536):
+                    upstream.sendall(data)
+
+        threading.Thread(target=up, daemon=True).start()
+        seen, flipped = bytearray(), False
+        with contextlib.suppress(OSError), client, upstream:
+            while data := bytearray(upstream.recv(65536)):
+                start = len(seen)
+                seen += data
+                at = seen.find(b"PACK") + after_pack - start
+                if not flipped and seen.find(b"PACK") >= 0 and 0 <= at < len(data):
+                    data[at] ^= 0xFF
+                    flipped = True
+                client.sendall(bytes(data))
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                threading.Thread(target=relay, args=(server.accept()[0],), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
+def test_a_pack_the_server_sends_damaged_is_not_the_mirrors(tmp_path: Path) -> None:
+    site = SmallSite(tmp_path)
+    with git_daemon(tmp_path) as base, _flipping_proxy(int(base.rsplit(":", 1)[1])) as port:
+        url = f"git://127.0.0.1:{port}/source.git"
+        site.write_config(source_url=url)
+        done = site.run_process()
+        assert done.returncode == 1, done.stderr
+        line = _one_line(done)
+        assert line.startswith(
+            f"deploybot: error: source.url {url}: the pack the server sent cannot be read ("
+        ), line
+        assert line.endswith("): is its repository damaged? (run git fsck there)"), line
+        site.write_config(source_url=f"{base}/source.git")  # the same server, no proxy
+        again = site.run_process()
+    assert (again.returncode, again.stderr) == (0, ""), again

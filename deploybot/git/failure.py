@@ -366,6 +366,16 @@ def failure(
     return ConfigError(f"{where}: {_advice(remote, cause, status, said, doing)}")
 
 
+def damaged_pack(remote: Remote, detail: str) -> SourceError:
+    """The error for a pack ``remote`` sent that cannot be read (``detail``: dulwich's
+    words, one line): bad input, as a server saying its repository is corrupt is (exit 1),
+    not the mirror's damage."""
+    return SourceError(
+        f"{remote.key} {redact_url(remote.url)}: the pack the server sent cannot be read "
+        f"({redact_text(detail)}): is its repository damaged? (run git fsck there)"
+    )
+
+
 def _advice(remote: Remote, cause: Cause, status: int | None, said: str, doing: str) -> str:
     """What ``cause`` means for ``remote``, and what to do, in words; ``status`` is the HTTP
     status that told it, else ``said`` (the server's or ssh's words) did."""

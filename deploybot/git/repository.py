@@ -111,11 +111,28 @@ _TRANSPORT_ERRORS = (
 )
 
 
-def _raise_if_damage(exc: BaseException) -> None:
+def _drop_received_pack(repo: Repo, exc: BaseException) -> None:
+    """After a fetch into ``repo`` failed on a damaged pack the server sent (``exc``):
+    remove the temporary file dulwich received it into (``objects/tmp_pack_*``), which it
+    leaves behind then. The caller holds the state folder's lock: such a file is this
+    fetch's, or a killed run's."""
+    damage = damaged_object(exc)
+    if damage is None or not damage.received:
+        return
+    for temp in Path(repo.object_store.path).glob("tmp_pack_*"):
+        temp.unlink(missing_ok=True)
+
+
+def _raise_if_damage(remote: Remote, exc: BaseException) -> None:
     """Raise ``exc`` again when it is damage met in a repository on disk (the mirror, or a
     local remote read in process: :func:`damaged_object`), which no wait mends: the
-    pipeline fetches a damaged mirror again, and names any other repository."""
-    if damaged_object(exc) is not None:
+    pipeline fetches a damaged mirror again, and names any other repository. Damage in
+    the pack ``remote`` was sending is the server's: SourceError
+    (:func:`deploybot.git.failure.damaged_pack`)."""
+    damage = damaged_object(exc)
+    if damage is not None and damage.received:
+        raise failure.damaged_pack(remote, damage.detail) from exc
+    if damage is not None:
         raise exc
 
 
@@ -335,8 +352,11 @@ def fetch_refs(
         try:
             with writing(repo), _idle_timeout(remote.timeout):
                 result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
-        except _TRANSPORT_ERRORS as exc:
-            _raise_if_damage(exc)
+        except _FETCH_ERRORS as exc:
+            _drop_received_pack(repo, exc)
+            _raise_if_damage(remote, exc)
+            if not isinstance(exc, _TRANSPORT_ERRORS):
+                raise
             raise failure.failure(remote, exc, bounds.overrun(), "fetch from", error) from exc
     fetched = result.refs or {}
     tips: dict[str, str | None] = {}
@@ -483,7 +503,7 @@ def push_refs(
                         raise
                     result = client.send_pack(encoded, update_refs, pack_data, said)
         except _TRANSPORT_ERRORS as exc:
-            _raise_if_damage(exc)
+            _raise_if_damage(remote, exc)
             raise failure.failure(remote, exc, bounds.overrun(), "push to", error) from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
     if failed:
@@ -668,6 +688,10 @@ raises ``MissingCommitError`` from the ``KeyError``), an unreadable one, or the
 ``BufferError`` dulwich raises closing a pack while the damage met reading it is still on
 its way (its traceback holds views of the pack's memory map)."""
 
+_FETCH_ERRORS: tuple[type[BaseException], ...] = (*_TRANSPORT_ERRORS, *DAMAGE_ERRORS)
+"""What :func:`fetch_refs` reads when a fetch fails: the transport's, or damage (in the
+mirror, or in the pack the server sent)."""
+
 _STORAGE_MODULES = frozenset(
     f"dulwich.{name}" for name in ("pack", "object_store", "objects", "refs", "file", "repo")
 )
@@ -686,12 +710,15 @@ class DamagedObject:
         missing: True when the object is not there; False when it is there but cannot be
             read (:data:`UNREADABLE_OBJECT_ERRORS`, :data:`STORE_DAMAGE_ERRORS`).
         detail: what dulwich said, one line (for damage that is not one object's).
+        received: True when the damage is in a pack a server was sending into the
+            repository (:func:`_in_received_pack`), not in what the repository held.
     """
 
     sha: str | None
     folder: Path | None
     missing: bool
     detail: str = ""
+    received: bool = False
 
     def message(self, holder: str | None = None, fallback: Path | str | None = None) -> str:
         """The one line saying so: ``git object <id> (<holder>) is missing from <folder>:
@@ -753,12 +780,14 @@ def damaged_object(exc: BaseException) -> DamagedObject | None:
         if isinstance(owner, BaseObjectStore) and not isinstance(exc, KeyError):
             sha = _object_id_in(traceback.tb_frame.f_locals) or sha  # the innermost read
         traceback = traceback.tb_next
+    said = one_line(exc)
+    detail = f"{reading}: {said}" if reading else said
+    received = not isinstance(exc, KeyError) and _in_received_pack(exc, reading)
     if sha:
-        return DamagedObject(sha, folder, isinstance(exc, KeyError))
+        return DamagedObject(sha, folder, isinstance(exc, KeyError), detail, received)
     if folder is None:
         return None
-    said = one_line(exc)
-    return DamagedObject(None, folder, False, f"{reading}: {said}" if reading else said)
+    return DamagedObject(None, folder, False, detail, received)
 
 
 def check_refs(repo: Repo) -> None:
@@ -776,6 +805,22 @@ def check_refs(repo: Repo) -> None:
             shown = one_line(value[:60])
             ref = name.decode("utf-8", "replace")
             raise DamageFound(_absolute(repo.path), None, f"the ref {ref} holds {shown!r}")
+
+
+_RECEIVING = frozenset({"add_thin_pack", "add_pack_data", "_complete_pack"})
+"""dulwich's object store functions that store a pack a server sent (dulwich 1.2)."""
+
+
+def _in_received_pack(exc: BaseException, reading: str | None) -> bool:
+    """Whether ``exc`` was raised storing a pack a server sent (a traceback through
+    :data:`_RECEIVING`) and not reading one the repository held: the file read, if any,
+    is the pack being received (``tmp_pack_*``, dulwich's temporary name)."""
+    traceback = exc.__traceback__
+    receiving = False
+    while traceback is not None:
+        receiving = receiving or traceback.tb_frame.f_code.co_name in _RECEIVING
+        traceback = traceback.tb_next
+    return receiving and (reading is None or reading.startswith("tmp_pack_"))
 
 
 def _raised_in_storage(exc: BaseException) -> bool:
