@@ -791,9 +791,13 @@ def damaged_object(exc: BaseException) -> DamagedObject | None:
 
 
 def check_refs(repo: Repo) -> None:
-    """Raise :class:`~deploybot.git.tree_check.DamageFound` when a ref of ``repo`` (a loose
-    ref file or a line of ``packed-refs``) holds no object id: dulwich hands such a ref's
-    bytes on as an id, and fails far from it (an ``AssertionError`` in a pack lookup).
+    """Raise :class:`~deploybot.git.tree_check.DamageFound` when a ref of ``repo`` (a mirror:
+    a loose ref file or a line of ``packed-refs``) holds no object id, or names an object
+    that is not there. dulwich hands such a ref's bytes on as an id, and fails far from it
+    (an ``AssertionError`` in a pack lookup); a mirror's refs move only once their objects
+    are in (:func:`fetch_refs`, :func:`set_local_refs` after a push), so a ref naming a
+    missing object means files were lost or overwritten (a pack's index, say, which then
+    hides every object of its pack).
 
     Raises:
         DamageFound: names the ref and what it holds.
@@ -801,10 +805,13 @@ def check_refs(repo: Repo) -> None:
             ``PackedRefsException``; :func:`damaged_object` reads it too).
     """
     for name, value in repo.refs.as_dict().items():
+        ref = name.decode("utf-8", "replace")
         if not is_object_id(value.decode("ascii", "replace")):
             shown = one_line(value[:60])
-            ref = name.decode("utf-8", "replace")
             raise DamageFound(_absolute(repo.path), None, f"the ref {ref} holds {shown!r}")
+        if ObjectID(value) not in repo.object_store:
+            detail = f"the ref {ref} names {value.decode('ascii')}, which is not there"
+            raise DamageFound(_absolute(repo.path), None, detail)
 
 
 _RECEIVING = frozenset({"add_thin_pack", "add_pack_data", "_complete_pack"})
