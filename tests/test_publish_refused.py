@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.git.failure import remote_words
+from deploybot.git.failure import Refusal, refusal_of, remote_words
 from tests.gitrepo import commit_files
 from tests.smallsite import SmallSite
 
@@ -95,3 +95,24 @@ def test_remote_words_keep_whole_last_lines_within_the_limit() -> None:
     assert words == "line 97 of a chatty hook / line 98 of a chatty hook / line 99 of a chatty hook"
     assert remote_words(b"x" * 500, limit=10) == "...xxxxxxx"
     assert remote_words(b"?\n  \n") == ""
+
+
+@pytest.mark.parametrize(
+    ("reason", "refusal"),
+    [
+        ("pre-receive hook declined", Refusal.HOOK),  # git, Gitea, GitLab
+        ("hook declined", Refusal.HOOK),  # git's update hook
+        ("protected branch hook declined", Refusal.HOOK),  # GitHub
+        ("branch is currently checked out", Refusal.CHECKED_OUT),
+        ("deletion prohibited", Refusal.FORBIDDEN),
+        ("funny refname", Refusal.FORBIDDEN),
+        ("non-fast-forward", Refusal.RACE),
+        ("fetch first", Refusal.RACE),
+        ("failed to lock", Refusal.RACE),
+        ("cannot lock ref 'refs/heads/asf-site'", Refusal.RACE),
+        ("failed to update ref", Refusal.RACE),
+        ("something no one has seen", Refusal.RACE),
+    ],
+)
+def test_refusal_of_reads_receive_packs_reasons(reason: str, refusal: Refusal) -> None:
+    assert refusal_of(reason) is refusal
