@@ -30,7 +30,7 @@ from deploybot.publish.commit import (
     publish_build,
 )
 from deploybot.record.note import NOTES_REF
-from deploybot.support.errors import EX_TEMPFAIL, ConfigError, PublishError, SourceError
+from deploybot.support.errors import EX_CONFIG, EX_TEMPFAIL, ConfigError, PublishError, SourceError
 from tests.gitcli import run_git
 from tests.servers import free_port, git_daemon, serve_http
 
@@ -408,7 +408,8 @@ def test_remote_that_keeps_moving_is_given_up(tmp_path: Path) -> None:
     assert remote_head(remote) == pushes[-1]  # only the other writer's commits landed
 
 
-def test_server_side_rejection_is_a_publish_error(tmp_path: Path) -> None:
+def test_server_side_rejection_by_a_hook_is_a_config_error(tmp_path: Path) -> None:
+    """A hook declining the push does so again on every run: no wait mends it (exit 78)."""
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
     repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
@@ -418,12 +419,13 @@ def test_server_side_rejection_is_a_publish_error(tmp_path: Path) -> None:
     hook.chmod(0o755)
     notes_before = git(remote, "rev-parse", NOTES_REF).strip()
 
-    with git_daemon(tmp_path) as base, pytest.raises(PublishError) as err:
+    with git_daemon(tmp_path) as base, pytest.raises(ConfigError) as err:
         publish(f"{base}/site.git", mirror, {**SITE, "index.html": b"v2"}, SRC2)
 
     message = str(err.value)
-    assert err.value.exit_code == EX_TEMPFAIL
-    assert "pre-receive hook declined" in message and "site frozen" in message
+    assert err.value.exit_code == EX_CONFIG
+    assert message.startswith(f"'publish.url' {base}/site.git: a hook of the repository")
+    assert "pre-receive hook declined" in message and "(remote: site frozen" in message
     assert "\n" not in message
     assert remote_head(remote) == first.new  # nothing half-published
     assert git(remote, "rev-parse", NOTES_REF).strip() == notes_before
@@ -459,7 +461,7 @@ def test_local_remote_runs_its_hooks(tmp_path: Path, scheme: str) -> None:
     hook = remote / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\necho 'site is frozen' >&2\nexit 1\n")
     hook.chmod(0o755)
-    with pytest.raises(PublishError, match="site is frozen"):
+    with pytest.raises(ConfigError, match="site is frozen"):
         publish(url, tmp_path / "m.git", {**SITE, "index.html": b"v2"}, SRC2)
     assert remote_head(remote) == first.new
     hook.unlink()

@@ -133,8 +133,11 @@ def drop_damaged_mirror(exc: BaseException, paths: dict[str, Path], *, last_try:
     if folder is None or folder not in mirrors or last_try:
         error = MissingObjectError if damage.missing else DamagedRepositoryError
         raise error(damage.message()) from exc
-    problem = "is missing object" if damage.missing else "cannot read object"
-    log.warning("%s %s %s: fetching it again", folder, problem, damage.sha)
+    if damage.sha is None:
+        problem = f"cannot be read ({damage.detail})"
+    else:
+        problem = f"{'is missing' if damage.missing else 'cannot read'} object {damage.sha}"
+    log.warning("%s %s: the mirror is damaged, fetching it again", folder, problem)
     shutil.rmtree(folder)
 
 
