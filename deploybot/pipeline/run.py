@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -43,20 +44,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("deploybot.pipeline")
 
-UP_TO_DATE = "up-to-date"
-UNCHANGED = "unchanged"
-PUBLISHED = "published"
-OLDER = "older"
+
+class RunStatus(StrEnum):
+    """What a run came to (:attr:`RunResult.status`); its value is the word ``deploybot
+    serve``'s log, ``/metrics`` and the fleet's records use."""
+
+    PUBLISHED = "published"
+    """A build commit was pushed."""
+    UNCHANGED = "unchanged"
+    """The source moved but the built tree is the same, so no commit."""
+    UP_TO_DATE = "up-to-date"
+    """The publish head was already built from the source head."""
+    OLDER = "older"
+    """Nothing pushed: the publish head was built from a descendant of the source head (or
+    from a commit gone from the source repository)."""
 
 
 @dataclass(frozen=True)
 class RunResult:
     """What one run did.
 
-    ``status`` is ``"published"`` (a build commit was pushed), ``"unchanged"`` (the source
-    moved but the built tree is the same, so no commit), ``"up-to-date"`` (the publish head
-    was already built from the source head) or ``"older"`` (nothing pushed: the publish head
-    was built from ``published_source``, a descendant of the source head, or, when
+    ``status`` is a :class:`RunStatus`; for ``RunStatus.OLDER`` the publish head was built from
+    ``published_source``, a descendant of the source head, or, when
     ``order_known`` is False, a commit gone from the source repository, so that whether it
     descends from the source head cannot be told). ``elapsed`` is in
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
@@ -70,7 +79,7 @@ class RunResult:
     that a run tells (:attr:`deploybot.render.outputs.sinks.BuildReport.to_tell`).
     """
 
-    status: str
+    status: RunStatus
     source_commit: str | None = None
     build_commit: str | None = None
     changed_paths: tuple[str, ...] = ()
@@ -155,7 +164,10 @@ def run_once(
         )  # fmt: skip
         statedir.housekeep(paths)
         prune_delivered(paths["outbox"])
-        if result.status in (UP_TO_DATE, PUBLISHED) and not result.mail_failures:
+        if (
+            result.status in (RunStatus.UP_TO_DATE, RunStatus.PUBLISHED)
+            and not result.mail_failures
+        ):
             # a refused email is filed in failed/ and told once: nothing is left to deliver
             _stamp(config, paths, result)
         return result
@@ -171,7 +183,7 @@ def _still_up_to_date(config: Config, clock: float) -> RunResult | None:
     log.info("source %s at %s: nothing changed since the last run", config.source.branch,
              stamp["commit"][:12])  # fmt: skip
     timer.mark("no-op check")
-    return _result(UP_TO_DATE, stamp["commit"], stamp["build"], timer)
+    return _result(RunStatus.UP_TO_DATE, stamp["commit"], stamp["build"], timer)
 
 
 def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
@@ -277,7 +289,9 @@ def _run_locked(
     why = _why_build(head, snap, output, full, cutoff)
     if why is None:
         waiting = head.next_future
-        return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting)
+        return _result(
+            RunStatus.UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting
+        )
     if before_build is not None:
         before_build(snap.commit)
     from deploybot.render.engine.incremental import open_cache
@@ -302,18 +316,19 @@ def _run_locked(
     except commit.OlderSourceError as exc:
         log.info("%s", exc)
         return _result(
-            OLDER, snap.commit, exc.head, timer, earlier,
+            RunStatus.OLDER, snap.commit, exc.head, timer, earlier,
             published_source=exc.published, order_known=exc.certain,
         )  # fmt: skip
+    status = RunStatus.PUBLISHED if result.new else RunStatus.UNCHANGED
     return _result(
-        PUBLISHED if result.new else UNCHANGED, snap.commit, result.new or head.commit, timer,
-        report, changed_paths=result.changed_paths, warnings=done.warnings,
+        status, snap.commit, result.new or head.commit, timer, report,
+        changed_paths=result.changed_paths, warnings=done.warnings,
         next_future=done.waiting, unread_paths=done.unread,
     )  # fmt: skip
 
 
 def _result(
-    status: str,
+    status: RunStatus,
     source_commit: str | None,
     build_commit: str | None,
     timer: _Timer,
