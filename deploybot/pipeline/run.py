@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -163,7 +162,7 @@ def run_once(
             before_build=before_build, force=force,
         )  # fmt: skip
         statedir.housekeep(paths)
-        prune_delivered(paths["outbox"])
+        prune_delivered(paths.outbox)
         if (
             result.status in (RunStatus.UP_TO_DATE, RunStatus.PUBLISHED)
             and not result.mail_failures
@@ -186,7 +185,7 @@ def _still_up_to_date(config: Config, clock: float) -> RunResult | None:
     return _result(RunStatus.UP_TO_DATE, stamp["commit"], stamp["build"], timer)
 
 
-def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
+def _stamp(config: Config, paths: statedir.StatePaths, result: RunResult) -> None:
     """Stamp a run after which the publish branch is built from the source tip, with
     nothing to deliver (:func:`deploybot.pipeline.noop.record`: only when both remotes are on this
     machine and their refs hold exactly what this run saw)."""
@@ -195,7 +194,7 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
         return
     # a post held back for its date is due with no push: from its date on, each run looks
     until = None if result.next_future is None else result.next_future.timestamp()
-    with repository.bare_repo(paths["publish"]) as mirror:
+    with repository.bare_repo(paths.publish) as mirror:
         seen = {ref: repository.local_ref(mirror, ref) for ref in noop.publish_refs(site)}
     noop.record(site, result.source_commit, result.build_commit, seen, time.time(), until)
 
@@ -215,7 +214,7 @@ def _noop_site(config: Config) -> noop.Stamp | None:
 
 def _run_healing(
     config: Config,
-    paths: dict[str, Path],
+    paths: statedir.StatePaths,
     *,
     full: bool,
     now: Callable[[], datetime],
@@ -263,7 +262,7 @@ def _utcnow() -> datetime:
 
 def _run_locked(
     config: Config,
-    paths: dict[str, Path],
+    paths: statedir.StatePaths,
     *,
     full: bool,
     now: Callable[[], datetime],
@@ -275,11 +274,11 @@ def _run_locked(
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     repository.check_local_repository(config.source.url, "source.url")
-    earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
+    earlier = mailcmd.deliver(config, paths.outbox, retry_now=retry_now)
     target = config.publish.remote()
-    head = commit.fetch_publish_head(target, config.publish.branch, paths["publish"])
+    head = commit.fetch_publish_head(target, config.publish.branch, paths.publish)
     snap = fetch.fetch_source(
-        config.source.remote(), config.source.branch, paths["source"], since=head.source_commit
+        config.source.remote(), config.source.branch, paths.source, since=head.source_commit
     )
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
@@ -298,7 +297,7 @@ def _run_locked(
 
     check = _not_backwards(config, paths, snap, allow_older=older)
     try:
-        with snap.tree, open_cache(paths["cache"]) as cache:
+        with snap.tree, open_cache(paths.cache) as cache:
             check(head)
             clock = (now, cutoff)
             build = _Build(config, paths, snap, why, output, clock, check, force)
@@ -383,14 +382,14 @@ def _build_and_publish(build: _Build, head: commit.PublishHead, cache: BuildCach
             unread = _unread(snap, why, head, clock[1], options, cache)
             if unread is not None:
                 return _Done(build.record_only(head), waiting=head.next_future, unread=unread)
-            with commit.BlobWriter(paths["publish"]) as sink:
+            with commit.BlobWriter(paths.publish) as sink:
                 report = build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = commit.TreePatch(head.commit, frozenset(sink.deleted))
                 return _Done(build.push_build(report, sink.blobs, patch), *_told(report))
         except (NeedFullBuild, commit.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
-    with commit.BlobWriter(paths["publish"]) as sink:
+    with commit.BlobWriter(paths.publish) as sink:
         report = build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
         unread = _unread(snap, why, head, clock[1], options, cache)  # a cache of this build
         if unread is not None and head.commit is not None:
@@ -516,7 +515,7 @@ class _Build:
     ``force``: past the publish guard."""
 
     config: Config
-    paths: dict[str, Path]
+    paths: statedir.StatePaths
     snap: fetch.SourceSnapshot
     why: note.Reason
     output: _Output
@@ -573,7 +572,7 @@ class _Build:
         return commit.publish_build(
             config.publish.remote(),
             config.publish.branch,
-            self.paths["publish"],
+            self.paths.publish,
             {},
             keep=config.publish.keep,
             author=config.publish.author,
@@ -617,7 +616,7 @@ def _due(head: commit.PublishHead, cutoff: datetime) -> bool:
 
 
 def _not_backwards(
-    config: Config, paths: dict[str, Path], snap: fetch.SourceSnapshot, *, allow_older: bool
+    config: Config, paths: statedir.StatePaths, snap: fetch.SourceSnapshot, *, allow_older: bool
 ) -> Callable[[commit.PublishHead], None]:
     """The check run on every publish head seen before a push: raises OlderSourceError when
     the head was built from a source commit that descends from ``snap.commit`` (another
@@ -634,7 +633,7 @@ def _not_backwards(
         if recorded not in seen:
             source = config.source
             seen[recorded] = fetch.order_against(
-                source.remote(), source.branch, paths["source"], snap.commit, recorded,
+                source.remote(), source.branch, paths.source, snap.commit, recorded,
                 commit_time=snap.commit_time, published_at=head.published_at,
             )  # fmt: skip
         order, why = seen[recorded]
@@ -649,7 +648,7 @@ def _not_backwards(
 
 def _catch_up(
     config: Config,
-    paths: dict[str, Path],
+    paths: statedir.StatePaths,
     head: commit.PublishHead,
     earlier: DeliveryReport,
     *,
@@ -662,7 +661,7 @@ def _catch_up(
     refname = f"refs/heads/{config.publish.branch}"
     if head.commit is None or head.source_commit is None:
         return earlier
-    owed = notify.unannounced(paths["publish"], refname, head.commit, config.state.dir)
+    owed = notify.unannounced(paths.publish, refname, head.commit, config.state.dir)
     if owed is None:
         return earlier
     log.info("the email for %s was never queued: sending it now", head.commit[:12])
@@ -671,7 +670,7 @@ def _catch_up(
 
 def _announce(
     config: Config,
-    paths: dict[str, Path],
+    paths: statedir.StatePaths,
     old: str | None,
     new: str,
     earlier: DeliveryReport,
@@ -680,7 +679,7 @@ def _announce(
 ) -> DeliveryReport:
     """Announce build ``new`` (its parent on the branch ``old``) and deliver what waits."""
     announced = notify.announce(
-        paths["publish"],
+        paths.publish,
         f"refs/heads/{config.publish.branch}",
         old,
         new,
@@ -688,7 +687,7 @@ def _announce(
         state_dir=config.state.dir,
         now=now(),
         retry_now=retry_now,
-        sources=SourceRepo(paths["source"], config.source.url, config.source.branch),
+        sources=SourceRepo(paths.source, config.source.url, config.source.branch),
     )
     return notify.merge_reports(earlier, announced)
 
