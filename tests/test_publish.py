@@ -21,7 +21,10 @@ from deploybot.git import repository
 from deploybot.git.repository import MODE_FILE
 from deploybot.publish.commit import (
     MAX_TRIES,
+    BuildCommit,
+    BuildOutput,
     PublishHead,
+    PublishHooks,
     StaleBaseError,
     TreePatch,
     fetch_publish_head,
@@ -86,12 +89,16 @@ def other_writer_commits(remote: Path, changes: dict[str, bytes], branch: str = 
 
 
 def publish(url: str, mirror: Path, files: dict[str, bytes], source: str, **kw: Any) -> Any:
-    options: dict[str, Any] = {"keep": KEEP, "author": BOT, "when": WHEN}
-    options |= kw
-    message = format_build_message("Build at {date}", options["when"])
-    return publish_build(
-        url, "asf-site", mirror, files, message=message, source_commit=source, **options
-    )
+    """publish_build with this file's defaults; ``kw`` names any field of its records."""
+    when = kw.pop("when", WHEN)
+    build_commit = BuildCommit(
+        kw.pop("author", BOT), format_build_message("Build at {date}", when), when, source,
+        kw.pop("record", None) or {},
+    )  # fmt: skip
+    hooks = PublishHooks(kw.pop("before_push", None), kw.pop("check_head", None))
+    guard = kw.pop("guard", None)
+    output = BuildOutput(files, keep=kw.pop("keep", KEEP), **kw)
+    return publish_build(url, "asf-site", mirror, output, build_commit, hooks=hooks, guard=guard)
 
 
 # --- the commit message ------------------------------------------------------------------

@@ -569,26 +569,23 @@ class _Build:
         patch: commit.TreePatch | None,
     ) -> commit.PublishResult:
         config, snap = self.config, self.snap
-        return commit.publish_build(
-            config.publish.remote(),
-            config.publish.branch,
-            self.paths.publish,
-            {},
-            keep=config.publish.keep,
-            author=config.publish.author,
-            message=commit.format_build_message(config.publish.message, when),
-            when=when,
-            source_commit=snap.commit,
-            blobs=blobs,
-            patch=patch,
+        output = commit.BuildOutput(
+            blobs=blobs, patch=patch, keep=config.publish.keep,
+            nojekyll=bool(config.publish.nojekyll),
+        )  # fmt: skip
+        message = commit.format_build_message(config.publish.message, when)
+        build_commit = commit.BuildCommit(config.publish.author, message, when, snap.commit, record)
+        hooks = commit.PublishHooks(
             before_push=lambda _old, new: notify.note_pushing(
                 config.state.dir, f"refs/heads/{config.publish.branch}", new
             ),
             check_head=self.check,
-            record=record,
-            nojekyll=bool(config.publish.nojekyll),
-            guard=commit.Guard(config.publish.max_removed, config.publish.min_files, self.force),
         )
+        return commit.publish_build(
+            config.publish.remote(), config.publish.branch, self.paths.publish, output,
+            build_commit, hooks=hooks,
+            guard=commit.Guard(config.publish.max_removed, config.publish.min_files, self.force),
+        )  # fmt: skip
 
 
 def _future_due(head: commit.PublishHead, cutoff: datetime) -> bool:
