@@ -25,6 +25,7 @@ from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
 from deploybot.notify import stage as notify
+from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
 from deploybot.pipeline import mail as mailcmd
@@ -307,7 +308,8 @@ def _run_locked(
             report = earlier
             if result.new is not None:
                 # Before the cache commit: a failure there (disk full) must not cost the email.
-                report = _announce(config, paths, result.old, result.new, earlier, now, retry_now)
+                pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
+                report = _announce(config, pushed, paths, earlier, now, retry_now)
                 timer.mark("notify")
             built_on = result.new or result.old or ""
             if done.cache_describes_it:
@@ -655,31 +657,27 @@ def _catch_up(
     """Announce the publish head when a run pushed it but died before queueing its email
     (:func:`deploybot.notify.stage.unannounced`); done before building, so the owed email goes
     out first and a new build's announcement starts after it."""
-    refname = f"refs/heads/{config.publish.branch}"
+    refname = _refname(config)
     if head.commit is None or head.source_commit is None:
         return earlier
     owed = notify.unannounced(paths.publish, refname, head.commit, config.state.dir)
     if owed is None:
         return earlier
     log.info("the email for %s was never queued: sending it now", head.commit[:12])
-    return _announce(config, paths, owed[0], owed[1], earlier, now, retry_now)
+    return _announce(config, owed, paths, earlier, now, retry_now)
 
 
 def _announce(
     config: Config,
+    update: RefUpdate,
     paths: statedir.StatePaths,
-    old: str | None,
-    new: str,
     earlier: DeliveryReport,
     now: Callable[[], datetime],
     retry_now: bool,
 ) -> DeliveryReport:
-    """Announce build ``new`` (its parent on the branch ``old``) and deliver what waits."""
+    """Announce ``update`` (a build commit on the publish branch) and deliver what waits."""
     announced = notify.announce(
-        paths.publish,
-        f"refs/heads/{config.publish.branch}",
-        old,
-        new,
+        update,
         config.notify,
         state_dir=config.state.dir,
         now=now(),
@@ -687,6 +685,11 @@ def _announce(
         sources=SourceRepo(paths.source, config.source.url, config.source.branch),
     )
     return notify.merge_reports(earlier, announced)
+
+
+def _refname(config: Config) -> str:
+    """The publish branch's refname."""
+    return f"refs/heads/{config.publish.branch}"
 
 
 def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime) -> RenderOptions:
