@@ -60,17 +60,38 @@ class _Threads(WSGIServer):
         threading.Thread(target=serve, daemon=True).start()
 
 
+class _Threads6(_Threads):
+    """:class:`_Threads` on an IPv6 address."""
+
+    address_family = socket.AF_INET6
+
+
+def ipv6_loopback() -> str | None:
+    """Why ``::1`` cannot be listened on here (no IPv6 loopback), or None when it can."""
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError as exc:
+        return f"no IPv6 loopback (::1): {exc}"
+    return None
+
+
 @contextmanager
-def wsgi_server(app: App, tls: ssl.SSLContext | None = None) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1; yield ``http://127.0.0.1:PORT`` (``https://`` with a
-    server-side ``tls`` context); stop the server."""
-    server = make_server("127.0.0.1", 0, app, server_class=_Threads, handler_class=_Quiet)
+def wsgi_server(
+    app: App, tls: ssl.SSLContext | None = None, host: str = "127.0.0.1"
+) -> Iterator[str]:
+    """Serve ``app`` on ``host`` (127.0.0.1, or ``::1``); yield ``http://127.0.0.1:PORT``
+    (``http://[::1]:PORT``; ``https://`` with a server-side ``tls`` context); stop the
+    server."""
+    server_class = _Threads6 if ":" in host else _Threads
+    server = make_server(host, 0, app, server_class=server_class, handler_class=_Quiet)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    netloc = f"[{host}]" if ":" in host else host
     try:
-        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_port}"
+        yield f"{'https' if tls else 'http'}://{netloc}:{server.server_port}"
     finally:
         server.shutdown()
         server.server_close()

@@ -62,10 +62,10 @@ def shortcut(result: pipeline.RunResult) -> bool:
 
 def test_a_publish_stamps_and_the_next_run_is_told_from_it(site: SmallSite) -> None:
     first = run(site)
-    assert first.status == pipeline.PUBLISHED
+    assert first.status == pipeline.RunStatus.PUBLISHED
     assert (site.state / noop.STAMP).is_file()
     again = run(site)
-    assert again.status == pipeline.UP_TO_DATE and shortcut(again)
+    assert again.status == pipeline.RunStatus.UP_TO_DATE and shortcut(again)
     assert (again.source_commit, again.build_commit) == (first.source_commit, first.build_commit)
     assert site.emails() == [first.build_commit]  # nothing sent twice
     code, out, err = cli(site)
@@ -79,7 +79,7 @@ def test_a_push_to_the_source_runs_in_full(site: SmallSite) -> None:
     run(site)
     commit_files(site.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nNew.\n"}, "Add")
     assert cli(site)[1].startswith("published ")
-    assert run(site).status == pipeline.UP_TO_DATE
+    assert run(site).status == pipeline.RunStatus.UP_TO_DATE
 
 
 def test_a_push_to_the_publish_branch_runs_in_full(site: SmallSite) -> None:
@@ -92,7 +92,7 @@ def test_a_push_to_the_publish_branch_runs_in_full(site: SmallSite) -> None:
     assert rebuilt is not None and rebuilt not in (by_hand, first.build_commit)
     assert parents(site.publish, rebuilt) == [by_hand]
     result = run(site)  # told from the stamp that run wrote: the head it made
-    assert result.status == pipeline.UP_TO_DATE and shortcut(result)
+    assert result.status == pipeline.RunStatus.UP_TO_DATE and shortcut(result)
     assert result.build_commit == rebuilt
 
 
@@ -100,7 +100,7 @@ def test_packing_the_remotes_refs_runs_in_full_once(site: SmallSite) -> None:
     run(site)
     subprocess.run(["git", "--git-dir", str(site.source), "pack-refs", "--all"], check=True)
     result = run(site)
-    assert result.status == pipeline.UP_TO_DATE and not shortcut(result)
+    assert result.status == pipeline.RunStatus.UP_TO_DATE and not shortcut(result)
     assert shortcut(run(site))
 
 
@@ -108,7 +108,7 @@ def test_flags_and_a_changed_config_run_in_full(site: SmallSite) -> None:
     run(site)
     assert not shortcut(run(site, retry_now=True))
     assert shortcut(run(site))
-    assert run(site, full=True).status == pipeline.UNCHANGED
+    assert run(site, full=True).status == pipeline.RunStatus.UNCHANGED
     assert not (site.state / noop.STAMP).exists()  # --full forgot it, and made no stamp
     assert not shortcut(run(site)) and shortcut(run(site))
     site.config.write_text(site.config.read_text() + "\n# a comment\n")
@@ -123,7 +123,7 @@ def test_mail_waiting_in_the_outbox_runs_in_full(site: SmallSite) -> None:
     smtp = mbox_config.replace('transport = "mbox"', 'transport = "smtp"')
     site.config.write_text(smtp + '[notify.smtp]\nhost = "127.0.0.1"\nport = 1\ntimeout = 5\n')
     first = run(site)  # nothing listens on port 1: delivery fails
-    assert first.status == pipeline.PUBLISHED and first.mail_failures
+    assert first.status == pipeline.RunStatus.PUBLISHED and first.mail_failures
     assert not (site.state / noop.STAMP).exists()
     assert not shortcut(run(site))
     site.config.write_text(mbox_config)
@@ -138,7 +138,7 @@ def test_a_post_held_back_keeps_the_shortcut_until_its_date(site: SmallSite) -> 
     due = datetime.now(UTC).replace(microsecond=0) + timedelta(days=2)
     post = f"---\ntitle: Soon\ndate: {due:%Y-%m-%d %H:%M:%S} +0000\n---\nSoon\n"
     commit_files(site.source, {"_posts/2030-01-01-soon.md": post.encode()}, "Schedule")
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     stamp = noop.read(site.state)
     assert stamp is not None and float(stamp["until"]) == due.timestamp()
     assert shortcut(run(site))
@@ -146,7 +146,7 @@ def test_a_post_held_back_keeps_the_shortcut_until_its_date(site: SmallSite) -> 
     assert code == 0 and out.startswith("up to date")
     at_due = lambda: due + timedelta(seconds=1)  # noqa: E731
     result = pipeline.run_once(load_config(site.config), now=at_due)
-    assert (result.status, shortcut(result)) == (pipeline.PUBLISHED, False)
+    assert (result.status, shortcut(result)) == (pipeline.RunStatus.PUBLISHED, False)
     assert result.next_future is None
     again = noop.read(site.state)
     assert again is not None and again["until"] == ""
@@ -433,7 +433,7 @@ def test_the_stamp_records_the_urls_as_the_config_wrote_them(tmp_path: Path) -> 
     assert (stamp["source_raw"], stamp["publish_raw"]) == ("link/source.git", "./publish.git")
     assert (stamp["source_url"], stamp["publish_url"]) == (str(site.source), str(site.publish))
     site.write_config(source_url="link/source.git", publish_url=None)
-    assert run(site).status == pipeline.PUBLISHED  # into source.git's asf-site
+    assert run(site).status == pipeline.RunStatus.PUBLISHED  # into source.git's asf-site
     stamp = noop.read(site.state)
     assert stamp is not None
     assert (stamp["source_raw"], stamp["publish_raw"]) == ("link/source.git", "link/source.git")

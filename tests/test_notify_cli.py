@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from deploybot.cli.commands import main
+from deploybot.notify.announce import RefUpdate
 from deploybot.notify.stage import announce
 from tests.servers import Collector, LocalController
 from tests.test_notify_email import HEADER_ORDER
@@ -104,7 +105,7 @@ def test_outbox_lists_why_and_retry_now_delivers(tmp_path: Path) -> None:
     from deploybot.config.load import load_config
 
     notify = load_config(config).notify
-    announce(repo, REF, c0, c1, notify, state_dir=state, now=WHEN)
+    announce(RefUpdate(repo, REF, c0, c1), notify, state_dir=state, now=WHEN)
 
     code, out, _ = run("outbox", "--config", str(config))
     text = out.decode()

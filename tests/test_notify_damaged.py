@@ -24,6 +24,9 @@ from tests.smallsite import SmallSite
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git CLI")
 
+FETCHED_AGAIN = ": the mirror is damaged, fetching it again"
+"""How the warning of a mirror fetched again ends (deploybot.state.statedir)."""
+
 
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(
@@ -161,7 +164,7 @@ def test_the_email_in_run_once_of_a_missing_blob_is_one_line(tmp_path: Path) -> 
     done = site.run_process()
     assert done.returncode == 1, done.stderr
     warning, error = done.stderr.splitlines()  # exactly two lines
-    assert warning == f"{site.state / 'publish.git'} is missing object {lost}: fetching it again"
+    assert warning == f"{site.state / 'publish.git'} is missing object {lost}{FETCHED_AGAIN}"
     # The fetch stage's own words (git's upload-pack names no object).
     assert error.startswith(
         f"deploybot: error: publish.url {site.publish}: the server says its repository is corrupt ("
@@ -183,7 +186,7 @@ def test_the_email_in_run_once_heals_a_mirror_blob_overwritten_with_garbage(
     overwrite_object(mirror, bad, b"garbage")
     done = site.run_process()
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines() == [f"{mirror} cannot read object {bad}: fetching it again"]
+    assert done.stderr.splitlines() == [f"{mirror} cannot read object {bad}{FETCHED_AGAIN}"]
     assert len(site.emails()) == 2 and site.emails()[1] == site.head()
 
 
@@ -202,7 +205,7 @@ def test_the_email_in_run_once_of_a_blob_garbage_everywhere_is_one_line(tmp_path
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 2, done.stderr
-    assert lines[0] == f"{site.state / 'publish.git'} cannot read object {bad}: fetching it again"
+    assert lines[0] == f"{site.state / 'publish.git'} cannot read object {bad}{FETCHED_AGAIN}"
     assert lines[1].startswith("deploybot: error: ") and "Traceback" not in done.stderr
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from deploybot.config.schema import NotifyConfig
-from deploybot.notify.announce import read_record, write_record
+from deploybot.notify.announce import RefUpdate, read_record, write_record
 from deploybot.notify.compose.email import message_id
 from deploybot.notify.compose.series import summary_message_id
 from deploybot.notify.gitlog.summary import diff_tree, diff_tree_summary
@@ -137,7 +137,9 @@ def test_three_builds_while_down_become_one_threaded_series(tmp_path: Path, down
     notify = notify_for(down_port)
     write_record(state, REF, c0)  # c0 was emailed earlier
     for old, new in ((c0, c1), (c1, c2), (c2, c3)):
-        report = announce(repo, REF, old, new, notify, state_dir=state, now=WHEN, host=HOST)
+        report = announce(
+            RefUpdate(repo, REF, old, new), notify, state_dir=state, now=WHEN, host=HOST
+        )
         assert report.sent == () and report.failed  # the server is down
     assert read_record(state, REF) == c3
     keys = [p.key for p in list_outbox(state / "outbox")]
@@ -177,9 +179,9 @@ def test_a_sent_email_is_never_folded_into_a_later_series(tmp_path: Path) -> Non
     controller.start()
     try:
         notify = notify_for(controller.port)
-        announce(repo, REF, None, c0, notify, state_dir=state, now=WHEN, host=HOST)
-        announce(repo, REF, c0, c1, notify, state_dir=state, now=WHEN, host=HOST)
-        announce(repo, REF, c1, c2, notify, state_dir=state, now=WHEN, host=HOST)
+        announce(RefUpdate(repo, REF, None, c0), notify, state_dir=state, now=WHEN, host=HOST)
+        announce(RefUpdate(repo, REF, c0, c1), notify, state_dir=state, now=WHEN, host=HOST)
+        announce(RefUpdate(repo, REF, c1, c2), notify, state_dir=state, now=WHEN, host=HOST)
     finally:
         controller.stop()
     subjects = [parse(m.content)["Subject"] for m in handler.messages]
@@ -194,13 +196,17 @@ def test_fresh_machine_emails_only_the_newest_build(tmp_path: Path) -> None:
     repo, state = tmp_path / "site", tmp_path / "state"
     commits = history(repo, 5)
     notify = notify_for(25)
-    keys = queue_emails(repo, REF, commits[-2], commits[-1], notify, state_dir=state, now=WHEN)
+    keys = queue_emails(
+        RefUpdate(repo, REF, commits[-2], commits[-1]), notify, state_dir=state, now=WHEN
+    )
     assert keys == [commits[-1]]
     [pending] = list_outbox(state / "outbox")
     assert pending.subject == "[site] branch asf-site updated: Build at 5"
     assert read_record(state, REF) == commits[-1]
     # Announcing the same commit again queues nothing.
-    again = queue_emails(repo, REF, commits[-2], commits[-1], notify, state_dir=state, now=WHEN)
+    again = queue_emails(
+        RefUpdate(repo, REF, commits[-2], commits[-1]), notify, state_dir=state, now=WHEN
+    )
     assert again == []
 
 
@@ -208,7 +214,9 @@ def test_history_rewritten_emails_only_the_new_build(tmp_path: Path) -> None:
     repo, state = tmp_path / "site", tmp_path / "state"
     c0, c1 = history(repo, 1)
     write_record(state, REF, "f" * 40)  # not in this repository
-    assert queue_emails(repo, REF, c0, c1, notify_for(25), state_dir=state, now=WHEN) == [c1]
+    assert queue_emails(
+        RefUpdate(repo, REF, c0, c1), notify_for(25), state_dir=state, now=WHEN
+    ) == [c1]
 
 
 def test_more_than_max_commit_emails_sends_the_summary_only(tmp_path: Path) -> None:
@@ -216,7 +224,7 @@ def test_more_than_max_commit_emails_sends_the_summary_only(tmp_path: Path) -> N
     c0, *rest = history(repo, 3)
     write_record(state, REF, c0)
     notify = notify_for(25, max_commit_emails=2)
-    keys = queue_emails(repo, REF, rest[-2], rest[-1], notify, state_dir=state, now=WHEN)
+    keys = queue_emails(RefUpdate(repo, REF, rest[-2], rest[-1]), notify, state_dir=state, now=WHEN)
     assert keys == [f"{c0}-{rest[-1]}"]
 
 
@@ -224,7 +232,7 @@ def test_transport_none_queues_nothing_but_moves_the_record(tmp_path: Path) -> N
     repo, state = tmp_path / "site", tmp_path / "state"
     c0, c1 = history(repo, 1)
     notify = NotifyConfig(transport="none")
-    assert queue_emails(repo, REF, c0, c1, notify, state_dir=state, now=WHEN) == []
+    assert queue_emails(RefUpdate(repo, REF, c0, c1), notify, state_dir=state, now=WHEN) == []
     assert read_record(state, REF) == c1
 
 
@@ -236,7 +244,9 @@ def series(tmp_path: Path, n: int = 3) -> tuple[Path, list[str], list[bytes]]:
     commits = history(repo, n)
     write_record(state, REF, commits[0])
     notify = notify_for(25, pusher="Build Bot")
-    queue_emails(repo, REF, commits[-2], commits[-1], notify, state_dir=state, now=WHEN, host=HOST)
+    queue_emails(
+        RefUpdate(repo, REF, commits[-2], commits[-1]), notify, state_dir=state, now=WHEN, host=HOST
+    )
     return repo, commits, [p.path.read_bytes() for p in list_outbox(state / "outbox")]
 
 
@@ -333,7 +343,7 @@ def test_hostile_commit_messages_cannot_inject_headers(tmp_path: Path) -> None:
     c2 = build(repo, {"a": "2\n"}, "Naïve =?utf-8?q?Bcc:_x@y?= subject\nBcc: z@example.org")
     write_record(state, REF, c0)
     notify = notify_for(25, pusher="Eve\r\nBcc: p@example.org")
-    queue_emails(repo, REF, c1, c2, notify, state_dir=state, now=WHEN, host=HOST)
+    queue_emails(RefUpdate(repo, REF, c1, c2), notify, state_dir=state, now=WHEN, host=HOST)
     raws = [p.path.read_bytes() for p in list_outbox(state / "outbox")]
     assert len(raws) == 3
     for raw in raws:
@@ -363,7 +373,7 @@ def test_killed_while_folding_a_waiting_email_loses_nothing(
     c0, c1, c2 = history(repo, 2)
     notify = replace(notify_for(25), transport="mbox", mbox=mbox)
     write_record(state, REF, c0)
-    queue_emails(repo, REF, c0, c1, notify, state_dir=state, now=WHEN, host=HOST)
+    queue_emails(RefUpdate(repo, REF, c0, c1), notify, state_dir=state, now=WHEN, host=HOST)
     done: list[str] = []
 
     def counted(real: Any) -> Any:
@@ -387,8 +397,8 @@ def test_killed_while_folding_a_waiting_email_loses_nothing(
     with monkeypatch.context() as patch:
         patch.setattr(sys.modules["deploybot.notify.announce"], "withdraw", withdraw)
         try:
-            announce(repo, REF, c1, c2, notify, state_dir=state, now=WHEN, host=HOST)
+            announce(RefUpdate(repo, REF, c1, c2), notify, state_dir=state, now=WHEN, host=HOST)
         except _Killed:
-            announce(repo, REF, c1, c2, notify, state_dir=state, now=WHEN, host=HOST)
+            announce(RefUpdate(repo, REF, c1, c2), notify, state_dir=state, now=WHEN, host=HOST)
     revs = [m["X-Git-Rev"] for m in read_mbox(mbox) if m["X-Git-Rev"]]
     assert sorted(revs) == sorted([c1, c2])

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from deploybot.config.schema import NotifyConfig, WebhookConfig
+from deploybot.notify.announce import RefUpdate
 from deploybot.notify.deliver.webhook import make_webhook_sender
 from deploybot.notify.stage import announce, deliver_all, list_outbox
 from deploybot.support.errors import ConfigError, NotifyError
@@ -74,7 +75,9 @@ def webhook_only(url: str) -> NotifyConfig:
 def test_payload_fields(tmp_path: Path, hook: Hook) -> None:
     repo, state = tmp_path / "site", tmp_path / "state"
     c0, c1 = history(repo, 1)
-    report = announce(repo, REF, c0, c1, webhook_only(hook.url()), state_dir=state, now=WHEN)
+    report = announce(
+        RefUpdate(repo, REF, c0, c1), webhook_only(hook.url()), state_dir=state, now=WHEN
+    )
     assert report.sent == (f"webhook-{c1}",)
     [(path, headers, body)] = hook.received
     assert path == "/hooks/s3cret-token"
@@ -108,7 +111,7 @@ def test_500_then_refused_then_recovery_posts_exactly_once(tmp_path: Path) -> No
     c0, c1 = history(repo, 1)
     hook = Hook(statuses=(500,))
     notify = webhook_only(hook.url())
-    first = announce(repo, REF, c0, c1, notify, state_dir=state, now=WHEN)
+    first = announce(RefUpdate(repo, REF, c0, c1), notify, state_dir=state, now=WHEN)
     assert first.sent == ()
     assert first.failed == (
         (f"webhook-{c1}", f"webhook http://127.0.0.1:{hook.port}: HTTP 500 Internal Server Error"),
@@ -131,7 +134,7 @@ def test_500_then_refused_then_recovery_posts_exactly_once(tmp_path: Path) -> No
         later = lambda: time.time() + 7200  # noqa: E731
         assert deliver_all(notify, state / "outbox", clock=later).sent == (f"webhook-{c1}",)
         assert deliver_all(notify, state / "outbox", clock=later).sent == ()
-        assert announce(repo, REF, c0, c1, notify, state_dir=state, now=WHEN).sent == ()
+        assert announce(RefUpdate(repo, REF, c0, c1), notify, state_dir=state, now=WHEN).sent == ()
     finally:
         hook.stop()
     assert len(hook.received) == 1
@@ -148,7 +151,7 @@ def test_a_failing_webhook_does_not_hold_up_the_email(tmp_path: Path) -> None:
     controller.start()
     try:
         notify = replace(smtp_notify(controller.port), webhook=WebhookConfig(url=hook.url()))
-        report = announce(repo, REF, c0, c1, notify, state_dir=state, now=WHEN)
+        report = announce(RefUpdate(repo, REF, c0, c1), notify, state_dir=state, now=WHEN)
     finally:
         controller.stop()
         hook.stop()

@@ -86,7 +86,7 @@ def test_a_future_post_appears_once_its_date_has_passed_without_a_push(tmp_path:
     )
     assert (fields["reason"], fields["build"]) == ("first-build", "full")
     # the clock moves, the source does not: nothing is due yet
-    assert site.run(T0 + timedelta(days=3)).status == pipeline.UP_TO_DATE
+    assert site.run(T0 + timedelta(days=3)).status == pipeline.RunStatus.UP_TO_DATE
     # the post's date has passed: the same source is built again, incrementally
     later = datetime(2024, 3, 5, 9, 0, 1, tzinfo=UTC)
     result = site.run(later)
@@ -96,7 +96,7 @@ def test_a_future_post_appears_once_its_date_has_passed_without_a_push(tmp_path:
     recorded, fields = site.record()
     assert (recorded, future(fields)) == (source, {"future-cutoff": "2024-03-05T09:00:01Z"})
     assert (fields["reason"], fields["build"]) == ("post-due", "incremental")
-    assert site.run(later + timedelta(days=30)).status == pipeline.UP_TO_DATE
+    assert site.run(later + timedelta(days=30)).status == pipeline.RunStatus.UP_TO_DATE
 
 
 def test_the_record_makes_the_same_build_again(tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_nothing_waits_on_the_clock_with_future_or_a_fixed_time(
     site.run(T0)
     assert "next-future" not in site.record()[1]
     assert (SOON in site.files()) == (setting == b"future: true\n")
-    assert site.run(T0 + timedelta(days=30)).status == pipeline.UP_TO_DATE
+    assert site.run(T0 + timedelta(days=30)).status == pipeline.RunStatus.UP_TO_DATE
 
 
 def test_symlinks_and_submodules_in_a_git_tree(
@@ -235,8 +235,8 @@ def test_a_post_an_older_version_held_back_is_built_once_its_record_is_old(
     assert (recorded, future(fields)) == (source, {"future-cutoff": "2024-03-05T09:00:01Z"})
     # the old record has no render fingerprint either: a full build
     assert (fields["reason"], fields["build"]) == ("render-changed", "full")
-    assert site.run(later + timedelta(days=1)).status == pipeline.UP_TO_DATE
+    assert site.run(later + timedelta(days=1)).status == pipeline.RunStatus.UP_TO_DATE
     # nothing held back: the one rebuild finds the same tree, records it, and that ends it
     run_git(site.publish, *args, name="Old", email="old@example.org")
-    assert site.run(later + timedelta(days=2)).status == pipeline.UNCHANGED
-    assert site.run(later + timedelta(days=3)).status == pipeline.UP_TO_DATE
+    assert site.run(later + timedelta(days=2)).status == pipeline.RunStatus.UNCHANGED
+    assert site.run(later + timedelta(days=3)).status == pipeline.RunStatus.UP_TO_DATE

@@ -39,13 +39,13 @@ def run(site: SmallSite) -> pipeline.RunResult:
 def test_nojekyll_by_branch_and_key(tmp_path: Path, publish: str, branch: str, made: bool) -> None:
     site = SmallSite(tmp_path)
     configure(site, publish)
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     files = read_branch(site.publish, branch)
     assert files.get(".nojekyll") == (b"" if made else None)
     assert "index.html" in files
     # an incremental build keeps it
     commit_files(site.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nX\n"})
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert read_branch(site.publish, branch).get(".nojekyll") == (b"" if made else None)
 
 
@@ -54,12 +54,12 @@ def test_turning_it_off_removes_it_and_on_adds_it(tmp_path: Path) -> None:
     configure(site, 'branch = "gh-pages"\n')
     run(site)
     configure(site, 'branch = "gh-pages"\nnojekyll = false\n')
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert ".nojekyll" not in read_branch(site.publish, "gh-pages")
     configure(site, 'branch = "gh-pages"\n')
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert read_branch(site.publish, "gh-pages")[".nojekyll"] == b""
-    assert run(site).status == pipeline.UP_TO_DATE
+    assert run(site).status == pipeline.RunStatus.UP_TO_DATE
 
 
 def test_the_sources_own_nojekyll_wins(tmp_path: Path) -> None:
@@ -67,10 +67,10 @@ def test_the_sources_own_nojekyll_wins(tmp_path: Path) -> None:
     config = b"title: Small\ninclude: [.nojekyll]\n"
     commit_files(site.source, {"_config.yml": config, ".nojekyll": b"ours\n"})
     configure(site, 'branch = "gh-pages"\n')
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert read_branch(site.publish, "gh-pages")[".nojekyll"] == b"ours\n"
     commit_files(site.source, {".nojekyll": None})  # gone from the source: the empty one
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert read_branch(site.publish, "gh-pages")[".nojekyll"] == b""
     assert head(site.publish, "asf-site") is None
 

@@ -43,15 +43,15 @@ def shortcut(result: pipeline.RunResult) -> bool:
 
 def test_a_changed_feed_limit_builds_again_then_is_up_to_date(site: SmallSite) -> None:
     first = run(site)
-    assert first.status == pipeline.PUBLISHED and entries(site) == 2
+    assert first.status == pipeline.RunStatus.PUBLISHED and entries(site) == 2
     site.write_config(extra="[render]\nfeed_limit = 1\n")
     second = run(site)
-    assert second.status == pipeline.PUBLISHED, second
+    assert second.status == pipeline.RunStatus.PUBLISHED, second
     assert second.build_commit != first.build_commit
     assert entries(site) == 1
     assert site.emails() == [first.build_commit, second.build_commit]
     third = run(site)
-    assert third.status == pipeline.UP_TO_DATE
+    assert third.status == pipeline.RunStatus.UP_TO_DATE
     assert third.build_commit == second.build_commit
 
 
@@ -59,9 +59,9 @@ def test_a_changed_timezone_builds_again_with_the_new_dates(site: SmallSite) -> 
     run(site)
     assert updated(site) == "2023-11-14T22:13:20+00:00"  # the source commit's date
     site.write_config(extra='[render]\ntimezone = "America/Los_Angeles"\n')
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert updated(site) == "2023-11-14T14:13:20-08:00"
-    assert run(site).status == pipeline.UP_TO_DATE
+    assert run(site).status == pipeline.RunStatus.UP_TO_DATE
 
 
 def updated(site: SmallSite) -> str:
@@ -77,8 +77,8 @@ def test_a_setting_that_leaves_the_output_alone_builds_without_a_commit(
     first = run(site)
     site.write_config(extra="[render]\nmax_page_bytes = 60000000\n")
     again = run(site)
-    assert (again.status, again.build_commit) == (pipeline.UNCHANGED, first.build_commit)
-    assert run(site).status == pipeline.UP_TO_DATE
+    assert (again.status, again.build_commit) == (pipeline.RunStatus.UNCHANGED, first.build_commit)
+    assert run(site).status == pipeline.RunStatus.UP_TO_DATE
     assert site.emails() == [first.build_commit]
 
 
@@ -99,15 +99,15 @@ def test_an_edited_bundled_theme_builds_again(
     shutil.copytree(ROOT / "templates", theme)
     monkeypatch.setattr(fingerprint, "bundled_templates_dir", lambda: str(theme))
     first = run(site)
-    assert first.status == pipeline.PUBLISHED
+    assert first.status == pipeline.RunStatus.PUBLISHED
     assert shortcut(run(site))
     post = theme / "post.html"
     post.write_text(post.read_text().replace("</article>", "<p>EDITED</p></article>", 1))
     assert "EDITED" in post.read_text()
     again = run(site)
-    assert again.status == pipeline.PUBLISHED and not shortcut(again)
+    assert again.status == pipeline.RunStatus.PUBLISHED and not shortcut(again)
     assert b"EDITED" in read_branch(site.publish, "asf-site")["2023/01/02/one.html"]
-    assert run(site).status == pipeline.UP_TO_DATE
+    assert run(site).status == pipeline.RunStatus.UP_TO_DATE
     assert "\nchanged-settings renderer\n" in note(site)  # the renderer itself, no setting
 
 
@@ -125,7 +125,7 @@ def test_the_note_names_each_setting_that_changed(site: SmallSite) -> None:
     assert "render.feed_limit:" in settings and "render.jobs" not in settings
     assert re.fullmatch(r"output-settings ([a-z_.]+:[0-9a-f]{8},)+[a-z_.]+:[0-9a-f]{8}", settings)
     site.write_config(extra='[render]\nfeed_limit = 1\ntimezone = "America/Los_Angeles"\n')
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert "\nchanged-settings render.feed_limit,render.timezone\n" in note(site)
     assert "\nreason render-changed\n" in note(site)
 

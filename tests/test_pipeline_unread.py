@@ -66,7 +66,7 @@ def test_a_change_the_build_does_not_read_publishes_nothing(
     site: SmallSite, changes: dict[str, bytes]
 ) -> None:
     first = run(site)
-    assert first.status == pipeline.PUBLISHED and updated(site) == iso(T1)
+    assert first.status == pipeline.RunStatus.PUBLISHED and updated(site) == iso(T1)
     moved = commit_files(site.source, dict(changes), "Housekeeping", when=T2)
     code, out = site.run()
     assert code == 0, out
@@ -85,7 +85,7 @@ def test_a_change_the_build_does_not_read_publishes_nothing(
         f"; source at {moved[:12]} since, with the same published tree"
     )
     again = run(site)
-    assert (again.status, again.build_commit) == (pipeline.UP_TO_DATE, first.build_commit)
+    assert (again.status, again.build_commit) == (pipeline.RunStatus.UP_TO_DATE, first.build_commit)
 
 
 def test_a_commit_that_changes_no_path_publishes_nothing(site: SmallSite) -> None:
@@ -111,11 +111,11 @@ def test_a_commit_that_changes_no_path_publishes_nothing(site: SmallSite) -> Non
 def test_the_next_change_that_is_read_is_built_with_its_own_date(site: SmallSite) -> None:
     first = run(site)
     commit_files(site.source, {"README.md": b"v2\n"}, when=T2)
-    assert run(site).status == pipeline.UNCHANGED
+    assert run(site).status == pipeline.RunStatus.UNCHANGED
     post = commit_files(site.source, {"_posts/2023-01-04-three.md": b"---\ntitle: 3\n---\nX\n"},
                         when=T3)  # fmt: skip
     result = run(site)
-    assert (result.status, result.source_commit) == (pipeline.PUBLISHED, post)
+    assert (result.status, result.source_commit) == (pipeline.RunStatus.PUBLISHED, post)
     assert updated(site) == iso(T3)
     assert set(result.changed_paths) == {"2023/01/04/three.html", "atom.xml", "rss.xml"}
     assert site.emails() == [first.build_commit, result.build_commit]
@@ -132,11 +132,11 @@ def test_a_state_folder_without_its_cache_tells_the_same(site: SmallSite) -> Non
     commit_files(site.source, {"README.md": b"v2\n", "_drafts/x.md": b"x\n"}, when=T2)
     result = run(site)
     assert (result.status, result.unread_paths) == (
-        pipeline.UNCHANGED,
+        pipeline.RunStatus.UNCHANGED,
         ("README.md", "_drafts/x.md"),
     )
     assert site.head() == first.build_commit
-    assert run(site).status == pipeline.UP_TO_DATE
+    assert run(site).status == pipeline.RunStatus.UP_TO_DATE
 
 
 LAYOUT = b"<main>{{ content }}</main>{% include foot.html %}{% include_relative notes/n.txt %}\n"
@@ -157,17 +157,17 @@ def test_a_file_a_layout_reads_is_built(site: SmallSite, path: str, expected: by
         "index.md": b"---\nlayout: default\n---\nWelcome.\n",
     }
     commit_files(site.source, files, when=T1)
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     commit_files(site.source, {path: expected}, when=T2)
     result = run(site)
-    assert result.status == pipeline.PUBLISHED, result
+    assert result.status == pipeline.RunStatus.PUBLISHED, result
     assert expected in read_branch(site.publish, "asf-site")["index.html"]
 
 
 def test_a_symlink_to_an_excluded_file_is_read(site: SmallSite) -> None:
     commit_files(site.source, {"readme.txt": b"README.md"}, when=T1, modes={"readme.txt": 0o120000})
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert read_branch(site.publish, "asf-site")["readme.txt"] == b"Read me.\n"
     commit_files(site.source, {"README.md": b"New words.\n"}, when=T2)
-    assert run(site).status == pipeline.PUBLISHED
+    assert run(site).status == pipeline.RunStatus.PUBLISHED
     assert read_branch(site.publish, "asf-site")["readme.txt"] == b"New words.\n"

@@ -21,7 +21,10 @@ from deploybot.git import repository
 from deploybot.git.repository import MODE_FILE
 from deploybot.publish.commit import (
     MAX_TRIES,
+    BuildCommit,
+    BuildOutput,
     PublishHead,
+    PublishHooks,
     StaleBaseError,
     TreePatch,
     fetch_publish_head,
@@ -30,7 +33,7 @@ from deploybot.publish.commit import (
     publish_build,
 )
 from deploybot.record.note import NOTES_REF
-from deploybot.support.errors import EX_TEMPFAIL, ConfigError, PublishError, SourceError
+from deploybot.support.errors import EX_CONFIG, EX_TEMPFAIL, ConfigError, PublishError, SourceError
 from tests.gitcli import run_git
 from tests.servers import free_port, git_daemon, serve_http
 
@@ -86,12 +89,16 @@ def other_writer_commits(remote: Path, changes: dict[str, bytes], branch: str = 
 
 
 def publish(url: str, mirror: Path, files: dict[str, bytes], source: str, **kw: Any) -> Any:
-    options: dict[str, Any] = {"keep": KEEP, "author": BOT, "when": WHEN}
-    options |= kw
-    message = format_build_message("Build at {date}", options["when"])
-    return publish_build(
-        url, "asf-site", mirror, files, message=message, source_commit=source, **options
-    )
+    """publish_build with this file's defaults; ``kw`` names any field of its records."""
+    when = kw.pop("when", WHEN)
+    build_commit = BuildCommit(
+        kw.pop("author", BOT), format_build_message("Build at {date}", when), when, source,
+        kw.pop("record", None) or {},
+    )  # fmt: skip
+    hooks = PublishHooks(kw.pop("before_push", None), kw.pop("check_head", None))
+    guard = kw.pop("guard", None)
+    output = BuildOutput(files, keep=kw.pop("keep", KEEP), **kw)
+    return publish_build(url, "asf-site", mirror, output, build_commit, hooks=hooks, guard=guard)
 
 
 # --- the commit message ------------------------------------------------------------------
@@ -408,7 +415,8 @@ def test_remote_that_keeps_moving_is_given_up(tmp_path: Path) -> None:
     assert remote_head(remote) == pushes[-1]  # only the other writer's commits landed
 
 
-def test_server_side_rejection_is_a_publish_error(tmp_path: Path) -> None:
+def test_server_side_rejection_by_a_hook_is_a_config_error(tmp_path: Path) -> None:
+    """A hook declining the push does so again on every run: no wait mends it (exit 78)."""
     remote, mirror = tmp_path / "site.git", tmp_path / "publish.git"
     repository.open_bare(remote).close()
     first = publish(str(remote), mirror, SITE, SRC1)
@@ -418,12 +426,13 @@ def test_server_side_rejection_is_a_publish_error(tmp_path: Path) -> None:
     hook.chmod(0o755)
     notes_before = git(remote, "rev-parse", NOTES_REF).strip()
 
-    with git_daemon(tmp_path) as base, pytest.raises(PublishError) as err:
+    with git_daemon(tmp_path) as base, pytest.raises(ConfigError) as err:
         publish(f"{base}/site.git", mirror, {**SITE, "index.html": b"v2"}, SRC2)
 
     message = str(err.value)
-    assert err.value.exit_code == EX_TEMPFAIL
-    assert "pre-receive hook declined" in message and "site frozen" in message
+    assert err.value.exit_code == EX_CONFIG
+    assert message.startswith(f"'publish.url' {base}/site.git: a hook of the repository")
+    assert "pre-receive hook declined" in message and "(remote: site frozen" in message
     assert "\n" not in message
     assert remote_head(remote) == first.new  # nothing half-published
     assert git(remote, "rev-parse", NOTES_REF).strip() == notes_before
@@ -459,7 +468,7 @@ def test_local_remote_runs_its_hooks(tmp_path: Path, scheme: str) -> None:
     hook = remote / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\necho 'site is frozen' >&2\nexit 1\n")
     hook.chmod(0o755)
-    with pytest.raises(PublishError, match="site is frozen"):
+    with pytest.raises(ConfigError, match="site is frozen"):
         publish(url, tmp_path / "m.git", {**SITE, "index.html": b"v2"}, SRC2)
     assert remote_head(remote) == first.new
     hook.unlink()

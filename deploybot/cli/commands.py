@@ -419,7 +419,7 @@ def outbox_group(ctx: click.Context, config_path: Path | None, retry_now: bool) 
     delivered = mail.deliver_outbox(config, retry_now=True) if retry_now else None
     if delivered is not None:
         report.print_delivery(delivered, config)
-    report.print_outbox(notify.list_outbox(statedir.state_paths(config)["outbox"]))
+    report.print_outbox(notify.list_outbox(statedir.state_paths(config).outbox))
     if delivered is not None:
         sys.exit(_delivery_status(delivered.failed, delivered.refused))
 

@@ -12,7 +12,7 @@ import click
 
 from deploybot.config.schema import Config
 from deploybot.notify.deliver.outbox import describe_key
-from deploybot.pipeline.run import OLDER, PUBLISHED, UP_TO_DATE, RunResult
+from deploybot.pipeline.run import RunResult, RunStatus
 
 if TYPE_CHECKING:
     from deploybot.render.model import RenderWarning
@@ -29,9 +29,9 @@ def print_run(
         return
     branch = config.publish.branch
     source = (result.source_commit or "")[:12]
-    if result.status == UP_TO_DATE:
+    if result.status == RunStatus.UP_TO_DATE:
         click.echo(f"up to date: {branch} was built from source {source}")
-    elif result.status == PUBLISHED:
+    elif result.status == RunStatus.PUBLISHED:
         build = (result.build_commit or "")[:12]
         n = len(result.changed_paths)
         click.echo(
@@ -41,7 +41,7 @@ def print_run(
         if verbose:
             for path in result.changed_paths:
                 click.echo(f"  {path}")
-    elif result.status == OLDER:
+    elif result.status == RunStatus.OLDER:
         published = (result.published_source or "")[:12]
         why = (
             f"source {source} is older than the published {published}"

@@ -16,7 +16,9 @@ from dulwich.client import default_urllib3_manager
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-_ONE_TRY = urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)
+from deploybot.git.remote import MAX_REDIRECTS
+
+_ONE_TRY = urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=MAX_REDIRECTS)
 """HTTP(S) requests to a git server are never tried again (redirects are still followed):
 urllib3's default (3 more tries) would multiply :data:`IDLE_TIMEOUT` by four for a server
 that accepts and never answers; the next run, or the daemon's backoff, retries instead."""

@@ -25,6 +25,10 @@ DEFAULT_MAX_FETCH_BYTES = 2**31
 """Bytes a server may send during one fetch or push (``source.max_fetch_bytes``,
 ``publish.max_fetch_bytes``; 2 GiB): the ref advertisement, the negotiation and the pack."""
 
+MAX_REDIRECTS = 5
+"""HTTP redirects one request to a git server may follow (:mod:`deploybot.git.http_pool`);
+more is a loop, or a server sending deploybot elsewhere than a git repository."""
+
 TOKEN_USER = "x-access-token"
 """The user name sent with a token when the URL names none: GitHub's own for tokens; Gitea,
 Forgejo, GitLab and Bitbucket take any user name with a token as the password."""

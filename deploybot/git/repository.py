@@ -11,8 +11,10 @@ sequence survives the round trip. Object ids are 40-hex ``str``.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
+import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -20,9 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from dulwich.client import (
     GitClient,
+    HttpGitClient,
     HTTPProxyUnauthorized,
     HTTPUnauthorized,
     LocalGitClient,
@@ -33,6 +38,7 @@ from dulwich.errors import (
     ChecksumMismatch,
     FileFormatException,
     GitProtocolError,
+    MissingCommitError,
     NotGitRepository,
     SendPackError,
 )
@@ -56,6 +62,7 @@ from deploybot.git.tree import is_object_id as is_object_id
 from deploybot.git.tree import new_objects
 from deploybot.git.tree import oid as oid
 from deploybot.git.tree import tree_entries as tree_entries
+from deploybot.git.tree_check import DamageFound
 from deploybot.support.errors import (
     ConfigError,
     FetchError,
@@ -63,8 +70,12 @@ from deploybot.support.errors import (
     TemporaryError,
     disk_full,
     is_disk_full,
+    one_line,
 )
-from deploybot.support.redact import redact_text, redact_url, register_url_credentials
+from deploybot.support.redact import register_url_credentials
+
+if TYPE_CHECKING:
+    import urllib3
 
 MODE_FILE = 0o100644
 """Mode of a regular, non-executable file in a git tree."""
@@ -98,6 +109,31 @@ _TRANSPORT_ERRORS = (
     ValueError,
     Overrun,
 )
+
+
+def _drop_received_pack(repo: Repo, exc: BaseException) -> None:
+    """After a fetch into ``repo`` failed on a damaged pack the server sent (``exc``):
+    remove the temporary file dulwich received it into (``objects/tmp_pack_*``), which it
+    leaves behind then. The caller holds the state folder's lock: such a file is this
+    fetch's, or a killed run's."""
+    damage = damaged_object(exc)
+    if damage is None or not damage.received:
+        return
+    for temp in Path(repo.object_store.path).glob("tmp_pack_*"):
+        temp.unlink(missing_ok=True)
+
+
+def _raise_if_damage(remote: Remote, exc: BaseException) -> None:
+    """Raise ``exc`` again when it is damage met in a repository on disk (the mirror, or a
+    local remote read in process: :func:`damaged_object`), which no wait mends: the
+    pipeline fetches a damaged mirror again, and names any other repository. Damage in
+    the pack ``remote`` was sending is the server's: SourceError
+    (:func:`deploybot.git.failure.damaged_pack`)."""
+    damage = damaged_object(exc)
+    if damage is not None and damage.received:
+        raise failure.damaged_pack(remote, damage.detail) from exc
+    if damage is not None:
+        raise exc
 
 
 class RemoteMovedError(Exception):
@@ -311,11 +347,16 @@ def fetch_refs(
         tips = {refs[name] for name in names if name in refs}
         return sorted(tip for tip in tips if tip not in repo.object_store)
 
+    check_refs(repo)
     with _session(remote) as (client, path, bounds):
         try:
             with writing(repo), _idle_timeout(remote.timeout):
                 result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
-        except _TRANSPORT_ERRORS as exc:
+        except _FETCH_ERRORS as exc:
+            _drop_received_pack(repo, exc)
+            _raise_if_damage(remote, exc)
+            if not isinstance(exc, _TRANSPORT_ERRORS):
+                raise
             raise failure.failure(remote, exc, bounds.overrun(), "fetch from", error) from exc
     fetched = result.refs or {}
     tips: dict[str, str | None] = {}
@@ -420,7 +461,6 @@ def push_refs(
         ConfigError, SourceError: as :func:`fetch_refs`.
     """
     remote = as_remote(remote, _key_for(error))
-    url = remote.url
     wanted = {Ref(name.encode("utf-8")): (old, oid(new)) for name, (old, new) in updates.items()}
 
     def pack_data(
@@ -463,18 +503,17 @@ def push_refs(
                         raise
                     result = client.send_pack(encoded, update_refs, pack_data, said)
         except _TRANSPORT_ERRORS as exc:
+            _raise_if_damage(remote, exc)
             raise failure.failure(remote, exc, bounds.overrun(), "push to", error) from exc
     failed = {ref: why for ref, why in (result.ref_status or {}).items() if why is not None}
     if failed:
-        reasons = "; ".join(f"{ref.decode()}: {why}" for ref, why in sorted(failed.items()))
-        words = _last_words(bytes(remote_says))
-        words = f" (remote: {redact_text(words)})" if words else ""
-        raise error(f"push to {redact_url(url)} rejected: {reasons}{words}")
+        refused = {ref.decode("utf-8", "replace"): why for ref, why in failed.items()}
+        raise failure.push_refused(remote, refused, bytes(remote_says), error)
 
 
 _SAID_KEPT = 4096
-"""Bytes of a server's side-band messages kept during a push (:func:`_last_words` shows
-the last 300 characters)."""
+"""Bytes of a server's side-band messages kept during a push (:func:`deploybot.git.failure.
+remote_words` shows at most 300 characters of them)."""
 
 
 def _compressed(records: Iterator[UnpackedObject], level: int) -> Iterator[UnpackedObject]:
@@ -532,11 +571,50 @@ def check_local_repository(url: str, key: str) -> None:
         raise ConfigError(f"{key}: {path} {what}") from None
 
 
+def ssh_command(environ: Mapping[str, str] | None = None) -> str | None:
+    """The ssh program (and its arguments) ssh:// and scp-like remotes run, as git takes it
+    from the environment (``git(1)``): ``GIT_SSH_COMMAND``, a command line (split into
+    words as a shell would, with no shell: no variables, pipes or redirections), else
+    ``GIT_SSH``, a program's path alone; None: neither is set, dulwich runs ``ssh``. It
+    gets OpenSSH's options (``-x``, ``-p PORT``, ``-o SetEnv GIT_PROTOCOL=...``), the host,
+    and the git command to run there."""
+    env = os.environ if environ is None else environ
+    command = env.get("GIT_SSH_COMMAND", "").strip()
+    if command:
+        return command
+    program = env.get("GIT_SSH", "").strip()
+    return shlex.quote(program) if program else None
+
+
+def _http_client(
+    url: str, pool: urllib3.PoolManager, user: str | None, token: str | None
+) -> tuple[GitClient, str]:
+    """dulwich's HTTP(S) client for ``url`` through ``pool``, and the path to give it, as
+    ``get_transport_and_path`` makes them (credentials given, else the URL's own, are sent
+    as HTTP basic auth and left out of the base URL), but with an IPv6 literal host kept
+    in its brackets (RFC 3986 3.2.2): dulwich 1.2 made ``http://[::1]:8080/r.git``
+    ``http://::1:8080/r.git``, which urllib3 cannot parse."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    if user is None and parts.username:
+        user = unquote(parts.username)
+    if token is None and parts.password:
+        token = unquote(parts.password)
+    base = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    client = HttpGitClient(base, pool_manager=pool, username=user, password=token)
+    return client, parts.path
+
+
 def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitClient, str]:
     """Return the client for fetching from or pushing to ``remote`` (a plain URL: no
     token), fitted to ``bounds`` when given (:func:`deploybot.git.bounds.bound`), and the
     path to give it. An http(s) remote with a ``token_env`` logs in with it (HTTP basic
     auth, sent to the URL's own origin only: dulwich drops it on a redirect elsewhere).
+    An ssh remote runs the ssh program ``GIT_SSH_COMMAND`` or ``GIT_SSH`` names, as git
+    does (:func:`ssh_command`; dulwich alone ignores both).
 
     dulwich's ``LocalGitClient`` (plain paths, ``file://``) writes the refs itself, so the
     remote's hooks (``pre-receive``, ``update``, ``post-receive``) and
@@ -562,7 +640,10 @@ def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitCl
         pool = one_try_pool(url, bounds.connected if bounds is not None else None)
         login = remote.credentials() if pool is not None else None
         user, token = login if login is not None else (None, None)
-        client, path = get_transport_and_path(url, pool_manager=pool, username=user, password=token)
+        if pool is not None:
+            client, path = _http_client(url, pool, user, token)
+        else:
+            client, path = get_transport_and_path(url, ssh_command=ssh_command())
     if isinstance(client, LocalGitClient) and shutil.which("git"):
         # No thin packs: on one machine bytes are free, and completing a thin pack makes
         # dulwich resolve deltas against big trees (a 10,000-post _posts/) in Python.
@@ -572,12 +653,6 @@ def _client(remote: Remote | str, bounds: Exchange | None = None) -> tuple[GitCl
     return client, path
 
 
-def _last_words(progress: bytes, limit: int = 300) -> str:
-    """Return the server's side-band lines as one line, at most the last ``limit`` characters."""
-    lines = [line.strip() for line in progress.decode("utf-8", "replace").splitlines()]
-    return " / ".join(line for line in lines if line)[-limit:]
-
-
 UNREADABLE_OBJECT_ERRORS: tuple[type[BaseException], ...] = (
     FileFormatException,
     ChecksumMismatch,
@@ -585,64 +660,119 @@ UNREADABLE_OBJECT_ERRORS: tuple[type[BaseException], ...] = (
 )
 """What dulwich raises reading an object file that is there but damaged: a header that is
 no object's (``ObjectFormatException``, ``EmptyFileException``), data that does not
-inflate (``zlib.error``), contents that do not hash to the id (``ChecksumMismatch``)."""
+inflate (``zlib.error``), contents that do not hash to the id (``ChecksumMismatch``), a
+``packed-refs`` line that is no ref (``PackedRefsException``)."""
 
-DAMAGE_ERRORS: tuple[type[BaseException], ...] = (KeyError, *UNREADABLE_OBJECT_ERRORS)
-"""Every exception :func:`damaged_object` may read: a missing object, or an unreadable one."""
+STORE_DAMAGE_ERRORS: tuple[type[BaseException], ...] = (
+    struct.error,
+    AssertionError,
+    OverflowError,
+    ValueError,
+    IndexError,
+)
+"""What dulwich's pack, index and ref readers also raise on a file truncated or overwritten
+(dulwich 1.2: an index's fan-out table cut short, ``struct.error``; an offset or a count
+past the end, ``OverflowError``, ``IndexError``, ``ValueError``; a ref file holding no
+object id, an ``AssertionError`` in the pack lookup). Damage only when raised inside
+dulwich's storage code (:data:`_STORAGE_MODULES`): elsewhere they are bugs, not damage."""
 
+DAMAGE_ERRORS: tuple[type[BaseException], ...] = (
+    KeyError,
+    MissingCommitError,
+    BufferError,
+    *UNREADABLE_OBJECT_ERRORS,
+    *STORE_DAMAGE_ERRORS,
+)
+"""Every exception :func:`damaged_object` may read: a missing object (dulwich's walker
+raises ``MissingCommitError`` from the ``KeyError``), an unreadable one, or the
+``BufferError`` dulwich raises closing a pack while the damage met reading it is still on
+its way (its traceback holds views of the pack's memory map)."""
+
+_FETCH_ERRORS: tuple[type[BaseException], ...] = (*_TRANSPORT_ERRORS, *DAMAGE_ERRORS)
+"""What :func:`fetch_refs` reads when a fetch fails: the transport's, or damage (in the
+mirror, or in the pack the server sent)."""
+
+_STORAGE_MODULES = frozenset(
+    f"dulwich.{name}" for name in ("pack", "object_store", "objects", "refs", "file", "repo")
+)
 _ID_LOCALS = ("hex_sha", "hexsha", "sha1", "sha", "name")  # dulwich's names for the id read
 
 
 @dataclass(frozen=True)
 class DamagedObject:
-    """A git object a repository on disk should hold and does not, or holds damaged.
+    """A git object a repository on disk should hold and does not, or holds damaged, or a
+    file of its object store or refs that cannot be read.
 
     Attributes:
-        sha: the object id (40 hex).
+        sha: the object id (40 hex); None when the damage is not one object's (a pack's
+            index or a ref file that cannot be read).
         folder: the repository's folder (absolute), None when not known.
         missing: True when the object is not there; False when it is there but cannot be
-            read (:data:`UNREADABLE_OBJECT_ERRORS`).
+            read (:data:`UNREADABLE_OBJECT_ERRORS`, :data:`STORE_DAMAGE_ERRORS`).
+        detail: what dulwich said, one line (for damage that is not one object's).
+        received: True when the damage is in a pack a server was sending into the
+            repository (:func:`_in_received_pack`), not in what the repository held.
     """
 
-    sha: str
+    sha: str | None
     folder: Path | None
     missing: bool
+    detail: str = ""
+    received: bool = False
 
     def message(self, holder: str | None = None, fallback: Path | str | None = None) -> str:
         """The one line saying so: ``git object <id> (<holder>) is missing from <folder>:
         the repository is damaged (check it with: git -C <folder> fsck)``, or ``... in
-        <folder> cannot be read: ...``; ``(<holder>)`` (the file that held it) when given,
+        <folder> cannot be read: ...``, or ``the git objects or refs in <folder> cannot be
+        read (<detail>): ...``; ``(<holder>)`` (the file that held it) when given,
         ``fallback`` (made absolute) when the folder is not known."""
         where = self.folder or (_absolute(fallback) if fallback is not None else None)
-        what = f"git object {self.sha}" + (f" ({holder})" if holder else "")
         place = where or "a git repository"
-        problem = f"is missing from {place}" if self.missing else f"in {place} cannot be read"
         check = f"git -C {where} fsck" if where is not None else "git fsck"
+        if self.sha is None:
+            said = f" ({self.detail})" if self.detail else ""
+            problem = f"the git objects or refs in {place} cannot be read{said}"
+            return f"{problem}: the repository is damaged (check it with: {check})"
+        what = f"git object {self.sha}" + (f" ({holder})" if holder else "")
+        problem = f"is missing from {place}" if self.missing else f"in {place} cannot be read"
         return f"{what} {problem}: the repository is damaged (check it with: {check})"
 
 
 def damaged_object(exc: BaseException) -> DamagedObject | None:
     """Read dulwich's exception for an object missing from a repository on disk (its
     ``KeyError`` naming the id) or unreadable there (:data:`UNREADABLE_OBJECT_ERRORS`,
-    raised while an object store read the id).
+    raised while an object store read the id, or :data:`STORE_DAMAGE_ERRORS` raised in
+    dulwich's storage code); a ``BufferError`` is read as the damage it was raised over.
 
     Returns:
         The :class:`DamagedObject`, its folder the innermost repository or object store the
-        traceback went through; None when ``exc`` is about no git object.
+        traceback went through; None when ``exc`` is about no git object (a ``KeyError`` of
+        another kind, a ``ValueError`` raised outside dulwich's storage code, ...).
     """
+    if isinstance(exc, DamageFound):
+        return DamagedObject(exc.sha, exc.folder, False, exc.detail)
+    if isinstance(exc, (BufferError, MissingCommitError)):
+        inner = exc.__cause__ if isinstance(exc, MissingCommitError) else exc.__context__
+        return damaged_object(inner) if inner is not None else None
     if isinstance(exc, KeyError):
         key = exc.args[0] if exc.args else None
         sha = key.decode("ascii", "replace") if isinstance(key, bytes) else str(key)
         if not is_object_id(sha):
             return None
-    elif isinstance(exc, UNREADABLE_OBJECT_ERRORS):
+    elif isinstance(exc, UNREADABLE_OBJECT_ERRORS) or (
+        isinstance(exc, STORE_DAMAGE_ERRORS) and _raised_in_storage(exc)
+    ):
         sha = ""
     else:
         return None
     folder: Path | None = None
+    reading: str | None = None  # the innermost pack or index file read
     traceback = exc.__traceback__
     while traceback is not None:
         owner = traceback.tb_frame.f_locals.get("self")
+        filename = getattr(owner, "_filename", None)
+        if isinstance(filename, (str, bytes, os.PathLike)):
+            reading = os.path.basename(os.fsdecode(filename))
         if isinstance(owner, Repo):
             folder = _absolute(owner.path)
         elif isinstance(owner, DiskObjectStore):
@@ -650,9 +780,65 @@ def damaged_object(exc: BaseException) -> DamagedObject | None:
         if isinstance(owner, BaseObjectStore) and not isinstance(exc, KeyError):
             sha = _object_id_in(traceback.tb_frame.f_locals) or sha  # the innermost read
         traceback = traceback.tb_next
-    if not sha:
+    said = one_line(exc)
+    detail = f"{reading}: {said}" if reading else said
+    received = not isinstance(exc, KeyError) and _in_received_pack(exc, reading)
+    if sha:
+        return DamagedObject(sha, folder, isinstance(exc, KeyError), detail, received)
+    if folder is None:
         return None
-    return DamagedObject(sha, folder, isinstance(exc, KeyError))
+    return DamagedObject(None, folder, False, detail, received)
+
+
+def check_refs(repo: Repo) -> None:
+    """Raise :class:`~deploybot.git.tree_check.DamageFound` when a ref of ``repo`` (a mirror:
+    a loose ref file or a line of ``packed-refs``) holds no object id, or names an object
+    that is not there. dulwich hands such a ref's bytes on as an id, and fails far from it
+    (an ``AssertionError`` in a pack lookup); a mirror's refs move only once their objects
+    are in (:func:`fetch_refs`, :func:`set_local_refs` after a push), so a ref naming a
+    missing object means files were lost or overwritten (a pack's index, say, which then
+    hides every object of its pack).
+
+    Raises:
+        DamageFound: names the ref and what it holds.
+        FileFormatException: ``packed-refs`` cannot be parsed (dulwich's
+            ``PackedRefsException``; :func:`damaged_object` reads it too).
+    """
+    for name, value in repo.refs.as_dict().items():
+        ref = name.decode("utf-8", "replace")
+        if not is_object_id(value.decode("ascii", "replace")):
+            shown = one_line(value[:60])
+            raise DamageFound(_absolute(repo.path), None, f"the ref {ref} holds {shown!r}")
+        if ObjectID(value) not in repo.object_store:
+            detail = f"the ref {ref} names {value.decode('ascii')}, which is not there"
+            raise DamageFound(_absolute(repo.path), None, detail)
+
+
+_RECEIVING = frozenset({"add_thin_pack", "add_pack_data", "_complete_pack"})
+"""dulwich's object store functions that store a pack a server sent (dulwich 1.2)."""
+
+
+def _in_received_pack(exc: BaseException, reading: str | None) -> bool:
+    """Whether ``exc`` was raised storing a pack a server sent (a traceback through
+    :data:`_RECEIVING`) and not reading one the repository held: the file read, if any,
+    is the pack being received (``tmp_pack_*``, dulwich's temporary name)."""
+    traceback = exc.__traceback__
+    receiving = False
+    while traceback is not None:
+        receiving = receiving or traceback.tb_frame.f_code.co_name in _RECEIVING
+        traceback = traceback.tb_next
+    return receiving and (reading is None or reading.startswith("tmp_pack_"))
+
+
+def _raised_in_storage(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in dulwich's storage code (its innermost frame in one of
+    :data:`_STORAGE_MODULES`)."""
+    traceback = exc.__traceback__
+    if traceback is None:
+        return False
+    while traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    return traceback.tb_frame.f_globals.get("__name__") in _STORAGE_MODULES
 
 
 def _object_id_in(names: Mapping[str, object]) -> str | None:
@@ -682,7 +868,9 @@ def missing_object(exc: KeyError) -> tuple[str, Path | None] | None:
         is none); None when ``exc`` is not about a git object (:func:`damaged_object`).
     """
     damage = damaged_object(exc)
-    return None if damage is None or not damage.missing else (damage.sha, damage.folder)
+    if damage is None or not damage.missing or damage.sha is None:
+        return None
+    return damage.sha, damage.folder
 
 
 def blob_ids(repo: Repo, files: Iterable[tuple[str, bytes]]) -> dict[str, str]:

@@ -11,10 +11,11 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from dulwich.objects import Commit
-from dulwich.objectspec import parse_commit
+from dulwich.objectspec import parse_commit, parse_ref
 from dulwich.repo import Repo
 
-from deploybot.support.errors import SourceError
+from deploybot.git import repository
+from deploybot.support.errors import DamagedRepositoryError, SourceError
 
 _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)$")
 
@@ -25,6 +26,10 @@ def resolve_commit(repo: Repo, rev: str) -> Commit:
     Raises:
         KeyError: ``rev`` names no commit (the message quotes ``rev`` as typed), or asks for
             a parent the commit does not have.
+        DamagedRepositoryError: the commit ``rev`` names (a ref's) is missing from ``repo``,
+            or it, or the pack or index holding it, cannot be read
+            (:func:`deploybot.git.repository.damaged_object`; the line names the repository
+            and ``git fsck``).
     """
     steps: list[str] = []
     base = rev
@@ -33,11 +38,32 @@ def resolve_commit(repo: Repo, rev: str) -> Commit:
         base = base[: m.start()]
     try:
         commit = parse_commit(repo, base.encode("utf-8"))
-    except (KeyError, ValueError):
+    except repository.DAMAGE_ERRORS as exc:
+        damage = repository.damaged_object(exc)
+        typed = (
+            damage is not None and damage.missing and (damage.sha or "").startswith(base.lower())
+        )
+        if damage is not None and not typed:  # not an id typed: what a ref names is gone
+            raise DamagedRepositoryError(damage.message(fallback=repo.path)) from exc
+        if not isinstance(exc, (KeyError, ValueError)):
+            raise
+        _check_ref_target(repo, base)
         raise KeyError(f"unknown revision {rev!r}") from None
     for step in steps:
         commit = _step(repo, commit, step, rev)
     return commit
+
+
+def _check_ref_target(repo: Repo, name: str) -> None:
+    """Raise DamagedRepositoryError when ``name`` is a ref of ``repo`` whose object is not
+    there (dulwich's ``parse_commit`` says only that it knows no such revision)."""
+    try:
+        sha = repo.refs[parse_ref(repo.refs, name.encode("utf-8"))]
+    except (KeyError, ValueError):
+        return  # no such ref: an unknown revision indeed
+    if sha not in repo.object_store:
+        damage = repository.DamagedObject(sha.decode("ascii", "replace"), None, missing=True)
+        raise DamagedRepositoryError(damage.message(fallback=repo.path))
 
 
 def _step(repo: Repo, commit: Commit, step: str, rev: str) -> Commit:

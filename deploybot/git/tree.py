@@ -22,7 +22,7 @@ from dulwich.repo import Repo
 
 from deploybot.git import path_rules
 from deploybot.git.object_size import object_size
-from deploybot.git.tree_check import malformed_tree
+from deploybot.git.tree_check import damage_found, malformed_tree
 from deploybot.support.errors import SourceError
 
 
@@ -132,6 +132,8 @@ def read_tree(repo: Repo, tree_id: bytes | None, folder: bytes = b"") -> dict[by
         SourceError: the object is not a tree, or cannot be parsed (a NUL byte in an entry
             name, a bad mode): names ``folder`` and the entry, as far as it can be read
             (:func:`~deploybot.git.tree_check.malformed_tree`).
+        DamageFound: the object's bytes do not hash to ``tree_id``: damaged on disk
+            (:class:`~deploybot.git.tree_check.DamageFound`).
     """
     if tree_id is None:
         return {}
@@ -140,6 +142,8 @@ def read_tree(repo: Repo, tree_id: bytes | None, folder: bytes = b"") -> dict[by
     except ObjectFormatException as exc:
         raise malformed_tree(repo, tree_id, folder) from exc
     if not isinstance(tree, Tree):  # a folder entry naming a blob or a commit
+        if tree.id != tree_id:  # or an object file overwritten with another object's
+            raise damage_found(repo, tree_id)
         where = decode_path(folder).rstrip("/") or "(the root folder)"
         raise SourceError(
             f"refused path: a folder whose git object is a {tree.type_name.decode()}",

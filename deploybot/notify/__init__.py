@@ -2,8 +2,9 @@
 
 What the pipeline calls (:mod:`.stage`)::
 
-    report = stage.announce(repo, "refs/heads/asf-site", old, new, config.notify,
-                      state_dir=config.state.dir, now=now)   # queue, record, deliver
+    update = RefUpdate(repo, "refs/heads/asf-site", old, new)   # announce.RefUpdate
+    report = stage.announce(update, config.notify,
+                            state_dir=config.state.dir, now=now)   # queue, record, deliver
     report = stage.deliver_all(config.notify, config.state.dir / "outbox")   # retries only
 
 :func:`deploybot.notify.stage.announce` decides between the combined email and a summary + ``NN/TT``

@@ -102,6 +102,42 @@ class Context:
 
 
 @dataclass(frozen=True)
+class RefUpdate:
+    """One update of the publish branch to announce, as git's post-receive hook reads it
+    (``<old> <new> <refname>``), in the repository that holds both commits."""
+
+    repo_path: Path
+    """A repository (bare or not) holding the branch's history."""
+    refname: str
+    """``refs/heads/<publish branch>``."""
+    old: str | None
+    """The tip before (40 hex), None when the update created the branch."""
+    new: str
+    """The build commit (40 hex)."""
+
+
+@dataclass(frozen=True)
+class Queued:
+    """One composed message of an announcement, before it is queued."""
+
+    key: str
+    """Its outbox key: the commit, or ``<old>-<new>`` for a summary."""
+    message: bytes
+    """The message (RFC 5322), as composed."""
+    kind: str
+    """``combined`` (one build), ``summary`` or ``diff`` (a series): the outbox's ``role``."""
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """A never-delivered batch in the outbox: the start of the range it announced, and its
+    messages still waiting."""
+
+    start: str
+    waiting: list[Path]
+
+
+@dataclass(frozen=True)
 class Plan:
     """The range to announce: ``start..new`` holds ``commits`` (oldest first); ``withdrawn``
     are the outbox messages it replaces."""
@@ -157,8 +193,8 @@ def plan(ctx: Context, old: str | None, new: str, outbox: Path, state_dir: Path)
         batch = _withdrawable(outbox, ctx.envelope.refname, start)
         if batch is None:
             break
-        start, paths = batch
-        withdrawn += paths
+        start = batch.start
+        withdrawn += batch.waiting
     return Plan(start, tuple(new_commits(ctx.repo_path, start, new)), tuple(withdrawn))
 
 
@@ -174,25 +210,25 @@ def queue_plan(ctx: Context, chosen: Plan, outbox: Path) -> list[str]:
     """
     new = chosen.commits[-1]
     if len(chosen.commits) == 1:
-        messages = [(new, _combined(ctx, chosen.start, new), "combined")]
+        messages = [Queued(new, _combined(ctx, chosen.start, new), "combined")]
     else:
         messages = _series(ctx, chosen)
-    keys = [key for key, _, _ in messages]
+    keys = [queued.key for queued in messages]
     withdraw(list(chosen.withdrawn))
     queued_at = time.time()
-    for seq, (key, message, role) in enumerate(messages):
+    for seq, queued in enumerate(messages):
         meta = {
             "queued_at": queued_at,
             "seq": seq,
-            "subject": _subject_of(message),
-            "role": role,
+            "subject": _subject_of(queued.message),
+            "role": queued.kind,
             "refname": ctx.envelope.refname,
             "old": chosen.start,
             "new": new,
             "batch": keys[0],
             "batch_keys": keys,
         }
-        queue_email(outbox, key, message, meta=meta)
+        queue_email(outbox, queued.key, queued.message, meta=meta)
     return keys
 
 
@@ -210,7 +246,7 @@ def _combined(ctx: Context, old: str | None, new: str) -> bytes:
     )
 
 
-def _series(ctx: Context, chosen: Plan) -> list[tuple[str, bytes, str]]:
+def _series(ctx: Context, chosen: Plan) -> list[Queued]:
     """The summary email, then (within ``max_commit_emails``) one email per commit."""
     assert chosen.start is not None  # a created branch is always announced as one email
     start, commits, n = chosen.start, list(chosen.commits), ctx.notify
@@ -224,7 +260,7 @@ def _series(ctx: Context, chosen: Plan) -> list[tuple[str, bytes, str]]:
         changes=diff_tree_summary(ctx.repo_path, start, commits[-1]),
         limits=ctx.limits,
     )
-    out = [(f"{start}-{commits[-1]}", summary, "summary")]
+    out = [Queued(f"{start}-{commits[-1]}", summary, "summary")]
     if n.max_commit_emails and len(commits) > n.max_commit_emails:
         log.warning(
             "too many new commits (%d > max_commit_emails %d): summary email only",
@@ -234,7 +270,8 @@ def _series(ctx: Context, chosen: Plan) -> list[tuple[str, bytes, str]]:
         return out
     msgid = summary_message_id(start, commits[-1], ctx.envelope.to, ctx.envelope.host)
     for num, (commit, (_, subject)) in enumerate(zip(commits, new_brief, strict=True), 1):
-        out.append((commit, _commit_email(ctx, commit, num, len(commits), subject, msgid), "diff"))
+        email = _commit_email(ctx, commit, num, len(commits), subject, msgid)
+        out.append(Queued(commit, email, "diff"))
     return out
 
 
@@ -282,8 +319,8 @@ def _subject_of(message: bytes) -> str:
     return str(message_from_bytes(head, policy=policy.default).get("Subject", ""))
 
 
-def _withdrawable(outbox: Path, refname: str, end: str) -> tuple[str, list[Path]] | None:
-    """A never-delivered batch of ``refname`` announcing ``..end``: (its start, pending paths).
+def _withdrawable(outbox: Path, refname: str, end: str) -> _Batch | None:
+    """A never-delivered batch of ``refname`` announcing ``..end``.
 
     Looks in the outbox and in ``superseded/`` (a run that withdrew a batch and died before
     queueing its replacement). None when there is none, or when a message of it was sent or
@@ -297,7 +334,7 @@ def _withdrawable(outbox: Path, refname: str, end: str) -> tuple[str, list[Path]
             start, keys = status.get("old"), status.get("batch_keys") or [path.stem]
             if isinstance(start, str) and _never_delivered(outbox, keys):
                 paths = [outbox / f"{key}{EMAIL}" for key in keys]
-                return start, [p for p in paths if p.exists()]
+                return _Batch(start, [p for p in paths if p.exists()])
     return None
 
 

@@ -22,6 +22,7 @@ from deploybot.config.schema import NotifyConfig
 from deploybot.notify.announce import (
     PUBLISHED,
     Context,
+    RefUpdate,
     plan,
     queue_plan,
     read_record,
@@ -54,10 +55,7 @@ OUTBOX = "outbox"
 
 
 def announce(
-    repo_path: Path,
-    refname: str,
-    old: str | None,
-    new: str,
+    update: RefUpdate,
     notify: NotifyConfig,
     *,
     state_dir: Path,
@@ -66,22 +64,20 @@ def announce(
     retry_now: bool = False,
     sources: SourceRepo | None = None,
 ) -> DeliveryReport:
-    """Queue the emails and the webhook entry for build commit ``new``, then deliver.
+    """Queue the emails and the webhook entry for ``update`` (the build commit
+    ``update.new``), then deliver.
 
     Args:
-        repo_path: a repository (bare or not) holding the publish branch's history.
-        refname: ``refs/heads/<publish branch>``.
-        old: the branch's tip before ``new`` (``new``'s parent), None when it was created.
-        new: the build commit (40 hex).
+        update: the publish branch's update (:class:`deploybot.notify.announce.RefUpdate`).
         notify: the ``[notify]`` configuration.
         state_dir: holds ``outbox/`` and the last-emailed record (``notify/``).
         now: send time, timezone-aware (``Date`` headers).
         host: ``X-Git-Host`` and Message-ID domain; default
-        :func:`deploybot.notify.compose.names.default_host`. retry_now: also retry messages whose
-        backoff has not expired. sources: the source repository the builds were made from; each
-        build's email then
-            names its source commits (:mod:`deploybot.notify.compose.sources`). None: no email names
-            them.
+            :func:`deploybot.notify.compose.names.default_host`.
+        retry_now: also retry messages whose backoff has not expired.
+        sources: the source repository the builds were made from; each build's email then
+            names its source commits (:mod:`deploybot.notify.compose.sources`). None: no
+            email names them.
 
     Returns:
         The merged :class:`DeliveryReport` of both channels.
@@ -91,12 +87,9 @@ def announce(
         OSError: the state directory cannot be written.
     """
     outbox = state_dir / OUTBOX
-    queue_emails(
-        repo_path, refname, old, new, notify, state_dir=state_dir, now=now, host=host,
-        sources=sources,
-    )  # fmt: skip
+    queue_emails(update, notify, state_dir=state_dir, now=now, host=host, sources=sources)
     if notify.webhook.url or notify.webhook.url_env:
-        queue_webhook(outbox, _payload(repo_path, refname, old, new, notify))
+        queue_webhook(outbox, _payload(update, notify))
     return deliver_all(notify, outbox, retry_now=retry_now)
 
 
@@ -111,10 +104,9 @@ def note_pushing(state_dir: Path, refname: str, commit: str) -> None:
     checkpoint.reached(checkpoint.BEFORE_PUSH, state_dir)
 
 
-def unannounced(
-    repo_path: Path, refname: str, head: str, state_dir: Path
-) -> tuple[str | None, str] | None:
-    """Return ``(head's first parent, head)`` when ``head`` still needs its email, else None.
+def unannounced(repo_path: Path, refname: str, head: str, state_dir: Path) -> RefUpdate | None:
+    """Return the update to ``head`` from its first parent when ``head`` still needs its
+    email, else None.
 
     ``head`` is owed an email when it was never announced and either this state directory
     pushed it (:func:`note_pushing`) or it descends from the last commit emailed here:
@@ -131,14 +123,12 @@ def unannounced(
         commit = repo[ObjectID(head.encode("ascii"))]
         assert isinstance(commit, Commit)
         parents = commit.parents
-    return (parents[0].decode("ascii") if parents else None), head
+    old = parents[0].decode("ascii") if parents else None
+    return RefUpdate(repo_path, refname, old, head)
 
 
 def queue_emails(
-    repo_path: Path,
-    refname: str,
-    old: str | None,
-    new: str,
+    update: RefUpdate,
     notify: NotifyConfig,
     *,
     state_dir: Path,
@@ -146,7 +136,7 @@ def queue_emails(
     host: str | None = None,
     sources: SourceRepo | None = None,
 ) -> list[str]:
-    """Queue the emails announcing everything up to ``new`` and move the record to ``new``.
+    """Queue the emails announcing everything up to ``update.new`` and move the record there.
 
     See :mod:`.announce` for which emails; with ``transport = "none"`` nothing is queued.
     ``sources``: as :func:`announce`.
@@ -155,19 +145,20 @@ def queue_emails(
         The outbox keys queued, in sending order (empty when nothing was due).
     """
     if notify.transport == "none":
-        write_record(state_dir, refname, new)
+        write_record(state_dir, update.refname, update.new)
         return []
-    ctx = Context.from_config(repo_path, refname, notify, now=now, host=host, sources=sources)
+    ctx = Context.from_config(
+        update.repo_path, update.refname, notify, now=now, host=host, sources=sources
+    )
     outbox = state_dir / OUTBOX
-    chosen = plan(ctx, old, new, outbox, state_dir)
+    chosen = plan(ctx, update.old, update.new, outbox, state_dir)
     keys = queue_plan(ctx, chosen, outbox) if chosen and chosen.commits else []
-    write_record(state_dir, refname, new)
+    write_record(state_dir, update.refname, update.new)
     return keys
 
 
-def _payload(
-    repo_path: Path, refname: str, old: str | None, new: str, notify: NotifyConfig
-) -> dict[str, object]:
+def _payload(update: RefUpdate, notify: NotifyConfig) -> dict[str, object]:
+    repo_path, refname, old, new = update.repo_path, update.refname, update.old, update.new
     with Repo(str(repo_path)) as repo:
         obj = repo[new.encode("ascii")]
         author = obj.author.decode("utf-8", "replace") if isinstance(obj, Commit) else ""

@@ -6,6 +6,7 @@ calls it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -82,7 +83,8 @@ def build_to_folder(
         raise UsageError("--rev is empty: give a commit id, a branch or a tag")
     skip = _check_out(source, out, from_disk=_reads_folder(source, rev))
     cfg = render_config or RenderConfig()
-    tree, build_time = _open_source(source, rev, skip)
+    with _damage_named(source):  # the root tree is read here
+        tree, build_time = _open_source(source, rev, skip)
     options = _options(cfg, build_time, cutoff)
     made = not out.exists()
     sink = PackedSink()
@@ -92,18 +94,31 @@ def build_to_folder(
     except BaseException as exc:
         if made and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a failed build leaves no trace of the folder it made
-        # an object the repository's trees name is not in it, or cannot be read: the
-        # repository the user named does not heal by waiting
-        damage = (
-            repository.damaged_object(exc) if isinstance(exc, repository.DAMAGE_ERRORS) else None
-        )
-        if damage is None:
-            raise
-        raise DamagedRepositoryError(damage.message(fallback=source)) from exc
+        _raise_damage_named(exc, source)
+        raise
     finally:
         if isinstance(tree, repository.GitTree):
             tree.close()
     return SiteBuild(sink, report.warnings, report.timezone)
+
+
+@contextlib.contextmanager
+def _damage_named(source: Path) -> Iterator[None]:
+    """Around reads of ``source``'s git objects: see :func:`_raise_damage_named`."""
+    try:
+        yield
+    except BaseException as exc:
+        _raise_damage_named(exc, source)
+        raise
+
+
+def _raise_damage_named(exc: BaseException, source: Path) -> None:
+    """Raise DamagedRepositoryError when ``exc`` says an object the repository's trees
+    name is not in it, or cannot be read (:func:`deploybot.git.repository.damaged_object`):
+    the repository the user named does not heal by waiting."""
+    damage = repository.damaged_object(exc) if isinstance(exc, repository.DAMAGE_ERRORS) else None
+    if damage is not None:
+        raise DamagedRepositoryError(damage.message(fallback=source)) from exc
 
 
 def _options(cfg: RenderConfig, build_time: datetime, cutoff: datetime | None) -> RenderOptions:

@@ -39,7 +39,7 @@ def deliver_outbox(config: Config, *, retry_now: bool = False) -> DeliveryReport
         DiskFullError: no space to record a delivery (75).
     """
     with statedir.held(config, sweep=False) as paths:
-        return deliver(config, paths["outbox"], retry_now=retry_now)
+        return deliver(config, paths.outbox, retry_now=retry_now)
 
 
 def drop_waiting(config: Config, key: str) -> str:
@@ -52,7 +52,7 @@ def drop_waiting(config: Config, key: str) -> str:
         ConfigError: state.dir unusable (78).
     """
     with statedir.held(config, sweep=False) as paths:
-        path = _waiting(paths["outbox"], key)
+        path = _waiting(paths.outbox, key)
         outbox_files.drop(path)
         return path.stem
 
@@ -69,8 +69,8 @@ def retry_waiting(config: Config, key: str) -> DeliveryReport:
         ConfigError: state.dir unusable (78). DiskFullError: no space to record it (75).
     """
     with statedir.held(config, sweep=False) as paths:
-        outbox_files.requeue(_waiting(paths["outbox"], key))
-        return deliver(config, paths["outbox"])
+        outbox_files.requeue(_waiting(paths.outbox, key))
+        return deliver(config, paths.outbox)
 
 
 def _waiting(folder: Path, key: str) -> Path:
@@ -105,7 +105,7 @@ def resend(
     """
     from deploybot.notify.resend import default_notify, resend_commit
 
-    repo = repo or (statedir.state_paths(config)["publish"] if config else Path("."))
+    repo = repo or (statedir.state_paths(config).publish if config else Path("."))
     settings = config.notify if config else default_notify(repo)
     settings = dataclasses.replace(settings, transport=transport or settings.transport)
     if branch is None and config is not None:
@@ -120,7 +120,7 @@ def resend(
 def source_repo(config: Config) -> SourceRepo | None:
     """The source mirror of ``config``'s state directory, where the emails read the source
     commits a build was made from; None when no run has fetched it yet."""
-    mirror = statedir.state_paths(config)["source"]
+    mirror = statedir.state_paths(config).source
     if not mirror.is_dir():
         return None
     return SourceRepo(mirror, config.source.url, config.source.branch)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -25,6 +25,7 @@ from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
 from deploybot.notify import stage as notify
+from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
 from deploybot.pipeline import mail as mailcmd
@@ -43,20 +44,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("deploybot.pipeline")
 
-UP_TO_DATE = "up-to-date"
-UNCHANGED = "unchanged"
-PUBLISHED = "published"
-OLDER = "older"
+
+class RunStatus(StrEnum):
+    """What a run came to (:attr:`RunResult.status`); its value is the word ``deploybot
+    serve``'s log, ``/metrics`` and the fleet's records use."""
+
+    PUBLISHED = "published"
+    """A build commit was pushed."""
+    UNCHANGED = "unchanged"
+    """The source moved but the built tree is the same, so no commit."""
+    UP_TO_DATE = "up-to-date"
+    """The publish head was already built from the source head."""
+    OLDER = "older"
+    """Nothing pushed: the publish head was built from a descendant of the source head (or
+    from a commit gone from the source repository)."""
 
 
 @dataclass(frozen=True)
 class RunResult:
     """What one run did.
 
-    ``status`` is ``"published"`` (a build commit was pushed), ``"unchanged"`` (the source
-    moved but the built tree is the same, so no commit), ``"up-to-date"`` (the publish head
-    was already built from the source head) or ``"older"`` (nothing pushed: the publish head
-    was built from ``published_source``, a descendant of the source head, or, when
+    ``status`` is a :class:`RunStatus`; for ``RunStatus.OLDER`` the publish head was built from
+    ``published_source``, a descendant of the source head, or, when
     ``order_known`` is False, a commit gone from the source repository, so that whether it
     descends from the source head cannot be told). ``elapsed`` is in
     seconds. ``mail_failures`` holds ``(outbox key, reason)`` pairs for emails still waiting
@@ -70,7 +79,7 @@ class RunResult:
     that a run tells (:attr:`deploybot.render.outputs.sinks.BuildReport.to_tell`).
     """
 
-    status: str
+    status: RunStatus
     source_commit: str | None = None
     build_commit: str | None = None
     changed_paths: tuple[str, ...] = ()
@@ -154,8 +163,11 @@ def run_once(
             before_build=before_build, force=force,
         )  # fmt: skip
         statedir.housekeep(paths)
-        prune_delivered(paths["outbox"])
-        if result.status in (UP_TO_DATE, PUBLISHED) and not result.mail_failures:
+        prune_delivered(paths.outbox)
+        if (
+            result.status in (RunStatus.UP_TO_DATE, RunStatus.PUBLISHED)
+            and not result.mail_failures
+        ):
             # a refused email is filed in failed/ and told once: nothing is left to deliver
             _stamp(config, paths, result)
         return result
@@ -171,10 +183,10 @@ def _still_up_to_date(config: Config, clock: float) -> RunResult | None:
     log.info("source %s at %s: nothing changed since the last run", config.source.branch,
              stamp["commit"][:12])  # fmt: skip
     timer.mark("no-op check")
-    return _result(UP_TO_DATE, stamp["commit"], stamp["build"], timer)
+    return _result(RunStatus.UP_TO_DATE, stamp["commit"], stamp["build"], timer)
 
 
-def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
+def _stamp(config: Config, paths: statedir.StatePaths, result: RunResult) -> None:
     """Stamp a run after which the publish branch is built from the source tip, with
     nothing to deliver (:func:`deploybot.pipeline.noop.record`: only when both remotes are on this
     machine and their refs hold exactly what this run saw)."""
@@ -183,7 +195,7 @@ def _stamp(config: Config, paths: dict[str, Path], result: RunResult) -> None:
         return
     # a post held back for its date is due with no push: from its date on, each run looks
     until = None if result.next_future is None else result.next_future.timestamp()
-    with repository.bare_repo(paths["publish"]) as mirror:
+    with repository.bare_repo(paths.publish) as mirror:
         seen = {ref: repository.local_ref(mirror, ref) for ref in noop.publish_refs(site)}
     noop.record(site, result.source_commit, result.build_commit, seen, time.time(), until)
 
@@ -203,7 +215,7 @@ def _noop_site(config: Config) -> noop.Stamp | None:
 
 def _run_healing(
     config: Config,
-    paths: dict[str, Path],
+    paths: statedir.StatePaths,
     *,
     full: bool,
     now: Callable[[], datetime],
@@ -251,7 +263,7 @@ def _utcnow() -> datetime:
 
 def _run_locked(
     config: Config,
-    paths: dict[str, Path],
+    paths: statedir.StatePaths,
     *,
     full: bool,
     now: Callable[[], datetime],
@@ -263,11 +275,11 @@ def _run_locked(
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     repository.check_local_repository(config.source.url, "source.url")
-    earlier = mailcmd.deliver(config, paths["outbox"], retry_now=retry_now)
+    earlier = mailcmd.deliver(config, paths.outbox, retry_now=retry_now)
     target = config.publish.remote()
-    head = commit.fetch_publish_head(target, config.publish.branch, paths["publish"])
+    head = commit.fetch_publish_head(target, config.publish.branch, paths.publish)
     snap = fetch.fetch_source(
-        config.source.remote(), config.source.branch, paths["source"], since=head.source_commit
+        config.source.remote(), config.source.branch, paths.source, since=head.source_commit
     )
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
@@ -277,14 +289,16 @@ def _run_locked(
     why = _why_build(head, snap, output, full, cutoff)
     if why is None:
         waiting = head.next_future
-        return _result(UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting)
+        return _result(
+            RunStatus.UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting
+        )
     if before_build is not None:
         before_build(snap.commit)
     from deploybot.render.engine.incremental import open_cache
 
     check = _not_backwards(config, paths, snap, allow_older=older)
     try:
-        with snap.tree, open_cache(paths["cache"]) as cache:
+        with snap.tree, open_cache(paths.cache) as cache:
             check(head)
             clock = (now, cutoff)
             build = _Build(config, paths, snap, why, output, clock, check, force)
@@ -294,7 +308,8 @@ def _run_locked(
             report = earlier
             if result.new is not None:
                 # Before the cache commit: a failure there (disk full) must not cost the email.
-                report = _announce(config, paths, result.old, result.new, earlier, now, retry_now)
+                pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
+                report = _announce(config, pushed, paths, earlier, now, retry_now)
                 timer.mark("notify")
             built_on = result.new or result.old or ""
             if done.cache_describes_it:
@@ -302,18 +317,19 @@ def _run_locked(
     except commit.OlderSourceError as exc:
         log.info("%s", exc)
         return _result(
-            OLDER, snap.commit, exc.head, timer, earlier,
+            RunStatus.OLDER, snap.commit, exc.head, timer, earlier,
             published_source=exc.published, order_known=exc.certain,
         )  # fmt: skip
+    status = RunStatus.PUBLISHED if result.new else RunStatus.UNCHANGED
     return _result(
-        PUBLISHED if result.new else UNCHANGED, snap.commit, result.new or head.commit, timer,
-        report, changed_paths=result.changed_paths, warnings=done.warnings,
+        status, snap.commit, result.new or head.commit, timer, report,
+        changed_paths=result.changed_paths, warnings=done.warnings,
         next_future=done.waiting, unread_paths=done.unread,
     )  # fmt: skip
 
 
 def _result(
-    status: str,
+    status: RunStatus,
     source_commit: str | None,
     build_commit: str | None,
     timer: _Timer,
@@ -368,14 +384,14 @@ def _build_and_publish(build: _Build, head: commit.PublishHead, cache: BuildCach
             unread = _unread(snap, why, head, clock[1], options, cache)
             if unread is not None:
                 return _Done(build.record_only(head), waiting=head.next_future, unread=unread)
-            with commit.BlobWriter(paths["publish"]) as sink:
+            with commit.BlobWriter(paths.publish) as sink:
                 report = build_into(snap.tree, options, cache, sink, snap.changed_paths)
                 patch = commit.TreePatch(head.commit, frozenset(sink.deleted))
                 return _Done(build.push_build(report, sink.blobs, patch), *_told(report))
         except (NeedFullBuild, commit.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
-    with commit.BlobWriter(paths["publish"]) as sink:
+    with commit.BlobWriter(paths.publish) as sink:
         report = build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
         unread = _unread(snap, why, head, clock[1], options, cache)  # a cache of this build
         if unread is not None and head.commit is not None:
@@ -501,7 +517,7 @@ class _Build:
     ``force``: past the publish guard."""
 
     config: Config
-    paths: dict[str, Path]
+    paths: statedir.StatePaths
     snap: fetch.SourceSnapshot
     why: note.Reason
     output: _Output
@@ -555,26 +571,23 @@ class _Build:
         patch: commit.TreePatch | None,
     ) -> commit.PublishResult:
         config, snap = self.config, self.snap
-        return commit.publish_build(
-            config.publish.remote(),
-            config.publish.branch,
-            self.paths["publish"],
-            {},
-            keep=config.publish.keep,
-            author=config.publish.author,
-            message=commit.format_build_message(config.publish.message, when),
-            when=when,
-            source_commit=snap.commit,
-            blobs=blobs,
-            patch=patch,
+        output = commit.BuildOutput(
+            blobs=blobs, patch=patch, keep=config.publish.keep,
+            nojekyll=bool(config.publish.nojekyll),
+        )  # fmt: skip
+        message = commit.format_build_message(config.publish.message, when)
+        build_commit = commit.BuildCommit(config.publish.author, message, when, snap.commit, record)
+        hooks = commit.PublishHooks(
             before_push=lambda _old, new: notify.note_pushing(
                 config.state.dir, f"refs/heads/{config.publish.branch}", new
             ),
             check_head=self.check,
-            record=record,
-            nojekyll=bool(config.publish.nojekyll),
-            guard=commit.Guard(config.publish.max_removed, config.publish.min_files, self.force),
         )
+        return commit.publish_build(
+            config.publish.remote(), config.publish.branch, self.paths.publish, output,
+            build_commit, hooks=hooks,
+            guard=commit.Guard(config.publish.max_removed, config.publish.min_files, self.force),
+        )  # fmt: skip
 
 
 def _future_due(head: commit.PublishHead, cutoff: datetime) -> bool:
@@ -602,7 +615,7 @@ def _due(head: commit.PublishHead, cutoff: datetime) -> bool:
 
 
 def _not_backwards(
-    config: Config, paths: dict[str, Path], snap: fetch.SourceSnapshot, *, allow_older: bool
+    config: Config, paths: statedir.StatePaths, snap: fetch.SourceSnapshot, *, allow_older: bool
 ) -> Callable[[commit.PublishHead], None]:
     """The check run on every publish head seen before a push: raises OlderSourceError when
     the head was built from a source commit that descends from ``snap.commit`` (another
@@ -619,7 +632,7 @@ def _not_backwards(
         if recorded not in seen:
             source = config.source
             seen[recorded] = fetch.order_against(
-                source.remote(), source.branch, paths["source"], snap.commit, recorded,
+                source.remote(), source.branch, paths.source, snap.commit, recorded,
                 commit_time=snap.commit_time, published_at=head.published_at,
             )  # fmt: skip
         order, why = seen[recorded]
@@ -634,7 +647,7 @@ def _not_backwards(
 
 def _catch_up(
     config: Config,
-    paths: dict[str, Path],
+    paths: statedir.StatePaths,
     head: commit.PublishHead,
     earlier: DeliveryReport,
     *,
@@ -644,38 +657,39 @@ def _catch_up(
     """Announce the publish head when a run pushed it but died before queueing its email
     (:func:`deploybot.notify.stage.unannounced`); done before building, so the owed email goes
     out first and a new build's announcement starts after it."""
-    refname = f"refs/heads/{config.publish.branch}"
+    refname = _refname(config)
     if head.commit is None or head.source_commit is None:
         return earlier
-    owed = notify.unannounced(paths["publish"], refname, head.commit, config.state.dir)
+    owed = notify.unannounced(paths.publish, refname, head.commit, config.state.dir)
     if owed is None:
         return earlier
     log.info("the email for %s was never queued: sending it now", head.commit[:12])
-    return _announce(config, paths, owed[0], owed[1], earlier, now, retry_now)
+    return _announce(config, owed, paths, earlier, now, retry_now)
 
 
 def _announce(
     config: Config,
-    paths: dict[str, Path],
-    old: str | None,
-    new: str,
+    update: RefUpdate,
+    paths: statedir.StatePaths,
     earlier: DeliveryReport,
     now: Callable[[], datetime],
     retry_now: bool,
 ) -> DeliveryReport:
-    """Announce build ``new`` (its parent on the branch ``old``) and deliver what waits."""
+    """Announce ``update`` (a build commit on the publish branch) and deliver what waits."""
     announced = notify.announce(
-        paths["publish"],
-        f"refs/heads/{config.publish.branch}",
-        old,
-        new,
+        update,
         config.notify,
         state_dir=config.state.dir,
         now=now(),
         retry_now=retry_now,
-        sources=SourceRepo(paths["source"], config.source.url, config.source.branch),
+        sources=SourceRepo(paths.source, config.source.url, config.source.branch),
     )
     return notify.merge_reports(earlier, announced)
+
+
+def _refname(config: Config) -> str:
+    """The publish branch's refname."""
+    return f"refs/heads/{config.publish.branch}"
 
 
 def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime) -> RenderOptions:

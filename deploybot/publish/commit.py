@@ -377,27 +377,61 @@ def history(mirror: Path, head: PublishHead, limit: int) -> list[BuildRecord]:
     return found
 
 
+@dataclass(frozen=True)
+class BuildOutput:
+    """What a build commit holds: the build's outputs and how they meet the publish tree
+    (:func:`publish_build`)."""
+
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """Outputs as bytes, by path."""
+    blobs: Mapping[str, str] = field(default_factory=dict)
+    """Outputs already stored in the mirror, by path (blob hex; :class:`BlobWriter`)."""
+    patch: TreePatch | None = None
+    """For an incremental build: the base the outputs go onto and the paths removed."""
+    keep: Sequence[str] = ()
+    """``publish.keep``: path prefixes the build never touches."""
+    nojekyll: bool = False
+    """``publish.nojekyll``: an empty :data:`NOJEKYLL` at the root."""
+
+
+@dataclass(frozen=True)
+class BuildCommit:
+    """What a build commit says: who, when, its message and its record."""
+
+    author: str
+    """``Name <email>``: author and committer."""
+    message: str
+    """The commit message (a newline is added)."""
+    when: datetime
+    """Author and committer time, aware (its zone is the commit's)."""
+    source_commit: str
+    """The source commit the build stands for (the record's first line)."""
+    record: Mapping[str, str] = field(default_factory=dict)
+    """More ``key value`` lines of the record (:mod:`deploybot.record.note`)."""
+
+
+@dataclass(frozen=True)
+class PublishHooks:
+    """What the caller runs during a publish."""
+
+    before_push: Callable[[str | None, str], None] | None = None
+    """``(old head, build commit)``, before each push of a new build commit."""
+    check_head: Callable[[PublishHead], None] | None = None
+    """The remote head, after every fetch of it, before anything is built on it."""
+
+
 def publish_build(
     url: Remote | str,
     branch: str,
     mirror: Path,
-    files: Mapping[str, bytes],
+    output: BuildOutput,
+    build_commit: BuildCommit,
     *,
-    keep: Sequence[str],
-    author: str,
-    message: str,
-    when: datetime,
-    source_commit: str,
-    blobs: Mapping[str, str] | None = None,
-    patch: TreePatch | None = None,
-    before_push: Callable[[str | None, str], None] | None = None,
-    check_head: Callable[[PublishHead], None] | None = None,
-    record: Mapping[str, str] | None = None,
-    nojekyll: bool = False,
+    hooks: PublishHooks | None = None,
     guard: Guard | None = None,
 ) -> PublishResult:
-    """Commit the build output ``files`` (``{path: bytes}``) to ``branch`` at ``url``
-    (``publish.url`` with its keys, or a plain URL); push.
+    """Commit ``output`` (:class:`BuildOutput`) to ``branch`` at ``url`` (``publish.url``
+    with its keys, or a plain URL) as ``build_commit`` says (:class:`BuildCommit`); push.
 
     ``blobs`` adds outputs already stored in ``mirror`` (``{path: blob hex}``, e.g. from a
     :class:`BlobWriter`). Without ``patch`` the outputs replace every owned path of the
@@ -437,19 +471,24 @@ def publish_build(
             :mod:`deploybot.git.path_rules` (checked before anything is written).
         ValueError: ``when`` is naive.
     """
+    files, blobs, patch = output.files, output.blobs, output.patch
+    hooks = hooks or PublishHooks()
+    before_push, check_head = hooks.before_push, hooks.check_head
+    author, message, when = build_commit.author, build_commit.message, build_commit.when
+    source_commit, nojekyll = build_commit.source_commit, output.nojekyll
     remote = repository.as_remote(url, "publish.url")
     refname = f"refs/heads/{branch}"
-    for path in [*files, *(blobs or {}), *(patch.deletions if patch else ())]:
+    for path in [*files, *blobs, *(patch.deletions if patch else ())]:
         path_rules.check_path(path, "output path")  # before anything is written
-    keep = _source_wins(keep, [*files, *(blobs or {})])
-    record = dict(record or {})
+    keep = _source_wins(output.keep, [*files, *blobs])
+    record = dict(build_commit.record)
     for key, value in record.items():
         if not key or any(c.isspace() for c in key + value):
             raise ValueError(f"record: {key!r} {value!r} has a space or a line break")
     with repository.bare_repo(mirror) as repo:
         owned = [(p, data) for p, data in files.items() if not _is_kept(p, keep)]
         built = repository.blob_ids(repo, owned)
-        built |= {p: b for p, b in (blobs or {}).items() if not _is_kept(p, keep)}
+        built |= {p: b for p, b in blobs.items() if not _is_kept(p, keep)}
         for _ in range(MAX_TRIES):
             tips = repository.fetch_refs(remote, repo, [refname, NOTES_REF], PublishError)
             remote_head = tips[refname]

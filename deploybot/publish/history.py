@@ -30,7 +30,7 @@ def read(config: Config, limit: int) -> list[commit.BuildRecord]:
         ConfigError: ``state.dir`` or ``publish.url`` is unusable (78).
     """
     with statedir.held(config, sweep=False) as paths:
-        mirror = paths["publish"]
+        mirror = paths.publish
         head = commit.fetch_publish_head(config.publish.remote(), config.publish.branch, mirror)
         return commit.history(mirror, head, limit)
 

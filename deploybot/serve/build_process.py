@@ -95,7 +95,7 @@ def run_loaded_job(
     from deploybot.pipeline import run
 
     result = run.run_once(config, before_build=before_build)
-    published = result.status == run.PUBLISHED
+    published = result.status == run.RunStatus.PUBLISHED
     due = None if result.next_future is None else result.next_future.timestamp()
     return {
         "status": result.status,

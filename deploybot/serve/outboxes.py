@@ -32,7 +32,7 @@ class Waiting:
 def waiting(config: Config) -> Waiting:
     """Look into ``config``'s outbox (blocking file reads: run it in a thread)."""
     try:
-        items = notify.list_outbox(statedir.state_paths(config)["outbox"])
+        items = notify.list_outbox(statedir.state_paths(config).outbox)
     except (OSError, ValueError) as exc:  # a status file replaced while read: look later
         log.debug("outbox of %s not read: %s", config.path, exc)
         return Waiting()

@@ -16,6 +16,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from deploybot.config.checks import check_writable_folder
@@ -44,21 +45,40 @@ def build_cache(state_dir: Path) -> Path:
     return state_dir / CACHE
 
 
-def state_paths(config: Config) -> dict[str, Path]:
-    """Return the state dir's layout: ``lock``, the ``source``/``publish`` mirrors,
-    ``outbox`` and ``cache`` (all absolute :class:`Path` s under ``config.state.dir``)."""
+@dataclass(frozen=True)
+class StatePaths:
+    """The state folder's layout (all absolute paths under ``state.dir``)."""
+
+    lock: Path
+    """The run lock (``flock``): one run at a time."""
+    source: Path
+    """The bare mirror of the source repository."""
+    publish: Path
+    """The bare mirror of the publish repository."""
+    outbox: Path
+    """Emails and webhook posts waiting, sent and refused (:mod:`deploybot.notify.deliver`)."""
+    cache: Path
+    """The build cache (:mod:`deploybot.render.engine.cache`)."""
+
+    def mirrors(self) -> tuple[Path, Path]:
+        """The two mirrors, source first."""
+        return self.source, self.publish
+
+
+def state_paths(config: Config) -> StatePaths:
+    """Return the state folder's layout for ``config`` (:class:`StatePaths`)."""
     root = config.state.dir
-    return {
-        "lock": root / "lock",
-        "source": root / "source.git",
-        "publish": root / "publish.git",
-        "outbox": root / "outbox",
-        "cache": root / CACHE,
-    }
+    return StatePaths(
+        lock=root / "lock",
+        source=root / "source.git",
+        publish=root / "publish.git",
+        outbox=root / "outbox",
+        cache=root / CACHE,
+    )
 
 
 @contextlib.contextmanager
-def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
+def held(config: Config, *, sweep: bool = True) -> Iterator[StatePaths]:
     """Hold the state directory for one run; yields :func:`state_paths`.
 
     Checks that ``state.dir`` is writable, takes the lock, turns a full disk inside into
@@ -73,17 +93,17 @@ def held(config: Config, *, sweep: bool = True) -> Iterator[dict[str, Path]]:
     paths = state_paths(config)
     check_writable_folder(config.state.dir, "state.dir", config.path)
     started = time.time()
-    with locked(paths["lock"]), no_space_left(config.state.dir):
+    with locked(paths.lock), no_space_left(config.state.dir):
         checkpoint.reached(checkpoint.LOCKED, config.state.dir)
         if sweep:
             sweep_stale(config, paths, started=started)
         yield paths
 
 
-def sweep_stale(config: Config, paths: dict[str, Path], *, started: float) -> None:
+def sweep_stale(config: Config, paths: StatePaths, *, started: float) -> None:
     """Remove what a killed run left (:func:`deploybot.state.stale.sweep`); only under the lock,
     taken at ``started`` (Unix time, s) or later."""
-    stale.sweep(config.state.dir, [paths["source"], paths["publish"]], started=started)
+    stale.sweep(config.state.dir, list(paths.mirrors()), started=started)
 
 
 @contextlib.contextmanager
@@ -113,7 +133,7 @@ def locked(path: Path, held_by: str = "another deploybot run holds the lock") ->
         os.close(fd)  # releases the flock
 
 
-def drop_damaged_mirror(exc: BaseException, paths: dict[str, Path], *, last_try: bool) -> None:
+def drop_damaged_mirror(exc: BaseException, paths: StatePaths, *, last_try: bool) -> None:
     """Delete the mirror that ``exc`` (dulwich's exception for a missing or unreadable
     object, :func:`deploybot.git.repository.damaged_object`) came from, so the next attempt
     fetches it anew: mirrors only cache the remotes.
@@ -129,18 +149,21 @@ def drop_damaged_mirror(exc: BaseException, paths: dict[str, Path], *, last_try:
     if damage is None:
         raise exc
     folder = damage.folder
-    mirrors = {Path(os.path.abspath(paths[name])) for name in ("source", "publish")}
+    mirrors = {Path(os.path.abspath(mirror)) for mirror in paths.mirrors()}
     if folder is None or folder not in mirrors or last_try:
         error = MissingObjectError if damage.missing else DamagedRepositoryError
         raise error(damage.message()) from exc
-    problem = "is missing object" if damage.missing else "cannot read object"
-    log.warning("%s %s %s: fetching it again", folder, problem, damage.sha)
+    if damage.sha is None:
+        problem = f"cannot be read ({damage.detail})"
+    else:
+        problem = f"{'is missing' if damage.missing else 'cannot read'} object {damage.sha}"
+    log.warning("%s %s: the mirror is damaged, fetching it again", folder, problem)
     shutil.rmtree(folder)
 
 
-def housekeep(paths: dict[str, Path]) -> None:
+def housekeep(paths: StatePaths) -> None:
     """Pack both mirrors when past git's gc thresholds; a failure here never fails the run."""
-    for mirror in (paths["source"], paths["publish"]):
+    for mirror in paths.mirrors():
         try:
             done = housekeeping.housekeep(mirror)
         except OSError as exc:
