@@ -8,7 +8,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 PELICAN_VENV := .venv-pelican
 BENCH_ARGS ?= --sizes 1000,10000 --repeat 3 --update-doc
 
-.PHONY: test lint demo bench bench-tools clean redis-server config-reference
+.PHONY: test test-fast lint demo bench bench-tools clean redis-server config-reference
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,8 +16,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Every test, on every core (pytest-xdist). CI runs this.
 test: $(STAMP) redis-server
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n auto $(PYTEST_ARGS)
+
+# The edit loop: every test but the slow ones (1 s or more, listed in tests/slow.txt, which
+# `python -m tests.slowlist` writes from a `--durations=0` run); pytest says how many it left out.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto -m "not slow" $(PYTEST_ARGS)
 
 # The fleet tests start their own redis-server (Debian's package): installed here when
 # missing, as root or with sudo; without either the fleet tests skip, saying why.

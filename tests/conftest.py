@@ -10,8 +10,26 @@ import pytest
 from tests.redisproc import RedisServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+SLOW_LIST = Path(__file__).with_name("slow.txt")
 SHARED = REPO_ROOT.parent / "shared"
 TVM = SHARED / "corpus" / "tvm-site"
+
+
+def _slow_tests() -> set[str]:
+    """The node ids ``tests/slow.txt`` lists (:mod:`tests.slowlist`)."""
+    if not SLOW_LIST.is_file():
+        return set()
+    lines = SLOW_LIST.read_text(encoding="utf-8").splitlines()
+    return {line.split("#", 1)[0].strip() for line in lines} - {""}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` the tests ``tests/slow.txt`` lists (1 s or more, measured), so
+    ``make test-fast`` (``-m "not slow"``) leaves them out; ``make test`` runs every test."""
+    slow = _slow_tests()
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
