@@ -195,6 +195,14 @@ def _send_result(sender: Any, fn: Callable[..., Any], *args: Any) -> None:
     sender.close()
 
 
+LINEAR_LIMIT = 20.0
+"""The most :func:`work_growth` may measure for input 8 times larger, for work to count as
+linear: linear code measures 2 to 12 (a busy machine), a quadratic one 30 to 64."""
+
+HANG_S = 600.0
+"""The bound on a child of :func:`run_in_child` in the tests: only a safety net for a hang
+(even a cubic case is measured in well under that)."""
+
 SAMPLE_S = 0.02
 """CPU seconds each sample of :func:`work_growth` lasts at least (calls are repeated until
 then, as ``timeit``'s autorange does), so fast calls are not measured at the clock's noise."""

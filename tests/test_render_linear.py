@@ -1,6 +1,7 @@
-"""Parse work stays linear: each pathological body does at most :data:`LIMIT` times more work
-at 8 times its size (linear: about 8; quadratic: 64; cubic: 512), measured as a ratio of CPU
-time per call by :func:`tests.pathological.work_growth` in a child process. The ratio does
+"""Parse work stays linear: each pathological body does at most
+:data:`~tests.pathological.LINEAR_LIMIT` times more work at 8 times its size (linear: about
+8; quadratic: 64; cubic: 512), measured as a ratio of CPU time per call by
+:func:`tests.pathological.work_growth` in a child process. The ratio does
 not depend on the machine's speed or load, so nothing here asserts a speed; the child's
 time bound is only a safety net, so that a hang fails instead of stopping the suite. The
 speeds themselves are measured by ``python -m tests.bench.render_limits`` (``make bench``).
@@ -13,11 +14,10 @@ from typing import Any
 import pytest
 
 from deploybot.render.markdown.kramdown.attrs import parse_attribute_list
-from tests.pathological import CASES, render_body, run_in_child, work_growth
+from tests.pathological import CASES, HANG_S, render_body, run_in_child, work_growth
+from tests.pathological import LINEAR_LIMIT as LIMIT
 
 SMALL = 5_000
-LIMIT = 20.0  # linear code measures 2 to 12 here (busy machine); a quadratic 30 to 64
-HANG_S = 600.0  # a safety net: even a cubic case is measured in well under that
 
 
 def _growth(fn: Any, small: str, large: str) -> float:

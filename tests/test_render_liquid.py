@@ -3,7 +3,6 @@ site's own layouts: outputs, tags, includes, errors with file and line, and the 
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -11,11 +10,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from deploybot.render.engine.build import build_site
+from deploybot.render.liquid import environment
 from deploybot.render.liquid.tags import TAGS, register_tag
 from deploybot.render.liquid.templates import Liquid, render_liquid
 from deploybot.render.model import LiquidLimits, RenderOptions
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
+from tests.pathological import HANG_S, LINEAR_LIMIT, render_body, run_in_child, work_growth
 
 LA = ZoneInfo("America/Los_Angeles")
 SITE: dict[str, Any] = {
@@ -194,28 +195,38 @@ def test_unclosed_highlight_is_an_error_naming_file_and_line() -> None:
     assert info.value.path == "p.md" and info.value.line is not None
 
 
-def test_deep_nesting_is_refused_fast() -> None:
-    source = "{% if a %}" * 20000 + "x" + "{% endif %}" * 20000
-    started = time.monotonic()
+def test_deep_nesting_is_refused_in_linear_work() -> None:
+    def nesting(depth: int) -> str:
+        return "{% if a %}" * depth + "x" + "{% endif %}" * depth
+
     with pytest.raises(SourceError) as info:
-        render_liquid(source, path="p.md")
-    assert time.monotonic() - started < 5
+        render_liquid(nesting(20_000), path="p.md")
     assert "render.liquid_max_depth" in info.value.message
+    # Refused at the limit's depth: the work grows with the text (lexed once), no faster.
+    growth = run_in_child(HANG_S, work_growth, render_body, (nesting(2_500),), (nesting(20_000),))
+    assert growth < LINEAR_LIMIT
 
 
-def test_huge_input_with_unclosed_markup_is_fast() -> None:
-    started = time.monotonic()
+def test_huge_input_with_unclosed_markup_is_refused_in_linear_work() -> None:
     with pytest.raises(SourceError):
         render_liquid("{{ {% " * 200_000, path="p.md")
-    assert time.monotonic() - started < 5
+    small, large = ("{{ {% " * 25_000,), ("{{ {% " * 200_000,)
+    assert run_in_child(HANG_S, work_growth, render_body, small, large) < LINEAR_LIMIT
 
 
-def test_loop_bomb_stops_before_it_runs() -> None:
+def test_loop_bomb_stops_before_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[int] = []  # the lengths each loop asked the iteration budget for
+    budget_check = environment._BudgetContext.raise_for_loop_limit
+
+    def counted(context: environment._BudgetContext, length: int = 1) -> None:
+        checked.append(length)
+        budget_check(context, length)
+
+    monkeypatch.setattr(environment._BudgetContext, "raise_for_loop_limit", counted)
     bomb = "{% for a in (1..100000) %}{% for b in (1..100000) %}x{% endfor %}{% endfor %}"
-    started = time.monotonic()
     with pytest.raises(SourceError) as info:
         run("\n" + bomb)
-    assert time.monotonic() - started < 5
+    assert checked == [100_000, 100_000]  # refused as the inner loop starts: no iteration
     assert (info.value.path, info.value.line) == ("_posts/p.md", 6)
     assert "render.liquid_max_loop_iterations" in info.value.message
 
