@@ -22,6 +22,7 @@ from deploybot.render.model import RenderOptions
 from deploybot.render.outputs.sinks import BuildReport, MemorySink
 from deploybot.render.read.source import DirTree, MemoryTree, SourceTree
 from deploybot.support.errors import SourceError
+from tests.daemonproc import wait_until
 from tests.incremental_site import T0, THEME, apply, change, initial_site
 
 OPTIONS = RenderOptions(theme=THEME, timezone="UTC", feed_limit=3, build_time=T0)
@@ -210,10 +211,7 @@ def test_kill_9_of_the_build_leaves_no_worker_behind(tmp_path: Path) -> None:
     workers = _wait_for_workers(proc, 2)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_alive(w) for w in workers):
-        time.sleep(0.05)
-    assert not [w for w in workers if _alive(w)]
+    wait_until(lambda: not [w for w in workers if _alive(w)], 60, "the workers outlived the build")
 
 
 def test_kill_9_of_run_once_leaves_nothing_that_wedges_the_next_run(tmp_path: Path) -> None:
@@ -238,7 +236,6 @@ def test_kill_9_of_run_once_leaves_nothing_that_wedges_the_next_run(tmp_path: Pa
     workers = _wait_for_workers(proc, 2)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    time.sleep(0.5)
-    assert not [w for w in workers if _alive(w)]
+    wait_until(lambda: not [w for w in workers if _alive(w)], 60, "the workers outlived run-once")
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr  # the state lock was not held by an orphan
