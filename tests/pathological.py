@@ -6,11 +6,13 @@ backticks: cubic; ``{:`` runs and table-like lines without a table: quadratic).
 :func:`render_body` renders a body the way a post's content is rendered (Liquid, then
 Markdown, then the Liquid fragments put back), with no output limit; :func:`run_bounded`
 runs a function in a child process killed after a time bound, so a case that got
-super-linear fails (or is reported) instead of hanging.
+super-linear fails (or is reported) instead of hanging; :func:`work_growth` measures how the
+work of a call grows with its input (the tests' measure: a ratio, not a speed).
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import time
 from collections.abc import Callable
@@ -161,3 +163,80 @@ def run_bounded(seconds: float, fn: Callable[..., Any], *args: Any) -> float | N
         child.join()
         return None
     return time.perf_counter() - start if child.exitcode == 0 else None
+
+
+def run_in_child(seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
+    """Return ``fn(*args)`` computed in a child process (forked as in :func:`run_bounded`);
+    ``fn``'s result must pickle. ``seconds`` is only a safety net for a hang: past it the
+    child is killed and :class:`TimeoutError` is raised; a child that raised or died raises
+    :class:`RuntimeError` (its traceback went to stderr)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_send_result, args=(sender, fn, *args))
+    child.start()
+    sender.close()
+    try:
+        if not receiver.poll(seconds):
+            raise TimeoutError(f"{getattr(fn, '__name__', fn)} did not finish in {seconds:g} s")
+        try:
+            return receiver.recv()
+        except EOFError:
+            raise RuntimeError(f"{getattr(fn, '__name__', fn)} failed in the child") from None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receiver.close()
+
+
+def _send_result(sender: Any, fn: Callable[..., Any], *args: Any) -> None:
+    sender.send(fn(*args))
+    sender.close()
+
+
+LINEAR_LIMIT = 20.0
+"""The most :func:`work_growth` may measure for input 8 times larger, for work to count as
+linear: linear code measures 2 to 12 (a busy machine), a quadratic one 30 to 64."""
+
+HANG_S = 600.0
+"""The bound on a child of :func:`run_in_child` in the tests: only a safety net for a hang
+(even a cubic case is measured in well under that)."""
+
+SAMPLE_S = 0.02
+"""CPU seconds each sample of :func:`work_growth` lasts at least (calls are repeated until
+then, as ``timeit``'s autorange does), so fast calls are not measured at the clock's noise."""
+
+
+def _cpu_per_call(fn: Callable[..., Any], args: tuple[Any, ...]) -> float:
+    calls = 0
+    gc.collect()
+    gc.disable()  # a collection's cost depends on the whole heap, not on this call
+    try:
+        start = time.process_time()
+        while True:
+            fn(*args)
+            calls += 1
+            spent = time.process_time() - start
+            if spent >= SAMPLE_S:
+                return spent / calls
+    finally:
+        gc.enable()
+
+
+def work_growth(
+    fn: Callable[..., Any], small: tuple[Any, ...], large: tuple[Any, ...], repeat: int = 3
+) -> float:
+    """Return how many times more work ``fn(*large)`` does than ``fn(*small)``: the ratio of
+    the least CPU time per call (process time, this process only, garbage collection off)
+    over ``repeat`` interleaved samples of each. Run it in a child (:func:`run_in_child`).
+
+    A ratio, not a speed: it does not depend on how fast or busy the machine is (CPU time
+    excludes waiting; the least of interleaved samples drops a sample slowed by a
+    neighbour). With ``large`` 8 times ``small``, linear work gives about 8 (less when a
+    constant part dominates), quadratic 64, cubic 512."""
+    least = [float("inf"), float("inf")]
+    for _ in range(repeat):
+        for i, args in enumerate((small, large)):
+            least[i] = min(least[i], _cpu_per_call(fn, args))
+    return least[1] / least[0] if least[0] > 0 else float("inf")

@@ -246,11 +246,15 @@ def silent_server() -> Iterator[tuple[int, list[socket.socket]]]:
 
 
 @contextmanager
-def flooding_server(head: bytes, chunk: bytes, total: int) -> Iterator[tuple[int, list[int]]]:
+def flooding_server(
+    head: bytes, chunk: bytes, total: int
+) -> Iterator[tuple[int, list[int], threading.Event]]:
     """A TCP server on 127.0.0.1 that answers the client's first bytes with ``head``, then
     sends ``chunk`` as fast as the client takes it until ``total`` bytes went out or the
-    client hangs up; yields its port and a one-item list: the bytes of chunks sent so far."""
+    client hangs up; yields its port, a one-item list: the bytes of chunks sent so far, and
+    an event set once it stopped sending (the client hung up, or ``total`` went out)."""
     sent = [0]
+    stopped = threading.Event()
     server = socket.create_server(("127.0.0.1", 0))
 
     def serve() -> None:
@@ -264,11 +268,13 @@ def flooding_server(head: bytes, chunk: bytes, total: int) -> Iterator[tuple[int
                     sent[0] += len(chunk)
             except OSError:
                 pass  # the client stopped reading and hung up: that is the point
+            finally:
+                stopped.set()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
-        yield server.getsockname()[1], sent
+        yield server.getsockname()[1], sent, stopped
     finally:
         server.close()
         thread.join(timeout=10)

@@ -449,9 +449,6 @@ def test_repo_name_and_redaction() -> None:
 
 
 def test_build_email_facade(repo: Path) -> None:
-    pytest.importorskip(
-        "deploybot.notify.gitlog.commit_log", reason="gitlog.format_commit_log not yet"
-    )
     old, new = make_commit(repo, {"a.txt": "a\n"}, "Build at X\n\nmore")
     notify = NotifyConfig(
         to=(LIST,),

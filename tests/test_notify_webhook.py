@@ -203,9 +203,9 @@ def test_a_huge_answer_is_not_read(head: bytes, chunk: bytes) -> None:
     from deploybot.notify.deliver.webhook import post_json
     from tests.servers import call_within, flooding_server
 
-    with flooding_server(head, chunk, 64 << 20) as (port, sent):
+    with flooding_server(head, chunk, 64 << 20) as (port, sent, stopped):
         error = call_within(30, lambda: post_json(f"http://127.0.0.1:{port}/h", b"{}", timeout=20))
-        time.sleep(0.2)  # the server notices the hang-up
+        assert stopped.wait(60), "the server is still sending: the post never hung up"
     if b" 200 " in head:
         assert error is None
     else:

@@ -169,16 +169,30 @@ def test_killed_before_the_cache_commit_is_emailed(site: KillSite) -> None:
 def test_disk_full_at_the_cache_commit_still_emails(
     site: KillSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """sqlite's SQLITE_FULL at the cache commit (after the push): the email went out first."""
+    """sqlite's SQLITE_FULL at the cache commit (after the push): the email went out first,
+    and the run ends "try again later" (75) with one line. sqlite itself raises it: the
+    connection may grow by no page (``max_page_count``) and the commit writes a page more."""
     from deploybot.render.engine.cache import BuildCache
 
-    def disk_full(self: BuildCache, values: object) -> None:
-        raise sqlite3.OperationalError("database or disk is full")
+    commit = BuildCache.commit
+    raised: list[sqlite3.OperationalError] = []
+
+    def disk_full(self: BuildCache, values: dict[str, str]) -> None:
+        # sqlite keeps max_page_count at the database's size at least: no page more.
+        self.conn.execute("PRAGMA max_page_count = 1")
+        try:
+            commit(self, {**values, "padding": "x" * 100_000})
+        except sqlite3.OperationalError as exc:
+            raised.append(exc)
+            raise
 
     with monkeypatch.context() as patch:
         patch.setattr(BuildCache, "commit", disk_full)
         result = CliRunner().invoke(main, ["run-once", "--config", str(site.config)])
-    assert result.exit_code != 0
+    [error] = raised
+    assert (error.sqlite_errorcode, str(error)) == (sqlite3.SQLITE_FULL, "database or disk is full")
+    assert result.exit_code == 75, result.output
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
     assert head(site.publish, "asf-site") is not None
     assert len(read_mbox(site.mbox)) == 1
     _settled(site)

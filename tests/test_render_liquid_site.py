@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -116,13 +115,12 @@ def test_loop_bomb_in_a_post_exits_1_naming_the_file(tmp_path: Path) -> None:
         "---\ntitle: B\n---\nok\n"
         "{% for a in (1..1000000) %}{% for b in (1..1000000) %}x{% endfor %}{% endfor %}\n"
     )
-    started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "deploybot", "build", str(source), str(tmp_path / "out")],
         capture_output=True,
         text=True,
+        timeout=600,  # a safety net: the loops are refused before they run (test_render_liquid)
     )
-    assert time.monotonic() - started < 60
     assert done.returncode == 1
     assert "_posts/2024-01-01-bomb.md:5:" in done.stderr
     assert "render.liquid_max_loop_iterations" in done.stderr

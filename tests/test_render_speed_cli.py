@@ -20,6 +20,7 @@ import pytest
 
 from deploybot.config.load import load_config
 from deploybot.render.engine.parallel import worker_count
+from deploybot.support import progress
 from deploybot.support.errors import EX_CONFIG, ConfigError
 
 DEPLOYBOT = [sys.executable, "-m", "deploybot"]
@@ -101,12 +102,12 @@ def test_a_workers_error_is_one_line_naming_the_file(tmp_path: Path) -> None:
         assert not (tmp_path / f"o{jobs}").exists()
 
 
-def _run_on_pty(command: list[str]) -> tuple[int, str]:
+def _run_on_pty(command: list[str], env: dict[str, str]) -> tuple[int, str]:
     """Run ``command`` with stderr on a pseudo-terminal; return (exit code, what it showed)."""
     leader, follower = pty.openpty()
     # A terminal of 24 rows and 100 columns (a fresh pty has 0 columns: no room for a bar).
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=follower)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=follower, env=env)
     os.close(follower)
     shown = b""
     deadline = time.monotonic() + 300
@@ -126,22 +127,28 @@ def _run_on_pty(command: list[str]) -> tuple[int, str]:
     return proc.wait(timeout=60), shown.decode("utf-8", "replace")
 
 
+def test_the_bar_delay_is_one_second_unless_the_environment_sets_it() -> None:
+    assert progress.bar_delay({}) == progress.DELAY == 1.0
+    assert progress.bar_delay({progress.DELAY_ENV: "0"}) == 0.0
+    assert progress.bar_delay({progress.DELAY_ENV: "2.5"}) == 2.5
+    for bad in ("", "soon", "-1", "nan", "inf"):
+        assert progress.bar_delay({progress.DELAY_ENV: bad}) == 1.0, bad
+
+
 def test_the_progress_bar_shows_on_a_terminal_only(tmp_path: Path) -> None:
     src = _site(tmp_path, 150)
     cfg = _config(tmp_path, "jobs = 1\nhighlight_cache_bytes = 0")
     command = [sys.executable, "-m", "deploybot", "build", str(src)]
-    started = time.monotonic()
-    code, shown = _run_on_pty([*command, str(tmp_path / "tty"), "--config", str(cfg)])
-    took = time.monotonic() - started
+    env = {**os.environ, progress.DELAY_ENV: "0"}  # at once: however quick the build
+    code, shown = _run_on_pty([*command, str(tmp_path / "tty"), "--config", str(cfg)], env)
     assert code == 0
-    if took < 2:
-        pytest.skip(f"the build took {took:.1f} s: too quick for a bar (shown after 1 s)")
     assert "rendering:" in shown and "/150" in shown and "page" in shown
     piped = subprocess.run(
         [*command, str(tmp_path / "pipe"), "--config", str(cfg)],
         capture_output=True,
         text=True,
         timeout=300,
+        env=env,
     )
     assert piped.returncode == 0
     assert "rendering" not in piped.stderr and "\r" not in piped.stderr

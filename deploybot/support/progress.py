@@ -4,7 +4,8 @@ The render stage counts what it renders (:func:`expect` the total, :func:`advanc
 document at a time); nothing is shown unless the CLI opened a bar with :func:`shown` around
 the command, in the same thread (a context variable: the daemon's worker thread never has
 one). The bar is tqdm's, on stderr, and only when stderr is a terminal: never in a pipe, a
-log file or cron's mail. It appears after one second (tqdm's ``delay``), so quick builds
+log file or cron's mail. It appears after one second (tqdm's ``delay``; the environment
+variable ``DEPLOYBOT_PROGRESS_DELAY`` sets other seconds, 0 at once), so quick builds
 and incremental runs print nothing, and it is erased when the command ends
 (``leave=False``); a log line printed meanwhile takes the bar off its line first.
 """
@@ -12,8 +13,10 @@ and incremental runs print nothing, and it is erased when the command ends
 from __future__ import annotations
 
 import logging
+import math
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
@@ -22,7 +25,9 @@ if TYPE_CHECKING:  # imported when a bar is shown: a run in cron or a pipe never
     from tqdm import tqdm
 
 DELAY = 1.0
-"""Seconds before the bar appears."""
+"""Seconds before the bar appears, unless :data:`DELAY_ENV` sets others."""
+DELAY_ENV = "DEPLOYBOT_PROGRESS_DELAY"
+"""The environment variable that sets the seconds before the bar appears (0: at once)."""
 
 _BAR: ContextVar[tqdm[NoReturn] | None] = ContextVar("progress_bar", default=None)
 
@@ -42,7 +47,7 @@ def shown(label: str, stream: TextIO | None = None) -> Iterator[None]:
         desc=label,
         unit="page",
         file=out,
-        delay=DELAY,
+        delay=bar_delay(),
         leave=False,
         dynamic_ncols=True,
     )
@@ -55,6 +60,16 @@ def shown(label: str, stream: TextIO | None = None) -> Iterator[None]:
             handler.setStream(stream)
         _BAR.reset(token)
         bar.close()
+
+
+def bar_delay(environ: Mapping[str, str] = os.environ) -> float:
+    """The seconds before the bar appears: :data:`DELAY_ENV` in ``environ`` when it is a
+    finite number >= 0, else :data:`DELAY` (a cosmetic setting: a bad value is ignored)."""
+    try:
+        seconds = float(environ.get(DELAY_ENV, ""))
+    except ValueError:
+        return DELAY
+    return seconds if math.isfinite(seconds) and seconds >= 0 else DELAY
 
 
 def expect(total: int) -> None:

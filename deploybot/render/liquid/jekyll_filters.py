@@ -13,6 +13,7 @@ import html
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, tzinfo
 from decimal import Decimal
@@ -30,7 +31,11 @@ _URI_SAFE = "!#$&'()*+,/:;=?@[]~%-._"
 def to_text(value: Any) -> str:
     """Return ``value`` as Ruby's ``to_s`` prints it in Liquid output (``nil`` -> '',
     ``true``/``false``, a float as :func:`ruby_float`, a list joined, a time as
-    ``2020-07-14 00:00:00 -0700``)."""
+    ``2020-07-14 00:00:00 -0700``, a mapping as Ruby's ``Hash#to_s``: :func:`ruby_inspect`).
+
+    Never Python's ``repr``: the source repository is untrusted, and an object with no text
+    of its own (no ``__str__`` but ``object``'s) prints nothing, as an unknown value does.
+    """
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -41,7 +46,90 @@ def to_text(value: Any) -> str:
         return strftime(value, "%Y-%m-%d %H:%M:%S %z")
     if isinstance(value, list | tuple):
         return "".join(to_text(v) for v in value)
-    return str(value)
+    if isinstance(value, Mapping):
+        return ruby_inspect(value)
+    if isinstance(value, str | int | Decimal | date) or _own_text(value):
+        return str(value)
+    return ""  # its str() would be its repr
+
+
+def _own_text(value: object) -> bool:
+    """True when a class of ``value`` other than ``object`` defines ``__str__``."""
+    return any("__str__" in vars(cls) for cls in type(value).__mro__[:-1])
+
+
+# Ruby's String#inspect (string.c, rb_str_inspect): these escapes, "#" before "{", "$" or
+# "@" escaped, other characters as they are when printable (Onigmo's [[:print:]]: all but
+# controls, surrogates, unassigned and the line and paragraph separators), else \uXXXX.
+_RUBY_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\f": "\\f",
+    "\v": "\\v",
+    "\b": "\\b",
+    "\a": "\\a",
+    "\x1b": "\\e",
+}
+_NOT_PRINTED = frozenset({"Cc", "Cs", "Cn", "Zl", "Zp"})
+
+
+def ruby_inspect(value: Any) -> str:
+    """Return ``value`` as Ruby 3.1's ``inspect`` writes it (Jekyll 4.3.1's Ruby): strings
+    quoted and escaped, ``nil``, ``true``, a time as its ``to_s``, a date as
+    ``#<Date: 2020-01-01 ((2458850j,0s,0n),+0s,2299161j)>``, ``[a, b]``, ``{k=>v}``; a
+    list or mapping inside itself (a YAML alias) is ``[...]`` / ``{...}`` as in Ruby."""
+    return _inspect(value, set())
+
+
+def _inspect(value: Any, open_ids: set[int]) -> str:
+    if value is None:
+        return "nil"
+    if isinstance(value, bool | float | datetime):
+        return to_text(value)
+    if isinstance(value, int | Decimal):
+        return str(value)
+    if isinstance(value, date):
+        julian_day = value.toordinal() + 1_721_425
+        return f"#<Date: {value.isoformat()} (({julian_day}j,0s,0n),+0s,2299161j)>"
+    if isinstance(value, Mapping):
+        return _inspect_inside(value, "{...}", open_ids)
+    if isinstance(value, list | tuple):
+        return _inspect_inside(value, "[...]", open_ids)
+    return _ruby_string(value if isinstance(value, str) else to_text(value))
+
+
+def _inspect_inside(
+    value: Mapping[Any, Any] | list[Any] | tuple[Any, ...], again: str, open_ids: set[int]
+) -> str:
+    if id(value) in open_ids:
+        return again
+    open_ids.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            pairs = (f"{_inspect(k, open_ids)}=>{_inspect(v, open_ids)}" for k, v in value.items())
+            return "{" + ", ".join(pairs) + "}"
+        return "[" + ", ".join(_inspect(v, open_ids) for v in value) + "]"
+    finally:
+        open_ids.discard(id(value))
+
+
+def _ruby_string(text: str) -> str:
+    out = ['"']
+    for i, ch in enumerate(text):
+        if ch in _RUBY_ESCAPES:
+            out.append(_RUBY_ESCAPES[ch])
+        elif ch == "#" and text[i + 1 : i + 2] in ("{", "$", "@"):
+            out.append("\\#")
+        elif unicodedata.category(ch) not in _NOT_PRINTED:
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\u{code:04X}" if code < 0x10000 else f"\\u{{{code:X}}}")
+    out.append('"')
+    return "".join(out)
 
 
 def ruby_float(value: float) -> str:
@@ -244,7 +332,7 @@ def _plain(value: Any) -> Any:
         return value.isoformat()
     if value is None or isinstance(value, bool | int | float | str):
         return value
-    return str(value)
+    return to_text(value)
 
 
 def inspect(value: Any) -> str:

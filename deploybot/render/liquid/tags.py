@@ -21,7 +21,6 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from liquid.ast import BlockNode, Node
@@ -58,14 +57,11 @@ _HIGHLIGHT = re.compile(r"^([a-zA-Z0-9.+#_-]+)((\s+\w+(=(\w+|\"([0-9]+\s)*[0-9]+
 
 def ruby_text(value: Any) -> str:
     """Return ``value`` as Liquid-on-Ruby prints it (see :func:`.jekyll_filters.to_text`)."""
-    value = nil(value)
-    if isinstance(value, datetime | bool | float | list | tuple) or value is None:
-        return jf.to_text(value)
-    return str(value)
+    return jf.to_text(nil(value))
 
 
 class JekyllOutputNode(OutputNode):
-    """``{{ … }}`` printing times, ``nil``, booleans and lists as Ruby does."""
+    """``{{ … }}`` printing times, ``nil``, booleans, lists and mappings as Ruby does."""
 
     def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
         """Write the value of the expression to ``buffer``."""
