@@ -82,7 +82,7 @@ def test_a_redirect_loop_is_exit_78_in_plain_words(tmp_path: Any) -> None:
 def test_a_git_url_at_a_web_server_is_exit_78(tmp_path: Any) -> None:
     site = SmallSite(tmp_path)
     head = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\n\r\n<html>"
-    with flooding_server(head, b"", 0) as (port, _sent):
+    with flooding_server(head, b"", 0) as (port, _sent, _stopped):
         site.write_config(source_url=f"git://127.0.0.1:{port}/site.git")
         line = _error_line(site)
     assert line.endswith(
