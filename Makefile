@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 test: $(STAMP) redis-server
 	$(BIN)/python -m pytest -q -n auto $(PYTEST_ARGS)
 
-# The edit loop: every test but the slow ones (1 s or more, listed in tests/slow.txt, which
+# The edit loop: every test but the slow ones (0.5 s or more, listed in tests/slow.txt, which
 # `python -m tests.slowlist` writes from a `--durations=0` run); pytest says how many it left out.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto -m "not slow" $(PYTEST_ARGS)

@@ -24,7 +24,7 @@ def _slow_tests() -> set[str]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark ``slow`` the tests ``tests/slow.txt`` lists (1 s or more, measured), so
+    """Mark ``slow`` the tests ``tests/slow.txt`` lists (0.5 s or more, measured), so
     ``make test-fast`` (``-m "not slow"``) leaves them out; ``make test`` runs every test."""
     slow = _slow_tests()
     for item in items:

@@ -1,7 +1,7 @@
 """Write ``tests/slow.txt`` from a pytest run's ``--durations=0`` report.
 
 ``python -m pytest -q -n auto --durations=0 > run.log; python -m tests.slowlist run.log``
-lists every test whose setup, call and teardown took 1 s or more together: ``make test-fast``
+lists every test whose setup, call and teardown took 0.5 s or more together: ``make test-fast``
 leaves those out (``-m "not slow"``, marked by ``tests/conftest.py``), ``make test`` runs them.
 """
 
@@ -12,12 +12,12 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-SLOW_SECONDS = 1.0
+SLOW_SECONDS = 0.5
 """A test at or over this many seconds (setup + call + teardown) is slow."""
 
 LIST = Path(__file__).with_name("slow.txt")
 
-_LINE = re.compile(r"^(\d+(?:\.\d+)?)s (?:setup|call|teardown)\s+(\S+)$")
+_LINE = re.compile(r"^(\d+(?:\.\d+)?)s (?:setup|call|teardown)\s+(.+)$")
 
 
 def slow_tests(report: str, seconds: float = SLOW_SECONDS) -> dict[str, float]:
@@ -25,7 +25,7 @@ def slow_tests(report: str, seconds: float = SLOW_SECONDS) -> dict[str, float]:
     with their total seconds."""
     total: dict[str, float] = defaultdict(float)
     for line in report.splitlines():
-        match = _LINE.match(line.strip())
+        match = _LINE.match(line.rstrip())
         if match:
             total[match[2]] += float(match[1])
     return {node: took for node, took in total.items() if took >= seconds}

@@ -37,7 +37,6 @@ import http
 import re
 import socket
 import sys
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized
@@ -50,9 +49,13 @@ from deploybot.support.errors import (
     DeploybotError,
     SourceError,
     TemporaryError,
+    exception_chain,
     one_line,
 )
 from deploybot.support.redact import redact_text, redact_url
+
+_LINKS = ("__cause__", "__context__", "reason")
+"""What :func:`deploybot.support.errors.exception_chain` follows here: urllib3's ``reason`` too."""
 
 
 class Cause(enum.Enum):
@@ -211,7 +214,7 @@ def cause_of(exc: BaseException) -> tuple[Cause, int | None]:
         return Cause.PROXY_AUTH, 407
     if isinstance(exc, NotGitRepository):
         return Cause.NOT_FOUND, 404  # what dulwich's HTTP client raises it for
-    for inner in _chain(exc):
+    for inner in exception_chain(exc, _LINKS):
         if isinstance(inner, socket.gaierror):
             unknown = inner.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", None))
             return (Cause.NO_SUCH_HOST if unknown else Cause.TEMPORARY), None
@@ -258,7 +261,7 @@ def connection_words(exc: BaseException) -> str | None:
     words: refused, reset, closed without an answer, timed out, unreachable, a TLS
     handshake failed; None when it was none of these. urllib3's own text (``Max retries
     exceeded ... NewConnectionError(...)``) says the same in its classes' names."""
-    chain = list(_chain(exc))
+    chain = list(exception_chain(exc, _LINKS))
     for inner in chain:  # the OS's words first: urllib3's classes wrap them
         if _is_instance(inner, "http.client", "RemoteDisconnected"):
             return "the server closed the connection without answering"
@@ -291,22 +294,6 @@ def _status_cause(status: int) -> Cause:
     if 400 <= status < 500 and status not in _HEALING_STATUSES:
         return Cause.REFUSED
     return Cause.TEMPORARY
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and what it was raised from (``__cause__``, ``__context__``, urllib3's
-    ``reason``), each once."""
-    seen: set[int] = set()
-    pending = [exc]
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        for inner in (current.__cause__, current.__context__, getattr(current, "reason", None)):
-            if isinstance(inner, BaseException):
-                pending.append(inner)
 
 
 def _status_words(status: int) -> str:
@@ -422,7 +409,7 @@ def _certificate_advice(remote: Remote, exc: BaseException) -> str:
     why = next(
         (
             getattr(inner, "verify_message", None) or one_line(inner)
-            for inner in _chain(exc)
+            for inner in exception_chain(exc, _LINKS)
             if _is_instance(inner, "ssl", "SSLCertVerificationError")
         ),
         "certificate verify failed",
@@ -459,7 +446,7 @@ _HTML = re.compile(r"b['\"]\s*<(!doctype|!do|html|htm|head|body|\?xml|!--)", re.
 def _last_redirect(exc: BaseException) -> str:
     """``, the last time to <URL>`` (redacted): where urllib3's ``MaxRetryError`` under
     ``exc`` was sent last; "" when it does not say."""
-    for inner in _chain(exc):
+    for inner in exception_chain(exc, _LINKS):
         url = getattr(inner, "url", None)
         if _is_instance(inner, "urllib3.exceptions", "MaxRetryError") and isinstance(url, str):
             return f", the last time to {redact_url(url)}"

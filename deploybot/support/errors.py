@@ -34,11 +34,15 @@ def holds(exc: BaseException, kind: type[BaseException]) -> bool:
     """Whether ``exc``, or an exception it was raised from or while handling (its
     ``__cause__`` and ``__context__``, all the way down), is a ``kind``: a library's
     ``BufferError`` raised while it cleaned up after a MemoryError holds the MemoryError."""
-    return any(isinstance(here, kind) for here in _chain(exc))
+    return any(isinstance(here, kind) for here in exception_chain(exc))
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc``, then what it was raised from or while handling, all the way down (each once)."""
+def exception_chain(
+    exc: BaseException, links: tuple[str, ...] = ("__context__", "__cause__")
+) -> Iterator[BaseException]:
+    """``exc``, then what it was raised from or while handling, all the way down, each once
+    (a cycle ends). ``links`` are the attributes followed, the last one first; a library's
+    own (urllib3's ``reason``) may be added."""
     seen: set[int] = set()
     todo: list[BaseException] = [exc]
     while todo:
@@ -47,7 +51,10 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(here))
         yield here
-        todo.extend(e for e in (here.__context__, here.__cause__) if e is not None)
+        for name in links:
+            inner = getattr(here, name, None)
+            if isinstance(inner, BaseException):
+                todo.append(inner)
 
 
 def memory_error(exc: BaseException, running: str) -> DeploybotError:
@@ -58,7 +65,7 @@ def memory_error(exc: BaseException, running: str) -> DeploybotError:
     <running>`` (an :class:`OutOfMemoryError`, exit 75). The one rule for the CLI, the
     daemon's build processes and the fleet's workers: a library that fails as it cleans up
     after the MemoryError (a ``BufferError``) does not hide the file named."""
-    for here in _chain(exc):
+    for here in exception_chain(exc):
         if isinstance(here, DeploybotError) and holds(here, MemoryError):
             return here
     return OutOfMemoryError(f"out of memory while running {running}")
