@@ -276,8 +276,8 @@ def held_back_post(site: SmallSite, push: Callable[[str], None], seconds: float)
 
 def published_source(site: SmallSite) -> str | None:
     """The source commit ``site``'s publish head was built from (its note), or None."""
-    from deploybot.record.note import NOTES_REF
     from deploybot.record.notes_tree import read_source_commit
+    from deploybot.record.refs import NOTES_REF
 
     with Repo(str(site.publish)) as repo:
         refs = repo.refs.as_dict()

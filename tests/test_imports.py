@@ -43,3 +43,15 @@ def test_a_site_without_liquid_builds_without_python_liquid(tmp_path: Path) -> N
     assert loaded_after(run, str(site.config)) == set()
     commit_files(site.source, {"_posts/2023-01-04-l.md": b"---\ntitle: L\n---\n{{ page.title }}\n"})
     assert "liquid" in loaded_after(run, str(site.config))
+
+
+def test_the_no_op_path_loads_no_library_it_does_without() -> None:
+    """``run-once`` with nothing to do is a few milliseconds of imports: the no-op module
+    (its check of the stamp) loads neither dulwich nor click, tomllib, typing or enum."""
+    probe = (
+        "import sys\nimport deploybot.pipeline.noop\n"
+        "print(' '.join(m for m in ('dulwich', 'click', 'tomllib', 'typing', 'enum')"
+        " if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == []

@@ -32,7 +32,7 @@ from deploybot.publish.commit import (
     future_record,
     publish_build,
 )
-from deploybot.record.note import NOTES_REF
+from deploybot.record.refs import NOTES_REF
 from deploybot.support.errors import EX_CONFIG, EX_TEMPFAIL, ConfigError, PublishError, SourceError
 from tests.gitcli import run_git
 from tests.servers import free_port, git_daemon, serve_http

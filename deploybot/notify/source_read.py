@@ -1,7 +1,7 @@
 """The git reads behind an email's source section (:mod:`deploybot.notify.compose.sources`): which
 source commits a build commit was made from, and those commits in the source repository.
 
-* The range: each build commit's record is a note under :data:`deploybot.record.note.NOTES_REF`
+* The range: each build commit's record is a note under :data:`deploybot.record.refs.NOTES_REF`
   (``refs/notes/deploybot``) in the publish repository, ``key value`` lines (the publish
   stage's format). Each record is a notes commit whose tree holds the note of one build (or,
   written by ``git notes``, of many, fanned out as ``ab/cdef...``), so a build's record is in
@@ -126,7 +126,7 @@ def _first_parent(repo: Repo, build: str) -> str | None:
 def _records(repo: Repo, builds: list[str]) -> dict[str, dict[str, str]]:
     """The newest record of each of ``builds``, its ``key value`` lines
     (:func:`deploybot.record.note.note_fields`); builds without one are left out."""
-    from deploybot.record.note import NOTES_REF
+    from deploybot.record.refs import NOTES_REF
 
     found: dict[str, dict[str, str]] = {}
     tip = repository.local_ref(repo, NOTES_REF)

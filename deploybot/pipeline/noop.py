@@ -49,7 +49,7 @@ import time
 
 from deploybot import __version__
 from deploybot.git.locations import config_base, is_remote_url, resolve_location
-from deploybot.record.note import NOTES_REF
+from deploybot.record.refs import NOTES_REF
 from deploybot.render.fingerprint import renderer_files
 from deploybot.state import private
 

@@ -36,12 +36,12 @@ from deploybot.record.note import (
     GUARD,
     GUARD_OVERRIDDEN,
     NEXT_FUTURE,
-    NOTES_REF,
     SOURCE_COMMIT,
     note_fields,
     restamped,
 )
 from deploybot.record.notes_tree import find_note, note_path, read_note
+from deploybot.record.refs import NOTES_REF
 from deploybot.support.errors import EX_INPUT, ConfigError, DeploybotError, PublishError
 from deploybot.support.redact import redact_url
 

@@ -1,21 +1,22 @@
 """The build record: what each build commit on the publish branch says it was built from, and why.
 
-Each publish push also updates the git notes ref :data:`NOTES_REF` (``refs/notes/deploybot``), in
-the same (atomic, where the server allows) push as the branch. Its tree holds one note per build
-commit, named by the build's 40-hex id (fanned out as ``ab/cdef...``, as git does for many notes),
-reading ``source-commit <40 hex>\n``, then what else the caller records, one ``key value`` line
-each: the future cut-off the build used (``future-cutoff``) and the date of the next post it held
-back (``next-future``), :func:`deploybot.publish.commit.future_record`'s; the render fingerprint
-(``render-fingerprint``), why the run built (``reason``, a :class:`Reason`), ``build
-full|incremental`` and how many source paths changed (``changed-sources``), the renderer's digest
-and each output setting's (``renderer-digest``, ``output-settings``) and, when those changed, which
-(``changed-settings``), the pipeline's. Each record is a new notes commit whose parent is the
-previous one, so ``git log -p refs/notes/deploybot`` is the full record and ``git notes
---ref=deploybot show <build>`` reads any build's. Every note stays: only a rewrite of the publish
-branch by someone else leaves notes of commits no longer on it (git ignores them; ``git notes
-prune`` removes them). Notes are plain git refs, so a fresh machine recovers the record by fetching
-them (:func:`deploybot.publish.commit.fetch_publish_head`); unlike a trailer in the commit message,
-the record can also be updated without a new commit, for a build whose tree did not change. A head
+Each publish push also updates the git notes ref :data:`~deploybot.record.refs.NOTES_REF`
+(``refs/notes/deploybot``), in the same (atomic, where the server allows) push as the branch. Its
+tree holds one note per build commit, named by the build's 40-hex id (fanned out as ``ab/cdef...``,
+as git does for many notes), reading ``source-commit <40 hex>\n``, then what else the caller
+records, one ``key value`` line each: the future cut-off the build used (``future-cutoff``) and the
+date of the next post it held back (``next-future``),
+:func:`deploybot.publish.commit.future_record`'s; the render fingerprint (``render-fingerprint``),
+why the run built (``reason``, a :class:`Reason`), ``build full|incremental`` and how many source
+paths changed (``changed-sources``), the renderer's digest and each output setting's (``renderer-
+digest``, ``output-settings``) and, when those changed, which (``changed-settings``), the
+pipeline's. Each record is a new notes commit whose parent is the previous one, so ``git log -p
+refs/notes/deploybot`` is the full record and ``git notes --ref=deploybot show <build>`` reads any
+build's. Every note stays: only a rewrite of the publish branch by someone else leaves notes of
+commits no longer on it (git ignores them; ``git notes prune`` removes them). Notes are plain git
+refs, so a fresh machine recovers the record by fetching them
+(:func:`deploybot.publish.commit.fetch_publish_head`); unlike a trailer in the commit message, the
+record can also be updated without a new commit, for a build whose tree did not change. A head
 without a note (someone else pushed) has an unknown source commit, so the next run rebuilds, finds
 the same tree, and records it.
 
@@ -44,16 +45,13 @@ a commit was made as well as what the next run compares against, and only the se
 The publish stage writes the record (:mod:`deploybot.publish.commit`, in the push of the
 branch); the notify stage and ``deploybot log`` read it. This module is its one home: the
 ref, the keys, the reasons; :mod:`deploybot.record.notes_tree` finds a note in the notes tree.
-It imports nothing heavy: the no-op ``run-once`` reads :data:`NOTES_REF` before dulwich loads.
+The two names the no-op ``run-once`` needs before anything loads are in :mod:`.refs`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-
-NOTES_REF = "refs/notes/deploybot"
-"""The git notes ref recording which source commit each publish head was built from."""
 
 FUTURE_CUTOFF = "future-cutoff"
 """Record key: the future cut-off the build used (the run's wall clock, UTC, seconds)."""
@@ -95,9 +93,6 @@ COMPARED = (
 """The record keys the next run compares against: a run that makes no commit writes these
 anew on the head's record and keeps the others (:func:`restamped`; the module docstring says
 why, key by key)."""
-RENDERER = "renderer"
-"""The name :data:`CHANGED_SETTINGS` gives a change of the renderer (deploybot, its bundled
-theme or a library it renders with), beside the dotted setting keys."""
 
 
 class Reason(StrEnum):

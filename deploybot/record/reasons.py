@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from deploybot.git.tree import is_object_id
 from deploybot.record import note
+from deploybot.record.refs import RENDERER
 
 _WHY = {
     note.Reason.FORCED: "run-once --full",
@@ -66,7 +67,7 @@ def describe_changes(names: tuple[str, ...] | list[str]) -> str:
         keys = [name.split(".", 1)[1] for name in names if name.startswith(section + ".")]
         if keys:
             parts.append(f"{section} settings changed ({', '.join(keys)})")
-    if note.RENDERER in names:
+    if RENDERER in names:
         parts.append(
             "the renderer changed (deploybot, its bundled theme or a library it renders with)"
         )

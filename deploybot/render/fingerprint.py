@@ -28,7 +28,7 @@ import os
 import sys
 
 import deploybot
-from deploybot.record.note import RENDERER
+from deploybot.record.refs import RENDERER
 
 TYPE_CHECKING = False  # not typing's: the no-op stamp imports this module
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def changed_settings(
 ) -> tuple[str, ...] | None:
     """What changed between two builds' ``(renderer digest, setting digests)`` (a note's,
     either part None when it has none; this run's): the dotted keys whose digests differ
-    (:func:`setting_digests`), sorted, and :data:`deploybot.record.note.RENDERER` last when the
+    (:func:`setting_digests`), sorted, and :data:`deploybot.record.refs.RENDERER` last when the
     renderer's differs. A key only one side has came with a new version, whose renderer differs:
     it is not named. None when ``before`` has neither part (an older version's note)."""
     if before[0] is None and before[1] is None:
