@@ -30,7 +30,7 @@ from dulwich.repo import Repo
 from dulwich.server import BackendRepo, DictBackend
 from dulwich.web import make_wsgi_chain
 
-from tests.servers import free_port
+from tests.servers import free_port, tcp_server
 
 App = Callable[[dict[str, Any], Any], Iterable[bytes]]
 
@@ -215,9 +215,6 @@ def endless_advertisement(*, http: bool) -> Iterator[tuple[str, list[int]]]:
     URL (``http://127.0.0.1:PORT/site.git`` or ``git://127.0.0.1:PORT/site.git``) and a
     one-item list: the bytes sent so far (over all connections)."""
     sent = [0]
-    stop = threading.Event()
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
     first = _pkt(ZERO[:-1] + b"1 HEAD\0multi_ack side-band-64k ofs-delta agent=git/2\n")
     if http:
         head = (
@@ -227,7 +224,7 @@ def endless_advertisement(*, http: bool) -> Iterator[tuple[str, list[int]]]:
     else:
         head = b""
 
-    def serve(conn: socket.socket) -> None:
+    def serve(conn: socket.socket, stop: threading.Event) -> None:
         with conn:
             try:
                 conn.recv(65536)
@@ -240,25 +237,9 @@ def endless_advertisement(*, http: bool) -> Iterator[tuple[str, list[int]]]:
             except OSError:
                 pass  # the client stopped reading and hung up: that is the point
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
     scheme = "http" if http else "git"
-    try:
-        yield f"{scheme}://127.0.0.1:{server.getsockname()[1]}/site.git", sent
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        server.close()
+    with tcp_server(serve) as port:
+        yield f"{scheme}://127.0.0.1:{port}/site.git", sent
 
 
 def self_signed_cert(folder: Path) -> tuple[Path, ssl.SSLContext]:
@@ -286,35 +267,19 @@ def hanging_up_server(*, reset: bool) -> Iterator[int]:
     """A TCP server on 127.0.0.1 that reads what a client sends first, then hangs up:
     with a TCP reset (RST, ``SO_LINGER`` 0) when ``reset``, else an orderly close (FIN)
     without a word. Yields its port."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    stop = threading.Event()
 
-    def accept() -> None:
-        while not stop.is_set():
+    def serve(conn: socket.socket, _stop: threading.Event) -> None:
+        with conn:
             try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
+                conn.settimeout(5)
+                conn.recv(65536)
             except OSError:
-                return
-            with conn:
-                try:
-                    conn.settimeout(5)
-                    conn.recv(65536)
-                except OSError:
-                    pass
-                if reset:
-                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                pass
+            if reset:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        server.close()
+    with tcp_server(serve, each_in_a_thread=False) as port:
+        yield port
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,40 @@ def smtp_server(port: int = 0) -> Iterator[tuple[LocalController, Collector]]:
 
 
 @contextmanager
+def tcp_server(
+    serve: Callable[[socket.socket, threading.Event], None], *, each_in_a_thread: bool = True
+) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 running ``serve(connection, stop)`` for each client (in a
+    thread of its own, or one after the other when not ``each_in_a_thread``); yields its
+    port. On leaving, ``stop`` is set, the accepting thread joined and the socket closed."""
+    stop = threading.Event()
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if each_in_a_thread:
+                threading.Thread(target=serve, args=(conn, stop), daemon=True).start()
+            else:
+                serve(conn, stop)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        server.close()
+
+
+@contextmanager
 def trickling_server(
     *, greeting: bytes = b"", answer: bytes | None, drip: bytes, interval: float = 0.3
 ) -> Iterator[int]:
@@ -179,11 +213,8 @@ def trickling_server(
     until the client hangs up or the server stops. A client whose timeout applies to each
     read (smtplib, requests) waits forever.
     """
-    stop = threading.Event()
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
 
-    def serve(conn: socket.socket) -> None:
+    def serve(conn: socket.socket, stop: threading.Event) -> None:
         with conn:
             try:
                 conn.sendall(greeting)
@@ -195,24 +226,8 @@ def trickling_server(
             except OSError:
                 pass  # the client gave up: that is the point
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        server.close()
+    with tcp_server(serve) as port:
+        yield port
 
 
 @contextmanager
