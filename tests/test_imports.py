@@ -47,9 +47,10 @@ def test_a_site_without_liquid_builds_without_python_liquid(tmp_path: Path) -> N
 
 def test_the_no_op_path_loads_no_library_it_does_without() -> None:
     """``run-once`` with nothing to do is a few milliseconds of imports: the no-op module
-    (its check of the stamp) loads neither dulwich nor click, tomllib, typing or enum."""
+    (its check of the stamp) and the journal's line priorities it sets up first load neither
+    dulwich nor click, tomllib, typing or enum."""
     probe = (
-        "import sys\nimport deploybot.pipeline.noop\n"
+        "import sys\nimport deploybot.pipeline.noop, deploybot.support.journal\n"
         "print(' '.join(m for m in ('dulwich', 'click', 'tomllib', 'typing', 'enum')"
         " if m in sys.modules))"
     )

@@ -141,3 +141,31 @@ def test_a_refusal_of_one_recipient_of_two_is_not_permanent(tmp_path: Path, also
             assert code == 0 and [m.rcpt_tos for m in server.messages] == [[GOOD]], err
         else:
             assert code == 75 and "kept in the outbox" in err, err
+
+
+def test_drop_and_retry_need_a_key_naming_one_message(tmp_path: Path) -> None:
+    """An empty or short key named every message (each key starts with ''): with one
+    waiting, `outbox drop ""` dropped it. Now it is a usage error, as is a start of a key
+    that several messages share, which lists them."""
+    with refusing_smtp_server(REFUSED) as (controller, _server):
+        site = smtp_site(tmp_path, controller.port, BAD)
+        assert cli("run-once", "-q", "--config", str(site.config))[0] == 78
+        build = site.head() or ""
+        for command in ("drop", "retry"):
+            code, _out, err = cli("outbox", "--config", str(site.config), command, "")
+            assert (code, err.splitlines()[-1]) == (
+                2, "deploybot: error: '': give at least 4 characters of a key (deploybot "
+                "outbox lists them)",
+            ), err  # fmt: skip
+        twin = site.state / "outbox" / "failed" / f"{build[:4]}{'0' * 36}.eml"
+        twin.write_bytes(b"Subject: x\n\nx\n")
+        code, _out, err = cli("outbox", "--config", str(site.config), "drop", build[:4])
+        keys = ", ".join(sorted([build, twin.stem]))
+        assert (code, err.splitlines()[-1]) == (
+            2, f"deploybot: error: {build[:4]} starts 2 keys: {keys}; give more of one"
+        ), err  # fmt: skip
+        assert (
+            failed_files(site)[:2] != []
+            and (site.state / "outbox" / "failed" / f"{build}.eml").is_file()
+        )
+        assert (site.state / "outbox" / "failed" / f"{build}.eml").is_file()  # not dropped

@@ -73,11 +73,24 @@ def retry_waiting(config: Config, key: str) -> DeliveryReport:
         return deliver(config, paths.outbox)
 
 
+MIN_KEY = 4
+"""The shortest start of a key ``outbox drop`` and ``outbox retry`` take."""
+
+
 def _waiting(folder: Path, key: str) -> Path:
+    """The one message ``key`` names (:func:`find_waiting`); UsageError when ``key`` is
+    shorter than :data:`MIN_KEY`, names none, or names several (listed)."""
+    if len(key) < MIN_KEY:
+        raise UsageError(
+            f"{key!r}: give at least {MIN_KEY} characters of a key (deploybot outbox lists them)"
+        )
     found = outbox_files.find_waiting(folder, key)
-    if found is None:
+    if not found:
         raise UsageError(f"{key} is not waiting in the outbox (deploybot outbox lists it)")
-    return found
+    if len(found) > 1:
+        keys = ", ".join(path.stem for path in found)
+        raise UsageError(f"{key} starts {len(found)} keys: {keys}; give more of one")
+    return found[0]
 
 
 def resend(

@@ -24,8 +24,11 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Mapping
-from typing import IO, Any
+
+TYPE_CHECKING = False  # not typing's: the no-op run-once imports this module before it exits
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import IO, Any
 
 ERR, WARNING, INFO, DEBUG = 3, 4, 6, 7
 _BREAKS = (b"\n", b"\0")

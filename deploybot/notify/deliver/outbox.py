@@ -433,21 +433,21 @@ def list_refused(outbox_dir: Path, suffix: str = EMAIL) -> list[PendingEmail]:
     return list_pending(outbox_dir / FAILED_DIR, suffix)
 
 
-def find_waiting(outbox_dir: Path, key: str) -> Path | None:
-    """The message (either kind) waiting in ``outbox_dir`` or refused in ``failed/`` whose
-    key is ``key``, or starts with ``key`` when one alone does (the 12 hex a run prints);
-    None when none does, or several."""
+def find_waiting(outbox_dir: Path, key: str) -> list[Path]:
+    """The messages (either kind) waiting in ``outbox_dir`` or refused in ``failed/`` that
+    ``key`` names: the one whose key is ``key``, else every one whose key starts with it
+    (the 12 hex a run prints). Empty when none does."""
     found: list[Path] = []
     for folder in (outbox_dir, outbox_dir / FAILED_DIR):
         if not folder.is_dir():
             continue
-        for path in folder.iterdir():
+        for path in sorted(folder.iterdir()):
             if path.suffix in (EMAIL, ".http") and _KEY_RE.match(path.stem):
                 if path.stem == key:
-                    return path
-                if path.stem.startswith(key):
+                    return [path]
+                if key and path.stem.startswith(key):
                     found.append(path)
-    return found[0] if len(found) == 1 else None
+    return found
 
 
 def drop(path: Path) -> Path:
