@@ -215,6 +215,22 @@ def test_sent_messages_shared_are_the_newest_and_those_of_a_waiting_batch(
     assert shared["outbox/k99.eml"] == b"waiting"
 
 
+def test_an_email_refused_for_good_goes_with_the_site_to_other_workers(tmp_path: Path) -> None:
+    """outbox/failed/ is shared like the outbox: a worker that files a refused email there
+    must not keep it to itself (deploybot outbox on any worker lists it)."""
+    from deploybot.serve.fleet.shared import read_files
+
+    failed = tmp_path / "outbox" / "failed"
+    failed.mkdir(parents=True)
+    (failed / "k1.eml").write_bytes(b"refused")
+    (failed / "k1.json").write_text('{"state": "refused"}')
+    shared = read_files(tmp_path)
+    assert (shared["outbox/failed/k1.eml"], shared["outbox/failed/k1.json"]) == (
+        b"refused",
+        b'{"state": "refused"}',
+    )
+
+
 def test_a_job_taken_by_a_worker_that_lost_redis_at_once_is_replaced(
     server: RedisServer,
 ) -> None:

@@ -34,7 +34,15 @@ from dulwich.repo import Repo
 
 log = logging.getLogger("deploybot.stale")
 
-WRITE_TEMPS = (".", "outbox", "outbox/sent", "outbox/superseded", "notify")
+WRITE_TEMPS = (
+    ".",
+    "outbox",
+    "outbox/sent",
+    "outbox/superseded",
+    "outbox/failed",
+    "outbox/dropped",
+    "notify",
+)  # the outbox's folders: deploybot.notify.deliver.outbox's *_DIR (a floor above this one)
 """Folders of the state directory whose files are written through ``.<name>.<pid>.tmp``
 (``.``: the state directory itself, for ``noop.stamp``)."""
 

@@ -39,14 +39,15 @@ import logging
 import threading
 from pathlib import Path
 
-from deploybot.notify.deliver.outbox import write_atomic
+from deploybot.notify.deliver.outbox import FAILED_DIR, write_atomic
 from deploybot.serve.fleet import keys
 from deploybot.state import checkpoint
 from deploybot.support.errors import TemporaryError
 
 log = logging.getLogger("deploybot.fleet")
 
-EXACT = ("notify", "outbox", "outbox/superseded")
+EXACT = ("notify", "outbox", "outbox/superseded", f"outbox/{FAILED_DIR}")
+"""The folders shared whole: a refused email in ``failed/`` goes with the site to any worker."""
 SENT = "outbox/sent"
 SENT_KEPT = 20
 PRESENT = ".present"
