@@ -327,3 +327,20 @@ def test_a_pack_the_server_sends_damaged_is_not_the_mirrors(tmp_path: Path) -> N
         site.write_config(source_url=f"{base}/source.git")  # the same server, no proxy
         again = site.run_process()
     assert (again.returncode, again.stderr) == (0, ""), again
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_deploybot_log_heals_a_damaged_publish_mirror(tmp_path: Path, damage: str) -> None:
+    """`deploybot log` reads the publish mirror too: damaged, it printed a traceback (a
+    KeyError, struct.error or AssertionError of dulwich's); now it is fetched anew, as a
+    run does, and the log is the same as before the damage."""
+    site = _site_with_packed_mirrors(tmp_path)
+    argv = [sys.executable, "-m", "deploybot", "log", "--config", str(site.config)]
+    before = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    DAMAGE[damage](site.state / "publish.git", "asf-site")
+    done = subprocess.run(argv, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (warning,) = done.stderr.splitlines()
+    assert warning.startswith(f"{site.state / 'publish.git'} "), warning
+    assert warning.endswith(": the mirror is damaged, fetching it again"), warning
+    assert (done.stdout, len(before.splitlines())) == (before, 2)

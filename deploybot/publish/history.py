@@ -14,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from deploybot.config.schema import Config
+from deploybot.git import repository
 from deploybot.publish import commit
 from deploybot.record import note, reasons
 from deploybot.state import statedir
@@ -24,15 +25,25 @@ def read(config: Config, limit: int) -> list[commit.BuildRecord]:
     newest first (:func:`deploybot.publish.commit.history`), fetched now, holding the state
     directory (as a run does: the mirror is the run's).
 
+    A damaged publish mirror is fetched anew once, as ``run-once`` does it
+    (:func:`deploybot.state.statedir.drop_damaged_mirror`, one warning line).
+
     Raises:
         LockHeldError: a run holds the state directory (exit 75).
         PublishError: the publish repository cannot be reached (75).
         ConfigError: ``state.dir`` or ``publish.url`` is unusable (78).
+        DamagedRepositoryError: the damage is still there after a fresh fetch (1).
     """
     with statedir.held(config, sweep=False) as paths:
-        mirror = paths.publish
-        head = commit.fetch_publish_head(config.publish.remote(), config.publish.branch, mirror)
-        return commit.history(mirror, head, limit)
+        for attempt in (1, 2):
+            try:
+                head = commit.fetch_publish_head(
+                    config.publish.remote(), config.publish.branch, paths.publish
+                )
+                return commit.history(paths.publish, head, limit)
+            except repository.DAMAGE_ERRORS as exc:
+                statedir.drop_damaged_mirror(exc, paths, last_try=attempt == 2)
+    raise AssertionError("unreachable")
 
 
 def describe(build: commit.BuildRecord) -> str:
