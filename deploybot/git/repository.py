@@ -859,20 +859,6 @@ def _absolute(path: Path | str) -> Path:
     return Path(os.path.abspath(path))
 
 
-def missing_object(exc: KeyError) -> tuple[str, Path | None] | None:
-    """Read dulwich's ``KeyError`` for an object missing from a repository on disk.
-
-    Returns:
-        ``(40-hex object id, the repository's folder, absolute)``, the folder being the
-        innermost repository or object store the traceback went through (None when there
-        is none); None when ``exc`` is not about a git object (:func:`damaged_object`).
-    """
-    damage = damaged_object(exc)
-    if damage is None or not damage.missing or damage.sha is None:
-        return None
-    return damage.sha, damage.folder
-
-
 def blob_ids(repo: Repo, files: Iterable[tuple[str, bytes]]) -> dict[str, str]:
     """Store each ``(path, data)`` as a blob; return ``{path: blob hex}``."""
     return {path: add_blob(repo, data) for path, data in files}

@@ -433,30 +433,33 @@ def publish_build(
     """Commit ``output`` (:class:`BuildOutput`) to ``branch`` at ``url`` (``publish.url``
     with its keys, or a plain URL) as ``build_commit`` says (:class:`BuildCommit`); push.
 
-    ``blobs`` adds outputs already stored in ``mirror`` (``{path: blob hex}``, e.g. from a
-    :class:`BlobWriter`). Without ``patch`` the outputs replace every owned path of the
-    publish tree. With ``patch`` they are written onto ``patch.base``'s tree and
+    ``output.blobs`` adds outputs already stored in ``mirror`` (``{path: blob hex}``, e.g.
+    from a :class:`BlobWriter`). Without ``output.patch`` the outputs replace every owned path
+    of the publish tree. With it they are written onto ``patch.base``'s tree and
     ``patch.deletions`` removed; every other path stays (an incremental build); the push
     then requires the remote head to still be ``patch.base``, else :class:`StaleBaseError`.
 
-    ``keep`` lists path prefixes the build never touches (``"docs/"`` is a folder;
+    ``output.keep`` lists path prefixes the build never touches (``"docs/"`` is a folder;
     ``"CNAME"`` is that path or a folder of that name), except a ``CNAME`` file the build
     writes (the site's own, which GitHub Pages reads from the publish branch: the source
-    wins). ``author`` (``Name <email>``) is author and committer; ``when`` (aware) gives
-    both times and the zone; the commit message is ``message`` plus a newline. A missing
-    branch is created with a root commit. The record (see the module docstring) says
+    wins). ``output.nojekyll``: the new tree gets an empty :data:`NOJEKYLL` at its root
+    unless it has one (the build's own, or a kept one).
+
+    ``build_commit.author`` (``Name <email>``) is author and committer, ``when`` (aware) gives
+    both times and the zone, the message is ``message`` plus a newline. A missing branch
+    is created with a root commit. The record (:mod:`deploybot.record.note`) says
     ``source_commit`` and ``record`` (more ``key value`` lines; keys and values without
     spaces or line breaks); when no commit is made, the head's record takes from them only
     what the next run compares against (:func:`deploybot.record.note.restamped`) and keeps
     why the head was made.
-    ``before_push(old head, build commit)`` runs before each push of a new build commit
-    (once per attempt), so the caller can record its intent first; what it raises stops
-    the publish before anything is sent. ``check_head(remote head)`` runs after every fetch
-    of the remote head (the first, and again after a lost push race) before anything is
-    built on it; it raises (e.g. :class:`OlderSourceError`) to stop the publish.
-    ``nojekyll``: the new tree gets an empty :data:`NOJEKYLL` at its root unless it has
-    one (the build's own, or a kept one). ``guard``: a new tree the publish guard refuses
-    (:func:`guard_problem`) is not committed: :class:`GuardError`, unless forced.
+
+    ``hooks.before_push(old head, build commit)`` runs before each push of a new build
+    commit (once per attempt), so the caller can record its intent first; what it raises
+    stops the publish before anything is sent. ``hooks.check_head(remote head)`` runs after
+    every fetch of the remote head (the first, and again after a lost push race) before
+    anything is built on it; it raises (e.g. :class:`OlderSourceError`) to stop the
+    publish. ``guard``: a new tree the publish guard refuses (:func:`guard_problem`) is not
+    committed: :class:`GuardError`, unless forced.
 
     Returns:
         A :class:`PublishResult`; ``new`` is ``None`` when the tree did not change.
@@ -473,9 +476,6 @@ def publish_build(
     """
     files, blobs, patch = output.files, output.blobs, output.patch
     hooks = hooks or PublishHooks()
-    before_push, check_head = hooks.before_push, hooks.check_head
-    author, message, when = build_commit.author, build_commit.message, build_commit.when
-    source_commit, nojekyll = build_commit.source_commit, output.nojekyll
     remote = repository.as_remote(url, "publish.url")
     refname = f"refs/heads/{branch}"
     for path in [*files, *blobs, *(patch.deletions if patch else ())]:
@@ -489,22 +489,22 @@ def publish_build(
         owned = [(p, data) for p, data in files.items() if not _is_kept(p, keep)]
         built = repository.blob_ids(repo, owned)
         built |= {p: b for p, b in blobs.items() if not _is_kept(p, keep)}
+        build = _Build(
+            repo, mirror, refname, build_commit.author, build_commit.message, build_commit.when,
+            build_commit.source_commit, tuple(record.items()), output.nojekyll, guard,
+        )  # fmt: skip
         for _ in range(MAX_TRIES):
             tips = repository.fetch_refs(remote, repo, [refname, NOTES_REF], PublishError)
             remote_head = tips[refname]
-            if check_head is not None and remote_head is not None:
-                check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
-            build = _Build(
-                repo, mirror, refname, author, message, when, source_commit, tuple(record.items()),
-                nojekyll, guard,
-            )  # fmt: skip
+            if hooks.check_head is not None and remote_head is not None:
+                hooks.check_head(_publish_head(repo, remote_head, tips[NOTES_REF]))
             if patch is not None and tips[refname] != patch.base:
                 raise StaleBaseError(f"{refname} moved from {patch.base[:12]}: build again")
             plan = build.plan(tips[refname], tips[NOTES_REF], built, keep, patch)
             if not plan.updates:
                 return plan.result
-            if before_push is not None and plan.result.new is not None:
-                before_push(plan.result.old, plan.result.new)
+            if hooks.before_push is not None and plan.result.new is not None:
+                hooks.before_push(plan.result.old, plan.result.new)
             try:
                 repository.push_refs(remote, repo, plan.updates, PublishError)
             except RemoteMovedError:
