@@ -309,3 +309,17 @@ def test_liquid_runs_before_markdown_in_a_build() -> None:
     assert '<div class="cta">Join Site</div>' in html
     assert '<a href="/2020/01/01/b.html">B</a>' in html
     assert build.warnings == ()
+
+
+def test_inspect_writes_a_mapping_as_ruby_does_as_printing_it_does() -> None:
+    """Jekyll's ``inspect`` is ``xml_escape(input.inspect)``: a Hash as Ruby writes it
+    (``{"a"=>1}``), the same text ``{{ mapping }}`` prints, not JSON's ``{"a": 1}``."""
+    from deploybot.render.liquid.jekyll_filters import inspect, ruby_inspect
+
+    value = {"a": 1, "b": [1, "y"], "c": None}
+    assert (
+        inspect(value)
+        == "{&quot;a&quot;=&gt;1, &quot;b&quot;=&gt;[1, &quot;y&quot;], &quot;c&quot;=&gt;nil}"
+    )
+    assert inspect(value) == ruby_inspect(value).replace('"', "&quot;").replace(">", "&gt;")
+    assert (inspect("x"), inspect(5), inspect(None)) == ("&quot;x&quot;", "5", "nil")

@@ -336,12 +336,9 @@ def _plain(value: Any) -> Any:
 
 
 def inspect(value: Any) -> str:
-    """Jekyll's ``inspect``: Ruby's ``inspect``, XML-escaped (strings quoted, ``nil``)."""
-    if value is None:
-        return "nil"
-    if isinstance(value, str):
-        return xml_escape(json.dumps(value, ensure_ascii=False))
-    return xml_escape(jsonify(value))
+    """Jekyll's ``inspect``: ``xml_escape(input.inspect)``, Ruby's ``inspect`` as
+    :func:`ruby_inspect` writes it (what a printed mapping shows too)."""
+    return xml_escape(ruby_inspect(value))
 
 
 Filter = Callable[[Any, list[Any], Mapping[str, Any]], Any]
