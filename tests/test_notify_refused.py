@@ -165,3 +165,26 @@ def test_drop_and_retry_need_a_key_naming_one_message(tmp_path: Path) -> None:
             2, f"deploybot: error: {build[:4]} starts 2 keys: {keys}; give more of one"
         ), err  # fmt: skip
         assert (site.state / "outbox" / "failed" / f"{build}.eml").is_file()  # not dropped
+
+
+def test_a_daemon_or_fleet_job_tells_the_refusal_in_its_log_line(tmp_path: Path) -> None:
+    """The refusal is told once, by the run that meets it: under `deploybot serve` or a
+    fleet worker that run is a job, whose result dropped it (the email lay in failed/
+    unseen). Now the job's result counts it and its log line says it, as a warning."""
+    import logging
+
+    from deploybot.config.load import load_config
+    from deploybot.serve.build_process import job_level, run_loaded_job
+
+    with refusing_smtp_server(REFUSED) as (controller, _server):
+        site = smtp_site(tmp_path, controller.port, BAD)
+        result = run_loaded_job("build", load_config(site.config))
+    build = site.head() or ""
+    assert [key for key, _reason in result["emails_refused"]] == [build]
+    assert (result["status"], result["emails_failed"]) == ("published", [])
+    assert result["mail"].startswith(
+        f"email for {build[:12]} refused, not retried (kept in the outbox's failed/): "
+    ), result["mail"]
+    assert NO_SUCH_USER in result["mail"] and f"check notify.to in {site.config}" in result["mail"]
+    levels = [job_level(failed=f, refused=r) for f, r in ((True, 1), (False, 1), (False, 0))]
+    assert levels == [logging.ERROR, logging.WARNING, logging.INFO]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from deploybot.config.schema import Config
-from deploybot.notify.deliver.outbox import describe_key
+from deploybot.notify.deliver.outbox import describe_key, refusal_line
 from deploybot.pipeline.run import RunResult, RunStatus
 
 if TYPE_CHECKING:
@@ -97,18 +97,7 @@ def _print_mail_failures(result: RunResult, config: Config) -> None:
     for key, reason in result.mail_failures:
         click.echo(f"{describe_key(key)} not delivered (kept in the outbox): {reason}", err=True)
     for key, reason in result.mail_refused:
-        click.echo(refusal_line(key, reason, config), err=True)
-
-
-def refusal_line(key: str, reason: str, config: Config) -> str:
-    """The one line telling that the message ``key`` was refused for good (``reason``: the
-    transport's, naming the recipients and the server's reply), where it is kept and what
-    to do: check ``notify.to`` in the config file, then ``deploybot outbox retry``."""
-    where = f" in {config.path}" if config.path is not None else ""
-    return (
-        f"{describe_key(key)} refused, not retried (kept in the outbox's failed/): {reason}; "
-        f"check notify.to{where}, then deploybot outbox retry {key[:12]} sends it again"
-    )
+        click.echo(refusal_line(key, reason, config.path), err=True)
 
 
 def _listed(paths: Sequence[str], most: int = 5) -> str:
@@ -143,13 +132,13 @@ def print_outbox(pending: Sequence[Any]) -> None:
 
 def print_delivery(report: Any, config: Config) -> None:
     """Print what an outbox delivery did: one line per message sent, failed or refused
-    (:func:`refusal_line`)."""
+    (:func:`deploybot.notify.deliver.outbox.refusal_line`)."""
     for key in report.sent:
         click.echo(f"sent {key}")
     for key, reason in report.failed:
         click.echo(f"not delivered {key}: {reason}", err=True)
     for key, reason in report.refused:
-        click.echo(refusal_line(key, reason, config), err=True)
+        click.echo(refusal_line(key, reason, config.path), err=True)
 
 
 def format_warning(warning: RenderWarning) -> str:

@@ -90,8 +90,12 @@ def run_loaded_job(
             "status": "delivered",
             "emails_sent": list(report.sent),
             "emails_failed": [list(f) for f in report.failed],
-            "mail": describe_mail(report.sent, report.failed, config.notify),
-        }
+            "emails_refused": [list(f) for f in report.refused],
+            "mail": describe_mail(
+                report.sent, report.failed, config.notify, refused=report.refused,
+                config_path=config.path,
+            ),
+        }  # fmt: skip
     from deploybot.pipeline import run
 
     result = run.run_once(config, before_build=before_build)
@@ -104,9 +108,15 @@ def run_loaded_job(
         "next_future": due,
         "emails_sent": list(result.mail_sent),
         "emails_failed": [list(f) for f in result.mail_failures],
+        "emails_refused": [list(f) for f in result.mail_refused],
         "warnings": len(result.warnings),
         "mail": describe_mail(
-            result.mail_sent, result.mail_failures, config.notify, published=published
+            result.mail_sent,
+            result.mail_failures,
+            config.notify,
+            published=published,
+            refused=result.mail_refused,
+            config_path=config.path,
         ),
     }
 
@@ -115,12 +125,23 @@ MAIL_NAMED = 3
 """Messages a log line names one by one; beyond, it counts them."""
 
 
+def job_level(*, failed: bool, refused: int) -> int:
+    """The log level of a job's line: ERROR for a failed job, WARNING when an email was
+    refused for good (told once: this line is where the daemon and the fleet tell it),
+    else INFO."""
+    if failed:
+        return logging.ERROR
+    return logging.WARNING if refused else logging.INFO
+
+
 def describe_mail(
     sent: Sequence[str],
     waiting: Sequence[Sequence[str]],
     notify: NotifyConfig,
     *,
     published: bool = False,
+    refused: Sequence[Sequence[str]] = (),
+    config_path: Path | None = None,
 ) -> str:
     """What a job did with its messages, for its log line: ``email for 0123456789ab sent to
     a@example.org, b@example.org (smtp)``, ``webhook post for 0123456789ab sent``, ``email
@@ -128,9 +149,11 @@ def describe_mail(
     :data:`MAIL_NAMED` messages of a kind, ``4 emails sent to ... (smtp): email for ...,
     ... and 1 more``. ``sent`` and ``waiting`` (``(outbox key, reason)``) are
     :class:`deploybot.pipeline.run.RunResult`'s ``mail_sent`` and ``mail_failures`` (or a
-    delivery report's); a ``published`` build with ``notify.transport = "none"`` says
+    delivery report's); ``refused``, ``(key, reason)`` of messages refused for good this
+    time, each as :func:`deploybot.notify.deliver.outbox.refusal_line` says it (naming
+    ``config_path``); a ``published`` build with ``notify.transport = "none"`` says
     ``no email (notify.transport is "none")``. Empty when there is nothing to say."""
-    from deploybot.notify.deliver.outbox import WEBHOOK_KEY_PREFIX, describe_key
+    from deploybot.notify.deliver.outbox import WEBHOOK_KEY_PREFIX, describe_key, refusal_line
 
     def named(keys: Sequence[str]) -> str:
         shown = ", ".join(describe_key(k) for k in keys[:MAIL_NAMED])
@@ -151,6 +174,8 @@ def describe_mail(
         parts.append(f"{describe_key(key)} waiting in the outbox: {why}")
     if len(waiting) > MAIL_NAMED:
         parts.append(f"{len(waiting) - MAIL_NAMED} more waiting in the outbox")
+    for key, reason in refused:
+        parts.append(refusal_line(key, redact_text(one_line(reason))[:300], config_path))
     if not parts and published and notify.transport == "none":
         parts.append('no email (notify.transport is "none")')
     return "; ".join(parts)

@@ -53,7 +53,8 @@ class JobResult:
     ``unchanged``, ``up-to-date``, ``older``, ``delivered``, ``failed`` or ``locked``:
     another run held the site's lock); ``started`` (Unix time, s) and ``seconds``; the
     commits; ``error`` (one line) on a failure;
-    ``emails_failed``: messages left in the outbox; ``mail``: what the job did with its
+    ``emails_failed``: messages left in the outbox; ``emails_refused``: messages refused
+    for good by this job (filed in the outbox's ``failed/``); ``mail``: what the job did with its
     messages, for the log (:func:`deploybot.serve.build_process.describe_mail`). ``temporary``:
     a failure that a retry of the same source commit may not meet (all but bad input in
     the source, exit 1). ``next_future``: the date (Unix seconds) of the first post the
@@ -70,6 +71,7 @@ class JobResult:
     temporary: bool = False
     exit_code: int = 0
     emails_failed: int = 0
+    emails_refused: int = 0
     mail: str = ""
     next_future: float | None = None
 
@@ -220,6 +222,7 @@ def _result(job: str, out: bytes, code: int, started: float, seconds: float) -> 
         temporary=status == "failed" and code != EX_INPUT,
         exit_code=code,
         emails_failed=len(data.get("emails_failed") or ()),
+        emails_refused=len(data.get("emails_refused") or ()),
         mail=str(data.get("mail") or ""),
         next_future=unix_time(data.get("next_future")),
     )

@@ -45,7 +45,7 @@ from typing import Any
 
 from deploybot.serve import outboxes
 from deploybot.serve.backoff import LOCKED_RETRY, POST_DUE_SPACING, backoff_delay
-from deploybot.serve.build_process import describe
+from deploybot.serve.build_process import describe, job_level
 from deploybot.serve.health import health
 from deploybot.serve.metrics import Metrics
 from deploybot.serve.runner import JobResult, Runner
@@ -338,7 +338,9 @@ class Scheduler:
                 result.status, result.seconds, result.source_commit, result.build_commit,
                 waiting=result.emails_failed, mail=result.mail,
             )  # fmt: skip
-            log.info("site %s: %s", name, what)
+            log.log(
+                job_level(failed=False, refused=result.emails_refused), "site %s: %s", name, what
+            )
             if state.wanted and state.wanted_for and state.wanted_for == result.source_commit:
                 # Every trigger since named a commit, the newest this build already built.
                 state.wanted, state.wanted_for = False, None

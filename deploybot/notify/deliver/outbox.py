@@ -548,3 +548,15 @@ def describe_key(key: str) -> str:
     if dash and len(old) == len(new) == 40:
         return f"summary email for {old[:7]}..{new[:7]}"
     return f"email for {key[:12]}"
+
+
+def refusal_line(key: str, reason: str, config_path: Path | None) -> str:
+    """The one line telling that the message ``key`` was refused for good (``reason``: the
+    transport's, naming the recipients and the server's reply), where it is kept and what
+    to do: check ``notify.to`` in the config file (``config_path``), then ``deploybot outbox
+    retry``. ``run-once`` prints it, the daemon and the fleet log it."""
+    where = f" in {config_path}" if config_path is not None else ""
+    return (
+        f"{describe_key(key)} refused, not retried (kept in the outbox's failed/): {reason}; "
+        f"check notify.to{where}, then deploybot outbox retry {key[:12]} sends it again"
+    )

@@ -30,7 +30,13 @@ import redis
 from rq import get_current_job
 
 from deploybot.config.schema import Config, StateConfig
-from deploybot.serve.build_process import describe, failure, out_of_memory, run_loaded_job
+from deploybot.serve.build_process import (
+    describe,
+    failure,
+    job_level,
+    out_of_memory,
+    run_loaded_job,
+)
 from deploybot.serve.fleet import keys
 from deploybot.serve.fleet.lease import LeaseKeeper
 from deploybot.serve.fleet.shared import SharedState
@@ -96,9 +102,8 @@ def run(site: str) -> dict[str, Any]:
         error=outcome.error, waiting=outcome.outbox_emails + outcome.outbox_webhooks,
         mail=outcome.mail,
     )  # fmt: skip
-    log.log(
-        logging.ERROR if outcome.status == "failed" else logging.INFO, "site %s: %s", site, what
-    )
+    level = job_level(failed=outcome.status == "failed", refused=outcome.emails_refused)
+    log.log(level, "site %s: %s", site, what)
     return dataclasses.asdict(outcome)
 
 
@@ -141,6 +146,7 @@ def _run(context: Context, store: FleetStore, site: str, token: str, want: Want)
         outbox_due=waiting.due,
         mail=str(result.get("mail") or ""),
         next_future=unix_time(result.get("next_future")),
+        emails_refused=len(result.get("emails_refused") or ()),
     )
 
 

@@ -103,7 +103,8 @@ class Outcome:
     time of the earliest retry, None when nothing waits), ``mail``, what the job did
     with its messages, for the log (:func:`deploybot.serve.build_process.describe_mail`),
     and ``next_future``: the date (Unix s) of the first post the published build holds
-    back, or None (:attr:`deploybot.serve.runner.JobResult.next_future`)."""
+    back, or None (:attr:`deploybot.serve.runner.JobResult.next_future`); ``emails_refused``:
+    how many messages the job found refused for good (its log line is then a warning)."""
 
     status: str
     seconds: float = 0.0
@@ -116,6 +117,7 @@ class Outcome:
     outbox_due: float | None = None
     mail: str = ""
     next_future: float | None = None
+    emails_refused: int = 0
 
 
 @dataclass(frozen=True)
