@@ -7,11 +7,13 @@ resolves, RFC 2606's ``.invalid``), through the real CLI."""
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,8 +88,21 @@ def test_http_answers_by_cause(
         assert "or use an ssh:// URL with a key" in line
 
 
-def test_a_host_that_does_not_resolve_is_a_config_error(tmp_path: Path) -> None:
-    """``.invalid`` never resolves (RFC 2606): the resolver says so at once, also offline."""
+def test_a_host_that_does_not_resolve_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``.invalid`` never resolves (RFC 2606). The resolver is asked nothing (it could send
+    the name off this machine): for that host it answers as glibc's does for a name DNS does
+    not know, ``EAI_NONAME``."""
+    real, asked = socket.getaddrinfo, []
+
+    def no_such_name(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "nonexistent.invalid":
+            asked.append(host)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_name)
     site = SmallSite(tmp_path)
     url = "http://nonexistent.invalid/x.git"
     site.write_config(source_url=url)
@@ -106,6 +121,7 @@ def test_a_host_that_does_not_resolve_is_a_config_error(tmp_path: Path) -> None:
         f"{site.config}: 'publish.url' git://nonexistent.invalid/p.git: the host "
         "nonexistent.invalid does not resolve (no such name in DNS)",
     )
+    assert asked and set(asked) == {"nonexistent.invalid"}
 
 
 @pytest.mark.parametrize("scheme", ["http", "git"])
