@@ -111,8 +111,11 @@ def test_build_out_must_not_be_source_nor_hold_it(tmp_path: Path) -> None:
     Repo.init_bare(str(repo), mkdir=True).close()
     commit_files(repo, {"index.md": b"---\ntitle: x\n---\nhi\n"}, "One")
     result = CliRunner().invoke(main, ["build", str(repo), str(repo / "out")])
-    assert result.exit_code == 2
-    assert "must not be inside SOURCE" in result.output and "read from git objects" in result.output
+    assert (result.exit_code, result.output.splitlines()[-1]) == (
+        2,
+        f"deploybot: error: OUT ({repo / 'out'}) must not be inside SOURCE ({repo}) when it is "
+        "read from git objects",
+    )
     assert not (repo / "out").exists()
 
 

@@ -66,7 +66,10 @@ def test_every_error_of_a_file_at_once(tmp_path: Path) -> None:
             ["'source.url' must be a local path"],
         ),
         # the transport is wrong: "notify.to must list an address" would follow from it
-        ('[source]\nurl = "s"\n[notify]\ntransport = "pigeon"\n', ["'notify.transport'"]),
+        (
+            '[source]\nurl = "s"\n[notify]\ntransport = "pigeon"\n',
+            ["'notify.transport' must be one of smtp, sendmail, mbox, stdout, none, not 'pigeon'"],
+        ),
         (
             '[source]\nurl = "s"\n[notify]\ntransport = "mbox"\nto = 5\n',
             ["'notify.to' must be a list", "'notify.mbox' is required"],

@@ -7,6 +7,8 @@ later) still waits in the outbox with its backoff."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import pytest
@@ -96,7 +98,8 @@ def test_retry_refused_again_is_told_again(tmp_path: Path) -> None:
         assert cli("run-once", "-q", "--config", str(site.config))[0] == 78
         build = site.head() or ""
         code, _out, err = cli("outbox", "retry", build, "--config", str(site.config))
-        assert code == 78 and BAD in err, err
+        assert code == 78 and f"email for {build[:12]} refused, not retried" in err, err
+        assert BAD in err and NO_SUCH_USER in err, err
         assert failed_files(site) == [f"{build}.eml", f"{build}.json"]
         assert server.asked == [BAD, BAD]
 
@@ -119,12 +122,17 @@ def test_drop_removes_a_waiting_email(tmp_path: Path) -> None:
 
 
 def test_a_temporary_refusal_still_waits_with_its_backoff(tmp_path: Path) -> None:
-    with refusing_smtp_server(REFUSED) as (controller, _server):
+    with refusing_smtp_server(REFUSED) as (controller, server):
         site = smtp_site(tmp_path, controller.port, BUSY)
         code, _out, err = cli("run-once", "-q", "--config", str(site.config))
         assert code == 75 and "kept in the outbox" in err and "450 4.2.1" in err, err
         assert failed_files(site) == []
-        assert (site.state / "outbox" / f"{site.head()}.eml").is_file()
+        build = site.head() or ""
+        assert (site.state / "outbox" / f"{build}.eml").is_file()
+        status = json.loads((site.state / "outbox" / f"{build}.json").read_text())
+        assert status["next_attempt"] > time.time()  # its backoff
+        assert cli("run-once", "-q", "--config", str(site.config))[0] == 75
+        assert server.asked == [BUSY]  # not asked again before its backoff ends
 
 
 @pytest.mark.parametrize("also", [GOOD, BUSY])
