@@ -280,3 +280,13 @@ def test_there_are_no_import_cycles() -> None:
         for cycle in _cycles(graph())
     ]
     assert described == []
+
+
+def test_the_graph_holds_top_level_lazy_and_type_checking_imports() -> None:
+    """Every check above asserts an empty list, so each would pass if no import were read:
+    a top-level, a function-local and a ``TYPE_CHECKING`` import are all found."""
+    edges = graph()
+    assert "deploybot.support.errors" in edges["deploybot.git.failure"]  # at the top
+    assert "deploybot.notify.deliver.outbox" in edges["deploybot.serve.build_process"]  # lazy
+    assert "deploybot.render.engine.cache" in edges["deploybot.pipeline.run"]  # TYPE_CHECKING
+    assert sum(len(targets) for targets in edges.values()) > 500
