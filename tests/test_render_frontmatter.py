@@ -205,3 +205,15 @@ def test_front_matter_dates_follow_ruby_time_parse(value: str, expected: str) ->
     files["_posts/2000-01-01-p.md"] = text.encode()
     built = build_site(MemoryTree(files), RenderOptions())
     assert f"<p>{expected}</p>" in built.files["p.html"].decode()
+
+
+def test_blank_lines_after_the_closing_fence_are_no_part_of_the_body() -> None:
+    """``YAML_FRONT_MATTER_REGEXP`` ends with ``\\s*$\\n?``: the blank (or blank-looking)
+    lines after the fence go with it (minima's ``assets/main.scss`` has one, and Jekyll's
+    source map shows its body without it)."""
+    front = parse_front_matter(b"---\nx: 1\n---  \n\n \n@import 'minima';\n", "main.scss")
+    assert front is not None
+    assert (front.body, front.body_line) == ("@import 'minima';\n", 6)
+    front = parse_front_matter(b"---\n---\n  indented\n", "a.md")
+    assert front is not None
+    assert (front.body, front.body_line) == ("  indented\n", 3)

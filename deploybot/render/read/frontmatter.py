@@ -29,6 +29,9 @@ from deploybot.support.errors import SourceError, one_line
 
 _OPEN_RE = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
 _CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+# What YAML_FRONT_MATTER_REGEXP takes after the closing fence: ``\s*$\n?`` (Ruby's ``$``
+# is any line end), so the blank lines that follow the fence are no part of the body.
+_AFTER_CLOSE_RE = re.compile(r"\s*$\n?", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,8 @@ def parse_front_matter(
     if close is None:
         return FrontMatter({}, text, 1, "", closed=False)
     yaml_text = text[first_nl : close.start()]
-    body_start = close.end() + 1 if close.end() < len(text) else close.end()
+    after = _AFTER_CLOSE_RE.match(text, close.start() + 3)
+    body_start = after.end() if after is not None else close.end()
     body_line = text.count("\n", 0, body_start) + 1
     values = _load_yaml(yaml_text, path, max_yaml_size)
     return FrontMatter(values, text[body_start:], body_line, yaml_text)
