@@ -16,6 +16,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "jekyll"
 SAFE = frozenset({"content_model", "reading", "symlinks"})
 """Cases built with ``--safe`` (GitHub Pages' mode): symlinks are copied as their target's
 bytes and those pointing outside the source are skipped, which deploybot follows."""
+IN_SITE = frozenset({"sass", "sass_options"})
+"""Cases built from inside ``site/`` (``-s .``): jekyll-sass-converter names the files in
+source maps, line comments and errors relative to the folder Jekyll runs in; deploybot
+names them relative to the site folder, as a ``jekyll build`` run there does."""
 
 
 def build(case: Path) -> None:
@@ -23,9 +27,13 @@ def build(case: Path) -> None:
     expected = case / "expected"
     shutil.rmtree(expected, ignore_errors=True)
     command = ["jekyll", "build", "--quiet", "--disable-disk-cache", "-s", "site", "-d", "expected"]
+    cwd = case
+    if case.name in IN_SITE:
+        command[-4:] = ["-s", ".", "-d", "../expected"]
+        cwd = case / "site"
     if case.name in SAFE:
         command.append("--safe")
-    subprocess.run(command, cwd=case, check=True)
+    subprocess.run(command, cwd=cwd, check=True)
 
 
 def main(names: list[str]) -> int:

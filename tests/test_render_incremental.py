@@ -252,3 +252,40 @@ def test_new_layout_file_remakes_the_pages_that_asked_for_it() -> None:
     assert not report.full
     assert report.rendered == {"about.md", ":feeds"}
     assert inc.outputs["about.html"] == b"<div><p>x</p>\n</div>\n"
+
+
+SASS_FILES = {
+    "_sass/_colors.scss": b"$link: #036;\n",
+    "_sass/_base.scss": b"body { margin: 0; }\n",
+    "assets/main.scss": b'---\n---\n@import "colors", "base";\na { color: $link; }\n',
+    "assets/other.scss": b'---\n---\n@import "base";\n.other { x: y; }\n',
+}
+
+
+def _sass_site() -> tuple[Incremental, dict[str, bytes]]:
+    files = {**initial_site(), **SASS_FILES}
+    inc = Incremental(open_cache(None), OPTIONS, {})
+    inc.build(files, OPTIONS)
+    return inc, files
+
+
+def test_partial_edit_remakes_exactly_the_stylesheets_that_import_it() -> None:
+    inc, files = _sass_site()
+    files = apply(files, {"_sass/_colors.scss": b"$link: #c00;\n"})
+    report = inc.build(files, OPTIONS)
+    assert not report.full
+    assert report.rendered == {"assets/main.scss", ":feeds"}  # the feeds: every build
+    assert inc.written == {"assets/main.css", "assets/main.css.map"}
+    assert b"color: #c00;" in inc.outputs["assets/main.css"]
+    _check(inc, files, OPTIONS)
+
+
+def test_a_new_file_that_an_import_would_find_first_remakes_the_stylesheet() -> None:
+    """LibSass looks in the stylesheet's folder (the root, for Jekyll's converter) before
+    the load path: a ``_base.scss`` added there is what ``@import "base"`` reads now."""
+    inc, files = _sass_site()
+    files = apply(files, {"_base.scss": b"body { margin: 1px; }\n"})
+    report = inc.build(files, OPTIONS)
+    assert report.rendered == {"assets/main.scss", "assets/other.scss", ":feeds"}
+    assert b"margin: 1px;" in inc.outputs["assets/other.css"]
+    _check(inc, files, OPTIONS)

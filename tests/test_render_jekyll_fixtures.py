@@ -140,3 +140,35 @@ def test_symlinks_inside_the_tree_publish_their_targets() -> None:
             "symlink not published: its target '../outside.txt' is outside the source tree",
         ),
     ]
+
+
+def _byte_for_byte(case: str) -> SiteBuild:
+    """The case's stylesheets and source maps equal Jekyll's byte for byte (its HTML as
+    everywhere, normalised)."""
+    theirs, ours = expected(case), built(case)
+    assert sorted(ours.files) == sorted(theirs)
+    for path, data in theirs.items():
+        if path.endswith(".html"):
+            assert normalise(ours.files[path].decode()) == normalise(data.decode()), path
+        else:
+            assert ours.files[path] == data, path
+    return ours
+
+
+def test_sass_pages_compile_as_jekyll_does() -> None:
+    """``assets/main.scss`` (front matter, Liquid, ``@charset``) importing partials of
+    ``_sass/`` (a folder's partial importing its neighbour, an indented ``.sass`` one, an
+    ``_index.scss``) and of a ``load_paths`` folder, CSS and URL imports kept, an indented
+    ``css/indented.sass``, ``style: expanded``, a source map beside each stylesheet; a
+    ``.scss`` without front matter copied as it is."""
+    assert _byte_for_byte("sass").warnings == ()
+    assert expected("sass")["assets/main.css"].endswith(b"/*# sourceMappingURL=main.css.map */")
+
+
+def test_sass_options_as_jekyll() -> None:
+    """``style: ":nested"``, ``sass_dir: _styles``, ``line_comments: true`` (the files named
+    relative to the site folder), ``sourcemap: never`` (no map, no ``sourceMappingURL``),
+    a partial at the root found from ``assets/css/`` (the stylesheet counts as a root
+    file), ``@charset`` for non-ASCII output."""
+    assert _byte_for_byte("sass_options").warnings == ()
+    assert "assets/css/site.css.map" not in expected("sass_options")

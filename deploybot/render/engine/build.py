@@ -25,6 +25,7 @@ from deploybot.render.engine.document import (
     layout_errors,
     render_document,
 )
+from deploybot.render.engine.stylesheet import render_stylesheet
 from deploybot.render.highlight.clock import highlight_budget
 from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
@@ -55,6 +56,7 @@ from deploybot.render.read.source import SourceTree
 from deploybot.render.read.symlinks import ResolvedTree
 from deploybot.render.theme import site_theme
 from deploybot.render.theme.layouts import bundled_templates_dir, make_environment, render_template
+from deploybot.render.theme.sass import is_sass
 from deploybot.support.errors import SourceError
 
 __all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
@@ -161,7 +163,11 @@ def render_page_outputs(
 ) -> Iterator[RenderedDocument]:
     """Yield the renders of ``page``: one, or one per page of posts when it is the
     paginated ``index.html`` (``pager``; jekyll-paginate); ``wrap`` makes the ``page``
-    mapping each render sees (the engine's tracks its reads). Raises ``SourceError``."""
+    mapping each render sees (the engine's tracks its reads); a Sass or SCSS page gives its
+    CSS and its source map (:mod:`.stylesheet`). Raises ``SourceError``."""
+    if is_sass(page.doc.path):
+        yield from render_stylesheet(page.doc, page.output_path, wrap(page_variables(page)), ctx)
+        return
     if pager is None or pager.template != page.doc.path:
         yield render_document(page.doc, page.output_path, "page", wrap(page_variables(page)), ctx)
         return

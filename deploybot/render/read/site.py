@@ -16,8 +16,9 @@ rules; which file is what: :mod:`.entries`).
   a collection's folder (written at the collection's permalink when it is written).
 - Front matter ``defaults`` (:mod:`.defaults`) apply to all of them; a front matter that
   never closes is no front matter, with a warning (Jekyll reads such a file as text).
-- ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported); Sass files with
-  front matter are not published (no Sass converter).
+- ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported).
+- A Sass or SCSS file with front matter is a page written with ``.css``
+  (:mod:`deploybot.render.theme.sass` compiles it).
 """
 
 from __future__ import annotations
@@ -169,9 +170,6 @@ def read_source_file(
         return _read_document(front, path, entry.collection, (), config, time)
     if front is None:
         return SourceFile(static=_static(path, config))
-    if splitext(path)[1].lower() in SASS_EXTS:
-        message = "a Sass file with front matter: not published (no Sass converter)"
-        return SourceFile(warnings=(RenderWarning(path, 1, message),))
     return _read_page(front, path, config, time)
 
 
@@ -195,12 +193,14 @@ def _document(path: str, front: FrontMatter, data: Mapping[str, Any]) -> Documen
 
 def _output_ext(path: str, permalink: object) -> str:
     """``Renderer#output_ext``: the permalink's extension, else the converter's (Markdown:
-    ``.html``; anything else keeps its own)."""
+    ``.html``; Sass and SCSS: ``.css``; anything else keeps its own)."""
     if isinstance(permalink, str) and permalink and not permalink.endswith("/"):
         ext = splitext(permalink)[1]
         if ext:
             return ext
     ext = splitext(path)[1]
+    if ext.lower() in SASS_EXTS:
+        return ".css"
     return ".html" if ext.lower() in MARKDOWN_EXTS else ext
 
 
