@@ -150,6 +150,8 @@ def test_missing_ambiguous_and_escaping_imports_are_errors() -> None:
     for outside in ("../../etc/passwd", "/etc/passwd"):
         exc = _error(f'@import "{outside}";', {})
         assert "(outside the source)" in exc.message, outside
+    exc = _error('@import "file:///etc/hostname";', {})
+    assert exc.message.endswith("not found or unreadable: file:///etc/hostname.")
 
 
 def test_imports_never_read_the_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

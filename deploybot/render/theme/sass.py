@@ -210,12 +210,12 @@ def _inside(path: str) -> str | None:
 
 def _plain_css(path: str) -> bool:
     """Whether LibSass keeps ``@import "path"`` as a CSS import without reading a file:
-    a ``.css`` name, a URL with a scheme, or a protocol-relative ``//`` URL."""
-    return (
-        (len(path) > 4 and path.endswith(".css"))
-        or re.match(r"[A-Za-z_][\w-]*://", path) is not None
-        or path.startswith("//")
-    )
+    a ``.css`` name, a URL with a scheme other than ``file``, or a protocol-relative ``//``
+    URL."""
+    scheme = re.match(r"([A-Za-z_][\w-]*)://", path)
+    if scheme is not None and scheme.group(1) == "file":
+        return False  # LibSass would look for it on disk: the tree is searched (in vain)
+    return (len(path) > 4 and path.endswith(".css")) or scheme is not None or path.startswith("//")
 
 
 @dataclass
