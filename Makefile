@@ -8,7 +8,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 PELICAN_VENV := .venv-pelican
 BENCH_ARGS ?= --sizes 1000,10000 --repeat 3 --update-doc
 
-.PHONY: test test-fast lint demo bench bench-tools clean redis-server config-reference
+.PHONY: test test-fast lint demo bench bench-tools clean redis-server jekyll-theme-minima config-reference
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Every test, on every core (pytest-xdist). CI runs this.
-test: $(STAMP) redis-server
+test: $(STAMP) redis-server jekyll-theme-minima
 	$(BIN)/python -m pytest -q -n auto $(PYTEST_ARGS)
 
 # The edit loop: every test but the slow ones (0.5 s or more, listed in tests/slow.txt, which
@@ -29,6 +29,12 @@ test-fast: $(STAMP)
 # missing, as root or with sudo; without either the fleet tests skip, saying why.
 redis-server:
 	@command -v redis-server >/dev/null || .ci/apt-install "the fleet tests skip" redis-server
+
+# The minima test (tests/test_render_themes.py) builds a `jekyll new` site with Debian's
+# jekyll-theme-minima and compares it with Jekyll's own build: installed here when missing.
+jekyll-theme-minima:
+	@test -d /usr/share/rubygems-integration/all/gems/minima-2.5.1 || \
+		.ci/apt-install "the minima test skips" jekyll-theme-minima
 
 lint: $(STAMP)
 	$(BIN)/ruff check deploybot tests

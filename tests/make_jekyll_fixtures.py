@@ -7,9 +7,11 @@ ruby-jekyll-paginate``); the test suite never runs it, it reads the committed ou
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "jekyll"
@@ -20,6 +22,38 @@ IN_SITE = frozenset({"sass", "sass_options"})
 """Cases built from inside ``site/`` (``-s .``): jekyll-sass-converter names the files in
 source maps, line comments and errors relative to the folder Jekyll runs in; deploybot
 names them relative to the site folder, as a ``jekyll build`` run there does."""
+THEMES = Path(__file__).resolve().parent / "fixtures" / "themes"
+GEM_THEMES = {"theme": "jekyll-theme-fixture"}
+"""Cases whose site names a gem theme of ``tests/fixtures/themes``: Jekyll finds it as an
+installed gem (no Gemfile) through a ``GEM_PATH`` folder made for the build
+(:func:`gem_path`), holding the theme as ``gems/NAME-VERSION`` and its gemspec."""
+
+
+def gem_path(theme: str, folder: Path) -> dict[str, str]:
+    """Install the fixture theme ``theme`` as a gem under ``folder`` (:func:`gem_env`, at its
+    gemspec's version); return the environment that finds it."""
+    source = THEMES / theme
+    spec = (source / f"{theme}.gemspec").read_text()
+    version = next(line.split('"')[1] for line in spec.splitlines() if "spec.version" in line)
+    return gem_env(source, theme, version, folder)
+
+
+def gem_env(source: Path, name: str, version: str, folder: Path) -> dict[str, str]:
+    """Install the theme folder ``source`` as the gem ``name`` ``version`` under ``folder`` (a
+    copy of its files and a gemspec, as ``gem install`` lays them out); return the
+    environment whose ``GEM_PATH`` puts it first, before the system's gems (a higher
+    version than an installed gem of that name wins: ``Gem::Specification.find_by_name``)."""
+    shutil.copytree(source, folder / "gems" / f"{name}-{version}")
+    (folder / "specifications").mkdir(exist_ok=True)
+    (folder / "specifications" / f"{name}-{version}.gemspec").write_text(
+        "Gem::Specification.new do |spec|\n"
+        f'  spec.name = "{name}"\n  spec.version = "{version}"\n'
+        '  spec.summary = "a theme for deploybot\'s tests"\n  spec.authors = ["tests"]\nend\n'
+    )
+    system = subprocess.run(
+        ["ruby", "-e", "puts Gem.path"], check=True, capture_output=True, text=True
+    ).stdout.split()
+    return {**os.environ, "GEM_PATH": os.pathsep.join([str(folder), *system])}
 
 
 def build(case: Path) -> None:
@@ -33,7 +67,10 @@ def build(case: Path) -> None:
         cwd = case / "site"
     if case.name in SAFE:
         command.append("--safe")
-    subprocess.run(command, cwd=cwd, check=True)
+    with tempfile.TemporaryDirectory() as gems:
+        theme = GEM_THEMES.get(case.name)
+        env = None if theme is None else gem_path(theme, Path(gems))
+        subprocess.run(command, cwd=cwd, check=True, env=env)
 
 
 def main(names: list[str]) -> int:

@@ -323,10 +323,21 @@ def fleet_status_cmd(config_paths: tuple[Path, ...], as_json: bool) -> None:
     default=None,
     help="Future cut-off (UTC), as a build record's future-cutoff (default: the build time).",
 )
+@click.option(
+    "--theme-commit",
+    default=None,
+    help="Pin the site's git theme to this commit, as a build record's theme (default: where "
+    "its ref points).",
+)
 @_config_option
 @_handle_errors
 def build_cmd(
-    source: Path, out: Path, rev: str | None, cutoff: datetime | None, config_path: Path | None
+    source: Path,
+    out: Path,
+    rev: str | None,
+    cutoff: datetime | None,
+    theme_commit: str | None,
+    config_path: Path | None,
 ) -> None:
     """Render SOURCE (a folder or a git repository) into the folder OUT; no git writes.
 
@@ -339,7 +350,8 @@ def build_cmd(
     be inside a SOURCE read from disk (``src src/_site``: it is not read then), not be
     SOURCE or hold it. Posts dated after --cutoff are left out; a published build's files
     are made again byte for byte with the build-source (else the source-commit) and the
-    future-cutoff of its record (``git notes --ref=deploybot show BUILD``): the published
+    future-cutoff of its record (``git notes --ref=deploybot show BUILD``), and the commit of
+    its ``theme`` with --theme-commit: the published
     tree also has .nojekyll (publish.nojekyll) and the publish.keep paths, OUT its
     .deploybot-build list.
     """
@@ -348,16 +360,18 @@ def build_cmd(
     from deploybot.state import statedir
     from deploybot.support import progress
 
-    render_config, cache_dir = None, None
+    render_config, cache_dir, themes_dir = None, None, None
     found = config_path or default_config_path()
     if config_path is not None or found.is_file():
         render_config, state_dir = load_build_config(found)
         cache_dir = statedir.build_cache(state_dir)
+        themes_dir = state_dir / statedir.THEMES
     when = None if cutoff is None else cutoff.replace(tzinfo=UTC)
     with progress.shown("rendering"):
         build = build_folder.build_to_folder(
-            source, out, rev=rev, render_config=render_config, cache_dir=cache_dir, cutoff=when
-        )
+            source, out, rev=rev, render_config=render_config, cache_dir=cache_dir, cutoff=when,
+            themes_dir=themes_dir, theme_commit=theme_commit,
+        )  # fmt: skip
     report.print_build(build, out)
 
 

@@ -20,7 +20,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from dulwich.refs import Ref, check_ref_format
 
-from deploybot.git.locations import is_remote_url
+from deploybot.git.locations import config_base, is_remote_url, resolve_location
 from deploybot.support.errors import ConfigError
 from deploybot.support.redact import redact_text, redact_url
 
@@ -410,6 +410,22 @@ def check_keep(prefixes: tuple[str, ...], key: str, path: Path) -> None:
     relative path (:func:`check_relative_path`)."""
     for prefix in prefixes:
         check_relative_path(prefix, key, path, "entries must be paths relative to the branch root")
+
+
+def check_themes(entries: tuple[str, ...], key: str, path: Path) -> tuple[str, ...]:
+    """Check ``render.themes``: each entry ``GEM=LOCATION`` (a gem name, then a git URL or
+    path with ``@REF``, or a folder); return them with each local path made absolute
+    against the config file's folder (:func:`deploybot.git.locations.resolve_location`)."""
+    resolved: list[str] = []
+    for entry in entries:
+        gem, equals, where = (part.strip() for part in entry.partition("="))
+        if not equals or not gem or not where or _CONTROL_RE.search(entry) is not None:
+            raise _fail(path, key, f'entries must be "GEM=LOCATION", not {entry!r}')
+        head, slash, last = where.rpartition("/")
+        name, at, ref = last.partition("@")
+        location = resolve_location(head + slash + name, config_base(path))
+        resolved.append(f"{gem}={location}{at}{ref}")
+    return tuple(resolved)
 
 
 def check_theme(theme: str, key: str, path: Path) -> None:

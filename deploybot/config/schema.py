@@ -203,6 +203,16 @@ class RenderConfig:
         help='"default" (the bundled theme, templates/) or a folder in the source tree',
         check=checks.check_theme,
     )
+    themes: tuple[str, ...] = key(
+        (),
+        help='Where the gem themes _config.yml\'s "theme:" names are: "GEM=LOCATION" entries, a '
+        'git URL or path with @REF ("minima=https://github.com/jekyll/minima@v2.5.1") or an '
+        "installed gem's folder; over the GitHub Pages themes (minima, jekyll-theme-primer, "
+        "jekyll-theme-cayman...: deploybot.watch.theme.DEFAULT_THEMES); a name not mapped "
+        "stops the build",
+        check=checks.check_themes,
+        example=["minima=/usr/share/rubygems-integration/all/gems/minima-2.5.1"],
+    )
     timezone: str | None = key(
         None,
         help="IANA timezone name; overrides _config.yml's timezone",

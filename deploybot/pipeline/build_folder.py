@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,7 @@ from dulwich.repo import Repo
 from deploybot.config.schema import RenderConfig
 from deploybot.git import path_rules, repository
 from deploybot.git.rev_parse import commit_datetime, resolve_commit
+from deploybot.pipeline.theme import ThemeFetch, themed_source
 from deploybot.render.engine.cache import BuildCache, renderer_version
 from deploybot.render.engine.incremental import build_into
 from deploybot.render.highlight import cache as highlight_cache
@@ -45,6 +47,8 @@ def build_to_folder(
     render_config: RenderConfig | None = None,
     cache_dir: Path | None = None,
     cutoff: datetime | None = None,
+    themes_dir: Path | None = None,
+    theme_commit: str | None = None,
 ) -> SiteBuild:
     """Render ``source`` into the folder ``out`` and return the build.
 
@@ -61,7 +65,10 @@ def build_to_folder(
     and its outputs kept compressed until they are written
     (:class:`~deploybot.render.outputs.sinks.PackedSink`), so memory stays small whatever the
     site's size. ``cache_dir`` (the state folder's ``cache/``) keeps highlighted code
-    blocks across builds; ``None``: none kept.
+    blocks across builds; ``None``: none kept. The Jekyll theme ``_config.yml`` names is
+    found as a run finds it (:mod:`deploybot.pipeline.theme`), a git theme fetched into
+    ``themes_dir`` (the state folder's ``themes/``; ``None``: a temporary folder) at
+    ``theme_commit`` when given (a build record's ``theme`` pin), else where its ref points.
 
     Nothing is read outside ``source`` (:class:`~deploybot.render.read.source.DirTree` follows
     no symlink) and nothing is written outside ``out`` (and ``cache_dir``): a path
@@ -89,8 +96,11 @@ def build_to_folder(
     made = not out.exists()
     sink = PackedSink()
     try:
-        report = _build(tree, options, sink, cache_dir, out)
-        _write(out, sink)  # static files are read from the tree here: it is still open
+        with tempfile.TemporaryDirectory() as scratch:
+            fetch = ThemeFetch(themes_dir or Path(scratch), pinned=theme_commit)
+            themed = themed_source(tree, cfg, fetch).tree
+            report = _build(themed, options, sink, cache_dir, out)
+            _write(out, sink)  # static files are read from the trees here: they are still open
     except BaseException as exc:
         if made and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a failed build leaves no trace of the folder it made

@@ -38,9 +38,11 @@ from deploybot.support.errors import ConfigError
 from deploybot.watch import fetch
 
 if TYPE_CHECKING:
+    from deploybot.pipeline.theme import ThemedSource
     from deploybot.render.engine.cache import BuildCache
     from deploybot.render.model import RenderOptions, RenderWarning
     from deploybot.render.outputs.sinks import BuildReport
+    from deploybot.render.read.source import SourceTree
 
 log = logging.getLogger("deploybot.pipeline")
 
@@ -281,12 +283,13 @@ def _run_locked(
     snap = fetch.fetch_source(
         config.source.remote(), config.source.branch, paths.source, since=head.source_commit
     )
+    themed = _themed(config, paths, snap)
     timer.mark("fetch")
     log.info("source %s at %s", config.source.branch, snap.commit[:12])
     earlier = _catch_up(config, paths, head, earlier, now=now, retry_now=retry_now)
     cutoff = now().astimezone(UTC).replace(microsecond=0)  # recorded with the build
     output = _Output.of(config, head)
-    why = _why_build(head, snap, output, full, cutoff)
+    why = _why_build(head, snap, output, full, cutoff, themed.record)
     if why is None:
         waiting = head.next_future
         return _result(
@@ -301,7 +304,7 @@ def _run_locked(
         with snap.tree, open_cache(paths.cache) as cache:
             check(head)
             clock = (now, cutoff)
-            build = _Build(config, paths, snap, why, output, clock, check, force)
+            build = _Build(config, paths, snap, why, output, clock, check, force, themed)
             done = _build_and_publish(build, head, cache)
             result = done.result
             timer.mark("render+publish")
@@ -381,19 +384,19 @@ def _build_and_publish(build: _Build, head: commit.PublishHead, cache: BuildCach
     reason = _why_full(why, head, snap, cache, build.output)
     if reason is None and head.commit is not None:
         try:
-            unread = _unread(snap, why, head, clock[1], options, cache)
+            unread = _unread(build, head, options, cache)
             if unread is not None:
                 return _Done(build.record_only(head), waiting=head.next_future, unread=unread)
             with commit.BlobWriter(paths.publish) as sink:
-                report = build_into(snap.tree, options, cache, sink, snap.changed_paths)
+                report = build_into(build.tree, options, cache, sink, snap.changed_paths)
                 patch = commit.TreePatch(head.commit, frozenset(sink.deleted))
                 return _Done(build.push_build(report, sink.blobs, patch), *_told(report))
         except (NeedFullBuild, commit.StaleBaseError) as exc:
             reason = str(exc)
             cache.rollback()
     with commit.BlobWriter(paths.publish) as sink:
-        report = build_into(snap.tree, options, cache, sink, None, full_reason=reason or "")
-        unread = _unread(snap, why, head, clock[1], options, cache)  # a cache of this build
+        report = build_into(build.tree, options, cache, sink, None, full_reason=reason or "")
+        unread = _unread(build, head, options, cache)  # a cache of this build
         if unread is not None and head.commit is not None:
             cache.rollback()  # it built a tree that is not published
             return _Done(build.record_only(head), (), head.next_future, unread, False)
@@ -407,12 +410,7 @@ def _told(report: BuildReport) -> tuple[tuple[RenderWarning, ...], datetime | No
 
 
 def _unread(
-    snap: fetch.SourceSnapshot,
-    why: note.Reason,
-    head: commit.PublishHead,
-    cutoff: datetime,
-    options: RenderOptions,
-    cache: BuildCache,
+    build: _Build, head: commit.PublishHead, options: RenderOptions, cache: BuildCache
 ) -> tuple[str, ...] | None:
     """The source paths that changed since the publish head's source commit when the
     build reads none of them (:func:`deploybot.render.engine.incremental.unread_changes`) and
@@ -420,9 +418,10 @@ def _unread(
     None when the run builds (``why`` is not that the source moved, or a path is read)."""
     from deploybot.render.engine.incremental import unread_changes
 
+    snap, why, cutoff = build.snap, build.why, build.clock[1]
     if why is not note.Reason.SOURCE or snap.changed_paths is None or _due(head, cutoff):
         return None
-    unread = unread_changes(snap.tree, options, cache, snap.changed_paths)
+    unread = unread_changes(build.tree, options, cache, snap.changed_paths)
     if unread is not None:
         log.info("source moved to %s, but only %d paths the build does not read changed",
                  snap.commit[:12], len(unread))  # fmt: skip
@@ -465,10 +464,12 @@ def _why_build(
     output: _Output,
     full: bool,
     cutoff: datetime,
+    theme: str = "",
 ) -> note.Reason | None:
     """Why this run builds (:class:`deploybot.record.note.Reason`, the first that applies), or
     None when the publish head is up to date: built from the source tip, with this run's
-    render fingerprint (``output``: :mod:`deploybot.render.fingerprint`), and no held-back post
+    render fingerprint (``output``: :mod:`deploybot.render.fingerprint`) and Jekyll theme
+    (``theme``, the record's :data:`~deploybot.record.note.THEME` value), and no held-back post
     due at ``cutoff``."""
     if full:
         return note.Reason.FORCED
@@ -479,6 +480,9 @@ def _why_build(
     if head.record.get(note.RENDER_FINGERPRINT) != output.fingerprint:
         log.info("%s since %s: building again", output.words(), head.commit[:12])
         return note.Reason.RENDER
+    if head.record.get(note.THEME, "") != theme:
+        log.info("the theme moved since %s (%s): building again", head.commit[:12], theme or "none")
+        return note.Reason.THEME
     if snap.commit != head.source_commit:
         return note.Reason.SOURCE
     if _future_due(head, cutoff):
@@ -524,6 +528,12 @@ class _Build:
     clock: tuple[Callable[[], datetime], datetime]
     check: Callable[[commit.PublishHead], None]
     force: bool = False
+    themed: ThemedSource | None = None
+
+    @property
+    def tree(self) -> SourceTree:
+        """The tree the render stage builds: the source's, with its Jekyll theme under it."""
+        return self.snap.tree if self.themed is None else self.themed.tree
 
     def push_build(
         self,
@@ -550,6 +560,8 @@ class _Build:
             record[note.CHANGED_SETTINGS] = ",".join(self.output.changed)
         if snap.changed_paths is not None:
             record[note.CHANGED_SOURCES] = str(len(snap.changed_paths))
+        if self.themed is not None and self.themed.record:
+            record[note.THEME] = self.themed.record
         return self._push(when, record, blobs, patch)
 
     def record_only(self, head: commit.PublishHead) -> commit.PublishResult:
@@ -685,6 +697,15 @@ def _announce(
         sources=SourceRepo(paths.source, config.source.url, config.source.branch),
     )
     return notify.merge_reports(earlier, announced)
+
+
+def _themed(config: Config, paths: statedir.StatePaths, snap: fetch.SourceSnapshot) -> ThemedSource:
+    """The source tree with the Jekyll theme its ``_config.yml`` names, fetched into the state
+    folder's ``themes/`` with the source's bounds (:mod:`deploybot.pipeline.theme`)."""
+    from deploybot.pipeline.theme import ThemeFetch, themed_source
+
+    how = ThemeFetch(paths.themes, config.source.timeout, config.source.max_fetch_bytes)
+    return themed_source(snap.tree, config.render, how)
 
 
 def _refname(config: Config) -> str:

@@ -84,11 +84,18 @@ BUILD_SOURCE = "build-source"
 the source moved since, but only in paths the build does not read, or in ways that build
 the same tree (:func:`restamped`)."""
 
+THEME = "theme"
+"""Record key: the site's Jekyll theme, ``LABEL PIN`` (``minima 1a2b…``: its name as
+``_config.yml`` gives it, and the commit it was pinned to, or a digest of a folder's files:
+:mod:`deploybot.pipeline.theme`); absent for a site without one. ``deploybot build
+--theme-commit PIN`` remakes the build with that theme."""
+
 SOURCE_COMMIT = "source-commit"
 """Record key: the source commit the build stands for (its first line)."""
 
 COMPARED = (
     SOURCE_COMMIT, RENDER_FINGERPRINT, RENDERER_DIGEST, OUTPUT_SETTINGS, FUTURE_CUTOFF, NEXT_FUTURE,
+    THEME,
 )  # fmt: skip
 """The record keys the next run compares against: a run that makes no commit writes these
 anew on the head's record and keeps the others (:func:`restamped`; the module docstring says
@@ -106,6 +113,8 @@ class Reason(StrEnum):
     """The publish head had no record (someone else pushed it)."""
     RENDER = "render-changed"
     """The render fingerprint differs from the publish head's: a setting or the renderer."""
+    THEME = "theme-moved"
+    """The site's Jekyll theme moved (another commit, other files) or came or went."""
     SOURCE = "source-moved"
     """The source branch moved."""
     DUE = "post-due"

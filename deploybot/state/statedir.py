@@ -37,6 +37,10 @@ CACHE = "cache"
 """The state dir's folder of build caches (render cache, highlighted code blocks)."""
 
 
+THEMES = "themes"
+"""The folder of :attr:`StatePaths.themes` in the state folder."""
+
+
 def build_cache(state_dir: Path) -> Path:
     """The cache folder of ``state_dir`` for ``deploybot build`` (highlighted code blocks),
     with ``state_dir`` made if missing, private (0700) as a run makes it. Raises
@@ -59,6 +63,8 @@ class StatePaths:
     """Emails and webhook posts waiting, sent and refused (:mod:`deploybot.notify.deliver`)."""
     cache: Path
     """The build cache (:mod:`deploybot.render.engine.cache`)."""
+    themes: Path
+    """The bare mirrors of the sites' git themes, one per URL (:mod:`deploybot.watch.theme`)."""
 
     def mirrors(self) -> tuple[Path, Path]:
         """The two mirrors, source first."""
@@ -74,6 +80,7 @@ def state_paths(config: Config) -> StatePaths:
         publish=root / "publish.git",
         outbox=root / "outbox",
         cache=root / CACHE,
+        themes=root / THEMES,
     )
 
 

@@ -280,9 +280,11 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     Raises ``SourceError`` (message, path, line) for bad input, or input or output over a
     limit of ``options``.
     """
+    layered = site_theme.jekyll_theme_of(tree)
     links = ResolvedTree(tree)
     tree = LimitedTree(links, options.max_file_bytes)
     config = load_config(tree, options.timezone, options.max_yaml_size)
+    site_theme.check_theme_given(config, layered)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
     cut = future_cutoff(config, options)
     model, warnings = load_site(
@@ -299,11 +301,12 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)
     site = site_variables(model, md)
-    if names:
+    liquid_theme = bool(names) or (layered is not None and options.theme == "default")
+    if liquid_theme:
         site.update(site_theme.liquid_site(config))
     site["data"] = read_data(tree, tree.paths(), options.max_yaml_size)
     liquid = site_theme.make_liquid(tree, config, md, options)
-    layouts = LiquidLayouts(tree, names, options.max_yaml_size) if names else None
+    layouts = LiquidLayouts(tree, names, options.max_yaml_size) if liquid_theme else None
     ctx = RenderContext(
         env, md, site, tree, options.max_page_bytes, liquid, layouts, options.highlight_timeout
     )
@@ -336,6 +339,8 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         out.put(SITEMAP_PATH, sitemap_xml(model, site_root(model)), "sitemap")
     if not config.url and model.posts and layouts is None:
         warnings.append(no_url_warning(_has_config_file(tree)))
+    if layered is not None:
+        warnings.extend(layered.warnings())
     every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
 

@@ -131,11 +131,13 @@ class Engine(SiteLists):
     def __init__(
         self, tree: SourceTree, options: RenderOptions, cache: BuildCache, sink: OutputSink
     ) -> None:
+        self.layered = site_theme.jekyll_theme_of(tree)
         self.links = ResolvedTree(tree)
         tree = LimitedTree(self.links, options.max_file_bytes)
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
         self.config = load_config(tree, options.timezone, options.max_yaml_size)
+        site_theme.check_theme_given(self.config, self.layered)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
         tracked_tree = TrackingTree(tree, self.recorder)
@@ -181,6 +183,7 @@ class Engine(SiteLists):
             "layouts": json.dumps(self.layout_names, sort_keys=True),
             "data": json.dumps(self.data_paths),
             "links": json.dumps(self.chains, sort_keys=True),
+            "theme": "" if self.layered is None else self.layered.listing_json(),
         }
 
     def read_source(self, path: str) -> SourceRow | None:
@@ -421,6 +424,8 @@ class Engine(SiteLists):
             found.append(build.no_url_warning(self.config_blob() != ""))
         found += self.overwrites
         found += self.config.warnings
+        if self.layered is not None:
+            found += self.layered.warnings()
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
     def _read_all(self, workers: Workers) -> list[SourceRow]:

@@ -66,10 +66,10 @@ from deploybot.render.engine.full import (
 )
 from deploybot.render.engine.site_lists import TIMED_US
 from deploybot.render.highlight import cache as highlight_cache
-from deploybot.render.liquid.layouts import layout_name
 from deploybot.render.model import RenderOptions
 from deploybot.render.read.data import is_data_file
 from deploybot.render.read.entries import classify
+from deploybot.render.read.layered import layout_name
 from deploybot.render.read.siteconfig import CONFIG_PATH
 from deploybot.render.read.source import SourceTree
 
@@ -147,6 +147,8 @@ def unread_changes(
     try:
         if _why_full(engine, cache, paths) or cache.users(Key.PATHS):
             return None
+        if _with_theme_changes(engine, cache, paths) != paths:
+            return None  # the theme moved: the build reads it
         paths = engine.expand_links(paths)  # a symlink reads what it resolves to
     except CacheError:
         return None
@@ -165,6 +167,7 @@ def _incremental_or_raise(engine: Engine, cache: BuildCache, changed: Iterable[s
     """Build incrementally, or raise ``NeedFullBuild`` saying why it cannot."""
     paths = sorted(set(changed))  # once: an iterator would be used up by the first look
     try:
+        paths = _with_theme_changes(engine, cache, paths)
         paths = engine.expand_links(paths)  # a symlink changes with what it points to
     except CacheError as exc:
         raise NeedFullBuild(f"unreadable cache: {exc}") from exc
@@ -179,11 +182,25 @@ def _incremental_or_raise(engine: Engine, cache: BuildCache, changed: Iterable[s
         raise NeedFullBuild(f"unreadable cache: {exc}") from exc
 
 
+def _with_theme_changes(engine: Engine, cache: BuildCache, changed: list[str]) -> list[str]:
+    """Return the source paths ``changed`` plus the paths a change of the Jekyll theme
+    reaches (:meth:`~deploybot.render.read.layered.LayeredTree.changed_since`). Raises
+    ``CacheError`` for an unreadable theme listing in the cache."""
+    if engine.layered is None:
+        return changed
+    try:
+        return engine.layered.changed_since(cache.meta("theme") or "", changed)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CacheError(f"theme: {exc}") from exc
+
+
 def _why_full(engine: Engine, cache: BuildCache, changed: list[str]) -> str:
     """Return why an incremental build is not possible ('' when it is)."""
     try:
         if cache.meta("options") != options_key(engine.options):
             return "no usable cache for these render options"
+        if bool(cache.meta("theme")) != (engine.layered is not None):
+            return "the site's Jekyll theme appeared or went"
         if cache.meta("config") != engine.config_blob() or CONFIG_PATH in changed:
             return "the site config changed"
         if cache.collisions():

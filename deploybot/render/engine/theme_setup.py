@@ -22,6 +22,7 @@ from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.model import RenderOptions, SiteConfig, SiteModel
 from deploybot.render.read.collections import POSTS
 from deploybot.render.read.data import is_data_file, read_data
+from deploybot.render.read.layered import LayeredTree
 from deploybot.render.read.source import SourceTree
 from deploybot.render.theme import site_theme
 
@@ -41,6 +42,7 @@ class ThemeSetup:
     layout_names: dict[str, str]
     data_paths: list[str]
     ctx: build.RenderContext
+    layered: LayeredTree | None
 
     def site_content(self) -> SiteContent:
         """Return where ``site``'s lists come from (the engine itself)."""
@@ -56,12 +58,13 @@ class ThemeSetup:
             del data[key]
         for label in labels:
             data.pop(label, None)
-        if names:
+        liquid_theme = bool(names) or self.jekyll_theme
+        if liquid_theme:
             data.update(site_theme.liquid_site(self.config))
         site = LazySite(data, self.recorder, self.site_content(), labels)
         liquid = site_theme.make_liquid(self.tracked_tree, self.config, self.md, self.options)
         layouts = None
-        if names:
+        if liquid_theme:
             max_yaml = self.options.max_yaml_size
             note = self._note_layout
             layouts = LiquidLayouts(self.tracked_tree, names, max_yaml, note)
@@ -75,6 +78,12 @@ class ThemeSetup:
             layouts,
             self.options.highlight_timeout,
         )
+
+    @property
+    def jekyll_theme(self) -> bool:
+        """Whether a Jekyll theme (``theme:``, ``remote_theme:``) renders the site: then its
+        Liquid layouts do, even when there is none (never the bundled theme)."""
+        return self.layered is not None and self.options.theme == "default"
 
     def _note_layout(self, name: str, path: str) -> None:
         self.recorder.add(Kind.LAYOUT + name, path)
@@ -101,7 +110,7 @@ class ThemeSetup:
             before, data, changed, self.tree, self.options.theme
         )
         self._setup(names, files)
-        return bool(before) == bool(names)
+        return self.jekyll_theme or bool(before) == bool(names)
 
     def site_data(self) -> dict[str, Any]:
         """Return ``site.data`` (reading each data file through the tracking tree, and

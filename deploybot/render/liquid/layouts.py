@@ -21,23 +21,11 @@ from typing import Any
 from deploybot.render.liquid.templates import Liquid, RenderState
 from deploybot.render.model import MAX_YAML_SIZE, RenderWarning
 from deploybot.render.read.frontmatter import parse_front_matter
+from deploybot.render.read.layered import layout_name
 from deploybot.render.read.source import SourceTree
 
-LAYOUTS_DIR = "_layouts/"
 NameRead = Callable[[str, str], None]
 """``note(name, path)``: called on every layout name looked up (``path`` '' when none)."""
-
-
-def layout_name(path: str) -> str | None:
-    """Return the layout name of the source ``path`` (``None`` outside ``_layouts/`` or
-    without an extension, as Ruby's ``Dir["**/*.*"]`` skips such files)."""
-    if not path.startswith(LAYOUTS_DIR):
-        return None
-    rel = path[len(LAYOUTS_DIR) :]
-    base = rel.rsplit("/", 1)[-1]
-    if "." not in base or base.startswith("."):
-        return None
-    return rel.rsplit(".", 1)[0]
 
 
 def layout_map(paths: Iterable[str]) -> dict[str, str]:

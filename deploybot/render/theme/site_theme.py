@@ -16,14 +16,16 @@ from zoneinfo import ZoneInfo
 
 import mistune
 
-from deploybot.render.liquid.layouts import layout_map, layout_name
+from deploybot.render.liquid.layouts import layout_map
 from deploybot.render.liquid.plugins import paginate
 from deploybot.render.liquid.templates import Liquid
 from deploybot.render.markdown.renderer import markdown_to_html
 from deploybot.render.model import Page, RenderOptions, SiteConfig
 from deploybot.render.read.collections import POSTS
 from deploybot.render.read.data import is_data_file
+from deploybot.render.read.layered import LayeredTree, layout_name, theme_request
 from deploybot.render.read.source import SourceTree
+from deploybot.support.errors import ConfigError
 
 RAW_SITE_KEYS = ("title", "description", "url", "baseurl", "author")
 """``_config.yml`` keys the site's own layouts see as written (the bundled theme gets them
@@ -34,6 +36,25 @@ def site_layouts(paths: Iterable[str], theme: str) -> dict[str, str]:
     """Return the site's own layouts (name -> path) when they render it: ``theme`` is
     ``"default"`` and the source has ``_layouts/``; ``{}`` otherwise."""
     return layout_map(p for p in paths if p.startswith("_layouts/")) if theme == "default" else {}
+
+
+def jekyll_theme_of(tree: SourceTree) -> LayeredTree | None:
+    """Return ``tree`` when it carries a Jekyll theme (``theme:``, ``remote_theme:``, laid
+    under the site by the pipeline: :class:`~deploybot.render.read.layered.LayeredTree`),
+    else None."""
+    return tree if isinstance(tree, LayeredTree) else None
+
+
+def check_theme_given(config: SiteConfig, layered: LayeredTree | None) -> None:
+    """Check that a site whose ``_config.yml`` names a theme is built with it: a build never
+    falls back to the bundled theme. Raises ``ConfigError`` naming the key when ``config``
+    asks for a theme and ``layered`` is None (the caller did not resolve it)."""
+    request = theme_request(config)
+    if request is not None and layered is None:
+        raise ConfigError(
+            f"_config.yml: {request.key} {request.name!r} was not resolved for this build "
+            "(deploybot does not fall back to its bundled theme)"
+        )
 
 
 def update_theme_files(

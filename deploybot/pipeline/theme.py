@@ -1,0 +1,91 @@
+"""The site's Jekyll theme, between the watch and render stages: read which theme
+``_config.yml`` names (:func:`deploybot.render.read.layered.theme_request`), find it
+(``render.themes`` and the defaults for a gem theme, the spec itself for a remote theme:
+:mod:`deploybot.watch.theme`), fetch it when it is a git repository, and hand the render stage
+the site's tree with the theme's files under it
+(:class:`~deploybot.render.read.layered.LayeredTree`). The render stage never touches git.
+
+The build record keeps the theme as ``LABEL PIN`` (:data:`deploybot.record.note.THEME`; the
+pin is the theme's commit, or a digest of a folder's files), so a moved theme builds again
+and ``deploybot build --theme-commit`` remakes a published build with the same theme.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from deploybot.config.schema import RenderConfig
+from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT
+from deploybot.render.read.layered import LayeredTree, Theme, ThemeRequest, folder_pin
+from deploybot.render.read.layered import theme_request as request_of
+from deploybot.render.read.siteconfig import load_config
+from deploybot.render.read.source import DirTree, SourceTree
+from deploybot.support.errors import ConfigError
+from deploybot.watch import theme as watch_theme
+
+
+@dataclass(frozen=True)
+class ThemeFetch:
+    """How a git theme is fetched: its mirrors' folder (``themes_dir``, in the state folder),
+    the bounds of one fetch (the source's), and the commit to pin it to (``pinned``: a
+    build record's, to remake that build; None: where its ref points now)."""
+
+    themes_dir: Path
+    timeout: float = DEFAULT_TIMEOUT
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
+    pinned: str | None = None
+
+
+@dataclass(frozen=True)
+class ThemedSource:
+    """The tree the render stage builds (the site's, or a :class:`LayeredTree`) and the
+    theme's record value (``LABEL PIN``, '' without a theme)."""
+
+    tree: SourceTree
+    record: str
+
+
+def themed_source(site: SourceTree, render: RenderConfig, fetch: ThemeFetch) -> ThemedSource:
+    """Return the site ``site`` with the Jekyll theme its ``_config.yml`` names under it.
+
+    Raises:
+        SourceError: ``_config.yml`` cannot be read (as the build would).
+        ConfigError: a gem theme ``render.themes`` does not map (names the key), a folder
+            that is not there, a remote with no such ref or commit.
+        FetchError: the theme's repository cannot be reached for now.
+    """
+    config = load_config(site, render.timezone, render.max_yaml_size)
+    request = request_of(config)
+    if request is None:
+        return ThemedSource(site, "")
+    theme = _resolve(request, render, fetch)
+    return ThemedSource(LayeredTree(site, theme), f"{theme.label} {theme.pin}")
+
+
+def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> Theme:
+    base = Path.cwd()
+    if request.remote:
+        location = watch_theme.remote_location(request.name, base)
+    else:
+        location = watch_theme.gem_location(request.name, render.themes, base)
+    if location.folder:
+        folder = Path(location.url)
+        if not folder.is_dir():
+            raise ConfigError(
+                f"'{location.key}': the folder of the theme {request.name!r} ({folder}) is missing"
+            )
+        tree = DirTree(folder)
+        return Theme(request.name, tree, folder_pin(tree))
+    commit, git_tree = watch_theme.fetch_theme(
+        location, fetch.themes_dir, pinned=fetch.pinned, timeout=fetch.timeout,
+        max_fetch_bytes=fetch.max_fetch_bytes,
+    )  # fmt: skip
+    return Theme(request.name, git_tree, commit)
+
+
+def pinned_commit(record: str | None) -> str | None:
+    """Return the commit of a build record's theme value (``LABEL PIN``), or None."""
+    if not record:
+        return None
+    return record.rsplit(" ", 1)[-1] or None
