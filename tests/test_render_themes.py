@@ -229,7 +229,7 @@ def test_a_remote_theme_from_a_local_git_repo_builds_as_the_gem_theme(
     site = remote_site(tmp_path, f"{url}@v1")
     fetched = themed_source(DirTree(site), RenderConfig(), ThemeFetch(tmp_path / "themes"))
     head = git(repo, "rev-parse", "HEAD")
-    assert fetched.record == f"{url}@v1 {head}"
+    assert fetched.record == {"theme": f"{url}@v1", "theme-commit": head}
     ours = build_site(fetched.tree, RenderOptions())
     compare(ours.files, files_of(CASE / "expected"), CSS)
 

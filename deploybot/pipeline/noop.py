@@ -34,7 +34,9 @@ the line a full run prints and exits 0, having read a few small files
 (:func:`deploybot.cli.entry.main` does so before click is even imported). Anything else runs in
 full, and every full run deletes the stamp first, under the lock, before it writes anything:
 a run killed part way leaves none. A remote reached over the network has no refs to read
-here: no stamp, every run in full (its fetch costs more than the imports anyway).
+here: no stamp, every run in full (its fetch costs more than the imports anyway); nor does a
+site with a Jekyll theme (``theme:``, ``remote_theme:``), which may move with no push to either
+remote.
 
 Light on purpose (``os.path``, no ``pathlib``, ``json`` or ``typing``): the shortcut costs
 what it reads.

@@ -79,6 +79,8 @@ class RunResult:
     source paths that changed when the build reads none of them (nothing was built; the
     record names the new source commit), else None. ``warnings``: the build's warnings
     that a run tells (:attr:`deploybot.render.outputs.sinks.BuildReport.to_tell`).
+    ``themed``: the site has a Jekyll theme, which may move with no push to either
+    remote, so the run writes no no-op stamp (:mod:`deploybot.pipeline.noop`).
     """
 
     status: RunStatus
@@ -95,6 +97,7 @@ class RunResult:
     order_known: bool = True
     next_future: datetime | None = None
     unread_paths: tuple[str, ...] | None = None
+    themed: bool = False
 
 
 class _Timer:
@@ -169,6 +172,7 @@ def run_once(
         if (
             result.status in (RunStatus.UP_TO_DATE, RunStatus.PUBLISHED)
             and not result.mail_failures
+            and not result.themed
         ):
             # a refused email is filed in failed/ and told once: nothing is left to deliver
             _stamp(config, paths, result)
@@ -293,8 +297,9 @@ def _run_locked(
     if why is None:
         waiting = head.next_future
         return _result(
-            RunStatus.UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting
-        )
+            RunStatus.UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting,
+            themed=bool(themed.record),
+        )  # fmt: skip
     if before_build is not None:
         before_build(snap.commit)
     from deploybot.render.engine.incremental import open_cache
@@ -327,7 +332,7 @@ def _run_locked(
     return _result(
         status, snap.commit, result.new or head.commit, timer, report,
         changed_paths=result.changed_paths, warnings=done.warnings,
-        next_future=done.waiting, unread_paths=done.unread,
+        next_future=done.waiting, unread_paths=done.unread, themed=bool(themed.record),
     )  # fmt: skip
 
 
@@ -464,12 +469,12 @@ def _why_build(
     output: _Output,
     full: bool,
     cutoff: datetime,
-    theme: str = "",
+    theme: dict[str, str] | None = None,
 ) -> note.Reason | None:
     """Why this run builds (:class:`deploybot.record.note.Reason`, the first that applies), or
     None when the publish head is up to date: built from the source tip, with this run's
     render fingerprint (``output``: :mod:`deploybot.render.fingerprint`) and Jekyll theme
-    (``theme``, the record's :data:`~deploybot.record.note.THEME` value), and no held-back post
+    (``theme``, the record's :data:`~deploybot.record.note.THEME` fields), and no held-back post
     due at ``cutoff``."""
     if full:
         return note.Reason.FORCED
@@ -480,14 +485,19 @@ def _why_build(
     if head.record.get(note.RENDER_FINGERPRINT) != output.fingerprint:
         log.info("%s since %s: building again", output.words(), head.commit[:12])
         return note.Reason.RENDER
-    if head.record.get(note.THEME, "") != theme:
-        log.info("the theme moved since %s (%s): building again", head.commit[:12], theme or "none")
+    theme = theme or {}
+    if any(head.record.get(key, "") != theme.get(key, "") for key in _THEME_KEYS):
+        shown = " ".join(theme.values()) or "none"
+        log.info("the theme moved since %s (%s): building again", head.commit[:12], shown)
         return note.Reason.THEME
     if snap.commit != head.source_commit:
         return note.Reason.SOURCE
     if _future_due(head, cutoff):
         return note.Reason.DUE
     return None
+
+
+_THEME_KEYS = (note.THEME, note.THEME_COMMIT)
 
 
 def _why_full(
@@ -560,8 +570,8 @@ class _Build:
             record[note.CHANGED_SETTINGS] = ",".join(self.output.changed)
         if snap.changed_paths is not None:
             record[note.CHANGED_SOURCES] = str(len(snap.changed_paths))
-        if self.themed is not None and self.themed.record:
-            record[note.THEME] = self.themed.record
+        if self.themed is not None:
+            record |= self.themed.record
         return self._push(when, record, blobs, patch)
 
     def record_only(self, head: commit.PublishHead) -> commit.PublishResult:

@@ -5,9 +5,10 @@
 the site's tree with the theme's files under it
 (:class:`~deploybot.render.read.layered.LayeredTree`). The render stage never touches git.
 
-The build record keeps the theme as ``LABEL PIN`` (:data:`deploybot.record.note.THEME`; the
-pin is the theme's commit, or a digest of a folder's files), so a moved theme builds again
-and ``deploybot build --theme-commit`` remakes a published build with the same theme.
+The build record keeps the theme's name and pin (:data:`deploybot.record.note.THEME`,
+:data:`~deploybot.record.note.THEME_COMMIT`: the theme's commit, or a digest of a folder's
+files), so a moved theme builds again and ``deploybot build --theme-commit`` remakes a
+published build with the same theme.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from deploybot.config.schema import RenderConfig
 from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT
+from deploybot.record import note
 from deploybot.render.read.layered import LayeredTree, Theme, ThemeRequest, folder_pin
 from deploybot.render.read.layered import theme_request as request_of
 from deploybot.render.read.siteconfig import load_config
@@ -40,10 +42,10 @@ class ThemeFetch:
 @dataclass(frozen=True)
 class ThemedSource:
     """The tree the render stage builds (the site's, or a :class:`LayeredTree`) and the
-    theme's record value (``LABEL PIN``, '' without a theme)."""
+    theme's build record fields (``{}`` without a theme)."""
 
     tree: SourceTree
-    record: str
+    record: dict[str, str]
 
 
 def themed_source(site: SourceTree, render: RenderConfig, fetch: ThemeFetch) -> ThemedSource:
@@ -58,9 +60,11 @@ def themed_source(site: SourceTree, render: RenderConfig, fetch: ThemeFetch) -> 
     config = load_config(site, render.timezone, render.max_yaml_size)
     request = request_of(config)
     if request is None:
-        return ThemedSource(site, "")
+        return ThemedSource(site, {})
     theme = _resolve(request, render, fetch)
-    return ThemedSource(LayeredTree(site, theme), f"{theme.label} {theme.pin}")
+    label = theme.label.replace("%", "%25").replace(" ", "%20")
+    record = {note.THEME: label, note.THEME_COMMIT: theme.pin}
+    return ThemedSource(LayeredTree(site, theme), record)
 
 
 def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> Theme:
@@ -82,10 +86,3 @@ def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> 
         max_fetch_bytes=fetch.max_fetch_bytes,
     )  # fmt: skip
     return Theme(request.name, git_tree, commit)
-
-
-def pinned_commit(record: str | None) -> str | None:
-    """Return the commit of a build record's theme value (``LABEL PIN``), or None."""
-    if not record:
-        return None
-    return record.rsplit(" ", 1)[-1] or None

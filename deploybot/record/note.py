@@ -85,17 +85,19 @@ the source moved since, but only in paths the build does not read, or in ways th
 the same tree (:func:`restamped`)."""
 
 THEME = "theme"
-"""Record key: the site's Jekyll theme, ``LABEL PIN`` (``minima 1a2b…``: its name as
-``_config.yml`` gives it, and the commit it was pinned to, or a digest of a folder's files:
-:mod:`deploybot.pipeline.theme`); absent for a site without one. ``deploybot build
---theme-commit PIN`` remakes the build with that theme."""
+"""Record key: the site's Jekyll theme as ``_config.yml`` names it (``minima``,
+``pages-themes/cayman@v0.2.0``; a space or a ``%`` written ``%20``, ``%25``), absent for a
+site without one (:mod:`deploybot.pipeline.theme`)."""
+THEME_COMMIT = "theme-commit"
+"""Record key: the commit the build's theme was pinned to (40 hex), or a digest of a theme
+folder's files; ``deploybot build --theme-commit`` remakes the build with that commit."""
 
 SOURCE_COMMIT = "source-commit"
 """Record key: the source commit the build stands for (its first line)."""
 
 COMPARED = (
     SOURCE_COMMIT, RENDER_FINGERPRINT, RENDERER_DIGEST, OUTPUT_SETTINGS, FUTURE_CUTOFF, NEXT_FUTURE,
-    THEME,
+    THEME, THEME_COMMIT,
 )  # fmt: skip
 """The record keys the next run compares against: a run that makes no commit writes these
 anew on the head's record and keeps the others (:func:`restamped`; the module docstring says
