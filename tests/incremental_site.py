@@ -19,7 +19,7 @@ an include, another symlink, outside the tree, in a loop, to nothing).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -29,7 +29,8 @@ from deploybot.render.engine.cache import BuildCache
 from deploybot.render.engine.incremental import build_into
 from deploybot.render.model import RenderOptions
 from deploybot.render.outputs.sinks import BuildReport, MemorySink, NeedFullBuild
-from deploybot.render.read.source import MemoryTree
+from deploybot.render.read.layered import THEME_FOLDERS, LayeredTree, Theme
+from deploybot.render.read.source import MemoryTree, SourceTree
 
 THEME = "_theme"
 T0 = datetime(2021, 1, 10, tzinfo=UTC)
@@ -299,9 +300,45 @@ def diff_paths(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> set[str]:
     return {p for p in set(old) | set(new) if old.get(p) != new.get(p)}
 
 
+@dataclass(frozen=True)
+class ThemeSplit:
+    """Which generated files a Jekyll theme holds (:func:`layered_of`): a file of the
+    theme's folders goes to the theme when ``to_theme`` says so (with ``THEME_MARK`` after
+    it, but for data files), and stays in the site unless ``site_drops`` says so; so some
+    are the theme's alone, some the site's alone, and some both (the site's winning)."""
+
+    to_theme: Callable[[str], bool]
+    site_drops: Callable[[str], bool]
+
+    def site(self, files: Mapping[str, bytes]) -> dict[str, bytes]:
+        return {p: b for p, b in files.items() if not (_theme_folder(p) and self.site_drops(p))}
+
+    def theme(self, files: Mapping[str, bytes]) -> dict[str, bytes]:
+        return {
+            p: b if p.startswith("_data/") else b + THEME_MARK
+            for p, b in files.items()
+            if _theme_folder(p) and self.to_theme(p)
+        }
+
+
+THEME_MARK = b"<!-- from the theme -->"
+
+
+def _theme_folder(path: str) -> bool:
+    return path.startswith(THEME_FOLDERS)
+
+
+def layered_of(files: Mapping[str, bytes], split: ThemeSplit) -> SourceTree:
+    """Return the generated ``files`` as a site with a Jekyll theme under it (``split``)."""
+    theme = MemoryTree(split.theme(files))
+    return LayeredTree(tree_of(split.site(files)), Theme("generated", theme, "pin"))
+
+
 @dataclass
 class Incremental:
-    """Builds successive source states incrementally, as the pipeline does."""
+    """Builds successive source states incrementally, as the pipeline does (with a Jekyll
+    theme under the site when ``split`` is given: the changed paths are the site's only,
+    as a source diff gives them)."""
 
     cache: BuildCache
     options: RenderOptions
@@ -309,10 +346,15 @@ class Incremental:
     last: dict[str, bytes] | None = None
     report: BuildReport | None = None
     written: frozenset[str] = frozenset()
+    split: ThemeSplit | None = None
 
     def build(self, files: Mapping[str, bytes], options: RenderOptions) -> BuildReport:
         """Build ``files``; fall back to a full build as the pipeline does."""
-        tree = tree_of(files)
+        if self.split is None:
+            tree: SourceTree = tree_of(files)
+        else:
+            tree = layered_of(files, self.split)
+            files = self.split.site(files)
         changed = None if self.last is None else diff_paths(self.last, files)
         sink = MemorySink(self.outputs)
         try:

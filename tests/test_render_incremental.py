@@ -4,6 +4,7 @@ reaches (the oracle is :func:`deploybot.render.engine.build.build_site`)."""
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,10 +19,13 @@ from deploybot.render.read.source import MemoryTree
 from tests.incremental_site import (
     T0,
     THEME,
+    THEME_MARK,
     Incremental,
+    ThemeSplit,
     apply,
     change,
     initial_site,
+    layered_of,
     liquid_change,
     liquid_initial_site,
     tree_of,
@@ -225,6 +229,51 @@ def test_incremental_equals_full_with_the_sites_own_liquid_theme(data: st.DataOb
         files = apply(files, data.draw(liquid_change(files), label=f"commit {step}"))
         options = RenderOptions(timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=step))
         _check(inc, files, options)
+
+
+@given(st.data())
+def test_incremental_equals_full_with_a_jekyll_theme_under_the_site(data: st.DataObject) -> None:
+    """The Liquid site with its layouts, includes, data and assets split between the site
+    and a Jekyll theme (some in both, the site's winning); each commit may also move the
+    theme (a layout, include or data file edited, added or removed there), which the
+    changed paths (the site's) do not name."""
+    salt = data.draw(st.integers(0, 5), label="split")
+    split = ThemeSplit(
+        to_theme=lambda p: (zlib.crc32(p.encode()) + salt) % 3 != 0,
+        site_drops=lambda p: (zlib.crc32(p.encode()) + salt) % 2 == 0,
+    )
+    files = liquid_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {}, split=split)
+    _check_layered(inc, files, LIQUID_OPTIONS)
+    steps = data.draw(st.integers(1, 8), label="commits")
+    for step in range(1, steps + 1):
+        files = apply(files, data.draw(liquid_change(files), label=f"commit {step}"))
+        options = RenderOptions(timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=step))
+        _check_layered(inc, files, options)
+
+
+def _check_layered(inc: Incremental, files: dict[str, bytes], options: RenderOptions) -> None:
+    assert inc.split is not None
+    report = inc.build(files, options)
+    full = build_site(layered_of(files, inc.split), options)
+    assert inc.outputs == dict(full.files)
+    assert report.warnings == full.warnings
+
+
+def test_a_theme_include_edit_remakes_exactly_its_users_incrementally() -> None:
+    theme = ("_includes/", "_layouts/")
+    split = ThemeSplit(to_theme=lambda p: p.startswith(theme), site_drops=lambda p: True)
+    files = liquid_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {}, split=split)
+    inc.build(files, LIQUID_OPTIONS)
+    assert THEME_MARK in inc.outputs["about.html"]
+    files = apply(files, {"_includes/note.html": b"<aside>moved</aside>"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert b"moved" in inc.outputs["about.html"]
+    assert "about.md" in report.rendered
+    assert "_posts/2021-01-01-post-0.md" not in report.rendered
+    assert inc.outputs == dict(build_site(layered_of(files, split), LIQUID_OPTIONS).files)
 
 
 def test_data_edit_remakes_the_readers_of_site_data() -> None:

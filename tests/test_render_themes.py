@@ -27,7 +27,7 @@ from deploybot.render.model import RenderOptions, SiteBuild
 from deploybot.render.outputs.sinks import MemorySink
 from deploybot.render.read.layered import LayeredTree, Theme, folder_pin
 from deploybot.render.read.source import DirTree, MemoryTree
-from deploybot.support.errors import ConfigError
+from deploybot.support.errors import ConfigError, SourceError
 from deploybot.watch import theme as watch_theme
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -124,6 +124,15 @@ def test_a_theme_without_layouts_still_renders_with_liquid_not_the_bundled_theme
     build = build_site(LayeredTree(site, Theme("bare", bare, folder_pin(bare))), RenderOptions())
     assert sorted(build.files) == ["assets/a.txt", "index.html"]  # no bundled feeds, no CSS
     assert build.files["index.html"] == b"<p>hi</p>\n"
+
+
+def test_a_theme_file_over_max_file_bytes_stops_the_build_naming_it() -> None:
+    site = MemoryTree({"_config.yml": b"theme: t\n", "a.md": b"---\nlayout: default\n---\nA"})
+    theme = MemoryTree({"_layouts/default.html": b"x" * 2000})
+    tree = LayeredTree(site, Theme("t", theme, "pin"))
+    with pytest.raises(SourceError) as caught:
+        build_site(tree, RenderOptions(max_file_bytes=1000))
+    assert caught.value.path == "_layouts/default.html"
 
 
 # the layered tree

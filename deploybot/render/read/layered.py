@@ -75,7 +75,7 @@ def theme_request(config: SiteConfig) -> ThemeRequest | None:
 
     ``remote_theme`` wins over ``theme`` (jekyll-remote-theme replaces the site's theme).
     A value that is no string is no theme (Jekyll warns "value of 'theme' in config should
-    be String"; :func:`config_warnings` says it)."""
+    be String"; deploybot does not warn yet)."""
     for key, remote in (("remote_theme", True), ("theme", False)):
         value = config.data.get(key)
         if isinstance(value, str) and value.strip():
