@@ -179,6 +179,11 @@ def test_the_layered_tree_shows_the_theme_folders_under_the_site() -> None:
     ]  # fmt: skip
 
 
+def test_a_remote_theme_s_config_is_not_told_jekyll_reads_none() -> None:
+    tree = LayeredTree(MemoryTree({}), Theme("o/n", theme_tree(), "pin", gem=False))
+    assert tree.warnings() == []
+
+
 def test_a_symlink_in_the_theme_is_not_shown() -> None:
     theme = MemoryTree(
         {"assets/link.txt": b"../../etc/passwd", "assets/ok.txt": b"ok"},

@@ -85,4 +85,4 @@ def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> 
         location, fetch.themes_dir, pinned=fetch.pinned, timeout=fetch.timeout,
         max_fetch_bytes=fetch.max_fetch_bytes,
     )  # fmt: skip
-    return Theme(request.name, git_tree, commit)
+    return Theme(request.name, git_tree, commit, gem=not request.remote)

@@ -87,11 +87,14 @@ def theme_request(config: SiteConfig) -> ThemeRequest | None:
 class Theme:
     """A theme resolved for one build: ``label`` (``minima``, ``owner/name``) names it in
     messages, ``tree`` holds its files at its root (``_layouts/``, ``assets/``...), ``pin``
-    says which version (a commit id, or a digest of a folder's files: :func:`folder_pin`)."""
+    says which version (a commit id, or a digest of a folder's files: :func:`folder_pin`).
+    ``gem``: a gem theme, whose ``_config.yml`` Jekyll merges under the site's (a remote
+    theme's it does not: jekyll-remote-theme sets the theme after the config is read)."""
 
     label: str
     tree: SourceTree
     pin: str
+    gem: bool = True
 
 
 def folder_pin(tree: SourceTree) -> str:
@@ -209,7 +212,7 @@ class LayeredTree:
         found: list[RenderWarning] = []
         tree = self.theme.tree
         for path in tree.paths():
-            if path == THEME_CONFIG:
+            if path == THEME_CONFIG and self.theme.gem:
                 message = "the theme's _config.yml is not read (Jekyll merges it under the site's)"
                 found.append(RenderWarning(f"{label}: {path}", None, message))
             elif path.startswith(THEME_FOLDERS) and is_symlink(tree, path):
