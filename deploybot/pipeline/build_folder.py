@@ -98,9 +98,9 @@ def build_to_folder(
     try:
         with tempfile.TemporaryDirectory() as scratch:
             fetch = ThemeFetch(themes_dir or Path(scratch), pinned=theme_commit)
-            themed = themed_source(tree, cfg, fetch).tree
-            report = _build(themed, options, sink, cache_dir, out)
-            _write(out, sink)  # static files are read from the trees here: they are still open
+            with themed_source(tree, cfg, fetch) as themed:
+                report = _build(themed.tree, options, sink, cache_dir, out)
+                _write(out, sink)  # static files are read from the trees here: still open
     except BaseException as exc:
         if made and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a failed build leaves no trace of the folder it made

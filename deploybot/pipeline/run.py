@@ -295,6 +295,7 @@ def _run_locked(
     output = _Output.of(config, head)
     why = _why_build(head, snap, output, full, cutoff, themed.record)
     if why is None:
+        themed.close()
         waiting = head.next_future
         return _result(
             RunStatus.UP_TO_DATE, snap.commit, head.commit, timer, earlier, next_future=waiting,
@@ -306,7 +307,7 @@ def _run_locked(
 
     check = _not_backwards(config, paths, snap, allow_older=older)
     try:
-        with snap.tree, open_cache(paths.cache) as cache:
+        with snap.tree, themed, open_cache(paths.cache) as cache:
             check(head)
             clock = (now, cutoff)
             build = _Build(config, paths, snap, why, output, clock, check, force, themed)

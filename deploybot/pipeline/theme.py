@@ -18,6 +18,7 @@ from pathlib import Path
 
 from deploybot.config.schema import RenderConfig
 from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT
+from deploybot.git.repository import GitTree
 from deploybot.record import note
 from deploybot.render.read.layered import LayeredTree, Theme, ThemeRequest, folder_pin
 from deploybot.render.read.layered import theme_request as request_of
@@ -46,6 +47,17 @@ class ThemedSource:
 
     tree: SourceTree
     record: dict[str, str]
+
+    def __enter__(self) -> ThemedSource:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the theme's repository handle, if any (a later read reopens it)."""
+        if isinstance(self.tree, LayeredTree) and isinstance(self.tree.theme.tree, GitTree):
+            self.tree.theme.tree.close()
 
 
 def themed_source(site: SourceTree, render: RenderConfig, fetch: ThemeFetch) -> ThemedSource:
