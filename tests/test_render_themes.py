@@ -273,6 +273,17 @@ def test_a_remote_theme_is_pinned_and_fetched_again_only_when_its_ref_moves(
     assert pinned_tree.read("_layouts/page.html") == tree.read("_layouts/page.html")
 
 
+def test_a_remote_theme_at_an_annotated_tag_is_pinned_to_the_commit_it_tags(
+    tmp_path: Path,
+) -> None:
+    repo = theme_repo(tmp_path)
+    git(repo, "tag", "-a", "v2", "-m", "release")
+    location = watch_theme.remote_location(f"file://{repo}@v2", tmp_path)
+    commit, tree = watch_theme.fetch_theme(location, tmp_path / "themes")
+    assert commit == git(repo, "rev-parse", "HEAD") != git(repo, "rev-parse", "v2")
+    assert tree.read("assets/override.txt") == b"the theme copy\n"
+
+
 def test_a_remote_theme_ref_that_is_not_there_names_the_key(tmp_path: Path) -> None:
     repo = theme_repo(tmp_path)
     location = watch_theme.remote_location(f"{repo}@nope", tmp_path)

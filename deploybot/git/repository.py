@@ -390,6 +390,31 @@ def remote_head(remote: Remote | str, refname: str) -> str | None:
     return sha.decode("ascii") if sha else None
 
 
+def remote_refs(remote: Remote, refnames: Sequence[str]) -> dict[str, str]:
+    """The ids the refs ``refnames`` (``HEAD``, ``refs/tags/v1``...) point at in ``remote``,
+    those it has: one ref advertisement (``git ls-remote``), no objects fetched, within the
+    remote's ``timeout`` (one caller at a time: it sets the socket timeout itself).
+
+    Raises:
+        FetchError, ConfigError, SourceError: as :func:`remote_head`.
+    """
+    names = [Ref(name.encode("utf-8")) for name in refnames]
+    with _session(remote) as (client, path, bounds):
+        try:
+            with _idle_timeout(remote.timeout):
+                refs = client.get_refs(path.encode("utf-8"), ref_prefix=names).refs
+        except _TRANSPORT_ERRORS as exc:
+            raise failure.failure(
+                remote, exc, bounds.overrun(), "read the refs of", FetchError
+            ) from exc
+    tips: dict[str, str] = {}
+    for name in names:
+        sha = (refs or {}).get(name)
+        if sha:
+            tips[name.decode("utf-8")] = sha.decode("ascii")
+    return tips
+
+
 def remote_branches(remote: Remote | str) -> list[str]:
     """The names of the branches of the repository ``remote`` (its refs under
     ``refs/heads/``, without that prefix), sorted; ``[]`` for a repository with no commits

@@ -165,10 +165,10 @@ def _remote_commit(remote: Remote, location: ThemeLocation) -> str:
     if ref is not None and _HEX40.fullmatch(ref):
         return ref
     names = ["HEAD"] if ref is None else [f"refs/heads/{ref}", f"refs/tags/{ref}", ref]
+    found = repository.remote_refs(remote, names)
     for name in names:
-        found = repository.remote_head(remote, name)
-        if found is not None:
-            return found
+        if name in found:
+            return found[name]
     raise ConfigError(
         f"{location.key}: {redact_url(location.url)} has no {ref or 'HEAD'!r} "
         "(a branch, a tag or a commit id)"
