@@ -25,6 +25,7 @@ from deploybot.render import fingerprint
 from deploybot.render.liquid.jekyll_filters import FILTERS, Filter
 from deploybot.render.model import LayoutLimits, RenderWarning, SiteConfig
 from deploybot.render.read.source import SourceTree
+from deploybot.render.theme.compiled import COMPILED
 from deploybot.render.theme.sandbox import LayoutLimitError, LayoutSandbox
 from deploybot.support.errors import ConfigError, DeploybotError, SourceError, one_line
 
@@ -84,6 +85,7 @@ def make_environment(
         loader=loader,
         autoescape=jinja2.select_autoescape(["html", "htm", "xml"], default_for_string=True),
         keep_trailing_newline=True,
+        bytecode_cache=COMPILED,
     )
     # Jekyll's filters, with the same code Liquid in posts uses (jekyll_filters), so a layout
     # and a post agree on relative_url, dates and the rest.
