@@ -323,3 +323,14 @@ def test_inspect_writes_a_mapping_as_ruby_does_as_printing_it_does() -> None:
     )
     assert inspect(value) == ruby_inspect(value).replace('"', "&quot;").replace(">", "&gt;")
     assert (inspect("x"), inspect(5), inspect(None)) == ("&quot;x&quot;", "5", "nil")
+
+
+def test_builds_with_the_same_limits_share_one_environment() -> None:
+    # Each document made its own environment (every tag registered, every filter wrapped):
+    # a few milliseconds per document, most of a small incremental build's Liquid time.
+    small = LiquidLimits(max_loop_iterations=7)
+    first, second = Liquid(None, limits=small), Liquid(MemoryTree({}), limits=small)
+    assert first.env is second.env
+    assert Liquid(None).env is not first.env
+    assert Liquid(None, limits=small, max_output=10).env is not first.env
+    assert first.env.loop_iteration_limit == 7

@@ -22,6 +22,7 @@ mangle it): it becomes a placeholder word, and :func:`restore_fragments` swaps i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import posixpath
 import re
@@ -55,6 +56,23 @@ class LiquidResult:
     text: str
     fragments: Mapping[str, str]
     warnings: tuple[RenderWarning, ...]
+
+
+@functools.lru_cache(maxsize=8)
+def shared_environment(
+    limits: LiquidLimits, max_output: int, tags: tuple[str, ...]
+) -> JekyllEnvironment:
+    """Return the python-liquid environment for these limits and registered ``tags`` (the
+    names in :data:`~deploybot.render.liquid.tags.TAGS`, so a tag registered later gets a new
+    environment), made once per process.
+
+    An environment holds only what its limits decide (the tags, the guarded filters, the
+    limits themselves): no build's state, which lives in each render's context. Making one
+    registers every tag and wraps every filter, a few milliseconds that every document of
+    every build would otherwise pay again."""
+    from deploybot.render.liquid.environment import JekyllEnvironment
+
+    return JekyllEnvironment(limits, max_output)
 
 
 class Liquid:
@@ -94,9 +112,9 @@ class Liquid:
         """The python-liquid environment, made (and python-liquid imported) on first use:
         a build whose pages hold no Liquid never needs it."""
         if self._env is None:
-            from deploybot.render.liquid.environment import JekyllEnvironment
+            from deploybot.render.liquid.tags import tag_names
 
-            self._env = JekyllEnvironment(self.limits, self.max_output)
+            self._env = shared_environment(self.limits, self.max_output, tuple(tag_names()))
         return self._env
 
     def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:
