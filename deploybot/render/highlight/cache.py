@@ -36,7 +36,7 @@ import pygments
 from pygments.lexer import Lexer
 
 FILE_NAME = "highlight.sqlite"
-FORMATTER = "HtmlFormatter(nowrap=True)"
+FORMATTER = "HtmlFormatter(nowrap=True), whitespace as text"
 """What :func:`block_key` says of the formatter; :mod:`.highlighter` makes every block with it."""
 
 SCHEMA = """

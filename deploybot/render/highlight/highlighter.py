@@ -15,11 +15,13 @@ from __future__ import annotations
 import html
 import io
 import re
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
+from pygments.token import Text, Whitespace, _TokenType
 from pygments.util import ClassNotFound
 
 from deploybot.render.highlight.cache import cached
@@ -58,11 +60,21 @@ def code_spans(code: str, lang: str | None) -> str:
 def _spans(lexer: Lexer, code: str, lang: str) -> str:
     out = io.StringIO()
     with timed_tokens(lexer, code, lang) as tokens:
-        _SPANS.format(tokens, out)  # what pygments.highlight does, with the tokens timed
+        _SPANS.format(rouge_whitespace(tokens), out)  # pygments.highlight, the tokens timed
     spans = out.getvalue()
     if not code.endswith("\n") and spans.endswith("\n"):
         spans = spans[:-1]  # Pygments ensures a final newline; keep the source's ending
     return spans
+
+
+def rouge_whitespace(
+    tokens: Iterable[tuple[_TokenType, str]],
+) -> Iterator[tuple[_TokenType, str]]:
+    """Yield ``tokens`` with whitespace as plain text: Pygments' lexers mark it
+    ``Text.Whitespace`` (written ``<span class="w">``), Rouge's write it bare (Rouge 3.30:
+    ``def f`` is ``<span class="k">def</span> <span class="nf">f</span>``)."""
+    for kind, value in tokens:
+        yield (Text if kind in Whitespace else kind), value
 
 
 def fenced_block(code: str, lang: str | None) -> str:
