@@ -334,3 +334,19 @@ def test_builds_with_the_same_limits_share_one_environment() -> None:
     assert Liquid(None).env is not first.env
     assert Liquid(None, limits=small, max_output=10).env is not first.env
     assert first.env.loop_iteration_limit == 7
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [  # each expected value is what Jekyll 4.3.1's Liquid (Ruby Liquid 4.0.4) renders
+        ("a\n  {%- if false -%}\n  y\n  {%- endif -%}\nb\n", "ab\n"),
+        ("a{%- if true -%}\nb{% endif -%}\nc\n", "abc\n"),
+        ("{{ 1 }}\n\n", "1\n\n"),
+        ("{{ 1 -}}\n", "1"),
+    ],
+)
+def test_the_newline_after_the_last_tag_stays(source: str, expected: str) -> None:
+    # python-liquid's text rule ended at `$`, which matches before a final newline: the
+    # newline became a text of its own, stripped by the `-%}` before it (minima's head.html
+    # lost its last newline in every page).
+    assert Liquid(None).env.from_string(source).render() == expected

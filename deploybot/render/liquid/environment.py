@@ -9,6 +9,7 @@ Apart from :mod:`.templates` so that importing the render stage does not import 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from liquid import BoundTemplate, Environment, Mode, RenderContext
@@ -24,7 +25,7 @@ from liquid.exceptions import (
 from liquid.token import TOKEN_TAG, Token
 
 from deploybot.render.limits import page_too_large
-from deploybot.render.liquid import filters, tags
+from deploybot.render.liquid import filters, lexer, tags
 from deploybot.render.liquid.filters import STATE, PageTooLarge
 from deploybot.render.model import LiquidLimits
 from deploybot.support.errors import SourceError, one_line
@@ -97,6 +98,15 @@ class JekyllEnvironment(Environment):
         self.output_stream_limit = max_output  # type: ignore[misc]
         tags.add_tags(self)
         filters.register(self, max_output)
+
+    def tokenizer(self) -> Callable[[str], Iterator[Token]]:
+        """python-liquid's lexer, reading the end of the text as Ruby Liquid (:mod:`.lexer`)."""
+        return lexer.lexer(
+            self.tag_start_string,
+            self.tag_end_string,
+            self.statement_start_string,
+            self.statement_end_string,
+        )
 
     def error(
         self,
