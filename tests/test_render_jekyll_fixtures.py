@@ -140,3 +140,18 @@ def test_symlinks_inside_the_tree_publish_their_targets() -> None:
             "symlink not published: its target '../outside.txt' is outside the source tree",
         ),
     ]
+
+
+def test_listed_contents_are_what_jekyll_had_rendered_by_then() -> None:
+    """``post.content`` of ``site.posts``, ``site.<label>``, ``page.previous``/``next``
+    and ``post.previous``/``next`` (Jekyll renders the posts oldest first, then the
+    collections, then the pages; until a document is rendered its ``content`` is its raw
+    body): a post sees the older posts rendered, itself raw in its body and rendered in its
+    layout, the newer ones and the documents raw; a document the posts and the documents
+    before it rendered; a page everything rendered."""
+    ours = _same_as_jekyll("contents")
+    assert ours.warnings == ()
+    beta = ours.files["2021/03/02/beta.html"].decode()
+    assert "Gamma [Gamma `three`, {{ page.url }}." in beta  # newer: raw
+    assert "Alpha [&lt;p&gt;Alpha &lt;em&gt;one&lt;/em&gt;, Alpha.&lt;/p&gt;" in beta
+    assert "prev=Alpha next=Gamma" in beta

@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 import mistune
 
+from deploybot.render.engine.contents import Contents
 from deploybot.render.highlight.clock import DEFAULT_TIMEOUT, HighlightTimeout, highlight_budget
 from deploybot.render.highlight.highlighter import block_line
 from deploybot.render.limits import LimitError, page_too_large
@@ -38,7 +39,8 @@ class RenderContext:
     (``None``: no limit), the build's :class:`~deploybot.render.liquid.templates.Liquid`, when the
     site has its own ``_layouts/``, its :class:`~deploybot.render.liquid.layouts.LiquidLayouts`
     (then ``env`` is unused), and the seconds one page may spend highlighting code
-    (:mod:`deploybot.render.highlight.clock`).
+    (:mod:`deploybot.render.highlight.clock`), and the :class:`~.contents.Contents` that
+    ``post.content`` of a listing reads (told when a document's content is converted).
     """
 
     env: jinja2.Environment
@@ -49,6 +51,7 @@ class RenderContext:
     liquid: Liquid | None = None
     layouts: LiquidLayouts | None = None
     highlight_timeout: float = DEFAULT_TIMEOUT
+    contents: Contents | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,8 @@ def _render_document(
     if ctx.layouts is not None:
         return _render_liquid_site(doc, out, page, ctx, paginator)
     content, warnings = render_content(doc, ctx, page)
+    if ctx.contents is not None:
+        ctx.contents.converted(doc.path, content)
     with layout_errors(doc.path):
         template, warning = choose_layout(ctx.env, _default_layout(doc, out), kind, doc.path)
         html = (
@@ -181,6 +186,8 @@ def _render_liquid_site(
         if isinstance(page, dict):
             # Jekyll sets the document's content to the converted HTML before the layouts.
             dict.__setitem__(page, "content", content)
+        if ctx.contents is not None:
+            ctx.contents.converted(doc.path, content)
         html, notes = ctx.layouts.apply(liquid, state, content, wanted, variables)
         html = restore_fragments(html, state.fragments, ctx.max_page_bytes)
     except HighlightTimeout as exc:

@@ -17,6 +17,7 @@ import mistune
 
 from deploybot.render.engine import build
 from deploybot.render.engine.cache import BuildCache
+from deploybot.render.engine.contents import Contents
 from deploybot.render.engine.deps import Key, Kind, LazySite, Recorder, SiteContent, TrackingTree
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.model import RenderOptions, SiteConfig, SiteModel
@@ -41,6 +42,7 @@ class ThemeSetup:
     layout_names: dict[str, str]
     data_paths: list[str]
     ctx: build.RenderContext
+    contents: Contents
 
     def site_content(self) -> SiteContent:
         """Return where ``site``'s lists come from (the engine itself)."""
@@ -74,6 +76,7 @@ class ThemeSetup:
             liquid,
             layouts,
             self.options.highlight_timeout,
+            self.contents,
         )
 
     def _note_layout(self, name: str, path: str) -> None:
