@@ -155,3 +155,10 @@ def test_listed_contents_are_what_jekyll_had_rendered_by_then() -> None:
     assert "Gamma [Gamma `three`, {{ page.url }}." in beta  # newer: raw
     assert "Alpha [&lt;p&gt;Alpha &lt;em&gt;one&lt;/em&gt;, Alpha.&lt;/p&gt;" in beta
     assert "prev=Alpha next=Gamma" in beta
+
+
+def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
+    """``sort`` on a hash (Ruby's ``Hash#sort``: ``[key, value]`` pairs by key, printed
+    joined)."""
+    ours = _same_as_jekyll("gaps")
+    assert ours.warnings == ()
