@@ -192,3 +192,22 @@ def test_404_page_is_written_at_the_root_under_any_permalink_style() -> None:
     assert "<em>Gone</em>" in out["404.html"]
     assert "404/index.html" not in out
     assert "404.html" not in build({"_posts/2020-01-01-a.md": post("A")})
+
+
+def test_a_highlight_tag_without_a_highlighter_is_warned_about() -> None:
+    """``highlighter: none``: kramdown writes code plain (the ``gaps`` fixture); the
+    ``{% highlight %}`` tag, which Jekyll then writes plain too, still is highlighted, so
+    each page using it gets one warning naming it."""
+    files = {
+        "_config.yml": b"highlighter: none\n",
+        "_layouts/default.html": b"{{ content }}",
+        "tag.md": b"---\nlayout: default\n---\n{% highlight ruby %}\nx = 1\n{% endhighlight %}\n",
+        "fence.md": b"---\nlayout: default\n---\n```ruby\nx = 1\n```\n",
+    }
+    built = build_site(MemoryTree(files), RenderOptions())
+    assert built.files["fence.html"] == b'<pre><code class="language-ruby">x = 1\n</code></pre>\n'
+    message = "{% highlight %} without a highlighter is not supported: it is highlighted"
+    assert [(w.path, w.message) for w in built.warnings] == [("tag.md", message)]
+    rouge = build_site(MemoryTree({**files, "_config.yml": b"highlighter:\n"}), RenderOptions())
+    assert rouge.warnings == ()
+    assert b'<div class="language-ruby highlighter-rouge">' in rouge.files["fence.html"]

@@ -159,6 +159,7 @@ def test_listed_contents_are_what_jekyll_had_rendered_by_then() -> None:
 
 def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     """``sort`` on a hash (Ruby's ``Hash#sort``: ``[key, value]`` pairs by key, printed
-    joined)."""
+    joined); ``highlighter: none`` (kramdown highlights nothing: ``<pre><code
+    class="language-X">``, a bare ``<code>``; an empty ``highlighter:`` is Rouge)."""
     ours = _same_as_jekyll("gaps")
     assert ours.warnings == ()

@@ -32,7 +32,12 @@ from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.liquid.plugins import paginate
-from deploybot.render.markdown.renderer import make_markdown, markdown_for, markdown_to_html
+from deploybot.render.markdown.renderer import (
+    highlights,
+    make_markdown,
+    markdown_for,
+    markdown_to_html,
+)
 from deploybot.render.model import (
     Page,
     Post,
@@ -308,7 +313,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         links=links,
     )
     warnings = [*config.warnings, *warnings]
-    md = markdown_for(options)
+    md = markdown_for(options, highlights(config.data))
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)
     shown = BuildContents(model)

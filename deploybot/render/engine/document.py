@@ -10,6 +10,7 @@ the site's own Liquid ones (``_layouts/``, :mod:`deploybot.render.liquid.layouts
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +74,19 @@ def liquid_of(ctx: RenderContext) -> Liquid:
     return Liquid(ctx.tree, max_output=ctx.max_page_bytes or 50_000_000)
 
 
+_HIGHLIGHT_TAG = re.compile(r"\{%-?\s*highlight\s")
+
+
+def unhighlighted_tags(doc: Document, ctx: RenderContext) -> tuple[RenderWarning, ...]:
+    """The warning for a ``{% highlight %}`` in ``doc``'s body when kramdown highlights
+    nothing (``highlighter: none``): Jekyll then writes the block without Rouge, which
+    deploybot does not (yet)."""
+    if getattr(ctx.md.renderer, "highlight", True) or not _HIGHLIGHT_TAG.search(doc.body):
+        return ()
+    message = "{% highlight %} without a highlighter is not supported: it is highlighted"
+    return (RenderWarning(doc.path, None, message),)
+
+
 def _convert(doc: Document, text: str, ctx: RenderContext) -> str:
     return markdown_to_html(text, ctx.md) if doc.markdown else text
 
@@ -98,7 +112,7 @@ def render_content(
         raise _timeout_error(doc, exc) from exc
     except LimitError as exc:
         raise SourceError(exc.message, doc.path, exc.line) from exc
-    return html, state.all_warnings()
+    return html, state.all_warnings() + unhighlighted_tags(doc, ctx)
 
 
 def _liquid(liquid: Liquid, state: RenderState, doc: Document, variables: Any) -> str:
@@ -194,6 +208,7 @@ def _render_liquid_site(
         raise _timeout_error(doc, exc) from exc
     except LimitError as exc:
         raise SourceError(exc.message, doc.path, exc.line) from exc
+    notes += unhighlighted_tags(doc, ctx)
     return _finish(doc, out, content, html, state.all_warnings() + notes, ctx)
 
 
