@@ -20,7 +20,13 @@ import mistune
 
 from deploybot.git import path_rules
 from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
-from deploybot.render.engine.deps import ContentSource, DocMapping, LazyContent, linked
+from deploybot.render.engine.deps import (
+    ContentSource,
+    DocMapping,
+    LazyContent,
+    Unsupported,
+    linked,
+)
 from deploybot.render.engine.document import (
     RenderContext,
     RenderedDocument,
@@ -99,7 +105,18 @@ def listed(variables: dict[str, Any], doc: Post, contents: ContentSource | None)
     reader sees it (:mod:`.contents`), or as is without ``contents``."""
     if contents is None:
         return variables
-    return {**variables, "content": LazyContent(doc.doc.path, contents)}
+    output = Unsupported("output of a post or document in a listing", contents)
+    return {**variables, "content": LazyContent(doc.doc.path, contents), "output": output}
+
+
+def listed_page(variables: dict[str, Any], contents: ContentSource | None) -> dict[str, Any]:
+    """Return a page's mapping ``variables`` as ``site.pages`` lists it: its ``content``
+    and ``output`` are not filled (with ``contents``, reading one is warned about)."""
+    if contents is None:
+        return variables
+    content = Unsupported("content of a page in site.pages", contents)
+    output = Unsupported("output of a page in site.pages", contents)
+    return DocMapping({**variables, "content": content, "output": output})
 
 
 def post_variables(
@@ -513,7 +530,7 @@ def content_variables(
         for label, items in collection_docs(model).items()
     }
     return {
-        "pages": [page_variables(page) for page in by_name(model.pages)],
+        "pages": [listed_page(page_variables(page), contents) for page in by_name(model.pages)],
         "static_files": [static_file_variables(s) for s in model.static],
         "categories": categories,
         "tags": tags,

@@ -27,6 +27,7 @@ import contextlib
 from collections.abc import Iterator
 
 from deploybot.render.engine.deps import Kind, Recorder, fingerprint
+from deploybot.render.model import RenderWarning
 
 Rank = tuple[int | str, ...]
 """A place in Jekyll's render order: ``(0, ...)`` a post, ``(1, ...)`` a collection
@@ -49,12 +50,15 @@ class Contents:
         self.recorder = recorder
         self.done: dict[str, str] = {}
         self._readers: list[_Reader] = []
+        self._notes: dict[str, dict[str, None]] = {}
 
     @contextlib.contextmanager
     def reading(self, path: str | None) -> Iterator[None]:
         """Within: ``path`` (``None``: a reader after every document) is the reader."""
         rank = LAST if path is None else self.rank(path)
         self._readers.append(_Reader(path, rank))
+        if path is not None:
+            self._notes.pop(path, None)
         try:
             yield
         finally:
@@ -85,6 +89,17 @@ class Contents:
         if self.recorder is not None:
             self.recorder.add(Kind.CONTENT + path, fingerprint(value))
         return value
+
+    def unsupported(self, feature: str) -> None:
+        """Note that the open reader read ``feature`` (:meth:`warnings_of` tells it)."""
+        top = self._readers[-1] if self._readers else None
+        if top is not None and top.path is not None:
+            self._notes.setdefault(top.path, {})[feature] = None
+
+    def warnings_of(self, path: str) -> tuple[RenderWarning, ...]:
+        """Return (and forget) one warning per unsupported feature ``path``'s render read."""
+        found = self._notes.pop(path, {})
+        return tuple(RenderWarning(path, None, f"{f} is not supported: it is empty") for f in found)
 
     def seen_by(self, reader: str, path: str) -> str:
         """Return what ``reader`` (a source path, or ``:...`` for a producer after every

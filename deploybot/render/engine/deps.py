@@ -145,6 +145,11 @@ class ContentSource(Protocol):
         rendered sees it now. Raises ``SourceError`` as rendering it does."""
         ...
 
+    def unsupported(self, feature: str) -> None:
+        """Note that the document being rendered read ``feature``, which deploybot does
+        not support (it gets a warning)."""
+        ...
+
 
 class LazyContent:
     """The value of ``content`` in a listed post or document's mapping: resolved by
@@ -164,13 +169,31 @@ class LazyContent:
         return self.source.content_of(self.path)
 
 
+class Unsupported:
+    """The value of a key deploybot does not fill (``output`` of a listed post, ``content``
+    of a page in ``site.pages``): reading it gives ``nil`` and a warning on the reader."""
+
+    __slots__ = ("feature", "source")
+
+    def __init__(self, feature: str, source: ContentSource) -> None:
+        self.feature = feature
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"<{self.feature}>"
+
+    def resolve(self) -> None:
+        """Note the read; return ``None``."""
+        self.source.unsupported(self.feature)
+
+
 def _resolved(value: Any) -> Any:
-    return value.resolve() if isinstance(value, LazyContent) else value
+    return value.resolve() if isinstance(value, LazyContent | Unsupported) else value
 
 
 class DocMapping(dict[str, Any]):
-    """A ``dict`` whose :class:`LazyContent` values are resolved when read (by key, or by
-    ``values``/``items``, which return lists)."""
+    """A ``dict`` whose :class:`LazyContent` and :class:`Unsupported` values are resolved
+    when read (by key, or by ``values``/``items``, which return lists)."""
 
     def __getitem__(self, key: str) -> Any:
         return _resolved(super().__getitem__(key))

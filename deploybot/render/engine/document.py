@@ -223,6 +223,8 @@ def _finish(
     output = html.encode("utf-8")
     if ctx.max_page_bytes is not None and len(output) > ctx.max_page_bytes:
         raise SourceError(page_too_large(ctx.max_page_bytes), doc.path)
+    if ctx.contents is not None:
+        warnings += ctx.contents.warnings_of(doc.path)
     return RenderedDocument(doc.path, out, content, output, warnings)
 
 

@@ -66,7 +66,7 @@ class SiteLists(ThemeSetup):
         """Return the ``page`` mapping of every page, in ``site.pages`` order
         (:func:`~.build.by_name`)."""
         pages = build.by_name(row.model for row in self.cache.rows("page"))
-        return [build.page_variables(page) for page in pages]
+        return [build.listed_page(build.page_variables(page), self.contents) for page in pages]
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
