@@ -16,6 +16,9 @@
   title), stripped, so ``[a](my file.html)`` is a link; such a URL is put in angle
   brackets before mistune parses the text (:func:`angle_spaced_urls`), and the URL of each
   inline link or image mistune makes is read again from the source (:func:`source_url`).
+- Link definitions (``LINK_DEFINITION_START``) are kramdown's too: the URL as written,
+  spaces allowed (``[id]: my file.html``), not percent-encoded, a later definition of an id
+  replacing an earlier one (kramdown warns "Duplicate link ID ... overwriting").
 
 URLs of every scheme are kept (``rsync:``, ``news:``, ``irc:``…): the renderer is made with
 ``allow_harmful_protocols=True`` (:mod:`deploybot.render.markdown.renderer`), as kramdown filters
@@ -29,6 +32,7 @@ import re
 from typing import Any
 
 import mistune
+from mistune.block_parser import BlockParser
 from mistune.core import BlockState, InlineState
 from mistune.inline_parser import InlineParser
 from mistune.util import unikey
@@ -39,7 +43,8 @@ from deploybot.render.markdown.mistune_hooks import RenderNext, Token, walk, wra
 
 _AUTOLINK = r"<(?:(?:mailto|https?|ftps?):[^>\n]+|[\w.-]+@[\w.-]+)>"
 # [text] <whitespace> [ref]: the text has no brackets; the gap is what \s*? allows.
-_SPACED_REF = re.compile(r"(?<!\\)\[([^\[\]]*)\](\s+)\[([^\]]*)\]")
+# (not the id of a ``[text][id]`` before it: ``[a][b] [c][]`` keeps its space)
+_SPACED_REF = re.compile(r"(?<![\\\]])\[([^\[\]]*)\](\s+)\[([^\]]*)\]")
 
 
 def kramdown_links(md: mistune.Markdown) -> None:
@@ -66,6 +71,7 @@ def kramdown_links(md: mistune.Markdown) -> None:
         return end
 
     inline.register("link_close", inline.specification["link_close"], link_close)
+    md.block.register("kramdown_link_def", _LINK_DEF, _parse_link_def, before="ref_link")
     inner = inline.render
 
     def render(state: InlineState) -> list[Any]:
@@ -78,6 +84,40 @@ def kramdown_links(md: mistune.Markdown) -> None:
 
 
 _PAREN_STOP = re.compile(r"(\()|(\))|\s(?=['\"])")
+
+
+_LINK_DEF = (
+    r"^ {0,3}\[(?P<kd_id>[^\n\]]+)\]:[ \t]*(?:<(?P<kd_angle>[^\n]*?)>|"
+    r"(?P<kd_url>[^\n]*?\S[^\n]*?))(?:(?:[ \t]*?\n|[ \t]+?)[ \t]*?"
+    r"(?P<kd_q>[\"'])(?P<kd_title>.+?)(?P=kd_q))?[ \t]*?(?:\n|\Z)"
+)
+"""kramdown's ``LINK_DEFINITION_START`` (named groups: mistune joins the block rules)."""
+LINK_DEF_LINE = 2000
+"""The longest definition read this way (the regex backtracks within a line); a longer
+one is left to mistune's rule."""
+
+
+def _parse_link_def(block: BlockParser, m: Any, state: BlockState) -> int | None:
+    """Store a kramdown link definition in mistune's ``ref_links``; return where it ends
+    (``None``: not one, as kramdown's ``parse_link_definition`` refuses a URL with a space
+    before a quote)."""
+    url = m.group("kd_url")
+    if m.end() - m.start() > LINK_DEF_LINE or (url is not None and re.search(r"[ \t]+[\"']", url)):
+        return None
+    end_pos = state.append_paragraph()
+    if end_pos:
+        return end_pos
+    label = m.group("kd_id")
+    key = unikey(label)
+    if not key:
+        return None
+    raw = m.group("kd_angle") if m.group("kd_angle") is not None else url
+    data = {"url": html.unescape(raw), "label": label}
+    if m.group("kd_title"):
+        data["title"] = m.group("kd_title")
+    state.env.setdefault("ref_links", {})[key] = data
+    end: int = m.end()
+    return end
 
 
 URL_SCAN = 500
