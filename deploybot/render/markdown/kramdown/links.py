@@ -87,11 +87,12 @@ _PAREN_STOP = re.compile(r"(\()|(\))|\s(?=['\"])")
 
 
 _LINK_DEF = (
-    r"^ {0,3}\[(?P<kd_id>[^\n\]]+)\]:[ \t]*(?:<(?P<kd_angle>[^\n]*?)>|"
+    r"^ {0,3}\[(?P<kd_id>[^\n\]^][^\n\]]*)\]:[ \t]*(?:<(?P<kd_angle>[^\n]*?)>|"
     r"(?P<kd_url>[^\n]*?\S[^\n]*?))(?:(?:[ \t]*?\n|[ \t]+?)[ \t]*?"
     r"(?P<kd_q>[\"'])(?P<kd_title>.+?)(?P=kd_q))?[ \t]*?(?:\n|\Z)"
 )
-"""kramdown's ``LINK_DEFINITION_START`` (named groups: mistune joins the block rules)."""
+"""kramdown's ``LINK_DEFINITION_START`` (named groups: mistune joins the block rules), but
+for an id starting with ``^``: kramdown's footnote definitions are read before it."""
 LINK_DEF_LINE = 2000
 """The longest definition read this way (the regex backtracks within a line); a longer
 one is left to mistune's rule."""
