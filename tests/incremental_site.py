@@ -124,6 +124,8 @@ SNIPPETS = [
     "{% link _recipes/cake.md %}",
     "{% include linked.html %}",
     "{% for r in site.recipes %}{{ r.title }},{% endfor %}",
+    "{% for p in site.posts %}{{ p.content | size }}/{{ p.next.title }},{% endfor %}",
+    "{% for r in site.recipes %}{{ r.content | strip_html }};{% endfor %}",
     '"Quoted" -- and...',
     "note[^1]\n\n[^1]: the footnote",
     "{% toc %}\n\n<h2>Raw heading</h2>\n",
@@ -248,6 +250,7 @@ def _content_change(
             st.sampled_from(
                 [
                     "{% for p in site.posts %}<t>{{ p.title | xml_escape }}</t>{% endfor %}",
+                    "{% for p in site.posts %}<c>{{ p.content | xml_escape }}</c>{% endfor %}",
                     "{{ site.recipes | map: 'title' | jsonify }}",
                     "body { color: {{ page.color }} } /* {{ site.title }} */",
                     f"{title} {{{{ site.time | date_to_xmlschema }}}}",
@@ -416,6 +419,7 @@ LIQUID_SNIPPETS = [
     "{% assign n = site.posts.size %}{{ n }}",
     "{% post_url 2021-01-03-post-2 %}",
     "{{ page.title | slugify }}",
+    "{% for p in site.posts %}<c>{{ p.content | strip_html }}</c>{{ p.previous.url }}{% endfor %}",
 ]
 
 

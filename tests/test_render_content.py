@@ -6,8 +6,10 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
 from deploybot.render.engine.build import build_site, site_variables
+from deploybot.render.engine.incremental import build_into, open_cache
 from deploybot.render.liquid.excerpt import excerpt_source
 from deploybot.render.model import RenderOptions
+from deploybot.render.outputs.sinks import MemorySink
 from deploybot.render.read.site import load_site
 from deploybot.render.read.siteconfig import load_config
 from deploybot.render.read.source import MemoryTree
@@ -192,3 +194,44 @@ def test_404_page_is_written_at_the_root_under_any_permalink_style() -> None:
     assert "<em>Gone</em>" in out["404.html"]
     assert "404/index.html" not in out
     assert "404.html" not in build({"_posts/2020-01-01-a.md": post("A")})
+
+
+def test_a_highlight_tag_without_a_highlighter_is_warned_about() -> None:
+    """``highlighter: none``: kramdown writes code plain (the ``gaps`` fixture); the
+    ``{% highlight %}`` tag, which Jekyll then writes plain too, still is highlighted, so
+    each page using it gets one warning naming it."""
+    files = {
+        "_config.yml": b"highlighter: none\n",
+        "_layouts/default.html": b"{{ content }}",
+        "tag.md": b"---\nlayout: default\n---\n{% highlight ruby %}\nx = 1\n{% endhighlight %}\n",
+        "fence.md": b"---\nlayout: default\n---\n```ruby\nx = 1\n```\n",
+    }
+    built = build_site(MemoryTree(files), RenderOptions())
+    assert built.files["fence.html"] == b'<pre><code class="language-ruby">x = 1\n</code></pre>\n'
+    message = "{% highlight %} without a highlighter is not supported: it is highlighted"
+    assert [(w.path, w.message) for w in built.warnings] == [("tag.md", message)]
+    rouge = build_site(MemoryTree({**files, "_config.yml": b"highlighter:\n"}), RenderOptions())
+    assert rouge.warnings == ()
+    assert b'<div class="language-ruby highlighter-rouge">' in rouge.files["fence.html"]
+
+
+def test_what_listings_do_not_fill_is_warned_about_on_the_reader() -> None:
+    """A listed post's ``output`` and a ``site.pages`` page's ``content`` (Jekyll fills them
+    once rendered) are empty here: each reader gets one warning per feature, in the full
+    build and the engine's alike; a listed post's ``content`` is filled, no warning."""
+    files = {
+        "_layouts/default.html": b"{{ content }}",
+        "_posts/2021-01-01-a.md": b"---\nlayout: default\n---\nHello *a*\n",
+        "list.html": b"---\nlayout: default\n---\n{% for p in site.posts %}[{{ p.output }}]"
+        b"[{{ p.content }}]{% endfor %}{% for p in site.pages %}{{ p.content }}"
+        b"{{ p.content }}{% endfor %}\n",
+        "about.md": b"---\nlayout: default\n---\nAbout\n",
+    }
+    built = build_site(MemoryTree(files), RenderOptions())
+    assert built.files["list.html"] == b"[][<p>Hello <em>a</em></p>\n]\n"
+    assert [(w.path, w.message) for w in built.warnings] == [
+        ("list.html", "content of a page in site.pages is not supported: it is empty"),
+        ("list.html", "output of a post or document in a listing is not supported: it is empty"),
+    ]
+    report = build_into(MemoryTree(files), RenderOptions(), open_cache(None), MemorySink(), None)
+    assert report.warnings == built.warnings

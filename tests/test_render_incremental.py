@@ -338,3 +338,54 @@ def test_a_new_file_that_an_import_would_find_first_remakes_the_stylesheet() -> 
     assert report.rendered == {"assets/main.scss", "assets/other.scss", ":feeds"}
     assert b"margin: 1px;" in inc.outputs["assets/other.css"]
     _check(inc, files, OPTIONS)
+
+
+CONTENT_FEED = (
+    b"---\n---\n{% for p in site.posts %}<d>{{ p.content | xml_escape }}</d>{% endfor %}\n"
+)
+SIZES = b"{% for p in site.posts %}[{{ p.content | size }}]{% endfor %}"
+
+
+def _content_site() -> tuple[Incremental, dict[str, bytes]]:
+    """The Liquid site with a feed printing every post's rendered content, and post-0
+    printing the size of each post's content (the newer ones' raw bodies, its own too)."""
+    files = liquid_initial_site()
+    post0 = "_posts/2021-01-01-post-0.md"
+    files = apply(files, {"feed.xml": CONTENT_FEED, post0: files[post0] + SIZES + b"\n"})
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    return inc, files
+
+
+def test_a_content_reader_is_remade_when_that_body_changes() -> None:
+    inc, files = _content_site()
+    post3 = "_posts/2021-01-05-post-3.md"
+    files = apply(files, {post3: files[post3].replace(b"more", b"more *and more*")})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    # the feed shows post-3 rendered, post-0 shows the size of its raw body
+    assert report.rendered == {post3, "feed.xml", "_posts/2021-01-01-post-0.md", ":feeds"}
+    assert b"&lt;em&gt;and more&lt;/em&gt;" in inc.outputs["feed.xml"]
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_content_reader_follows_what_the_content_was_made_from() -> None:
+    # post-1 prints site.data.team; the feed prints post-1's content, not site.data
+    inc, files = _content_site()
+    files = apply(files, {"_data/team.yml": b"- name: cy\n- name: bob\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert "feed.xml" in report.rendered
+    assert b"&lt;p&gt;cy&lt;/p&gt;" in inc.outputs["feed.xml"]
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_content_reader_is_not_remade_for_what_it_does_not_show() -> None:
+    inc, files = _content_site()
+    post3 = "_posts/2021-01-05-post-3.md"
+    files = apply(files, {post3: files[post3].replace(b"title: Third", b"title: Trois")})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    # post-1 shows its next post's title, the paginated index the titles; the feed and
+    # post-0 show no title of post-3
+    assert report.rendered == {post3, "_posts/2021-01-02-post-1.md", "index.html", ":feeds"}
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

@@ -172,3 +172,26 @@ def test_sass_options_as_jekyll() -> None:
     file), ``@charset`` for non-ASCII output."""
     assert _byte_for_byte("sass_options").warnings == ()
     assert "assets/css/site.css.map" not in expected("sass_options")
+
+
+def test_listed_contents_are_what_jekyll_had_rendered_by_then() -> None:
+    """``post.content`` of ``site.posts``, ``site.<label>``, ``page.previous``/``next``
+    and ``post.previous``/``next`` (Jekyll renders the posts oldest first, then the
+    collections, then the pages; until a document is rendered its ``content`` is its raw
+    body): a post sees the older posts rendered, itself raw in its body and rendered in its
+    layout, the newer ones and the documents raw; a document the posts and the documents
+    before it rendered; a page everything rendered."""
+    ours = _same_as_jekyll("contents")
+    assert ours.warnings == ()
+    beta = ours.files["2021/03/02/beta.html"].decode()
+    assert "Gamma [Gamma `three`, {{ page.url }}." in beta  # newer: raw
+    assert "Alpha [&lt;p&gt;Alpha &lt;em&gt;one&lt;/em&gt;, Alpha.&lt;/p&gt;" in beta
+    assert "prev=Alpha next=Gamma" in beta
+
+
+def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
+    """``sort`` on a hash (Ruby's ``Hash#sort``: ``[key, value]`` pairs by key, printed
+    joined); ``highlighter: none`` (kramdown highlights nothing: ``<pre><code
+    class="language-X">``, a bare ``<code>``; an empty ``highlighter:`` is Rouge)."""
+    ours = _same_as_jekyll("gaps")
+    assert ours.warnings == ()

@@ -31,7 +31,6 @@ SITE = Path(__file__).resolve().parent / "fixtures" / "jekyll" / "kramdown"
 CASES = sorted(p.stem for p in (SITE / "expected").glob("*.html"))
 KNOWN_GAPS = {
     "code-spans": "a lone backtick between spaces is text in kramdown, a code span in mistune",
-    "links": "mistune percent-encodes link URLs (spaces, non-ASCII); kramdown keeps them",
     "lists-marker-change": "a list whose marker changes (- then *) is one list in kramdown",
     "smart-quotes": "<<word>>: mistune reads <word> as an HTML tag before typography",
     "span-ial-emphasis": "a code span's IAL class goes before highlighter-rouge in kramdown",

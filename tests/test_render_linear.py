@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from deploybot.render.markdown.kramdown.attrs import parse_attribute_list
+from deploybot.render.markdown.kramdown.links import angle_spaced_urls
 from tests.pathological import CASES, HANG_S, render_body, run_in_child, work_growth
 from tests.pathological import LINEAR_LIMIT as LIMIT
 
@@ -59,3 +60,11 @@ def test_a_long_block_quote_parses_in_linear_work() -> None:
     # copying outweighs the rest of the parse only at megabytes, hence the size (with +=
     # back: x35 from 250 KB to 2 MB; x21 from 125 KB to 1 MB).
     assert _body_growth("> blank lines", 250_000) < LIMIT
+
+
+@pytest.mark.parametrize("unit", ["](", "[a](b c ", "[a](b", "](" + " w" * 40])
+def test_unclosed_link_urls_with_spaces_are_looked_for_in_linear_work(unit: str) -> None:
+    # kramdown takes a URL up to its balancing ")": a scan from every "](" to the end of
+    # the paragraph was quadratic.
+    growth = _growth(angle_spaced_urls, unit * 2_000 + " )", unit * 16_000 + " )")
+    assert growth < LIMIT, f"x{growth:.1f} the work at 8x the size"

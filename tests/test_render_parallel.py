@@ -16,6 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deploybot.config.schema import RenderConfig
+from deploybot.pipeline.theme import ThemeFetch, themed_source
 from deploybot.render.engine.build import build_site
 from deploybot.render.engine.incremental import build_into, open_cache
 from deploybot.render.model import RenderOptions
@@ -79,10 +81,13 @@ JEKYLL_CASES = Path(__file__).resolve().parent / "fixtures" / "jekyll"
 @pytest.mark.parametrize(
     "case", sorted(p.name for p in JEKYLL_CASES.iterdir() if (p / "site").is_dir())
 )
-def test_parallel_equals_serial_on_every_jekyll_fixture(case: str) -> None:
-    """Collections, pages of any extension, symlinks, future posts, Liquid themes: the
-    parallel build makes what the serial one makes, with the same warnings."""
-    tree = DirTree(JEKYLL_CASES / case / "site")
+def test_parallel_equals_serial_on_every_jekyll_fixture(case: str, tmp_path: Path) -> None:
+    """Collections, pages of any extension, symlinks, future posts, Liquid themes, a gem
+    theme: the parallel build makes what the serial one makes, with the same warnings."""
+    tree: SourceTree = DirTree(JEKYLL_CASES / case / "site")
+    if case == "theme":  # its gem theme, mapped to the fixture's folder
+        theme = f"jekyll-theme-fixture={JEKYLL_CASES.parent / 'themes' / 'jekyll-theme-fixture'}"
+        tree = themed_source(tree, RenderConfig(themes=(theme,)), ThemeFetch(tmp_path)).tree
     options = RenderOptions(build_time=T0)
     serial, serial_report = _full(tree, options, 1)
     parallel, parallel_report = _full(tree, options, 2)

@@ -19,6 +19,14 @@ import jinja2
 import mistune
 
 from deploybot.git import path_rules
+from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
+from deploybot.render.engine.deps import (
+    ContentSource,
+    DocMapping,
+    LazyContent,
+    Unsupported,
+    linked,
+)
 from deploybot.render.engine.document import (
     RenderContext,
     RenderedDocument,
@@ -31,7 +39,12 @@ from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.liquid.plugins import paginate
-from deploybot.render.markdown.renderer import make_markdown, markdown_for, markdown_to_html
+from deploybot.render.markdown.renderer import (
+    highlights,
+    make_markdown,
+    markdown_for,
+    markdown_to_html,
+)
 from deploybot.render.model import (
     Page,
     Post,
@@ -62,16 +75,19 @@ from deploybot.support.errors import SourceError
 __all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
 
 
-def site_variables(model: SiteModel, md: mistune.Markdown | None = None) -> dict[str, Any]:
+def site_variables(
+    model: SiteModel, md: mistune.Markdown | None = None, contents: ContentSource | None = None
+) -> dict[str, Any]:
     """Return the ``site`` mapping for templates and Liquid: ``_config.yml``'s keys plus
     ``time``, ``posts`` (newest first; each with ``title``, ``url``, ``date``, ``id``,
-    ``categories``, ``tags``, ``excerpt`` and its front matter, but not its content),
+    ``categories``, ``tags``, ``excerpt``, its front matter, ``previous``/``next``
+    (:func:`linked`) and, given ``contents``, its ``content`` (:func:`listed`)),
     ``pages`` (:func:`page_variables`), ``static_files`` (``path``, ``url``, ``name``,
     ``basename``, ``extname``), ``categories``/``tags`` (name -> posts, newest first), each
     collection's documents under its label and ``collections`` (:func:`collection_lists`).
     ``md`` renders excerpts (default: :func:`make_markdown`'s defaults)."""
     config = model.config
-    posts = [post_variables(post, md) for post in model.posts]
+    posts = linked([listed(post_variables(p, md), p, contents) for p in model.posts], True)
     return {
         **config.data,
         "title": config.title,
@@ -82,8 +98,27 @@ def site_variables(model: SiteModel, md: mistune.Markdown | None = None) -> dict
         "timezone": config.timezone,
         "time": model.time,
         "posts": posts,
-        **content_variables(model, posts, md),
+        **content_variables(model, posts, md, contents),
     }
+
+
+def listed(variables: dict[str, Any], doc: Post, contents: ContentSource | None) -> dict[str, Any]:
+    """Return a post or document's mapping ``variables`` with its ``content`` as the
+    reader sees it (:mod:`.contents`), or as is without ``contents``."""
+    if contents is None:
+        return variables
+    output = Unsupported("output of a post or document in a listing", contents)
+    return {**variables, "content": LazyContent(doc.doc.path, contents), "output": output}
+
+
+def listed_page(variables: dict[str, Any], contents: ContentSource | None) -> dict[str, Any]:
+    """Return a page's mapping ``variables`` as ``site.pages`` lists it: its ``content``
+    and ``output`` are not filled (with ``contents``, reading one is warned about)."""
+    if contents is None:
+        return variables
+    content = Unsupported("content of a page in site.pages", contents)
+    output = Unsupported("output of a page in site.pages", contents)
+    return DocMapping({**variables, "content": content, "output": output})
 
 
 def post_variables(
@@ -91,15 +126,17 @@ def post_variables(
     md: mistune.Markdown | None = None,
     previous: Post | None = None,
     next: Post | None = None,  # Jekyll's name
+    contents: ContentSource | None = None,
 ) -> dict[str, Any]:
     """Return the ``page`` mapping of a post (front matter plus computed fields).
 
     ``excerpt`` renders lazily with ``md``; ``previous``/``next`` (the older and the newer
     post, Jekyll's ``page.previous``/``page.next``) are added as their own mappings (without
-    neighbours of their own) when given.
+    neighbours of their own, with their ``content`` from ``contents``: :func:`listed`) when
+    given.
     """
     neighbours = {
-        name: post_variables(other, md)
+        name: DocMapping(listed(post_variables(other, md), other, contents))
         for name, other in (("previous", previous), ("next", next))
         if other is not None
     }
@@ -142,11 +179,15 @@ def page_variables(page: Page) -> dict[str, Any]:
 
 
 def render_post(
-    post: Post, ctx: RenderContext, neighbours: tuple[Post | None, Post | None] = (None, None)
+    post: Post,
+    ctx: RenderContext,
+    neighbours: tuple[Post | None, Post | None] = (None, None),
+    contents: ContentSource | None = None,
 ) -> RenderedDocument:
     """Render one post through its layout (default ``post``); ``neighbours`` is
-    ``(previous, next)``: the older and the newer post. Raises ``SourceError``."""
-    page = post_variables(post, ctx.md, *neighbours)
+    ``(previous, next)``: the older and the newer post (their ``content`` from
+    ``contents``). Raises ``SourceError``."""
+    page = post_variables(post, ctx.md, *neighbours, contents)
     return render_document(post.doc, post.output_path, "post", page, ctx)
 
 
@@ -297,10 +338,11 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         links=links,
     )
     warnings = [*config.warnings, *warnings]
-    md = markdown_for(options)
+    md = markdown_for(options, highlights(config.data))
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)
-    site = site_variables(model, md)
+    shown = BuildContents(model)
+    site = site_variables(model, md, shown)
     liquid_theme = bool(names) or (layered is not None and options.theme == "default")
     if liquid_theme:
         site.update(site_theme.liquid_site(config))
@@ -308,8 +350,17 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     liquid = site_theme.make_liquid(tree, config, md, options)
     layouts = LiquidLayouts(tree, names, options.max_yaml_size) if liquid_theme else None
     ctx = RenderContext(
-        env, md, site, tree, options.max_page_bytes, liquid, layouts, options.highlight_timeout
+        env,
+        md,
+        site,
+        tree,
+        options.max_page_bytes,
+        liquid,
+        layouts,
+        options.highlight_timeout,
+        shown,
     )
+    shown.ctx = ctx
     out = _Output(options.max_site_bytes)
     if layouts is None:
         for path, data in theme_assets(tree, options.theme):
@@ -322,11 +373,17 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         out.put("index.html", index, f"theme {options.theme}")
     contents: dict[str, str] = {}
     pager = site_theme.pager_of(config, model.pages) if layouts is not None else None
-    for rendered in [
-        *(r for p in model.pages for r in render_page_outputs(p, ctx, pager)),
-        *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(model.posts)),
-        *render_documents(model, ctx, cut),
-    ]:
+    renders: list[RenderedDocument] = []
+    for page in model.pages:
+        with shown.reading(page.doc.path):
+            renders.extend(render_page_outputs(page, ctx, pager))
+    for i, post in enumerate(model.posts):
+        with shown.reading(post.doc.path):
+            rendered = render_post(post, ctx, neighbours(model.posts, i), shown)
+        shown.finished(post.doc.path, rendered.content)
+        renders.append(rendered)
+    renders.extend(render_documents(model, ctx, cut, shown))
+    for rendered in renders:
         out.put(rendered.output_path, rendered.output, rendered.source)
         contents.setdefault(rendered.source, rendered.content)
         warnings.extend(rendered.warnings)
@@ -355,17 +412,77 @@ def owns_index(model: SiteModel) -> bool:
 
 
 def render_documents(
-    model: SiteModel, ctx: RenderContext, cut: datetime | None
+    model: SiteModel,
+    ctx: RenderContext,
+    cut: datetime | None,
+    contents: Contents | None = None,
 ) -> Iterator[RenderedDocument]:
     """Render every written document of the collections other than ``posts`` (not those
     dated after ``cut``, Jekyll's ``Publisher#publish?``), with its neighbours in its
-    collection's order. Raises ``SourceError``."""
+    collection's order (as the reader of ``contents``). Raises ``SourceError``."""
     for docs in collection_docs(model).values():
         for i, doc in enumerate(docs):
             if not doc.output_path or (doc.dated and in_the_future(doc.date, cut)):
                 continue
-            page = post_variables(doc, ctx.md, *in_order_neighbours(docs, i))
-            yield render_document(doc.doc, doc.output_path, "page", page, ctx)
+            if contents is None:
+                yield render_collection_doc(docs, i, ctx, None)
+                continue
+            with contents.reading(doc.doc.path):
+                rendered = render_collection_doc(docs, i, ctx, contents)
+            contents.finished(doc.doc.path, rendered.content)
+            yield rendered
+
+
+def render_collection_doc(
+    docs: Sequence[Post], index: int, ctx: RenderContext, contents: ContentSource | None
+) -> RenderedDocument:
+    """Render ``docs[index]`` of a collection in its order, with its neighbours (their
+    ``content`` from ``contents``). Raises ``SourceError``."""
+    doc = docs[index]
+    page = post_variables(doc, ctx.md, *in_order_neighbours(docs, index), contents)
+    return render_document(doc.doc, doc.output_path, "page", page, ctx)
+
+
+class BuildContents(Contents):
+    """:class:`~.contents.Contents` of :func:`build_site`: ranks, bodies and renders from
+    the site model (``ctx`` is set once the render context is made)."""
+
+    def __init__(self, model: SiteModel) -> None:
+        super().__init__()
+        self.ctx: RenderContext | None = None
+        self.model = model
+        self.ranks: dict[str, Rank] = {p.doc.path: PAGE for p in model.pages}
+        count = len(model.posts)
+        self.posts: dict[str, tuple[Post, int]] = {}
+        for i, post in enumerate(model.posts):  # newest first; Jekyll renders oldest first
+            self.ranks[post.doc.path] = (POST_GROUP, count - i)
+            self.posts[post.doc.path] = (post, i)
+        self.docs: dict[str, tuple[list[Post], int]] = {}
+        for c, docs in enumerate(collection_docs(model).values()):
+            for j, doc in enumerate(docs):
+                self.ranks[doc.doc.path] = (DOC_GROUP, c, j)
+                self.docs[doc.doc.path] = (docs, j)
+
+    def rank(self, path: str) -> Rank:
+        """Return the place of ``path`` in Jekyll's render order."""
+        return self.ranks.get(path, LAST)
+
+    def raw(self, path: str) -> str:
+        """Return the body of the post or document ``path``."""
+        if path in self.posts:
+            return self.posts[path][0].doc.body
+        docs, index = self.docs[path]
+        return docs[index].doc.body
+
+    def render(self, path: str) -> str:
+        """Render the post or document ``path`` now; return its content."""
+        assert self.ctx is not None
+        if path in self.posts:
+            post, i = self.posts[path]
+            pair = neighbours(self.model.posts, i)
+            return render_post(post, self.ctx, pair, self).content
+        docs, index = self.docs[path]
+        return render_collection_doc(docs, index, self.ctx, self).content
 
 
 def collection_docs(model: SiteModel) -> dict[str, list[Post]]:
@@ -401,11 +518,15 @@ def neighbours(posts: Sequence[Post], index: int) -> tuple[Post | None, Post | N
 
 
 def content_variables(
-    model: SiteModel, posts: list[dict[str, Any]], md: mistune.Markdown | None = None
+    model: SiteModel,
+    posts: Sequence[dict[str, Any]],
+    md: mistune.Markdown | None = None,
+    contents: ContentSource | None = None,
 ) -> dict[str, Any]:
     """Return ``site.pages``, ``site.static_files``, ``site.categories``, ``site.tags``,
-    each collection's documents and ``site.collections`` (``posts`` are the post mappings
-    in ``model.posts`` order; ``md`` renders the documents' excerpts)."""
+    each collection's documents (:func:`linked`, with their ``content`` from ``contents``)
+    and ``site.collections`` (``posts`` are the post mappings in ``model.posts`` order;
+    ``md`` renders the documents' excerpts)."""
     categories: dict[str, list[dict[str, Any]]] = {}
     tags: dict[str, list[dict[str, Any]]] = {}
     # Jekyll's post_attr_hash: names in the order the oldest-first posts bring them, each
@@ -416,16 +537,16 @@ def content_variables(
         for name in dict.fromkeys(post.tags):
             tags.setdefault(name, []).insert(0, variables)
     docs = {
-        label: [post_variables(d, md) for d in items]
+        label: linked([listed(post_variables(d, md), d, contents) for d in items], False)
         for label, items in collection_docs(model).items()
     }
     return {
-        "pages": [page_variables(page) for page in by_name(model.pages)],
+        "pages": [listed_page(page_variables(page), contents) for page in by_name(model.pages)],
         "static_files": [static_file_variables(s) for s in model.static],
         "categories": categories,
         "tags": tags,
         **docs,
-        "collections": collection_lists(model.config, docs, posts[::-1], model.static),
+        "collections": collection_lists(model.config, docs, list(posts)[::-1], model.static),
     }
 
 

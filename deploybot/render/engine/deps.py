@@ -28,8 +28,9 @@ underneath, so the cache can index them; each maps to a fingerprint
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -82,6 +83,10 @@ class Kind(StrEnum):
     """A Jinja2 template, by name (its fingerprint: of its source, ``''`` when absent)."""
     LAYOUT = "y:"
     """A Liquid layout, by name (its fingerprint: its path)."""
+    CONTENT = "n:"
+    """The ``content`` of a post or document, by source path, as a listing showed it (its
+    raw body, or its rendered HTML once Jekyll has rendered it: :mod:`.contents`; its
+    fingerprint: of the text shown)."""
 
 
 NEIGHBOURS = frozenset({"previous", "next"})
@@ -121,11 +126,92 @@ class Recorder:
         for frame in self._frames:
             frame.setdefault(key, fp)
 
+    @contextlib.contextmanager
+    def apart(self) -> Iterator[None]:
+        """Within: reads go to the frames opened inside only, not to those open now (a
+        render made for another's sake records what it read for itself)."""
+        saved, self._frames = self._frames, []
+        try:
+            yield
+        finally:
+            self._frames = saved
+
+
+class ContentSource(Protocol):
+    """Gives the ``content`` a listing shows of a post or document (:mod:`.contents`)."""
+
+    def content_of(self, path: str) -> str:
+        """Return the ``content`` of the post or document ``path`` as the document being
+        rendered sees it now. Raises ``SourceError`` as rendering it does."""
+        ...
+
+    def unsupported(self, feature: str) -> None:
+        """Note that the document being rendered read ``feature``, which deploybot does
+        not support (it gets a warning)."""
+        ...
+
+
+class LazyContent:
+    """The value of ``content`` in a listed post or document's mapping: resolved by
+    :class:`DocMapping` on each read, since what it shows depends on who reads it."""
+
+    __slots__ = ("path", "source")
+
+    def __init__(self, path: str, source: ContentSource) -> None:
+        self.path = path
+        self.source = source
+
+    def __repr__(self) -> str:  # stable: the fingerprints of whole mappings use it
+        return f"<content of {self.path}>"
+
+    def resolve(self) -> str:
+        """Return the content the reader sees now."""
+        return self.source.content_of(self.path)
+
+
+class Unsupported:
+    """The value of a key deploybot does not fill (``output`` of a listed post, ``content``
+    of a page in ``site.pages``): reading it gives ``nil`` and a warning on the reader."""
+
+    __slots__ = ("feature", "source")
+
+    def __init__(self, feature: str, source: ContentSource) -> None:
+        self.feature = feature
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"<{self.feature}>"
+
+    def resolve(self) -> None:
+        """Note the read; return ``None``."""
+        self.source.unsupported(self.feature)
+
+
+def _resolved(value: Any) -> Any:
+    return value.resolve() if isinstance(value, LazyContent | Unsupported) else value
+
+
+class DocMapping(dict[str, Any]):
+    """A ``dict`` whose :class:`LazyContent` and :class:`Unsupported` values are resolved
+    when read (by key, or by ``values``/``items``, which return lists)."""
+
+    def __getitem__(self, key: str) -> Any:
+        return _resolved(super().__getitem__(key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return _resolved(super().get(key, default))
+
+    def values(self) -> Any:
+        return [_resolved(v) for v in super().values()]
+
+    def items(self) -> Any:
+        return [(k, _resolved(v)) for k, v in super().items()]
+
 
 _ABSENT = object()
 
 
-class TrackedDict(dict[str, Any]):
+class TrackedDict(DocMapping):
     """A ``dict`` recording ``prefix + key`` on reads. Same ``repr`` and equality as a dict.
 
     ``page`` values are recorded with a fingerprint (so a changed neighbour can be checked
@@ -208,6 +294,26 @@ class TrackedDict(dict[str, Any]):
     def __repr__(self) -> str:
         self._note_all()
         return super().__repr__()
+
+
+def linked(
+    items: Sequence[dict[str, Any]],
+    newest_first: bool,
+    wrap: Callable[[dict[str, Any]], DocMapping] = DocMapping,
+) -> list[DocMapping]:
+    """Return ``items`` (posts newest first, or a collection's documents in its order),
+    each wrapped and given ``previous`` and ``next``: its older and newer neighbour (for
+    documents: the one before and after), wrapped too, without neighbours of their own
+    (Jekyll's ``DocumentDrop#previous``/``next``; absent at either end)."""
+    bases = [wrap(item) for item in items]
+    out: list[DocMapping] = []
+    for i, item in enumerate(items):
+        before = bases[i - 1] if i > 0 else None
+        after = bases[i + 1] if i + 1 < len(bases) else None
+        previous, following = (after, before) if newest_first else (before, after)
+        pair = (("previous", previous), ("next", following))
+        out.append(wrap({**item, **{name: value for name, value in pair if value is not None}}))
+    return out
 
 
 def read_fingerprint(page: dict[str, Any], name: str, nested: frozenset[str] = NEIGHBOURS) -> str:
@@ -355,9 +461,14 @@ class LazySite(TrackedDict):
             return
         if key in ("posts", "categories", "tags"):
             rows = self._content.site_posts()
-            posts = [TrackedDict(p, recorder, Kind.POST, False) for p, _, _ in rows]
-            categories: dict[str, list[TrackedDict]] = {}
-            tags: dict[str, list[TrackedDict]] = {}
+
+            def track(post: dict[str, Any]) -> TrackedDict:
+                return TrackedDict(post, recorder, Kind.POST, False)
+
+            # a neighbour's fields are a post's fields: ``post.previous.title`` is ``k:title``
+            posts = linked([p for p, _, _ in rows], True, track)
+            categories: dict[str, list[DocMapping]] = {}
+            tags: dict[str, list[DocMapping]] = {}
             # Jekyll's post_attr_hash: names in oldest-first order, posts newest first.
             for post, (_, cats, names) in reversed(list(zip(posts, rows, strict=True))):
                 for name in dict.fromkeys(cats):

@@ -10,6 +10,7 @@ the site's own Liquid ones (``_layouts/``, :mod:`deploybot.render.liquid.layouts
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import jinja2
 import mistune
 
+from deploybot.render.engine.contents import Contents
 from deploybot.render.highlight.clock import DEFAULT_TIMEOUT, HighlightTimeout, highlight_budget
 from deploybot.render.highlight.highlighter import block_line
 from deploybot.render.limits import LimitError, page_too_large
@@ -38,7 +40,8 @@ class RenderContext:
     (``None``: no limit), the build's :class:`~deploybot.render.liquid.templates.Liquid`, when the
     site has its own ``_layouts/``, its :class:`~deploybot.render.liquid.layouts.LiquidLayouts`
     (then ``env`` is unused), and the seconds one page may spend highlighting code
-    (:mod:`deploybot.render.highlight.clock`).
+    (:mod:`deploybot.render.highlight.clock`), and the :class:`~.contents.Contents` that
+    ``post.content`` of a listing reads (told when a document's content is converted).
     """
 
     env: jinja2.Environment
@@ -49,6 +52,7 @@ class RenderContext:
     liquid: Liquid | None = None
     layouts: LiquidLayouts | None = None
     highlight_timeout: float = DEFAULT_TIMEOUT
+    contents: Contents | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,19 @@ def liquid_of(ctx: RenderContext) -> Liquid:
     if ctx.liquid is not None:
         return ctx.liquid
     return Liquid(ctx.tree, max_output=ctx.max_page_bytes or 50_000_000)
+
+
+_HIGHLIGHT_TAG = re.compile(r"\{%-?\s*highlight\s")
+
+
+def unhighlighted_tags(doc: Document, ctx: RenderContext) -> tuple[RenderWarning, ...]:
+    """The warning for a ``{% highlight %}`` in ``doc``'s body when kramdown highlights
+    nothing (``highlighter: none``): Jekyll then writes the block without Rouge, which
+    deploybot does not (yet)."""
+    if getattr(ctx.md.renderer, "highlight", True) or not _HIGHLIGHT_TAG.search(doc.body):
+        return ()
+    message = "{% highlight %} without a highlighter is not supported: it is highlighted"
+    return (RenderWarning(doc.path, None, message),)
 
 
 def _convert(doc: Document, text: str, ctx: RenderContext) -> str:
@@ -95,7 +112,7 @@ def render_content(
         raise _timeout_error(doc, exc) from exc
     except LimitError as exc:
         raise SourceError(exc.message, doc.path, exc.line) from exc
-    return html, state.all_warnings()
+    return html, state.all_warnings() + unhighlighted_tags(doc, ctx)
 
 
 def _liquid(liquid: Liquid, state: RenderState, doc: Document, variables: Any) -> str:
@@ -149,6 +166,8 @@ def _render_document(
     if ctx.layouts is not None:
         return _render_liquid_site(doc, out, page, ctx, paginator)
     content, warnings = render_content(doc, ctx, page)
+    if ctx.contents is not None:
+        ctx.contents.converted(doc.path, content)
     with layout_errors(doc.path):
         template, warning = choose_layout(ctx.env, _default_layout(doc, out), kind, doc.path)
         html = (
@@ -181,12 +200,15 @@ def _render_liquid_site(
         if isinstance(page, dict):
             # Jekyll sets the document's content to the converted HTML before the layouts.
             dict.__setitem__(page, "content", content)
+        if ctx.contents is not None:
+            ctx.contents.converted(doc.path, content)
         html, notes = ctx.layouts.apply(liquid, state, content, wanted, variables)
         html = restore_fragments(html, state.fragments, ctx.max_page_bytes)
     except HighlightTimeout as exc:
         raise _timeout_error(doc, exc) from exc
     except LimitError as exc:
         raise SourceError(exc.message, doc.path, exc.line) from exc
+    notes += unhighlighted_tags(doc, ctx)
     return _finish(doc, out, content, html, state.all_warnings() + notes, ctx)
 
 
@@ -201,6 +223,8 @@ def _finish(
     output = html.encode("utf-8")
     if ctx.max_page_bytes is not None and len(output) > ctx.max_page_bytes:
         raise SourceError(page_too_large(ctx.max_page_bytes), doc.path)
+    if ctx.contents is not None:
+        warnings += ctx.contents.warnings_of(doc.path)
     return RenderedDocument(doc.path, out, content, output, warnings)
 
 

@@ -37,10 +37,10 @@ from deploybot.render.engine.deps import (
 )
 from deploybot.render.engine.document import render_document
 from deploybot.render.engine.parallel import Doc, Workers
-from deploybot.render.engine.site_lists import Neighbours, SiteLists, doc_date_us
+from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteLists, doc_date_us
 from deploybot.render.limits import out_of_memory
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
-from deploybot.render.markdown.renderer import markdown_for
+from deploybot.render.markdown.renderer import highlights, markdown_for
 from deploybot.render.model import (
     Page,
     Post,
@@ -150,7 +150,8 @@ class Engine(SiteLists):
         self.cut_us = NEVER if cutoff is None else micros(cutoff)
         # the cut-off moves with the clock (not future: true, nor _config.yml's time)
         self.clock_cutoff = cutoff is not None and self.config.time is None
-        self.md = markdown_for(options)
+        self.md = markdown_for(options, highlights(self.config.data))
+        self.contents = EngineContents(self)
         self.env = env
         self.tracked_tree = tracked_tree
         self.layout_names: dict[str, str] = {}
@@ -227,6 +228,11 @@ class Engine(SiteLists):
                 self.chains[path] = list(self.links.resolve(path).chain)
         return sorted(touched)
 
+    def load_source(self, path: str) -> SourceFile:
+        """Read the source ``path`` of the tree again (no future cut-off). Raises
+        ``SourceError`` for a broken file."""
+        return self._load(path)
+
     def _load(self, path: str) -> SourceFile:
         """Read the source ``path`` of the tree (no future cut-off)."""
         max_yaml = self.options.max_yaml_size
@@ -287,8 +293,11 @@ class Engine(SiteLists):
         ``neighbours``, default: from the cache) without writing anything: what
         :meth:`apply` stores. A render worker runs this (:mod:`.parallel`). Raises
         ``SourceError`` for bad input, and naming the file when it runs out of memory."""
-        with out_of_memory(row.path, "rendering"):
-            return self._render_row(row, neighbours)
+        with out_of_memory(row.path, "rendering"), self.contents.reading(row.path):
+            done = self._render_row(row, neighbours)
+        if done.content is not None:
+            self.contents.finished(row.path, done.content)
+        return done
 
     def _render_row(self, row: SourceRow, neighbours: Neighbours | None) -> RenderedSource:
         path = row.path
@@ -302,11 +311,12 @@ class Engine(SiteLists):
         try:
             if isinstance(doc, Post) and not doc.is_post:
                 rendered = self._render_doc(doc, neighbours)
+                content = rendered.content
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
             elif isinstance(doc, Post):
                 pair = self.neighbours(row) if neighbours is None else neighbours
-                page = build.post_variables(doc, self.md, *pair)
+                page = build.post_variables(doc, self.md, *pair, self.contents)
                 tracked = TrackedDict(page, self.recorder, Kind.PAGE, True, NEIGHBOURS)
                 rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
                 content = rendered.content
@@ -357,7 +367,8 @@ class Engine(SiteLists):
         """Render the theme's ``index.html`` listing (when the theme has one)."""
         self.recorder.push()
         try:
-            data = None if self.liquid_theme else build.render_index(self.ctx)
+            with self.contents.reading(None):
+                data = None if self.liquid_theme else build.render_index(self.ctx)
         finally:
             deps = self.recorder.pop()
         if data is not None:

@@ -25,6 +25,11 @@ it reaches:
   file, the readers of ``site.data`` (``D``); ``_layouts/`` appearing or going: a full build;
 - a collection document added, removed or changed dirties ``c:LABEL`` (``site.LABEL``, its
   neighbours) and ``C`` (``site.collections``);
+- a reader of a post's or document's ``content`` (``n:PATH``, :mod:`.contents`) is re-made
+  when what it would see now differs from what it saw: the raw body of a changed source
+  (a reader before it in Jekyll's order), or its rendered content once it is rendered again
+  (a reader after it: the sources are re-rendered in Jekyll's order, so the reader comes
+  later);
 - a symlink is re-read when any path its resolution looked at changed (its target, a
   symlink on the way, the missing name it points at: :mod:`deploybot.render.read.symlinks`), as if
   it changed;
@@ -39,6 +44,7 @@ full build, whose result is the same by construction; tests check the equality.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -218,6 +224,7 @@ class _Plan:
         self.remove: set[str] = set()
         self.dirty: set[str] = set()
         self.check: set[str] = set()  # posts whose ``page`` fields are re-checked by value
+        self.content: set[str] = set()  # readers of a content that changed
 
 
 def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
@@ -257,7 +264,30 @@ def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
         window = _time_window(engine, plan, old_cut)
     moved = [new for _, new in updates if new is not None and new.kind == "post"]
     _check_neighbours(engine, plan, [*moved, *window], engine.cut_us)
+    engine.contents.moved()
+    for old, new in updates:
+        if old is not None or new is not None:
+            _check_bodies(engine, plan, (new or old).path, new)  # type: ignore[union-attr]
     return _run(engine, plan)
+
+
+def _check_bodies(engine: Engine, plan: _Plan, path: str, new: SourceRow | None) -> None:
+    """Re-make the readers of ``path``'s content that saw its raw body (those before it in
+    Jekyll's order) when that body changed, and every reader when it is no longer shown."""
+    key = Kind.CONTENT + path
+    readers = engine.cache.users(key)
+    if not readers:
+        return
+    if new is None or new.kind not in ("post", "doc") or not engine.visible(new, engine.cut_us):
+        plan.content.update(readers)
+        return
+    rank = engine.contents.rank(path)
+    for reader in readers:
+        if reader.startswith(":") or engine.contents.rank(reader) > rank:
+            continue  # it saw the rendered content: checked when ``path`` is rendered again
+        seen = engine.cache.deps_of(reader).get(key)
+        if seen != fingerprint(engine.contents.raw(path)):
+            plan.content.add(reader)
 
 
 def _check_neighbours(engine: Engine, plan: _Plan, rows: list[SourceRow], cut_us: int) -> None:
@@ -377,20 +407,12 @@ def _run(engine: Engine, plan: _Plan) -> BuildReport:
     cache = engine.cache
     todo = plan.render | (_users(engine, plan) - plan.remove)
     todo |= {p for p in plan.check - todo - plan.remove if _changed_page_fields(engine, p)}
+    todo |= plan.content - plan.remove
     for producer in sorted(plan.remove):
         for output in cache.outputs_of(producer):
             engine.sink.delete(output)
         cache.forget(producer)
-    sources = sorted(p for p in todo if not p.startswith(":"))
-    for path in sources:
-        row = cache.source(path)
-        if row is None or not engine.visible(row, engine.cut_us):
-            continue
-        before = cache.outputs_of(path)
-        engine.render_source(row)
-        for output in set(before) - set(cache.outputs_of(path)):
-            if not cache.producers_of(output):
-                engine.sink.delete(output)
+    _render_sources(engine, todo)
     if ASSETS in todo:
         _rerun(engine, ASSETS, engine.render_assets)
     _theme_index(engine, INDEX in todo)
@@ -407,6 +429,36 @@ def _run(engine: Engine, plan: _Plan) -> BuildReport:
         engine.config.timezone,
         engine.waiting(),
     )
+
+
+def _render_sources(engine: Engine, todo: set[str]) -> None:
+    """Render the sources of ``todo`` in Jekyll's order (:mod:`.contents`), adding to it
+    (sources and ``:`` producers) the readers of a content that came out different."""
+    cache, contents = engine.cache, engine.contents
+    queue = [(contents.rank(p), p) for p in todo if not p.startswith(":")]
+    heapq.heapify(queue)
+    contents.pending = {p for _, p in queue}
+    while queue:
+        _, path = heapq.heappop(queue)
+        contents.pending.discard(path)
+        row = cache.source(path)
+        if row is None or not engine.visible(row, engine.cut_us):
+            continue
+        before = cache.outputs_of(path)
+        engine.render_source(row)
+        for output in set(before) - set(cache.outputs_of(path)):
+            if not cache.producers_of(output):
+                engine.sink.delete(output)
+        if row.kind not in ("post", "doc"):
+            continue
+        key = Kind.CONTENT + path
+        for reader in cache.users(key) - todo:
+            if cache.deps_of(reader).get(key) == fingerprint(contents.seen_by(reader, path)):
+                continue
+            todo.add(reader)
+            if not reader.startswith(":"):
+                heapq.heappush(queue, (contents.rank(reader), reader))
+                contents.pending.add(reader)
 
 
 def _rerun(engine: Engine, producer: str, render: Callable[[], None]) -> None:

@@ -10,16 +10,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from deploybot.render.engine import build
 from deploybot.render.engine.cache import SourceRow
-from deploybot.render.engine.deps import DocPage
+from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
+from deploybot.render.engine.deps import DocPage, Recorder, linked
 from deploybot.render.engine.document import render_document
 from deploybot.render.engine.theme_setup import ThemeSetup
 from deploybot.render.model import EPOCH, Post
-from deploybot.render.outputs.sinks import micros
+from deploybot.render.outputs.sinks import RenderedSource, micros
 from deploybot.render.read.collections import POSTS, ordered
+from deploybot.render.read.site import SourceFile
 
 Neighbours = tuple[Post | None, Post | None]
 
@@ -44,13 +46,19 @@ class SiteLists(ThemeSetup):
 
     cut_us: int
     clock_cutoff: bool
+    contents: EngineContents
 
     # the content lists of ``site`` (:class:`~deploybot.render.engine.deps.SiteContent`)
 
     def site_posts(self) -> list[tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]]:
         """Return ``(post mapping, categories, tags)`` of every visible post, newest first."""
+        contents = self.contents
         return [
-            (build.post_variables(r.model, self.md), r.model.categories, r.model.tags)
+            (
+                build.listed(build.post_variables(r.model, self.md), r.model, contents),
+                r.model.categories,
+                r.model.tags,
+            )
             for r in self.cache.posts(self.cut_us)
         ]
 
@@ -58,7 +66,7 @@ class SiteLists(ThemeSetup):
         """Return the ``page`` mapping of every page, in ``site.pages`` order
         (:func:`~.build.by_name`)."""
         pages = build.by_name(row.model for row in self.cache.rows("page"))
-        return [build.page_variables(page) for page in pages]
+        return [build.listed_page(build.page_variables(page), self.contents) for page in pages]
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
@@ -81,7 +89,8 @@ class SiteLists(ThemeSetup):
         whether one is undated (its date is ``site.time``)."""
         docs = self.collection_docs(label)
         undated = any(not d.dated for d in docs)
-        return [build.post_variables(d, self.md) for d in docs], undated
+        shown = [build.listed(build.post_variables(d, self.md), d, self.contents) for d in docs]
+        return list(linked(shown, False)), undated
 
     def site_collections(self) -> tuple[list[dict[str, Any]], bool]:
         """Return ``site.collections`` (:func:`~.build.collection_lists`), and whether a
@@ -104,7 +113,7 @@ class SiteLists(ThemeSetup):
 
     def post_page(self, row: SourceRow) -> dict[str, Any]:
         """Return the ``page`` mapping the post ``row`` is rendered with now."""
-        return build.post_variables(row.model, self.md, *self.neighbours(row))
+        return build.post_variables(row.model, self.md, *self.neighbours(row), self.contents)
 
     def doc_neighbours(self, labels: Iterable[str]) -> dict[str, Neighbours]:
         """Return ``(previous, next)`` of every document of the collections ``labels`` in
@@ -124,7 +133,7 @@ class SiteLists(ThemeSetup):
         if pair is None:
             pair = self.doc_neighbours([doc.collection]).get(doc.doc.path, (None, None))
         doc = self._dated(doc)
-        page = build.post_variables(doc, self.md, *pair)
+        page = build.post_variables(doc, self.md, *pair, self.contents)
         tracked = DocPage(page, self.recorder, doc.collection, doc.dated)
         return render_document(doc.doc, doc.output_path, "page", tracked, self.ctx)
 
@@ -137,3 +146,101 @@ class SiteLists(ThemeSetup):
         (:attr:`~deploybot.render.outputs.sinks.BuildReport.waiting`)."""
         found = self.cache.next_after(self.cut_us) if self.clock_cutoff else None
         return None if found is None else EPOCH + timedelta(microseconds=found)
+
+
+class ContentEngine(Protocol):
+    """What :class:`EngineContents` uses of the engine."""
+
+    recorder: Recorder
+    cut_us: int
+
+    @property
+    def cache(self) -> Any:
+        """The build cache."""
+        ...
+
+    @property
+    def config(self) -> Any:
+        """The site config."""
+        ...
+
+    def collection_docs(self, label: str) -> list[Post]:
+        """The documents of collection ``label`` in its order."""
+        ...
+
+    def visible(self, row: SourceRow | None, cut_us: int) -> bool:
+        """Whether ``row`` publishes outputs."""
+        ...
+
+    def render_row(self, row: SourceRow, neighbours: Neighbours | None = None) -> RenderedSource:
+        """The render of ``row``, written nowhere."""
+        ...
+
+    def load_source(self, path: str) -> SourceFile:
+        """The source file ``path``, read again."""
+        ...
+
+
+class EngineContents(Contents):
+    """:class:`~.contents.Contents` of an :class:`~deploybot.render.engine.full.Engine`:
+    ranks from the cache rows, bodies read again from the source, rendered contents from
+    this process's renders, else from the cache (for a source not rendered again in this
+    build: ``pending`` holds those that are), else rendered now apart from the reader's
+    dependencies (a document that is not written is rendered inside the reader's, which
+    then depends on what it read)."""
+
+    def __init__(self, engine: ContentEngine) -> None:
+        super().__init__(engine.recorder)
+        self.engine = engine
+        self.pending: set[str] = set()
+        self._bodies: dict[str, str] = {}
+        self._places: dict[str, dict[str, int]] = {}
+
+    def rank(self, path: str) -> Rank:
+        """Return the place of ``path`` in Jekyll's render order (by its cache row)."""
+        row = self.engine.cache.source(path)
+        if row is None:
+            return LAST
+        if row.kind == "post":
+            return (POST_GROUP, row.date_us, path)
+        if row.kind == "page":
+            return PAGE
+        if row.kind != "doc":
+            return LAST
+        labels = [label for label in self.engine.config.collections if label != POSTS]
+        label = row.model.collection
+        if label not in self._places:
+            docs = self.engine.collection_docs(label)
+            self._places[label] = {d.doc.path: i for i, d in enumerate(docs)}
+        place = self._places[label].get(path, -1)
+        return (DOC_GROUP, labels.index(label) if label in labels else -1, place)
+
+    def moved(self) -> None:
+        """Forget the collections' orders (their documents changed)."""
+        self._places.clear()
+
+    def raw(self, path: str) -> str:
+        """Return the body of ``path``, read again from the source."""
+        if path not in self._bodies:
+            found = self.engine.load_source(path)
+            doc = found.post or found.page
+            self._bodies[path] = "" if doc is None else doc.doc.body
+        return self._bodies[path]
+
+    def rendered(self, path: str) -> str:
+        """Return the rendered content of ``path``: made in this process, cached, or now."""
+        if path not in self.done and path not in self.pending:
+            cached = self.engine.cache.content(path)
+            if cached is not None:
+                self.done[path] = cached
+        return super().rendered(path)
+
+    def render(self, path: str) -> str:
+        """Render ``path`` now (not into the sink); return its content."""
+        row = self.engine.cache.source(path)
+        if row is None:
+            return ""
+        if not self.engine.visible(row, self.engine.cut_us):
+            return self.engine.render_row(row).content or ""
+        with self.engine.recorder.apart():
+            return self.engine.render_row(row).content or ""

@@ -17,6 +17,7 @@ import mistune
 
 from deploybot.render.engine import build
 from deploybot.render.engine.cache import BuildCache
+from deploybot.render.engine.contents import Contents
 from deploybot.render.engine.deps import Key, Kind, LazySite, Recorder, SiteContent, TrackingTree
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.model import RenderOptions, SiteConfig, SiteModel
@@ -43,6 +44,7 @@ class ThemeSetup:
     data_paths: list[str]
     ctx: build.RenderContext
     layered: LayeredTree | None
+    contents: Contents
 
     def site_content(self) -> SiteContent:
         """Return where ``site``'s lists come from (the engine itself)."""
@@ -77,6 +79,7 @@ class ThemeSetup:
             liquid,
             layouts,
             self.options.highlight_timeout,
+            self.contents,
         )
 
     @property

@@ -188,8 +188,22 @@ def _compare(a: Any, b: Any) -> int:
         return (x > y) - (x < y)
 
 
+def _compare_pairs(a: list[Any], b: list[Any]) -> int:
+    """Ruby's ``Array#<=>`` of two ``[key, value]`` pairs (each part as :func:`_compare`)."""
+    return _compare(a[0], b[0]) or _compare(a[1], b[1])
+
+
 def sort(value: Any, prop: Any = None, nils: Any = "first") -> Any:
-    """Jekyll's ``sort``: by value, or by ``prop`` with ``nil`` ones ``first``/``last``."""
+    """Jekyll's ``sort``: by value, or by ``prop`` with ``nil`` ones ``first``/``last``.
+
+    A mapping sorts as Ruby's ``Hash#sort``: its ``[key, value]`` pairs, by key then value
+    (printed joined: ``a1b2``); by a ``prop`` it stops the build as Jekyll 4.3.1 does (its
+    ``item_property`` indexes a pair with a string). Raises ``ValueError``."""
+    if isinstance(nil(value), Mapping):
+        if nil(prop) is not None:
+            raise ValueError("no implicit conversion of String into Integer")
+        pairs = [[k, v] for k, v in nil(value).items()]
+        return sorted(pairs, key=functools.cmp_to_key(_compare_pairs))
     items = _items(value)
     if items is None:
         raise ValueError("Cannot sort a null object.")

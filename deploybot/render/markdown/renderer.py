@@ -4,6 +4,9 @@
   (:mod:`deploybot.render.highlight.highlighter`); a fence without a language is
   ``language-plaintext`` (Jekyll >= 4.1, ``default_lang``).
 - Inline code: ``<code class="language-plaintext highlighter-rouge">``.
+- With another syntax highlighter than Rouge in ``_config.yml`` (``highlighter: none``;
+  :func:`highlights`), kramdown highlights nothing: ``<pre><code class="language-X">`` (no
+  class without a language) and a bare ``<code>``.
 - kramdown extensions (:func:`deploybot.render.markdown.kramdown.plugins.kramdown_plugins`):
   attribute lists, GFM heading ids, kramdown tables, footnotes and typography.
 - Text keeps ``"`` bare, as kramdown writes it (``escape_html(text, :text)`` escapes only
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import html
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any, Literal, get_args
 from weakref import WeakKeyDictionary
 
@@ -33,8 +37,27 @@ mistune's own markup, or no footnote syntax at all (``[^x]`` stays text)."""
 FOOTNOTE_STYLES: tuple[str, ...] = get_args(FootnoteStyle)
 
 
+def highlights(config: Mapping[str, Any]) -> bool:
+    """Return whether kramdown highlights code for the ``_config.yml`` mapping ``config``:
+    whether its syntax highlighter is Rouge (Jekyll's ``KramdownParser#highlighter``:
+    ``kramdown.syntax_highlighter``, else ``coderay`` for ``kramdown.enable_coderay``, else
+    ``highlighter``, else ``rouge``: an empty ``highlighter:`` is Rouge too). kramdown knows
+    no other highlighter here (``none``, ``pygments``...), so it highlights nothing."""
+    kramdown = config.get("kramdown")
+    kramdown = kramdown if isinstance(kramdown, Mapping) else {}
+    name = kramdown.get("syntax_highlighter")
+    if not name and kramdown.get("enable_coderay"):
+        name = "coderay"
+    return str(name or config.get("highlighter") or "rouge") == "rouge"
+
+
 class JekyllRenderer(mistune.HTMLRenderer):
-    """mistune's HTML renderer with kramdown/Rouge code markup and kramdown text escaping."""
+    """mistune's HTML renderer with kramdown/Rouge code markup and kramdown text escaping
+    (``highlight=False``: kramdown's markup without a highlighter)."""
+
+    def __init__(self, *args: Any, highlight: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.highlight = highlight
 
     def text(self, text: str) -> str:
         """Return text with ``& < >`` escaped and quotes left bare (kramdown's text output)."""
@@ -46,6 +69,11 @@ class JekyllRenderer(mistune.HTMLRenderer):
         # kramdown keeps the last line's newline; mistune drops it from indented code.
         if code and not code.endswith("\n"):
             code += "\n"
+        if not self.highlight:
+            # kramdown's convert_codeblock: escape_html (& < >), chomp, one newline.
+            cls = f' class="language-{html.escape(lang)}"' if lang else ""
+            body = html.escape(code, quote=False).removesuffix("\n")
+            return f"<pre><code{cls}>{body}\n</code></pre>\n"
         return fenced_block(code, lang)
 
     def list(self, text: str, ordered: bool, **attrs: Any) -> str:
@@ -56,6 +84,8 @@ class JekyllRenderer(mistune.HTMLRenderer):
     def codespan(self, text: str) -> str:
         """Return inline code with Jekyll's ``language-plaintext highlighter-rouge`` class."""
         escaped = html.escape(text, quote=False)
+        if not self.highlight:
+            return f"<code>{escaped}</code>"
         return f'<code class="language-plaintext highlighter-rouge">{escaped}</code>'
 
 
@@ -65,6 +95,7 @@ def make_markdown(
     footnotes: str = "kramdown",
     max_output: int | None = None,
     max_elements: int | None = None,
+    highlight: bool = True,
 ) -> mistune.Markdown:
     """Return a fresh mistune ``Markdown`` (reusable across documents; not thread-safe).
 
@@ -72,7 +103,8 @@ def make_markdown(
     :data:`FOOTNOTE_STYLES`; ``max_output``: the most characters of HTML one document may
     render (:func:`~deploybot.render.markdown.budget.markdown_budget`: it raises ``LimitError`` as
     soon as it passes them); ``max_elements``: the most elements one document may make
-    (:func:`~deploybot.render.markdown.budget.markdown_elements`, ``LimitError`` too). Raises
+    (:func:`~deploybot.render.markdown.budget.markdown_elements`, ``LimitError`` too);
+    ``highlight``: Rouge's markup for code (else kramdown's without a highlighter). Raises
     ``ValueError`` for another ``footnotes`` value.
     """
     if footnotes not in FOOTNOTE_STYLES:
@@ -92,19 +124,21 @@ def make_markdown(
         escape=False,
         # kramdown keeps every URL scheme (rsync:, news:, javascript:): authors are trusted,
         # as raw HTML is.
-        renderer=JekyllRenderer(escape=False, allow_harmful_protocols=True),
+        renderer=JekyllRenderer(escape=False, allow_harmful_protocols=True, highlight=highlight),
         plugins=[*mistune_plugins, possessive_rules, linear_parsing, *kramdown, *budget],
     )
 
 
-def markdown_for(options: RenderOptions) -> mistune.Markdown:
+def markdown_for(options: RenderOptions, highlight: bool = True) -> mistune.Markdown:
     """Return :func:`make_markdown` for ``options.typography`` and ``options.footnotes``,
-    bounded by ``options.max_page_bytes`` and ``options.markdown_max_elements``."""
+    bounded by ``options.max_page_bytes`` and ``options.markdown_max_elements``, with
+    ``highlight`` (:func:`highlights` of the site's ``_config.yml``)."""
     return make_markdown(
         typography=options.typography,
         footnotes=options.footnotes,
         max_output=options.max_page_bytes,
         max_elements=options.markdown_max_elements,
+        highlight=highlight,
     )
 
 

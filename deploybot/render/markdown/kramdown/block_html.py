@@ -13,7 +13,9 @@ CommonMark's seven kinds of HTML block that mistune follows:
   read. ``markdown="1"`` reads it with the element's content model (block for ``div``,
   ``section``, ``details``…; span for ``p``, ``h1``…), ``markdown="block"`` /
   ``"span"`` force one, ``markdown="0"`` keeps it raw; the attribute itself is dropped.
-  Block content ends at the close tag at the start of a line;
+  Block content ends at the close tag at the start of a line. An element inside raw HTML
+  may ask for Markdown too (kramdown's ``parse_raw_html`` reads the ``markdown`` attribute
+  of every element it meets): its content is read as above, the HTML around it stays raw;
 - a start tag of another element, or a close tag, at a line start ends a paragraph; a span
   element or a comment does not;
 - ``^`` alone on a line ends the block before it (kramdown's end-of-block marker), so two
@@ -101,6 +103,7 @@ def kramdown_html(md: mistune.Markdown) -> None:
         md.renderer.register("kramdown_html", _render_raw)
         md.renderer.register("kramdown_html_block", _render_block)
         md.renderer.register("kramdown_html_span", _render_span)
+        md.renderer.register(_MIXED, _render_raw)
         md.renderer.register("kramdown_eob", _render_nothing)
         md.renderer.register(_STOP, _render_nothing)
 
@@ -232,8 +235,9 @@ def _element(block: BlockParser, state: BlockState, tag: StartTag) -> int:
         token = {"type": "kramdown_html_span", "text": stripped}
         token["attrs"] = {"tag": tag.name, "attrs": attrs, "lead": lead, "trail": trail}
     else:
-        html, end = raw_content(state, tag, attrs)
-        token = {"type": "kramdown_html", "raw": html + "\n"}
+        pieces, end = raw_content(state, tag, attrs, block)
+        pieces[-1]["raw"] += "\n"
+        token = pieces[0] if len(pieces) == 1 else {"type": _MIXED, "children": pieces}
     state.append_token(token)
     return _skip_trailing(src, end)
 
@@ -272,13 +276,21 @@ def _block_content(
     return tokens, ends[0] if ends else state.cursor_max
 
 
-def raw_content(state: BlockState, tag: StartTag, attrs: str) -> tuple[str, int]:
+_MIXED = "kramdown_html_mixed"
+
+
+def raw_content(
+    state: BlockState, tag: StartTag, attrs: str, block: BlockParser
+) -> tuple[list[dict[str, Any]], int]:
     """Return the raw HTML of the element ``tag`` opens (kramdown's ``parse_raw_html``,
-    re-written by ``convert_html_element``) and where it ends. Nested elements are counted
-    with a stack (no recursion); a close tag that does not close the innermost open element
-    is text."""
+    re-written by ``convert_html_element``) as tokens, and where it ends: one
+    ``kramdown_html`` token, or raw pieces around the content of each element inside that
+    asks for Markdown (``markdown="1"``, read with ``block``). Nested elements are counted
+    with a stack (no recursion but for those); a close tag that does not close the innermost
+    open element is text."""
     src, env = state.src, state.env
     out: list[str] = [f"<{tag.name}{attrs}>"]
+    pieces: list[dict[str, Any]] = []
     stack = [tag.name]
     pos = tag.end
     starts = finder(env, src, _RAW_START)
@@ -291,8 +303,46 @@ def raw_content(state: BlockState, tag: StartTag, attrs: str) -> tuple[str, int]
             break
         lt = found.start()
         out.append(escape_text(src[pos:lt]))
-        pos = _raw_markup(state, lt, out, stack)
-    return "".join(out), pos
+        nested = _markdown_inside(block, state, lt)
+        if nested is None:
+            pos = _raw_markup(state, lt, out, stack)
+            continue
+        token, pos = nested
+        pieces += [{"type": "kramdown_html", "raw": "".join(out)}, token]
+        out = []
+    pieces.append({"type": "kramdown_html", "raw": "".join(out)})
+    return pieces, pos
+
+
+def _markdown_inside(
+    block: BlockParser, state: BlockState, lt: int
+) -> tuple[dict[str, Any], int] | None:
+    """The token of an element inside raw HTML at ``lt`` whose ``markdown`` attribute asks
+    for its content to be read (block or span), and where it ends; ``None`` otherwise."""
+    tag = start_tag(state.src, lt, state.env)
+    if tag is None or tag.closed or tag.name in KRAMDOWN_WITHOUT_BODY:
+        return None
+    if tag.name in ("script", "style") or MARKDOWN_ATTR.get(tag.attrs.get("markdown", "")) in (
+        None,
+        "raw",
+    ):
+        return None
+    model = _model(tag, state, block)
+    if model == "raw":
+        return None
+    count_elements(state.env)
+    attrs = attributes_html(tag.attrs)
+    if model == "block":
+        children, end = _block_content(block, state, tag.name, _skip_trailing(state.src, tag.end))
+        # the raw HTML after it carries its own line break
+        block_attrs = {"tag": tag.name, "attrs": attrs, "end": ""}
+        return {"type": "kramdown_html_block", "children": children, "attrs": block_attrs}, end
+    body, end = _until_close(state, tag.name, tag.end)
+    stripped = body.strip(" \r\n\t\f")
+    lead = body[: len(body) - len(body.lstrip(" \r\n\t\f"))]
+    trail = body[len(lead) + len(stripped) :]
+    span_attrs = {"tag": tag.name, "attrs": attrs, "lead": lead, "trail": trail, "end": ""}
+    return {"type": "kramdown_html_span", "text": stripped, "attrs": span_attrs}, end
 
 
 def _raw_markup(state: BlockState, lt: int, out: list[str], stack: list[str]) -> int:
@@ -333,16 +383,22 @@ def _render_raw(renderer: BaseRenderer, text: str) -> str:
     return text
 
 
-def _render_block(renderer: BaseRenderer, text: str, tag: str, attrs: str) -> str:
+def _render_block(renderer: BaseRenderer, text: str, tag: str, attrs: str, end: str = "\n") -> str:
     if not text:
-        return f"<{tag}{attrs}></{tag}>\n"
-    return f"<{tag}{attrs}>\n{text.rstrip(chr(10))}\n</{tag}>\n"
+        return f"<{tag}{attrs}></{tag}>{end}"
+    return f"<{tag}{attrs}>\n{text.rstrip(chr(10))}\n</{tag}>{end}"
 
 
 def _render_span(
-    renderer: BaseRenderer, text: str, tag: str, attrs: str, lead: str, trail: str
+    renderer: BaseRenderer,
+    text: str,
+    tag: str,
+    attrs: str,
+    lead: str,
+    trail: str,
+    end: str = "\n",
 ) -> str:
-    return f"<{tag}{attrs}>{lead}{text}{trail}</{tag}>\n"
+    return f"<{tag}{attrs}>{lead}{text}{trail}</{tag}>{end}"
 
 
 def _render_nothing(renderer: BaseRenderer, *args: Any, **kwargs: Any) -> str:

@@ -10,6 +10,16 @@
   whitespace, a line break included, between ``[text]`` and ``[ref]``: ``[text] [ref]`` is
   ``[text][ref]`` when ``ref`` (or, for ``[text] []``, ``text``) is defined.
 
+- An inline link's URL is kept as written (``link.rb``): not percent-encoded (``ü.html``,
+  ``my file.html``), only escaped as an attribute. It may hold spaces: kramdown takes
+  everything up to the ``)`` that balances the ``(`` (or up to whitespace before a quoted
+  title), stripped, so ``[a](my file.html)`` is a link; such a URL is put in angle
+  brackets before mistune parses the text (:func:`angle_spaced_urls`), and the URL of each
+  inline link or image mistune makes is read again from the source (:func:`source_url`).
+- Link definitions (``LINK_DEFINITION_START``) are kramdown's too: the URL as written,
+  spaces allowed (``[id]: my file.html``), not percent-encoded, a later definition of an id
+  replacing an earlier one (kramdown warns "Duplicate link ID ... overwriting").
+
 URLs of every scheme are kept (``rsync:``, ``news:``, ``irc:``…): the renderer is made with
 ``allow_harmful_protocols=True`` (:mod:`deploybot.render.markdown.renderer`), as kramdown filters
 none.
@@ -17,10 +27,12 @@ none.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
 import mistune
+from mistune.block_parser import BlockParser
 from mistune.core import BlockState, InlineState
 from mistune.inline_parser import InlineParser
 from mistune.util import unikey
@@ -31,7 +43,8 @@ from deploybot.render.markdown.mistune_hooks import RenderNext, Token, walk, wra
 
 _AUTOLINK = r"<(?:(?:mailto|https?|ftps?):[^>\n]+|[\w.-]+@[\w.-]+)>"
 # [text] <whitespace> [ref]: the text has no brackets; the gap is what \s*? allows.
-_SPACED_REF = re.compile(r"(?<!\\)\[([^\[\]]*)\](\s+)\[([^\]]*)\]")
+# (not the id of a ``[text][id]`` before it: ``[a][b] [c][]`` keeps its space)
+_SPACED_REF = re.compile(r"(?<![\\\]])\[([^\[\]]*)\](\s+)\[([^\]]*)\]")
 
 
 def kramdown_links(md: mistune.Markdown) -> None:
@@ -45,6 +58,159 @@ def kramdown_links(md: mistune.Markdown) -> None:
             inline.rules.remove(name)
     md.before_render_hooks.append(_join_spaced_refs)
     wrap_render_token(md, _image_alt)
+    close = inline._methods["link_close"]
+
+    def link_close(parser: InlineParser, m: Any, state: InlineState) -> int | None:
+        count = len(state.tokens)
+        end: int | None = close(m, state)
+        if end is not None and end > m.end() and len(state.tokens) <= count and state.tokens:
+            token = state.tokens[-1]
+            url = source_url(state.src, m.end(), end)
+            if token.get("type") in ("link", "image") and url is not None:
+                token.setdefault("attrs", {})["url"] = url
+        return end
+
+    inline.register("link_close", inline.specification["link_close"], link_close)
+    md.block.register("kramdown_link_def", _LINK_DEF, _parse_link_def, before="ref_link")
+    inner = inline.render
+
+    def render(state: InlineState) -> list[Any]:
+        if "](" in state.src:
+            state.src = angle_spaced_urls(state.src)
+        tokens: list[Any] = inner(state)
+        return tokens
+
+    setattr(inline, "render", render)  # noqa: B010
+
+
+_PAREN_STOP = re.compile(r"(\()|(\))|\s(?=['\"])")
+
+
+_LINK_DEF = (
+    r"^ {0,3}\[(?P<kd_id>[^\n\]^][^\n\]]*)\]:[ \t]*(?:<(?P<kd_angle>[^\n]*?)>|"
+    r"(?P<kd_url>[^\n]*?\S[^\n]*?))(?:(?:[ \t]*?\n|[ \t]+?)[ \t]*?"
+    r"(?P<kd_q>[\"'])(?P<kd_title>.+?)(?P=kd_q))?[ \t]*?(?:\n|\Z)"
+)
+"""kramdown's ``LINK_DEFINITION_START`` (named groups: mistune joins the block rules), but
+for an id starting with ``^``: kramdown's footnote definitions are read before it."""
+LINK_DEF_LINE = 2000
+"""The longest definition read this way (the regex backtracks within a line); a longer
+one is left to mistune's rule."""
+
+
+def _parse_link_def(block: BlockParser, m: Any, state: BlockState) -> int | None:
+    """Store a kramdown link definition in mistune's ``ref_links``; return where it ends
+    (``None``: not one, as kramdown's ``parse_link_definition`` refuses a URL with a space
+    before a quote)."""
+    url = m.group("kd_url")
+    if m.end() - m.start() > LINK_DEF_LINE or (url is not None and re.search(r"[ \t]+[\"']", url)):
+        return None
+    end_pos = state.append_paragraph()
+    if end_pos:
+        return end_pos
+    label = m.group("kd_id")
+    key = unikey(label)
+    if not key:
+        return None
+    raw = m.group("kd_angle") if m.group("kd_angle") is not None else url
+    data = {"url": html.unescape(raw), "label": label}
+    if m.group("kd_title"):
+        data["title"] = m.group("kd_title")
+    state.env.setdefault("ref_links", {})[key] = data
+    end: int = m.end()
+    return end
+
+
+URL_SCAN = 500
+"""How far past its ``(`` an inline link's URL is looked for (kramdown: to the end of the
+text), so that many unclosed ``](`` in one paragraph cost linear time."""
+URL_NESTING = 8
+"""The deepest ``(`` nesting looked through in such a URL (kramdown: any); with
+:data:`URL_SCAN`, each scan passes at most this many other ``](``."""
+
+
+def _paren_url(src: str, start: int) -> tuple[int, int] | None:
+    """kramdown's scan of an inline link's URL from the ``(`` at ``start``: the ``[start,
+    end)`` of what precedes the balancing ``)`` (or whitespace before a quoted title), or
+    ``None`` when the parentheses do not balance within :data:`URL_SCAN` characters and
+    :data:`URL_NESTING` levels."""
+    level, pos, stop = 0, start, start + URL_SCAN
+    while True:
+        m = _PAREN_STOP.search(src, pos, stop)
+        if m is None:
+            return None
+        pos = m.end()
+        if m.group(2):
+            level -= 1
+            if level == 0:
+                return start + 1, m.start()
+        elif m.group(1):
+            level += 1
+            if level > URL_NESTING:
+                return None
+        else:
+            return (start + 1, m.start()) if level == 1 else None
+
+
+def source_url(src: str, start: int, end: int) -> str | None:
+    """Return the URL of the inline link whose ``(...)`` is ``src[start:end]``, as kramdown
+    keeps it (backslashes kept; entities resolved: the renderer escapes them again), or
+    ``None`` when it cannot tell."""
+    if not src.startswith("(", start):
+        return None
+    angle = re.compile(r"\(\s*<([^<>\n]*)>").match(src, start, end)
+    if angle is not None:
+        raw = angle.group(1)
+    else:
+        found = _paren_url(src[:end], start)
+        if found is None:
+            return None
+        raw = src[found[0] : found[1]].strip()
+    return html.unescape(raw)
+
+
+def angle_spaced_urls(text: str) -> str:
+    """Return ``text`` with each inline link URL that holds whitespace (kramdown's rule:
+    :func:`_paren_url`) put in angle brackets, which mistune reads; outside code spans.
+
+    Linear: the next ``)`` and the next whitespace are found once per stretch of text, and
+    only a ``](`` with whitespace before the next ``)`` is scanned (at most
+    :data:`URL_SCAN` characters)."""
+    spans = code_spans(text)
+    out: list[str] = []
+    last, span, pos = 0, 0, 0
+    close, space = -2, -2
+    while (at := text.find("](", pos)) >= 0:
+        pos = at + 2
+        if close != -1 and close < pos:
+            close = text.find(")", pos)
+        if close == -1:
+            break  # no ``)`` after here: no more inline links
+        if space != -1 and space < pos:
+            found_space = _SPACE.search(text, pos)
+            space = -1 if found_space is None else found_space.start()
+        if space == -1 or space > close:
+            continue
+        while span < len(spans) and spans[span][1] <= at:
+            span += 1
+        if span < len(spans) and spans[span][0] <= at:
+            continue
+        found = _paren_url(text, at + 1)
+        if found is None:
+            continue
+        url = text[found[0] : found[1]].strip()
+        if not _SPACE.search(url) or url.startswith("<") or _ANGLE_OR_BREAK.search(url):
+            continue
+        lead = found[0] + text[found[0] : found[1]].index(url)
+        out.append(text[last:lead] + "<" + url + ">")
+        last = lead + len(url)
+        pos = last
+    out.append(text[last:])
+    return "".join(out)
+
+
+_SPACE = re.compile(r"\s")
+_ANGLE_OR_BREAK = re.compile(r"[<>\n]")
 
 
 def _parse_autolink(inline: InlineParser, m: Any, state: InlineState) -> int:
