@@ -30,7 +30,7 @@ from deploybot.render.highlight.clock import highlight_budget
 from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
 from deploybot.render.liquid.layouts import LiquidLayouts
-from deploybot.render.liquid.plugins import paginate
+from deploybot.render.liquid.plugins import paginate, registry
 from deploybot.render.markdown.renderer import make_markdown, markdown_for, markdown_to_html
 from deploybot.render.model import (
     Page,
@@ -175,7 +175,8 @@ def render_page_outputs(
     count = max(paginate.page_count(pager.settings, len(posts)), 1)
     for number in range(1, count + 1):
         url = paginate.page_url(pager.settings, number, page.url)
-        variables = wrap({**page_variables(page), "url": url})
+        own = paginate.own_url(pager.settings, number, page.url)
+        variables = wrap({**page_variables(page), "url": own})
         paginator = paginate.paginator(pager.settings, number, posts, page.url) if posts else None
         out = page.output_path if number == 1 else paginate.output_path(url)
         yield render_document(page.doc, out, "page", variables, ctx, paginator)
@@ -294,7 +295,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         cutoff=cut,
         links=links,
     )
-    warnings = [*config.warnings, *warnings]
+    warnings = [*config.warnings, *registry.unknown_warnings(config), *warnings]
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)

@@ -40,6 +40,7 @@ from deploybot.render.engine.parallel import Doc, Workers
 from deploybot.render.engine.site_lists import Neighbours, SiteLists, doc_date_us
 from deploybot.render.limits import out_of_memory
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
+from deploybot.render.liquid.plugins import registry
 from deploybot.render.markdown.renderer import markdown_for
 from deploybot.render.model import (
     Page,
@@ -421,6 +422,7 @@ class Engine(SiteLists):
             found.append(build.no_url_warning(self.config_blob() != ""))
         found += self.overwrites
         found += self.config.warnings
+        found += registry.unknown_warnings(self.config)
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
     def _read_all(self, workers: Workers) -> list[SourceRow]:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from liquid.ast import BlockNode, Node
@@ -188,6 +189,36 @@ class LinkTag(_SimpleTag):
 
     name = "link"
     node_class = LinkNode
+
+
+@dataclass(frozen=True)
+class TagCall:
+    """What a plugin's simple tag (:func:`simple_tag`) gets: its raw ``markup``, the render
+    ``context`` and the page's render ``state``."""
+
+    markup: str
+    context: RenderContext
+    state: Any
+
+    def resolve(self, name: str) -> Any:
+        """Return the template variable ``name`` (``None`` when undefined)."""
+        return nil(self.context.resolve(name, default=None))
+
+
+def simple_tag(tag_name: str, render: Callable[[TagCall], str]) -> type[Tag]:
+    """Return a python-liquid ``Tag`` class for ``{% TAG_NAME markup %}`` writing what
+    ``render`` returns: the hook of a plugin's tag (:mod:`.plugins.registry`)."""
+
+    class PluginNode(_SimpleNode):
+        def output(self, context: RenderContext) -> str:
+            return render(TagCall(self.markup, context, state_of(context)))
+
+    class PluginTag(_SimpleTag):
+        name = tag_name
+        node_class = PluginNode
+
+    PluginTag.__name__ = PluginTag.__qualname__ = f"PluginTag_{tag_name}"
+    return PluginTag
 
 
 def _render_markup(context: RenderContext, markup: str) -> str:

@@ -63,8 +63,8 @@ class Liquid:
     Markdown (``markdownify``). Parsed templates are
     cached by file and text; every read goes through ``tree`` (so a tracking tree records
     it). ``collections``: the labels of the written collections other than ``posts``,
-    whose documents ``{% link %}`` finds too; ``links`` is the build's
-    :class:`~.links.LinkIndex`."""
+    whose documents ``{% link %}`` finds too; ``plugins``: the plugins ``_config.yml``
+    switches on (their tags are added); ``links`` is the build's :class:`~.links.LinkIndex`."""
 
     def __init__(
         self,
@@ -77,8 +77,10 @@ class Liquid:
         limits: LiquidLimits | None = None,
         max_output: int = 50_000_000,
         collections: tuple[str, ...] = (),
+        plugins: tuple[str, ...] = (),
     ) -> None:
         self.tree = tree
+        self.plugins = plugins
         self.url, self.baseurl = url, baseurl
         self.timezone = timezone
         self.markdown: MarkdownFn = markdown or (lambda text: text)
@@ -96,7 +98,7 @@ class Liquid:
         if self._env is None:
             from deploybot.render.liquid.environment import JekyllEnvironment
 
-            self._env = JekyllEnvironment(self.limits, self.max_output)
+            self._env = JekyllEnvironment(self.limits, self.max_output, self.plugins)
         return self._env
 
     def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:

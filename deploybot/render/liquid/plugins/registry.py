@@ -1,0 +1,182 @@
+"""The registry of Jekyll plugins deploybot has, and which of them a site switches on.
+
+A plugin is one module of this package holding ``PLUGIN``, a :class:`Plugin`: its gem name
+and what it adds to a build (Liquid tags, a generator of outputs beyond the documents, a
+hook on each rendered document). :func:`known` finds them all, so a new plugin is one new
+file. As in Jekyll, a plugin works only when ``_config.yml`` names it in ``plugins`` (or
+in ``gems``, its name before Jekyll 3.5: both lists count, :func:`named`); a name deploybot
+does not have gets one warning per build (:func:`unknown_warnings`), where Jekyll would stop
+on the missing gem.
+
+A generator sees the built site through a :class:`SiteView` (the full build gives its
+model, the incremental engine its cache) and returns ``(output path, bytes)`` pairs. What
+it reads is declared in :attr:`Plugin.needs`, so an incremental build re-runs it exactly
+when one of those changed (:class:`Needs`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from functools import cache
+from typing import Any, Protocol
+
+from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, StaticFile
+from deploybot.render.read.siteconfig import CONFIG_PATH, line_of_keys
+
+PLUGIN_KEYS = ("plugins", "gems")
+"""The ``_config.yml`` lists that switch plugins on (``gems``: before Jekyll 3.5)."""
+
+
+class Needs(StrEnum):
+    """What a generator reads of the site, for the incremental build."""
+
+    POSTS = "posts"
+    """The visible posts, their order and front matter."""
+    PAGES = "pages"
+    """The pages and their front matter."""
+    DOCS = "docs"
+    """The documents of the collections other than ``posts``."""
+    STATIC = "static"
+    """The static files."""
+    EVERY_BUILD = "every-build"
+    """Something only known at build time (``site.time``, rendered contents): re-run on
+    every build."""
+
+
+class SiteView(Protocol):
+    """The built site as a generator reads it. Lists hold only what is written: visible
+    posts (newest first), pages, each written collection's visible documents (in its
+    order) and static files."""
+
+    @property
+    def config(self) -> SiteConfig:
+        """The site settings."""
+
+    @property
+    def time(self) -> datetime:
+        """``site.time`` (aware)."""
+
+    def posts(self, limit: int | None = None) -> Sequence[Post]:
+        """Return the newest ``limit`` visible posts (all of them for ``None``)."""
+
+    def pages(self) -> Sequence[Page]:
+        """Return the pages, in source-path order."""
+
+    def docs(self) -> Mapping[str, Sequence[Post]]:
+        """Return the written documents of each collection other than ``posts``, by label
+        in ``_config.yml`` order, each in its collection's order."""
+
+    def static(self) -> Sequence[StaticFile]:
+        """Return the written static files, in source-path order."""
+
+    def content(self, path: str) -> str:
+        """Return the rendered content (before layouts) of the post or document ``path``.
+        Raises ``KeyError`` when it was not rendered."""
+
+    def excerpt(self, post: Post) -> str:
+        """Return the rendered excerpt of ``post`` (``page.excerpt``)."""
+
+    def data(self) -> Mapping[str, Any]:
+        """Return ``site.data``."""
+
+    def exists(self, path: str) -> bool:
+        """Return whether the source tree holds the file ``path``."""
+
+
+Generator = Callable[[SiteView], list[tuple[str, bytes]]]
+"""A plugin's generator: the site -> ``(output path, bytes)`` pairs it writes."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One Jekyll plugin deploybot has.
+
+    Attributes:
+        name: the gem's name, as ``plugins:`` lists it (``jekyll-seo-tag``).
+        tags: returns the python-liquid ``Tag`` classes it adds (called when the Liquid
+            environment is made, so python-liquid is imported only then).
+        generate: writes its outputs beyond the documents (``feed.xml``).
+        needs: what ``generate`` reads (:class:`Needs`).
+        summary: one line for the docs.
+    """
+
+    name: str
+    summary: str
+    tags: Callable[[], Sequence[type[Any]]] | None = None
+    generate: Generator | None = None
+    needs: frozenset[Needs] = field(default_factory=frozenset)
+
+
+@cache
+def known() -> Mapping[str, Plugin]:
+    """Return every plugin of this package by name (each module holding ``PLUGIN``)."""
+    package = importlib.import_module(__package__ or "deploybot.render.liquid.plugins")
+    found: dict[str, Plugin] = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        plugin = getattr(module, "PLUGIN", None)
+        if isinstance(plugin, Plugin):
+            found[plugin.name] = plugin
+    return found
+
+
+def named(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the plugin names ``_config.yml``'s ``data`` lists in ``plugins`` and
+    ``gems`` (a single name counts as a list of one), each once, in order."""
+    names: list[str] = []
+    for key in PLUGIN_KEYS:
+        value = data.get(key)
+        items = value if isinstance(value, list) else [] if value is None else [value]
+        names.extend(str(item) for item in items if isinstance(item, str | int | float))
+    return tuple(dict.fromkeys(names))
+
+
+def is_enabled(data: Mapping[str, Any], name: str) -> bool:
+    """Return whether ``_config.yml``'s ``data`` switches the plugin ``name`` on."""
+    return name in named(data)
+
+
+def enabled(data: Mapping[str, Any]) -> tuple[Plugin, ...]:
+    """Return the plugins ``_config.yml``'s ``data`` switches on that deploybot has, in the
+    order listed."""
+    plugins = known()
+    return tuple(plugins[name] for name in named(data) if name in plugins)
+
+
+GEMS_RENAMED = (
+    "'gems' is the old name of 'plugins' (Jekyll 3.5 renamed it; Jekyll 4 ignores it): "
+    "its plugins are switched on all the same"
+)
+
+
+def unknown_warnings(config: SiteConfig) -> list[RenderWarning]:
+    """Return one warning for each plugin ``config`` lists that deploybot does not have,
+    at the line of the list in ``_config.yml`` (Jekyll stops: the gem is missing), and
+    Jekyll 3's deprecation warning for a ``gems`` list."""
+    plugins = known()
+    found = []
+    if config.data.get("gems") is not None:
+        found.append(RenderWarning(CONFIG_PATH, line_of_keys(config.text, ("gems",)), GEMS_RENAMED))
+    for name in named(config.data):
+        if name in plugins:
+            continue
+        key = next((k for k in PLUGIN_KEYS if name in named({k: config.data.get(k)})), "plugins")
+        message = f"plugin {name} is not supported by deploybot: its output is left out"
+        found.append(RenderWarning(CONFIG_PATH, line_of_keys(config.text, (key,)), message))
+    return found
+
+
+def liquid_tags(names: Sequence[str]) -> list[type[Any]]:
+    """Return the Liquid tag classes of the plugins ``names`` (those deploybot has)."""
+    plugins = known()
+    tags: list[type[Any]] = []
+    for name in names:
+        plugin = plugins.get(name)
+        if plugin is not None and plugin.tags is not None:
+            tags.extend(plugin.tags())
+    return tags
