@@ -91,3 +91,67 @@ def test_seo_tag_on_a_bare_site() -> None:
     ``seo.date_modified``/``seo.links``, ``title=FALSE`` in a page, ``lang``."""
     site = same_as_jekyll("plugins_seo_bare")
     assert b"canonical" not in site.files["index.html"]
+
+
+# jekyll-feed
+
+
+def test_feed_writes_what_jekyll_feed_writes() -> None:
+    """``/feed.xml`` of the newest ten posts but the ``draft: true`` one, with contents,
+    summaries (``description``, the excerpt), ``site.data.authors``, an author mapping,
+    categories and tags, images as a path and as ``image.path``, ``lang``,
+    ``last_modified_at``, the site's author mapping; ``{% feed_meta %}``."""
+    site = same_as_jekyll("plugins_feed")
+    assert site.files["feed.xml"].count(b"<entry") == 10
+    assert b"Not a draft really" not in site.files["feed.xml"]
+
+
+def test_feed_settings_as_jekyll_feed_reads_them() -> None:
+    """``feed.path``, ``posts_limit``, ``excerpt_only`` (and a post's own
+    ``feed.excerpt_only: false``), category feeds (``feed.collections.posts.categories``
+    winning over ``feed.categories``), a collection's feed and its category feed, tag
+    feeds (``except``, a tag with ``-`` left out), a feed path the source has,
+    ``feed.xslt.xml``."""
+    site = same_as_jekyll("plugins_feed_settings")
+    assert site.files["feed/events.xml"] == b"own events feed\n"
+
+
+# jekyll-sitemap
+
+
+def test_sitemap_writes_what_jekyll_sitemap_writes() -> None:
+    """Posts and written collections' documents (an undated one dated ``site.time``,
+    ``sitemap: false`` ones left out, a collection not written left out), HTML pages
+    (``last_modified_at``, ``/index.html`` -> ``/``, ``404.html`` and ``sitemap: false``
+    left out), the pages jekyll-paginate adds, ``sitemap.xsl``, ``robots.txt``."""
+    site = same_as_jekyll("plugins_sitemap")
+    assert b"Sitemap: https://map.example.org/m/sitemap.xml" in site.files["robots.txt"]
+
+
+def test_sitemap_lists_html_and_pdf_static_files_dated_at_the_build() -> None:
+    """Static files ending in .html/.htm/.xhtml/.pdf are listed at their source path,
+    with ``site.time`` as their modification time (git keeps none), but ``404.html`` and
+    those whose front matter defaults set ``sitemap: false``; a source ``robots.txt``
+    stays the source's."""
+    config = (
+        b"url: https://s.example.org\ntime: 2022-05-01 12:00:00 +0000\n"
+        b"plugins: [jekyll-sitemap]\n"
+        b"defaults:\n  - scope: {path: private}\n    values: {sitemap: false}\n"
+    )
+    files = {
+        "_config.yml": config,
+        "docs/guide.pdf": b"%PDF",
+        "docs/page.htm": b"<p>static</p>",
+        "private/secret.pdf": b"%PDF",
+        "img/logo.png": b"png",
+        "robots.txt": b"User-agent: *\n",
+    }
+    site = build(files)
+    text = site.files["sitemap.xml"].decode()
+    assert text.count("<url>") == 2
+    assert (
+        "<url>\n<loc>https://s.example.org/docs/guide.pdf</loc>\n"
+        "<lastmod>2022-05-01T12:00:00+00:00</lastmod>\n</url>"
+    ) in text
+    assert "https://s.example.org/docs/page.htm" in text
+    assert site.files["robots.txt"] == b"User-agent: *\n"

@@ -19,6 +19,7 @@ import jinja2
 import mistune
 
 from deploybot.git import path_rules
+from deploybot.render.engine import plugin_outputs
 from deploybot.render.engine.document import (
     RenderContext,
     RenderedDocument,
@@ -44,8 +45,6 @@ from deploybot.render.model import (
     site_time,
 )
 from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
-from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
-from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
 from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.data import read_data
 from deploybot.render.read.limited import LimitedTree
@@ -328,13 +327,12 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         out.put(rendered.output_path, rendered.output, rendered.source)
         contents.setdefault(rendered.source, rendered.content)
         warnings.extend(rendered.warnings)
-    if layouts is not None:
-        contents.clear()  # the site's own theme: no bundled feeds (Jekyll writes none)
-    if layouts is None:
+    if layouts is None:  # the site's own theme: no bundled feeds (Jekyll writes none)
         for path, data in feed_files(model, contents, options.feed_limit).items():
             out.put(path, data, "feeds")
-    if sitemap_wanted(model):
-        out.put(SITEMAP_PATH, sitemap_xml(model, site_root(model)), "sitemap")
+    view = plugin_outputs.ModelView(model, contents, md, site["data"], tree, cut)
+    for plugin in plugin_outputs.generators(config.data):
+        plugin_outputs.run(plugin, view, out.put)
     if not config.url and model.posts and layouts is None:
         warnings.append(no_url_warning(_has_config_file(tree)))
     every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))

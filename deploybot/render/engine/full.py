@@ -1,8 +1,9 @@
 """Rendering with recorded dependencies, streaming into a sink, and the full build.
 
 A *producer* makes some outputs: a source path (post, page or static file), the theme's
-index (:data:`INDEX`), the theme's assets (:data:`ASSETS`), the feeds (:data:`FEEDS`) or the
-sitemap (:data:`SITEMAP_PRODUCER`). :class:`Engine` renders one producer at a time with the
+index (:data:`INDEX`), the theme's assets (:data:`ASSETS`), the feeds (:data:`FEEDS`) or a
+plugin's generator (``:plugin:NAME``, :mod:`.plugin_outputs`: the sitemap, jekyll-feed...).
+:class:`Engine` renders one producer at a time with the
 functions of :mod:`.build`, records what it read (:mod:`.deps`), writes its outputs to an
 :class:`~deploybot.render.outputs.sinks.OutputSink` (so a 10k-post build never holds every output
 in memory) and its outputs, dependencies, warnings and content to the
@@ -23,7 +24,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from deploybot.render.engine import build
+from deploybot.render.engine import build, plugin_outputs
 from deploybot.render.engine.cache import BuildCache, CacheError, SourceRow
 from deploybot.render.engine.deps import (
     NEIGHBOURS,
@@ -37,10 +38,12 @@ from deploybot.render.engine.deps import (
 )
 from deploybot.render.engine.document import render_document
 from deploybot.render.engine.parallel import Doc, Workers
+from deploybot.render.engine.plugin_outputs import PRODUCER, CacheView, deps_of, generators
 from deploybot.render.engine.site_lists import Neighbours, SiteLists, doc_date_us
 from deploybot.render.limits import out_of_memory
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.liquid.plugins import registry
+from deploybot.render.liquid.plugins.registry import Plugin
 from deploybot.render.markdown.renderer import markdown_for
 from deploybot.render.model import (
     Page,
@@ -59,8 +62,6 @@ from deploybot.render.outputs.sinks import (
     RenderedSource,
     micros,
 )
-from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
-from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
 from deploybot.render.read.limited import LimitedTree, check_file_size
 from deploybot.render.read.publisher import future_cutoff, in_the_future_us
 from deploybot.render.read.site import SourceFile, read_source_file
@@ -75,7 +76,6 @@ __all__ = ["BuildReport", "Engine", "MemorySink", "NeedFullBuild", "OutputSink"]
 FEEDS = ":feeds"
 INDEX = ":theme-index"
 ASSETS = ":theme-assets"
-SITEMAP_PRODUCER = ":sitemap"
 NEVER = 2**62
 
 
@@ -112,15 +112,6 @@ def _strip(model: Post | Page) -> Post | Page:
         doc = dataclasses.replace(model.doc, body=source)
         return dataclasses.replace(model, doc=doc, excerpt_separator=CUT)
     return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
-
-
-def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
-    """Return what the sitemap shows of a post row (its URL, date and the front-matter keys
-    it reads); ``()`` for anything else."""
-    if row is None or row.kind != "post":
-        return ()
-    fm = row.model.doc.front_matter
-    return (row.model.url, row.date_us, fm.get("sitemap"), fm.get("last_modified_at"))
 
 
 class Engine(SiteLists):
@@ -300,6 +291,7 @@ class Engine(SiteLists):
         try:
             if isinstance(doc, Post) and not doc.is_post:
                 rendered = self._render_doc(doc, neighbours)
+                content = rendered.content  # a plugin's feed of a collection reads it
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
             elif isinstance(doc, Post):
@@ -384,21 +376,20 @@ class Engine(SiteLists):
             self.sink.write(path, data)
         self._record(FEEDS, sorted(files), {Key.TIME: ""}, ())
 
-    def render_sitemap(self) -> None:
-        """Write ``sitemap.xml`` when ``_config.yml`` enables jekyll-sitemap and no source
-        writes it (recording the post order, the pages, the static files and ``m``)."""
-        deps: dict[str, str] = dict.fromkeys((Key.ORDER, Key.PAGES, Key.STATIC, Key.SITEMAP), "")
-        pages = tuple(row.model for row in self.cache.rows("page"))
-        static = tuple(row.model for row in self.cache.rows("static"))
-        model = SiteModel(self.config, (), pages, static, self.time)
-        outputs: list[str] = []
-        if sitemap_wanted(model):
-            posts = tuple(row.model for row in self.cache.posts(self.cut_us))
-            model = dataclasses.replace(model, posts=posts)
-            self._put(SITEMAP_PATH, "sitemap")
-            self.sink.write(SITEMAP_PATH, sitemap_xml(model, build.site_root(model)))
-            outputs.append(SITEMAP_PATH)
-        self._record(SITEMAP_PRODUCER, outputs, deps, ())
+    def render_plugin(self, plugin: Plugin) -> None:
+        """Write the outputs of ``plugin``'s generator (:mod:`.plugin_outputs`), recording
+        the dependencies its needs stand for. Raises :class:`CacheError` when a content
+        it reads is missing."""
+
+        def put(path: str, data: bytes, owner: str) -> None:
+            self._put(path, owner)
+            self.sink.write(path, data)
+
+        try:
+            outputs = plugin_outputs.run(plugin, CacheView(self), put)
+        except KeyError as exc:
+            raise CacheError(f"no cached content for {exc.args[0]}") from exc
+        self._record(PRODUCER + plugin.name, outputs, deps_of(plugin), ())
 
     def page_owns_index(self) -> bool:
         """Return whether a source (a page, a static file, a document) writes
@@ -474,7 +465,8 @@ class Engine(SiteLists):
                 self.apply(row, done)
         self._render_docs([row for row in stored if row.kind == "doc"])
         self.render_feeds()
-        self.render_sitemap()
+        for plugin in generators(self.config.data):
+            self.render_plugin(plugin)
         return BuildReport(
             True,
             reason,

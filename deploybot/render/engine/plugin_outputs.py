@@ -1,0 +1,198 @@
+"""The plugins' generated outputs (``feed.xml``, ``sitemap.xml``, redirect pages...): the site
+as a generator sees it (:class:`~deploybot.render.liquid.plugins.registry.SiteView`), from the
+full build's model (:class:`ModelView`) or from the engine's cache (:class:`CacheView`), and
+the dependency keys a generator's needs stand for in an incremental build (:func:`deps_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import mistune
+
+from deploybot.render.engine import build
+from deploybot.render.engine.deps import WHOLE, Key, Kind
+from deploybot.render.liquid.jekyll_filters import to_text
+from deploybot.render.liquid.plugins.registry import Needs, Plugin, SiteView
+from deploybot.render.model import Page, Post, SiteConfig, SiteModel, StaticFile
+from deploybot.render.outputs.sinks import micros
+from deploybot.render.read.publisher import in_the_future, in_the_future_us
+from deploybot.render.read.source import SourceTree
+
+if TYPE_CHECKING:
+    from deploybot.render.engine.full import Engine
+
+PRODUCER = ":plugin:"
+"""The prefix of a generator's producer label (``:plugin:jekyll-feed``)."""
+
+_KEYS: Mapping[Needs, tuple[str, ...]] = {
+    Needs.POSTS: (Key.ORDER, Kind.POST + WHOLE),
+    Needs.PAGES: (Key.PAGES,),
+    Needs.DOCS: (Key.COLLECTIONS,),
+    Needs.STATIC: (Key.STATIC,),
+    Needs.EVERY_BUILD: (Key.TIME,),
+}
+
+
+def deps_of(plugin: Plugin) -> dict[str, str]:
+    """Return the dependency keys (``{key: ""}``) ``plugin``'s needs stand for."""
+    return {key: "" for need in sorted(plugin.needs) for key in _KEYS[need]}
+
+
+def generators(data: Mapping[str, Any]) -> list[Plugin]:
+    """Return the plugins ``_config.yml``'s ``data`` switches on that generate outputs."""
+    from deploybot.render.liquid.plugins.registry import enabled
+
+    return [p for p in enabled(data) if p.generate is not None]
+
+
+def _exists(tree: SourceTree, path: str) -> bool:
+    try:
+        tree.blob_id(path)
+    except KeyError:
+        return False
+    return True
+
+
+class ModelView:
+    """:class:`SiteView` of the full build: its ``model``, the rendered ``contents`` (source
+    path -> HTML), the site's Markdown, ``site.data``, the tree and the future cut-off."""
+
+    def __init__(
+        self,
+        model: SiteModel,
+        contents: Mapping[str, str],
+        md: mistune.Markdown,
+        data: Mapping[str, Any],
+        tree: SourceTree,
+        cut: datetime | None,
+    ) -> None:
+        self.model, self.contents, self.md = model, contents, md
+        self._data, self.tree, self.cut = data, tree, cut
+
+    @property
+    def config(self) -> SiteConfig:
+        """The site settings."""
+        return self.model.config
+
+    @property
+    def time(self) -> datetime:
+        """``site.time``."""
+        return self.model.time
+
+    def posts(self, limit: int | None = None) -> Sequence[Post]:
+        """The newest ``limit`` posts (all for ``None``)."""
+        return self.model.posts if limit is None else self.model.posts[:limit]
+
+    def pages(self) -> Sequence[Page]:
+        """The pages, in source-path order."""
+        return sorted(self.model.pages, key=lambda p: p.doc.path)
+
+    def docs(self) -> Mapping[str, Sequence[Post]]:
+        """Each written collection's written documents, in its order."""
+        return {
+            label: [
+                d
+                for d in docs
+                if d.output_path and not (d.dated and in_the_future(d.date, self.cut))
+            ]
+            for label, docs in build.collection_docs(self.model).items()
+            if self.config.collections[label].output
+        }
+
+    def static(self) -> Sequence[StaticFile]:
+        """The written static files."""
+        return [s for s in self.model.static if s.output_path]
+
+    def content(self, path: str) -> str:
+        """The rendered content of ``path``. Raises ``KeyError`` when not rendered."""
+        return self.contents[path]
+
+    def excerpt(self, post: Post) -> str:
+        """``post``'s rendered excerpt."""
+        return to_text(build.post_variables(post, self.md).get("excerpt"))
+
+    def data(self) -> Mapping[str, Any]:
+        """``site.data``."""
+        return self._data
+
+    def exists(self, path: str) -> bool:
+        """Whether the source has the file ``path``."""
+        return _exists(self.tree, path)
+
+
+class CacheView:
+    """:class:`SiteView` of an :class:`~deploybot.render.engine.full.Engine`'s cache."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @property
+    def config(self) -> SiteConfig:
+        """The site settings."""
+        return self.engine.config
+
+    @property
+    def time(self) -> datetime:
+        """``site.time``."""
+        return self.engine.time
+
+    def posts(self, limit: int | None = None) -> Sequence[Post]:
+        """The newest ``limit`` visible posts (all for ``None``)."""
+        rows = self.engine.cache.posts(self.engine.cut_us, limit)
+        return [row.model for row in rows]
+
+    def pages(self) -> Sequence[Page]:
+        """The pages, in source-path order."""
+        return [row.model for row in self.engine.cache.rows("page")]
+
+    def docs(self) -> Mapping[str, Sequence[Post]]:
+        """Each written collection's written documents, in its order."""
+        cut = self.engine.cut_us
+        found: dict[str, Sequence[Post]] = {}
+        for label, collection in self.config.collections.items():
+            if label == "posts" or not collection.output:
+                continue
+            docs = self.engine.collection_docs(label)
+            found[label] = [
+                d
+                for d in docs
+                if d.output_path and not (d.dated and in_the_future_us(micros(d.date), cut))
+            ]
+        return found
+
+    def static(self) -> Sequence[StaticFile]:
+        """The written static files."""
+        return [r.model for r in self.engine.cache.rows("static") if r.model.output_path]
+
+    def content(self, path: str) -> str:
+        """The cached content of ``path``. Raises ``KeyError`` when there is none."""
+        content = self.engine.cache.content(path)
+        if content is None:
+            raise KeyError(path)
+        return content
+
+    def excerpt(self, post: Post) -> str:
+        """``post``'s rendered excerpt (the cached model keeps its excerpt's source)."""
+        return to_text(build.post_variables(post, self.engine.md).get("excerpt"))
+
+    def data(self) -> Mapping[str, Any]:
+        """``site.data``."""
+        return self.engine.site_data()
+
+    def exists(self, path: str) -> bool:
+        """Whether the source has the file ``path``."""
+        return _exists(self.engine.tree, path)
+
+
+def run(plugin: Plugin, view: SiteView, put: Callable[[str, bytes, str], None]) -> list[str]:
+    """Run ``plugin``'s generator over ``view``, handing each output to ``put(path, bytes,
+    owner)``; return the output paths. Raises what the generator raises."""
+    assert plugin.generate is not None
+    paths = []
+    for path, data in plugin.generate(view):
+        put(path, data, plugin.name)
+        paths.append(path)
+    return paths
