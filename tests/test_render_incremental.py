@@ -24,6 +24,9 @@ from tests.incremental_site import (
     initial_site,
     liquid_change,
     liquid_initial_site,
+    plugin_change,
+    plugin_initial_site,
+    post_text,
     tree_of,
 )
 
@@ -289,3 +292,71 @@ def test_a_new_file_that_an_import_would_find_first_remakes_the_stylesheet() -> 
     assert report.rendered == {"assets/main.scss", "assets/other.scss", ":feeds"}
     assert b"margin: 1px;" in inc.outputs["assets/other.css"]
     _check(inc, files, OPTIONS)
+
+
+@given(st.data())
+def test_incremental_equals_full_with_plugins(data: st.DataObject) -> None:
+    """jekyll-seo-tag, jekyll-feed (with its settings), jekyll-sitemap and jekyll-paginate:
+    posts, pages, collection documents, ``site.data.authors``, static files and source
+    files at the generated paths changing (the build time moving with each commit)."""
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    _check(inc, files, LIQUID_OPTIONS)
+    steps = data.draw(st.integers(1, 10), label="commits")
+    for step in range(1, steps + 1):
+        files = apply(files, data.draw(plugin_change(files), label=f"commit {step}"))
+        options = RenderOptions(timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=step))
+        _check(inc, files, options)
+
+
+def test_a_post_edit_reaches_the_plugin_feed_and_its_own_seo_tags() -> None:
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    post = "_posts/2021-01-02-post-1.md"
+    text = post_text("Second", "Deux", "description: Described\n")
+    files = apply(files, {post: text.replace(b"layout: post", b"layout: default")})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert b"<![CDATA[<p>Deux</p>]]>" in inc.outputs["feed.xml"]
+    assert b'<meta name="description" content="Described" />' in inc.outputs["2021/01/post-1.html"]
+    assert ":plugin:jekyll-feed" in report.rendered
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_the_sitemap_follows_a_new_page_and_leaves_a_source_robots_txt() -> None:
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["robots.txt"] == b"Sitemap: https://gen.example.org/sitemap.xml\n"
+    files = apply(files, {"more.md": b"---\ntitle: More\n---\nx\n", "robots.txt": b"mine\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert b"<loc>https://gen.example.org/more</loc>" in inc.outputs["sitemap.xml"]
+    assert inc.outputs["robots.txt"] == b"mine\n"
+    files = apply(files, {"robots.txt": None})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["robots.txt"] == b"Sitemap: https://gen.example.org/sitemap.xml\n"
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_redirects_follow_their_documents() -> None:
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["redirects.json"] == b"{}"
+    about = b"---\ntitle: About\nlayout: default\nredirect_from: /old/\n---\nAbout us\n"
+    files = apply(files, {"about.md": about})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    target = b"https://gen.example.org/about"
+    assert target in inc.outputs["old/index.html"]
+    assert inc.outputs["redirects.json"] == b'{"/old/":"' + target + b'"}'
+    files = apply(files, {"_layouts/redirect.html": b"<p>{{ page.redirect.to }}</p>\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert [w.path for w in report.warnings] == ["about.md"]
+    files = apply(files, {"about.md": about.replace(b"redirect_from: /old/\n", b"")})
+    inc.build(files, LIQUID_OPTIONS)
+    assert "old/index.html" not in inc.outputs
+    assert inc.outputs["redirects.json"] == b"{}"
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

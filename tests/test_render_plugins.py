@@ -9,6 +9,7 @@ import pytest
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.liquid.plugins import registry
+from deploybot.render.liquid.plugins.jekyll_redirect_from import OWN_LAYOUT
 from deploybot.render.model import RenderOptions, SiteBuild
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
@@ -155,3 +156,52 @@ def test_sitemap_lists_html_and_pdf_static_files_dated_at_the_build() -> None:
     ) in text
     assert "https://s.example.org/docs/page.htm" in text
     assert site.files["robots.txt"] == b"User-agent: *\n"
+
+
+# jekyll-redirect-from
+
+
+def test_redirects_as_jekyll_redirect_from_writes_them() -> None:
+    """``redirect_from`` (a string, a list; ``/x/``, ``/x``, ``/x.php``, without a leading
+    slash) on a page, a post and a collection document; ``redirect_to`` (relative, absolute,
+    a list) on pages and a post, whose feed content is then empty; ``redirects.json``; the
+    sitemap leaves the redirected documents out."""
+    site = same_as_jekyll("plugins_redirect")
+    assert b'url=https://r.example.org/base/about.html"' in site.files["moved.html"]
+    assert site.warnings == ()
+
+
+def test_redirects_json_is_left_to_the_source_or_switched_off() -> None:
+    page = {"a.md": b"---\nredirect_from: /b/\n---\nA"}
+    config = b"url: https://x.example.org\nplugins: [jekyll-redirect-from]\n"
+    site = build({"_config.yml": config, **page})
+    assert site.files["redirects.json"] == b'{"/b/":"https://x.example.org/a.html"}'
+    assert b"https://x.example.org/a.html" in site.files["b/index.html"]
+    site = build({"_config.yml": config, **page, "redirects.json": b"[]"})
+    assert site.files["redirects.json"] == b"[]"
+    site = build({"_config.yml": config + b"redirect_from: {json: false}\n", **page})
+    assert "redirects.json" not in site.files
+    assert "b/index.html" in site.files
+
+
+def test_a_sites_own_redirect_layout_is_named_in_a_warning() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from]\n",
+        "_layouts/redirect.html": b"<p>{{ page.redirect.to }}</p>",
+        "_layouts/default.html": b"{{ content }}",
+        "a.md": b"---\nredirect_from: /b/\n---\nA",
+    }
+    site = build(files)
+    assert [(w.path, w.message) for w in site.warnings] == [("a.md", OWN_LAYOUT)]
+    assert site.files["b/index.html"].startswith(b"<!DOCTYPE html>")
+
+
+def test_a_redirect_out_of_the_site_is_refused_with_a_warning() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from]\n",
+        "a.md": b"---\nredirect_from: [/../../etc/x, /ok/]\n---\nA",
+    }
+    site = build(files)
+    assert "ok/index.html" in site.files
+    assert [w.path for w in site.warnings] == ["a.md"]
+    assert "leaves the site root" in site.warnings[0].message

@@ -319,14 +319,24 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         out.put("index.html", index, f"theme {options.theme}")
     contents: dict[str, str] = {}
     pager = site_theme.pager_of(config, model.pages) if layouts is not None else None
+    sources: dict[str, Post | Page] = {d.doc.path: d for d in model.pages}
+    sources.update((d.doc.path, d) for d in (*model.posts, *model.docs))
     for rendered in [
         *(r for p in model.pages for r in render_page_outputs(p, ctx, pager)),
         *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(model.posts)),
         *render_documents(model, ctx, cut),
     ]:
-        out.put(rendered.output_path, rendered.output, rendered.source)
-        contents.setdefault(rendered.source, rendered.content)
-        warnings.extend(rendered.warnings)
+        source = sources[rendered.source]
+        hooked = plugin_outputs.HookedDocument([], rendered.content, [])
+        if rendered.output_path == source.output_path:  # not a paginated copy
+            info = plugin_outputs.document_info(source, config, names)
+            hooked = plugin_outputs.hook_document(
+                config.data, info, rendered.output, hooked.content
+            )
+        for path, data in hooked.outputs or [(rendered.output_path, rendered.output)]:
+            out.put(path, data, rendered.source)
+        contents.setdefault(rendered.source, hooked.content)
+        warnings.extend([*rendered.warnings, *hooked.warnings])
     if layouts is None:  # the site's own theme: no bundled feeds (Jekyll writes none)
         for path, data in feed_files(model, contents, options.feed_limit).items():
             out.put(path, data, "feeds")

@@ -309,6 +309,15 @@ class Engine(SiteLists):
         finally:
             deps = self.recorder.pop()
         deps[Kind.BLOB + path] = row.blob
+        info = plugin_outputs.document_info(doc, self.config, self.layout_names)
+        own = dict(outputs)[doc.output_path]
+        hooked = plugin_outputs.hook_document(self.config.data, info, own, content or "")
+        for name in hooked.layouts:  # a layout whose presence a hook read
+            deps[Kind.LAYOUT + name] = self.layout_names.get(name, "")
+        (_, mine), *extra = hooked.outputs
+        outputs = [(p, mine if p == doc.output_path else d) for p, d in outputs] + extra
+        content = None if content is None else hooked.content
+        warnings.extend(hooked.warnings)
         return RenderedSource(outputs, content, deps, warnings)
 
     def apply(self, row: SourceRow, done: RenderedSource) -> None:

@@ -6,7 +6,8 @@ the dependency keys a generator's needs stand for in an incremental build (:func
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +16,8 @@ import mistune
 from deploybot.render.engine import build
 from deploybot.render.engine.deps import WHOLE, Key, Kind
 from deploybot.render.liquid.jekyll_filters import to_text
-from deploybot.render.liquid.plugins.registry import Needs, Plugin, SiteView
-from deploybot.render.model import Page, Post, SiteConfig, SiteModel, StaticFile
+from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin, SiteView
+from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, SiteModel, StaticFile
 from deploybot.render.outputs.sinks import micros
 from deploybot.render.read.publisher import in_the_future, in_the_future_us
 from deploybot.render.read.source import SourceTree
@@ -185,6 +186,48 @@ class CacheView:
     def exists(self, path: str) -> bool:
         """Whether the source has the file ``path``."""
         return _exists(self.engine.tree, path)
+
+
+@dataclass(frozen=True)
+class HookedDocument:
+    """A document's outputs after the plugins' document hooks: ``outputs`` (its own first,
+    then the extra ones), its ``content``, the hooks' ``warnings`` and the layout names
+    whose presence they read."""
+
+    outputs: list[tuple[str, bytes]]
+    content: str
+    warnings: list[RenderWarning]
+    layouts: tuple[str, ...] = ()
+
+
+def hook_document(
+    data: Mapping[str, Any], info: DocumentInfo, output: bytes, content: str
+) -> HookedDocument:
+    """Run the document hooks of the plugins ``_config.yml``'s ``data`` switches on over
+    the rendered document ``info`` (its ``output`` and ``content``)."""
+    from deploybot.render.liquid.plugins.registry import enabled
+
+    extra: list[tuple[str, bytes]] = []
+    warnings: list[RenderWarning] = []
+    layouts: list[str] = []
+    for plugin in enabled(data):
+        if plugin.document is None:
+            continue
+        result = plugin.document(info)
+        output = output if result.output is None else result.output
+        content = content if result.content is None else result.content
+        extra.extend(result.extra)
+        warnings.extend(result.warnings)
+        layouts.extend(result.layouts)
+    return HookedDocument([(info.output_path, output), *extra], content, warnings, tuple(layouts))
+
+
+def document_info(
+    doc: Post | Page, config: SiteConfig, layouts: Iterable[str] = ()
+) -> DocumentInfo:
+    """Return what a document hook sees of ``doc``."""
+    fm = doc.doc.front_matter
+    return DocumentInfo(doc.doc.path, doc.url, doc.output_path, fm, config, frozenset(layouts))
 
 
 def run(plugin: Plugin, view: SiteView, put: Callable[[str, bytes, str], None]) -> list[str]:

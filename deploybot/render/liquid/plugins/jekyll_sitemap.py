@@ -18,7 +18,8 @@ written here in Python. Its entries, in the template's order:
 A URL's ``/index.html`` becomes ``/``. ``sitemap.xml`` is not written when a page or static
 file of the source has the URL ``/sitemap.xml``, nor ``robots.txt`` (``Sitemap:`` and the
 sitemap's absolute URL) when one has ``/robots.txt``; ``sitemap.xsl`` in the source adds the
-stylesheet line. A ``last_modified_at`` that is no date leaves ``<lastmod>`` out (Jekyll
+stylesheet line. With jekyll-redirect-from, a document it redirects (``redirect_to``) is
+left out. A ``last_modified_at`` that is no date leaves ``<lastmod>`` out (Jekyll
 stops the build there).
 """
 
@@ -30,8 +31,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from deploybot.render.liquid import jekyll_filters as jf
-from deploybot.render.liquid.plugins import paginate
-from deploybot.render.liquid.plugins.registry import Needs, Plugin, SiteView
+from deploybot.render.liquid.plugins import jekyll_redirect_from, paginate
+from deploybot.render.liquid.plugins.registry import Needs, Plugin, SiteView, is_enabled
 from deploybot.render.model import Page, Post, StaticFile
 from deploybot.render.read.collections import POSTS
 from deploybot.render.read.defaults import defaults_for
@@ -86,13 +87,18 @@ def sitemap_xml(view: SiteView) -> str:
         href = jf.absolute_url("/sitemap.xsl", config.url, config.baseurl)
         out.append(f'<?xml-stylesheet type="text/xsl" href="{href}"?>\n')
     out.append(_HEAD)
+    redirects = is_enabled(config.data, jekyll_redirect_from.NAME)
     for doc in _documents(view):
         fm = doc.doc.front_matter
+        if redirects and jekyll_redirect_from.hides_from_sitemap(fm):
+            continue
         modified = fm.get("last_modified_at")
         when = doc.date if modified in (None, False, "") else modified
         out.append(f"<url>\n<loc>{absolute(doc.url)}</loc>\n{lastmod(when)}</url>\n")
     for url, data in _html_pages(view):
         if data.get("sitemap") is False or url == "/404.html":
+            continue
+        if redirects and jekyll_redirect_from.hides_from_sitemap(data):
             continue
         modified = data.get("last_modified_at")
         stamp = lastmod(modified) if modified not in (None, False) else ""

@@ -2,7 +2,8 @@
 
 A plugin is one module of this package holding ``PLUGIN``, a :class:`Plugin`: its gem name
 and what it adds to a build (Liquid tags, a generator of outputs beyond the documents, a
-hook on each rendered document). :func:`known` finds them all, so a new plugin is one new
+hook on each rendered document: :class:`DocumentInfo` -> :class:`DocumentResult`).
+:func:`known` finds them all, so a new plugin is one new
 file. As in Jekyll, a plugin works only when ``_config.yml`` names it in ``plugins`` (or
 in ``gems``, its name before Jekyll 3.5: both lists count, :func:`named`); a name deploybot
 does not have gets one warning per build (:func:`unknown_warnings`), where Jekyll would stop
@@ -93,6 +94,38 @@ Generator = Callable[[SiteView], list[tuple[str, bytes]]]
 
 
 @dataclass(frozen=True)
+class DocumentInfo:
+    """A rendered post, page or collection document, as a document hook sees it: its
+    source ``path``, ``url``, ``output_path``, front matter, the site settings and the
+    names of the site's own layouts."""
+
+    path: str
+    url: str
+    output_path: str
+    front_matter: Mapping[str, Any]
+    config: SiteConfig
+    layouts: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class DocumentResult:
+    """What a document hook makes of a document: ``extra`` outputs (``(path, bytes)``),
+    a replacement of its ``output`` and of its ``content`` (``None``: kept),
+    ``warnings``, and the ``layouts`` whose presence it read (an incremental build
+    re-runs it when one comes or goes)."""
+
+    extra: tuple[tuple[str, bytes], ...] = ()
+    output: bytes | None = None
+    content: str | None = None
+    warnings: tuple[RenderWarning, ...] = ()
+    layouts: tuple[str, ...] = ()
+
+
+DocumentHook = Callable[[DocumentInfo], DocumentResult]
+"""A plugin's hook on each rendered document (jekyll-redirect-from's pages)."""
+
+
+@dataclass(frozen=True)
 class Plugin:
     """One Jekyll plugin deploybot has.
 
@@ -102,6 +135,8 @@ class Plugin:
             environment is made, so python-liquid is imported only then).
         generate: writes its outputs beyond the documents (``feed.xml``).
         needs: what ``generate`` reads (:class:`Needs`).
+        document: a hook on each rendered document: its extra outputs, or its output
+            replaced (:class:`DocumentResult`).
         summary: one line for the docs.
     """
 
@@ -110,6 +145,7 @@ class Plugin:
     tags: Callable[[], Sequence[type[Any]]] | None = None
     generate: Generator | None = None
     needs: frozenset[Needs] = field(default_factory=frozenset)
+    document: DocumentHook | None = None
 
 
 @cache
