@@ -30,6 +30,7 @@ from deploybot.render.engine.stylesheet import render_stylesheet
 from deploybot.render.highlight.clock import highlight_budget
 from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
+from deploybot.render.liquid.jekyll_filters import to_text
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.liquid.plugins import paginate, registry
 from deploybot.render.markdown.renderer import make_markdown, markdown_for, markdown_to_html
@@ -340,13 +341,23 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     if layouts is None:  # the site's own theme: no bundled feeds (Jekyll writes none)
         for path, data in feed_files(model, contents, options.feed_limit).items():
             out.put(path, data, "feeds")
-    view = plugin_outputs.ModelView(model, contents, md, site["data"], tree, cut)
+    docs = collection_docs(model)
+    view = plugin_outputs.ModelView(model, docs, contents, excerpt_of(md), site["data"], tree, cut)
     for plugin in plugin_outputs.generators(config.data):
         plugin_outputs.run(plugin, view, out.put)
     if not config.url and model.posts and layouts is None:
         warnings.append(no_url_warning(_has_config_file(tree)))
     every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
+
+
+def excerpt_of(md: mistune.Markdown | None) -> Callable[[Post], str]:
+    """Return a function giving a post's rendered excerpt (``page.excerpt``) with ``md``."""
+
+    def excerpt(post: Post) -> str:
+        return to_text(post_variables(post, md).get("excerpt"))
+
+    return excerpt
 
 
 def owns_index(model: SiteModel) -> bool:

@@ -385,6 +385,10 @@ class Engine(SiteLists):
             self.sink.write(path, data)
         self._record(FEEDS, sorted(files), {Key.TIME: ""}, ())
 
+    def excerpt_of(self, post: Post) -> str:
+        """Return ``post``'s rendered excerpt (a cached model keeps its excerpt's source)."""
+        return build.excerpt_of(self.md)(post)
+
     def render_plugin(self, plugin: Plugin) -> None:
         """Write the outputs of ``plugin``'s generator (:mod:`.plugin_outputs`), recording
         the dependencies its needs stand for. Raises :class:`CacheError` when a content

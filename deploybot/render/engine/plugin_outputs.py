@@ -9,21 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-import mistune
-
-from deploybot.render.engine import build
+from deploybot.render.engine.cache import BuildCache
 from deploybot.render.engine.deps import WHOLE, Key, Kind
-from deploybot.render.liquid.jekyll_filters import to_text
 from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin, SiteView
 from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, SiteModel, StaticFile
 from deploybot.render.outputs.sinks import micros
 from deploybot.render.read.publisher import in_the_future, in_the_future_us
 from deploybot.render.read.source import SourceTree
-
-if TYPE_CHECKING:
-    from deploybot.render.engine.full import Engine
 
 PRODUCER = ":plugin:"
 """The prefix of a generator's producer label (``:plugin:jekyll-feed``)."""
@@ -58,19 +52,22 @@ def _exists(tree: SourceTree, path: str) -> bool:
 
 
 class ModelView:
-    """:class:`SiteView` of the full build: its ``model``, the rendered ``contents`` (source
-    path -> HTML), the site's Markdown, ``site.data``, the tree and the future cut-off."""
+    """:class:`SiteView` of the full build: its ``model``, each collection's documents in
+    its order (``docs``: :func:`~.build.collection_docs`), the rendered ``contents`` (source
+    path -> HTML), ``excerpt`` (a post's rendered excerpt), ``site.data``, the tree and the
+    future cut-off."""
 
     def __init__(
         self,
         model: SiteModel,
+        docs: Mapping[str, Sequence[Post]],
         contents: Mapping[str, str],
-        md: mistune.Markdown,
+        excerpt: Callable[[Post], str],
         data: Mapping[str, Any],
         tree: SourceTree,
         cut: datetime | None,
     ) -> None:
-        self.model, self.contents, self.md = model, contents, md
+        self.model, self._docs, self.contents, self._excerpt = model, docs, contents, excerpt
         self._data, self.tree, self.cut = data, tree, cut
 
     @property
@@ -99,7 +96,7 @@ class ModelView:
                 for d in docs
                 if d.output_path and not (d.dated and in_the_future(d.date, self.cut))
             ]
-            for label, docs in build.collection_docs(self.model).items()
+            for label, docs in self._docs.items()
             if self.config.collections[label].output
         }
 
@@ -113,7 +110,7 @@ class ModelView:
 
     def excerpt(self, post: Post) -> str:
         """``post``'s rendered excerpt."""
-        return to_text(build.post_variables(post, self.md).get("excerpt"))
+        return self._excerpt(post)
 
     def data(self) -> Mapping[str, Any]:
         """``site.data``."""
@@ -124,10 +121,32 @@ class ModelView:
         return _exists(self.tree, path)
 
 
+class EngineState(Protocol):
+    """What :class:`CacheView` reads of an :class:`~deploybot.render.engine.full.Engine`."""
+
+    config: SiteConfig
+    time: datetime
+    cut_us: int
+    cache: BuildCache
+    tree: SourceTree
+
+    def collection_docs(self, label: str) -> list[Post]:
+        """The documents of collection ``label``, in its order."""
+        ...
+
+    def site_data(self) -> dict[str, Any]:
+        """``site.data``."""
+        ...
+
+    def excerpt_of(self, post: Post) -> str:
+        """``post``'s rendered excerpt."""
+        ...
+
+
 class CacheView:
     """:class:`SiteView` of an :class:`~deploybot.render.engine.full.Engine`'s cache."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: EngineState) -> None:
         self.engine = engine
 
     @property
@@ -177,7 +196,7 @@ class CacheView:
 
     def excerpt(self, post: Post) -> str:
         """``post``'s rendered excerpt (the cached model keeps its excerpt's source)."""
-        return to_text(build.post_variables(post, self.engine.md).get("excerpt"))
+        return self.engine.excerpt_of(post)
 
     def data(self) -> Mapping[str, Any]:
         """``site.data``."""
