@@ -9,6 +9,11 @@ import pytest
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.liquid.plugins import registry
+from deploybot.render.liquid.plugins.jekyll_github_metadata import (
+    API_WARNING,
+    NO_REPOSITORY,
+    nwo_of_url,
+)
 from deploybot.render.liquid.plugins.jekyll_redirect_from import OWN_LAYOUT
 from deploybot.render.model import RenderOptions, SiteBuild
 from deploybot.render.read.source import MemoryTree
@@ -205,3 +210,48 @@ def test_a_redirect_out_of_the_site_is_refused_with_a_warning() -> None:
     assert "ok/index.html" in site.files
     assert [w.path for w in site.warnings] == ["a.md"]
     assert "leaves the site root" in site.warnings[0].message
+
+
+# jekyll-github-metadata
+
+
+def test_site_github_as_jekyll_github_metadata_gives_it_offline() -> None:
+    """``repository:`` in _config.yml: the repository's names and URLs, the page kind,
+    the development environment's Pages URL, ``null`` for the API's fields, the title
+    fallback; ``{% github_edit_link %}`` with and without a text, in a page of a folder;
+    one warning naming the API's fields."""
+    site = same_as_jekyll("plugins_github_metadata")
+    assert [w.message for w in site.warnings] == [API_WARNING]
+
+
+@pytest.mark.parametrize(
+    ("url", "nwo"),
+    [
+        ("https://github.com/octo/site.git", "octo/site"),
+        ("git@github.com:octo/my.site.git", "octo/my.site"),
+        ("ssh://git@github.com/octo/site", "octo/site"),
+        ("https://gitlab.com/octo/site.git", ""),
+        ("/srv/git/site.git", ""),
+    ],
+)
+def test_the_repository_of_a_source_url(url: str, nwo: str) -> None:
+    assert nwo_of_url(url) == nwo
+
+
+def test_site_github_from_the_source_url_merged_with_the_config() -> None:
+    """The source's repository when _config.yml names none (a user page here: its
+    ``master`` branch, no project path); a ``github`` mapping merged over it."""
+    files = {
+        "_config.yml": b"title: T\ngithub: {owner_name: Someone}\nplugins: [jekyll-github-metadata]\n",
+        "_layouts/default.html": b"{{ content }}",
+        "index.html": b"---\n---\n{{ site.title }} {{ site.github.owner_name }} "
+        b"{{ site.github.zip_url }} {{ site.github.is_user_page }}",
+    }
+    options = RenderOptions(repository="octo/octo.github.io")
+    site = build_site(MemoryTree(files), options)
+    assert site.files["index.html"] == (
+        b"T Someone https://github.com/octo/octo.github.io/zipball/master true"
+    )
+    site = build(files)
+    assert site.files["index.html"] == b"T Someone  "  # _config.yml's own github only
+    assert [w.message for w in site.warnings] == [NO_REPOSITORY]

@@ -284,6 +284,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     links = ResolvedTree(tree)
     tree = LimitedTree(links, options.max_file_bytes)
     config = load_config(tree, options.timezone, options.max_yaml_size)
+    config, notes = registry.adjust_config(config, options.repository)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
     cut = future_cutoff(config, options)
     model, warnings = load_site(
@@ -295,7 +296,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         cutoff=cut,
         links=links,
     )
-    warnings = [*config.warnings, *registry.unknown_warnings(config), *warnings]
+    warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
     md = markdown_for(options)
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)

@@ -81,8 +81,9 @@ NEVER = 2**62
 
 def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
-    typography and footnotes, and the limits (layout budgets, file, page and YAML sizes,
-    Markdown elements): a page that fitted a looser limit must be checked again)."""
+    typography and footnotes, the source's GitHub repository, and the limits (layout
+    budgets, file, page and YAML sizes, Markdown elements): a page that fitted a looser
+    limit must be checked again)."""
     return "\0".join(
         str(v)
         for v in (
@@ -97,6 +98,7 @@ def options_key(options: RenderOptions) -> str:
             options.max_page_bytes,
             options.max_yaml_size,
             options.markdown_max_elements,
+            options.repository,
         )
     )
 
@@ -127,7 +129,8 @@ class Engine(SiteLists):
         tree = LimitedTree(self.links, options.max_file_bytes)
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
-        self.config = load_config(tree, options.timezone, options.max_yaml_size)
+        config = load_config(tree, options.timezone, options.max_yaml_size)
+        self.config, self.plugin_notes = registry.adjust_config(config, options.repository)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
         tracked_tree = TrackingTree(tree, self.recorder)
@@ -427,6 +430,7 @@ class Engine(SiteLists):
         found += self.overwrites
         found += self.config.warnings
         found += registry.unknown_warnings(self.config)
+        found += self.plugin_notes
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
     def _read_all(self, workers: Workers) -> list[SourceRow]:

@@ -124,6 +124,10 @@ class DocumentResult:
 DocumentHook = Callable[[DocumentInfo], DocumentResult]
 """A plugin's hook on each rendered document (jekyll-redirect-from's pages)."""
 
+ConfigHook = Callable[[SiteConfig, str], tuple[SiteConfig, list[RenderWarning]]]
+"""A plugin's hook on the site settings, given the source's GitHub repository (``owner/name``
+or ''): the settings it makes (``site.github``) and its warnings."""
+
 
 @dataclass(frozen=True)
 class Plugin:
@@ -137,6 +141,7 @@ class Plugin:
         needs: what ``generate`` reads (:class:`Needs`).
         document: a hook on each rendered document: its extra outputs, or its output
             replaced (:class:`DocumentResult`).
+        config: a hook on the site settings (:data:`ConfigHook`), before anything is read.
         summary: one line for the docs.
     """
 
@@ -146,6 +151,7 @@ class Plugin:
     generate: Generator | None = None
     needs: frozenset[Needs] = field(default_factory=frozenset)
     document: DocumentHook | None = None
+    config: ConfigHook | None = None
 
 
 @cache
@@ -205,6 +211,17 @@ def unknown_warnings(config: SiteConfig) -> list[RenderWarning]:
         message = f"plugin {name} is not supported by deploybot: its output is left out"
         found.append(RenderWarning(CONFIG_PATH, line_of_keys(config.text, (key,)), message))
     return found
+
+
+def adjust_config(config: SiteConfig, repository: str) -> tuple[SiteConfig, list[RenderWarning]]:
+    """Return ``config`` after the config hooks of the plugins it switches on (in order),
+    given the source's GitHub ``repository``, and their warnings."""
+    warnings: list[RenderWarning] = []
+    for plugin in enabled(config.data):
+        if plugin.config is not None:
+            config, found = plugin.config(config, repository)
+            warnings.extend(found)
+    return config, warnings
 
 
 def liquid_tags(names: Sequence[str]) -> list[type[Any]]:
