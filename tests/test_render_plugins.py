@@ -242,7 +242,8 @@ def test_site_github_from_the_source_url_merged_with_the_config() -> None:
     """The source's repository when _config.yml names none (a user page here: its
     ``master`` branch, no project path); a ``github`` mapping merged over it."""
     files = {
-        "_config.yml": b"title: T\ngithub: {owner_name: Someone}\nplugins: [jekyll-github-metadata]\n",
+        "_config.yml": b"title: T\ngithub: {owner_name: Someone}\n"
+        b"plugins: [jekyll-github-metadata]\n",
         "_layouts/default.html": b"{{ content }}",
         "index.html": b"---\n---\n{{ site.title }} {{ site.github.owner_name }} "
         b"{{ site.github.zip_url }} {{ site.github.is_user_page }}",
