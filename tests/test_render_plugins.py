@@ -256,3 +256,13 @@ def test_site_github_from_the_source_url_merged_with_the_config() -> None:
     site = build(files)
     assert site.files["index.html"] == b"T Someone  "  # _config.yml's own github only
     assert [w.message for w in site.warnings] == [NO_REPOSITORY]
+
+
+# jekyll-avatar
+
+
+def test_avatar_tags_as_jekyll_avatar_writes_them() -> None:
+    """A name, ``@name`` with ``size=48`` (no ``avatar-small``), ``user=page.author``,
+    ``user=site.owner.login``, ``{{ page.author }}`` with ``lazy=true``."""
+    site = same_as_jekyll("plugins_avatar")
+    assert b"https://avatars3.githubusercontent.com/hubot?v=3&s=40" in site.files["index.html"]

@@ -231,6 +231,12 @@ def _render_markup(context: RenderContext, markup: str) -> str:
     return str(buffer.getvalue()).strip()
 
 
+def render_markup(context: RenderContext, markup: str) -> str:
+    """Return tag ``markup`` with the ``{{ … }}`` in it rendered, stripped (for a plugin's
+    tag, as Jekyll's ``render_variable``)."""
+    return _render_markup(context, markup)
+
+
 class IncludeNode(_SimpleNode):
     """``{% include FILE [k=v …] %}`` / ``{% include_relative FILE [k=v …] %}``."""
 
