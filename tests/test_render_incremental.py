@@ -360,3 +360,22 @@ def test_redirects_follow_their_documents() -> None:
     assert "old/index.html" not in inc.outputs
     assert inc.outputs["redirects.json"] == b"{}"
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_title_from_a_heading_reaches_the_listings_of_site_pages() -> None:
+    config = b"plugins: [jekyll-titles-from-headings]\n"
+    layout = b"<title>{{ page.title }}</title>{% for p in site.pages %}[{{ p.title }}]{% endfor %}"
+    files = {
+        "_config.yml": config,
+        "_layouts/default.html": layout,
+        "a.md": b"---\nlayout: default\n---\n# Alpha\n",
+        "b.md": b"---\nlayout: default\n---\nb\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["b.html"] == b"<title></title>[Alpha][]"
+    files = apply(files, {"a.md": b"---\nlayout: default\n---\n# Beta\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs["b.html"] == b"<title></title>[Beta][]"
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

@@ -266,3 +266,16 @@ def test_avatar_tags_as_jekyll_avatar_writes_them() -> None:
     ``user=site.owner.login``, ``{{ page.author }}`` with ``lazy=true``."""
     site = same_as_jekyll("plugins_avatar")
     assert b"https://avatars3.githubusercontent.com/hubot?v=3&s=40" in site.files["index.html"]
+
+
+# jekyll-titles-from-headings
+
+
+def test_titles_from_headings_as_the_plugin_makes_them() -> None:
+    """ATX and Setext headings, Markdown and a footnote mark stripped from the title,
+    ``strip_title`` (the setting; a page's own ``strip_title: false``), a trailing ``##``
+    kept, a page with a ``title``, an HTML page, a page without a heading, and with
+    ``collections: true`` a post whose heading wins over its ``title``; ``site.pages``
+    lists the titles."""
+    site = same_as_jekyll("plugins_titles")
+    assert site.files["setext.html"].startswith(b"<title>Setext Title</title>")

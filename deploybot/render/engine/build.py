@@ -298,6 +298,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     )
     warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
     md = markdown_for(options)
+    model = plugin_outputs.adjust_model(model, lambda text: markdown_to_html(text, md))
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)
     site = site_variables(model, md)

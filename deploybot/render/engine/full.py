@@ -44,7 +44,7 @@ from deploybot.render.limits import out_of_memory
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.liquid.plugins import registry
 from deploybot.render.liquid.plugins.registry import Plugin
-from deploybot.render.markdown.renderer import markdown_for
+from deploybot.render.markdown.renderer import markdown_for, markdown_to_html
 from deploybot.render.model import (
     Page,
     Post,
@@ -222,9 +222,11 @@ class Engine(SiteLists):
     def _load(self, path: str) -> SourceFile:
         """Read the source ``path`` of the tree (no future cut-off)."""
         max_yaml = self.options.max_yaml_size
-        return read_source_file(
+        found = read_source_file(
             self.tree, path, self.config, self.time, self.hidden, max_yaml, self.links
         )
+        md = self.md
+        return plugin_outputs.adjust_source(found, self.config, lambda t: markdown_to_html(t, md))
 
     def visible(self, row: SourceRow | None, cut_us: int) -> bool:
         """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""

@@ -7,7 +7,7 @@ the dependency keys a generator's needs stand for in an incremental build (:func
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -17,6 +17,7 @@ from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin
 from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, SiteModel, StaticFile
 from deploybot.render.outputs.sinks import micros
 from deploybot.render.read.publisher import in_the_future, in_the_future_us
+from deploybot.render.read.site import SourceFile
 from deploybot.render.read.source import SourceTree
 
 PRODUCER = ":plugin:"
@@ -247,6 +248,34 @@ def document_info(
     """Return what a document hook sees of ``doc``."""
     fm = doc.doc.front_matter
     return DocumentInfo(doc.doc.path, doc.url, doc.output_path, fm, config, frozenset(layouts))
+
+
+def adjust_model(model: SiteModel, markdown: Callable[[str], str]) -> SiteModel:
+    """Return ``model`` with every post, page and document after the plugins' read hooks
+    (:func:`~deploybot.render.liquid.plugins.registry.adjust_document`)."""
+    from deploybot.render.liquid.plugins.registry import adjust_document, enabled
+
+    config = model.config
+    if not any(p.read is not None for p in enabled(config.data)):
+        return model
+
+    def each(docs: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(adjust_document(d, config, markdown) for d in docs)
+
+    return replace(model, posts=each(model.posts), pages=each(model.pages), docs=each(model.docs))
+
+
+def adjust_source(
+    found: SourceFile, config: SiteConfig, markdown: Callable[[str], str]
+) -> SourceFile:
+    """Return the read source ``found`` after the plugins' read hooks."""
+    from deploybot.render.liquid.plugins.registry import adjust_document
+
+    if found.post is not None:
+        return replace(found, post=adjust_document(found.post, config, markdown))
+    if found.page is not None:
+        return replace(found, page=adjust_document(found.page, config, markdown))
+    return found
 
 
 def run(plugin: Plugin, view: SiteView, put: Callable[[str, bytes, str], None]) -> list[str]:

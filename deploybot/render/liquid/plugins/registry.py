@@ -124,6 +124,11 @@ class DocumentResult:
 DocumentHook = Callable[[DocumentInfo], DocumentResult]
 """A plugin's hook on each rendered document (jekyll-redirect-from's pages)."""
 
+ReadHook = Callable[[Any, SiteConfig, Callable[[str], str]], Any]
+"""A plugin's hook on each post, page or collection document as it is read (a
+:class:`~deploybot.render.model.Post` or :class:`~deploybot.render.model.Page`), given the
+settings and the site's Markdown: the document it makes of it (its title, its body)."""
+
 ConfigHook = Callable[[SiteConfig, str], tuple[SiteConfig, list[RenderWarning]]]
 """A plugin's hook on the site settings, given the source's GitHub repository (``owner/name``
 or ''): the settings it makes (``site.github``) and its warnings."""
@@ -142,6 +147,7 @@ class Plugin:
         document: a hook on each rendered document: its extra outputs, or its output
             replaced (:class:`DocumentResult`).
         config: a hook on the site settings (:data:`ConfigHook`), before anything is read.
+        read: a hook on each document as it is read (:data:`ReadHook`).
         summary: one line for the docs.
     """
 
@@ -152,6 +158,7 @@ class Plugin:
     needs: frozenset[Needs] = field(default_factory=frozenset)
     document: DocumentHook | None = None
     config: ConfigHook | None = None
+    read: ReadHook | None = None
 
 
 @cache
@@ -222,6 +229,15 @@ def adjust_config(config: SiteConfig, repository: str) -> tuple[SiteConfig, list
             config, found = plugin.config(config, repository)
             warnings.extend(found)
     return config, warnings
+
+
+def adjust_document(doc: Any, config: SiteConfig, markdown: Callable[[str], str]) -> Any:
+    """Return the post, page or document ``doc`` after the read hooks of the plugins
+    ``config`` switches on."""
+    for plugin in enabled(config.data):
+        if plugin.read is not None:
+            doc = plugin.read(doc, config, markdown)
+    return doc
 
 
 def liquid_tags(names: Sequence[str]) -> list[type[Any]]:
