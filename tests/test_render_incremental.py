@@ -379,3 +379,21 @@ def test_a_title_from_a_heading_reaches_the_listings_of_site_pages() -> None:
     assert not report.full
     assert inc.outputs["b.html"] == b"<title></title>[Beta][]"
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_new_post_layout_reaches_the_posts_without_a_layout() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-default-layout]\n",
+        "_layouts/default.html": b"<default>{{ content }}</default>",
+        "_posts/2021-01-01-a.md": b"---\ntitle: A\n---\nA\n",
+        "b.md": b"---\ntitle: B\n---\nB\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["2021/01/01/a.html"] == b"<default><p>A</p>\n</default>"
+    files = apply(files, {"_layouts/post.html": b"<post>{{ content }}</post>"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs["2021/01/01/a.html"] == b"<post><p>A</p>\n</post>"
+    assert "b.md" not in report.rendered
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

@@ -279,3 +279,14 @@ def test_titles_from_headings_as_the_plugin_makes_them() -> None:
     lists the titles."""
     site = same_as_jekyll("plugins_titles")
     assert site.files["setext.html"].startswith(b"<title>Setext Title</title>")
+
+
+# jekyll-default-layout
+
+
+def test_default_layouts_as_jekyll_default_layout_sets_them() -> None:
+    """``home`` for ``/``, ``page`` for a page (``page.layout`` shows it), ``default`` for
+    a post without a ``post`` layout; an explicit layout, a ``layout: null`` default, an
+    HTML page and a collection document left alone."""
+    site = same_as_jekyll("plugins_default_layout")
+    assert site.files["about.html"].startswith(b'<page layout="page">')

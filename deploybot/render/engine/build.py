@@ -324,9 +324,12 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     pager = site_theme.pager_of(config, model.pages) if layouts is not None else None
     sources: dict[str, Post | Page] = {d.doc.path: d for d in model.pages}
     sources.update((d.doc.path, d) for d in (*model.posts, *model.docs))
+    layout_names = frozenset(names)
+    pages = [registry.before_render(p, config, layout_names)[0] for p in model.pages]
+    posts = [registry.before_render(p, config, layout_names)[0] for p in model.posts]
     for rendered in [
-        *(r for p in model.pages for r in render_page_outputs(p, ctx, pager)),
-        *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(model.posts)),
+        *(r for p in pages for r in render_page_outputs(p, ctx, pager)),
+        *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(posts)),
         *render_documents(model, ctx, cut),
     ]:
         source = sources[rendered.source]

@@ -289,6 +289,8 @@ class Engine(SiteLists):
         found = self._load(path)
         doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
         assert doc is not None
+        names = frozenset(self.layout_names)
+        doc, read = registry.before_render(doc, self.config, names)
         self.recorder.push()
         outputs: list[tuple[str, bytes]] = []
         warnings: list[RenderWarning] = []
@@ -314,6 +316,8 @@ class Engine(SiteLists):
         finally:
             deps = self.recorder.pop()
         deps[Kind.BLOB + path] = row.blob
+        for name in read:  # a layout whose presence a plugin read
+            deps[Kind.LAYOUT + name] = self.layout_names.get(name, "")
         info = plugin_outputs.document_info(doc, self.config, self.layout_names)
         own = dict(outputs)[doc.output_path]
         hooked = plugin_outputs.hook_document(self.config.data, info, own, content or "")

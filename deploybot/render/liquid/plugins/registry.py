@@ -129,6 +129,11 @@ ReadHook = Callable[[Any, SiteConfig, Callable[[str], str]], Any]
 :class:`~deploybot.render.model.Post` or :class:`~deploybot.render.model.Page`), given the
 settings and the site's Markdown: the document it makes of it (its title, its body)."""
 
+PrerenderHook = Callable[[Any, SiteConfig, frozenset[str]], tuple[Any, tuple[str, ...]]]
+"""A plugin's hook on a post or page about to render, given the settings and the site's
+own layout names: the document to render (its layout set) and the layout names whose
+presence it read (an incremental build re-renders it when one comes or goes)."""
+
 ConfigHook = Callable[[SiteConfig, str], tuple[SiteConfig, list[RenderWarning]]]
 """A plugin's hook on the site settings, given the source's GitHub repository (``owner/name``
 or ''): the settings it makes (``site.github``) and its warnings."""
@@ -148,6 +153,7 @@ class Plugin:
             replaced (:class:`DocumentResult`).
         config: a hook on the site settings (:data:`ConfigHook`), before anything is read.
         read: a hook on each document as it is read (:data:`ReadHook`).
+        prerender: a hook on each post or page about to render (:data:`PrerenderHook`).
         summary: one line for the docs.
     """
 
@@ -159,6 +165,7 @@ class Plugin:
     document: DocumentHook | None = None
     config: ConfigHook | None = None
     read: ReadHook | None = None
+    prerender: PrerenderHook | None = None
 
 
 @cache
@@ -238,6 +245,19 @@ def adjust_document(doc: Any, config: SiteConfig, markdown: Callable[[str], str]
         if plugin.read is not None:
             doc = plugin.read(doc, config, markdown)
     return doc
+
+
+def before_render(
+    doc: Any, config: SiteConfig, layouts: frozenset[str]
+) -> tuple[Any, tuple[str, ...]]:
+    """Return the post or page ``doc`` after the prerender hooks of the plugins ``config``
+    switches on, and the layout names they read."""
+    read: list[str] = []
+    for plugin in enabled(config.data):
+        if plugin.prerender is not None:
+            doc, names = plugin.prerender(doc, config, layouts)
+            read.extend(names)
+    return doc, tuple(read)
 
 
 def liquid_tags(names: Sequence[str]) -> list[type[Any]]:
