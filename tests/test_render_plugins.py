@@ -5,6 +5,8 @@ compares)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from deploybot.render.engine.build import build_site
@@ -290,3 +292,8 @@ def test_default_layouts_as_jekyll_default_layout_sets_them() -> None:
     HTML page and a collection document left alone."""
     site = same_as_jekyll("plugins_default_layout")
     assert site.files["about.html"].startswith(b'<page layout="page">')
+
+
+def test_the_docs_name_every_plugin_the_registry_has() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "jekyll.md").read_text()
+    assert [n for n in registry.known() if f"**{n}**" not in text] == []
