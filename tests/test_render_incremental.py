@@ -397,3 +397,22 @@ def test_a_new_post_layout_reaches_the_posts_without_a_layout() -> None:
     assert inc.outputs["2021/01/01/a.html"] == b"<post><p>A</p>\n</post>"
     assert "b.md" not in report.rendered
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_relative_link_follows_its_targets_url() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-relative-links]\n",
+        "_layouts/default.html": b"{{ content }}",
+        "a.md": b"---\nlayout: default\n---\n[b](b.md)\n",
+        "b.md": b"---\nlayout: default\n---\nb\n",
+        "c.md": b"---\nlayout: default\n---\nc\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["a.html"] == b'<p><a href="/b.html">b</a></p>\n'
+    files = apply(files, {"b.md": b"---\nlayout: default\npermalink: /bee/\n---\nb\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs["a.html"] == b'<p><a href="/bee/">b</a></p>\n'
+    assert "c.md" not in report.rendered
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

@@ -17,6 +17,7 @@ from deploybot.render.liquid.plugins.jekyll_github_metadata import (
     nwo_of_url,
 )
 from deploybot.render.liquid.plugins.jekyll_redirect_from import OWN_LAYOUT
+from deploybot.render.liquid.plugins.jekyll_relative_links import EXCLUDE_WARNING
 from deploybot.render.model import RenderOptions, SiteBuild
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
@@ -297,3 +298,27 @@ def test_default_layouts_as_jekyll_default_layout_sets_them() -> None:
 def test_the_docs_name_every_plugin_the_registry_has() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "jekyll.md").read_text()
     assert [n for n in registry.known() if f"**{n}**" not in text] == []
+
+
+# jekyll-relative-links
+
+
+def test_relative_links_as_jekyll_relative_links_rewrites_them() -> None:
+    """Inline links (with a fragment and a title), references (one indented), links from
+    a folder (``../``, ``sub/``), from the root (``/docs/...``), to a static file, a post,
+    a collection document, a ``%20`` path; a missing file, an absolute URL, a fragment, a
+    path above the root and an HTML page left alone; posts and documents too with
+    ``collections: true``; ``baseurl``."""
+    site = same_as_jekyll("plugins_relative_links")
+    assert b'<a href="/b/about.html">About</a>' in site.files["index.html"]
+
+
+def test_relative_links_exclude_is_named_in_a_warning() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-relative-links]\nrelative_links:\n  exclude: [x]\n",
+        "a.md": b"---\n---\n[b](b.md)",
+        "b.md": b"---\n---\nb",
+    }
+    site = build(files)
+    assert b'<a href="/b.html">b</a>' in site.files["a.html"]
+    assert [(w.line, w.message) for w in site.warnings] == [(3, EXCLUDE_WARNING)]

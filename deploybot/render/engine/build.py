@@ -324,13 +324,17 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     pager = site_theme.pager_of(config, model.pages) if layouts is not None else None
     sources: dict[str, Post | Page] = {d.doc.path: d for d in model.pages}
     sources.update((d.doc.path, d) for d in (*model.posts, *model.docs))
-    layout_names = frozenset(names)
-    pages = [registry.before_render(p, config, layout_names)[0] for p in model.pages]
-    posts = [registry.before_render(p, config, layout_names)[0] for p in model.posts]
+    written = [
+        d for d in model.docs if d.output_path and not (d.dated and in_the_future(d.date, cut))
+    ]
+    urls = plugin_outputs.source_urls(model.pages, model.static, model.posts, written)
+    context = registry.PrerenderContext(config, frozenset(names), lambda: urls)
+    pages = [registry.before_render(p, context)[0] for p in model.pages]
+    posts = [registry.before_render(p, context)[0] for p in model.posts]
     for rendered in [
         *(r for p in pages for r in render_page_outputs(p, ctx, pager)),
         *(render_post(p, ctx, neighbours(model.posts, i)) for i, p in enumerate(posts)),
-        *render_documents(model, ctx, cut),
+        *render_documents(model, ctx, cut, lambda d: registry.before_render(d, context)[0]),
     ]:
         source = sources[rendered.source]
         hooked = plugin_outputs.HookedDocument([], rendered.content, [])
@@ -375,15 +379,20 @@ def owns_index(model: SiteModel) -> bool:
 
 
 def render_documents(
-    model: SiteModel, ctx: RenderContext, cut: datetime | None
+    model: SiteModel,
+    ctx: RenderContext,
+    cut: datetime | None,
+    prepare: Callable[[Post], Post] = lambda doc: doc,
 ) -> Iterator[RenderedDocument]:
     """Render every written document of the collections other than ``posts`` (not those
     dated after ``cut``, Jekyll's ``Publisher#publish?``), with its neighbours in its
-    collection's order. Raises ``SourceError``."""
+    collection's order, each as ``prepare`` makes it (the plugins' prerender hooks).
+    Raises ``SourceError``."""
     for docs in collection_docs(model).values():
         for i, doc in enumerate(docs):
             if not doc.output_path or (doc.dated and in_the_future(doc.date, cut)):
                 continue
+            doc = prepare(doc)
             page = post_variables(doc, ctx.md, *in_order_neighbours(docs, i))
             yield render_document(doc.doc, doc.output_path, "page", page, ctx)
 

@@ -43,7 +43,7 @@ from deploybot.render.engine.site_lists import Neighbours, SiteLists, doc_date_u
 from deploybot.render.limits import out_of_memory
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.liquid.plugins import registry
-from deploybot.render.liquid.plugins.registry import Plugin
+from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext
 from deploybot.render.markdown.renderer import markdown_for, markdown_to_html
 from deploybot.render.model import (
     Page,
@@ -154,6 +154,7 @@ class Engine(SiteLists):
         # every symlink of the tree -> the paths its resolution looked at (.links)
         self.chains: dict[str, list[str]] = {}
         self.overwrites: list[RenderWarning] = []
+        self._urls: dict[str, str] | None = None  # source path -> URL, for plugins
 
     def site_content(self) -> SiteContent:
         """Return the engine: it makes ``site``'s lists from the cache."""
@@ -289,8 +290,8 @@ class Engine(SiteLists):
         found = self._load(path)
         doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
         assert doc is not None
-        names = frozenset(self.layout_names)
-        doc, read = registry.before_render(doc, self.config, names)
+        context = PrerenderContext(self.config, frozenset(self.layout_names), self.source_urls)
+        doc, read = registry.before_render(doc, context)
         self.recorder.push()
         outputs: list[tuple[str, bytes]] = []
         warnings: list[RenderWarning] = []
@@ -316,8 +317,7 @@ class Engine(SiteLists):
         finally:
             deps = self.recorder.pop()
         deps[Kind.BLOB + path] = row.blob
-        for name in read:  # a layout whose presence a plugin read
-            deps[Kind.LAYOUT + name] = self.layout_names.get(name, "")
+        deps.update(plugin_outputs.reads_deps(read, self.layout_names))  # what hooks read
         info = plugin_outputs.document_info(doc, self.config, self.layout_names)
         own = dict(outputs)[doc.output_path]
         hooked = plugin_outputs.hook_document(self.config.data, info, own, content or "")
@@ -393,6 +393,19 @@ class Engine(SiteLists):
             self._put(path, "feeds")
             self.sink.write(path, data)
         self._record(FEEDS, sorted(files), {Key.TIME: ""}, ())
+
+    def source_urls(self) -> dict[str, str]:
+        """Return the URL of every written page, static file, post and document by source
+        path (:func:`~.plugin_outputs.source_urls`), made once per build."""
+        if self._urls is None:
+            docs = [d for ds in CacheView(self).docs().values() for d in ds]
+            self._urls = plugin_outputs.source_urls(
+                (r.model for r in self.cache.rows("page")),
+                (r.model for r in self.cache.rows("static")),
+                (r.model for r in self.cache.posts(self.cut_us)),
+                docs,
+            )
+        return self._urls
 
     def excerpt_of(self, post: Post) -> str:
         """Return ``post``'s rendered excerpt (a cached model keeps its excerpt's source)."""

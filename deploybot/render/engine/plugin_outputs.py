@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from deploybot.render.engine.cache import BuildCache
 from deploybot.render.engine.deps import WHOLE, Key, Kind
-from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin, SiteView
+from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin, Reads, SiteView
 from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, SiteModel, StaticFile
 from deploybot.render.outputs.sinks import micros
 from deploybot.render.read.publisher import in_the_future, in_the_future_us
@@ -276,6 +276,25 @@ def adjust_source(
     if found.page is not None:
         return replace(found, page=adjust_document(found.page, config, markdown))
     return found
+
+
+def source_urls(
+    pages: Iterable[Page], static: Iterable[StaticFile], posts: Iterable[Post], docs: Iterable[Post]
+) -> dict[str, str]:
+    """Return the URL of each written page, static file (outside collections), post and
+    collection document, by source path (jekyll-relative-links' ``potential_targets``)."""
+    found = {p.doc.path: p.url for p in pages}
+    found.update((s.path, s.url) for s in static if s.collection is None and s.output_path)
+    found.update((d.doc.path, d.url) for d in (*posts, *docs))
+    return found
+
+
+def reads_deps(reads: Reads, layouts: Mapping[str, str]) -> dict[str, str]:
+    """Return the dependency keys of what a prerender hook read (``layouts``: the site's
+    layout names -> paths)."""
+    deps = {Kind.LAYOUT + name: layouts.get(name, "") for name in reads.layouts}
+    deps.update((key, "") for need in sorted(reads.needs) for key in _KEYS[need])
+    return deps
 
 
 def run(plugin: Plugin, view: SiteView, put: Callable[[str, bytes, str], None]) -> list[str]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from deploybot.render.liquid.plugins.registry import Plugin
-from deploybot.render.model import Page, Post, SiteConfig
+from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext, Reads
+from deploybot.render.model import Page, Post
 
 NAME = "jekyll-default-layout"
 
@@ -33,20 +33,18 @@ def layout_for(doc: Post | Page, layouts: frozenset[str]) -> tuple[str | None, t
     return None, tuple(wanted)
 
 
-def adjust(
-    doc: Post | Page, config: SiteConfig, layouts: frozenset[str]
-) -> tuple[Post | Page, tuple[str, ...]]:
+def adjust(doc: Post | Page, context: PrerenderContext) -> tuple[Post | Page, Reads]:
     """Return ``doc`` with its default layout set, and the layout names whose presence
-    that read (``()`` when the plugin leaves ``doc`` alone)."""
+    that read (none when the plugin leaves ``doc`` alone)."""
     if not doc.doc.markdown or "layout" in doc.doc.front_matter:
-        return doc, ()
+        return doc, Reads()
     if isinstance(doc, Post) and not doc.is_post:
-        return doc, ()
-    layout, read = layout_for(doc, layouts)
+        return doc, Reads()
+    layout, read = layout_for(doc, context.layouts)
     if layout is None:
-        return doc, read
+        return doc, Reads(read)
     fm = {**doc.doc.front_matter, "layout": layout}
-    return dataclasses.replace(doc, doc=dataclasses.replace(doc.doc, front_matter=fm)), read
+    return dataclasses.replace(doc, doc=dataclasses.replace(doc.doc, front_matter=fm)), Reads(read)
 
 
 PLUGIN = Plugin(

@@ -129,10 +129,31 @@ ReadHook = Callable[[Any, SiteConfig, Callable[[str], str]], Any]
 :class:`~deploybot.render.model.Post` or :class:`~deploybot.render.model.Page`), given the
 settings and the site's Markdown: the document it makes of it (its title, its body)."""
 
-PrerenderHook = Callable[[Any, SiteConfig, frozenset[str]], tuple[Any, tuple[str, ...]]]
-"""A plugin's hook on a post or page about to render, given the settings and the site's
-own layout names: the document to render (its layout set) and the layout names whose
-presence it read (an incremental build re-renders it when one comes or goes)."""
+
+@dataclass(frozen=True)
+class PrerenderContext:
+    """What a prerender hook sees besides the document: the settings, the site's own layout
+    names, and ``urls()``: the URL of every written page, static file, post and collection
+    document by source path (made once per build, on first call)."""
+
+    config: SiteConfig
+    layouts: frozenset[str]
+    urls: Callable[[], Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What a prerender hook read: the layout names whose presence it looked at, and the
+    lists it looked in (:class:`Needs`): an incremental build re-renders the document when
+    one of them changes."""
+
+    layouts: tuple[str, ...] = ()
+    needs: frozenset[Needs] = frozenset()
+
+
+PrerenderHook = Callable[[Any, PrerenderContext], tuple[Any, Reads]]
+"""A plugin's hook on a post, page or collection document about to render: the document to
+render (its layout set, its body rewritten) and what the hook read (:class:`Reads`)."""
 
 ConfigHook = Callable[[SiteConfig, str], tuple[SiteConfig, list[RenderWarning]]]
 """A plugin's hook on the site settings, given the source's GitHub repository (``owner/name``
@@ -247,17 +268,17 @@ def adjust_document(doc: Any, config: SiteConfig, markdown: Callable[[str], str]
     return doc
 
 
-def before_render(
-    doc: Any, config: SiteConfig, layouts: frozenset[str]
-) -> tuple[Any, tuple[str, ...]]:
-    """Return the post or page ``doc`` after the prerender hooks of the plugins ``config``
-    switches on, and the layout names they read."""
-    read: list[str] = []
-    for plugin in enabled(config.data):
+def before_render(doc: Any, context: PrerenderContext) -> tuple[Any, Reads]:
+    """Return the post, page or document ``doc`` after the prerender hooks of the plugins
+    ``context.config`` switches on, and what they read."""
+    layouts: list[str] = []
+    needs: set[Needs] = set()
+    for plugin in enabled(context.config.data):
         if plugin.prerender is not None:
-            doc, names = plugin.prerender(doc, config, layouts)
-            read.extend(names)
-    return doc, tuple(read)
+            doc, read = plugin.prerender(doc, context)
+            layouts.extend(read.layouts)
+            needs.update(read.needs)
+    return doc, Reads(tuple(layouts), frozenset(needs))
 
 
 def liquid_tags(names: Sequence[str]) -> list[type[Any]]:
