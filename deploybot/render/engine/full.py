@@ -317,7 +317,8 @@ class Engine(SiteLists):
         finally:
             deps = self.recorder.pop()
         deps[Kind.BLOB + path] = row.blob
-        deps.update(plugin_outputs.reads_deps(read, self.layout_names))  # what hooks read
+        labels = self.config.collections
+        deps.update(plugin_outputs.reads_deps(read, self.layout_names, labels))  # hooks read
         info = plugin_outputs.document_info(doc, self.config, self.layout_names)
         own = dict(outputs)[doc.output_path]
         hooked = plugin_outputs.hook_document(self.config.data, info, own, content or "")
@@ -420,11 +421,17 @@ class Engine(SiteLists):
             self._put(path, owner)
             self.sink.write(path, data)
 
+        view = CacheView(self)
         try:
-            outputs = plugin_outputs.run(plugin, CacheView(self), put)
+            outputs = plugin_outputs.run(plugin, view, put)
         except KeyError as exc:
             raise CacheError(f"no cached content for {exc.args[0]}") from exc
-        self._record(PRODUCER + plugin.name, outputs, deps_of(plugin), ())
+        self._record(
+            PRODUCER + plugin.name,
+            outputs,
+            deps_of(plugin, self.config.collections, view.read_time),
+            (),
+        )
 
     def page_owns_index(self) -> bool:
         """Return whether a source (a page, a static file, a document) writes

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from deploybot.render.engine.cache import BuildCache
-from deploybot.render.engine.deps import WHOLE, Key, Kind
+from deploybot.render.engine.deps import WHOLE, Key, Kind, collection_key
 from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin, Reads, SiteView
 from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, SiteModel, StaticFile
 from deploybot.render.outputs.sinks import micros
@@ -26,15 +26,26 @@ PRODUCER = ":plugin:"
 _KEYS: Mapping[Needs, tuple[str, ...]] = {
     Needs.POSTS: (Key.ORDER, Kind.POST + WHOLE),
     Needs.PAGES: (Key.PAGES,),
-    Needs.DOCS: (Key.COLLECTIONS,),
+    Needs.DOCS: (),  # each collection's own key: see deps_of
     Needs.STATIC: (Key.STATIC,),
-    Needs.EVERY_BUILD: (Key.TIME,),
+    Needs.EVERY_BUILD: (),
 }
 
 
-def deps_of(plugin: Plugin) -> dict[str, str]:
-    """Return the dependency keys (``{key: ""}``) ``plugin``'s needs stand for."""
-    return {key: "" for need in sorted(plugin.needs) for key in _KEYS[need]}
+def deps_of(plugin: Plugin, labels: Iterable[str], read_time: bool = False) -> dict[str, str]:
+    """Return the dependency keys (``{key: ""}``) ``plugin``'s needs stand for (with
+    :attr:`Plugin.post_fields`, those post fields in place of any; the documents: each
+    collection of ``labels`` but ``posts``), and ``site.time``'s when its generator read
+    it (``read_time``)."""
+    deps = {key: "" for need in sorted(plugin.needs) for key in _KEYS[need]}
+    if Needs.DOCS in plugin.needs:
+        deps.update((collection_key(label), "") for label in labels if label != "posts")
+    if Needs.POSTS in plugin.needs and plugin.post_fields:
+        del deps[Kind.POST + WHOLE]
+        deps.update((Kind.POST + name, "") for name in plugin.post_fields)
+    if read_time:
+        deps[Key.TIME] = ""
+    return deps
 
 
 def generators(data: Mapping[str, Any]) -> list[Plugin]:
@@ -149,6 +160,7 @@ class CacheView:
 
     def __init__(self, engine: EngineState) -> None:
         self.engine = engine
+        self.read_time = False  # whether site.time was read (directly, or as a date)
 
     @property
     def config(self) -> SiteConfig:
@@ -157,7 +169,8 @@ class CacheView:
 
     @property
     def time(self) -> datetime:
-        """``site.time``."""
+        """``site.time`` (noting the read)."""
+        self.read_time = True
         return self.engine.time
 
     def posts(self, limit: int | None = None) -> Sequence[Post]:
@@ -177,6 +190,7 @@ class CacheView:
             if label == "posts" or not collection.output:
                 continue
             docs = self.engine.collection_docs(label)
+            self.read_time |= any(not d.dated for d in docs)  # dated site.time
             found[label] = [
                 d
                 for d in docs
@@ -289,11 +303,13 @@ def source_urls(
     return found
 
 
-def reads_deps(reads: Reads, layouts: Mapping[str, str]) -> dict[str, str]:
+def reads_deps(reads: Reads, layouts: Mapping[str, str], labels: Iterable[str]) -> dict[str, str]:
     """Return the dependency keys of what a prerender hook read (``layouts``: the site's
-    layout names -> paths)."""
+    layout names -> paths; ``labels``: the collections)."""
     deps = {Kind.LAYOUT + name: layouts.get(name, "") for name in reads.layouts}
     deps.update((key, "") for need in sorted(reads.needs) for key in _KEYS[need])
+    if Needs.DOCS in reads.needs:
+        deps.update((collection_key(label), "") for label in labels if label != "posts")
     return deps
 
 

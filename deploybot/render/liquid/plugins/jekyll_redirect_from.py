@@ -169,5 +169,6 @@ PLUGIN = Plugin(
     "redirect pages for redirect_from and redirect_to, and redirects.json",
     generate=generate,
     needs=frozenset({Needs.POSTS, Needs.PAGES, Needs.DOCS, Needs.STATIC}),
+    post_fields=("url", "redirect_from", "redirect_to"),
     document=document,
 )

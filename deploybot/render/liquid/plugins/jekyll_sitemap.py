@@ -168,5 +168,6 @@ PLUGIN = Plugin(
     NAME,
     "sitemap.xml of every written document, HTML page and HTML/PDF static file; robots.txt",
     generate=generate,
-    needs=frozenset({Needs.POSTS, Needs.PAGES, Needs.DOCS, Needs.STATIC, Needs.EVERY_BUILD}),
+    needs=frozenset({Needs.POSTS, Needs.PAGES, Needs.DOCS, Needs.STATIC}),
+    post_fields=("url", "date", "last_modified_at", "sitemap", "redirect_to", "hidden"),
 )

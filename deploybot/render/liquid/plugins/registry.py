@@ -45,8 +45,8 @@ class Needs(StrEnum):
     STATIC = "static"
     """The static files."""
     EVERY_BUILD = "every-build"
-    """Something only known at build time (``site.time``, rendered contents): re-run on
-    every build."""
+    """Something no dependency records (the rendered contents of posts): re-run on every
+    build."""
 
 
 class SiteView(Protocol):
@@ -169,7 +169,11 @@ class Plugin:
         tags: returns the python-liquid ``Tag`` classes it adds (called when the Liquid
             environment is made, so python-liquid is imported only then).
         generate: writes its outputs beyond the documents (``feed.xml``).
-        needs: what ``generate`` reads (:class:`Needs`).
+        needs: what ``generate`` reads (:class:`Needs`); ``site.time`` it need not name:
+            reading :attr:`SiteView.time` (or an undated document) is noticed.
+        post_fields: with :attr:`Needs.POSTS`, the post fields it reads (``url``,
+            front-matter keys): a change to another field does not re-run it; empty: any
+            field.
         document: a hook on each rendered document: its extra outputs, or its output
             replaced (:class:`DocumentResult`).
         config: a hook on the site settings (:data:`ConfigHook`), before anything is read.
@@ -183,6 +187,7 @@ class Plugin:
     tags: Callable[[], Sequence[type[Any]]] | None = None
     generate: Generator | None = None
     needs: frozenset[Needs] = field(default_factory=frozenset)
+    post_fields: tuple[str, ...] = ()
     document: DocumentHook | None = None
     config: ConfigHook | None = None
     read: ReadHook | None = None
