@@ -21,6 +21,7 @@ printed as Liquid prints them, unescaped, as the plugin does.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -59,6 +60,14 @@ def escape_once(text: str) -> str:
 def normalize_whitespace(text: str) -> str:
     """Jekyll's ``normalize_whitespace``: runs of (ASCII) whitespace -> one space, stripped."""
     return _RUBY_SPACE.sub(" ", text).strip(" \t\r\n\f\v\0")
+
+
+@functools.lru_cache(maxsize=1024)
+def formatted(markdown: Callable[[str], str], text: str) -> str | None:
+    """The plugin's ``format_string`` of ``text`` with the build's ``markdown`` (cached: a
+    site's title and description are the same on every page)."""
+    found = escape_once(normalize_whitespace(strip_html(markdown(text))))
+    return found or None
 
 
 def truthy(value: Any) -> bool:
@@ -106,13 +115,15 @@ class Seo:
         self.given = given
         self.page = given.page
         self.site = given.site
+        self._formatted: dict[str, str | None] = {}
 
     def format_string(self, value: Any) -> str | None:
         """``markdownify | strip_html | normalize_whitespace | escape_once``; ``None`` when
-        that leaves nothing."""
-        text = self.given.markdown(jf.to_text(value))
-        text = escape_once(normalize_whitespace(strip_html(text)))
-        return text or None
+        that leaves nothing (each text converted once per tag)."""
+        source = jf.to_text(value)
+        if source not in self._formatted:
+            self._formatted[source] = formatted(self.given.markdown, source)
+        return self._formatted[source]
 
     def absolute_url(self, value: Any) -> str:
         """Jekyll's ``absolute_url`` with the site's ``url`` and ``baseurl``."""
@@ -483,7 +494,7 @@ def _tags() -> Sequence[type[Any]]:
             site if isinstance(site, Mapping) else {},
             paginator if isinstance(paginator, Mapping) else None,
             call.markup,
-            state.markdown,
+            state.liquid.markdown,  # the build's own (one per build): formatted() caches by it
             state.url,
             state.baseurl,
             state.timezone,
