@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import Any
+from typing import Any, TypeVar
 
 from deploybot.render.liquid import jekyll_filters as jf
 from deploybot.render.liquid.plugins.registry import Plugin
@@ -108,6 +108,23 @@ def _first(*values: Any) -> Any:
     return None
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _once(method: _Method) -> _Method:
+    """Memoize a method of :class:`Seo` on its instance (the drop's ``@x ||=``)."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def call(self: Seo) -> Any:
+        memo = self.__dict__.setdefault("_memo", {})
+        if name not in memo:
+            memo[name] = method(self)
+        return memo[name]
+
+    return call  # type: ignore[return-value]
+
+
 class Seo:
     """The plugin's ``Drop`` over one :class:`SeoInput` (its methods, same names)."""
 
@@ -129,15 +146,19 @@ class Seo:
         """Jekyll's ``absolute_url`` with the site's ``url`` and ``baseurl``."""
         return jf.absolute_url(value, self.given.url, self.given.baseurl)
 
+    @_once
     def site_title(self) -> str | None:
         return self.format_string(_first(self.site.get("title"), self.site.get("name")))
 
+    @_once
     def site_description(self) -> str | None:
         return self.format_string(self.site.get("description"))
 
+    @_once
     def page_title(self) -> str | None:
         return self.format_string(self.page.get("title")) or self.site_title()
 
+    @_once
     def title(self) -> str | None:
         site_title, page_title = self.site_title(), self.page_title()
         if site_title and page_title != site_title:
@@ -168,6 +189,7 @@ class Seo:
     def homepage_or_about(self) -> bool:
         return _HOME_OR_ABOUT.search(jf.to_text(self.page.get("url"))) is not None
 
+    @_once
     def name(self) -> str | None:
         seo_name = _sub(self.page, "seo").get("name")
         if truthy(seo_name):
@@ -177,10 +199,12 @@ class Seo:
         social = _sub(self.site, "social").get("name")
         return self.format_string(social) if truthy(social) else self.site_title()
 
+    @_once
     def description(self) -> str | None:
         text = _first(self.page.get("description"), self.page.get("excerpt"))
         return self.format_string(text) or self.site_description()
 
+    @_once
     def author(self) -> Mapping[str, Any]:
         """``AuthorDrop``'s hash: the resolved author, ``site.data.authors`` merged in."""
         authors = self.page.get("authors")
@@ -205,6 +229,7 @@ class Seo:
             else (handle if isinstance(handle, str) else None)
         )
 
+    @_once
     def image(self) -> dict[str, Any] | None:
         """``ImageDrop``: its keys (``path`` first, then the front matter's), ``path`` the
         absolute, escaped URL; ``None`` without one."""
@@ -223,6 +248,7 @@ class Seo:
         path = jf.uri_escape(raw)
         return {**found, "path": path} if path else None
 
+    @_once
     def date_modified(self) -> str | None:
         date = _first(
             _sub(self.page, "seo").get("date_modified"),
@@ -234,6 +260,7 @@ class Seo:
     def xmlschema(self, value: Any) -> str:
         return jf.to_text(jf.date_to_xmlschema(value, tz=self.given.timezone))
 
+    @_once
     def type(self) -> Any:
         given = _sub(self.page, "seo").get("type")
         if truthy(given):
@@ -242,6 +269,7 @@ class Seo:
             return "WebSite"
         return "BlogPosting" if truthy(self.page.get("date")) else "WebPage"
 
+    @_once
     def links(self) -> Any:
         given = _sub(self.page, "seo").get("links")
         if truthy(given):
@@ -250,6 +278,7 @@ class Seo:
             return _sub(self.site, "social").get("links")
         return None
 
+    @_once
     def logo(self) -> str | None:
         logo = self.site.get("logo")
         if not truthy(logo):
@@ -257,12 +286,14 @@ class Seo:
         text = jf.to_text(logo)
         return jf.uri_escape(text if _SCHEME.match(text) else self.absolute_url(text))
 
+    @_once
     def locale(self) -> str:
         lang = _first(self.page.get("lang"), self.site.get("lang"), "en_US")
         return jf.to_text(_first(self.page.get("locale"), self.site.get("locale"), lang)).replace(
             "-", "_"
         )
 
+    @_once
     def canonical_url(self) -> str:
         given = self.page.get("canonical_url")
         if jf.to_text(given) == "":
