@@ -416,3 +416,16 @@ def test_a_relative_link_follows_its_targets_url() -> None:
     assert inc.outputs["a.html"] == b'<p><a href="/bee/">b</a></p>\n'
     assert "c.md" not in report.rendered
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_document_crossing_the_cut_off_enters_the_sitemap() -> None:
+    talk = b"---\ntitle: Panel\nlayout: default\ndate: 2021-01-20\n---\nP\n"
+    files = {**plugin_initial_site(), "_talks/panel.md": talk}
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b"talks/panel" not in inc.outputs["sitemap.xml"]
+    later = RenderOptions(timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=10))
+    report = inc.build(files, later)
+    assert not report.full
+    assert b"<loc>https://gen.example.org/talks/panel</loc>" in inc.outputs["sitemap.xml"]
+    assert inc.outputs == dict(build_site(MemoryTree(files), later).files)

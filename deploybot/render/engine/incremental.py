@@ -311,7 +311,8 @@ def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:
 
 def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
     """Posts crossing the future cut-off between the old and new build times (returned);
-    documents crossing it are written or removed (they stay listed either way)."""
+    documents crossing it are written or removed (they stay listed either way, but what
+    reads the written ones, a plugin's sitemap, follows their collection's key)."""
     lo, hi = sorted((old_cut, engine.cut_us))
     rows = engine.cache.posts(hi, lo_us=lo)
     for row in rows:
@@ -319,6 +320,8 @@ def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
     for row in engine.docs_between(lo, hi):
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
+        # listed either way, but the set of written ones changed (plugins' sitemap, links)
+        plan.dirty.add(collection_key(row.model.collection))
     return rows
 
 
