@@ -479,3 +479,112 @@ def liquid_change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, byte
         return {name: None if name in files and draw(st.integers(0, 4)) == 0 else page}
     per_page = draw(st.integers(1, 3))
     return {"_config.yml": LIQUID_CONFIG.replace(b"paginate: 2", f"paginate: {per_page}".encode())}
+
+
+# Jekyll plugins: jekyll-seo-tag in the layout, jekyll-feed (its settings varied),
+# jekyll-sitemap (HTML/PDF static files, a source robots.txt or feed.xml), jekyll-paginate,
+# jekyll-redirect-from (redirect_from, redirect_to, the site's own redirect layout), a
+# written collection and site.data.authors.
+
+PLUGIN_CONFIG = (
+    b"title: Gen\nurl: https://gen.example.org\npermalink: /:year/:month/:title\n"
+    b"author: ada\npaginate: 2\n"
+    b"collections:\n  talks:\n    output: true\n"
+    b"plugins: [jekyll-seo-tag, jekyll-feed, jekyll-sitemap, jekyll-paginate,"
+    b" jekyll-redirect-from]\n"
+)
+PLUGIN_FEED_SETTINGS = [
+    b"",
+    b"feed: {posts_limit: 2}\n",
+    b"feed: {tags: true, categories: [news]}\n",
+    b"feed: {excerpt_only: true, collections: [talks]}\n",
+    b"feed: {path: /atom.xml}\n",
+]
+PLUGIN_FRONT = [
+    "description: A described post\n",
+    "author: grace\n",
+    "author: {name: Bob, uri: 'https://bob.example.org'}\n",
+    "image: /img/pic.png\n",
+    "last_modified_at: 2021-02-01\n",
+    "sitemap: false\n",
+    "draft: true\n",
+    "categories: [news]\n",
+    "tags: [alpha, beta]\n",
+    "lang: fr\n",
+    "published: false\n",
+    "seo: {type: CreativeWork}\n",
+    "redirect_from: [/old/, /older.html]\n",
+    "redirect_to: /about.html\n",
+]
+
+
+def plugin_initial_site() -> dict[str, bytes]:
+    """Return a site with its own layouts using jekyll-seo-tag, jekyll-feed,
+    jekyll-sitemap and jekyll-paginate."""
+    return {
+        "_config.yml": PLUGIN_CONFIG,
+        "_layouts/default.html": b"<head>{% seo %}{% feed_meta %}</head>{{ content }}\n",
+        "_layouts/home.html": b"---\nlayout: default\n---\n{{ content }}"
+        b"{% for post in paginator.posts %}{{ post.title }}{% endfor %}\n",
+        "_data/authors.yml": b"grace:\n  name: Grace Hopper\n  email: g@example.org\n",
+        "index.html": b"---\nlayout: home\n---\nHome\n",
+        "about.md": b"---\ntitle: About\nlayout: default\n---\nAbout us\n",
+        "_posts/2021-01-01-post-0.md": post_text("First", "Hello **world**").replace(
+            b"layout: post", b"layout: default"
+        ),
+        "_posts/2021-01-02-post-1.md": post_text(
+            "Second", "Two\n\nmore", "tags: [alpha]\n"
+        ).replace(b"layout: post", b"layout: default"),
+        "_talks/keynote.md": b"---\ntitle: Keynote\nlayout: default\ndate: 2021-01-03\n---\nK\n",
+        "img/logo.png": b"\x89PNG fake",
+    }
+
+
+@st.composite
+def plugin_change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, bytes | None]:
+    """Return one commit's changes over :func:`plugin_initial_site`."""
+    kinds = ["post", "post", "front", "delete", "page", "talk", "data", "config", "static"]
+    kinds += ["layout"]
+    kind = draw(st.sampled_from(kinds))
+    title = " ".join(draw(st.lists(words, min_size=1, max_size=3)))
+    posts = sorted(p for p in files if p.startswith("_posts/"))
+    body = draw(st.sampled_from(["Body text", "Lead.\n\nRest", "{{ site.title }} x", ""]))
+    if kind == "post" or (kind in ("front", "delete") and not posts):
+        day = draw(st.integers(1, 28))
+        extra = "".join(draw(st.lists(st.sampled_from(PLUGIN_FRONT), max_size=3)))
+        path = f"_posts/2021-01-{day:02d}-{draw(slugs)}.md"
+        text = post_text(title, body, extra).replace(b"layout: post", b"layout: default")
+        return {path: text}
+    if kind == "front":
+        extra = "".join(draw(st.lists(st.sampled_from(PLUGIN_FRONT), min_size=1, max_size=3)))
+        path = draw(st.sampled_from(posts))
+        return {path: post_text(title, body, extra).replace(b"layout: post", b"layout: default")}
+    if kind == "delete":
+        return {draw(st.sampled_from(posts)): None}
+    if kind == "page":
+        name = draw(st.sampled_from(["about.md", "more.md", "robots.txt", "feed.xml", "x.html"]))
+        if name in files and draw(st.integers(0, 2)) == 0:
+            return {name: None}
+        extras = [
+            "",
+            "sitemap: false\n",
+            "last_modified_at: 2021-03-01\n",
+            "redirect_from: /old/\n",
+        ]
+        extra = draw(st.sampled_from([*extras, "redirect_to: https://x.example.org/\n"]))
+        return {name: f"---\ntitle: {title}\nlayout: default\n{extra}---\n{body}\n".encode()}
+    if kind == "talk":
+        name = draw(st.sampled_from(["_talks/keynote.md", "_talks/panel.md"]))
+        if name in files and draw(st.integers(0, 2)) == 0:
+            return {name: None}
+        extra = draw(st.sampled_from(["", "date: 2021-01-20\n", "sitemap: false\n"]))
+        return {name: f"---\ntitle: {title}\nlayout: default\n{extra}---\n{body}\n".encode()}
+    if kind == "data":
+        return {"_data/authors.yml": f"grace:\n  name: {title}\n".encode()}
+    if kind == "layout":  # the site's own redirect layout (named in a warning) comes or goes
+        name = "_layouts/redirect.html"
+        return {name: None if name in files else b"<p>{{ page.redirect.to }}</p>\n"}
+    if kind == "static":
+        name = draw(st.sampled_from(["docs/guide.pdf", "docs/page.html", "img/pic.png"]))
+        return {name: None if name in files and draw(st.booleans()) else title.encode()}
+    return {"_config.yml": PLUGIN_CONFIG + draw(st.sampled_from(PLUGIN_FEED_SETTINGS))}

@@ -28,6 +28,9 @@ from tests.incremental_site import (
     layered_of,
     liquid_change,
     liquid_initial_site,
+    plugin_change,
+    plugin_initial_site,
+    post_text,
     tree_of,
 )
 
@@ -389,3 +392,140 @@ def test_a_content_reader_is_not_remade_for_what_it_does_not_show() -> None:
     # post-0 show no title of post-3
     assert report.rendered == {post3, "_posts/2021-01-02-post-1.md", "index.html", ":feeds"}
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+@given(st.data())
+def test_incremental_equals_full_with_plugins(data: st.DataObject) -> None:
+    """jekyll-seo-tag, jekyll-feed (with its settings), jekyll-sitemap and jekyll-paginate:
+    posts, pages, collection documents, ``site.data.authors``, static files and source
+    files at the generated paths changing (the build time moving with each commit)."""
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    _check(inc, files, LIQUID_OPTIONS)
+    steps = data.draw(st.integers(1, 10), label="commits")
+    for step in range(1, steps + 1):
+        files = apply(files, data.draw(plugin_change(files), label=f"commit {step}"))
+        options = RenderOptions(timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=step))
+        _check(inc, files, options)
+
+
+def test_a_post_edit_reaches_the_plugin_feed_and_its_own_seo_tags() -> None:
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    post = "_posts/2021-01-02-post-1.md"
+    text = post_text("Second", "Deux", "description: Described\n")
+    files = apply(files, {post: text.replace(b"layout: post", b"layout: default")})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert b"<![CDATA[<p>Deux</p>]]>" in inc.outputs["feed.xml"]
+    assert b'<meta name="description" content="Described" />' in inc.outputs["2021/01/post-1.html"]
+    assert ":plugin:jekyll-feed" in report.rendered
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_the_sitemap_follows_a_new_page_and_leaves_a_source_robots_txt() -> None:
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["robots.txt"] == b"Sitemap: https://gen.example.org/sitemap.xml\n"
+    files = apply(files, {"more.md": b"---\ntitle: More\n---\nx\n", "robots.txt": b"mine\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert b"<loc>https://gen.example.org/more</loc>" in inc.outputs["sitemap.xml"]
+    assert inc.outputs["robots.txt"] == b"mine\n"
+    files = apply(files, {"robots.txt": None})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["robots.txt"] == b"Sitemap: https://gen.example.org/sitemap.xml\n"
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_redirects_follow_their_documents() -> None:
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["redirects.json"] == b"{}"
+    about = b"---\ntitle: About\nlayout: default\nredirect_from: /old/\n---\nAbout us\n"
+    files = apply(files, {"about.md": about})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    target = b"https://gen.example.org/about"
+    assert target in inc.outputs["old/index.html"]
+    assert inc.outputs["redirects.json"] == b'{"/old/":"' + target + b'"}'
+    files = apply(files, {"_layouts/redirect.html": b"<p>{{ page.redirect.to }}</p>\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert [w.path for w in report.warnings] == ["about.md"]
+    files = apply(files, {"about.md": about.replace(b"redirect_from: /old/\n", b"")})
+    inc.build(files, LIQUID_OPTIONS)
+    assert "old/index.html" not in inc.outputs
+    assert inc.outputs["redirects.json"] == b"{}"
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_title_from_a_heading_reaches_the_listings_of_site_pages() -> None:
+    config = b"plugins: [jekyll-titles-from-headings]\n"
+    layout = b"<title>{{ page.title }}</title>{% for p in site.pages %}[{{ p.title }}]{% endfor %}"
+    files = {
+        "_config.yml": config,
+        "_layouts/default.html": layout,
+        "a.md": b"---\nlayout: default\n---\n# Alpha\n",
+        "b.md": b"---\nlayout: default\n---\nb\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["b.html"] == b"<title></title>[Alpha][]"
+    files = apply(files, {"a.md": b"---\nlayout: default\n---\n# Beta\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs["b.html"] == b"<title></title>[Beta][]"
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_new_post_layout_reaches_the_posts_without_a_layout() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-default-layout]\n",
+        "_layouts/default.html": b"<default>{{ content }}</default>",
+        "_posts/2021-01-01-a.md": b"---\ntitle: A\n---\nA\n",
+        "b.md": b"---\ntitle: B\n---\nB\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["2021/01/01/a.html"] == b"<default><p>A</p>\n</default>"
+    files = apply(files, {"_layouts/post.html": b"<post>{{ content }}</post>"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs["2021/01/01/a.html"] == b"<post><p>A</p>\n</post>"
+    assert "b.md" not in report.rendered
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_relative_link_follows_its_targets_url() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-relative-links]\n",
+        "_layouts/default.html": b"{{ content }}",
+        "a.md": b"---\nlayout: default\n---\n[b](b.md)\n",
+        "b.md": b"---\nlayout: default\n---\nb\n",
+        "c.md": b"---\nlayout: default\n---\nc\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["a.html"] == b'<p><a href="/b.html">b</a></p>\n'
+    files = apply(files, {"b.md": b"---\nlayout: default\npermalink: /bee/\n---\nb\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs["a.html"] == b'<p><a href="/bee/">b</a></p>\n'
+    assert "c.md" not in report.rendered
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_document_crossing_the_cut_off_enters_the_sitemap() -> None:
+    talk = b"---\ntitle: Panel\nlayout: default\ndate: 2021-01-20\n---\nP\n"
+    files = {**plugin_initial_site(), "_talks/panel.md": talk}
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b"talks/panel" not in inc.outputs["sitemap.xml"]
+    later = RenderOptions(timezone="UTC", feed_limit=3, build_time=T0 + timedelta(days=10))
+    report = inc.build(files, later)
+    assert not report.full
+    assert b"<loc>https://gen.example.org/talks/panel</loc>" in inc.outputs["sitemap.xml"]
+    assert inc.outputs == dict(build_site(MemoryTree(files), later).files)

@@ -725,6 +725,7 @@ def _refname(config: Config) -> str:
 
 
 def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime) -> RenderOptions:
+    from deploybot.render.liquid.plugins.jekyll_github_metadata import nwo_of_url
     from deploybot.render.model import RenderOptions, layout_limits, liquid_limits
 
     when = commit_datetime(snap.commit_time, snap.commit_tz_offset, snap.commit)
@@ -746,6 +747,7 @@ def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime
         max_site_bytes=config.render.max_site_bytes,
         jobs=config.render.jobs,
         highlight_cache_bytes=config.render.highlight_cache_bytes,
+        repository=nwo_of_url(config.source.url),
     )
 
 

@@ -7,9 +7,10 @@ file as bytes; what the pipeline calls is :func:`~deploybot.render.engine.increm
 order a page goes through them: :mod:`deploybot.render.read` (the source as Jekyll reads it,
 into the site model of :mod:`.model`), :mod:`deploybot.render.markdown` (mistune and the
 kramdown emulation), :mod:`deploybot.render.highlight` (Pygments), :mod:`deploybot.render.liquid`
-(python-liquid with Jekyll's tags, filters and plugins), :mod:`deploybot.render.theme` (the
+(python-liquid with Jekyll's tags and filters, and the plugins: one file each, their
+generated outputs too), :mod:`deploybot.render.theme` (the
 Jinja2 layouts and their sandbox, or the site's own Liquid theme), :mod:`deploybot.render.outputs`
-(feeds, sitemap, sinks) and :mod:`deploybot.render.engine` (full, incremental and parallel
+(the bundled feeds, sinks) and :mod:`deploybot.render.engine` (full, incremental and parallel
 builds, the build cache). :mod:`.fingerprint` says what a build's output depends on besides
 the source; :mod:`.limits` are the ``[render]`` size limits every part applies.
 

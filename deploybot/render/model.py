@@ -121,6 +121,9 @@ class RenderOptions:
         parallel_from: the fewest source files a full build reads and renders in parallel.
         highlight_cache_bytes: the bound of the highlighted code blocks kept across builds
             (:mod:`~deploybot.render.highlight.cache`), in bytes; 0: none kept.
+        repository: the source's repository on github.com (``owner/name``, '' when it is
+            elsewhere): jekyll-github-metadata's ``site.github`` when ``_config.yml`` names
+            none.
     """
 
     theme: str = "default"
@@ -141,6 +144,7 @@ class RenderOptions:
     jobs: int = 0
     parallel_from: int = PARALLEL_FROM
     highlight_cache_bytes: int = HIGHLIGHT_CACHE_BYTES
+    repository: str = ""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import jinja2
 import mistune
 
 from deploybot.git import path_rules
+from deploybot.render.engine import plugin_outputs
 from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
 from deploybot.render.engine.deps import (
     ContentSource,
@@ -37,8 +38,9 @@ from deploybot.render.engine.stylesheet import render_stylesheet
 from deploybot.render.highlight.clock import highlight_budget
 from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
+from deploybot.render.liquid.jekyll_filters import to_text
 from deploybot.render.liquid.layouts import LiquidLayouts
-from deploybot.render.liquid.plugins import paginate
+from deploybot.render.liquid.plugins import paginate, registry
 from deploybot.render.markdown.renderer import (
     highlights,
     make_markdown,
@@ -57,8 +59,6 @@ from deploybot.render.model import (
     site_time,
 )
 from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
-from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
-from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
 from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.data import read_data
 from deploybot.render.read.limited import LimitedTree
@@ -216,7 +216,8 @@ def render_page_outputs(
     count = max(paginate.page_count(pager.settings, len(posts)), 1)
     for number in range(1, count + 1):
         url = paginate.page_url(pager.settings, number, page.url)
-        variables = wrap({**page_variables(page), "url": url})
+        own = paginate.own_url(pager.settings, number, page.url)
+        variables = wrap({**page_variables(page), "url": own})
         paginator = paginate.paginator(pager.settings, number, posts, page.url) if posts else None
         out = page.output_path if number == 1 else paginate.output_path(url)
         yield render_document(page.doc, out, "page", variables, ctx, paginator)
@@ -325,6 +326,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     links = ResolvedTree(tree)
     tree = LimitedTree(links, options.max_file_bytes)
     config = load_config(tree, options.timezone, options.max_yaml_size)
+    config, notes = registry.adjust_config(config, options.repository)
     site_theme.check_theme_given(config, layered)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
     cut = future_cutoff(config, options)
@@ -337,8 +339,9 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         cutoff=cut,
         links=links,
     )
-    warnings = [*config.warnings, *warnings]
+    warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
     md = markdown_for(options, highlights(config.data))
+    model = plugin_outputs.adjust_model(model, lambda text: markdown_to_html(text, md))
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)
     shown = BuildContents(model)
@@ -373,33 +376,65 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         out.put("index.html", index, f"theme {options.theme}")
     contents: dict[str, str] = {}
     pager = site_theme.pager_of(config, model.pages) if layouts is not None else None
+    sources: dict[str, Post | Page] = {d.doc.path: d for d in model.pages}
+    sources.update((d.doc.path, d) for d in (*model.posts, *model.docs))
+    written = [
+        d for d in model.docs if d.output_path and not (d.dated and in_the_future(d.date, cut))
+    ]
+    urls = plugin_outputs.source_urls(model.pages, model.static, model.posts, written)
+    context = registry.PrerenderContext(config, frozenset(names), lambda: urls)
+
+    def prepare(doc: Post) -> Post:
+        prepared: Post = registry.before_render(doc, context)[0]
+        return prepared
+
+    shown.prepare = prepare
     renders: list[RenderedDocument] = []
     for page in model.pages:
         with shown.reading(page.doc.path):
-            renders.extend(render_page_outputs(page, ctx, pager))
+            renders.extend(
+                render_page_outputs(registry.before_render(page, context)[0], ctx, pager)
+            )
     for i, post in enumerate(model.posts):
         with shown.reading(post.doc.path):
-            rendered = render_post(post, ctx, neighbours(model.posts, i), shown)
+            rendered = render_post(prepare(post), ctx, neighbours(model.posts, i), shown)
         shown.finished(post.doc.path, rendered.content)
         renders.append(rendered)
-    renders.extend(render_documents(model, ctx, cut, shown))
+    renders.extend(render_documents(model, ctx, cut, shown, prepare))
     for rendered in renders:
-        out.put(rendered.output_path, rendered.output, rendered.source)
-        contents.setdefault(rendered.source, rendered.content)
-        warnings.extend(rendered.warnings)
-    if layouts is not None:
-        contents.clear()  # the site's own theme: no bundled feeds (Jekyll writes none)
-    if layouts is None:
+        source = sources[rendered.source]
+        hooked = plugin_outputs.HookedDocument([], rendered.content, [])
+        if rendered.output_path == source.output_path:  # not a paginated copy
+            info = plugin_outputs.document_info(source, config, names)
+            hooked = plugin_outputs.hook_document(
+                config.data, info, rendered.output, hooked.content
+            )
+        for path, data in hooked.outputs or [(rendered.output_path, rendered.output)]:
+            out.put(path, data, rendered.source)
+        contents.setdefault(rendered.source, hooked.content)
+        warnings.extend([*rendered.warnings, *hooked.warnings])
+    if layouts is None:  # the site's own theme: no bundled feeds (Jekyll writes none)
         for path, data in feed_files(model, contents, options.feed_limit).items():
             out.put(path, data, "feeds")
-    if sitemap_wanted(model):
-        out.put(SITEMAP_PATH, sitemap_xml(model, site_root(model)), "sitemap")
+    docs = collection_docs(model)
+    view = plugin_outputs.ModelView(model, docs, contents, excerpt_of(md), site["data"], tree, cut)
+    for plugin in plugin_outputs.generators(config.data):
+        plugin_outputs.run(plugin, view, out.put)
     if not config.url and model.posts and layouts is None:
         warnings.append(no_url_warning(_has_config_file(tree)))
     if layered is not None:
         warnings.extend(layered.warnings())
     every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
+
+
+def excerpt_of(md: mistune.Markdown | None) -> Callable[[Post], str]:
+    """Return a function giving a post's rendered excerpt (``page.excerpt``) with ``md``."""
+
+    def excerpt(post: Post) -> str:
+        return to_text(post_variables(post, md).get("excerpt"))
+
+    return excerpt
 
 
 def owns_index(model: SiteModel) -> bool:
@@ -416,29 +451,36 @@ def render_documents(
     ctx: RenderContext,
     cut: datetime | None,
     contents: Contents | None = None,
+    prepare: Callable[[Post], Post] = lambda doc: doc,
 ) -> Iterator[RenderedDocument]:
     """Render every written document of the collections other than ``posts`` (not those
     dated after ``cut``, Jekyll's ``Publisher#publish?``), with its neighbours in its
-    collection's order (as the reader of ``contents``). Raises ``SourceError``."""
+    collection's order (as the reader of ``contents``), each as ``prepare`` makes it (the
+    plugins' prerender hooks). Raises ``SourceError``."""
     for docs in collection_docs(model).values():
         for i, doc in enumerate(docs):
             if not doc.output_path or (doc.dated and in_the_future(doc.date, cut)):
                 continue
             if contents is None:
-                yield render_collection_doc(docs, i, ctx, None)
+                yield render_collection_doc(docs, i, ctx, None, prepare)
                 continue
             with contents.reading(doc.doc.path):
-                rendered = render_collection_doc(docs, i, ctx, contents)
+                rendered = render_collection_doc(docs, i, ctx, contents, prepare)
             contents.finished(doc.doc.path, rendered.content)
             yield rendered
 
 
 def render_collection_doc(
-    docs: Sequence[Post], index: int, ctx: RenderContext, contents: ContentSource | None
+    docs: Sequence[Post],
+    index: int,
+    ctx: RenderContext,
+    contents: ContentSource | None,
+    prepare: Callable[[Post], Post] = lambda doc: doc,
 ) -> RenderedDocument:
-    """Render ``docs[index]`` of a collection in its order, with its neighbours (their
-    ``content`` from ``contents``). Raises ``SourceError``."""
-    doc = docs[index]
+    """Render ``docs[index]`` of a collection in its order, as ``prepare`` makes it (the
+    plugins' prerender hooks), with its neighbours (their ``content`` from ``contents``).
+    Raises ``SourceError``."""
+    doc = prepare(docs[index])
     page = post_variables(doc, ctx.md, *in_order_neighbours(docs, index), contents)
     return render_document(doc.doc, doc.output_path, "page", page, ctx)
 
@@ -450,6 +492,7 @@ class BuildContents(Contents):
     def __init__(self, model: SiteModel) -> None:
         super().__init__()
         self.ctx: RenderContext | None = None
+        self.prepare: Callable[[Post], Post] = lambda doc: doc
         self.model = model
         self.ranks: dict[str, Rank] = {p.doc.path: PAGE for p in model.pages}
         count = len(model.posts)
@@ -480,9 +523,9 @@ class BuildContents(Contents):
         if path in self.posts:
             post, i = self.posts[path]
             pair = neighbours(self.model.posts, i)
-            return render_post(post, self.ctx, pair, self).content
+            return render_post(self.prepare(post), self.ctx, pair, self).content
         docs, index = self.docs[path]
-        return render_collection_doc(docs, index, self.ctx, self).content
+        return render_collection_doc(docs, index, self.ctx, self, self.prepare).content
 
 
 def collection_docs(model: SiteModel) -> dict[str, list[Post]]:

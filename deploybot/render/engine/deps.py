@@ -57,9 +57,6 @@ class Key(StrEnum):
     """``site.collections`` (every collection's documents and files, the posts)."""
     TIME = "s:time"
     """``site.time`` (the build time; also the date of a collection document without one)."""
-    SITEMAP = "m"
-    """What the sitemap shows of some post (its URL, date, ``sitemap``/``last_modified_at``
-    front matter)."""
     ASSETS = "a"
     """The theme's ``assets/`` folder (any file in it changed)."""
 

@@ -1,8 +1,9 @@
 """Rendering with recorded dependencies, streaming into a sink, and the full build.
 
 A *producer* makes some outputs: a source path (post, page or static file), the theme's
-index (:data:`INDEX`), the theme's assets (:data:`ASSETS`), the feeds (:data:`FEEDS`) or the
-sitemap (:data:`SITEMAP_PRODUCER`). :class:`Engine` renders one producer at a time with the
+index (:data:`INDEX`), the theme's assets (:data:`ASSETS`), the feeds (:data:`FEEDS`) or a
+plugin's generator (``:plugin:NAME``, :mod:`.plugin_outputs`: the sitemap, jekyll-feed...).
+:class:`Engine` renders one producer at a time with the
 functions of :mod:`.build`, records what it read (:mod:`.deps`), writes its outputs to an
 :class:`~deploybot.render.outputs.sinks.OutputSink` (so a 10k-post build never holds every output
 in memory) and its outputs, dependencies, warnings and content to the
@@ -23,7 +24,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from deploybot.render.engine import build
+from deploybot.render.engine import build, plugin_outputs
 from deploybot.render.engine.cache import BuildCache, CacheError, SourceRow
 from deploybot.render.engine.deps import (
     NEIGHBOURS,
@@ -37,10 +38,13 @@ from deploybot.render.engine.deps import (
 )
 from deploybot.render.engine.document import render_document
 from deploybot.render.engine.parallel import Doc, Workers
+from deploybot.render.engine.plugin_outputs import PRODUCER, CacheView, deps_of, generators
 from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteLists, doc_date_us
 from deploybot.render.limits import out_of_memory
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
-from deploybot.render.markdown.renderer import highlights, markdown_for
+from deploybot.render.liquid.plugins import registry
+from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext
+from deploybot.render.markdown.renderer import highlights, markdown_for, markdown_to_html
 from deploybot.render.model import (
     Page,
     Post,
@@ -58,8 +62,6 @@ from deploybot.render.outputs.sinks import (
     RenderedSource,
     micros,
 )
-from deploybot.render.outputs.sitemap import SITEMAP_PATH, sitemap_xml
-from deploybot.render.outputs.sitemap import wanted as sitemap_wanted
 from deploybot.render.read.limited import LimitedTree, check_file_size
 from deploybot.render.read.publisher import future_cutoff, in_the_future_us
 from deploybot.render.read.site import SourceFile, read_source_file
@@ -74,14 +76,14 @@ __all__ = ["BuildReport", "Engine", "MemorySink", "NeedFullBuild", "OutputSink"]
 FEEDS = ":feeds"
 INDEX = ":theme-index"
 ASSETS = ":theme-assets"
-SITEMAP_PRODUCER = ":sitemap"
 NEVER = 2**62
 
 
 def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
-    typography and footnotes, and the limits (layout budgets, file, page and YAML sizes,
-    Markdown elements): a page that fitted a looser limit must be checked again)."""
+    typography and footnotes, the source's GitHub repository, and the limits (layout
+    budgets, file, page and YAML sizes, Markdown elements): a page that fitted a looser
+    limit must be checked again)."""
     return "\0".join(
         str(v)
         for v in (
@@ -96,6 +98,7 @@ def options_key(options: RenderOptions) -> str:
             options.max_page_bytes,
             options.max_yaml_size,
             options.markdown_max_elements,
+            options.repository,
         )
     )
 
@@ -113,15 +116,6 @@ def _strip(model: Post | Page) -> Post | Page:
     return dataclasses.replace(model, doc=dataclasses.replace(model.doc, body=""))
 
 
-def sitemap_entry(row: SourceRow | None) -> tuple[object, ...]:
-    """Return what the sitemap shows of a post row (its URL, date and the front-matter keys
-    it reads); ``()`` for anything else."""
-    if row is None or row.kind != "post":
-        return ()
-    fm = row.model.doc.front_matter
-    return (row.model.url, row.date_us, fm.get("sitemap"), fm.get("last_modified_at"))
-
-
 class Engine(SiteLists):
     """One build's shared state: config, Jinja2 environment, tracked ``site``, sink, cache.
 
@@ -136,7 +130,8 @@ class Engine(SiteLists):
         tree = LimitedTree(self.links, options.max_file_bytes)
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
-        self.config = load_config(tree, options.timezone, options.max_yaml_size)
+        config = load_config(tree, options.timezone, options.max_yaml_size)
+        self.config, self.plugin_notes = registry.adjust_config(config, options.repository)
         site_theme.check_theme_given(self.config, self.layered)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
@@ -162,6 +157,7 @@ class Engine(SiteLists):
         # every symlink of the tree -> the paths its resolution looked at (.links)
         self.chains: dict[str, list[str]] = {}
         self.overwrites: list[RenderWarning] = []
+        self._urls: dict[str, str] | None = None  # source path -> URL, for plugins
 
     def site_content(self) -> SiteContent:
         """Return the engine: it makes ``site``'s lists from the cache."""
@@ -236,9 +232,11 @@ class Engine(SiteLists):
     def _load(self, path: str) -> SourceFile:
         """Read the source ``path`` of the tree (no future cut-off)."""
         max_yaml = self.options.max_yaml_size
-        return read_source_file(
+        found = read_source_file(
             self.tree, path, self.config, self.time, self.hidden, max_yaml, self.links
         )
+        md = self.md
+        return plugin_outputs.adjust_source(found, self.config, lambda t: markdown_to_html(t, md))
 
     def visible(self, row: SourceRow | None, cut_us: int) -> bool:
         """Return whether ``row`` publishes outputs under the future cut-off ``cut_us``."""
@@ -304,6 +302,8 @@ class Engine(SiteLists):
         found = self._load(path)
         doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
         assert doc is not None
+        context = PrerenderContext(self.config, frozenset(self.layout_names), self.source_urls)
+        doc, read = registry.before_render(doc, context)
         self.recorder.push()
         outputs: list[tuple[str, bytes]] = []
         warnings: list[RenderWarning] = []
@@ -311,7 +311,7 @@ class Engine(SiteLists):
         try:
             if isinstance(doc, Post) and not doc.is_post:
                 rendered = self._render_doc(doc, neighbours)
-                content = rendered.content
+                content = rendered.content  # a plugin's feed of a collection reads it
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
             elif isinstance(doc, Post):
@@ -329,6 +329,17 @@ class Engine(SiteLists):
         finally:
             deps = self.recorder.pop()
         deps[Kind.BLOB + path] = row.blob
+        labels = self.config.collections
+        deps.update(plugin_outputs.reads_deps(read, self.layout_names, labels))  # hooks read
+        info = plugin_outputs.document_info(doc, self.config, self.layout_names)
+        own = dict(outputs)[doc.output_path]
+        hooked = plugin_outputs.hook_document(self.config.data, info, own, content or "")
+        for name in hooked.layouts:  # a layout whose presence a hook read
+            deps[Kind.LAYOUT + name] = self.layout_names.get(name, "")
+        (_, mine), *extra = hooked.outputs
+        outputs = [(p, mine if p == doc.output_path else d) for p, d in outputs] + extra
+        content = None if content is None else hooked.content
+        warnings.extend(hooked.warnings)
         return RenderedSource(outputs, content, deps, warnings)
 
     def apply(self, row: SourceRow, done: RenderedSource) -> None:
@@ -397,21 +408,43 @@ class Engine(SiteLists):
             self.sink.write(path, data)
         self._record(FEEDS, sorted(files), {Key.TIME: ""}, ())
 
-    def render_sitemap(self) -> None:
-        """Write ``sitemap.xml`` when ``_config.yml`` enables jekyll-sitemap and no source
-        writes it (recording the post order, the pages, the static files and ``m``)."""
-        deps: dict[str, str] = dict.fromkeys((Key.ORDER, Key.PAGES, Key.STATIC, Key.SITEMAP), "")
-        pages = tuple(row.model for row in self.cache.rows("page"))
-        static = tuple(row.model for row in self.cache.rows("static"))
-        model = SiteModel(self.config, (), pages, static, self.time)
-        outputs: list[str] = []
-        if sitemap_wanted(model):
-            posts = tuple(row.model for row in self.cache.posts(self.cut_us))
-            model = dataclasses.replace(model, posts=posts)
-            self._put(SITEMAP_PATH, "sitemap")
-            self.sink.write(SITEMAP_PATH, sitemap_xml(model, build.site_root(model)))
-            outputs.append(SITEMAP_PATH)
-        self._record(SITEMAP_PRODUCER, outputs, deps, ())
+    def source_urls(self) -> dict[str, str]:
+        """Return the URL of every written page, static file, post and document by source
+        path (:func:`~.plugin_outputs.source_urls`), made once per build."""
+        if self._urls is None:
+            docs = [d for ds in CacheView(self).docs().values() for d in ds]
+            self._urls = plugin_outputs.source_urls(
+                (r.model for r in self.cache.rows("page")),
+                (r.model for r in self.cache.rows("static")),
+                (r.model for r in self.cache.posts(self.cut_us)),
+                docs,
+            )
+        return self._urls
+
+    def excerpt_of(self, post: Post) -> str:
+        """Return ``post``'s rendered excerpt (a cached model keeps its excerpt's source)."""
+        return build.excerpt_of(self.md)(post)
+
+    def render_plugin(self, plugin: Plugin) -> None:
+        """Write the outputs of ``plugin``'s generator (:mod:`.plugin_outputs`), recording
+        the dependencies its needs stand for. Raises :class:`CacheError` when a content
+        it reads is missing."""
+
+        def put(path: str, data: bytes, owner: str) -> None:
+            self._put(path, owner)
+            self.sink.write(path, data)
+
+        view = CacheView(self)
+        try:
+            outputs = plugin_outputs.run(plugin, view, put)
+        except KeyError as exc:
+            raise CacheError(f"no cached content for {exc.args[0]}") from exc
+        self._record(
+            PRODUCER + plugin.name,
+            outputs,
+            deps_of(plugin, self.config.collections, view.read_time),
+            (),
+        )
 
     def page_owns_index(self) -> bool:
         """Return whether a source (a page, a static file, a document) writes
@@ -437,6 +470,8 @@ class Engine(SiteLists):
         found += self.config.warnings
         if self.layered is not None:
             found += self.layered.warnings()
+        found += registry.unknown_warnings(self.config)
+        found += self.plugin_notes
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))
 
     def _read_all(self, workers: Workers) -> list[SourceRow]:
@@ -488,7 +523,8 @@ class Engine(SiteLists):
                 self.apply(row, done)
         self._render_docs([row for row in stored if row.kind == "doc"])
         self.render_feeds()
-        self.render_sitemap()
+        for plugin in generators(self.config.data):
+            self.render_plugin(plugin)
         return BuildReport(
             True,
             reason,

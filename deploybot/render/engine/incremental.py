@@ -61,17 +61,17 @@ from deploybot.render.engine.deps import (
 from deploybot.render.engine.full import (
     ASSETS,
     INDEX,
-    SITEMAP_PRODUCER,
     BuildReport,
     Engine,
     MemorySink,
     NeedFullBuild,
     OutputSink,
     options_key,
-    sitemap_entry,
 )
+from deploybot.render.engine.plugin_outputs import PRODUCER, generators
 from deploybot.render.engine.site_lists import TIMED_US
 from deploybot.render.highlight import cache as highlight_cache
+from deploybot.render.liquid.plugins.registry import Needs
 from deploybot.render.model import RenderOptions
 from deploybot.render.read.data import is_data_file
 from deploybot.render.read.entries import classify
@@ -326,8 +326,6 @@ def _apply(
     now = now and new is not None and new.kind == "post"
     if was != now or (was and now and old.date_us != new.date_us):  # type: ignore[union-attr]
         plan.dirty.add(Key.ORDER)
-    if sitemap_entry(old if was else None) != sitemap_entry(new if now else None):
-        plan.dirty.add(Key.SITEMAP)
     if was and now:
         _dirty_fields(plan, old, new)  # type: ignore[arg-type]
 
@@ -360,14 +358,17 @@ def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:
 
 def _time_window(engine: Engine, plan: _Plan, old_cut: int) -> list[SourceRow]:
     """Posts crossing the future cut-off between the old and new build times (returned);
-    documents crossing it are written or removed (they stay listed either way)."""
+    documents crossing it are written or removed (they stay listed either way, but what
+    reads the written ones, a plugin's sitemap, follows their collection's key)."""
     lo, hi = sorted((old_cut, engine.cut_us))
     rows = engine.cache.posts(hi, lo_us=lo)
     for row in rows:
-        plan.dirty.update((Key.ORDER, Key.SITEMAP))
+        plan.dirty.add(Key.ORDER)
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
     for row in engine.docs_between(lo, hi):
         (plan.render if engine.visible(row, engine.cut_us) else plan.remove).add(row.path)
+        # listed either way, but the set of written ones changed (plugins' sitemap, links)
+        plan.dirty.add(collection_key(row.model.collection))
     return rows
 
 
@@ -416,9 +417,11 @@ def _run(engine: Engine, plan: _Plan) -> BuildReport:
     if ASSETS in todo:
         _rerun(engine, ASSETS, engine.render_assets)
     _theme_index(engine, INDEX in todo)
-    if SITEMAP_PRODUCER in todo:
-        _rerun(engine, SITEMAP_PRODUCER, engine.render_sitemap)
     engine.render_feeds()  # on every build: the feeds carry site.time (the commit's date)
+    for plugin in generators(engine.config.data):
+        producer = PRODUCER + plugin.name
+        if Needs.EVERY_BUILD in plugin.needs or producer in todo or not cache.deps_of(producer):
+            _rerun(engine, producer, lambda p=plugin: engine.render_plugin(p))  # type: ignore[misc]
     if cache.collisions():
         raise NeedFullBuild("two sources write the same output")
     return BuildReport(

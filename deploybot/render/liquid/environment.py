@@ -27,6 +27,7 @@ from liquid.token import TOKEN_TAG, Token
 from deploybot.render.limits import page_too_large
 from deploybot.render.liquid import filters, lexer, tags
 from deploybot.render.liquid.filters import STATE, PageTooLarge
+from deploybot.render.liquid.plugins.registry import liquid_tags
 from deploybot.render.model import LiquidLimits
 from deploybot.support.errors import SourceError, one_line
 
@@ -84,11 +85,14 @@ class _Template(BoundTemplate):
 
 
 class JekyllEnvironment(Environment):
-    """A python-liquid environment with Jekyll's tags and filters and the given limits."""
+    """A python-liquid environment with Jekyll's tags and filters, the tags of the
+    ``plugins`` named (:mod:`.plugins.registry`) and the given limits."""
 
     template_class = _Template
 
-    def __init__(self, limits: LiquidLimits, max_output: int) -> None:
+    def __init__(
+        self, limits: LiquidLimits, max_output: int, plugins: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(tolerance=Mode.STRICT, strict_filters=False)
         # python-liquid reads these class-level limits through the instance.
         self.loop_iteration_limit = limits.max_loop_iterations  # type: ignore[misc]
@@ -97,6 +101,8 @@ class JekyllEnvironment(Environment):
         self.block_nesting_limit = limits.max_depth  # type: ignore[misc]
         self.output_stream_limit = max_output  # type: ignore[misc]
         tags.add_tags(self)
+        for tag in liquid_tags(plugins):  # the tags of the plugins _config.yml switches on
+            self.add_tag(tag)
         filters.register(self, max_output)
 
     def tokenizer(self) -> Callable[[str], Iterator[Token]]:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from liquid.ast import BlockNode, Node
@@ -190,6 +191,36 @@ class LinkTag(_SimpleTag):
     node_class = LinkNode
 
 
+@dataclass(frozen=True)
+class TagCall:
+    """What a plugin's simple tag (:func:`simple_tag`) gets: its raw ``markup``, the render
+    ``context`` and the page's render ``state``."""
+
+    markup: str
+    context: RenderContext
+    state: Any
+
+    def resolve(self, name: str) -> Any:
+        """Return the template variable ``name`` (``None`` when undefined)."""
+        return nil(self.context.resolve(name, default=None))
+
+
+def simple_tag(tag_name: str, render: Callable[[TagCall], str]) -> type[Tag]:
+    """Return a python-liquid ``Tag`` class for ``{% TAG_NAME markup %}`` writing what
+    ``render`` returns: the hook of a plugin's tag (:mod:`.plugins.registry`)."""
+
+    class PluginNode(_SimpleNode):
+        def output(self, context: RenderContext) -> str:
+            return render(TagCall(self.markup, context, state_of(context)))
+
+    class PluginTag(_SimpleTag):
+        name = tag_name
+        node_class = PluginNode
+
+    PluginTag.__name__ = PluginTag.__qualname__ = f"PluginTag_{tag_name}"
+    return PluginTag
+
+
 def _render_markup(context: RenderContext, markup: str) -> str:
     """Render ``{{ … }}`` inside tag markup (Jekyll's ``render_variable``)."""
     if "{{" not in markup:
@@ -198,6 +229,12 @@ def _render_markup(context: RenderContext, markup: str) -> str:
     buffer = context.get_buffer()
     template.render_with_context(context, buffer, partial=True)
     return str(buffer.getvalue()).strip()
+
+
+def render_markup(context: RenderContext, markup: str) -> str:
+    """Return tag ``markup`` with the ``{{ … }}`` in it rendered, stripped (for a plugin's
+    tag, as Jekyll's ``render_variable``)."""
+    return _render_markup(context, markup)
 
 
 class IncludeNode(_SimpleNode):

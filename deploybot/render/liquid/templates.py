@@ -60,11 +60,11 @@ class LiquidResult:
 
 @functools.lru_cache(maxsize=8)
 def shared_environment(
-    limits: LiquidLimits, max_output: int, tags: tuple[str, ...]
+    limits: LiquidLimits, max_output: int, tags: tuple[str, ...], plugins: tuple[str, ...] = ()
 ) -> JekyllEnvironment:
-    """Return the python-liquid environment for these limits and registered ``tags`` (the
+    """Return the python-liquid environment for these limits, registered ``tags`` (the
     names in :data:`~deploybot.render.liquid.tags.TAGS`, so a tag registered later gets a new
-    environment), made once per process.
+    environment) and ``plugins`` (the Jekyll plugins whose tags it has), made once per process.
 
     An environment holds only what its limits decide (the tags, the guarded filters, the
     limits themselves): no build's state, which lives in each render's context. Making one
@@ -72,7 +72,7 @@ def shared_environment(
     every build would otherwise pay again."""
     from deploybot.render.liquid.environment import JekyllEnvironment
 
-    return JekyllEnvironment(limits, max_output)
+    return JekyllEnvironment(limits, max_output, plugins)
 
 
 class Liquid:
@@ -81,8 +81,8 @@ class Liquid:
     Markdown (``markdownify``). Parsed templates are
     cached by file and text; every read goes through ``tree`` (so a tracking tree records
     it). ``collections``: the labels of the written collections other than ``posts``,
-    whose documents ``{% link %}`` finds too; ``links`` is the build's
-    :class:`~.links.LinkIndex`."""
+    whose documents ``{% link %}`` finds too; ``plugins``: the plugins ``_config.yml``
+    switches on (their tags are added); ``links`` is the build's :class:`~.links.LinkIndex`."""
 
     def __init__(
         self,
@@ -95,8 +95,10 @@ class Liquid:
         limits: LiquidLimits | None = None,
         max_output: int = 50_000_000,
         collections: tuple[str, ...] = (),
+        plugins: tuple[str, ...] = (),
     ) -> None:
         self.tree = tree
+        self.plugins = plugins
         self.url, self.baseurl = url, baseurl
         self.timezone = timezone
         self.markdown: MarkdownFn = markdown or (lambda text: text)
@@ -114,7 +116,9 @@ class Liquid:
         if self._env is None:
             from deploybot.render.liquid.tags import tag_names
 
-            self._env = shared_environment(self.limits, self.max_output, tuple(tag_names()))
+            self._env = shared_environment(
+                self.limits, self.max_output, tuple(tag_names()), self.plugins
+            )
         return self._env
 
     def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:

@@ -1,3 +1,3 @@
-"""What a build writes besides its pages, and where it writes: the feeds (:mod:`.feeds`), the
-sitemap (:mod:`.sitemap`), the output sinks and the build report (:mod:`.sinks`).
+"""What a build writes besides its pages, and where it writes: the bundled theme's feeds
+(:mod:`.feeds`), the output sinks and the build report (:mod:`.sinks`).
 """

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 import mistune
 
 from deploybot.render.liquid.layouts import layout_map
-from deploybot.render.liquid.plugins import paginate
+from deploybot.render.liquid.plugins import paginate, registry
 from deploybot.render.liquid.templates import Liquid
 from deploybot.render.markdown.renderer import markdown_to_html
 from deploybot.render.model import Page, RenderOptions, SiteConfig
@@ -119,6 +119,7 @@ def make_liquid(
         collections=tuple(
             label for label, c in config.collections.items() if c.output and label != POSTS
         ),
+        plugins=registry.named(config.data),
     )
 
 

@@ -33,7 +33,10 @@ from typing import Any
 from urllib.parse import quote
 
 from deploybot.render.html_elements import VOID_ELEMENTS
+from deploybot.render.liquid.plugins.registry import Plugin
 from deploybot.render.markdown.kramdown.headings import _is_word
+
+PLUGIN = Plugin("jekyll-toc", "{% toc %} and the toc_only filter (the tag is always there)")
 
 _DEFAULTS: dict[str, Any] = {
     "min_level": 1,

@@ -17,7 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-PLUGIN = "jekyll-paginate"
+from deploybot.render.liquid.plugins.registry import Plugin, is_enabled
+
+NAME = "jekyll-paginate"
+PLUGIN = Plugin(NAME, "paginator for the index.html nearest to paginate_path")
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,7 @@ class Pagination:
 
 def pagination(config: Mapping[str, Any]) -> Pagination | None:
     """Return the site's pagination settings, or ``None`` when it is off."""
-    plugins = config.get("plugins") or config.get("gems") or []
-    if not isinstance(plugins, list) or PLUGIN not in [str(p) for p in plugins]:
+    if not is_enabled(config, NAME):
         return None
     per_page = config.get("paginate")
     if per_page is None:
@@ -70,6 +72,15 @@ def page_url(settings: Pagination, number: int, first_url: str) -> str:
         return first_url
     path = settings.path.replace(":num", str(number), 1)
     return path if path.startswith("/") else "/" + path
+
+
+def own_url(settings: Pagination, number: int, first_url: str) -> str:
+    """Return ``page.url`` of page ``number`` (page 1: ``first_url``): jekyll-paginate
+    makes page N the ``index.html`` of the folder ``paginate_path`` names, so its URL ends
+    in ``/`` (``/page2/``) where :func:`page_url` (``paginator.next_page_path``) does not."""
+    if number <= 1:
+        return first_url
+    return page_url(settings, number, first_url).rstrip("/") + "/"
 
 
 def page_count(settings: Pagination, posts: int) -> int:

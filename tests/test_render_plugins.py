@@ -1,0 +1,324 @@
+"""The Jekyll plugins (``deploybot.render.liquid.plugins``): the registry, and each plugin's
+output against real Jekyll 4.3.1 with the Debian plugin gems (fixtures
+``tests/fixtures/jekyll/plugins_*``, compared as :mod:`tests.test_render_jekyll_fixtures`
+compares)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deploybot.render.engine.build import build_site
+from deploybot.render.liquid.plugins import registry
+from deploybot.render.liquid.plugins.jekyll_github_metadata import (
+    API_WARNING,
+    NO_REPOSITORY,
+    nwo_of_url,
+)
+from deploybot.render.liquid.plugins.jekyll_redirect_from import OWN_LAYOUT
+from deploybot.render.liquid.plugins.jekyll_relative_links import EXCLUDE_WARNING
+from deploybot.render.model import RenderOptions, SiteBuild
+from deploybot.render.read.source import MemoryTree
+from deploybot.support.errors import SourceError
+from tests.test_render_jekyll_fixtures import built, expected, normalise
+
+
+def same_as_jekyll(case: str) -> SiteBuild:
+    theirs, ours = expected(case), built(case)
+    assert sorted(ours.files) == sorted(theirs)
+    for path, data in theirs.items():
+        ours_text = ours.files[path].decode("utf-8", "replace")
+        assert normalise(ours_text) == normalise(data.decode("utf-8", "replace")), path
+    return ours
+
+
+def build(files: dict[str, bytes]) -> SiteBuild:
+    return build_site(MemoryTree(files), RenderOptions())
+
+
+LAYOUT = {"_layouts/default.html": b"<head>{% seo %}</head>{{ content }}"}
+
+
+# the registry
+
+
+def test_the_registry_finds_every_plugin_module() -> None:
+    names = set(registry.known())
+    assert {"jekyll-seo-tag", "jekyll-paginate", "jekyll-toc"} <= names
+    assert all(p.name == n for n, p in registry.known().items())
+
+
+def test_plugins_and_gems_are_read_once_each_in_order() -> None:
+    data = {"plugins": ["jekyll-seo-tag", "jekyll-feed"], "gems": ["jekyll-feed", "jemoji"]}
+    assert registry.named(data) == ("jekyll-seo-tag", "jekyll-feed", "jemoji")
+    assert registry.named({"plugins": "jekyll-seo-tag"}) == ("jekyll-seo-tag",)
+    assert registry.named({}) == ()
+
+
+def test_an_unknown_plugin_gets_one_warning_naming_it() -> None:
+    config = b"title: T\nplugins:\n  - jekyll-seo-tag\n  - jekyll-nonesuch\n"
+    site = build({"_config.yml": config, **LAYOUT, "index.md": b"---\nlayout: default\n---\nx"})
+    notes = [(w.path, w.line, w.message) for w in site.warnings]
+    assert notes == [
+        (
+            "_config.yml",
+            2,
+            "plugin jekyll-nonesuch is not supported by deploybot: its output is left out",
+        )
+    ]
+
+
+def test_a_plugin_tag_needs_the_plugin_switched_on() -> None:
+    """Jekyll stops at an unknown tag: ``{% seo %}`` without jekyll-seo-tag in plugins."""
+    page = {"index.md": b"---\nlayout: default\n---\nx"}
+    with pytest.raises(SourceError, match="seo"):
+        build({"_config.yml": b"title: T\n", **LAYOUT, **page})
+    site = build({"_config.yml": b"title: T\ngems: [jekyll-seo-tag]\n", **LAYOUT, **page})
+    assert b"<title>T</title>" in site.files["index.html"]
+    assert [(w.line, w.message) for w in site.warnings] == [(2, registry.GEMS_RENAMED)]
+
+
+# jekyll-seo-tag
+
+
+def test_seo_tag_writes_what_jekyll_seo_tag_writes() -> None:
+    """Titles with the tagline or the site title, descriptions from the front matter, the
+    excerpt or the site (Markdown, HTML stripped), ``site.data.authors``, an author
+    mapping of type Organization, images as a URL and as a mapping (height, width, alt),
+    ``canonical_url``, ``locale``, ``seo.type``/``seo.name``, ``last_modified_at``, a
+    paginated index (``Page 2 of 2 for``, prev/next links), ``title=false``, Twitter,
+    Facebook and webmaster settings, the JSON-LD object."""
+    site = same_as_jekyll("plugins_seo")
+    assert site.warnings == ()
+    assert b"<title>Page 2 of 2 for Seo &amp; Sample" in site.files["page2/index.html"]
+
+
+def test_seo_tag_on_a_bare_site() -> None:
+    """No url (no canonical link), ``name`` for the title, ``twitter`` as a string,
+    ``google_site_verification``, ``authors``, an image with only ``facebook``/``twitter``,
+    ``seo.date_modified``/``seo.links``, ``title=FALSE`` in a page, ``lang``."""
+    site = same_as_jekyll("plugins_seo_bare")
+    assert b"canonical" not in site.files["index.html"]
+
+
+# jekyll-feed
+
+
+def test_feed_writes_what_jekyll_feed_writes() -> None:
+    """``/feed.xml`` of the newest ten posts but the ``draft: true`` one, with contents,
+    summaries (``description``, the excerpt), ``site.data.authors``, an author mapping,
+    categories and tags, images as a path and as ``image.path``, ``lang``,
+    ``last_modified_at``, the site's author mapping; ``{% feed_meta %}``."""
+    site = same_as_jekyll("plugins_feed")
+    assert site.files["feed.xml"].count(b"<entry") == 10
+    assert b"Not a draft really" not in site.files["feed.xml"]
+
+
+def test_feed_settings_as_jekyll_feed_reads_them() -> None:
+    """``feed.path``, ``posts_limit``, ``excerpt_only`` (and a post's own
+    ``feed.excerpt_only: false``), category feeds (``feed.collections.posts.categories``
+    winning over ``feed.categories``), a collection's feed and its category feed, tag
+    feeds (``except``, a tag with ``-`` left out), a feed path the source has,
+    ``feed.xslt.xml``."""
+    site = same_as_jekyll("plugins_feed_settings")
+    assert site.files["feed/events.xml"] == b"own events feed\n"
+
+
+# jekyll-sitemap
+
+
+def test_sitemap_writes_what_jekyll_sitemap_writes() -> None:
+    """Posts and written collections' documents (an undated one dated ``site.time``,
+    ``sitemap: false`` ones left out, a collection not written left out), HTML pages
+    (``last_modified_at``, ``/index.html`` -> ``/``, ``404.html`` and ``sitemap: false``
+    left out), the pages jekyll-paginate adds, ``sitemap.xsl``, ``robots.txt``."""
+    site = same_as_jekyll("plugins_sitemap")
+    assert b"Sitemap: https://map.example.org/m/sitemap.xml" in site.files["robots.txt"]
+
+
+def test_sitemap_lists_html_and_pdf_static_files_dated_at_the_build() -> None:
+    """Static files ending in .html/.htm/.xhtml/.pdf are listed at their source path,
+    with ``site.time`` as their modification time (git keeps none), but ``404.html`` and
+    those whose front matter defaults set ``sitemap: false``; a source ``robots.txt``
+    stays the source's."""
+    config = (
+        b"url: https://s.example.org\ntime: 2022-05-01 12:00:00 +0000\n"
+        b"plugins: [jekyll-sitemap]\n"
+        b"defaults:\n  - scope: {path: private}\n    values: {sitemap: false}\n"
+    )
+    files = {
+        "_config.yml": config,
+        "docs/guide.pdf": b"%PDF",
+        "docs/page.htm": b"<p>static</p>",
+        "private/secret.pdf": b"%PDF",
+        "img/logo.png": b"png",
+        "robots.txt": b"User-agent: *\n",
+    }
+    site = build(files)
+    text = site.files["sitemap.xml"].decode()
+    assert text.count("<url>") == 2
+    assert (
+        "<url>\n<loc>https://s.example.org/docs/guide.pdf</loc>\n"
+        "<lastmod>2022-05-01T12:00:00+00:00</lastmod>\n</url>"
+    ) in text
+    assert "https://s.example.org/docs/page.htm" in text
+    assert site.files["robots.txt"] == b"User-agent: *\n"
+
+
+# jekyll-redirect-from
+
+
+def test_redirects_as_jekyll_redirect_from_writes_them() -> None:
+    """``redirect_from`` (a string, a list; ``/x/``, ``/x``, ``/x.php``, without a leading
+    slash) on a page, a post and a collection document; ``redirect_to`` (relative, absolute,
+    a list) on pages and a post, whose feed content is then empty; ``redirects.json``; the
+    sitemap leaves the redirected documents out."""
+    site = same_as_jekyll("plugins_redirect")
+    assert b'url=https://r.example.org/base/about.html"' in site.files["moved.html"]
+    assert site.warnings == ()
+
+
+def test_redirects_json_is_left_to_the_source_or_switched_off() -> None:
+    page = {"a.md": b"---\nredirect_from: /b/\n---\nA"}
+    config = b"url: https://x.example.org\nplugins: [jekyll-redirect-from]\n"
+    site = build({"_config.yml": config, **page})
+    assert site.files["redirects.json"] == b'{"/b/":"https://x.example.org/a.html"}'
+    assert b"https://x.example.org/a.html" in site.files["b/index.html"]
+    site = build({"_config.yml": config, **page, "redirects.json": b"[]"})
+    assert site.files["redirects.json"] == b"[]"
+    site = build({"_config.yml": config + b"redirect_from: {json: false}\n", **page})
+    assert "redirects.json" not in site.files
+    assert "b/index.html" in site.files
+
+
+def test_a_sites_own_redirect_layout_is_named_in_a_warning() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from]\n",
+        "_layouts/redirect.html": b"<p>{{ page.redirect.to }}</p>",
+        "_layouts/default.html": b"{{ content }}",
+        "a.md": b"---\nredirect_from: /b/\n---\nA",
+    }
+    site = build(files)
+    assert [(w.path, w.message) for w in site.warnings] == [("a.md", OWN_LAYOUT)]
+    assert site.files["b/index.html"].startswith(b"<!DOCTYPE html>")
+
+
+def test_a_redirect_out_of_the_site_is_refused_with_a_warning() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from]\n",
+        "a.md": b"---\nredirect_from: [/../../etc/x, /ok/]\n---\nA",
+    }
+    site = build(files)
+    assert "ok/index.html" in site.files
+    assert [w.path for w in site.warnings] == ["a.md"]
+    assert "leaves the site root" in site.warnings[0].message
+
+
+# jekyll-github-metadata
+
+
+def test_site_github_as_jekyll_github_metadata_gives_it_offline() -> None:
+    """``repository:`` in _config.yml: the repository's names and URLs, the page kind,
+    the development environment's Pages URL, ``null`` for the API's fields, the title
+    fallback; ``{% github_edit_link %}`` with and without a text, in a page of a folder;
+    one warning naming the API's fields."""
+    site = same_as_jekyll("plugins_github_metadata")
+    assert [w.message for w in site.warnings] == [API_WARNING]
+
+
+@pytest.mark.parametrize(
+    ("url", "nwo"),
+    [
+        ("https://github.com/octo/site.git", "octo/site"),
+        ("git@github.com:octo/my.site.git", "octo/my.site"),
+        ("ssh://git@github.com/octo/site", "octo/site"),
+        ("https://gitlab.com/octo/site.git", ""),
+        ("/srv/git/site.git", ""),
+    ],
+)
+def test_the_repository_of_a_source_url(url: str, nwo: str) -> None:
+    assert nwo_of_url(url) == nwo
+
+
+def test_site_github_from_the_source_url_merged_with_the_config() -> None:
+    """The source's repository when _config.yml names none (a user page here: its
+    ``master`` branch, no project path); a ``github`` mapping merged over it."""
+    files = {
+        "_config.yml": b"title: T\ngithub: {owner_name: Someone}\n"
+        b"plugins: [jekyll-github-metadata]\n",
+        "_layouts/default.html": b"{{ content }}",
+        "index.html": b"---\n---\n{{ site.title }} {{ site.github.owner_name }} "
+        b"{{ site.github.zip_url }} {{ site.github.is_user_page }}",
+    }
+    options = RenderOptions(repository="octo/octo.github.io")
+    site = build_site(MemoryTree(files), options)
+    assert site.files["index.html"] == (
+        b"T Someone https://github.com/octo/octo.github.io/zipball/master true"
+    )
+    site = build(files)
+    assert site.files["index.html"] == b"T Someone  "  # _config.yml's own github only
+    assert [w.message for w in site.warnings] == [NO_REPOSITORY]
+
+
+# jekyll-avatar
+
+
+def test_avatar_tags_as_jekyll_avatar_writes_them() -> None:
+    """A name, ``@name`` with ``size=48`` (no ``avatar-small``), ``user=page.author``,
+    ``user=site.owner.login``, ``{{ page.author }}`` with ``lazy=true``."""
+    site = same_as_jekyll("plugins_avatar")
+    assert b"https://avatars3.githubusercontent.com/hubot?v=3&s=40" in site.files["index.html"]
+
+
+# jekyll-titles-from-headings
+
+
+def test_titles_from_headings_as_the_plugin_makes_them() -> None:
+    """ATX and Setext headings, Markdown and a footnote mark stripped from the title,
+    ``strip_title`` (the setting; a page's own ``strip_title: false``), a trailing ``##``
+    kept, a page with a ``title``, an HTML page, a page without a heading, and with
+    ``collections: true`` a post whose heading wins over its ``title``; ``site.pages``
+    lists the titles."""
+    site = same_as_jekyll("plugins_titles")
+    assert site.files["setext.html"].startswith(b"<title>Setext Title</title>")
+
+
+# jekyll-default-layout
+
+
+def test_default_layouts_as_jekyll_default_layout_sets_them() -> None:
+    """``home`` for ``/``, ``page`` for a page (``page.layout`` shows it), ``default`` for
+    a post without a ``post`` layout; an explicit layout, a ``layout: null`` default, an
+    HTML page and a collection document left alone."""
+    site = same_as_jekyll("plugins_default_layout")
+    assert site.files["about.html"].startswith(b'<page layout="page">')
+
+
+def test_the_docs_name_every_plugin_the_registry_has() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "jekyll.md").read_text()
+    assert [n for n in registry.known() if f"**{n}**" not in text] == []
+
+
+# jekyll-relative-links
+
+
+def test_relative_links_as_jekyll_relative_links_rewrites_them() -> None:
+    """Inline links (with a fragment and a title), references (one indented), links from
+    a folder (``../``, ``sub/``), from the root (``/docs/...``), to a static file, a post,
+    a collection document, a ``%20`` path; a missing file, an absolute URL, a fragment, a
+    path above the root and an HTML page left alone; posts and documents too with
+    ``collections: true``; ``baseurl``."""
+    site = same_as_jekyll("plugins_relative_links")
+    assert b'<a href="/b/about.html">About</a>' in site.files["index.html"]
+
+
+def test_relative_links_exclude_is_named_in_a_warning() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-relative-links]\nrelative_links:\n  exclude: [x]\n",
+        "a.md": b"---\n---\n[b](b.md)",
+        "b.md": b"---\n---\nb",
+    }
+    site = build(files)
+    assert b'<a href="/b.html">b</a>' in site.files["a.html"]
+    assert [(w.line, w.message) for w in site.warnings] == [(3, EXCLUDE_WARNING)]
