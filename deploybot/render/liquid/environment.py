@@ -9,9 +9,11 @@ Apart from :mod:`.templates` so that importing the render stage does not import 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Protocol
 
-from liquid import BoundTemplate, Environment, Mode, RenderContext
+from liquid import BoundTemplate, Environment, Mode, RenderContext, StrictUndefined, Undefined
+from liquid.ast import Node
 from liquid.exceptions import (
     BlockNestingError,
     ContextDepthError,
@@ -21,11 +23,14 @@ from liquid.exceptions import (
     LoopIterationLimitError,
     OutputStreamLimitError,
 )
-from liquid.token import TOKEN_TAG, Token
+from liquid.parser import get_parser
+from liquid.stream import TokenStream
+from liquid.token import TOKEN_EXPRESSION, TOKEN_TAG, Token
 
 from deploybot.render.limits import page_too_large
-from deploybot.render.liquid import filters, tags
+from deploybot.render.liquid import filters, lax, tags
 from deploybot.render.liquid.filters import STATE, PageTooLarge
+from deploybot.render.liquid.settings import ErrorMode, LiquidSettings
 from deploybot.render.model import LiquidLimits
 from deploybot.support.errors import SourceError, one_line
 
@@ -82,13 +87,60 @@ class _Template(BoundTemplate):
     context_class = _BudgetContext
 
 
+class _JekyllStream(TokenStream):
+    """python-liquid's token stream, giving tags the expression tokens of
+    :func:`.lax.jekyll_tokenize` (``page.reversed`` is a property, as in Ruby), and
+    conditions as Jekyll parses them (:func:`.lax.condition_tokens`)."""
+
+    def __init__(self, env: Environment, tokens: Iterator[Token]) -> None:
+        super().__init__(tokens)
+        self.env = env
+
+    def into_inner(self, *, tag: Token | None = None, eat: bool = True) -> TokenStream:
+        """Return the tokens of the current expression (see ``TokenStream.into_inner``)."""
+        token = self.current
+        if token.kind != TOKEN_EXPRESSION:
+            raise LiquidSyntaxError("missing expression", token=tag or token)
+        if eat:
+            next(self)
+        if tag is not None and tag.value in lax.CONDITION_TAGS:
+            markup = _tag_markup(tag, token)
+            at = token.start_index + max(token.value.find(markup.strip()), 0)
+            return lax.condition_tokens(self.env, markup, tag, at)
+        return TokenStream(lax.jekyll_tokenize(token.value, token))
+
+
+def _tag_markup(tag: Token, expression: Token) -> str:
+    """The tag's markup as Ruby's ``FullToken`` cuts it (python-liquid strips spaces
+    Ruby keeps, the no-break space among them): from after the name to ``%}``."""
+    start = tag.start_index + tag.source[tag.start_index :].find(tag.value) + len(tag.value)
+    end = tag.source.find("%}", expression.start_index + len(expression.value))
+    if start < tag.start_index or end < 0:
+        return expression.value
+    markup = tag.source[start:end]
+    return markup[:-1] if markup.endswith("-") else markup
+
+
 class JekyllEnvironment(Environment):
-    """A python-liquid environment with Jekyll's tags and filters and the given limits."""
+    """A python-liquid environment with Jekyll's tags and filters, the given limits and
+    the site's ``liquid:`` settings (``settings``; Jekyll's defaults when ``None``).
+
+    python-liquid itself stays strict (its errors raise); ``error_mode`` is applied by
+    :mod:`.lax`, whose warnings for the template being parsed collect in
+    :attr:`parse_warnings` (:meth:`take_warnings` empties it)."""
 
     template_class = _Template
 
-    def __init__(self, limits: LiquidLimits, max_output: int) -> None:
-        super().__init__(tolerance=Mode.STRICT, strict_filters=False)
+    def __init__(
+        self, limits: LiquidLimits, max_output: int, settings: LiquidSettings | None = None
+    ) -> None:
+        self.settings = settings or LiquidSettings()
+        super().__init__(
+            tolerance=Mode.STRICT,
+            strict_filters=self.settings.strict_filters,
+            undefined=StrictUndefined if self.settings.strict_variables else Undefined,
+        )
+        self.parse_warnings: list[tuple[Token, str]] = []
         # python-liquid reads these class-level limits through the instance.
         self.loop_iteration_limit = limits.max_loop_iterations  # type: ignore[misc]
         self.local_namespace_limit = limits.max_local_bytes  # type: ignore[misc]
@@ -97,6 +149,23 @@ class JekyllEnvironment(Environment):
         self.output_stream_limit = max_output  # type: ignore[misc]
         tags.add_tags(self)
         filters.register(self, max_output)
+
+    @property
+    def error_mode(self) -> ErrorMode:
+        """The site's ``liquid.error_mode``."""
+        return self.settings.error_mode
+
+    def parse_warning(self, token: Token, message: str) -> None:
+        """Record ``message`` at ``token`` for the template being parsed."""
+        self.parse_warnings.append((token, message))
+
+    def take_warnings(self) -> list[tuple[Token, str]]:
+        """Return the warnings recorded since the last call, and forget them."""
+        found, self.parse_warnings = self.parse_warnings, []
+        return found
+
+    def _parse(self, source: str) -> list[Node]:
+        return get_parser(self).parse(_JekyllStream(self, self.tokenizer()(source)))
 
     def error(
         self,

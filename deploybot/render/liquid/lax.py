@@ -1,0 +1,509 @@
+"""Ruby Liquid's two parsers for ``{{ … }}``, so that a template python-liquid refuses
+renders as Jekyll renders it, and ``liquid.error_mode`` decides what is said about it.
+
+Jekyll 4.3.1 here runs Ruby Liquid 5.4.0 (Debian's ``ruby-liquid``; Jekyll's gemspec allows
+``>= 4.0, < 6``). Its ``Variable`` (``lib/liquid/variable.rb``) parses the markup of an
+output with the strict parser (``lexer.rb``, ``parser.rb``) and, when that fails, in every
+mode but ``strict``, with the lax one (regular expressions over the markup:
+``MarkupWithQuotedFragment``, ``FilterParser``, ``FilterArgsRegex``; ``Expression.parse``
+and ``VariableLookup`` for each value), recording the strict parser's error as a warning
+in ``warn`` mode (``parser_switching.rb``). Jekyll prints each as ``Liquid Warning: Liquid
+syntax error (line N): MESSAGE in "{{MARKUP}}" in FILE`` and goes on; in ``strict`` mode
+the error stops the build. What the lax parser makes of the markups sites hold, measured
+with ``jekyll build`` (``tests/fixtures/jekyll/liquid_tolerance``):
+
+- ``{{ x | | upcase }}``: ``x`` upcased (the empty filter is skipped);
+- ``{{< youtube abc >}}`` (a Hugo shortcode): nothing (the name is ``<``, no variable);
+- ``{{ page.title\u00a0}}`` (a no-break space): the title (Ruby's ``\\w`` and ``\\s`` are
+  ASCII: the space is neither part of the name nor whitespace, and the lookup skips it);
+- ``{{ page.title" }}``: the title; ``{{ 'abc }}``: ``abc``, a variable (nil);
+- ``{{ page.contains }}``: the property (``contains`` is an operator to the lexer);
+- ``{{ x upcase }}``: ``x``, ``{{ x | upcase: }}``: ``x`` upcased.
+
+Ruby's strict parser accepts ``page.reversed``, ``item.continue``, ``page.limit`` (any word
+after a dot but ``contains``), which python-liquid's lexer takes for keywords:
+:func:`jekyll_tokenize` reads them as names, for tags too.
+
+A tag's markup (``{% if … %}``) is not parsed again here: a tag python-liquid refuses stays
+a ``SourceError``, as it is in Jekyll when its lax parser refuses it too (``{% if %}``,
+``{% for x in %}``: measured). A tag no one defines (a site's ``_plugins/`` tag such as
+``{% youtube abc %}``, or a block ``{% mytag %}…{% endmytag %}``) stops Jekyll in every
+mode, ``--safe`` or not: ``Liquid syntax error (line N): Unknown tag 'youtube'``, exit 1
+(measured); the same message stops deploybot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol, cast
+
+from liquid.builtin.expressions import (
+    BooleanExpression,
+    Filter,
+    FilteredExpression,
+    KeywordArgument,
+    Nil,
+    Path,
+    PositionalArgument,
+    StringLiteral,
+    tokenize,
+)
+from liquid.builtin.expressions.primitive import (
+    FalseLiteral,
+    FloatLiteral,
+    IntegerLiteral,
+    RangeLiteral,
+    TrueLiteral,
+)
+from liquid.exceptions import LiquidSyntaxError
+from liquid.stream import TokenStream
+from liquid.token import TOKEN_CONTAINS, TOKEN_DOT, TOKEN_EXPRESSION, TOKEN_WORD, Token
+
+from deploybot.render.liquid.settings import ErrorMode
+
+if TYPE_CHECKING:
+    from liquid import Environment
+    from liquid.expression import Expression
+
+_A = re.ASCII  # Ruby's \w, \s and \d are ASCII
+_QUOTED_STRING = r"\"[^\"]*\"|'[^']*'"
+_QUOTED_FRAGMENT = rf"{_QUOTED_STRING}|(?:[^\s,\|'\"]|{_QUOTED_STRING})+"
+_MARKUP_WITH_QUOTED_FRAGMENT = re.compile(rf"({_QUOTED_FRAGMENT})(.*)", _A | re.S)
+_FILTER_MARKUP = re.compile(r"\|\s*(.*)", _A | re.S)
+_FILTER_PARSER = re.compile(rf"(?:\s+|{_QUOTED_FRAGMENT}|,)+", _A)
+_FILTER_ARGS = re.compile(rf"(?::|,)\s*((?:\w+\s*:\s*)?{_QUOTED_FRAGMENT})", _A)
+_WORD = re.compile(r"\w+", _A)
+_JUST_TAG_ATTRIBUTES = re.compile(rf"\A(\w[\w-]*)\s*:\s*({_QUOTED_FRAGMENT})\Z", _A)
+_VARIABLE_PARSER = re.compile(r"\[[^\]]+\]|[\w\-]+\??", _A)
+_INTEGER = re.compile(r"\A(-?\d+)\Z", _A)
+_FLOAT = re.compile(r"\A(-?\d[\d\.]+)\Z", _A)
+_FLOAT_PREFIX = re.compile(r"-?\d+(?:\.\d+)?", _A)
+_RANGE = re.compile(r"\A\(\s*(?>(\S+)\s*\.\.)\s*(\S+)\s*\)\Z", _A)
+_RUBY_SPACE = " \t\n\v\f\r\0"  # String#strip
+
+
+# The strict parser (lexer.rb, parser.rb; Variable#strict_parse).
+
+_LEXER = re.compile(
+    r"(?P<comparison>==|!=|<>|<=?|>=?|contains(?=\s))"
+    r"|(?P<string>'[^']*'|\"[^\"]*\")"
+    r"|(?P<number>-?\d+(?:\.\d+)?)"
+    r"|(?P<id>[a-zA-Z_][\w-]*\??)"
+    r"|(?P<dotdot>\.\.)",
+    _A,
+)
+_SPECIALS = {
+    "|": "pipe",
+    ".": "dot",
+    ":": "colon",
+    ",": "comma",
+    "[": "open_square",
+    "]": "close_square",
+    "(": "open_round",
+    ")": "close_round",
+    "?": "question",
+    "-": "dash",
+}
+_SKIP = re.compile(r"\s*", _A)
+
+
+class RubySyntaxError(Exception):
+    """Ruby Liquid's strict parser refused a markup; ``args[0]`` is its message."""
+
+
+def _lex(markup: str) -> list[tuple[str, str]]:
+    tokens: list[tuple[str, str]] = []
+    at = 0
+    while True:
+        at = _SKIP.match(markup, at).end()  # type: ignore[union-attr]
+        if at >= len(markup):
+            break
+        m = _LEXER.match(markup, at)
+        if m is not None and m.lastgroup is not None:
+            tokens.append((m.lastgroup, m.group()))
+            at = m.end()
+            continue
+        kind = _SPECIALS.get(markup[at])
+        if kind is None:
+            raise RubySyntaxError(f"Unexpected character {markup[at]}")
+        tokens.append((kind, markup[at]))
+        at += 1
+    tokens.append(("end_of_string", ""))
+    return tokens
+
+
+class _StrictParser:
+    """Ruby's ``Liquid::Parser``, checking only (it builds nothing)."""
+
+    def __init__(self, markup: str) -> None:
+        self.tokens = _lex(markup)
+        self.p = 0
+
+    def look(self, kind: str, ahead: int = 0) -> bool:
+        at = self.p + ahead
+        return at < len(self.tokens) and self.tokens[at][0] == kind
+
+    def consume(self, kind: str | None = None) -> None:
+        token = self.tokens[self.p]
+        if kind is not None and token[0] != kind:
+            raise RubySyntaxError(f"Expected {kind} but found {token[0]}")
+        self.p += 1
+
+    def consume_if(self, kind: str) -> bool:
+        if self.look(kind):
+            self.p += 1
+            return True
+        return False
+
+    def expression(self) -> None:
+        kind, value = self.tokens[self.p]
+        if kind == "id":
+            self.consume()
+            self.lookups()
+        elif kind == "open_square":
+            self.consume()
+            self.expression()
+            self.consume("close_square")
+            self.lookups()
+        elif kind in ("string", "number"):
+            self.consume()
+        elif kind == "open_round":
+            self.consume()
+            self.expression()
+            self.consume("dotdot")
+            self.expression()
+            self.consume("close_round")
+        else:
+            shown = f"[:{kind}]" if kind == "end_of_string" else f"[:{kind}, {_inspect(value)}]"
+            raise RubySyntaxError(f"{shown} is not a valid expression")
+
+    def argument(self) -> None:
+        if self.look("id") and self.look("colon", 1):
+            self.consume()
+            self.consume()
+        self.expression()
+
+    def lookups(self) -> None:
+        while True:
+            if self.consume_if("open_square"):
+                self.expression()
+                self.consume("close_square")
+            elif self.consume_if("dot"):
+                self.consume("id")
+            else:
+                return
+
+
+def _inspect(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def strict_variable_error(markup: str) -> str | None:
+    """Return the message of Ruby Liquid's strict parser for the ``{{ … }}`` markup
+    ``markup`` (``None`` when it accepts it), as ``Variable#strict_parse`` raises it
+    (``Expected id but found pipe``, ``Unexpected character "``)."""
+    try:
+        parser = _StrictParser(markup)
+        if parser.look("end_of_string"):
+            return None
+        parser.expression()
+        while parser.consume_if("pipe"):
+            parser.consume("id")
+            if parser.consume_if("colon"):
+                parser.argument()
+                while parser.consume_if("comma"):
+                    parser.argument()
+        parser.consume("end_of_string")
+    except RubySyntaxError as exc:
+        return str(exc.args[0])
+    return None
+
+
+# The lax parser (Variable#lax_parse, Expression.parse, VariableLookup).
+
+
+def lax_variable(markup: str, token: Token) -> FilteredExpression:
+    """Return the expression Ruby Liquid's lax parser makes of the ``{{ … }}`` markup
+    ``markup`` (``token``: the output statement, for positions); never raises."""
+    m = _MARKUP_WITH_QUOTED_FRAGMENT.search(markup)
+    if m is None:
+        return FilteredExpression(token, Nil(token), [])
+    filters: list[Filter] = []
+    rest = _FILTER_MARKUP.search(m[2])
+    if rest is not None:
+        for part in _FILTER_PARSER.findall(rest[1]):
+            name = _WORD.search(part)
+            if name is None:
+                continue
+            filters.append(Filter(token, name[0], _filter_args(part, token)))
+    return FilteredExpression(token, ruby_expression(m[1], token), filters)
+
+
+def _filter_args(part: str, token: Token) -> list[KeywordArgument | PositionalArgument]:
+    args: list[KeywordArgument | PositionalArgument] = []
+    for raw in _FILTER_ARGS.findall(part):
+        keyword = _JUST_TAG_ATTRIBUTES.match(raw)
+        if keyword is not None:
+            args.append(KeywordArgument(token, keyword[1], ruby_expression(keyword[2], token)))
+        else:
+            args.append(PositionalArgument(ruby_expression(raw, token)))
+    return args
+
+
+def ruby_expression(markup: str, token: Token) -> Expression:
+    """Return the value ``Liquid::Expression.parse`` makes of ``markup``: a quoted string,
+    an integer, a range, a float, ``nil``/``true``/``false``/``blank``/``empty``, or a
+    variable looked up segment by segment (``VariableLookup``)."""
+    text = markup.strip(_RUBY_SPACE)
+    if len(text) >= 1 and text[0] == text[-1] and text[0] in "\"'":
+        return StringLiteral(token, text[1:-1])
+    if _INTEGER.match(text):
+        return IntegerLiteral(token, int(text))
+    rng = _RANGE.match(text)
+    if rng is not None:
+        return RangeLiteral(token, ruby_expression(rng[1], token), ruby_expression(rng[2], token))
+    if _FLOAT.match(text):
+        prefix = _FLOAT_PREFIX.match(text)
+        return FloatLiteral(token, float(prefix[0] if prefix else 0))  # "1.2.3".to_f: 1.2
+    literal = _LITERALS.get(text)
+    if literal is not None:
+        return literal(token)
+    return _lookup(text, token)
+
+
+def _empty(token: Token) -> Expression:
+    return StringLiteral(token, "")
+
+
+_LITERALS: dict[str, Callable[[Token], Expression]] = {
+    "": Nil,
+    "nil": Nil,
+    "null": Nil,
+    "true": TrueLiteral,
+    "false": FalseLiteral,
+    "blank": _empty,  # Expression::LITERALS: '' outside a condition
+    "empty": _empty,
+}
+
+
+def _lookup(text: str, token: Token) -> Expression:
+    segments: list[str | int | Path] = []
+    for part in _VARIABLE_PARSER.findall(text):
+        if part.startswith("[") and part.endswith("]"):
+            inner = ruby_expression(part[1:-1], token)
+            if isinstance(inner, Path):
+                segments.append(inner)
+            elif isinstance(inner, StringLiteral | IntegerLiteral):
+                segments.append(inner.value)
+            else:  # a nil, float or range key: no Hash or Array has it
+                return Nil(token)
+        else:
+            segments.append(part)
+    if not segments or not isinstance(segments[0], str | Path):
+        return Nil(token)  # find_variable(nil): nothing
+    return Path(token, segments)
+
+
+def jekyll_tokenize(source: str, parent: Token) -> Iterator[Token]:
+    """python-liquid's expression tokens of ``source``, with a keyword right after a dot
+    read as a name (Ruby's lexer makes every word an ``id`` but ``contains``):
+    ``page.reversed``, ``item.continue``, ``page.limit``."""
+    previous = ""
+    for token in tokenize(source, parent):
+        if previous == TOKEN_DOT and token.kind == token.value != TOKEN_CONTAINS:
+            # A keyword: its kind is its word.
+            token = Token(TOKEN_WORD, token.value, token.start_index, token.source)
+        previous = token.kind
+        yield token
+
+
+# Where python-liquid meets the two parsers.
+
+
+class Tolerant(Protocol):
+    """What :func:`parse_variable` reads of the environment
+    (:class:`deploybot.render.liquid.environment.JekyllEnvironment`)."""
+
+    @property
+    def error_mode(self) -> ErrorMode:
+        """The site's ``liquid.error_mode``."""
+
+    def parse_warning(self, token: Token, message: str) -> None:
+        """Record a warning of the template being parsed, at ``token``."""
+
+
+_CONTENT_OF_VARIABLE = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
+
+
+def output_markup(token: Token) -> str:
+    """Return the markup of the output statement ``token`` (its value is the whole
+    ``{{ … }}``), as Ruby Liquid's ``ContentOfVariable`` cuts it: spaces kept."""
+    m = _CONTENT_OF_VARIABLE.fullmatch(token.value)
+    return m[1] if m is not None else token.value
+
+
+def parse_variable(env: Environment, markup: str, token: Token, at: int) -> Expression:
+    """Return the expression of the ``{{ … }}`` markup ``markup`` (also the right side of
+    ``assign``) as Jekyll parses it: ``token`` is the statement or tag, ``at`` the index of
+    ``markup`` in its source.
+
+    With ``error_mode`` ``warn`` or ``strict`` Ruby's strict parser checks the markup first:
+    a markup it refuses is a ``LiquidSyntaxError`` in ``strict`` mode and, in ``warn`` mode,
+    a warning and the lax parser's expression. A markup it accepts (or any in ``lax`` mode)
+    is python-liquid's expression, or the lax parser's where python-liquid refuses it.
+    """
+    tolerant = cast(Tolerant, env)
+    mode = tolerant.error_mode
+    if mode is not ErrorMode.LAX:
+        error = strict_variable_error(markup)
+        if error is not None:
+            message = f'{error} in "{{{{{markup}}}}}"'
+            if mode is ErrorMode.STRICT:
+                raise LiquidSyntaxError(message, token=token)
+            tolerant.parse_warning(token, message)
+            return lax_variable(markup, token)
+    inner = Token(TOKEN_EXPRESSION, markup, at, token.source)
+    try:
+        return FilteredExpression.parse(env, TokenStream(jekyll_tokenize(markup, inner)))
+    except LiquidSyntaxError:
+        return lax_variable(markup, token)
+
+
+# Conditions: If#strict_parse and If#lax_parse (if, elsif, unless).
+
+CONDITION_TAGS = frozenset({"if", "elsif", "unless"})
+"""The tags whose markup is a condition (``Liquid::If``, ``Unless < If``)."""
+
+_CONDITION = re.compile(rf"({_QUOTED_FRAGMENT})\s*([=!<>a-z_]+)?\s*({_QUOTED_FRAGMENT})?", _A)
+_EXPRESSIONS_AND_OPERATORS = re.compile(
+    r"(?:\b(?:\s?and\s?|\s?or\s?)\b|(?:\s*(?!\b(?:\s?and\s?|\s?or\s?)\b)"
+    rf"(?:{_QUOTED_FRAGMENT}|\S+)\s*)+)",
+    _A,
+)
+_OPERATORS = frozenset({"==", "!=", "<>", "<", ">", ">=", "<=", "contains"})
+_IF_SYNTAX = "Syntax Error in tag 'if' - Valid syntax: if [expression]"
+
+
+def strict_condition_error(markup: str) -> str | None:
+    """Return the message of Ruby Liquid's strict parser for the condition ``markup``
+    (``None`` when it accepts it)."""
+    try:
+        parser = _StrictParser(markup)
+        while True:
+            parser.expression()
+            if parser.consume_if("comparison"):
+                parser.expression()
+            token = parser.tokens[parser.p]
+            if token[0] == "id" and token[1] in ("and", "or"):
+                parser.consume()
+                continue
+            break
+        parser.consume("end_of_string")
+    except RubySyntaxError as exc:
+        return str(exc.args[0])
+    return None
+
+
+def lax_condition(markup: str) -> str:
+    """Return, as python-liquid reads it, the condition Ruby Liquid's lax parser makes
+    of ``markup`` (``and``/``or`` grouped from the right, as both do).
+
+    Raises ``LiquidSyntaxError`` where the lax parser raises (nothing to compare, a word
+    between comparisons that is not ``and``/``or``) and for an operator Ruby does not know
+    (``=``: Jekyll stops when the tag renders, ``Unknown operator =``)."""
+    parts = _EXPRESSIONS_AND_OPERATORS.findall(markup)
+    if not parts:
+        raise LiquidSyntaxError(_IF_SYNTAX, token=None)
+    out = [_comparison(parts.pop())]
+    while parts:
+        operator = parts.pop().strip(_RUBY_SPACE)
+        comparison = _comparison(parts.pop() if parts else "")
+        if operator not in ("and", "or"):
+            raise LiquidSyntaxError(_IF_SYNTAX, token=None)
+        out[:0] = [comparison, operator]
+    return " ".join(out)
+
+
+def _comparison(part: str) -> str:
+    m = _CONDITION.search(part)
+    if m is None:
+        raise LiquidSyntaxError(_IF_SYNTAX, token=None)
+    left = _operand(m[1])
+    if m[2] is None:
+        return left
+    if m[2] not in _OPERATORS:
+        raise LiquidSyntaxError(f"Unknown operator {m[2]}", token=None)
+    return f"{left} {m[2]} {_operand(m[3])}"
+
+
+def _operand(markup: str | None) -> str:
+    """``Condition.parse_expression`` of ``markup`` written as python-liquid reads it."""
+    text = (markup or "").strip(_RUBY_SPACE)
+    if text in ("blank", "empty"):
+        return text  # Condition's method literals
+    dummy = Token(TOKEN_EXPRESSION, text, 0, text)
+    return _liquid_text(ruby_expression(text, dummy))
+
+
+_NAME = re.compile(r"[a-zA-Z_][\w-]*\??", _A)
+
+
+def _liquid_text(expr: Expression) -> str:
+    if isinstance(expr, StringLiteral):
+        return f"'{expr.value}'" if "'" not in expr.value else f'"{expr.value}"'
+    if isinstance(expr, TrueLiteral | FalseLiteral):
+        return "true" if expr.value else "false"
+    if isinstance(expr, IntegerLiteral | FloatLiteral):
+        return repr(expr.value)
+    if isinstance(expr, RangeLiteral):
+        return f"({_liquid_text(expr.start)}..{_liquid_text(expr.stop)})"
+    if isinstance(expr, Path):
+        return _path_text(expr)
+    return "nil"
+
+
+def _path_text(path: Path) -> str:
+    out = []
+    for i, segment in enumerate(path.path):
+        if isinstance(segment, Path):
+            out.append(f"[{_path_text(segment)}]")
+        elif isinstance(segment, int):
+            out.append(f"[{segment}]")
+        elif _NAME.fullmatch(segment) and "'" not in segment:
+            out.append(segment if i == 0 else f".{segment}")
+        else:
+            out.append(f"[{_liquid_text(StringLiteral(path.token, segment))}]")
+    return "".join(out)
+
+
+def condition_tokens(env: Environment, markup: str, tag: Token, at: int) -> TokenStream:
+    """Return the tokens of the ``if``/``elsif``/``unless`` condition ``markup`` (``tag``:
+    the tag; ``at``: the markup's index in the source) as Jekyll parses it: checked by
+    Ruby's strict parser in ``warn``/``strict`` mode as :func:`parse_variable` does, and
+    read by its lax parser where that (or python-liquid) refuses it."""
+    tolerant = cast(Tolerant, env)
+    mode = tolerant.error_mode
+    lax = mode is ErrorMode.LAX
+    if not lax:
+        error = strict_condition_error(markup)
+        if error is not None:
+            message = f'{error} in "{markup.strip(_RUBY_SPACE)}"'
+            if mode is ErrorMode.STRICT:
+                raise LiquidSyntaxError(message, token=tag)
+            tolerant.parse_warning(tag, message)
+            lax = True
+    inner = Token(TOKEN_EXPRESSION, markup, at, tag.source)
+    if not lax:
+        try:
+            BooleanExpression.parse(env, TokenStream(jekyll_tokenize(markup, inner)))
+        except LiquidSyntaxError:
+            lax = True
+        else:
+            return TokenStream(jekyll_tokenize(markup, inner))
+    try:
+        text = lax_condition(markup)
+    except LiquidSyntaxError as exc:
+        exc.token = tag
+        raise
+    return TokenStream(Token(t.kind, t.value, at, tag.source) for t in jekyll_tokenize(text, inner))
