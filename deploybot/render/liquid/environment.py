@@ -22,6 +22,8 @@ from liquid.exceptions import (
     LocalNamespaceLimitError,
     LoopIterationLimitError,
     OutputStreamLimitError,
+    UndefinedError,
+    UnknownFilterError,
 )
 from liquid.parser import get_parser
 from liquid.stream import TokenStream
@@ -104,21 +106,10 @@ class _JekyllStream(TokenStream):
         if eat:
             next(self)
         if tag is not None and tag.value in lax.CONDITION_TAGS:
-            markup = _tag_markup(tag, token)
+            markup = lax.tag_markup(tag, token)
             at = token.start_index + max(token.value.find(markup.strip()), 0)
             return lax.condition_tokens(self.env, markup, tag, at)
         return TokenStream(lax.jekyll_tokenize(token.value, token))
-
-
-def _tag_markup(tag: Token, expression: Token) -> str:
-    """The tag's markup as Ruby's ``FullToken`` cuts it (python-liquid strips spaces
-    Ruby keeps, the no-break space among them): from after the name to ``%}``."""
-    start = tag.start_index + tag.source[tag.start_index :].find(tag.value) + len(tag.value)
-    end = tag.source.find("%}", expression.start_index + len(expression.value))
-    if start < tag.start_index or end < 0:
-        return expression.value
-    markup = tag.source[start:end]
-    return markup[:-1] if markup.endswith("-") else markup
 
 
 class JekyllEnvironment(Environment):
@@ -207,9 +198,23 @@ def source_error(liquid: LiquidSource, exc: BaseException, default: str) -> Sour
         text += "(render.liquid_max_depth)"
     elif isinstance(exc, LiquidSyntaxError):
         text = f"Liquid syntax error: {message}"
+    elif isinstance(exc, UndefinedError):  # liquid.strict_variables
+        text = f"Liquid error: undefined variable {_undefined_name(message)}"
+    elif isinstance(exc, UnknownFilterError):  # liquid.strict_filters
+        text = f"Liquid error: undefined filter {message.split()[-1].strip(_QUOTES)}"
     else:
         text = f"Liquid error: {one_line(message)}"
     return SourceError(text, path, line)
+
+
+_QUOTES = "'\""
+
+
+def _undefined_name(message: str) -> str:
+    """The key Ruby names in ``undefined variable KEY``: the last of python-liquid's path
+    (``'nope' is undefined``, ``page.a.b is undefined``)."""
+    path = message.removesuffix(" is undefined").strip(_QUOTES)
+    return re.split(r"[.\[]", path)[-1].strip(_QUOTES + "]")
 
 
 def check_closed(text: str) -> None:

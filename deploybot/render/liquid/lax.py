@@ -24,12 +24,19 @@ Ruby's strict parser accepts ``page.reversed``, ``item.continue``, ``page.limit`
 after a dot but ``contains``), which python-liquid's lexer takes for keywords:
 :func:`jekyll_tokenize` reads them as names, for tags too.
 
-A tag's markup (``{% if … %}``) is not parsed again here: a tag python-liquid refuses stays
-a ``SourceError``, as it is in Jekyll when its lax parser refuses it too (``{% if %}``,
-``{% for x in %}``: measured). A tag no one defines (a site's ``_plugins/`` tag such as
-``{% youtube abc %}``, or a block ``{% mytag %}…{% endmytag %}``) stops Jekyll in every
-mode, ``--safe`` or not: ``Liquid syntax error (line N): Unknown tag 'youtube'``, exit 1
-(measured); the same message stops deploybot.
+``{% assign x = … %}`` and ``{% echo … %}`` take an output's markup (``Assign``, ``Echo``
+make a ``Variable`` of it), and ``if``/``elsif``/``unless`` conditions go the same way
+(``If#strict_parse``, ``If#lax_parse``: ``{% if page.title\u00a0== 'X' %}`` is, to the lax
+parser, the truth of ``page.title``, and Jekyll prints the block). Other tags are not
+parsed again here: one python-liquid refuses stays a ``SourceError``, as it is in Jekyll
+when its lax parser refuses it too (``{% if %}``, ``{% for x in %}``: measured); ``for``,
+``case``/``when``, ``cycle`` and ``include`` markups Ruby's lax parser alone would accept
+(a no-break space in them) stop the build here.
+
+A tag no one defines (a site's ``_plugins/`` tag such as ``{% youtube abc %}``, or a block
+``{% mytag %}…{% endmytag %}``) stops Jekyll in every mode, ``--safe`` or not: ``Liquid
+syntax error (line N): Unknown tag 'youtube'``, exit 1 (measured); the same message stops
+deploybot.
 """
 
 from __future__ import annotations
@@ -86,12 +93,14 @@ _RUBY_SPACE = " \t\n\v\f\r\0"  # String#strip
 # The strict parser (lexer.rb, parser.rb; Variable#strict_parse).
 
 _LEXER = re.compile(
-    r"(?P<comparison>==|!=|<>|<=?|>=?|contains(?=\s))"
+    r"\s*(?:(?P<comparison>==|!=|<>|<=?|>=?|contains(?=\s))"
     r"|(?P<string>'[^']*'|\"[^\"]*\")"
     r"|(?P<number>-?\d+(?:\.\d+)?)"
     r"|(?P<id>[a-zA-Z_][\w-]*\??)"
-    r"|(?P<dotdot>\.\.)",
-    _A,
+    r"|(?P<dotdot>\.\.)"
+    r"|(?P<special>[|.:,\[\]()?-])"
+    r"|(?P<other>\S))",
+    _A | re.S,
 )
 _SPECIALS = {
     "|": "pipe",
@@ -105,7 +114,23 @@ _SPECIALS = {
     "?": "question",
     "-": "dash",
 }
-_SKIP = re.compile(r"\s*", _A)
+
+
+# Markups the strict parser surely accepts, told without lexing them (most of them): a
+# path, string or number, then filters with such arguments; for a condition, comparisons
+# of such values joined by and/or. No word in them is `contains` before a space (an
+# operator to the lexer).
+_ID = r"(?!contains\s)[a-zA-Z_][\w-]*\??"
+_VALUE = (
+    rf"(?:{_ID}(?:\.{_ID}|\[(?:-?\d+|'[^']*'|\"[^\"]*\")\])*"
+    r"|'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?(?![\w.]))"
+)
+_ARG = rf"(?:{_ID}\s*:\s*)?{_VALUE}"
+_PLAIN_VARIABLE = re.compile(
+    rf"\s*(?:{_VALUE}(?:\s*\|\s*{_ID}(?:\s*:\s*{_ARG}(?:\s*,\s*{_ARG})*)?)*)?\s*", _A
+)
+_COMPARE = rf"{_VALUE}(?:\s*(?:==|!=|<>|<=?|>=?)\s*{_VALUE}|\s+contains\s+{_VALUE})?"
+_PLAIN_CONDITION = re.compile(rf"\s*{_COMPARE}(?:\s+(?:and|or)\s+{_COMPARE})*\s*", _A)
 
 
 class RubySyntaxError(Exception):
@@ -114,21 +139,14 @@ class RubySyntaxError(Exception):
 
 def _lex(markup: str) -> list[tuple[str, str]]:
     tokens: list[tuple[str, str]] = []
-    at = 0
-    while True:
-        at = _SKIP.match(markup, at).end()  # type: ignore[union-attr]
-        if at >= len(markup):
-            break
-        m = _LEXER.match(markup, at)
-        if m is not None and m.lastgroup is not None:
-            tokens.append((m.lastgroup, m.group()))
-            at = m.end()
-            continue
-        kind = _SPECIALS.get(markup[at])
-        if kind is None:
-            raise RubySyntaxError(f"Unexpected character {markup[at]}")
-        tokens.append((kind, markup[at]))
-        at += 1
+    for m in _LEXER.finditer(markup):  # contiguous: ``other`` takes any character
+        kind = m.lastgroup
+        value = m[kind] if kind is not None else ""
+        if kind == "special":
+            kind = _SPECIALS[value]
+        elif kind == "other":
+            raise RubySyntaxError(f"Unexpected character {value}")
+        tokens.append((kind or "", value))
     tokens.append(("end_of_string", ""))
     return tokens
 
@@ -203,6 +221,8 @@ def strict_variable_error(markup: str) -> str | None:
     """Return the message of Ruby Liquid's strict parser for the ``{{ … }}`` markup
     ``markup`` (``None`` when it accepts it), as ``Variable#strict_parse`` raises it
     (``Expected id but found pipe``, ``Unexpected character "``)."""
+    if _PLAIN_VARIABLE.fullmatch(markup):
+        return None
     try:
         parser = _StrictParser(markup)
         if parser.look("end_of_string"):
@@ -309,6 +329,9 @@ def jekyll_tokenize(source: str, parent: Token) -> Iterator[Token]:
     """python-liquid's expression tokens of ``source``, with a keyword right after a dot
     read as a name (Ruby's lexer makes every word an ``id`` but ``contains``):
     ``page.reversed``, ``item.continue``, ``page.limit``."""
+    if "." not in source:
+        yield from tokenize(source, parent)
+        return
     previous = ""
     for token in tokenize(source, parent):
         if previous == TOKEN_DOT and token.kind == token.value != TOKEN_CONTAINS:
@@ -341,6 +364,21 @@ def output_markup(token: Token) -> str:
     ``{{ … }}``), as Ruby Liquid's ``ContentOfVariable`` cuts it: spaces kept."""
     m = _CONTENT_OF_VARIABLE.fullmatch(token.value)
     return m[1] if m is not None else token.value
+
+
+def tag_markup(tag: Token, expression: Token) -> str:
+    """Return the markup of the tag ``tag`` whose expression token is ``expression``, as
+    Ruby Liquid's ``FullToken`` cuts it: from the first character after the name and the
+    ASCII spaces after it to ``%}`` (python-liquid strips more: the no-break space); for a
+    line of a ``{% liquid %}`` tag, the expression's value."""
+    source = tag.source
+    start = source.find(tag.value, tag.start_index)
+    after = expression.start_index + len(expression.value)
+    end = source.find("%}", after)
+    if start < 0 or end < 0 or source[after:end].strip(_RUBY_SPACE + "\u00a0-"):
+        return expression.value  # a line of {% liquid %}: it ends at the line's end
+    markup = source[start + len(tag.value) : end].lstrip(_RUBY_SPACE[:-1])
+    return markup[:-1] if markup.endswith("-") else markup
 
 
 def parse_variable(env: Environment, markup: str, token: Token, at: int) -> Expression:
@@ -388,6 +426,8 @@ _IF_SYNTAX = "Syntax Error in tag 'if' - Valid syntax: if [expression]"
 def strict_condition_error(markup: str) -> str | None:
     """Return the message of Ruby Liquid's strict parser for the condition ``markup``
     (``None`` when it accepts it)."""
+    if _PLAIN_CONDITION.fullmatch(markup):
+        return None
     try:
         parser = _StrictParser(markup)
         while True:
@@ -494,13 +534,16 @@ def condition_tokens(env: Environment, markup: str, tag: Token, at: int) -> Toke
             tolerant.parse_warning(tag, message)
             lax = True
     inner = Token(TOKEN_EXPRESSION, markup, at, tag.source)
+    if not lax and _PLAIN_CONDITION.fullmatch(markup):
+        return TokenStream(jekyll_tokenize(markup, inner))  # python-liquid reads these
     if not lax:
         try:
-            BooleanExpression.parse(env, TokenStream(jekyll_tokenize(markup, inner)))
+            tokens = list(jekyll_tokenize(markup, inner))
+            BooleanExpression.parse(env, TokenStream(iter(tokens)))
         except LiquidSyntaxError:
             lax = True
         else:
-            return TokenStream(jekyll_tokenize(markup, inner))
+            return TokenStream(iter(tokens))
     try:
         text = lax_condition(markup)
     except LiquidSyntaxError as exc:

@@ -49,9 +49,10 @@ def liquid_settings(config: Mapping[str, Any]) -> LiquidSettings:
     """Return the ``liquid:`` settings of the parsed ``_config.yml`` ``config``.
 
     A value that is not a mapping, or a key missing from it, keeps Jekyll's default. An
-    ``error_mode`` other than ``lax``, ``warn`` or ``strict`` behaves as ``warn`` (Ruby
-    Liquid's ``ParserSwitching`` warns in no other mode, but a tag in an unknown mode is
-    parsed by neither parser; a site relying on that is broken under Jekyll too).
+    ``error_mode`` other than ``lax``, ``warn`` or ``strict`` (``to_sym`` keeps case:
+    ``Strict`` is one) is read as ``warn``: Ruby Liquid's ``ParserSwitching`` then reads a
+    ``{{ … }}`` as in ``lax`` mode, the same output, but parses a tag with neither parser
+    (a site relying on that is broken under Jekyll too), and the warnings name each markup.
     ``strict_*`` are true only for a YAML true (Ruby's truthiness: any value but ``false``
     and ``nil``; a string such as ``"no"`` is true there too).
     """

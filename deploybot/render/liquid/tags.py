@@ -24,10 +24,11 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from liquid.ast import BlockNode, IllegalNode, Node
-from liquid.builtin.expressions import Identifier
+from liquid.builtin.expressions import Identifier, Nil
 from liquid.builtin.illegal import Illegal
 from liquid.builtin.output import Output, OutputNode
 from liquid.builtin.tags.assign_tag import AssignNode, AssignTag
+from liquid.builtin.tags.echo_tag import EchoTag
 from liquid.exceptions import LiquidSyntaxError
 from liquid.parser import get_parser
 from liquid.tag import Tag
@@ -98,14 +99,32 @@ class JekyllAssignTag(AssignTag):
         """Parse the tag at the head of ``stream``."""
         token = stream.eat(TOKEN_TAG)
         expr = stream.current
-        m = _ASSIGN.search(expr.value) if expr.kind == TOKEN_EXPRESSION else None
+        markup = lax.tag_markup(token, expr) if expr.kind == TOKEN_EXPRESSION else ""
+        m = _ASSIGN.search(markup)
         if m is None:
             raise LiquidSyntaxError(
                 "Syntax Error in 'assign' - Valid syntax: assign [var] = [source]", token=token
             )
         name = Identifier(m[1], token=token)
-        value = lax.parse_variable(self.env, m[2], token, expr.start_index + m.start(2))
+        at = expr.start_index + max(expr.value.find(m[2].strip()), 0)
+        value = lax.parse_variable(self.env, m[2], token, at)
         return self.node_class(token, name=name, expression=value)
+
+
+class JekyllEchoTag(EchoTag):
+    """``{% echo VALUE %}`` as Ruby Liquid's ``Echo``: the markup of an output statement
+    (:func:`.lax.parse_variable`), printed as :class:`JekyllOutputNode` prints."""
+
+    def parse(self, stream: TokenStream) -> Node:
+        """Parse the tag at the head of ``stream``."""
+        token = stream.eat(TOKEN_TAG)
+        expr = stream.current
+        if expr.kind != TOKEN_EXPRESSION:
+            return JekyllOutputNode(token, Nil(token))
+        markup = lax.tag_markup(token, expr)
+        return JekyllOutputNode(
+            token, lax.parse_variable(self.env, markup, token, expr.start_index)
+        )
 
 
 class UnknownTag(Illegal):
@@ -384,6 +403,7 @@ class HighlightTag(Tag):
 TAGS: dict[str, type[Tag]] = {
     "output": JekyllOutput,
     "assign": JekyllAssignTag,
+    "echo": JekyllEchoTag,
     TOKEN_ILLEGAL: UnknownTag,
     "include": IncludeTag,
     "include_relative": IncludeRelativeTag,
