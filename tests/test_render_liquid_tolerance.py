@@ -64,7 +64,7 @@ def test_each_markup_the_strict_parser_refuses_warns_as_jekyll_does() -> None:
         assert w.line is not None
         found.append((w.path, w.line, w.message[len(prefix) : w.message.index(suffix)]))
     theirs = jekyll_warnings()
-    assert len(theirs) == 26
+    assert len(theirs) == 32
     assert sorted(found) == sorted(theirs)
 
 

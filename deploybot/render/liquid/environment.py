@@ -92,7 +92,7 @@ class _Template(BoundTemplate):
 class _JekyllStream(TokenStream):
     """python-liquid's token stream, giving tags the expression tokens of
     :func:`.lax.jekyll_tokenize` (``page.reversed`` is a property, as in Ruby), and
-    conditions as Jekyll parses them (:func:`.lax.condition_tokens`)."""
+    conditions and loops as Jekyll parses them (:func:`.lax.tag_tokens`)."""
 
     def __init__(self, env: Environment, tokens: Iterator[Token]) -> None:
         super().__init__(tokens)
@@ -105,11 +105,12 @@ class _JekyllStream(TokenStream):
             raise LiquidSyntaxError("missing expression", token=tag or token)
         if eat:
             next(self)
-        if tag is not None and tag.value in lax.CONDITION_TAGS:
+        if tag is not None and tag.value in lax.GRAMMARS:
             markup = lax.tag_markup(tag, token)
             at = token.start_index + max(token.value.find(markup.strip()), 0)
-            return lax.condition_tokens(self.env, markup, tag, at)
-        return TokenStream(lax.jekyll_tokenize(token.value, token))
+            return lax.tag_tokens(self.env, markup, tag, at)
+        context = lax.TAG_CONTEXTS.get(tag.value, lax.Context.ANY) if tag else lax.Context.ANY
+        return TokenStream(lax.jekyll_tokenize(token.value, token, context))
 
 
 class JekyllEnvironment(Environment):

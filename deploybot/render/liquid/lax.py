@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Protocol, cast
 
 from liquid.builtin.expressions import (
@@ -50,6 +52,7 @@ from liquid.builtin.expressions import (
     Filter,
     FilteredExpression,
     KeywordArgument,
+    LoopExpression,
     Nil,
     Path,
     PositionalArgument,
@@ -65,7 +68,18 @@ from liquid.builtin.expressions.primitive import (
 )
 from liquid.exceptions import LiquidSyntaxError
 from liquid.stream import TokenStream
-from liquid.token import TOKEN_CONTAINS, TOKEN_DOT, TOKEN_EXPRESSION, TOKEN_WORD, Token
+from liquid.token import (
+    TOKEN_COLON,
+    TOKEN_COMMA,
+    TOKEN_CONTAINS,
+    TOKEN_DOT,
+    TOKEN_EXPRESSION,
+    TOKEN_IN,
+    TOKEN_RANGE,
+    TOKEN_RANGE_LITERAL,
+    TOKEN_WORD,
+    Token,
+)
 
 from deploybot.render.liquid.settings import ErrorMode
 
@@ -131,6 +145,12 @@ _PLAIN_VARIABLE = re.compile(
 )
 _COMPARE = rf"{_VALUE}(?:\s*(?:==|!=|<>|<=?|>=?)\s*{_VALUE}|\s+contains\s+{_VALUE})?"
 _PLAIN_CONDITION = re.compile(rf"\s*{_COMPARE}(?:\s+(?:and|or)\s+{_COMPARE})*\s*", _A)
+_BOUND = rf"(?:{_VALUE}|-?\d+)"
+_COLLECTION = rf"(?:{_VALUE}|\(\s*{_BOUND}\s*\.\.\s*{_BOUND}\s*\))"
+_PLAIN_FOR = re.compile(
+    rf"\s*{_ID}\s+in\s+{_COLLECTION}(?:\s+reversed)?(?:\s+(?:limit|offset)\s*:\s*{_VALUE})*\s*",
+    _A,
+)
 
 
 class RubySyntaxError(Exception):
@@ -167,6 +187,13 @@ class _StrictParser:
         if kind is not None and token[0] != kind:
             raise RubySyntaxError(f"Expected {kind} but found {token[0]}")
         self.p += 1
+
+    def word(self, value: str) -> bool:
+        """Consume the current token if it is the ``id`` ``value`` (Ruby's ``id?``)."""
+        if self.tokens[self.p] == ("id", value):
+            self.p += 1
+            return True
+        return False
 
     def consume_if(self, kind: str) -> bool:
         if self.look(kind):
@@ -325,20 +352,45 @@ def _lookup(text: str, token: Token) -> Expression:
     return Path(token, segments)
 
 
-def jekyll_tokenize(source: str, parent: Token) -> Iterator[Token]:
-    """python-liquid's expression tokens of ``source``, with a keyword right after a dot
-    read as a name (Ruby's lexer makes every word an ``id`` but ``contains``):
-    ``page.reversed``, ``item.continue``, ``page.limit``."""
-    if "." not in source:
-        yield from tokenize(source, parent)
-        return
+_LITERAL_WORDS = frozenset({"true", "false", "nil", "null", "empty", "blank"})
+_CONDITION_WORDS = _LITERAL_WORDS | {"and", "or", "contains", "not"}
+_VALUE_BEFORE = frozenset({TOKEN_COLON, TOKEN_IN, TOKEN_RANGE, TOKEN_RANGE_LITERAL, TOKEN_COMMA})
+
+
+class Context(Enum):
+    """Where an expression is, for :func:`jekyll_tokenize`: which of python-liquid's
+    keywords are names there, as in Ruby (whose lexer has no keywords)."""
+
+    ANY = "any"
+    """A keyword after a dot is a name (``page.reversed``, ``item.continue``)."""
+    VALUES = "values"
+    """A condition (``if``, ``elsif``, ``unless``) or ``case``/``when``: every keyword but
+    the literals and ``and``/``or``/``contains``/``not`` is a name too
+    (``{% if limit > 2 %}``, ``{% case offset %}``)."""
+    LOOP = "loop"
+    """``for``/``tablerow``: a keyword after ``in``, a colon, a comma or in a range is a
+    name too (``{% for p in site.posts limit: limit %}``)."""
+
+
+def jekyll_tokenize(source: str, parent: Token, context: Context = Context.ANY) -> Iterator[Token]:
+    """python-liquid's expression tokens of ``source``, with its keywords read as names
+    where Ruby reads them so (its lexer makes every word an ``id`` but ``contains``
+    before a space): see :class:`Context`."""
     previous = ""
     for token in tokenize(source, parent):
-        if previous == TOKEN_DOT and token.kind == token.value != TOKEN_CONTAINS:
-            # A keyword: its kind is its word.
+        if token.kind == token.value != TOKEN_CONTAINS and _is_name(token.kind, previous, context):
+            # A keyword (its kind is its word) read as a name.
             token = Token(TOKEN_WORD, token.value, token.start_index, token.source)
         previous = token.kind
         yield token
+
+
+def _is_name(word: str, previous: str, context: Context) -> bool:
+    if previous == TOKEN_DOT:
+        return True
+    if context is Context.VALUES:
+        return word not in _CONDITION_WORDS
+    return context is Context.LOOP and previous in _VALUE_BEFORE and word not in _LITERAL_WORDS
 
 
 # Where python-liquid meets the two parsers.
@@ -410,8 +462,9 @@ def parse_variable(env: Environment, markup: str, token: Token, at: int) -> Expr
 
 # Conditions: If#strict_parse and If#lax_parse (if, elsif, unless).
 
-CONDITION_TAGS = frozenset({"if", "elsif", "unless"})
-"""The tags whose markup is a condition (``Liquid::If``, ``Unless < If``)."""
+TAG_CONTEXTS = {"case": Context.VALUES, "when": Context.VALUES}
+TAG_CONTEXTS["tablerow"] = Context.LOOP
+"""The :class:`Context` of other tags' markups (``Context.ANY`` when not named)."""
 
 _CONDITION = re.compile(rf"({_QUOTED_FRAGMENT})\s*([=!<>a-z_]+)?\s*({_QUOTED_FRAGMENT})?", _A)
 _EXPRESSIONS_AND_OPERATORS = re.compile(
@@ -517,16 +570,95 @@ def _path_text(path: Path) -> str:
     return "".join(out)
 
 
-def condition_tokens(env: Environment, markup: str, tag: Token, at: int) -> TokenStream:
-    """Return the tokens of the ``if``/``elsif``/``unless`` condition ``markup`` (``tag``:
-    the tag; ``at``: the markup's index in the source) as Jekyll parses it: checked by
-    Ruby's strict parser in ``warn``/``strict`` mode as :func:`parse_variable` does, and
-    read by its lax parser where that (or python-liquid) refuses it."""
+# Loops: For#strict_parse and For#lax_parse.
+
+_FOR = re.compile(rf"([\w-]+)\s+in\s+((?:{_QUOTED_FRAGMENT})+)\s*(reversed)?", _A)
+_TAG_ATTRIBUTES = re.compile(rf"(\w[\w-]*)\s*:\s*({_QUOTED_FRAGMENT})", _A)
+
+
+def strict_for_error(markup: str) -> str | None:
+    """Return the message of Ruby Liquid's strict parser for the ``for`` markup ``markup``
+    (``None`` when it accepts it; attributes ``limit:``/``offset:`` after ``reversed``,
+    without commas)."""
+    if _PLAIN_FOR.fullmatch(markup):
+        return None
+    try:
+        parser = _StrictParser(markup)
+        parser.consume("id")
+        if not parser.word("in"):
+            raise RubySyntaxError("For loops require an 'in' clause")
+        parser.expression()
+        parser.word("reversed")
+        while parser.look("id") and parser.look("colon", 1):
+            if not (parser.word("limit") or parser.word("offset")):
+                raise RubySyntaxError(
+                    "Invalid attribute in for loop. Valid attributes are limit and offset"
+                )
+            parser.consume()
+            parser.expression()
+        parser.consume("end_of_string")
+    except RubySyntaxError as exc:
+        return str(exc.args[0])
+    return None
+
+
+def lax_for(markup: str) -> str:
+    """Return, as python-liquid reads it, the loop Ruby Liquid's lax parser makes of the
+    ``for`` markup ``markup``: ``reversed`` only right after the collection, the last
+    ``limit:`` and ``offset:`` anywhere, other attributes ignored.
+
+    Raises ``LiquidSyntaxError`` where the lax parser raises."""
+    m = _FOR.match(markup)
+    if m is None:
+        raise LiquidSyntaxError(
+            "Syntax Error in 'for loop' - Valid syntax: for [item] in [collection]", token=None
+        )
+    dummy = Token(TOKEN_EXPRESSION, markup, 0, markup)
+    out = [m[1], "in", _liquid_text(ruby_expression(m[2], dummy))]
+    if m[3]:
+        out.append("reversed")
+    attributes = {}
+    for key, value in _TAG_ATTRIBUTES.findall(markup):
+        if key in ("limit", "offset"):
+            keep = key == "offset" and value == "continue"
+            attributes[key] = value if keep else _liquid_text(ruby_expression(value, dummy))
+    out += [f"{key}: {value}" for key, value in sorted(attributes.items())]
+    return " ".join(out)
+
+
+@dataclass(frozen=True)
+class _Grammar:
+    """How one kind of tag markup is read: Ruby's strict check, the lax parser's reading
+    as python-liquid text, python-liquid's own parse (a trial), the keywords' context and
+    the markups surely fine."""
+
+    strict_error: Callable[[str], str | None]
+    lax_text: Callable[[str], str]
+    trial: Callable[[Environment, TokenStream], object]
+    context: Context
+    plain: re.Pattern[str] | None
+
+
+_CONDITION_GRAMMAR = _Grammar(
+    strict_condition_error, lax_condition, BooleanExpression.parse, Context.VALUES, _PLAIN_CONDITION
+)
+_FOR_GRAMMAR = _Grammar(strict_for_error, lax_for, LoopExpression.parse, Context.LOOP, _PLAIN_FOR)
+GRAMMARS = {"if": _CONDITION_GRAMMAR, "elsif": _CONDITION_GRAMMAR, "unless": _CONDITION_GRAMMAR}
+GRAMMARS["for"] = _FOR_GRAMMAR
+"""The tags whose markups :func:`tag_tokens` reads as Jekyll does, by name."""
+
+
+def tag_tokens(env: Environment, markup: str, tag: Token, at: int) -> TokenStream:
+    """Return the tokens of the markup ``markup`` of the tag ``tag`` (one of
+    :data:`GRAMMARS`; ``at``: the markup's index in the source) as Jekyll parses it:
+    checked by Ruby's strict parser in ``warn``/``strict`` mode as :func:`parse_variable`
+    does, and read by its lax parser where that (or python-liquid) refuses it."""
+    grammar = GRAMMARS[tag.value]
     tolerant = cast(Tolerant, env)
     mode = tolerant.error_mode
     lax = mode is ErrorMode.LAX
     if not lax:
-        error = strict_condition_error(markup)
+        error = grammar.strict_error(markup)
         if error is not None:
             message = f'{error} in "{markup.strip(_RUBY_SPACE)}"'
             if mode is ErrorMode.STRICT:
@@ -534,19 +666,22 @@ def condition_tokens(env: Environment, markup: str, tag: Token, at: int) -> Toke
             tolerant.parse_warning(tag, message)
             lax = True
     inner = Token(TOKEN_EXPRESSION, markup, at, tag.source)
-    if not lax and _PLAIN_CONDITION.fullmatch(markup):
-        return TokenStream(jekyll_tokenize(markup, inner))  # python-liquid reads these
+    if not lax and grammar.plain is not None and grammar.plain.fullmatch(markup):
+        return TokenStream(
+            jekyll_tokenize(markup, inner, grammar.context)
+        )  # python-liquid reads these
     if not lax:
         try:
-            tokens = list(jekyll_tokenize(markup, inner))
-            BooleanExpression.parse(env, TokenStream(iter(tokens)))
+            tokens = list(jekyll_tokenize(markup, inner, grammar.context))
+            grammar.trial(env, TokenStream(iter(tokens)))
         except LiquidSyntaxError:
             lax = True
         else:
             return TokenStream(iter(tokens))
     try:
-        text = lax_condition(markup)
+        text = grammar.lax_text(markup)
     except LiquidSyntaxError as exc:
         exc.token = tag
         raise
-    return TokenStream(Token(t.kind, t.value, at, tag.source) for t in jekyll_tokenize(text, inner))
+    rewritten = jekyll_tokenize(text, inner, grammar.context)
+    return TokenStream(Token(t.kind, t.value, at, tag.source) for t in rewritten)
