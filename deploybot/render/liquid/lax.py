@@ -33,6 +33,9 @@ when its lax parser refuses it too (``{% if %}``, ``{% for x in %}``: measured);
 ``case``/``when``, ``cycle`` and ``include`` markups Ruby's lax parser alone would accept
 (a no-break space in them) stop the build here.
 
+A ``{% comment %}``'s body is checked too (Ruby parses it, and warns, or in ``strict``
+mode stops, on what its strict parser refuses there; :func:`check_comment`).
+
 A tag no one defines (a site's ``_plugins/`` tag such as ``{% youtube abc %}``, or a block
 ``{% mytag %}…{% endmytag %}``) stops Jekyll in every mode, ``--safe`` or not: ``Liquid
 syntax error (line N): Unknown tag 'youtube'``, exit 1 (measured); the same message stops
@@ -71,12 +74,15 @@ from liquid.stream import TokenStream
 from liquid.token import (
     TOKEN_COLON,
     TOKEN_COMMA,
+    TOKEN_COMMENT,
     TOKEN_CONTAINS,
     TOKEN_DOT,
     TOKEN_EXPRESSION,
     TOKEN_IN,
+    TOKEN_OUTPUT,
     TOKEN_RANGE,
     TOKEN_RANGE_LITERAL,
+    TOKEN_TAG,
     TOKEN_WORD,
     Token,
 )
@@ -685,3 +691,36 @@ def tag_tokens(env: Environment, markup: str, tag: Token, at: int) -> TokenStrea
         raise
     rewritten = jekyll_tokenize(text, inner, grammar.context)
     return TokenStream(Token(t.kind, t.value, at, tag.source) for t in rewritten)
+
+
+def check_comment(env: Environment, comment: Token) -> None:
+    """Check the body of a ``{% comment %}`` (python-liquid's one ``comment`` token) as
+    Ruby Liquid does: ``Comment`` is a block, its body is parsed (and rendered not), so a
+    ``{{ … }}`` or a condition or loop its strict parser refuses is a warning there too, or
+    in ``strict`` mode an error (Jekyll 4.3.1, measured). Unknown tags in it are ignored,
+    as ``Comment#unknown_tag`` ignores them.
+
+    Raises ``LiquidSyntaxError`` in ``strict`` mode."""
+    tolerant = cast(Tolerant, env)
+    if tolerant.error_mode is ErrorMode.LAX:
+        return
+    tokens = list(env.tokenizer()(comment.value))
+    for i, token in enumerate(tokens):
+        at = Token(token.kind, token.value, comment.start_index + token.start_index, comment.source)
+        if token.kind == TOKEN_COMMENT:
+            check_comment(env, at)
+            continue
+        error, markup = None, ""
+        if token.kind == TOKEN_OUTPUT:
+            markup = output_markup(token)
+            error = strict_variable_error(markup)
+            markup = f"{{{{{markup}}}}}"
+        elif token.kind == TOKEN_TAG and token.value in GRAMMARS and i + 1 < len(tokens):
+            markup = tokens[i + 1].value
+            error = GRAMMARS[token.value].strict_error(markup)
+        if error is None:
+            continue
+        message = f'{error} in "{markup.strip(_RUBY_SPACE)}"'
+        if tolerant.error_mode is ErrorMode.STRICT:
+            raise LiquidSyntaxError(message, token=at)
+        tolerant.parse_warning(at, message)

@@ -28,11 +28,20 @@ from liquid.builtin.expressions import Identifier, Nil
 from liquid.builtin.illegal import Illegal
 from liquid.builtin.output import Output, OutputNode
 from liquid.builtin.tags.assign_tag import AssignNode, AssignTag
+from liquid.builtin.tags.comment_tag import CommentNode, CommentTag
 from liquid.builtin.tags.echo_tag import EchoTag
 from liquid.exceptions import LiquidSyntaxError
 from liquid.parser import get_parser
 from liquid.tag import Tag
-from liquid.token import TOKEN_EOF, TOKEN_EXPRESSION, TOKEN_ILLEGAL, TOKEN_OUTPUT, TOKEN_TAG, Token
+from liquid.token import (
+    TOKEN_COMMENT,
+    TOKEN_EOF,
+    TOKEN_EXPRESSION,
+    TOKEN_ILLEGAL,
+    TOKEN_OUTPUT,
+    TOKEN_TAG,
+    Token,
+)
 
 from deploybot.git import path_rules
 from deploybot.render.highlight.highlighter import figure_block
@@ -125,6 +134,20 @@ class JekyllEchoTag(EchoTag):
         return JekyllOutputNode(
             token, lax.parse_variable(self.env, markup, token, expr.start_index)
         )
+
+
+class JekyllCommentTag(CommentTag):
+    """``{% comment %}…{% endcomment %}``, its body checked as Ruby Liquid parses it
+    (:func:`.lax.check_comment`)."""
+
+    def parse(self, stream: TokenStream) -> CommentNode:
+        """Parse the comment at the head of ``stream``."""
+        start = stream.pos
+        node = super().parse(stream)
+        for token in stream.tokens[start : stream.pos + 1]:
+            if token.kind == TOKEN_COMMENT:
+                lax.check_comment(self.env, token)
+        return node
 
 
 class UnknownTag(Illegal):
@@ -404,6 +427,7 @@ TAGS: dict[str, type[Tag]] = {
     "output": JekyllOutput,
     "assign": JekyllAssignTag,
     "echo": JekyllEchoTag,
+    "comment": JekyllCommentTag,
     TOKEN_ILLEGAL: UnknownTag,
     "include": IncludeTag,
     "include_relative": IncludeRelativeTag,
