@@ -9,6 +9,7 @@ Apart from :mod:`.templates` so that importing the render stage does not import 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -132,7 +133,7 @@ class JekyllEnvironment(Environment):
             strict_filters=self.settings.strict_filters,
             undefined=StrictUndefined if self.settings.strict_variables else Undefined,
         )
-        self.parse_warnings: list[tuple[Token, str]] = []
+        self._parsing = threading.local()  # the environment is shared (shared_environment)
         # python-liquid reads these class-level limits through the instance.
         self.loop_iteration_limit = limits.max_loop_iterations  # type: ignore[misc]
         self.local_namespace_limit = limits.max_local_bytes  # type: ignore[misc]
@@ -147,13 +148,23 @@ class JekyllEnvironment(Environment):
         """The site's ``liquid.error_mode``."""
         return self.settings.error_mode
 
+    @property
+    def parse_warnings(self) -> list[tuple[Token, str]]:
+        """The warnings of the template this thread is parsing: ``(token, message)``."""
+        found: list[tuple[Token, str]] | None = getattr(self._parsing, "warnings", None)
+        if found is None:
+            found = self._parsing.warnings = []
+        return found
+
     def parse_warning(self, token: Token, message: str) -> None:
         """Record ``message`` at ``token`` for the template being parsed."""
         self.parse_warnings.append((token, message))
 
     def take_warnings(self) -> list[tuple[Token, str]]:
-        """Return the warnings recorded since the last call, and forget them."""
-        found, self.parse_warnings = self.parse_warnings, []
+        """Return the warnings recorded since the last call (in this thread), and forget
+        them."""
+        found = self.parse_warnings
+        self._parsing.warnings = []
         return found
 
     def _parse(self, source: str) -> list[Node]:
