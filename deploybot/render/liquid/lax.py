@@ -20,18 +20,22 @@ with ``jekyll build`` (``tests/fixtures/jekyll/liquid_tolerance``):
 - ``{{ page.contains }}``: the property (``contains`` is an operator to the lexer);
 - ``{{ x upcase }}``: ``x``, ``{{ x | upcase: }}``: ``x`` upcased.
 
-Ruby's strict parser accepts ``page.reversed``, ``item.continue``, ``page.limit`` (any word
-after a dot but ``contains``), which python-liquid's lexer takes for keywords:
-:func:`jekyll_tokenize` reads them as names, for tags too.
+Ruby's lexer has no keywords: its strict parser accepts ``page.reversed``,
+``item.continue``, ``page.limit`` (any word after a dot but ``contains``), and ``limit``,
+``offset`` or ``reversed`` as variables in a condition, ``case``/``when`` or a loop's
+values, which python-liquid's lexer takes for keywords: :func:`jekyll_tokenize` reads them
+as names there (:class:`Context`).
 
 ``{% assign x = … %}`` and ``{% echo … %}`` take an output's markup (``Assign``, ``Echo``
-make a ``Variable`` of it), and ``if``/``elsif``/``unless`` conditions go the same way
-(``If#strict_parse``, ``If#lax_parse``: ``{% if page.title\u00a0== 'X' %}`` is, to the lax
-parser, the truth of ``page.title``, and Jekyll prints the block). Other tags are not
-parsed again here: one python-liquid refuses stays a ``SourceError``, as it is in Jekyll
-when its lax parser refuses it too (``{% if %}``, ``{% for x in %}``: measured); ``for``,
-``case``/``when``, ``cycle`` and ``include`` markups Ruby's lax parser alone would accept
-(a no-break space in them) stop the build here.
+make a ``Variable`` of it); ``if``/``elsif``/``unless`` conditions and ``for`` loops go the
+same way (``If#strict_parse``/``lax_parse``, ``For#strict_parse``/``lax_parse``:
+``{% if page.title\u00a0== 'X' %}`` is, to the lax parser, the truth of ``page.title``, and
+Jekyll prints the block; ``{% for i in x limit: 2 reversed %}`` is not reversed, as
+``reversed`` must follow the collection). Other tags are not parsed again here: one
+python-liquid refuses stays a ``SourceError``, as it is in Jekyll when its lax parser
+refuses it too (``{% if %}``, ``{% for x in %}``: measured); ``case``/``when``, ``cycle``,
+``tablerow`` and ``include`` markups Ruby's lax parser alone would accept (a no-break space
+in them) stop the build here.
 
 A ``{% comment %}``'s body is checked too (Ruby parses it, and warns, or in ``strict``
 mode stops, on what its strict parser refuses there; :func:`check_comment`).
