@@ -8,6 +8,7 @@ ruby-jekyll-paginate``); the test suite never runs it, it reads the committed ou
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,12 @@ GEM_THEMES = {"theme": "jekyll-theme-fixture"}
 """Cases whose site names a gem theme of ``tests/fixtures/themes``: Jekyll finds it as an
 installed gem (no Gemfile) through a ``GEM_PATH`` folder made for the build
 (:func:`gem_path`), holding the theme as ``gems/NAME-VERSION`` and its gemspec."""
+
+LOGGED = frozenset({"liquid_tolerance"})
+"""Cases whose Liquid warnings are kept too, in ``<case>/jekyll-warnings.txt``: Jekyll's
+``Liquid Warning:`` lines, colours removed and the source folder's absolute path cut to
+``site/`` (the tests compare deploybot's warnings with them)."""
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def gem_path(theme: str, folder: Path) -> dict[str, str]:
@@ -60,17 +67,28 @@ def build(case: Path) -> None:
     """Build ``case/site`` into a fresh ``case/expected`` with ``jekyll build``."""
     expected = case / "expected"
     shutil.rmtree(expected, ignore_errors=True)
-    command = ["jekyll", "build", "--quiet", "--disable-disk-cache", "-s", "site", "-d", "expected"]
+    command = ["jekyll", "build", "--disable-disk-cache", "-s", "site", "-d", "expected"]
     cwd = case
     if case.name in IN_SITE:
         command[-4:] = ["-s", ".", "-d", "../expected"]
         cwd = case / "site"
+    if case.name not in LOGGED:
+        command.append("--quiet")
     if case.name in SAFE:
         command.append("--safe")
     with tempfile.TemporaryDirectory() as gems:
         theme = GEM_THEMES.get(case.name)
         env = None if theme is None else gem_path(theme, Path(gems))
-        subprocess.run(command, cwd=cwd, check=True, env=env)
+        done = subprocess.run(command, cwd=cwd, check=True, env=env, capture_output=True, text=True)
+    sys.stderr.write(done.stderr)
+    if case.name in LOGGED:
+        site = f"{(case / 'site').resolve()}/"
+        lines = [
+            _COLOUR.sub("", line).strip().replace(site, "")
+            for line in (done.stdout + done.stderr).splitlines()
+            if "Liquid Warning:" in line
+        ]
+        (case / "jekyll-warnings.txt").write_text("".join(f"{line}\n" for line in lines))
 
 
 def main(names: list[str]) -> int:

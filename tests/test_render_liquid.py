@@ -11,6 +11,7 @@ import pytest
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.liquid import environment
+from deploybot.render.liquid.settings import ErrorMode, LiquidSettings
 from deploybot.render.liquid.tags import TAGS, register_tag
 from deploybot.render.liquid.templates import Liquid, render_liquid
 from deploybot.render.model import LiquidLimits, RenderOptions
@@ -189,9 +190,15 @@ def test_hostile_expressions_reach_no_python_object(source: str, output: str) ->
 
 
 def test_a_python_expression_is_a_syntax_error() -> None:
+    """An error with ``liquid.error_mode: strict``; in Jekyll's default ``warn`` mode
+    (Jekyll 4.3.1, measured) a warning, and the lax parser's reading prints nothing."""
+    strict = Liquid(None, settings=LiquidSettings(error_mode=ErrorMode.STRICT))
     with pytest.raises(SourceError) as info:
-        run("{{ ''.__class__.__mro__ }}")
-    assert "Liquid syntax error" in info.value.message
+        run("{{ ''.__class__.__mro__ }}", liquid=strict)
+    assert "Liquid syntax error: Expected end_of_string but found dot" in info.value.message
+    text, warnings = run("x\n{{ ''.__class__.__mro__ }}")
+    assert text == "x\n" and [line for line, _ in warnings] == [6]
+    assert "Expected end_of_string but found dot" in warnings[0][1]
 
 
 def test_syntax_error_names_the_file_and_line() -> None:

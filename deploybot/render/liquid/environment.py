@@ -9,10 +9,12 @@ Apart from :mod:`.templates` so that importing the render stage does not import 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from liquid import BoundTemplate, Environment, Mode, RenderContext
+from liquid import BoundTemplate, Environment, Mode, RenderContext, StrictUndefined, Undefined
+from liquid.ast import Node
 from liquid.exceptions import (
     BlockNestingError,
     ContextDepthError,
@@ -21,13 +23,18 @@ from liquid.exceptions import (
     LocalNamespaceLimitError,
     LoopIterationLimitError,
     OutputStreamLimitError,
+    UndefinedError,
+    UnknownFilterError,
 )
-from liquid.token import TOKEN_TAG, Token
+from liquid.parser import get_parser
+from liquid.stream import TokenStream
+from liquid.token import TOKEN_EXPRESSION, TOKEN_TAG, Token
 
 from deploybot.render.limits import page_too_large
-from deploybot.render.liquid import filters, lexer, tags
+from deploybot.render.liquid import filters, lax, lexer, tags
 from deploybot.render.liquid.filters import STATE, PageTooLarge
 from deploybot.render.liquid.plugins.registry import liquid_tags
+from deploybot.render.liquid.settings import ErrorMode, LiquidSettings
 from deploybot.render.model import LiquidLimits
 from deploybot.support.errors import SourceError, one_line
 
@@ -84,16 +91,55 @@ class _Template(BoundTemplate):
     context_class = _BudgetContext
 
 
+class _JekyllStream(TokenStream):
+    """python-liquid's token stream, giving tags the expression tokens of
+    :func:`.lax.jekyll_tokenize` (``page.reversed`` is a property, as in Ruby), and
+    conditions and loops as Jekyll parses them (:func:`.lax.tag_tokens`)."""
+
+    def __init__(self, env: Environment, tokens: Iterator[Token]) -> None:
+        super().__init__(tokens)
+        self.env = env
+
+    def into_inner(self, *, tag: Token | None = None, eat: bool = True) -> TokenStream:
+        """Return the tokens of the current expression (see ``TokenStream.into_inner``)."""
+        token = self.current
+        if token.kind != TOKEN_EXPRESSION:
+            raise LiquidSyntaxError("missing expression", token=tag or token)
+        if eat:
+            next(self)
+        if tag is not None and tag.value in lax.GRAMMARS:
+            markup = lax.tag_markup(tag, token)
+            at = token.start_index + max(token.value.find(markup.strip()), 0)
+            return lax.tag_tokens(self.env, markup, tag, at)
+        context = lax.TAG_CONTEXTS.get(tag.value, lax.Context.ANY) if tag else lax.Context.ANY
+        return TokenStream(lax.jekyll_tokenize(token.value, token, context))
+
+
 class JekyllEnvironment(Environment):
     """A python-liquid environment with Jekyll's tags and filters, the tags of the
-    ``plugins`` named (:mod:`.plugins.registry`) and the given limits."""
+    ``plugins`` named (:mod:`.plugins.registry`), the given limits and the site's
+    ``liquid:`` settings (``settings``; Jekyll's defaults when ``None``).
+
+    python-liquid itself stays strict (its errors raise); ``error_mode`` is applied by
+    :mod:`.lax`, whose warnings for the template being parsed collect in
+    :attr:`parse_warnings` (:meth:`take_warnings` empties it)."""
 
     template_class = _Template
 
     def __init__(
-        self, limits: LiquidLimits, max_output: int, plugins: tuple[str, ...] = ()
+        self,
+        limits: LiquidLimits,
+        max_output: int,
+        plugins: tuple[str, ...] = (),
+        settings: LiquidSettings | None = None,
     ) -> None:
-        super().__init__(tolerance=Mode.STRICT, strict_filters=False)
+        self.settings = settings or LiquidSettings()
+        super().__init__(
+            tolerance=Mode.STRICT,
+            strict_filters=self.settings.strict_filters,
+            undefined=StrictUndefined if self.settings.strict_variables else Undefined,
+        )
+        self._parsing = threading.local()  # the environment is shared (shared_environment)
         # python-liquid reads these class-level limits through the instance.
         self.loop_iteration_limit = limits.max_loop_iterations  # type: ignore[misc]
         self.local_namespace_limit = limits.max_local_bytes  # type: ignore[misc]
@@ -113,6 +159,33 @@ class JekyllEnvironment(Environment):
             self.statement_start_string,
             self.statement_end_string,
         )
+
+    @property
+    def error_mode(self) -> ErrorMode:
+        """The site's ``liquid.error_mode``."""
+        return self.settings.error_mode
+
+    @property
+    def parse_warnings(self) -> list[tuple[Token, str]]:
+        """The warnings of the template this thread is parsing: ``(token, message)``."""
+        found: list[tuple[Token, str]] | None = getattr(self._parsing, "warnings", None)
+        if found is None:
+            found = self._parsing.warnings = []
+        return found
+
+    def parse_warning(self, token: Token, message: str) -> None:
+        """Record ``message`` at ``token`` for the template being parsed."""
+        self.parse_warnings.append((token, message))
+
+    def take_warnings(self) -> list[tuple[Token, str]]:
+        """Return the warnings recorded since the last call (in this thread), and forget
+        them."""
+        found = self.parse_warnings
+        self._parsing.warnings = []
+        return found
+
+    def _parse(self, source: str) -> list[Node]:
+        return get_parser(self).parse(_JekyllStream(self, self.tokenizer()(source)))
 
     def error(
         self,
@@ -154,9 +227,23 @@ def source_error(liquid: LiquidSource, exc: BaseException, default: str) -> Sour
         text += "(render.liquid_max_depth)"
     elif isinstance(exc, LiquidSyntaxError):
         text = f"Liquid syntax error: {message}"
+    elif isinstance(exc, UndefinedError):  # liquid.strict_variables
+        text = f"Liquid error: undefined variable {_undefined_name(message)}"
+    elif isinstance(exc, UnknownFilterError):  # liquid.strict_filters
+        text = f"Liquid error: undefined filter {message.split()[-1].strip(_QUOTES)}"
     else:
         text = f"Liquid error: {one_line(message)}"
     return SourceError(text, path, line)
+
+
+_QUOTES = "'\""
+
+
+def _undefined_name(message: str) -> str:
+    """The key Ruby names in ``undefined variable KEY``: the last of python-liquid's path
+    (``'nope' is undefined``, ``page.a.b is undefined``)."""
+    path = message.removesuffix(" is undefined").strip(_QUOTES)
+    return re.split(r"[.\[]", path)[-1].strip(_QUOTES + "]")
 
 
 def check_closed(text: str) -> None:

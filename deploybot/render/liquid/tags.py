@@ -24,16 +24,30 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from liquid.ast import BlockNode, Node
+from liquid.ast import BlockNode, IllegalNode, Node
+from liquid.builtin.expressions import Identifier, Nil
+from liquid.builtin.illegal import Illegal
 from liquid.builtin.output import Output, OutputNode
+from liquid.builtin.tags.assign_tag import AssignNode, AssignTag
+from liquid.builtin.tags.comment_tag import CommentNode, CommentTag
+from liquid.builtin.tags.echo_tag import EchoTag
 from liquid.exceptions import LiquidSyntaxError
 from liquid.parser import get_parser
 from liquid.tag import Tag
-from liquid.token import TOKEN_EOF, TOKEN_EXPRESSION, TOKEN_TAG, Token
+from liquid.token import (
+    TOKEN_COMMENT,
+    TOKEN_EOF,
+    TOKEN_EXPRESSION,
+    TOKEN_ILLEGAL,
+    TOKEN_OUTPUT,
+    TOKEN_TAG,
+    Token,
+)
 
 from deploybot.git import path_rules
 from deploybot.render.highlight.highlighter import figure_block
 from deploybot.render.liquid import jekyll_filters as jf
+from deploybot.render.liquid import lax
 from deploybot.render.liquid.filters import nil, parse_expression, state_of
 from deploybot.render.liquid.links import find_url, post_url
 from deploybot.render.liquid.plugins.jekyll_toc import toc_tag
@@ -70,9 +84,82 @@ class JekyllOutputNode(OutputNode):
 
 
 class JekyllOutput(Output):
-    """The output statement with :class:`JekyllOutputNode`."""
+    """The output statement with :class:`JekyllOutputNode`, its markup parsed as Jekyll
+    parses it (:func:`.lax.parse_variable`)."""
 
     node_class = JekyllOutputNode
+
+    def parse(self, stream: TokenStream) -> OutputNode:
+        """Parse the ``{{ … }}`` at the head of ``stream``."""
+        token = stream.eat(TOKEN_OUTPUT)
+        expr = stream.expect(TOKEN_EXPRESSION)
+        markup = lax.output_markup(token)
+        at = token.start_index + token.value.find(markup) if markup else expr.start_index
+        return self.node_class(token, lax.parse_variable(self.env, markup, token, at))
+
+
+_ASSIGN = re.compile(r"((?:\(?[\w\-.\[\]]\)?)+)\s*=\s*(.*)", re.ASCII | re.S)  # Assign::Syntax
+
+
+class JekyllAssignTag(AssignTag):
+    """``{% assign NAME = VALUE %}`` as Ruby Liquid's ``Assign`` parses it: the value is an
+    output's markup (:func:`.lax.parse_variable`)."""
+
+    def parse(self, stream: TokenStream) -> AssignNode:
+        """Parse the tag at the head of ``stream``."""
+        token = stream.eat(TOKEN_TAG)
+        expr = stream.current
+        markup = lax.tag_markup(token, expr) if expr.kind == TOKEN_EXPRESSION else ""
+        m = _ASSIGN.search(markup)
+        if m is None:
+            raise LiquidSyntaxError(
+                "Syntax Error in 'assign' - Valid syntax: assign [var] = [source]", token=token
+            )
+        name = Identifier(m[1], token=token)
+        at = expr.start_index + max(expr.value.find(m[2].strip()), 0)
+        value = lax.parse_variable(self.env, m[2], token, at)
+        return self.node_class(token, name=name, expression=value)
+
+
+class JekyllEchoTag(EchoTag):
+    """``{% echo VALUE %}`` as Ruby Liquid's ``Echo``: the markup of an output statement
+    (:func:`.lax.parse_variable`), printed as :class:`JekyllOutputNode` prints."""
+
+    def parse(self, stream: TokenStream) -> Node:
+        """Parse the tag at the head of ``stream``."""
+        token = stream.eat(TOKEN_TAG)
+        expr = stream.current
+        if expr.kind != TOKEN_EXPRESSION:
+            return JekyllOutputNode(token, Nil(token))
+        markup = lax.tag_markup(token, expr)
+        return JekyllOutputNode(
+            token, lax.parse_variable(self.env, markup, token, expr.start_index)
+        )
+
+
+class JekyllCommentTag(CommentTag):
+    """``{% comment %}…{% endcomment %}``, its body checked as Ruby Liquid parses it
+    (:func:`.lax.check_comment`)."""
+
+    def parse(self, stream: TokenStream) -> CommentNode:
+        """Parse the comment at the head of ``stream``."""
+        start = stream.pos
+        node = super().parse(stream)
+        for token in stream.tokens[start : stream.pos + 1]:
+            if token.kind == TOKEN_COMMENT:
+                lax.check_comment(self.env, token)
+        return node
+
+
+class UnknownTag(Illegal):
+    """A tag no one defines: Ruby Liquid's ``Unknown tag 'NAME'`` (Jekyll stops)."""
+
+    def parse(self, stream: TokenStream) -> IllegalNode:
+        """Raise ``LiquidSyntaxError`` for the tag at the head of ``stream``."""
+        token = stream.expect(TOKEN_TAG)
+        if stream.peek.kind == TOKEN_EXPRESSION:
+            next(stream)
+        raise LiquidSyntaxError(f"Unknown tag '{token.value}'", token=token)
 
 
 def _markup(stream: TokenStream) -> tuple[Token, str]:
@@ -249,8 +336,9 @@ class IncludeNode(_SimpleNode):
         if m is not None:
             self.file, self.params = m["variable"].strip(), m["params"].strip()
         else:
-            self.file, _, self.params = markup.partition(" ")
-            self.params = self.params.strip()
+            # markup.split(/\s+/, 2): the parameters may start on the next line.
+            self.file, *rest = re.split(r"\s+", markup, maxsplit=1, flags=re.ASCII)
+            self.params = rest[0].strip() if rest else ""
         if self.params and not _FULL_PARAMS.match(self.params):
             raise LiquidSyntaxError(
                 f"invalid syntax for the include tag: {markup!r} "
@@ -374,6 +462,10 @@ class HighlightTag(Tag):
 
 TAGS: dict[str, type[Tag]] = {
     "output": JekyllOutput,
+    "assign": JekyllAssignTag,
+    "echo": JekyllEchoTag,
+    "comment": JekyllCommentTag,
+    TOKEN_ILLEGAL: UnknownTag,
     "include": IncludeTag,
     "include_relative": IncludeRelativeTag,
     "highlight": HighlightTag,

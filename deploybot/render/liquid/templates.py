@@ -14,7 +14,9 @@ and loops of one page render together may not run more iterations than that eith
 output (and every filter's result) may not pass the page limit; ``assign``/``capture``
 values may not pass ``max_local_bytes``; includes and blocks may not nest deeper than
 ``max_depth``. Passing one, or a Liquid syntax error, is a ``SourceError`` naming the file
-(the document, include or layout) and line.
+(the document, include or layout) and line; but a ``{{ … }}``, ``assign`` value or condition
+Ruby Liquid's strict parser refuses is read as Jekyll's ``liquid.error_mode`` says
+(:mod:`.lax`, :mod:`.settings`: by default its lax parser's reading and one warning).
 
 Generated HTML (``{% highlight %}``) is not put into the text directly (Markdown would
 mangle it): it becomes a placeholder word, and :func:`restore_fragments` swaps it in after.
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from deploybot.render.limits import LimitError, page_too_large
 from deploybot.render.liquid.links import LinkIndex
+from deploybot.render.liquid.settings import LiquidSettings
 from deploybot.render.model import LiquidLimits, RenderWarning
 from deploybot.render.read.source import SourceTree
 from deploybot.support.errors import SourceError, one_line
@@ -60,19 +63,26 @@ class LiquidResult:
 
 @functools.lru_cache(maxsize=8)
 def shared_environment(
-    limits: LiquidLimits, max_output: int, tags: tuple[str, ...], plugins: tuple[str, ...] = ()
+    limits: LiquidLimits,
+    max_output: int,
+    tags: tuple[str, ...],
+    plugins: tuple[str, ...] = (),
+    settings: LiquidSettings | None = None,
 ) -> JekyllEnvironment:
     """Return the python-liquid environment for these limits, registered ``tags`` (the
     names in :data:`~deploybot.render.liquid.tags.TAGS`, so a tag registered later gets a new
-    environment) and ``plugins`` (the Jekyll plugins whose tags it has), made once per process.
+    environment), ``plugins`` (the Jekyll plugins whose tags it has) and ``liquid:``
+    settings, made once per process.
 
-    An environment holds only what its limits decide (the tags, the guarded filters, the
-    limits themselves): no build's state, which lives in each render's context. Making one
+    An environment holds only what its limits and settings decide (the tags, the guarded
+    filters, the limits themselves, ``error_mode``) and the warnings of the template being
+    parsed (per thread, taken at the end of each parse): no build's state, which lives in
+    each render's context. Making one
     registers every tag and wraps every filter, a few milliseconds that every document of
     every build would otherwise pay again."""
     from deploybot.render.liquid.environment import JekyllEnvironment
 
-    return JekyllEnvironment(limits, max_output, plugins)
+    return JekyllEnvironment(limits, max_output, plugins, settings)
 
 
 class Liquid:
@@ -96,9 +106,11 @@ class Liquid:
         max_output: int = 50_000_000,
         collections: tuple[str, ...] = (),
         plugins: tuple[str, ...] = (),
+        settings: LiquidSettings | None = None,
     ) -> None:
         self.tree = tree
         self.plugins = plugins
+        self.settings = settings or LiquidSettings()
         self.url, self.baseurl = url, baseurl
         self.timezone = timezone
         self.markdown: MarkdownFn = markdown or (lambda text: text)
@@ -117,13 +129,16 @@ class Liquid:
             from deploybot.render.liquid.tags import tag_names
 
             self._env = shared_environment(
-                self.limits, self.max_output, tuple(tag_names()), self.plugins
+                self.limits, self.max_output, tuple(tag_names()), self.plugins, self.settings
             )
         return self._env
 
     def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:
         """Return ``text`` (the file ``path`` from line ``first_line``) parsed; ``keep``
         caches it (layouts and includes; a page body is parsed once and dropped).
+
+        The warnings of ``liquid.error_mode: warn`` (each a markup Ruby Liquid's strict
+        parser refuses) are kept with it, for :meth:`parse_warnings`.
 
         Raises ``SourceError`` (path, line) for a Liquid syntax error."""
         from deploybot.render.liquid.environment import LiquidError, check_closed, place_unclosed
@@ -132,9 +147,14 @@ class Liquid:
         template = self._parsed.get(key)
         if template is None:
             self._origin[id(text)] = (path, first_line - 1)
+            self.env.take_warnings()
             try:
                 check_closed(text)
                 template = self.env.from_string(text, name=path)
+                template.parse_warnings = tuple(  # type: ignore[attr-defined]
+                    self._parse_warning(token, message, path)
+                    for token, message in self.env.take_warnings()
+                )
             except LiquidError as exc:
                 place_unclosed(exc, text)
                 raise self.error(exc, path) from exc
@@ -144,6 +164,18 @@ class Liquid:
             if keep:
                 self._parsed[key] = template
         return template
+
+    def _parse_warning(self, token: Token, message: str, default: str) -> RenderWarning:
+        path, line = self.where(token, default)
+        mode = self.settings.error_mode.value
+        text = f"Liquid syntax error: {message} (read by Jekyll's lax parser, as with "
+        return RenderWarning(path, line, text + f"liquid.error_mode: {mode})")
+
+    @staticmethod
+    def parse_warnings(template: BoundTemplate) -> tuple[RenderWarning, ...]:
+        """Return the warnings found when ``template`` was parsed (see :meth:`parse`)."""
+        found: tuple[RenderWarning, ...] = getattr(template, "parse_warnings", ())
+        return found
 
     def read(self, path: str) -> BoundTemplate | None:
         """Return the template in the file ``path`` of the tree (``None`` when absent).
@@ -204,6 +236,7 @@ class Liquid:
         from deploybot.render.liquid.environment import STATE, LiquidError
 
         template = self.parse(text, path, first_line, keep)
+        state.note(self.parse_warnings(template))
         self._origin[id(text)] = (path, first_line - 1)
         try:
             return str(template.render({**variables, STATE: state}))
@@ -232,6 +265,7 @@ class RenderState:
     fragments: dict[str, str] = field(default_factory=dict)
     warnings: list[RenderWarning] = field(default_factory=list)
     suppressed: int = 0
+    noted: set[RenderWarning] = field(default_factory=set)
 
     @property
     def url(self) -> str:
@@ -253,16 +287,31 @@ class RenderState:
         return self.liquid.markdown(text)
 
     def load(self, path: str) -> BoundTemplate | None:
-        """Return the parsed include at ``path`` (``None`` when the tree has none)."""
-        return self.liquid.read(path)
+        """Return the parsed include at ``path`` (``None`` when the tree has none); its
+        parse warnings join the page's."""
+        template = self.liquid.read(path)
+        if template is not None:
+            self.note(self.liquid.parse_warnings(template))
+        return template
+
+    def note(self, warnings: tuple[RenderWarning, ...]) -> None:
+        """Add each of ``warnings`` (a template's parse warnings) the first time the page
+        meets it (an include in a loop is parsed once and warned of once)."""
+        for warning in warnings:
+            if warning not in self.noted:
+                self.noted.add(warning)
+                self._add(warning)
 
     def warn(self, token: Token | None, message: str) -> None:
         """Record a warning at ``token``'s file and line."""
+        path, line = self.liquid.where(token, self.page_path)
+        self._add(RenderWarning(path, line, message))
+
+    def _add(self, warning: RenderWarning) -> None:
         if len(self.warnings) >= MAX_WARNINGS:
             self.suppressed += 1
             return
-        path, line = self.liquid.where(token, self.page_path)
-        self.warnings.append(RenderWarning(path, line, message))
+        self.warnings.append(warning)
 
     def fragment(self, html: str) -> str:
         """Keep ``html`` aside and return its placeholder word."""

@@ -18,6 +18,7 @@ import mistune
 
 from deploybot.render.liquid.layouts import layout_map
 from deploybot.render.liquid.plugins import paginate, registry
+from deploybot.render.liquid.settings import liquid_settings
 from deploybot.render.liquid.templates import Liquid
 from deploybot.render.markdown.renderer import markdown_to_html
 from deploybot.render.model import Page, RenderOptions, SiteConfig
@@ -107,7 +108,7 @@ def make_liquid(
     tree: SourceTree, config: SiteConfig, md: mistune.Markdown, options: RenderOptions
 ) -> Liquid:
     """Return the build's Liquid: includes from ``tree``, ``markdownify`` with ``md``, the
-    site's zone and the options' limits."""
+    site's zone and ``liquid:`` settings, and the options' limits."""
     return Liquid(
         tree,
         url=config.url,
@@ -116,6 +117,7 @@ def make_liquid(
         markdown=lambda text: markdown_to_html(text, md),
         limits=options.liquid_limits,
         max_output=options.max_page_bytes,
+        settings=liquid_settings(config.data),
         collections=tuple(
             label for label, c in config.collections.items() if c.output and label != POSTS
         ),
