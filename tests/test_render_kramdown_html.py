@@ -217,3 +217,9 @@ def test_image_alt_is_the_text_as_written() -> None:
 
 def test_ial_after_a_list_and_blank_lines_applies_to_the_next_block() -> None:
     assert md("- a\n\n{: .y}\npara\n") == '<ul>\n<li>a</li>\n</ul>\n<p class="y">para</p>\n'
+
+
+def test_a_blank_text_is_one_newline_as_kramdown_writes_it() -> None:
+    # kramdown 2.4: "" and "   \n\n" -> "\n" (minima's home layout shows it between tags),
+    # while a text whose only element renders empty (a toc without headings) stays "".
+    assert [md(""), md("   \n\n"), md("* x\n{:toc}\n")] == ["\n", "\n", ""]

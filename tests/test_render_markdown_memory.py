@@ -71,8 +71,8 @@ def render_capped(text: str) -> str:
 
 # name: (body of about n characters, its HTML)
 CASES: dict[str, tuple[Callable[[int], str], str]] = {
-    "blank lines": (lambda n: "\n" * n, ""),
-    "blank lines of blanks": (lambda n: " \t\n" * (n // 3), ""),
+    "blank lines": (lambda n: "\n" * n, "\n"),  # kramdown: one newline for a blank text
+    "blank lines of blanks": (lambda n: " \t\n" * (n // 3), "\n"),
     "blank quote lines": (lambda n: ">\n" * (n // 2), "<blockquote>\n</blockquote>\n"),
     "blank lines in a list item": (
         lambda n: "- a\n" + "\n" * n + "  b\n",

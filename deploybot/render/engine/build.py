@@ -326,8 +326,9 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     links = ResolvedTree(tree)
     tree = LimitedTree(links, options.max_file_bytes)
     config = load_config(tree, options.timezone, options.max_yaml_size)
-    config, notes = registry.adjust_config(config, options.repository)
     site_theme.check_theme_given(config, layered)
+    config = site_theme.with_theme_plugins(config, layered)
+    config, notes = registry.adjust_config(config, options.repository)
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
     cut = future_cutoff(config, options)
     model, warnings = load_site(

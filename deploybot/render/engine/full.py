@@ -131,8 +131,9 @@ class Engine(SiteLists):
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
         config = load_config(tree, options.timezone, options.max_yaml_size)
+        site_theme.check_theme_given(config, self.layered)
+        config = site_theme.with_theme_plugins(config, self.layered)
         self.config, self.plugin_notes = registry.adjust_config(config, options.repository)
-        site_theme.check_theme_given(self.config, self.layered)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
         tracked_tree = TrackingTree(tree, self.recorder)

@@ -209,6 +209,8 @@ def _why_full(engine: Engine, cache: BuildCache, changed: list[str]) -> str:
             return "the site's Jekyll theme appeared or went"
         if cache.meta("config") != engine.config_blob() or CONFIG_PATH in changed:
             return "the site config changed"
+        if engine.layered is not None and engine.layered.plugins_changed(cache.meta("theme") or ""):
+            return "the plugins the theme requires changed"
         if cache.collisions():
             return "two sources write the same output"
     except CacheError as exc:

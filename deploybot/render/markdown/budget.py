@@ -72,7 +72,7 @@ def markdown_elements(limit: int) -> mistune.plugins.Plugin:
     return plugin
 
 
-_DEFINITIONS = ("ref_link", "ref_footnote", "kramdown_abbreviation")
+_DEFINITIONS = ("ref_link", "kramdown_link_def", "ref_footnote", "kramdown_abbreviation")
 _Method = Callable[[Any, BlockState], "int | None"]
 
 

@@ -157,6 +157,8 @@ def markdown_to_html(text: str, md: mistune.Markdown) -> str:
         return found
     result = md(text)
     assert isinstance(result, str)
+    if not result and not text.strip():  # kramdown writes a newline for "" or blanks
+        result = "\n"
     memo.put(text, result)
     return result
 

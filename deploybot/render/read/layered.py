@@ -89,12 +89,15 @@ class Theme:
     messages, ``tree`` holds its files at its root (``_layouts/``, ``assets/``...), ``pin``
     says which version (a commit id, or a digest of a folder's files: :func:`folder_pin`).
     ``gem``: a gem theme, whose ``_config.yml`` Jekyll merges under the site's (a remote
-    theme's it does not: jekyll-remote-theme sets the theme after the config is read)."""
+    theme's it does not: jekyll-remote-theme sets the theme after the config is read).
+    ``dependencies``: a gem theme's runtime dependencies (:mod:`.gemspec`), which Jekyll
+    requires as plugins."""
 
     label: str
     tree: SourceTree
     pin: str
     gem: bool = True
+    dependencies: tuple[str, ...] = ()
 
 
 def folder_pin(tree: SourceTree) -> str:
@@ -186,7 +189,15 @@ class LayeredTree:
     def listing_json(self) -> str:
         """Return the theme's files (``{path: blob id}``) and pin as JSON, as the build
         cache keeps them (:meth:`changed_since`)."""
-        return json.dumps({"pin": self.theme.pin, "files": self._theme_files}, sort_keys=True)
+        listing = {"pin": self.theme.pin, "files": self._theme_files}
+        return json.dumps({**listing, "plugins": list(self.theme.dependencies)}, sort_keys=True)
+
+    def plugins_changed(self, before: str) -> bool:
+        """Whether the theme's :attr:`Theme.dependencies` differ from those of the build
+        whose :meth:`listing_json` was ``before``. Raises ``ValueError`` for a ``before``
+        that is not such JSON."""
+        old = json.loads(before).get("plugins", []) if before else []
+        return list(old) != list(self.theme.dependencies)
 
     def changed_since(self, before: str, site_changed: Iterable[str]) -> list[str]:
         """Return the paths of this tree that may differ from the layered tree of a build

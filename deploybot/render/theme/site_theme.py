@@ -9,6 +9,7 @@ finds the page jekyll-paginate paginates (:mod:`deploybot.render.liquid.plugins.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +59,18 @@ def check_theme_given(config: SiteConfig, layered: LayeredTree | None) -> None:
         )
 
 
+def with_theme_plugins(config: SiteConfig, layered: LayeredTree | None) -> SiteConfig:
+    """Return ``config`` with the runtime dependencies of its gem theme added to
+    ``plugins`` (Jekyll 4.3's ``require_theme_deps``: ``theme: minima`` switches on
+    jekyll-feed and jekyll-seo-tag); ``config`` itself when there are none."""
+    if layered is None or not layered.theme.dependencies:
+        return config
+    listed = config.data.get("plugins")
+    plugins = list(listed) if isinstance(listed, list) else [] if listed is None else [listed]
+    plugins += [name for name in layered.theme.dependencies if name not in plugins]
+    return dataclasses.replace(config, data={**config.data, "plugins": plugins})
+
+
 def update_theme_files(
     names: dict[str, str],
     data: Iterable[str],
@@ -95,13 +108,10 @@ def _exists(tree: SourceTree, path: str) -> bool:
 
 def liquid_site(config: SiteConfig) -> dict[str, Any]:
     """Return the ``site`` values the Liquid theme sees in place of the normalised ones:
-    :data:`RAW_SITE_KEYS` as ``_config.yml`` has them (absent -> ``nil``; ``url`` and
-    ``baseurl`` '' as Jekyll's defaults)."""
-    values: dict[str, Any] = {key: config.data.get(key) for key in RAW_SITE_KEYS}
-    for key in ("url", "baseurl"):
-        if values[key] is None:
-            values[key] = ""
-    return values
+    :data:`RAW_SITE_KEYS` as ``_config.yml`` has them (absent -> ``nil``, as in Jekyll
+    4.3, whose defaults have no ``url`` and a ``nil`` ``baseurl``: ``{% if site.url %}``
+    is false for a site without one and true for ``url: ""``)."""
+    return {key: config.data.get(key) for key in RAW_SITE_KEYS}
 
 
 def make_liquid(

@@ -398,7 +398,7 @@ def seo_tag(given: SeoInput) -> str:
     if description:
         out.append(f'<meta name="description" content="{description}" />\n')
         out.append(f'<meta property="og:description" content="{description}" />\n')
-    if truthy(site.get("url")) and site.get("url") != "":  # '': deploybot's unset url
+    if truthy(site.get("url")):  # {% if site.url %}: true for url: ""
         canonical = seo.canonical_url()
         out.append(f'<link rel="canonical" href="{canonical}" />\n')
         out.append(f'<meta property="og:url" content="{canonical}" />\n')
