@@ -414,7 +414,11 @@ def table_row(report: SiteReport) -> str:
     jekyll = f"{_yn(j)}, {j.seconds:.1f} s, {len(j.warnings)} w"
     ours = f"{_yn(o)}, {o.seconds:.1f} s, {len(o.warnings)} w"
     if c is None:
-        why = f"out of target: gem {j.missing_gem} not installed" if j.missing_gem else "-"
+        why = (
+            f"out of target: gem {j.missing_gem} not installed"
+            if j.missing_gem
+            else "out of target: Jekyll fails (see below)"
+        )
         return f"| {report.name} | {jekyll} | {ours} | {why} | | | | | | |"
     scores = list(c.similarity.values())
     sims = f"{statistics.median(scores):.3f} / {min(scores):.3f}" if scores else "-"

@@ -147,6 +147,8 @@ def test_table_row_shows_the_shares_and_an_out_of_target_site(tmp_path: Path) ->
     failed = BuildRun(1, 0.4, "Dependency Error", (), "jemoji")
     row = table_row(SiteReport("elixir", failed, ok, None))
     assert "out of target: gem jemoji not installed" in row
+    row = table_row(SiteReport("brew", BuildRun(1, 0.4, "Psych::DisallowedClass", ()), ok, None))
+    assert "out of target: Jekyll fails (see below)" in row
 
 
 def test_a_kept_jekyll_run_is_reused(tmp_path: Path) -> None:
