@@ -39,8 +39,8 @@ from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-TIMEOUT_S = 1800
-"""The longest either build may run, in seconds."""
+TIMEOUT_S = 1800.0
+"""The longest either build may run by default, in seconds (``--timeout``)."""
 HTML_SUFFIXES = (".html", ".htm")
 FEED_NAMES = ("feed.xml", "atom.xml")
 HEAD_TAGS = ("title", "canonical", "og:title", "ld+json")
@@ -52,7 +52,7 @@ OURS_MANIFEST = ".deploybot-build"
 class BuildRun:
     """One build of a site.
 
-    ``status`` is the exit status (``-1``: killed at :data:`TIMEOUT_S`); ``first_error``
+    ``status`` is the exit status (``-1``: killed at the time limit); ``first_error``
     the first line saying why it failed (None when it did not); ``missing_gem`` the gem
     Jekyll said is not installed (None otherwise); ``warnings`` the warning lines.
     """
@@ -292,18 +292,20 @@ _JEKYLL_WARNING_RE = re.compile(r"^\s*[\w ]*(Warning|Deprecation):", re.I)
 _OURS_WARNING_RE = re.compile(r"^warning: (?P<where>[^:]*(?::\d+)?): (?P<message>.*)$")
 
 
-def _run(command: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, float, str]:
-    """Run ``command``; return its exit status (-1 at :data:`TIMEOUT_S`), the seconds it
-    took and what it wrote on stdout and stderr."""
+def _run(
+    command: Sequence[str], env: dict[str, str] | None, timeout: float
+) -> tuple[int, float, str]:
+    """Run ``command``; return its exit status (-1 when killed after ``timeout`` seconds),
+    the seconds it took and what it wrote on stdout and stderr."""
     start = time.monotonic()
     try:
         done = subprocess.run(
-            command, capture_output=True, text=True, errors="replace", env=env, timeout=TIMEOUT_S
+            command, capture_output=True, text=True, errors="replace", env=env, timeout=timeout
         )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout or b""
         text = out.decode("utf-8", "replace") if isinstance(out, bytes) else out
-        return -1, time.monotonic() - start, text + f"\nError: timed out after {TIMEOUT_S} s"
+        return -1, time.monotonic() - start, text + f"\nError: timed out after {timeout:.0f} s"
     return done.returncode, time.monotonic() - start, done.stdout + done.stderr
 
 
@@ -358,7 +360,9 @@ JEKYLL_RUN = "jekyll-run.json"
 """Beside a kept ``jekyll`` folder: what that Jekyll build said (a :class:`BuildRun`)."""
 
 
-def build_with_jekyll(site: Path, scratch: Path, *, reuse: bool = False) -> BuildRun:
+def build_with_jekyll(
+    site: Path, scratch: Path, *, reuse: bool = False, timeout: float = TIMEOUT_S
+) -> BuildRun:
     """Build ``site`` with Jekyll into ``scratch/jekyll`` and record the run in
     ``scratch/``:data:`JEKYLL_RUN`; with ``reuse``, an earlier recorded run (and its
     output) is returned instead when there is one."""
@@ -370,21 +374,23 @@ def build_with_jekyll(site: Path, scratch: Path, *, reuse: bool = False) -> Buil
     record.unlink(missing_ok=True)
     env = {**os.environ, "JEKYLL_NO_BUNDLER_REQUIRE": "1"}
     command = ["jekyll", "build", "--disable-disk-cache", "-s", str(site), "-d", str(out)]
-    run = jekyll_run(*_run(command, env))
+    run = jekyll_run(*_run(command, env, timeout))
     scratch.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(asdict(run), indent=1) + "\n", "utf-8")
     return run
 
 
-def measure(site: Path, scratch: Path, *, reuse_jekyll: bool = False) -> SiteReport:
+def measure(
+    site: Path, scratch: Path, *, reuse_jekyll: bool = False, timeout: float = TIMEOUT_S
+) -> SiteReport:
     """Build ``site`` with Jekyll into ``scratch/jekyll`` (see :func:`build_with_jekyll`)
     and with deploybot into ``scratch/ours``, and compare (no comparison when Jekyll
     failed)."""
-    jekyll = build_with_jekyll(site, scratch, reuse=reuse_jekyll)
+    jekyll = build_with_jekyll(site, scratch, reuse=reuse_jekyll, timeout=timeout)
     ours_dir = scratch / "ours"
     shutil.rmtree(ours_dir, ignore_errors=True)
     ours = ours_run(
-        *_run([sys.executable, "-m", "deploybot", "build", str(site), str(ours_dir)], None)
+        *_run([sys.executable, "-m", "deploybot", "build", str(site), str(ours_dir)], None, timeout)
     )
     comparison = compare(scratch / "jekyll", ours_dir) if jekyll.status == 0 else None
     return SiteReport(site.name, jekyll, ours, comparison, by_feature(ours.warnings))
@@ -493,6 +499,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="with --keep: use the Jekyll build an earlier run kept there (only ours is built)",
     )
+    parser.add_argument(
+        "--timeout", type=float, default=TIMEOUT_S, help="seconds each build may take"
+    )
     args = parser.parse_args(argv)
     reports = []
     with tempfile.TemporaryDirectory(prefix="realsites-") as tmp:
@@ -500,7 +509,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             scratch = (args.keep or Path(tmp)) / site.resolve().name
             print(f"building {site} ...", file=sys.stderr, flush=True)
             reuse = args.reuse_jekyll and args.keep is not None
-            reports.append(measure(site.resolve(), scratch, reuse_jekyll=reuse))
+            reports.append(
+                measure(site.resolve(), scratch, reuse_jekyll=reuse, timeout=args.timeout)
+            )
     print(markdown(reports))
     if args.json is not None:
         args.json.write_text(as_json(reports) + "\n", "utf-8")
