@@ -365,11 +365,12 @@ def build_with_jekyll(
 ) -> BuildRun:
     """Build ``site`` with Jekyll into ``scratch/jekyll`` and record the run in
     ``scratch/``:data:`JEKYLL_RUN`; with ``reuse``, an earlier recorded run (and its
-    output) is returned instead when there is one."""
+    output) is returned instead when there is one that was not killed at its time limit."""
     record, out = scratch / JEKYLL_RUN, scratch / "jekyll"
     if reuse and record.is_file():
         fields = json.loads(record.read_text("utf-8"))
-        return BuildRun(**{**fields, "warnings": tuple(fields["warnings"])})
+        if fields["status"] != -1:
+            return BuildRun(**{**fields, "warnings": tuple(fields["warnings"])})
     shutil.rmtree(out, ignore_errors=True)
     record.unlink(missing_ok=True)
     env = {**os.environ, "JEKYLL_NO_BUNDLER_REQUIRE": "1"}

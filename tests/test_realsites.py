@@ -4,8 +4,11 @@ made-up output folders: what Jekyll wrote and what we wrote."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import asdict
 from pathlib import Path
+
+import pytest
 
 from tests.realsites import (
     JEKYLL_RUN,
@@ -156,3 +159,14 @@ def test_a_kept_jekyll_run_is_reused(tmp_path: Path) -> None:
     (tmp_path / "jekyll").mkdir()
     (tmp_path / JEKYLL_RUN).write_text(json.dumps(asdict(kept)), "utf-8")
     assert build_with_jekyll(tmp_path / "no-site", tmp_path, reuse=True) == kept
+
+
+@pytest.mark.skipif(shutil.which("jekyll") is None, reason="needs jekyll on the PATH")
+def test_a_kept_jekyll_run_that_timed_out_is_built_again(tmp_path: Path) -> None:
+    (tmp_path / JEKYLL_RUN).write_text(json.dumps(asdict(BuildRun(-1, 60.0, "timed out", ()))))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<p>hi</p>", "utf-8")
+    run = build_with_jekyll(site, tmp_path, reuse=True, timeout=600)
+    assert run.status == 0 and (tmp_path / "jekyll" / "index.html").is_file()
+    assert json.loads((tmp_path / JEKYLL_RUN).read_text())["status"] == 0
