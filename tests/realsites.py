@@ -1,6 +1,7 @@
 """Measure deploybot against real Jekyll on real sites, unmodified (issue 19's "Done when").
 
-``python -m tests.realsites SITE_DIR [SITE_DIR ...] [--json OUT] [--keep DIR]``
+``python -m tests.realsites SITE_DIR [SITE_DIR ...] [--json OUT] [--keep DIR [--reuse-jekyll]]
+[--timeout S]``
 
 Each site folder is built twice into a scratch folder: by ``jekyll build -s SITE -d
 TMP/jekyll`` (Jekyll 4.3 on the PATH, with whatever plugins are installed; the disk cache off
@@ -17,7 +18,12 @@ HTML pages both wrote (the text of ``<body>``, tags, scripts and styles left out
 collapsed; :func:`similarity`), every ``.css`` Jekyll wrote (present and non-empty in ours),
 the feeds (``feed.xml``/``atom.xml``: present, same number of entries) and the head tags of
 ``index.html`` (``<title>``, ``rel=canonical``, ``og:title``, ``application/ld+json``). A site
-Jekyll cannot build because a gem is not installed is out of the target: its row says so.
+Jekyll itself cannot build here (most often: a gem not installed, which the row names) is out
+of the target: its row says so and nothing is compared.
+
+``--keep DIR`` builds into ``DIR/SITE/{jekyll,ours}`` and keeps them; with ``--reuse-jekyll``
+a later run rebuilds only ours, reusing the Jekyll build kept there (Jekyll's output does not
+change when deploybot does).
 """
 
 from __future__ import annotations
