@@ -36,6 +36,8 @@ def _lines(line: str) -> Callable[[int], str]:
 CASES: dict[str, Callable[[int], str]] = {
     # the issue's cases
     "table cell of backticks": lambda n: "| a | b |\n|---|---|\n| " + "`" * n + " | x |\n",
+    # kramdown's definition pattern (a lazy URL, an optional title) on many ` "`: 96 kB, 55 s
+    "link definition of quotes": lambda n: "[x]: a" + ' "b' * (n // 3) + "\n\n[a][x]\n",
     "{: repeated": lambda n: "para\n" + "{:" * (n // 2) + "\n",
     # runs of one delimiter
     "*": _run("*"),

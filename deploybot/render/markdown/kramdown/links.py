@@ -87,23 +87,49 @@ _PAREN_STOP = re.compile(r"(\()|(\))|\s(?=['\"])")
 
 
 _LINK_DEF = (
-    r"^ {0,3}\[(?P<kd_id>[^\n\]^][^\n\]]*)\]:[ \t]*(?:<(?P<kd_angle>[^\n]*?)>|"
-    r"(?P<kd_url>[^\n]*?\S[^\n]*?))(?:(?:[ \t]*?\n|[ \t]+?)[ \t]*?"
-    r"(?P<kd_q>[\"'])(?P<kd_title>.+?)(?P=kd_q))?[ \t]*?(?:\n|\Z)"
+    r"^ {0,3}\[(?P<kd_id>[^\n\]^][^\n\]]*)\]:[ \t]*(?P<kd_rest>[^\n]*\S)[ \t]*"
+    r"(?:\n(?:(?P<kd_next>[ \t]*[\"'][^\n]*)(?:\n|\Z))?|\Z)"
 )
 """kramdown's ``LINK_DEFINITION_START`` (named groups: mistune joins the block rules), but
-for an id starting with ``^``: kramdown's footnote definitions are read before it."""
-LINK_DEF_LINE = 2000
-"""The longest definition read this way (the regex backtracks within a line); a longer
-one is left to mistune's rule."""
+for an id starting with ``^`` (kramdown reads footnote definitions before it): the line's
+rest, and a next line that may hold the title. kramdown's own pattern (a lazy URL, then an
+optional quoted title) backtracks quadratically on a line of many `` "`` (96 kB: 55 s), so
+the URL and title are split from the rest in one pass (:func:`split_definition`)."""
+_TITLE_LINE = re.compile(r"[ \t]*([\"'])(.+)\1[ \t]*")
+
+
+def split_definition(rest: str) -> tuple[str, str | None, bool] | None:
+    """Return ``(url, title, angle)`` of a link definition's text after ``[id]:`` (``rest``,
+    stripped), as kramdown's lazy pattern reads it: ``<url>`` or a URL, then optionally
+    whitespace and a title in matching quotes ending the line; ``None`` when kramdown's
+    ``parse_link_definition`` refuses it (a URL with whitespace before a quote). Linear in
+    ``rest``."""
+    if rest.startswith("<"):
+        close = rest.find(">")
+        after = rest[close + 1 :] if close >= 0 else ""
+        if close >= 0 and (not after.strip() or re.fullmatch(r"[ \t]+([\"']).+\1", after)):
+            return rest[1:close], after.strip()[1:-1] or None, True
+    title: str | None = None
+    url = rest
+    quote = rest[-1]
+    if quote in "\"'":
+        gap = re.compile(rf"[ \t]+{quote}")
+        for m in gap.finditer(rest, 1):
+            inner = rest[m.end() : -1]
+            if inner and rest[: m.start()].strip():
+                url, title = rest[: m.start()], inner
+                break
+    if re.search(r"[ \t]+[\"']", url):
+        return None
+    return url, title, False
 
 
 def _parse_link_def(block: BlockParser, m: Any, state: BlockState) -> int | None:
     """Store a kramdown link definition in mistune's ``ref_links``; return where it ends
     (``None``: not one, as kramdown's ``parse_link_definition`` refuses a URL with a space
     before a quote)."""
-    url = m.group("kd_url")
-    if m.end() - m.start() > LINK_DEF_LINE or (url is not None and re.search(r"[ \t]+[\"']", url)):
+    split = split_definition(m.group("kd_rest"))
+    if split is None:
         return None
     end_pos = state.append_paragraph()
     if end_pos:
@@ -112,12 +138,19 @@ def _parse_link_def(block: BlockParser, m: Any, state: BlockState) -> int | None
     key = unikey(label)
     if not key:
         return None
-    raw = m.group("kd_angle") if m.group("kd_angle") is not None else url
-    data = {"url": html.unescape(raw), "label": label}
-    if m.group("kd_title"):
-        data["title"] = m.group("kd_title")
-    state.env.setdefault("ref_links", {})[key] = data
+    url, title, _angle = split
     end: int = m.end()
+    following = m.group("kd_next")
+    if following is not None:
+        line = _TITLE_LINE.fullmatch(following) if title is None else None
+        if line is not None:
+            title = line.group(2)
+        else:
+            end = m.start("kd_next")  # the next line is not this definition's
+    data = {"url": html.unescape(url), "label": label}
+    if title:
+        data["title"] = title
+    state.env.setdefault("ref_links", {})[key] = data
     return end
 
 
