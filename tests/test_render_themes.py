@@ -523,3 +523,13 @@ def test_a_jekyll_new_site_with_minima_builds_as_jekyll_does(
         files["feed.xml"] = _FEED_TIME.sub(rb"\1\2", files["feed.xml"], count=1)
     assert b"<!-- Begin Jekyll SEO tag v2.8.0 -->" in ours["index.html"]
     compare(ours, theirs, MAP)
+
+
+def test_a_default_theme_installed_at_its_version_is_read_from_its_folder(tmp_path: Path) -> None:
+    # Jekyll reads the installed gem; the folder holds the files of the tag the default pins
+    (tmp_path / "minima-2.5.1").mkdir()
+    (tmp_path / "minima-2.4.0").mkdir()
+    default = watch_theme.DEFAULT_THEMES["minima"]
+    assert watch_theme.installed_gem("minima", default, (tmp_path,)) == tmp_path / "minima-2.5.1"
+    assert watch_theme.installed_gem("minima", default, (tmp_path / "none",)) is None
+    assert watch_theme.installed_gem("minima", "https://x.org/m@main", (tmp_path,)) is None

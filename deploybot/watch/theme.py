@@ -52,6 +52,10 @@ DEFAULT_THEMES: dict[str, str] = {
 """Gem name -> git URL ``@`` tag of each theme GitHub Pages supports (``github-pages`` 232's
 versions); ``render.themes`` adds to and overrides these."""
 THEMES_KEY = "render.themes"
+GEM_DIRS = (Path("/usr/share/rubygems-integration/all/gems"), Path("/var/lib/gems/3.1.0/gems"))
+"""Where Debian's RubyGems keeps installed gems: a default theme installed there at the
+version :data:`DEFAULT_THEMES` pins is read from that folder, as Jekyll reads the installed
+gem (the same files as the tag; no fetch)."""
 _OWNER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 
@@ -103,6 +107,10 @@ def gem_location(name: str, themes: tuple[str, ...], base: Path) -> ThemeLocatio
         gem, _, where = entry.partition("=")
         mapping[gem.strip().lower()] = where.strip()
     found = mapping.get(name.lower())
+    if found is not None and found == DEFAULT_THEMES.get(name.lower()):
+        installed = installed_gem(name.lower(), found)
+        if installed is not None:
+            return ThemeLocation(str(installed), None, True, THEMES_KEY)
     if found is None:
         raise ConfigError(
             f"'{THEMES_KEY}': _config.yml names the theme {name!r}, which it does not map "
@@ -114,6 +122,20 @@ def gem_location(name: str, themes: tuple[str, ...], base: Path) -> ThemeLocatio
     if not is_remote_url(location):
         location = str((base / location).resolve())
     return ThemeLocation(location, ref, False, THEMES_KEY)
+
+
+def installed_gem(name: str, default: str, dirs: tuple[Path, ...] = GEM_DIRS) -> Path | None:
+    """Return the folder of the gem ``name`` installed at the version of its ``default``
+    location's ``@vX.Y.Z`` tag, in the first of ``dirs`` that has it; ``None`` when none
+    does (or the tag is no version)."""
+    _, ref = split_ref(default)
+    if ref is None or not re.fullmatch(r"v\d+(?:\.\d+)*", ref):
+        return None
+    for folder in dirs:
+        candidate = folder / f"{name}-{ref[1:]}"
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 def mirror_of(themes_dir: Path, url: str) -> Path:
