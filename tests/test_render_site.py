@@ -14,6 +14,7 @@ import pytest
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.model import RenderOptions, SiteBuild
+from deploybot.render.read.site import RUBY_PLUGIN
 from deploybot.render.read.source import DirTree, MemoryTree
 from deploybot.render.theme.layouts import bundled_templates_dir
 from deploybot.support.errors import ConfigError, SourceError
@@ -311,3 +312,17 @@ def test_a_mapping_for_categories_or_tags_is_one_warning_naming_the_line(
             f"{key}: a mapping is no category or tag name: left out",
         )
     ]
+
+
+def test_a_ruby_plugin_of_the_site_is_warned_about_once() -> None:
+    files = {
+        "_plugins/tags.rb": b"module Jekyll; end\n",
+        "_plugins/README.md": b"notes\n",
+        "lib/x.rb": b"puts 1\n",
+        "index.md": b"---\n---\nHi\n",
+    }
+    built = build_site(MemoryTree(files), RenderOptions())
+    assert [(w.path, w.message) for w in built.warnings if w.path.endswith(".rb")] == [
+        ("_plugins/tags.rb", RUBY_PLUGIN)
+    ]
+    assert "lib/x.rb" in built.files  # a .rb elsewhere is a static file, as in Jekyll

@@ -152,6 +152,8 @@ def read_source_file(
     if entry.kind == "not-a-post":
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
         return SourceFile(warnings=(RenderWarning(path, None, message),))
+    if not entry.kind and is_ruby_plugin(path, config):
+        return SourceFile(warnings=(RenderWarning(path, None, RUBY_PLUGIN),))
     if not entry.kind:
         why = None if links is None or not read_by_name(path) else links.read_problem(path)
         return SourceFile(warnings=() if why is None else (RenderWarning(path, None, why),))
@@ -171,6 +173,23 @@ def read_source_file(
     if front is None:
         return SourceFile(static=_static(path, config))
     return _read_page(front, path, config, time)
+
+
+RUBY_PLUGIN = (
+    "a Ruby plugin of the site: not run (deploybot runs no Ruby; its tags stop the build, "
+    "its pages and filters are left out)"
+)
+
+
+def is_ruby_plugin(path: str, config: SiteConfig) -> bool:
+    """Whether ``path`` is a ``.rb`` file in the site's ``plugins_dir`` (Jekyll's default
+    ``_plugins``; a list names several), which Jekyll runs outside ``--safe``."""
+    folders = config.data.get("plugins_dir", "_plugins")
+    names = folders if isinstance(folders, list) else [folders]
+    return path.endswith(".rb") and any(
+        isinstance(name, str) and name.strip("/") and path.startswith(name.strip("/") + "/")
+        for name in names
+    )
 
 
 def read_by_name(path: str) -> bool:
