@@ -1,8 +1,12 @@
-"""A gem theme's runtime dependencies from its gemspec's text (render/read/gemspec.py)."""
+"""A gem theme's runtime dependencies from its gemspec's text (render/read/gemspec.py),
+found beside the theme (watch/theme.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from deploybot.render.read.gemspec import runtime_dependencies
+from deploybot.watch.theme import folder_gemspec
 
 # The shape RubyGems writes for an installed gem (Debian's minima-2.5.1.gemspec): the
 # runtime block, then every dependency again as add_dependency for old RubyGems.
@@ -37,3 +41,15 @@ def test_an_installed_gemspec_gives_its_runtime_dependencies_only() -> None:
 def test_a_source_gemspec_gives_its_runtime_dependencies_only() -> None:
     assert runtime_dependencies(SOURCE) == ("jekyll-feed", "jekyll-seo-tag")
     assert runtime_dependencies("") == ()
+
+
+def test_a_theme_folder_s_gemspec_is_its_own_or_the_installed_one(tmp_path: Path) -> None:
+    gems, specs = tmp_path / "gems", tmp_path / "specifications"
+    (gems / "minima-2.5.1").mkdir(parents=True)
+    specs.mkdir()
+    (specs / "minima-2.5.1.gemspec").write_text(INSTALLED)
+    assert folder_gemspec(gems / "minima-2.5.1") == INSTALLED  # RubyGems' installed spec
+    (gems / "minima-2.5.1" / "minima.gemspec").write_text(SOURCE)
+    assert folder_gemspec(gems / "minima-2.5.1") == SOURCE  # a checkout's own comes first
+    (gems / "other").mkdir()
+    assert folder_gemspec(gems / "other") == ""

@@ -21,7 +21,7 @@ from deploybot.config.schema import RenderConfig
 from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT
 from deploybot.git.repository import GitTree
 from deploybot.record import note
-from deploybot.render.read.gemspec import MAX_GEMSPEC, runtime_dependencies
+from deploybot.render.read.gemspec import runtime_dependencies
 from deploybot.render.read.layered import LayeredTree, Theme, ThemeRequest, folder_pin
 from deploybot.render.read.layered import theme_request as request_of
 from deploybot.render.read.siteconfig import load_config
@@ -94,7 +94,7 @@ def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> 
                 f"'{location.key}': the folder of the theme {request.name!r} ({folder}) is missing"
             )
         tree = DirTree(folder)
-        needs = runtime_dependencies(_folder_gemspec(folder))
+        needs = runtime_dependencies(watch_theme.folder_gemspec(folder))
         return Theme(request.name, tree, _with_needs(folder_pin(tree), needs), dependencies=needs)
     commit, git_tree = watch_theme.fetch_theme(
         location, fetch.themes_dir, pinned=fetch.pinned, timeout=fetch.timeout,
@@ -102,29 +102,8 @@ def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> 
     )  # fmt: skip
     if request.remote:  # jekyll-remote-theme requires none of the theme's dependencies
         return Theme(request.name, git_tree, commit, gem=False)
-    needs = runtime_dependencies(_tree_gemspec(git_tree))
+    needs = runtime_dependencies(watch_theme.tree_gemspec(git_tree))
     return Theme(request.name, git_tree, commit, dependencies=needs)
-
-
-def _folder_gemspec(folder: Path) -> str:
-    """The text of the gemspec of the gem theme in ``folder``: its own ``*.gemspec`` (a
-    checkout), else the installed one RubyGems keeps in ``../../specifications/``
-    (Debian's ``/usr/share/rubygems-integration/all``); '' when there is none."""
-    found = sorted(folder.glob("*.gemspec")) or sorted(
-        (folder.parent.parent / "specifications").glob(f"{folder.name}.gemspec")
-    )
-    for path in found[:1]:
-        with path.open("rb") as handle:
-            return handle.read(MAX_GEMSPEC).decode("utf-8", "replace")
-    return ""
-
-
-def _tree_gemspec(tree: SourceTree) -> str:
-    """The text of the ``*.gemspec`` at the root of the theme's ``tree`` ('' when none)."""
-    for path in tree.paths():
-        if "/" not in path and path.endswith(".gemspec") and tree.size(path) <= MAX_GEMSPEC:
-            return tree.read(path).decode("utf-8", "replace")
-    return ""
 
 
 def _with_needs(pin: str, needs: tuple[str, ...]) -> str:

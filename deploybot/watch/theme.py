@@ -195,3 +195,28 @@ def _remote_commit(remote: Remote, location: ThemeLocation) -> str:
         f"{location.key}: {redact_url(location.url)} has no {ref or 'HEAD'!r} "
         "(a branch, a tag or a commit id)"
     )
+
+
+MAX_GEMSPEC = 256 * 1024
+"""Bytes of a theme's gemspec read at most (real ones are a few KB)."""
+
+
+def folder_gemspec(folder: Path) -> str:
+    """The text of the gemspec of the gem theme in ``folder``: its own ``*.gemspec`` (a
+    checkout), else the installed one RubyGems keeps in ``../../specifications/``
+    (Debian's ``/usr/share/rubygems-integration/all``); '' when there is none."""
+    found = sorted(folder.glob("*.gemspec")) or sorted(
+        (folder.parent.parent / "specifications").glob(f"{folder.name}.gemspec")
+    )
+    for path in found[:1]:
+        with path.open("rb") as handle:
+            return handle.read(MAX_GEMSPEC).decode("utf-8", "replace")
+    return ""
+
+
+def tree_gemspec(tree: GitTree) -> str:
+    """The text of the ``*.gemspec`` at the root of the theme's ``tree`` ('' when none)."""
+    for path in tree.paths():
+        if "/" not in path and path.endswith(".gemspec") and tree.size(path) <= MAX_GEMSPEC:
+            return tree.read(path).decode("utf-8", "replace")
+    return ""
