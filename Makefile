@@ -8,7 +8,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 PELICAN_VENV := .venv-pelican
 BENCH_ARGS ?= --sizes 1000,10000 --repeat 3 --update-doc
 
-.PHONY: test test-fast lint demo bench bench-tools clean redis-server jekyll-theme-minima config-reference
+.PHONY: test test-deep test-fast lint demo bench bench-tools clean redis-server jekyll-theme-minima config-reference
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ BYTECODE = $(BIN)/python -m compileall -q -j 0 deploybot tests
 test: $(STAMP) redis-server jekyll-theme-minima
 	$(BYTECODE)
 	$(BIN)/python -m pytest -q -n auto $(PYTEST_ARGS)
+
+# Every test, each property at 2,000 examples instead of 100 (tests/conftest.py): hours, not
+# minutes; for a change to the incremental engine or its generators.
+test-deep: $(STAMP) redis-server jekyll-theme-minima
+	$(BYTECODE)
+	$(BIN)/python -m pytest -q -n auto --hypothesis-profile=long $(PYTEST_ARGS)
 
 # The edit loop: every test but the slow ones (0.5 s or more, listed in tests/slow.txt, which
 # `python -m tests.slowlist` writes from a `--durations=0` run); pytest says how many it left out.

@@ -31,6 +31,7 @@ from deploybot.render.model import RenderOptions
 from deploybot.render.outputs.sinks import BuildReport, MemorySink, NeedFullBuild
 from deploybot.render.read.layered import THEME_FOLDERS, LayeredTree, Theme
 from deploybot.render.read.source import MemoryTree, SourceTree
+from deploybot.support.errors import DeploybotError
 
 THEME = "_theme"
 T0 = datetime(2021, 1, 10, tzinfo=UTC)
@@ -359,13 +360,11 @@ class Incremental:
             tree = layered_of(files, self.split)
             files = self.split.site(files)
         changed = None if self.last is None else diff_paths(self.last, files)
-        sink = MemorySink(self.outputs)
         try:
-            report = build_into(tree, options, self.cache, sink, changed)
-        except NeedFullBuild:
-            self.cache.rollback()
-            sink = MemorySink()
-            report = build_into(tree, options, self.cache, sink, None)
+            sink, report = self._build_into(tree, options, changed)
+        except DeploybotError:
+            self.cache.rollback()  # a build that stops publishes nothing, as in the pipeline
+            raise
         self.cache.commit({})
         self.written = frozenset(
             p
@@ -374,6 +373,17 @@ class Incremental:
         )
         self.outputs, self.last, self.report = sink.files, dict(files), report
         return report
+
+    def _build_into(
+        self, tree: SourceTree, options: RenderOptions, changed: set[str] | None
+    ) -> tuple[MemorySink, BuildReport]:
+        sink = MemorySink(self.outputs)
+        try:
+            return sink, build_into(tree, options, self.cache, sink, changed)
+        except NeedFullBuild:
+            self.cache.rollback()
+            sink = MemorySink()
+            return sink, build_into(tree, options, self.cache, sink, None)
 
 
 # The site's own Liquid theme: layouts with ``layout:`` chains, includes with parameters,

@@ -227,7 +227,7 @@ def _cpu_per_call(fn: Callable[..., Any], args: tuple[Any, ...]) -> float:
 
 
 def work_growth(
-    fn: Callable[..., Any], small: tuple[Any, ...], large: tuple[Any, ...], repeat: int = 3
+    fn: Callable[..., Any], small: tuple[Any, ...], large: tuple[Any, ...], repeat: int = 2
 ) -> float:
     """Return how many times more work ``fn(*large)`` does than ``fn(*small)``: the ratio of
     the least CPU time per call (process time, this process only, garbage collection off)

@@ -98,7 +98,12 @@ def test_replay_of_the_tvm_corpus(
     commit = repos.commit(first)
     assert repos.run().status == "published"
     commit_files(repos.publish, {"docs/api.html": b"kept\n"}, "Docs", branch=_branch(repos))
-    steps: list[dict[str, bytes | None]] = [{p: files[p]} for p in posts[len(posts) // 2 :]]
+    later = posts[len(posts) // 2 :]
+    # the later posts come three to a commit: each commit costs a run and a full build to
+    # compare with, and one post a commit (11 commits, not 4) checked nothing more
+    steps: list[dict[str, bytes | None]] = [
+        {p: files[p] for p in later[i : i + 3]} for i in range(0, len(later), 3)
+    ]
     edited = posts[0]
     steps.append({edited: files[edited].replace(b"TVM", b"TVM (edited)", 1)})
     steps.append({edited: None, edited.replace("_posts/", "_posts/renamed-"): files[edited]})

@@ -8,6 +8,7 @@ import zlib
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,7 +16,8 @@ from deploybot.render.engine.build import build_site
 from deploybot.render.engine.incremental import build_into, open_cache
 from deploybot.render.model import RenderOptions
 from deploybot.render.outputs.sinks import MemorySink
-from deploybot.render.read.source import MemoryTree
+from deploybot.render.read.source import MemoryTree, SourceTree
+from deploybot.support.errors import DeploybotError
 from tests.incremental_site import (
     T0,
     THEME,
@@ -54,8 +56,25 @@ def _options(
 
 
 def _check(inc: Incremental, files: dict[str, bytes], options: RenderOptions) -> None:
+    _same_as_full(inc, files, tree_of(files), options)
+
+
+def _same_as_full(
+    inc: Incremental, files: dict[str, bytes], tree: SourceTree, options: RenderOptions
+) -> None:
+    """The incremental build of ``files`` gives the full build of ``tree``: the same files
+    and warnings, or, where the full build stops (an include that includes itself through a
+    symlink), the same error, with the incremental state left at the last build."""
+    try:
+        full = build_site(tree, options)
+    except DeploybotError as stop:
+        before = (dict(inc.outputs), inc.last)
+        with pytest.raises(type(stop)) as stopped:
+            inc.build(files, options)
+        assert str(stopped.value) == str(stop)
+        assert (inc.outputs, inc.last) == before
+        return
     report = inc.build(files, options)
-    full = build_site(tree_of(files), options)
     assert inc.outputs == dict(full.files)
     assert report.warnings == full.warnings
 
@@ -257,10 +276,7 @@ def test_incremental_equals_full_with_a_jekyll_theme_under_the_site(data: st.Dat
 
 def _check_layered(inc: Incremental, files: dict[str, bytes], options: RenderOptions) -> None:
     assert inc.split is not None
-    report = inc.build(files, options)
-    full = build_site(layered_of(files, inc.split), options)
-    assert inc.outputs == dict(full.files)
-    assert report.warnings == full.warnings
+    _same_as_full(inc, files, layered_of(files, inc.split), options)
 
 
 def test_a_theme_include_edit_remakes_exactly_its_users_incrementally() -> None:
@@ -529,3 +545,19 @@ def test_a_document_crossing_the_cut_off_enters_the_sitemap() -> None:
     assert not report.full
     assert b"<loc>https://gen.example.org/talks/panel</loc>" in inc.outputs["sitemap.xml"]
     assert inc.outputs == dict(build_site(MemoryTree(files), later).files)
+
+
+def test_an_include_that_includes_its_own_post_stops_both_builds_alike() -> None:
+    """A symlinked include whose target is the post that includes it nests without end:
+    the full build stops (as Jekyll's "Nesting too deep"), the incremental one stops with
+    the same error and publishes nothing, and the next commit, which breaks the loop,
+    builds as a full build does (found by the random commit sequences)."""
+    inc, files = _site()
+    looped = dict(files)
+    looped["_includes/linked.html"] = f"../{POST}".encode()
+    looped[POST] = files[POST] + b"\n{% include linked.html %}\n"
+    with pytest.raises(DeploybotError, match="nest deeper than 50"):
+        build_site(tree_of(looped), OPTIONS)
+    _check(inc, looped, OPTIONS)
+    del looped["_includes/linked.html"]
+    _check(inc, looped, OPTIONS)

@@ -3,7 +3,7 @@
 Each degenerate body below once cost 200 to 1,500 bytes per character while it was parsed
 (a regex repeat keeping a backtracking frame per pass, typography's per-character lists):
 1 MB of blank lines took 1.35 GB. Each is rendered here in a child process whose address
-space is capped (a few MB of input, a cap of 500 MB), so a regression ends in a
+space is capped (2 MB of input, a cap of 270 MB), so a regression ends in a
 ``MemoryError`` instead of passing. What is inherently a few hundred bytes each, mistune's
 tokens, is bounded by ``render.markdown_max_elements``.
 
@@ -37,8 +37,10 @@ from deploybot.render.markdown.mistune_specs import BLOCK_RULES, INLINE_RULES
 from deploybot.render.markdown.renderer import make_markdown
 from tests.test_render_limits import one_error_line, run_build, site
 
-CAP = 500_000_000  # bytes of address space for the child (its baseline is ~40 MB)
-SIZE = 4_000_000  # characters of each body
+CAP = 270_000_000  # bytes of address space for the child (its baseline is ~40 MB)
+SIZE = 2_000_000  # characters of each body
+# The cap leaves each character 115 bytes (the healthy cases take at most 31, RSS at peak:
+# blank quote lines); each regression took 200 or more, 400 MB at this size.
 TIMEOUT_S = 120.0
 
 _CHILD = """

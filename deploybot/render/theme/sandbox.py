@@ -33,7 +33,7 @@ Past a budget, :class:`LayoutLimitError` is raised; the caller names the layout.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from functools import wraps
+from functools import cache, wraps
 from typing import Any, cast
 
 import jinja2
@@ -161,9 +161,9 @@ class LayoutSandbox(ImmutableSandboxedEnvironment):
         self.limits = limits
         self.budget = Budget(limits)
         self.globals.pop("lipsum", None)
-        self.filters = {name: self._guard(name, fn, True) for name, fn in self.filters.items()}
+        self.filters = dict(_guarded(tuple(self.filters.items()), True))
         tests = cast(dict[str, Callable[..., Any]], self.tests)  # typed as "function"
-        self.tests = {name: self._guard(name, fn, False) for name, fn in tests.items()}
+        self.tests = dict(_guarded(tuple(tests.items()), False))
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
         """Jinja2's refusal of an unsafe attribute, naming a dict as ``dict``: the
@@ -183,7 +183,7 @@ class LayoutSandbox(ImmutableSandboxedEnvironment):
 
     def add_filter(self, name: str, fn: Callable[..., Any]) -> None:
         """Install filter ``name``, guarded like Jinja2's own."""
-        self.filters[name] = self._guard(name, fn, True)
+        self.filters[name] = _guard(name, fn, True)
 
     # -- what the compiled templates call (see _CodeGenerator)
 
@@ -319,36 +319,6 @@ class LayoutSandbox(ImmutableSandboxedEnvironment):
 
     # -- filters and tests
 
-    def _guard(self, name: str, fn: Callable[..., Any], is_filter: bool) -> Callable[..., Any]:
-        """Return ``fn`` charging its input (:meth:`_filter_input`, :meth:`_test_input`),
-        checked by :data:`PRECHECKS`, result guarded.
-
-        The wrapper takes the context, so Jinja2 never runs it at compile time."""
-        pass_arg = getattr(getattr(fn, "jinja_pass_arg", None), "name", None)
-        precheck = PRECHECKS.get(name) if is_filter else None
-
-        @jinja2.pass_context
-        @wraps(fn)
-        def guarded(context: Context, *args: Any, **kwargs: Any) -> Any:
-            self.budget.charge(1)
-            if is_filter:
-                args = self._filter_input(name, args, kwargs)
-            else:
-                self._test_input(name, args, kwargs)
-            if precheck is not None:
-                args, kwargs = precheck(self, context, args, kwargs)
-            if pass_arg == "context":
-                result = fn(context, *args, **kwargs)
-            elif pass_arg == "eval_context":
-                result = fn(context.eval_ctx, *args, **kwargs)
-            elif pass_arg == "environment":
-                result = fn(self, *args, **kwargs)
-            else:
-                result = fn(*args, **kwargs)
-            return self.guard_value(result)
-
-        return guarded
-
     def _filter_input(
         self, name: str, args: tuple[Any, ...], kw: dict[str, Any]
     ) -> tuple[Any, ...]:
@@ -379,6 +349,50 @@ class LayoutSandbox(ImmutableSandboxedEnvironment):
             self.budget.charge(sum(compared_steps(a) for a in (*args, *kw.values())))
         else:
             self.check_text(*args, *kw.values())
+
+
+@cache
+def _guarded(
+    functions: tuple[tuple[str, Callable[..., Any]], ...], is_filter: bool
+) -> tuple[tuple[str, Callable[..., Any]], ...]:
+    """Return Jinja2's ``functions`` (filters or tests, by name) each :func:`_guard`-ed: made
+    once per process, since a guard finds its environment through the context."""
+    return tuple((name, _guard(name, fn, is_filter)) for name, fn in functions)
+
+
+def _guard(name: str, fn: Callable[..., Any], is_filter: bool) -> Callable[..., Any]:
+    """Return ``fn`` charging its input (:meth:`LayoutSandbox._filter_input`,
+    :meth:`~LayoutSandbox._test_input`) to the rendering environment's budget, checked by
+    :data:`PRECHECKS`, result guarded.
+
+    The wrapper takes the context, so Jinja2 never runs it at compile time, and finds the
+    :class:`LayoutSandbox` through it, so one wrapper serves every environment."""
+    pass_arg = getattr(getattr(fn, "jinja_pass_arg", None), "name", None)
+    precheck = PRECHECKS.get(name) if is_filter else None
+
+    @jinja2.pass_context
+    @wraps(fn)
+    def guarded(context: Context, *args: Any, **kwargs: Any) -> Any:
+        env = context.environment
+        assert isinstance(env, LayoutSandbox)
+        env.budget.charge(1)
+        if is_filter:
+            args = env._filter_input(name, args, kwargs)
+        else:
+            env._test_input(name, args, kwargs)
+        if precheck is not None:
+            args, kwargs = precheck(env, context, args, kwargs)
+        if pass_arg == "context":
+            result = fn(context, *args, **kwargs)
+        elif pass_arg == "eval_context":
+            result = fn(context.eval_ctx, *args, **kwargs)
+        elif pass_arg == "environment":
+            result = fn(env, *args, **kwargs)
+        else:
+            result = fn(*args, **kwargs)
+        return env.guard_value(result)
+
+    return guarded
 
 
 @jinja2.pass_context
