@@ -34,7 +34,7 @@ from deploybot.render.engine.document import (
     layout_errors,
     render_document,
 )
-from deploybot.render.engine.stylesheet import render_stylesheet
+from deploybot.render.engine.stylesheet import render_sass_document, render_stylesheet
 from deploybot.render.highlight.clock import highlight_budget
 from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
@@ -483,6 +483,16 @@ def render_collection_doc(
     Raises ``SourceError``."""
     doc = prepare(docs[index])
     page = post_variables(doc, ctx.md, *in_order_neighbours(docs, index), contents)
+    return render_doc_output(doc, page, ctx)
+
+
+def render_doc_output(doc: Post, page: Mapping[str, Any], ctx: RenderContext) -> RenderedDocument:
+    """Render the collection document ``doc`` with its ``page`` mapping: a Sass or SCSS one
+    compiles to CSS in no layout (jekyll-sass-converter converts documents too:
+    :func:`~.stylesheet.render_sass_document`), any other through its layouts (default
+    ``page``). Raises ``SourceError``."""
+    if is_sass(doc.doc.path):
+        return render_sass_document(doc.doc, doc.output_path, page, ctx)
     return render_document(doc.doc, doc.output_path, "page", page, ctx)
 
 
