@@ -214,6 +214,13 @@ def folder_gemspec(folder: Path) -> str:
     return ""
 
 
+def is_checkout(folder: Path) -> bool:
+    """Whether the theme ``folder`` has its own ``*.gemspec`` (a checkout of its repository,
+    whose gem has only the files the gemspec lists), not an installed gem's folder (which
+    holds exactly the gem's files; RubyGems keeps its spec elsewhere)."""
+    return any(folder.glob("*.gemspec"))
+
+
 def tree_gemspec(tree: GitTree) -> str:
     """The text of the ``*.gemspec`` at the root of the theme's ``tree`` ('' when none)."""
     for path in tree.paths():

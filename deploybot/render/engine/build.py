@@ -325,7 +325,8 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     layered = site_theme.jekyll_theme_of(tree)
     links = ResolvedTree(tree)
     tree = LimitedTree(links, options.max_file_bytes)
-    config = load_config(tree, options.timezone, options.max_yaml_size)
+    theme = site_theme.theme_config(layered, options.max_file_bytes)
+    config = load_config(tree, options.timezone, options.max_yaml_size, theme)
     site_theme.check_theme_given(config, layered)
     config = site_theme.with_theme_plugins(config, layered)
     config, notes = registry.adjust_config(config, options.repository)
@@ -423,8 +424,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         plugin_outputs.run(plugin, view, out.put)
     if not config.url and model.posts and layouts is None:
         warnings.append(no_url_warning(_has_config_file(tree)))
-    if layered is not None:
-        warnings.extend(layered.warnings())
+    warnings.extend(site_theme.theme_warnings(config, layered))
     every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
 
