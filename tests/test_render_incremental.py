@@ -354,6 +354,23 @@ def test_partial_edit_remakes_the_collection_documents_that_import_it() -> None:
     _check(inc, files, OPTIONS)
 
 
+def test_partial_edit_remakes_a_sass_post_as_a_full_build_makes_it() -> None:
+    post = "_posts/2021-01-03-colours.scss"
+    files = {
+        **initial_site(),
+        **SASS_FILES,
+        post: b'---\n---\n@import "colors";\n.p { c: $link; }\n',
+    }
+    inc = Incremental(open_cache(None), OPTIONS, {})
+    inc.build(files, OPTIONS)
+    assert inc.outputs["2021/01/colours.css"] == b".p { c: #036; }\n"
+    files = apply(files, {"_sass/_colors.scss": b"$link: #c00;\n"})
+    report = inc.build(files, OPTIONS)
+    assert not report.full and {post, "assets/main.scss"} <= report.rendered
+    assert inc.outputs["2021/01/colours.css"] == b".p { c: #c00; }\n"
+    _check(inc, files, OPTIONS)
+
+
 def test_a_new_file_that_an_import_would_find_first_remakes_the_stylesheet() -> None:
     """LibSass looks in the stylesheet's folder (the root, for Jekyll's converter) before
     the load path: a ``_base.scss`` added there is what ``@import "base"`` reads now."""

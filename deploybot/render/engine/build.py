@@ -48,6 +48,7 @@ from deploybot.render.markdown.renderer import (
     markdown_to_html,
 )
 from deploybot.render.model import (
+    LayoutKind,
     Page,
     Post,
     RenderOptions,
@@ -188,7 +189,7 @@ def render_post(
     ``(previous, next)``: the older and the newer post (their ``content`` from
     ``contents``). Raises ``SourceError``."""
     page = post_variables(post, ctx.md, *neighbours, contents)
-    return render_document(post.doc, post.output_path, "post", page, ctx)
+    return render_doc_output(post, page, ctx, "post")
 
 
 def render_page(page: Page, ctx: RenderContext) -> RenderedDocument:
@@ -486,14 +487,16 @@ def render_collection_doc(
     return render_doc_output(doc, page, ctx)
 
 
-def render_doc_output(doc: Post, page: Mapping[str, Any], ctx: RenderContext) -> RenderedDocument:
-    """Render the collection document ``doc`` with its ``page`` mapping: a Sass or SCSS one
-    compiles to CSS in no layout (jekyll-sass-converter converts documents too:
-    :func:`~.stylesheet.render_sass_document`), any other through its layouts (default
-    ``page``). Raises ``SourceError``."""
+def render_doc_output(
+    doc: Post, page: Mapping[str, Any], ctx: RenderContext, kind: LayoutKind = "page"
+) -> RenderedDocument:
+    """Render the post or collection document ``doc`` with its ``page`` mapping: a Sass or
+    SCSS one compiles to CSS in no layout (jekyll-sass-converter converts documents too:
+    :func:`~.stylesheet.render_sass_document`), any other through its layouts (the Jinja2
+    theme's default: ``kind``). Raises ``SourceError``."""
     if is_sass(doc.doc.path):
         return render_sass_document(doc.doc, doc.output_path, page, ctx)
-    return render_document(doc.doc, doc.output_path, "page", page, ctx)
+    return render_document(doc.doc, doc.output_path, kind, page, ctx)
 
 
 class BuildContents(Contents):

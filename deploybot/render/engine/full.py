@@ -36,7 +36,6 @@ from deploybot.render.engine.deps import (
     TrackingLoader,
     TrackingTree,
 )
-from deploybot.render.engine.document import render_document
 from deploybot.render.engine.parallel import Doc, Workers
 from deploybot.render.engine.plugin_outputs import PRODUCER, CacheView, deps_of, generators
 from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteLists, doc_date_us
@@ -327,7 +326,7 @@ class Engine(SiteLists):
                 pair = self.neighbours(row) if neighbours is None else neighbours
                 page = build.post_variables(doc, self.md, *pair, self.contents)
                 tracked = TrackedDict(page, self.recorder, Kind.PAGE, True, NEIGHBOURS)
-                rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
+                rendered = build.render_doc_output(doc, tracked, self.ctx, "post")
                 content = rendered.content
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
