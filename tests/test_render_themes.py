@@ -212,6 +212,26 @@ def test_a_gem_theme_s_config_is_merged_under_the_site_s_as_jekyll_does(tmp_path
     assert ours.warnings == ()
 
 
+def test_an_installed_gem_s_config_is_merged_and_a_bare_folder_s_is_told(tmp_path: Path) -> None:
+    """An installed gem's folder holds exactly the gem's files (RubyGems' spec, in
+    ``../../specifications``, lists none); a folder with no gemspec cannot tell."""
+    gem = tmp_path / "gems" / "jekyll-theme-x-1.0"
+    shutil.copytree(THEME, gem)
+    (gem / "jekyll-theme-fixture.gemspec").unlink()
+    (gem / "_config.yml").write_text("tagline: installed\n")
+    (tmp_path / "specifications").mkdir()
+    (tmp_path / "specifications" / "jekyll-theme-x-1.0.gemspec").write_text("# a stub\n")
+    site = MemoryTree({"_config.yml": b"theme: jekyll-theme-x\n"})
+    render = gem_config("jekyll-theme-x", gem)
+    tree = themed_source(site, render, ThemeFetch(tmp_path / "themes")).tree
+    assert isinstance(tree, LayeredTree)
+    assert load_config(tree, theme=tree.theme_config(10**6)).data["tagline"] == "installed"
+    (tmp_path / "specifications" / "jekyll-theme-x-1.0.gemspec").unlink()
+    tree = themed_source(site, render, ThemeFetch(tmp_path / "themes")).tree
+    assert isinstance(tree, LayeredTree) and tree.theme_config(10**6) is None
+    assert [w.path for w in tree.warnings()] == ["theme jekyll-theme-x: _config.yml"]
+
+
 def configured(
     config: bytes,
     text: bytes = b"title: From the theme\nextra: x\n",

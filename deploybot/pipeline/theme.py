@@ -96,7 +96,8 @@ def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> 
         tree = DirTree(folder)
         spec = watch_theme.folder_gemspec(folder)
         needs = runtime_dependencies(spec)
-        ships = ships_file(spec, THEME_CONFIG) if watch_theme.is_checkout(folder) else True
+        installed = watch_theme.is_installed_gem(folder)
+        ships = True if installed else _ships(spec)
         pin = _with_needs(folder_pin(tree), needs)
         gem = not request.remote
         return Theme(request.name, tree, pin, gem, needs, ships_config=ships and gem)
@@ -112,8 +113,9 @@ def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> 
 
 
 def _ships(spec: str) -> bool | None:
-    """Whether the gem built from a repository with the gemspec ``spec`` ('' for none: no
-    gem to tell by) has its ``_config.yml`` (None: cannot tell)."""
+    """Whether the gem built from a repository (or a folder that is no installed gem) with
+    the gemspec ``spec`` ('' for none: no gem to tell by) has its ``_config.yml`` (None:
+    cannot tell)."""
     return ships_file(spec, THEME_CONFIG) if spec else None
 
 

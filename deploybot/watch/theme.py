@@ -214,11 +214,11 @@ def folder_gemspec(folder: Path) -> str:
     return ""
 
 
-def is_checkout(folder: Path) -> bool:
-    """Whether the theme ``folder`` has its own ``*.gemspec`` (a checkout of its repository,
-    whose gem has only the files the gemspec lists), not an installed gem's folder (which
-    holds exactly the gem's files; RubyGems keeps its spec elsewhere)."""
-    return any(folder.glob("*.gemspec"))
+def is_installed_gem(folder: Path) -> bool:
+    """Whether the theme ``folder`` is an installed gem's (RubyGems keeps its spec in
+    ``../../specifications/NAME-VERSION.gemspec``): then it holds exactly the gem's files,
+    where a checkout of the theme's repository also holds files its gem leaves out."""
+    return (folder.parent.parent / "specifications" / f"{folder.name}.gemspec").is_file()
 
 
 def tree_gemspec(tree: GitTree) -> str:

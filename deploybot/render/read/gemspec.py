@@ -72,6 +72,7 @@ def ships_file(text: str, path: str) -> bool | None:
 
 
 def _files_matcher(text: str) -> Callable[[str], bool] | None:
+    """The test of a path against the ``files =`` of the gemspec ``text`` (None: not read)."""
     found = _FILES.search(text)
     if found is None:
         return None
