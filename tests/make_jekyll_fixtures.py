@@ -19,12 +19,12 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "jekyll"
 SAFE = frozenset({"content_model", "reading", "symlinks"})
 """Cases built with ``--safe`` (GitHub Pages' mode): symlinks are copied as their target's
 bytes and those pointing outside the source are skipped, which deploybot follows."""
-IN_SITE = frozenset({"sass", "sass_options"})
+IN_SITE = frozenset({"sass", "sass_collection", "sass_options"})
 """Cases built from inside ``site/`` (``-s .``): jekyll-sass-converter names the files in
 source maps, line comments and errors relative to the folder Jekyll runs in; deploybot
 names them relative to the site folder, as a ``jekyll build`` run there does."""
 THEMES = Path(__file__).resolve().parent / "fixtures" / "themes"
-GEM_THEMES = {"theme": "jekyll-theme-fixture"}
+GEM_THEMES = {"theme": "jekyll-theme-fixture", "theme_config": "jekyll-theme-configured"}
 """Cases whose site names a gem theme of ``tests/fixtures/themes``: Jekyll finds it as an
 installed gem (no Gemfile) through a ``GEM_PATH`` folder made for the build
 (:func:`gem_path`), holding the theme as ``gems/NAME-VERSION`` and its gemspec."""

@@ -348,6 +348,45 @@ def test_partial_edit_remakes_exactly_the_stylesheets_that_import_it() -> None:
     _check(inc, files, OPTIONS)
 
 
+def test_partial_edit_remakes_the_collection_documents_that_import_it() -> None:
+    """A Sass document of a collection records its imports as a page does: an edited
+    partial remakes the page and the documents importing it, and no other."""
+    docs = {
+        "_config.yml": b"collections:\n  styles:\n    output: true\n",
+        "_styles/a.scss": b'---\n---\n@import "colors";\n.a { color: $link; }\n',
+        "_styles/b.sass": b'---\n---\n@import "colors"\n.b\n  color: $link\n',
+        "_styles/c.scss": b'---\n---\n@import "base";\n',
+    }
+    files = {**initial_site(), **SASS_FILES, **docs}
+    inc = Incremental(open_cache(None), OPTIONS, {})
+    inc.build(files, OPTIONS)
+    assert inc.outputs["styles/b.css"] == b".b { color: #036; }\n"
+    files = apply(files, {"_sass/_colors.scss": b"$link: #c00;\n"})
+    report = inc.build(files, OPTIONS)
+    assert not report.full
+    assert report.rendered == {"assets/main.scss", "_styles/a.scss", "_styles/b.sass", ":feeds"}
+    assert inc.outputs["styles/a.css"] == b".a { color: #c00; }\n"
+    assert inc.outputs["styles/b.css"] == b".b { color: #c00; }\n"
+    _check(inc, files, OPTIONS)
+
+
+def test_partial_edit_remakes_a_sass_post_as_a_full_build_makes_it() -> None:
+    post = "_posts/2021-01-03-colours.scss"
+    files = {
+        **initial_site(),
+        **SASS_FILES,
+        post: b'---\n---\n@import "colors";\n.p { c: $link; }\n',
+    }
+    inc = Incremental(open_cache(None), OPTIONS, {})
+    inc.build(files, OPTIONS)
+    assert inc.outputs["2021/01/colours.css"] == b".p { c: #036; }\n"
+    files = apply(files, {"_sass/_colors.scss": b"$link: #c00;\n"})
+    report = inc.build(files, OPTIONS)
+    assert not report.full and {post, "assets/main.scss"} <= report.rendered
+    assert inc.outputs["2021/01/colours.css"] == b".p { c: #c00; }\n"
+    _check(inc, files, OPTIONS)
+
+
 def test_a_new_file_that_an_import_would_find_first_remakes_the_stylesheet() -> None:
     """LibSass looks in the stylesheet's folder (the root, for Jekyll's converter) before
     the load path: a ``_base.scss`` added there is what ``@import "base"`` reads now."""

@@ -174,6 +174,20 @@ def test_sass_options_as_jekyll() -> None:
     assert "assets/css/site.css.map" not in expected("sass_options")
 
 
+def test_sass_documents_of_a_collection_compile_as_jekyll_does() -> None:
+    """``.scss`` and ``.sass`` documents with front matter in ``_styles/`` (``output:
+    true``) become ``.css`` at their collection URL, in no layout (a default ``layout:``
+    ignored), named ``stdin`` in line comments and with no source map, while a page beside
+    them has its map; ``site.styles`` shows their CSS as ``content``, a document of a
+    collection not written too; a document without front matter is copied as it is; a
+    ``.scss`` post (``posts`` is a collection) compiles the same way, its layout ignored."""
+    assert _byte_for_byte("sass_collection").warnings == ()
+    theirs = expected("sass_collection")
+    assert theirs["styles/main.css"].startswith(b"/* Main */\n/* line 3, stdin */ .doc {")
+    assert "styles/main.css.map" not in theirs and "assets/page.css.map" in theirs
+    assert theirs["2024/01/02/colours.css"] == b"/* line 2, stdin */ .post { color: #c00; }\n"
+
+
 def test_listed_contents_are_what_jekyll_had_rendered_by_then() -> None:
     """``post.content`` of ``site.posts``, ``site.<label>``, ``page.previous``/``next``
     and ``post.previous``/``next`` (Jekyll renders the posts oldest first, then the

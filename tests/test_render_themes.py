@@ -24,8 +24,9 @@ from deploybot.pipeline.theme import ThemeFetch, themed_source
 from deploybot.render.engine.build import build_site
 from deploybot.render.engine.incremental import build_into, open_cache
 from deploybot.render.model import RenderOptions, SiteBuild
-from deploybot.render.outputs.sinks import MemorySink
+from deploybot.render.outputs.sinks import MemorySink, NeedFullBuild
 from deploybot.render.read.layered import LayeredTree, Theme, folder_pin
+from deploybot.render.read.siteconfig import load_config
 from deploybot.render.read.source import DirTree, MemoryTree
 from deploybot.support.errors import ConfigError, SourceError
 from deploybot.watch import theme as watch_theme
@@ -164,16 +165,139 @@ def test_the_layered_tree_shows_the_theme_folders_under_the_site() -> None:
         tree.read("_layouts/default.html")
     with pytest.raises(KeyError):
         tree.read("README.md")
-    warned = [(w.path, w.message) for w in tree.warnings()]
-    assert warned == [
-        ("theme t: _config.yml", "the theme's _config.yml is not read (Jekyll merges it under "
-         "the site's)"),
-    ]  # fmt: skip
+    assert tree.warnings() == []  # a _config.yml the gem does not ship: Jekyll sees none
+    with pytest.raises(KeyError):
+        tree.read("_config.yml")  # never the site's
 
 
 def test_a_remote_theme_s_config_is_not_told_jekyll_reads_none() -> None:
     tree = LayeredTree(MemoryTree({}), Theme("o/n", theme_tree(), "pin", gem=False))
     assert tree.warnings() == []
+    shipped = Theme("o/n", theme_tree(), "pin", gem=False, ships_config=True)
+    assert LayeredTree(MemoryTree({}), shipped).theme_config(10**6) is None
+
+
+def test_a_gem_theme_a_remote_theme_overrides_is_told() -> None:
+    config = b"title: t\ntheme: minima\nremote_theme: o/n\n"
+    site = MemoryTree({"_config.yml": config, "index.md": b"---\n---\nhi\n"})
+    build = build_site(
+        LayeredTree(site, Theme("o/n", theme_tree(), "pin", gem=False)), RenderOptions()
+    )
+    assert [(w.path, w.line, w.message) for w in build.warnings] == [
+        ("_config.yml", 2, "theme 'minima' is not read: remote_theme replaces it (Jekyll still "
+         "merges the gem's _config.yml and requires its dependencies)"),
+    ]  # fmt: skip
+
+
+# a gem theme's _config.yml
+
+
+CONFIGURED = FIXTURES / "themes" / "jekyll-theme-configured"
+
+
+def test_a_gem_theme_s_config_is_merged_under_the_site_s_as_jekyll_does(tmp_path: Path) -> None:
+    """The fixture theme's ``_config.yml`` (its gemspec's ``Dir[...]`` ships it): its
+    ``title``, ``tagline`` and ``author.name`` lose to the site's, its ``description`` wins
+    over the site's null one, ``author`` and ``sass`` merge deeply (``style: compressed``
+    from the theme, ``sourcemap: never`` from the site), a list is replaced whole, and its
+    ``permalink``, ``exclude``, ``collections`` and ``defaults`` (keys of Jekyll's
+    defaults) are dropped."""
+    case = FIXTURES / "jekyll" / "theme_config"
+    tree = themed(case / "site", gem_config("jekyll-theme-configured", CONFIGURED), tmp_path)
+    ours = build_site(tree, RenderOptions())
+    assert ours.files == files_of(case / "expected")
+    assert b"<p>From the theme / Site tagline</p>" in ours.files["index.html"]
+    assert b"<p>site-a theme-kind site-extra</p>" in ours.files["index.html"]
+    assert ours.files["assets/main.css"] == b"body{color:#333}\n"
+    assert ours.warnings == ()
+
+
+def test_an_installed_gem_s_config_is_merged_and_a_bare_folder_s_is_told(tmp_path: Path) -> None:
+    """An installed gem's folder holds exactly the gem's files (RubyGems' spec, in
+    ``../../specifications``, lists none); a folder with no gemspec cannot tell."""
+    gem = tmp_path / "gems" / "jekyll-theme-x-1.0"
+    shutil.copytree(THEME, gem)
+    (gem / "jekyll-theme-fixture.gemspec").unlink()
+    (gem / "_config.yml").write_text("tagline: installed\n")
+    (tmp_path / "specifications").mkdir()
+    (tmp_path / "specifications" / "jekyll-theme-x-1.0.gemspec").write_text("# a stub\n")
+    site = MemoryTree({"_config.yml": b"theme: jekyll-theme-x\n"})
+    render = gem_config("jekyll-theme-x", gem)
+    tree = themed_source(site, render, ThemeFetch(tmp_path / "themes")).tree
+    assert isinstance(tree, LayeredTree)
+    assert load_config(tree, theme=tree.theme_config(10**6)).data["tagline"] == "installed"
+    (tmp_path / "specifications" / "jekyll-theme-x-1.0.gemspec").unlink()
+    tree = themed_source(site, render, ThemeFetch(tmp_path / "themes")).tree
+    assert isinstance(tree, LayeredTree) and tree.theme_config(10**6) is None
+    assert [w.path for w in tree.warnings()] == ["theme jekyll-theme-x: _config.yml"]
+
+
+def configured(
+    config: bytes,
+    text: bytes = b"title: From the theme\nextra: x\n",
+    *,
+    ships: bool | None = True,
+    symlinks: tuple[str, ...] = (),
+) -> LayeredTree:
+    """The site ``_config.yml`` ``config`` over a gem theme whose ``_config.yml`` is
+    ``text`` (``symlinks`` of the theme's tree), shipped as ``ships`` says."""
+    layout = b"{{ site.title }}|{{ site.extra }}"
+    theme = MemoryTree({"_layouts/default.html": layout, "_config.yml": text}, symlinks=symlinks)
+    site = MemoryTree({"_config.yml": config, "index.md": b"---\nlayout: default\n---\n"})
+    return LayeredTree(site, Theme("t", theme, "pin", ships_config=ships))
+
+
+def test_a_site_can_ignore_its_theme_s_config() -> None:
+    assert build_site(configured(b"theme: t\n"), RenderOptions()).files["index.html"] == (
+        b"From the theme|x"
+    )
+    ignored = configured(b"theme: t\nignore_theme_config: true\n")
+    assert build_site(ignored, RenderOptions()).files["index.html"] == b"|"
+
+
+def test_a_theme_config_jekyll_does_not_merge_is_not_read() -> None:
+    """No mapping, a symlink, or not in the gem: nothing merged (Jekyll says nothing)."""
+    for tree in (
+        configured(b"theme: t\n", text=b"- a list\n"),
+        configured(b"theme: t\n", text=b""),
+        configured(b"theme: t\n", b"../../_config.yml", symlinks=("_config.yml",)),
+        configured(b"theme: t\n", ships=False),
+    ):
+        build = build_site(tree, RenderOptions())
+        assert (build.files["index.html"], build.warnings) == (b"|", ())
+
+
+def test_a_theme_config_the_gemspec_does_not_tell_about_is_warned() -> None:
+    build = build_site(configured(b"theme: t\n", ships=None), RenderOptions())
+    assert build.files["index.html"] == b"|"
+    assert [(w.path, w.message) for w in build.warnings] == [
+        ("theme t: _config.yml", "not merged under the site's: the gemspec's files do not say "
+         "whether the gem ships it (Jekyll merges a gem's _config.yml)"),
+    ]  # fmt: skip
+
+
+def test_a_broken_or_oversized_theme_config_stops_the_build() -> None:
+    with pytest.raises(SourceError) as broken:
+        build_site(configured(b"theme: t\n", text=b"a: [1\n"), RenderOptions())
+    assert (broken.value.path, broken.value.line) == ("theme t: _config.yml", 2)
+    unsafe = configured(b"theme: t\n", text=b"a: !ruby/object:Gem::Version {}\n")
+    with pytest.raises(SourceError, match="ruby/object"):
+        build_site(unsafe, RenderOptions())  # Psych.safe_load refuses the class
+    with pytest.raises(SourceError, match="max_file_bytes") as big:
+        build_site(configured(b"theme: t\n"), RenderOptions(max_file_bytes=10))
+    assert big.value.path == "theme t: _config.yml"
+    laughs = b"a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+    with pytest.raises(SourceError) as many:
+        build_site(configured(b"theme: t\n", text=laughs), RenderOptions(max_yaml_size=50))
+    assert many.value.path == "theme t: _config.yml"
+
+
+def test_a_changed_theme_config_rebuilds_everything_as_a_full_build() -> None:
+    cache, sink = open_cache(None), MemorySink()
+    build_into(configured(b"theme: t\n"), RenderOptions(), cache, sink, None)
+    after = configured(b"theme: t\n", text=b"title: New title\n")
+    with pytest.raises(NeedFullBuild, match="the site config changed"):
+        build_into(after, RenderOptions(), cache, sink, [])  # no site path changed
 
 
 def test_a_symlink_in_the_theme_is_not_shown() -> None:
@@ -224,6 +348,30 @@ def remote_site(tmp_path: Path, spec: str) -> Path:
     config = (site / "_config.yml").read_text().replace("theme: jekyll-theme-fixture", "")
     (site / "_config.yml").write_text(config + f"remote_theme: {spec}\n")
     return site
+
+
+def test_a_git_gem_theme_s_config_is_merged_only_when_its_gemspec_ships_it(
+    tmp_path: Path,
+) -> None:
+    """A gem theme read from its repository: the repository's ``_config.yml`` (minima's
+    and the ``pages-themes``' are their demo sites') is the gem's only when the gemspec's
+    ``files`` lists it; a remote theme's is never read."""
+    repo = theme_repo(tmp_path)
+    (repo / "_config.yml").write_text("demo: the demo site's\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "demo config")
+    render = RenderConfig(themes=(f"jekyll-theme-fixture=file://{repo}@main",))
+    fetch = ThemeFetch(tmp_path / "themes")
+    tree = themed(CASE / "site", render, tmp_path)
+    assert (tree.theme.ships_config, tree.theme_config(10**6), tree.warnings()) == (False, None, [])
+    spec = repo / "jekyll-theme-fixture.gemspec"
+    spec.write_text(spec.read_text().replace('/**/*"]', '/**/*", "_config.yml"]'))
+    git(repo, "commit", "-q", "-am", "ship the config")
+    tree = themed(CASE / "site", render, tmp_path)
+    merged = load_config(tree, theme=tree.theme_config(10**6))
+    assert (merged.data["demo"], merged.title) == ("the demo site's", "Themed site")
+    remote = themed_source(DirTree(remote_site(tmp_path, f"file://{repo}@main")), render, fetch)
+    assert isinstance(remote.tree, LayeredTree) and remote.tree.theme_config(10**6) is None
 
 
 @pytest.mark.parametrize("form", ["path", "file"])

@@ -21,8 +21,8 @@ from deploybot.config.schema import RenderConfig
 from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT
 from deploybot.git.repository import GitTree
 from deploybot.record import note
-from deploybot.render.read.gemspec import runtime_dependencies
-from deploybot.render.read.layered import LayeredTree, Theme, ThemeRequest, folder_pin
+from deploybot.render.read.gemspec import runtime_dependencies, ships_file
+from deploybot.render.read.layered import THEME_CONFIG, LayeredTree, Theme, ThemeRequest, folder_pin
 from deploybot.render.read.layered import theme_request as request_of
 from deploybot.render.read.siteconfig import load_config
 from deploybot.render.read.source import DirTree, SourceTree
@@ -94,16 +94,29 @@ def _resolve(request: ThemeRequest, render: RenderConfig, fetch: ThemeFetch) -> 
                 f"'{location.key}': the folder of the theme {request.name!r} ({folder}) is missing"
             )
         tree = DirTree(folder)
-        needs = runtime_dependencies(watch_theme.folder_gemspec(folder))
-        return Theme(request.name, tree, _with_needs(folder_pin(tree), needs), dependencies=needs)
+        spec = watch_theme.folder_gemspec(folder)
+        needs = runtime_dependencies(spec)
+        installed = watch_theme.is_installed_gem(folder)
+        ships = True if installed else _ships(spec)
+        pin = _with_needs(folder_pin(tree), needs)
+        gem = not request.remote
+        return Theme(request.name, tree, pin, gem, needs, ships_config=ships and gem)
     commit, git_tree = watch_theme.fetch_theme(
         location, fetch.themes_dir, pinned=fetch.pinned, timeout=fetch.timeout,
         max_fetch_bytes=fetch.max_fetch_bytes,
     )  # fmt: skip
     if request.remote:  # jekyll-remote-theme requires none of the theme's dependencies
         return Theme(request.name, git_tree, commit, gem=False)
-    needs = runtime_dependencies(watch_theme.tree_gemspec(git_tree))
-    return Theme(request.name, git_tree, commit, dependencies=needs)
+    spec = watch_theme.tree_gemspec(git_tree)
+    needs = runtime_dependencies(spec)
+    return Theme(request.name, git_tree, commit, dependencies=needs, ships_config=_ships(spec))
+
+
+def _ships(spec: str) -> bool | None:
+    """Whether the gem built from a repository (or a folder that is no installed gem) with
+    the gemspec ``spec`` ('' for none: no gem to tell by) has its ``_config.yml`` (None:
+    cannot tell)."""
+    return ships_file(spec, THEME_CONFIG) if spec else None
 
 
 def _with_needs(pin: str, needs: tuple[str, ...]) -> str:

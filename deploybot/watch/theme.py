@@ -214,6 +214,13 @@ def folder_gemspec(folder: Path) -> str:
     return ""
 
 
+def is_installed_gem(folder: Path) -> bool:
+    """Whether the theme ``folder`` is an installed gem's (RubyGems keeps its spec in
+    ``../../specifications/NAME-VERSION.gemspec``): then it holds exactly the gem's files,
+    where a checkout of the theme's repository also holds files its gem leaves out."""
+    return (folder.parent.parent / "specifications" / f"{folder.name}.gemspec").is_file()
+
+
 def tree_gemspec(tree: GitTree) -> str:
     """The text of the ``*.gemspec`` at the root of the theme's ``tree`` ('' when none)."""
     for path in tree.paths():

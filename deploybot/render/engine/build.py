@@ -34,7 +34,7 @@ from deploybot.render.engine.document import (
     layout_errors,
     render_document,
 )
-from deploybot.render.engine.stylesheet import render_stylesheet
+from deploybot.render.engine.stylesheet import render_sass_document, render_stylesheet
 from deploybot.render.highlight.clock import highlight_budget
 from deploybot.render.limits import site_too_large
 from deploybot.render.liquid.excerpt import MarkdownFn, post_excerpt
@@ -48,6 +48,7 @@ from deploybot.render.markdown.renderer import (
     markdown_to_html,
 )
 from deploybot.render.model import (
+    LayoutKind,
     Page,
     Post,
     RenderOptions,
@@ -188,7 +189,7 @@ def render_post(
     ``(previous, next)``: the older and the newer post (their ``content`` from
     ``contents``). Raises ``SourceError``."""
     page = post_variables(post, ctx.md, *neighbours, contents)
-    return render_document(post.doc, post.output_path, "post", page, ctx)
+    return render_doc_output(post, page, ctx, "post")
 
 
 def render_page(page: Page, ctx: RenderContext) -> RenderedDocument:
@@ -325,7 +326,8 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     layered = site_theme.jekyll_theme_of(tree)
     links = ResolvedTree(tree)
     tree = LimitedTree(links, options.max_file_bytes)
-    config = load_config(tree, options.timezone, options.max_yaml_size)
+    theme = site_theme.theme_config(layered, options.max_file_bytes)
+    config = load_config(tree, options.timezone, options.max_yaml_size, theme)
     site_theme.check_theme_given(config, layered)
     config = site_theme.with_theme_plugins(config, layered)
     config, notes = registry.adjust_config(config, options.repository)
@@ -423,8 +425,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         plugin_outputs.run(plugin, view, out.put)
     if not config.url and model.posts and layouts is None:
         warnings.append(no_url_warning(_has_config_file(tree)))
-    if layered is not None:
-        warnings.extend(layered.warnings())
+    warnings.extend(site_theme.theme_warnings(config, layered))
     every = sorted([*warnings, *out.warnings], key=lambda w: (w.path, w.line or 0, w.message))
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
 
@@ -483,7 +484,19 @@ def render_collection_doc(
     Raises ``SourceError``."""
     doc = prepare(docs[index])
     page = post_variables(doc, ctx.md, *in_order_neighbours(docs, index), contents)
-    return render_document(doc.doc, doc.output_path, "page", page, ctx)
+    return render_doc_output(doc, page, ctx)
+
+
+def render_doc_output(
+    doc: Post, page: Mapping[str, Any], ctx: RenderContext, kind: LayoutKind = "page"
+) -> RenderedDocument:
+    """Render the post or collection document ``doc`` with its ``page`` mapping: a Sass or
+    SCSS one compiles to CSS in no layout (jekyll-sass-converter converts documents too:
+    :func:`~.stylesheet.render_sass_document`), any other through its layouts (the Jinja2
+    theme's default: ``kind``). Raises ``SourceError``."""
+    if is_sass(doc.doc.path):
+        return render_sass_document(doc.doc, doc.output_path, page, ctx)
+    return render_document(doc.doc, doc.output_path, kind, page, ctx)
 
 
 class BuildContents(Contents):

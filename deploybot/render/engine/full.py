@@ -36,7 +36,6 @@ from deploybot.render.engine.deps import (
     TrackingLoader,
     TrackingTree,
 )
-from deploybot.render.engine.document import render_document
 from deploybot.render.engine.parallel import Doc, Workers
 from deploybot.render.engine.plugin_outputs import PRODUCER, CacheView, deps_of, generators
 from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteLists, doc_date_us
@@ -130,7 +129,8 @@ class Engine(SiteLists):
         tree = LimitedTree(self.links, options.max_file_bytes)
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
-        config = load_config(tree, options.timezone, options.max_yaml_size)
+        theme = site_theme.theme_config(self.layered, options.max_file_bytes)
+        config = load_config(tree, options.timezone, options.max_yaml_size, theme)
         site_theme.check_theme_given(config, self.layered)
         config = site_theme.with_theme_plugins(config, self.layered)
         self.config, self.plugin_notes = registry.adjust_config(config, options.repository)
@@ -171,11 +171,18 @@ class Engine(SiteLists):
         except KeyError:
             return ""
 
+    def config_key(self) -> str:
+        """Return what the build's config is made of: the blob id of ``_config.yml``, and of
+        the gem theme's ``_config.yml`` merged under it when there is one (a change of
+        either is a full build)."""
+        theme = "" if self.layered is None else self.layered.config_key()
+        return self.config_blob() + (f"+{theme}" if theme else "")
+
     def meta(self) -> dict[str, str]:
         """Return the cache ``meta`` values describing this build."""
         return {
             "options": options_key(self.options),
-            "config": self.config_blob(),
+            "config": self.config_key(),
             "time_us": str(self.time_us),
             "cut_us": str(self.cut_us),
             "layouts": json.dumps(self.layout_names, sort_keys=True),
@@ -319,7 +326,7 @@ class Engine(SiteLists):
                 pair = self.neighbours(row) if neighbours is None else neighbours
                 page = build.post_variables(doc, self.md, *pair, self.contents)
                 tracked = TrackedDict(page, self.recorder, Kind.PAGE, True, NEIGHBOURS)
-                rendered = render_document(doc.doc, doc.output_path, "post", tracked, self.ctx)
+                rendered = build.render_doc_output(doc, tracked, self.ctx, "post")
                 content = rendered.content
                 outputs.append((rendered.output_path, rendered.output))
                 warnings.extend(rendered.warnings)
@@ -469,8 +476,7 @@ class Engine(SiteLists):
             found.append(build.no_url_warning(self.config_blob() != ""))
         found += self.overwrites
         found += self.config.warnings
-        if self.layered is not None:
-            found += self.layered.warnings()
+        found += site_theme.theme_warnings(self.config, self.layered)
         found += registry.unknown_warnings(self.config)
         found += self.plugin_notes
         return tuple(sorted(found, key=lambda w: (w.path, w.line or 0, w.message)))

@@ -207,7 +207,7 @@ def _why_full(engine: Engine, cache: BuildCache, changed: list[str]) -> str:
             return "no usable cache for these render options"
         if bool(cache.meta("theme")) != (engine.layered is not None):
             return "the site's Jekyll theme appeared or went"
-        if cache.meta("config") != engine.config_blob() or CONFIG_PATH in changed:
+        if cache.meta("config") != engine.config_key() or CONFIG_PATH in changed:
             return "the site config changed"
         if engine.layered is not None and engine.layered.plugins_changed(cache.meta("theme") or ""):
             return "the plugins the theme requires changed"

@@ -16,7 +16,6 @@ from deploybot.render.engine import build
 from deploybot.render.engine.cache import SourceRow
 from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
 from deploybot.render.engine.deps import DocPage, Recorder, linked
-from deploybot.render.engine.document import render_document
 from deploybot.render.engine.theme_setup import ThemeSetup
 from deploybot.render.model import EPOCH, Post
 from deploybot.render.outputs.sinks import RenderedSource, micros
@@ -135,7 +134,7 @@ class SiteLists(ThemeSetup):
         doc = self._dated(doc)
         page = build.post_variables(doc, self.md, *pair, self.contents)
         tracked = DocPage(page, self.recorder, doc.collection, doc.dated)
-        return render_document(doc.doc, doc.output_path, "page", tracked, self.ctx)
+        return build.render_doc_output(doc, tracked, self.ctx)
 
     def docs_between(self, lo_us: int, hi_us: int) -> list[SourceRow]:
         """Return the dated documents dated in ``(lo_us, hi_us]``."""

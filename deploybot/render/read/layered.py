@@ -15,10 +15,16 @@ with the theme's blob ids; so the reader, the includes, the Sass load path and t
 incremental engine all see one tree. The render stage never fetches a theme: the pipeline
 resolves it (:mod:`deploybot.watch.theme`) and hands render this tree.
 
-Differences from Jekyll, each told by a warning where a theme has it: the theme's
-``_config.yml`` is not merged into the site's, a theme data file the site also has is
-replaced whole (Jekyll deep-merges the two), and theme assets are listed in path order among
-the site's own files (Jekyll appends them after the site's pages and static files).
+A gem theme's ``_config.yml`` is not a file of the tree: Jekyll merges it under the site's
+(``Site#load_theme_configuration``, a gem theme's only: jekyll-remote-theme 0.5 sets the theme
+after the config is read and reads none), when the gem ships it (:attr:`Theme.ships_config`)
+and it is no symlink; :meth:`LayeredTree.theme_config` hands it to
+:func:`~deploybot.render.read.siteconfig.load_config`.
+
+Differences from Jekyll, each told by a warning where a theme has it: a theme data file the
+site also has is replaced whole (Jekyll deep-merges the two), theme assets are listed in
+path order among the site's own files (Jekyll appends them after the site's pages and static
+files), and a ``_config.yml`` whose gemspec's ``files`` this cannot read is not merged.
 """
 
 from __future__ import annotations
@@ -31,8 +37,10 @@ from functools import cached_property
 from typing import Any
 
 from deploybot.render.model import RenderWarning, SiteConfig
+from deploybot.render.read.siteconfig import ThemeConfig
 from deploybot.render.read.source import SourceTree
 from deploybot.render.read.symlinks import is_submodule, is_symlink, submodules
+from deploybot.support.errors import SourceError
 
 LAYOUTS_DIR = "_layouts/"
 
@@ -91,22 +99,39 @@ class Theme:
     ``gem``: a gem theme, whose ``_config.yml`` Jekyll merges under the site's (a remote
     theme's it does not: jekyll-remote-theme sets the theme after the config is read).
     ``dependencies``: a gem theme's runtime dependencies (:mod:`.gemspec`), which Jekyll
-    requires as plugins."""
+    requires as plugins. ``ships_config``: whether the gem has the ``_config.yml`` of
+    ``tree`` (an installed gem's folder: True; a repository's: as its gemspec's ``files``
+    says, :func:`~.gemspec.ships_file`; None when that cannot be read)."""
 
     label: str
     tree: SourceTree
     pin: str
     gem: bool = True
     dependencies: tuple[str, ...] = ()
+    ships_config: bool | None = False
 
 
 def folder_pin(tree: SourceTree) -> str:
-    """Return a digest (40 hex) of the theme files of ``tree`` (paths and blob ids): the pin of
-    a theme read from a folder, which has no commit."""
+    """Return a digest (40 hex) of the theme files of ``tree`` (paths and blob ids) and of its
+    ``_config.yml``: the pin of a theme read from a folder, which has no commit."""
     digest = hashlib.sha1()
-    for path, blob in sorted(theme_listing(tree).items()):
+    listing = theme_listing(tree)
+    if config_blob(tree):
+        listing[THEME_CONFIG] = config_blob(tree)
+    for path, blob in sorted(listing.items()):
         digest.update(f"{path}\0{blob}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def config_blob(tree: SourceTree) -> str:
+    """Return the blob id of the ``_config.yml`` at the root of the theme's ``tree`` ('' when
+    there is none, or it is a symlink: Jekyll reads no symlinked theme config)."""
+    if is_symlink(tree, THEME_CONFIG):
+        return ""
+    try:
+        return tree.blob_id(THEME_CONFIG)
+    except KeyError:
+        return ""
 
 
 def theme_listing(tree: SourceTree) -> dict[str, str]:
@@ -187,10 +212,31 @@ class LayeredTree:
         return self._from_theme(path)
 
     def listing_json(self) -> str:
-        """Return the theme's files (``{path: blob id}``) and pin as JSON, as the build
-        cache keeps them (:meth:`changed_since`)."""
-        listing = {"pin": self.theme.pin, "files": self._theme_files}
+        """Return the theme's files (``{path: blob id}``), pin and merged config's blob id as
+        JSON, as the build cache keeps them (:meth:`changed_since`)."""
+        listing = {"pin": self.theme.pin, "files": self._theme_files, "config": self.config_key()}
         return json.dumps({**listing, "plugins": list(self.theme.dependencies)}, sort_keys=True)
+
+    def _merges_config(self) -> bool:
+        return self.theme.gem and self.theme.ships_config is True
+
+    def config_key(self) -> str:
+        """Return the blob id of the theme's ``_config.yml`` that Jekyll merges under the
+        site's ('' when none is): what a build's config depends on besides the site's."""
+        return config_blob(self.theme.tree) if self._merges_config() else ""
+
+    def theme_config(self, max_file_bytes: int) -> ThemeConfig | None:
+        """Return the theme's ``_config.yml`` Jekyll merges under the site's (None when there
+        is none: a remote theme's, one the gem does not ship, a symlink). Raises
+        ``SourceError`` naming it when it is larger than ``max_file_bytes``."""
+        if not self.config_key():
+            return None
+        where = f"theme {self.theme.label}: {THEME_CONFIG}"
+        size = self.theme.tree.size(THEME_CONFIG)
+        if size > max_file_bytes:
+            limit = f"more than render.max_file_bytes ({max_file_bytes:,})"
+            raise SourceError(f"{size:,} bytes, {limit}", where)
+        return ThemeConfig(where, self.theme.tree.read(THEME_CONFIG))
 
     def plugins_changed(self, before: str) -> bool:
         """Whether the theme's :attr:`Theme.dependencies` differ from those of the build
@@ -218,13 +264,17 @@ class LayeredTree:
 
     def warnings(self) -> list[RenderWarning]:
         """Return what Jekyll reads of the theme and this tree does not, one warning each:
-        its ``_config.yml``, its symlinks, its data files the site also has."""
+        its ``_config.yml`` when the gemspec does not tell whether the gem ships it, its
+        symlinks, its data files the site also has."""
         label = f"theme {self.theme.label}"
         found: list[RenderWarning] = []
         tree = self.theme.tree
         for path in tree.paths():
-            if path == THEME_CONFIG and self.theme.gem:
-                message = "the theme's _config.yml is not read (Jekyll merges it under the site's)"
+            if path == THEME_CONFIG and self.theme.gem and self.theme.ships_config is None:
+                message = (
+                    "not merged under the site's: the gemspec's files do not say whether the "
+                    "gem ships it (Jekyll merges a gem's _config.yml)"
+                )
                 found.append(RenderWarning(f"{label}: {path}", None, message))
             elif path.startswith(THEME_FOLDERS) and is_symlink(tree, path):
                 message = "a symlink in the theme: ignored (as Jekyll ignores a symlinked asset)"

@@ -6,12 +6,23 @@ Keys used: ``title``, ``description``, ``url`` (else Jekyll-Bootstrap's ``produc
 ``future``, ``time`` (``site.time`` and the future cut-off, read as Jekyll's
 ``Utils.parse_date`` reads it: :func:`~.dates.front_matter_date`), ``collections``,
 ``collections_dir``, ``defaults``. Other keys are kept in ``SiteConfig.data`` for templates.
+
+A gem theme's ``_config.yml`` (:class:`ThemeConfig`) is merged under the site's as Jekyll
+4.3.1 merges it (``Site#load_theme_configuration``, ``site.rb``): not at all when the site
+sets ``ignore_theme_config: true``; read with the same bounds as the site's and safely
+(``Utils.safe_load_yaml_file``: a YAML error stops the build, naming the theme's file); a
+document that is no mapping is ignored; the keys of ``Configuration::DEFAULTS``
+(:data:`JEKYLL_DEFAULT_KEYS`: ``exclude``, ``plugins``, ``collections``, ``defaults``,
+``baseurl``, ``permalink``, ``timezone``...) are dropped from it; then the site's settings
+win key by key, two mappings merged deeply and a site value that is null keeping the
+theme's (``Utils.deep_merge_hashes``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -43,19 +54,48 @@ DEFAULT_EXCLUDE = (
 """``Configuration::DEFAULT_EXCLUDES``, added to every site's ``exclude``."""
 DEFAULT_INCLUDE = (".htaccess",)
 """``include`` when ``_config.yml`` sets none."""
+JEKYLL_DEFAULT_KEYS = frozenset(
+    {
+        "source", "destination", "collections_dir", "cache_dir", "plugins_dir", "layouts_dir",
+        "data_dir", "includes_dir", "collections", "safe", "include", "exclude", "keep_files",
+        "encoding", "markdown_ext", "strict_front_matter", "show_drafts", "limit_posts",
+        "future", "unpublished", "whitelist", "plugins", "markdown", "highlighter", "lsi",
+        "excerpt_separator", "incremental", "detach", "port", "host", "baseurl",
+        "show_dir_listing", "permalink", "paginate_path", "timezone", "quiet", "verbose",
+        "defaults", "liquid", "kramdown",
+    }
+)  # fmt: skip
+"""The keys of Jekyll 4.3.1's ``Configuration::DEFAULTS`` (``configuration.rb``): a theme's
+``_config.yml`` cannot set them."""
+
+
+@dataclass(frozen=True)
+class ThemeConfig:
+    """A gem theme's ``_config.yml``: its bytes ``raw`` and ``where``, its name in messages
+    (``theme minima: _config.yml``)."""
+
+    where: str
+    raw: bytes
 
 
 def load_config(
-    tree: SourceTree, timezone_override: str | None = None, max_yaml_size: int = MAX_YAML_SIZE
+    tree: SourceTree,
+    timezone_override: str | None = None,
+    max_yaml_size: int = MAX_YAML_SIZE,
+    theme: ThemeConfig | None = None,
 ) -> SiteConfig:
-    """Return the site settings of ``tree`` (defaults when ``_config.yml`` is absent).
+    """Return the site settings of ``tree`` (defaults when ``_config.yml`` is absent), over
+    the gem theme's ``theme`` when given (the module docstring says how).
 
     ``timezone_override`` (IANA) wins over the file's ``timezone``; ``UTC`` when neither.
-    Raises ``SourceError`` (path, line) for malformed YAML, YAML larger than
-    ``max_yaml_size`` with its aliases expanded (:func:`~.yamlload.load_yaml`), a
-    non-mapping document, a wrong value type, or an unknown timezone.
+    Raises ``SourceError`` (path, line) for malformed YAML (the site's or the theme's: then
+    the path is ``theme.where``), YAML larger than ``max_yaml_size`` with its aliases
+    expanded (:func:`~.yamlload.load_yaml`), a site document that is no mapping, a wrong
+    value type, or an unknown timezone.
     """
     data, text = _read_yaml(tree, max_yaml_size)
+    if theme is not None and data.get("ignore_theme_config") is not True:
+        data = merge_theme_config(_theme_settings(theme, max_yaml_size), data)
     zone = timezone_override or _text(data, "timezone") or "UTC"
     _check_zone(zone, from_file=timezone_override is None)
     permalink = _text(data, "permalink") or "date"
@@ -131,23 +171,57 @@ def _read_yaml(tree: SourceTree, max_yaml_size: int) -> tuple[dict[str, Any], st
         raw = tree.read(CONFIG_PATH)
     except KeyError:
         return {}, ""
-    try:
-        text = raw.decode("utf-8-sig")
-        loaded = load_yaml(text, max_yaml_size)
-    except UnicodeDecodeError as exc:
-        raise SourceError("not valid UTF-8", CONFIG_PATH) from exc
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        raise SourceError(f"{exc.problem or exc.context}", CONFIG_PATH, line) from exc
-    except yaml.reader.ReaderError as exc:  # a control character: YAML 1.1 allows none
-        message, line = reader_error(exc, raw.decode("utf-8-sig"))
-        raise SourceError(message, CONFIG_PATH, line) from exc
+    loaded, text = _parse_yaml(raw, CONFIG_PATH, max_yaml_size)
     if loaded is None:
         return {}, text
     if not isinstance(loaded, dict):
         raise SourceError("the site config must be a mapping", CONFIG_PATH, 1)
     return {str(k): v for k, v in loaded.items()}, text
+
+
+def _theme_settings(theme: ThemeConfig, max_yaml_size: int) -> dict[str, Any]:
+    """The settings of the theme's ``_config.yml`` Jekyll merges: none when it is no
+    mapping, never a key of :data:`JEKYLL_DEFAULT_KEYS`."""
+    loaded, _ = _parse_yaml(theme.raw, theme.where, max_yaml_size)
+    if not isinstance(loaded, dict):
+        return {}
+    return {str(k): v for k, v in loaded.items() if str(k) not in JEKYLL_DEFAULT_KEYS}
+
+
+def merge_theme_config(theme: Mapping[str, Any], site: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``theme``'s settings with ``site``'s over them, as Jekyll's
+    ``Utils.deep_merge_hashes(theme_config, config)`` makes them: a key of both takes the
+    site's value, but the theme's when the site's is null, and the two merged the same way
+    when both are mappings; the theme's keys first, in their order, then the site's others."""
+    merged = dict(theme)
+    for key, value in site.items():
+        if key not in merged:
+            merged[key] = value
+        elif value is None:
+            continue
+        elif isinstance(value, Mapping) and isinstance(merged[key], Mapping):
+            merged[key] = merge_theme_config(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _parse_yaml(raw: bytes, where: str, max_yaml_size: int) -> tuple[Any, str]:
+    """Return the YAML document of ``raw`` (a config file, named ``where`` in errors) and
+    its text. Raises ``SourceError`` for bytes that are not UTF-8 or YAML that is not
+    valid, or too large (:func:`~.yamlload.load_yaml`)."""
+    try:
+        text = raw.decode("utf-8-sig")
+        return load_yaml(text, max_yaml_size), text
+    except UnicodeDecodeError as exc:
+        raise SourceError("not valid UTF-8", where) from exc
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise SourceError(f"{exc.problem or exc.context}", where, line) from exc
+    except yaml.reader.ReaderError as exc:  # a control character: YAML 1.1 allows none
+        message, line = reader_error(exc, raw.decode("utf-8-sig"))
+        raise SourceError(message, where, line) from exc
 
 
 def _str(value: object) -> str:

@@ -67,6 +67,9 @@ SASS_SECONDS = 20.0
 """The wall-clock seconds one stylesheet may take to compile (minima takes 0.02 s)."""
 SASS_MEMORY = 512 * 2**20
 """The memory one compile may use beyond the process it is forked from, in bytes."""
+DOCUMENT_ENTRY = "stdin"
+"""The name LibSass gives a collection document's stylesheet: jekyll-sass-converter 2.2's
+``filename`` when no page is associated with the converter (``converters/scss.rb``)."""
 _EXTS = (".scss", ".sass", ".css")
 _BOM = "\ufeff"
 _KEEP = frozenset({"style", "sass_dir", "load_paths", "sourcemap", "line_comments"})
@@ -382,13 +385,16 @@ def _compile_here(
     limits: SassLimits,
     paths: tuple[str, ...],
     folder: str,
+    entry: str | None,
 ) -> Stylesheet | _Failed:
     """Compile in ``folder`` (an empty one; this process goes there: run it in a child):
-    the stylesheet is written there under its name, and LibSass names every file relative
-    to it, the imported ones by their tree paths, as Jekyll's converter does when Jekyll
-    runs in the site's folder."""
-    name = posixpath.basename(path)
+    the stylesheet is written there under its name (``entry`` when given), and LibSass
+    names every file relative to it, the imported ones by their tree paths, as Jekyll's
+    converter does when Jekyll runs in the site's folder."""
+    name = entry or posixpath.basename(path)
     stem = posixpath.splitext(name)[0]
+    if entry is not None and path.lower().endswith(".sass"):
+        text = sass2scss(text)  # LibSass reads ``stdin`` as SCSS; sassc passes syntax: :sass
     (Path(folder) / name).write_bytes(text.encode("utf-8"))
     home = os.open(".", os.O_RDONLY)
     os.chdir(folder)
@@ -430,10 +436,13 @@ def compile_stylesheet(
     environment: str = "development",
     limits: SassLimits | None = None,
     folders: Callable[[], Sequence[str]] = tuple,
+    entry: str | None = None,
 ) -> Stylesheet:
     """Compile ``text`` (the body, after Liquid, of the Sass or SCSS page ``path``, its
     first line at ``body_line`` of the file) with ``settings``, imports read from
-    ``tree``; ``folders`` lists the source's folders (for globs in ``load_paths``).
+    ``tree``; ``folders`` lists the source's folders (for globs in ``load_paths``);
+    ``entry`` is the name LibSass is given for it (default its file name;
+    :data:`DOCUMENT_ENTRY` for a collection document).
 
     Returns the :class:`Stylesheet`; every path it looked at has been looked at in
     ``tree`` in this process too (an importing build records them as dependencies).
@@ -447,8 +456,9 @@ def compile_stylesheet(
     paths = load_paths(settings, folders)
     folder = tempfile.mkdtemp(prefix="deploybot-sass-")
     work = functools.partial(
-        _compile_here, text, path, body_line, tree, settings, environment, limits, paths, folder
-    )
+        _compile_here,
+        text, path, body_line, tree, settings, environment, limits, paths, folder, entry,
+    )  # fmt: skip
     process = ProcessLimits(limits.seconds, limits.memory, 3 * limits.max_output + 2**20)
     try:
         done = run_bounded(work, process)
@@ -477,6 +487,7 @@ def map_path(css_path: str, source_path: str) -> str:
 
 
 __all__ = [
+    "DOCUMENT_ENTRY",
     "SASS_EXTS",
     "SassLimits",
     "SassSettings",

@@ -22,10 +22,11 @@ from deploybot.render.liquid.plugins import paginate, registry
 from deploybot.render.liquid.settings import liquid_settings
 from deploybot.render.liquid.templates import Liquid
 from deploybot.render.markdown.renderer import markdown_to_html
-from deploybot.render.model import Page, RenderOptions, SiteConfig
+from deploybot.render.model import Page, RenderOptions, RenderWarning, SiteConfig
 from deploybot.render.read.collections import POSTS
 from deploybot.render.read.data import is_data_file
 from deploybot.render.read.layered import LayeredTree, layout_name, theme_request
+from deploybot.render.read.siteconfig import CONFIG_PATH, ThemeConfig, line_of_keys
 from deploybot.render.read.source import SourceTree
 from deploybot.support.errors import ConfigError
 
@@ -45,6 +46,34 @@ def jekyll_theme_of(tree: SourceTree) -> LayeredTree | None:
     under the site by the pipeline: :class:`~deploybot.render.read.layered.LayeredTree`),
     else None."""
     return tree if isinstance(tree, LayeredTree) else None
+
+
+def theme_config(layered: LayeredTree | None, max_file_bytes: int) -> ThemeConfig | None:
+    """Return the gem theme's ``_config.yml`` that Jekyll merges under the site's (None
+    without a theme, or when Jekyll merges none:
+    :meth:`~deploybot.render.read.layered.LayeredTree.theme_config`). Raises
+    ``SourceError`` when it is larger than ``max_file_bytes``."""
+    return None if layered is None else layered.theme_config(max_file_bytes)
+
+
+def theme_warnings(config: SiteConfig, layered: LayeredTree | None) -> list[RenderWarning]:
+    """Return the warnings of the build's Jekyll theme (what Jekyll reads of it and
+    deploybot does not: :meth:`~deploybot.render.read.layered.LayeredTree.warnings`), and
+    one for a gem ``theme:`` that a ``remote_theme:`` overrides: Jekyll still loads that
+    gem first (``Site#configure_theme``; a gem not installed stops it), merges its
+    ``_config.yml`` and requires its dependencies, which deploybot does not."""
+    if layered is None:
+        return []
+    found = layered.warnings()
+    gem = config.data.get("theme")
+    if not layered.theme.gem and isinstance(gem, str) and gem.strip():
+        line = line_of_keys(config.text, ("theme",))
+        message = (
+            f"theme {gem.strip()!r} is not read: remote_theme replaces it (Jekyll still merges "
+            "the gem's _config.yml and requires its dependencies)"
+        )
+        found.append(RenderWarning(CONFIG_PATH, line, message))
+    return found
 
 
 def check_theme_given(config: SiteConfig, layered: LayeredTree | None) -> None:
