@@ -300,6 +300,10 @@ _SYNTAX = "{% include file.ext param='value' param2='value' %}"
             "{% capture %}x{% endcapture %}",
             "Syntax Error in 'capture' - Valid syntax: capture [var]",
         ),
+        (
+            "{% case x %}{% when 1 %}a{% else junk %}b{% endcase %}",
+            "Syntax Error in tag 'case' - Valid else condition: {% else %} (no parameters)",
+        ),
         # Jekyll's IncludeTag raises ArgumentError: "Invalid syntax for include tag: PARAMS".
         ("{% include note.html a=some value %}", "Invalid syntax for include tag: a=some value"),
         ('{% include note.html a="x" b %}', 'Invalid syntax for include tag: a="x" b'),
@@ -333,3 +337,32 @@ def test_markups_the_lax_parsers_refuse_stop_in_every_mode(source: str, message:
         assert text.startswith(message), (mode, text)
         if "include" in source:
             assert text.endswith(f"valid syntax: {_SYNTAX})")
+
+
+@pytest.mark.parametrize(
+    ("source", "strict", "other"),
+    [
+        (
+            "{% for %}{% endfor %}",
+            'Expected id but found end_of_string in ""',
+            "Syntax Error in 'for loop' - Valid syntax: for [item] in [collection]",
+        ),
+        (
+            "{% unless %}{% endunless %}",
+            '[:end_of_string] is not a valid expression in ""',
+            "Syntax Error in tag 'if' - Valid syntax: if [expression]",
+        ),
+    ],
+)
+def test_a_tag_without_markup_stops_with_rubys_message(
+    source: str, strict: str, other: str
+) -> None:
+    """Jekyll 4.3.1 (measured): the strict parser's message in ``strict`` mode, the lax
+    parser's in ``warn`` and ``lax``."""
+    for mode in ErrorMode:
+        with pytest.raises(SourceError) as info:
+            render_liquid(
+                f"a\n{source}", path="p.md", liquid=Liquid(None, settings=LiquidSettings(mode))
+            )
+        message = strict if mode is ErrorMode.STRICT else other
+        assert (info.value.line, info.value.message) == (2, f"Liquid syntax error: {message}")

@@ -99,6 +99,7 @@ class _JekyllStream(TokenStream):
 
     def __init__(self, env: Environment, tokens: Iterator[Token], block_depth: int = 0) -> None:
         super().__init__(tokens, block_depth_carry=block_depth)
+        self.tokens = lax.else_markups(self.tokens)
         self.env = env
 
     def into_inner(self, *, tag: Token | None = None, eat: bool = True) -> TokenStream:
@@ -106,8 +107,8 @@ class _JekyllStream(TokenStream):
         token = self.current
         grammar = lax.GRAMMARS.get(tag.value) if tag is not None else None
         if token.kind != TOKEN_EXPRESSION:
-            if grammar is not None:  # Ruby's message where its lax parser refuses nothing
-                lax.no_markup(grammar, tag)
+            if tag is not None and grammar is not None:  # Ruby's message
+                lax.no_markup(self.env, tag)
             raise LiquidSyntaxError("missing expression", token=tag or token)
         if eat:
             next(self)

@@ -915,15 +915,64 @@ def tag_tokens(env: Environment, markup: str, tag: Token, at: int) -> TokenStrea
     return TokenStream(Token(t.kind, t.value, at, tag.source) for t in rewritten)
 
 
-def no_markup(grammar: _Grammar, tag: Token | None) -> None:
-    """Raise, at ``tag``, the ``LiquidSyntaxError`` Ruby's lax parser raises for the tag
-    ``grammar`` reads when it has no markup (``{% case %}``: ``Syntax Error in 'case' -
-    Valid syntax: case [condition]``); return when it raises none."""
+def no_markup(env: Environment, tag: Token) -> None:
+    """Raise, at ``tag`` (one of :data:`GRAMMARS`), the ``LiquidSyntaxError`` Ruby Liquid
+    raises for it with no markup: in ``strict`` mode its strict parser's (``{% if %}``:
+    ``[:end_of_string] is not a valid expression in ""``), else its lax parser's
+    (``{% case %}``: ``Syntax Error in 'case' - Valid syntax: case [condition]``); return
+    when they raise none."""
+    grammar = GRAMMARS[tag.value]
+    if cast(Tolerant, env).error_mode is ErrorMode.STRICT and not grammar.lax_only:
+        error = grammar.strict_error("")
+        if error is not None:
+            raise LiquidSyntaxError(f'{error} in ""', token=tag)
     try:
         grammar.lax_text("")
     except LiquidSyntaxError as exc:
         exc.token = tag
         raise
+
+
+_BLOCKS = frozenset({"case", "for", "if", "unless", "tablerow"})
+
+
+def else_markups(tokens: list[Token]) -> list[Token]:
+    """Return the template tokens ``tokens`` with the markup of an ``{% else … %}`` read
+    as Ruby Liquid reads it: ignored in a ``for`` loop (``For#unknown_tag``; python-liquid
+    would stop), refused in a ``case`` (``Case#record_else_condition``; Jekyll 4.3.1
+    stops, measured), left to python-liquid elsewhere (``if``/``unless`` ignore it too).
+
+    Raises ``LiquidSyntaxError`` (Ruby's message) at such an ``else`` in a ``case``."""
+    if not any(t.kind == TOKEN_TAG and t.value == "else" for t in tokens):
+        return tokens
+    kept: list[Token] = []
+    open_blocks: list[str] = []
+    for i, token in enumerate(tokens):
+        if token.kind == TOKEN_EXPRESSION and i and _is_else_in_for(tokens[i - 1], open_blocks):
+            continue  # For#unknown_tag: the else's markup is ignored
+        kept.append(token)
+        if token.kind != TOKEN_TAG:
+            continue
+        if token.value in _BLOCKS:
+            open_blocks.append(token.value)
+        elif token.value.startswith("end") and open_blocks[-1:] == [token.value[3:]]:
+            open_blocks.pop()
+        elif token.value == "else" and open_blocks[-1:] == ["case"] and _markup_at(tokens, i + 1):
+            raise LiquidSyntaxError(
+                "Syntax Error in tag 'case' - Valid else condition: {% else %} (no parameters)",
+                token=token,
+            )
+    return kept
+
+
+def _markup_at(tokens: list[Token], at: int) -> bool:
+    """Whether the token at index ``at`` of ``tokens`` is a tag's markup."""
+    return at < len(tokens) and tokens[at].kind == TOKEN_EXPRESSION
+
+
+def _is_else_in_for(token: Token, open_blocks: list[str]) -> bool:
+    """Whether ``token`` is an ``else`` of the innermost open block, a ``for``."""
+    return token.kind == TOKEN_TAG and token.value == "else" and open_blocks[-1:] == ["for"]
 
 
 def check_comment(env: Environment, comment: Token) -> None:
