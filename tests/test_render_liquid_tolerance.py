@@ -366,3 +366,17 @@ def test_a_tag_without_markup_stops_with_rubys_message(
             )
         message = strict if mode is ErrorMode.STRICT else other
         assert (info.value.line, info.value.message) == (2, f"Liquid syntax error: {message}")
+
+
+def test_the_lax_parser_reads_a_quoted_keyword_argument_as_ruby() -> None:
+    """``FilterArgsRegex`` interpolates ``QuotedFragment`` as a group: ``k: 'v'`` is a
+    keyword argument (Ruby Liquid 5.4.0: ``[["f", ["w"], {"k"=>"v"}]]``), and ``when``
+    values go on after a quoted one (``WhenSyntax``; fixture ``case.html`` line 16)."""
+    from liquid.token import TOKEN_OUTPUT, Token
+
+    from deploybot.render.liquid import lax
+
+    token = Token(TOKEN_OUTPUT, "", 0, "")
+    expr = lax.lax_variable("'a' | | f: k: 'v', \"w\"", token)
+    assert str(expr) == "'a' | f: k:'v', 'w'"
+    assert lax.lax_when('a-b or "d" , q?') == "a-b, 'd', q?"

@@ -114,7 +114,9 @@ if TYPE_CHECKING:
 
 _A = re.ASCII  # Ruby's \w, \s and \d are ASCII
 _QUOTED_STRING = r"\"[^\"]*\"|'[^']*'"
-_QUOTED_FRAGMENT = rf"{_QUOTED_STRING}|(?:[^\s,\|'\"]|{_QUOTED_STRING})+"
+# A group, as Ruby interpolates a Regexp (``(?-mix:…)``): ``{_QUOTED_FRAGMENT}.*`` must
+# not bind the ``.*`` to its last alternative only.
+_QUOTED_FRAGMENT = rf"(?:{_QUOTED_STRING}|(?:[^\s,\|'\"]|{_QUOTED_STRING})+)"
 _MARKUP_WITH_QUOTED_FRAGMENT = re.compile(rf"({_QUOTED_FRAGMENT})(.*)", _A | re.S)
 _FILTER_MARKUP = re.compile(r"\|\s*(.*)", _A | re.S)
 _FILTER_PARSER = re.compile(rf"(?:\s+|{_QUOTED_FRAGMENT}|,)+", _A)
