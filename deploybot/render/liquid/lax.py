@@ -936,6 +936,8 @@ def no_markup(env: Environment, tag: Token) -> None:
 
 
 _BLOCKS = frozenset({"case", "for", "if", "unless", "tablerow"})
+_ELSE_WITH_MARKUP = re.compile(r"(?:\{%-?|^)\s*else\s+[^\s%-]", re.M)
+"""Where an ``else`` tag may have a markup (a line of ``{% liquid %}`` too)."""
 
 
 def else_markups(tokens: list[Token]) -> list[Token]:
@@ -945,8 +947,8 @@ def else_markups(tokens: list[Token]) -> list[Token]:
     stops, measured), left to python-liquid elsewhere (``if``/``unless`` ignore it too).
 
     Raises ``LiquidSyntaxError`` (Ruby's message) at such an ``else`` in a ``case``."""
-    if not any(t.kind == TOKEN_TAG and t.value == "else" for t in tokens):
-        return tokens
+    if not tokens or _ELSE_WITH_MARKUP.search(tokens[0].source) is None:
+        return tokens  # the common case, told at C speed
     kept: list[Token] = []
     open_blocks: list[str] = []
     for i, token in enumerate(tokens):
