@@ -48,6 +48,9 @@ upcase %}`` is ``x``, ``{% when 'a' 'b' %}`` is ``'a'``, ``{% cycle 'a' 'b' %}``
 ``q``, ``{% increment x y %}`` counts ``x y``. What they refuse (``{% case %}``,
 ``{% when %}``, ``{% cycle , %}``, ``{% tablerow i x %}``, ``{% capture %}``) stops the
 build with Ruby's message, as it stops Jekyll.
+An ``{% else … %}``'s markup is ignored in a ``for`` (and ``if``/``unless``) and refused
+in a ``case`` (:func:`else_markups`). The lines of a ``{% liquid %}`` tag are read the same
+way.
 
 A ``{% comment %}``'s body is checked too (Ruby parses it, and warns, or in ``strict``
 mode stops, on what its strict parser refuses there; :func:`check_comment`).
