@@ -15,6 +15,7 @@ from typing import Protocol
 
 from liquid import BoundTemplate, Environment, Mode, RenderContext, StrictUndefined, Undefined
 from liquid.ast import Node
+from liquid.builtin.tags.liquid_tag import LiquidTag
 from liquid.exceptions import (
     BlockNestingError,
     ContextDepthError,
@@ -96,23 +97,44 @@ class _JekyllStream(TokenStream):
     :func:`.lax.jekyll_tokenize` (``page.reversed`` is a property, as in Ruby), and
     conditions and loops as Jekyll parses them (:func:`.lax.tag_tokens`)."""
 
-    def __init__(self, env: Environment, tokens: Iterator[Token]) -> None:
-        super().__init__(tokens)
+    def __init__(self, env: Environment, tokens: Iterator[Token], block_depth: int = 0) -> None:
+        super().__init__(tokens, block_depth_carry=block_depth)
+        self.tokens = lax.else_markups(self.tokens)
         self.env = env
 
     def into_inner(self, *, tag: Token | None = None, eat: bool = True) -> TokenStream:
         """Return the tokens of the current expression (see ``TokenStream.into_inner``)."""
         token = self.current
+        grammar = lax.GRAMMARS.get(tag.value) if tag is not None else None
         if token.kind != TOKEN_EXPRESSION:
+            if tag is not None and grammar is not None:  # Ruby's message
+                lax.no_markup(self.env, tag)
             raise LiquidSyntaxError("missing expression", token=tag or token)
         if eat:
             next(self)
-        if tag is not None and tag.value in lax.GRAMMARS:
+        if tag is not None and grammar is not None:
             markup = lax.tag_markup(tag, token)
             at = token.start_index + max(token.value.find(markup.strip()), 0)
             return lax.tag_tokens(self.env, markup, tag, at)
-        context = lax.TAG_CONTEXTS.get(tag.value, lax.Context.ANY) if tag else lax.Context.ANY
-        return TokenStream(lax.jekyll_tokenize(token.value, token, context))
+        return TokenStream(lax.jekyll_tokenize(token.value, token))
+
+
+class _JekyllLiquidTag(LiquidTag):
+    """``{% liquid %}``, its lines parsed through :class:`_JekyllStream` as the tags
+    outside it are (Ruby Liquid's ``Liquid`` tag makes each line a tag of that markup)."""
+
+    def parse(self, stream: TokenStream) -> Node:
+        """Parse the tag at the head of ``stream`` (python-liquid's ``LiquidTag.parse``
+        with the lines' stream replaced)."""
+        if stream.peek.kind != TOKEN_EXPRESSION:
+            return super().parse(stream)
+        token = stream.eat(TOKEN_TAG)
+        lines = stream.expect(TOKEN_EXPRESSION)
+        inner = _JekyllStream(
+            self.env, self._tokenize(lines.value, token=lines), stream.block_depth
+        )
+        block = get_parser(self.env).parse_block(inner, end=())
+        return self.node_class(token, lines, block=block)
 
 
 class JekyllEnvironment(Environment):
@@ -147,6 +169,7 @@ class JekyllEnvironment(Environment):
         self.block_nesting_limit = limits.max_depth  # type: ignore[misc]
         self.output_stream_limit = max_output  # type: ignore[misc]
         tags.add_tags(self)
+        self.add_tag(_JekyllLiquidTag)
         for tag in liquid_tags(plugins):  # the tags of the plugins _config.yml switches on
             self.add_tag(tag)
         filters.register(self, max_output)

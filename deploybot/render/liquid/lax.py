@@ -31,11 +31,26 @@ make a ``Variable`` of it); ``if``/``elsif``/``unless`` conditions and ``for`` l
 same way (``If#strict_parse``/``lax_parse``, ``For#strict_parse``/``lax_parse``:
 ``{% if page.title\u00a0== 'X' %}`` is, to the lax parser, the truth of ``page.title``, and
 Jekyll prints the block; ``{% for i in x limit: 2 reversed %}`` is not reversed, as
-``reversed`` must follow the collection). Other tags are not parsed again here: one
-python-liquid refuses stays a ``SourceError``, as it is in Jekyll when its lax parser
-refuses it too (``{% if %}``, ``{% for x in %}``: measured); ``case``/``when``, ``cycle``,
-``tablerow`` and ``include`` markups Ruby's lax parser alone would accept (a no-break space
-in them) stop the build here.
+``reversed`` must follow the collection). A markup python-liquid refuses stays a
+``SourceError`` where Jekyll's lax parser refuses it too (``{% if %}``, ``{% for x in %}``:
+measured), with Ruby's message.
+
+``case``/``when``, ``cycle``, ``tablerow``, ``capture``, ``increment`` and ``decrement``
+have no strict parser in Ruby Liquid 5.4.0: their regular expressions (``Case::Syntax``,
+``WhenSyntax``, ``Cycle::NamedSyntax``, ``TableRow::Syntax``, ``Capture::Syntax``; the
+counters take the markup stripped) read every markup, in every mode, and Jekyll prints
+no warning for them, ``strict`` or not (measured: ``tests/fixtures/jekyll/liquid_tolerance``
+``case.html``, ``cycle.html``, ``tablerow.html``, ``capture.html``). So a markup not surely
+plain is read as those read it (:func:`lax_case`, :func:`lax_when`, :func:`lax_tablerow`,
+:func:`lax_cycle`, :func:`lax_capture`, :func:`counter_name`), silently: ``{% case x |
+upcase %}`` is ``x``, ``{% when 'a' 'b' %}`` is ``'a'``, ``{% cycle 'a' 'b' %}`` always
+``a``, ``{% tablerow i in x reversed %}`` not reversed, ``{% capture 'q' %}`` captures
+``q``, ``{% increment x y %}`` counts ``x y``. What they refuse (``{% case %}``,
+``{% when %}``, ``{% cycle , %}``, ``{% tablerow i x %}``, ``{% capture %}``) stops the
+build with Ruby's message, as it stops Jekyll.
+An ``{% else … %}``'s markup is ignored in a ``for`` (and ``if``/``unless``) and refused
+in a ``case`` (:func:`else_markups`). The lines of a ``{% liquid %}`` tag are read the same
+way.
 
 A ``{% comment %}``'s body is checked too (Ruby parses it, and warns, or in ``strict``
 mode stops, on what its strict parser refuses there; :func:`check_comment`).
@@ -80,9 +95,11 @@ from liquid.token import (
     TOKEN_COMMA,
     TOKEN_COMMENT,
     TOKEN_CONTAINS,
+    TOKEN_CONTINUE,
     TOKEN_DOT,
     TOKEN_EXPRESSION,
     TOKEN_IN,
+    TOKEN_OFFSET,
     TOKEN_OUTPUT,
     TOKEN_RANGE,
     TOKEN_RANGE_LITERAL,
@@ -91,6 +108,7 @@ from liquid.token import (
     Token,
 )
 
+from deploybot.render.liquid import jekyll_filters
 from deploybot.render.liquid.settings import ErrorMode
 
 if TYPE_CHECKING:
@@ -99,7 +117,9 @@ if TYPE_CHECKING:
 
 _A = re.ASCII  # Ruby's \w, \s and \d are ASCII
 _QUOTED_STRING = r"\"[^\"]*\"|'[^']*'"
-_QUOTED_FRAGMENT = rf"{_QUOTED_STRING}|(?:[^\s,\|'\"]|{_QUOTED_STRING})+"
+# A group, as Ruby interpolates a Regexp (``(?-mix:…)``): ``{_QUOTED_FRAGMENT}.*`` must
+# not bind the ``.*`` to its last alternative only.
+_QUOTED_FRAGMENT = rf"(?:{_QUOTED_STRING}|(?:[^\s,\|'\"]|{_QUOTED_STRING})+)"
 _MARKUP_WITH_QUOTED_FRAGMENT = re.compile(rf"({_QUOTED_FRAGMENT})(.*)", _A | re.S)
 _FILTER_MARKUP = re.compile(r"\|\s*(.*)", _A | re.S)
 _FILTER_PARSER = re.compile(rf"(?:\s+|{_QUOTED_FRAGMENT}|,)+", _A)
@@ -160,6 +180,11 @@ _COLLECTION = rf"(?:{_VALUE}|\(\s*{_BOUND}\s*\.\.\s*{_BOUND}\s*\))"
 _PLAIN_FOR = re.compile(
     rf"\s*{_ID}\s+in\s+{_COLLECTION}(?:\s+reversed)?(?:\s+(?:limit|offset)\s*:\s*{_VALUE})*\s*",
     _A,
+)
+_PLAIN_CASE = re.compile(rf"\s*{_VALUE}\s*", _A)
+_PLAIN_WHEN = re.compile(rf"\s*{_VALUE}(?:(?:\s*,\s*|\s+or\s+){_VALUE})*\s*", _A)
+_PLAIN_TABLEROW = re.compile(
+    rf"\s*\w+\s+in\s+{_COLLECTION}(?:\s+(?:cols|limit|offset)\s*:\s*{_VALUE})*\s*", _A
 )
 
 
@@ -386,11 +411,17 @@ def jekyll_tokenize(source: str, parent: Token, context: Context = Context.ANY) 
     """python-liquid's expression tokens of ``source``, with its keywords read as names
     where Ruby reads them so (its lexer makes every word an ``id`` but ``contains``
     before a space): see :class:`Context`."""
-    previous = ""
+    previous = attribute = ""
     for token in tokenize(source, parent):
-        if token.kind == token.value != TOKEN_CONTAINS and _is_name(token.kind, previous, context):
-            # A keyword (its kind is its word) read as a name.
+        if (
+            token.kind == token.value != TOKEN_CONTAINS
+            and _is_name(token.kind, previous, context)
+            and not (token.kind == TOKEN_CONTINUE and attribute == TOKEN_OFFSET)
+        ):
+            # A keyword (its kind is its word) read as a name; ``offset: continue`` stays
+            # (For#set_attribute: the word itself, not a variable).
             token = Token(TOKEN_WORD, token.value, token.start_index, token.source)
+        attribute = previous if token.kind == TOKEN_COLON else ""
         previous = token.kind
         yield token
 
@@ -472,9 +503,6 @@ def parse_variable(env: Environment, markup: str, token: Token, at: int) -> Expr
 
 # Conditions: If#strict_parse and If#lax_parse (if, elsif, unless).
 
-TAG_CONTEXTS = {"case": Context.VALUES, "when": Context.VALUES}
-TAG_CONTEXTS["tablerow"] = Context.LOOP
-"""The :class:`Context` of other tags' markups (``Context.ANY`` when not named)."""
 
 _CONDITION = re.compile(rf"({_QUOTED_FRAGMENT})\s*([=!<>a-z_]+)?\s*({_QUOTED_FRAGMENT})?", _A)
 _EXPRESSIONS_AND_OPERATORS = re.compile(
@@ -636,17 +664,199 @@ def lax_for(markup: str) -> str:
     return " ".join(out)
 
 
+# Case, when and tablerow: Ruby Liquid 5.4.0 has only the lax parser for them
+# (``Case::Syntax``/``WhenSyntax``, ``TableRow::Syntax``: regular expressions, whatever
+# ``error_mode``), so a markup python-liquid reads otherwise is read as those read it,
+# silently in every mode (Jekyll 4.3.1 prints no warning for them, measured).
+
+_CASE = re.compile(rf"({_QUOTED_FRAGMENT})", _A)
+_WHEN = re.compile(
+    rf"({_QUOTED_FRAGMENT})(?:(?:\s+or\s+|\s*,\s*)({_QUOTED_FRAGMENT}.*))?", _A | re.S
+)
+_TABLEROW = re.compile(rf"(\w+)\s+in\s+((?:{_QUOTED_FRAGMENT})+)", _A)
+
+
+def lax_case(markup: str) -> str:
+    """Return, as python-liquid reads it, the value ``Case#initialize`` makes of the
+    ``case`` markup ``markup``: its first quoted fragment, anywhere (``page.t | upcase`` is
+    ``page.t``; ``'a' 'b'`` is ``'a'``).
+
+    Raises ``LiquidSyntaxError`` (Ruby's message) when it holds none."""
+    m = _CASE.search(markup)
+    if m is None:
+        raise LiquidSyntaxError(
+            "Syntax Error in 'case' - Valid syntax: case [condition]", token=None
+        )
+    dummy = Token(TOKEN_EXPRESSION, markup, 0, markup)
+    return _liquid_text(ruby_expression(m[1], dummy))
+
+
+def lax_when(markup: str) -> str:
+    """Return, as python-liquid reads it, the values ``Case#record_when_condition`` makes
+    of the ``when`` markup ``markup``: a first quoted fragment, then more after ``or`` or a
+    comma while one follows at once (``'a' 'b'`` is ``'a'``; ``'a',,'b'`` is ``'a'``).
+
+    Raises ``LiquidSyntaxError`` (Ruby's message) when it holds no value."""
+    values: list[str] = []
+    rest: str | None = markup
+    while rest is not None:
+        m = _WHEN.search(rest)
+        if m is None:
+            raise LiquidSyntaxError(
+                "Syntax Error in tag 'case' - Valid when condition: "
+                "{% when [condition] [or condition2...] %}",
+                token=None,
+            )
+        values.append(_operand(m[1]))
+        rest = m[2]
+    return ", ".join(values)
+
+
+def lax_tablerow(markup: str) -> str:
+    """Return, as python-liquid reads it, the loop ``TableRow#initialize`` makes of the
+    ``tablerow`` markup ``markup``: ``WORD in FRAGMENT`` anywhere (``i-j in x`` loops
+    ``j``), the last ``cols:``, ``limit:`` and ``offset:`` anywhere, no ``reversed``.
+
+    Raises ``LiquidSyntaxError`` (Ruby's message) when there is no ``WORD in``."""
+    m = _TABLEROW.search(markup)
+    if m is None:
+        raise LiquidSyntaxError(
+            "Syntax Error in 'table_row loop' - Valid syntax: "
+            "table_row [item] in [collection] cols=3",
+            token=None,
+        )
+    dummy = Token(TOKEN_EXPRESSION, markup, 0, markup)
+    out = [m[1], "in", _liquid_text(ruby_expression(m[2], dummy))]
+    attributes = {
+        key: _liquid_text(ruby_expression(value, dummy))
+        for key, value in _TAG_ATTRIBUTES.findall(markup)
+        if key in ("cols", "limit", "offset")
+    }
+    out += [f"{key}: {value}" for key, value in sorted(attributes.items())]
+    return " ".join(out)
+
+
+# Cycle, capture, increment and decrement: also lax only in Ruby Liquid 5.4.0, read here
+# into the records their tags (:mod:`.tags`) are made of.
+
+_CYCLE_NAMED = re.compile(rf"\A({_QUOTED_FRAGMENT})\s*:\s*(.*)", _A | re.S)
+_CYCLE_SIMPLE = re.compile(rf"\A(?:{_QUOTED_FRAGMENT})+", _A)
+_CYCLE_VALUE = re.compile(rf"\s*({_QUOTED_FRAGMENT})\s*", _A)
+_CAPTURE = re.compile(r"((?:\(?[\w\-.\[\]]\)?)+)", _A)  # VariableSignature+
+
+
+@dataclass(frozen=True)
+class CycleMarkup:
+    """What ``Cycle#initialize`` makes of a ``cycle`` markup.
+
+    Attributes:
+        group: the name before ``:`` (its value is the cycle's key), or ``None``.
+        values: the values cycled through, in order (one at least).
+        key: without a group, the key Ruby uses, ``@variables.to_s``: the ``inspect`` of
+            the list of values when all are literals (``["a", "b"]``, ``[1, 2.5]``: two
+            tags with the same literals share a cycle), ``None`` when one is a variable
+            (its ``inspect`` holds an object id: the tag has a cycle of its own).
+    """
+
+    group: Expression | None
+    values: tuple[Expression, ...]
+    key: str | None
+
+
+def lax_cycle(markup: str, token: Token) -> CycleMarkup:
+    """Return what Ruby Liquid's ``Cycle`` makes of the ``cycle`` markup ``markup``:
+    ``NamedSyntax`` (``group: a, b``) or ``SimpleSyntax``, the values split at commas,
+    each the first quoted fragment of its part (``'a' 'b'`` is ``'a'``; empty parts and
+    ``nil`` dropped, as ``compact`` drops them).
+
+    Raises ``LiquidSyntaxError`` (Ruby's message) when the markup starts with neither."""
+    group: Expression | None = None
+    named = _CYCLE_NAMED.match(markup)
+    if named is not None:
+        group, markup = ruby_expression(named[1], token), named[2]
+    elif _CYCLE_SIMPLE.match(markup) is None:
+        raise LiquidSyntaxError(
+            "Syntax Error in 'cycle' - Valid syntax: cycle [name :] var [, var2, var3 ...]",
+            token=token,
+        )
+    texts = []
+    for part in _ruby_split(markup, ","):
+        m = _CYCLE_VALUE.search(part)
+        if m is not None and m[1].strip(_RUBY_SPACE) not in ("nil", "null"):
+            texts.append(m[1])
+    values = tuple(ruby_expression(text, token) for text in texts)
+    shown = [_literal_inspect(text, value) for text, value in zip(texts, values, strict=True)]
+    key = None if None in shown else f"[{', '.join(cast(list[str], shown))}]"
+    return CycleMarkup(group, values, key)
+
+
+def _ruby_split(text: str, separator: str) -> list[str]:
+    """Ruby's ``String#split(separator)``: trailing empty parts dropped."""
+    parts = text.split(separator)
+    while parts and not parts[-1]:
+        parts.pop()
+    return parts
+
+
+def _literal_inspect(text: str, value: Expression) -> str | None:
+    """Ruby's ``inspect`` of the value ``Expression.parse`` makes of ``text`` when it is a
+    literal, ``None`` for a variable (a ``VariableLookup``, a ``RangeLookup``)."""
+    if isinstance(
+        value, StringLiteral | IntegerLiteral | FloatLiteral | TrueLiteral | FalseLiteral
+    ):
+        return jekyll_filters.ruby_inspect(value.value)
+    if isinstance(value, RangeLiteral):
+        bounds = (value.start, value.stop)
+        if all(isinstance(b, IntegerLiteral | FloatLiteral) for b in bounds):
+            start, stop = (int(cast(IntegerLiteral, b).value) for b in bounds)
+            return f"{start}..{stop}"
+    return None
+
+
+def lax_capture(markup: str, token: Token) -> str:
+    """Return the variable ``Capture#initialize`` captures into from the ``capture`` markup
+    ``markup``: its first run of ``VariableSignature`` characters, anywhere (``'q'`` is
+    ``q``; ``page.x`` a variable of that very name, which ``{{ page.x }}`` does not read).
+
+    Raises ``LiquidSyntaxError`` (Ruby's message) when there is none."""
+    m = _CAPTURE.search(markup)
+    if m is None:
+        raise LiquidSyntaxError(
+            "Syntax Error in 'capture' - Valid syntax: capture [var]", token=token
+        )
+    return m[1]
+
+
+def ruby_strip(text: str) -> str:
+    """Ruby's ``String#strip``: ASCII whitespace and NUL (not a no-break space)."""
+    return text.strip(_RUBY_SPACE)
+
+
+def counter_name(markup: str) -> str:
+    """Return the counter ``Increment``/``Decrement`` count in for the markup ``markup``:
+    the markup stripped, whatever it holds (``x y``, ``'q'``, nothing)."""
+    return ruby_strip(markup)
+
+
+def _never(markup: str) -> str | None:
+    """Ruby's strict parser for a tag that has none: every markup passes."""
+    return None
+
+
 @dataclass(frozen=True)
 class _Grammar:
     """How one kind of tag markup is read: Ruby's strict check, the lax parser's reading
     as python-liquid text, python-liquid's own parse (a trial), the keywords' context and
-    the markups surely fine."""
+    the markups surely fine (python-liquid reads them as Ruby does). ``lax_only``: Ruby
+    has only the lax parser for the tag, so any markup not surely fine is read by it,
+    whatever the mode, without a warning."""
 
     strict_error: Callable[[str], str | None]
     lax_text: Callable[[str], str]
     trial: Callable[[Environment, TokenStream], object]
     context: Context
     plain: re.Pattern[str] | None
+    lax_only: bool = False
 
 
 _CONDITION_GRAMMAR = _Grammar(
@@ -655,6 +865,15 @@ _CONDITION_GRAMMAR = _Grammar(
 _FOR_GRAMMAR = _Grammar(strict_for_error, lax_for, LoopExpression.parse, Context.LOOP, _PLAIN_FOR)
 GRAMMARS = {"if": _CONDITION_GRAMMAR, "elsif": _CONDITION_GRAMMAR, "unless": _CONDITION_GRAMMAR}
 GRAMMARS["for"] = _FOR_GRAMMAR
+GRAMMARS["case"] = _Grammar(
+    _never, lax_case, BooleanExpression.parse, Context.VALUES, _PLAIN_CASE, lax_only=True
+)
+GRAMMARS["when"] = _Grammar(
+    _never, lax_when, BooleanExpression.parse, Context.VALUES, _PLAIN_WHEN, lax_only=True
+)
+GRAMMARS["tablerow"] = _Grammar(
+    _never, lax_tablerow, LoopExpression.parse, Context.LOOP, _PLAIN_TABLEROW, lax_only=True
+)
 """The tags whose markups :func:`tag_tokens` reads as Jekyll does, by name."""
 
 
@@ -667,7 +886,7 @@ def tag_tokens(env: Environment, markup: str, tag: Token, at: int) -> TokenStrea
     tolerant = cast(Tolerant, env)
     mode = tolerant.error_mode
     lax = mode is ErrorMode.LAX
-    if not lax:
+    if not lax and not grammar.lax_only:
         error = grammar.strict_error(markup)
         if error is not None:
             message = f'{error} in "{markup.strip(_RUBY_SPACE)}"'
@@ -676,11 +895,15 @@ def tag_tokens(env: Environment, markup: str, tag: Token, at: int) -> TokenStrea
             tolerant.parse_warning(tag, message)
             lax = True
     inner = Token(TOKEN_EXPRESSION, markup, at, tag.source)
-    if not lax and grammar.plain is not None and grammar.plain.fullmatch(markup):
+    if (
+        (grammar.lax_only or not lax)
+        and grammar.plain is not None
+        and grammar.plain.fullmatch(markup)
+    ):
         return TokenStream(
             jekyll_tokenize(markup, inner, grammar.context)
         )  # python-liquid reads these
-    if not lax:
+    if not lax and not grammar.lax_only:
         try:
             tokens = list(jekyll_tokenize(markup, inner, grammar.context))
             grammar.trial(env, TokenStream(iter(tokens)))
@@ -695,6 +918,68 @@ def tag_tokens(env: Environment, markup: str, tag: Token, at: int) -> TokenStrea
         raise
     rewritten = jekyll_tokenize(text, inner, grammar.context)
     return TokenStream(Token(t.kind, t.value, at, tag.source) for t in rewritten)
+
+
+def no_markup(env: Environment, tag: Token) -> None:
+    """Raise, at ``tag`` (one of :data:`GRAMMARS`), the ``LiquidSyntaxError`` Ruby Liquid
+    raises for it with no markup: in ``strict`` mode its strict parser's (``{% if %}``:
+    ``[:end_of_string] is not a valid expression in ""``), else its lax parser's
+    (``{% case %}``: ``Syntax Error in 'case' - Valid syntax: case [condition]``); return
+    when they raise none."""
+    grammar = GRAMMARS[tag.value]
+    if cast(Tolerant, env).error_mode is ErrorMode.STRICT and not grammar.lax_only:
+        error = grammar.strict_error("")
+        if error is not None:
+            raise LiquidSyntaxError(f'{error} in ""', token=tag)
+    try:
+        grammar.lax_text("")
+    except LiquidSyntaxError as exc:
+        exc.token = tag
+        raise
+
+
+_BLOCKS = frozenset({"case", "for", "if", "unless", "tablerow"})
+_ELSE_WITH_MARKUP = re.compile(r"(?:\{%-?|^)\s*else\s+[^\s%-]", re.M)
+"""Where an ``else`` tag may have a markup (a line of ``{% liquid %}`` too)."""
+
+
+def else_markups(tokens: list[Token]) -> list[Token]:
+    """Return the template tokens ``tokens`` with the markup of an ``{% else … %}`` read
+    as Ruby Liquid reads it: ignored in a ``for`` loop (``For#unknown_tag``; python-liquid
+    would stop), refused in a ``case`` (``Case#record_else_condition``; Jekyll 4.3.1
+    stops, measured), left to python-liquid elsewhere (``if``/``unless`` ignore it too).
+
+    Raises ``LiquidSyntaxError`` (Ruby's message) at such an ``else`` in a ``case``."""
+    if not tokens or _ELSE_WITH_MARKUP.search(tokens[0].source) is None:
+        return tokens  # the common case, told at C speed
+    kept: list[Token] = []
+    open_blocks: list[str] = []
+    for i, token in enumerate(tokens):
+        if token.kind == TOKEN_EXPRESSION and i and _is_else_in_for(tokens[i - 1], open_blocks):
+            continue  # For#unknown_tag: the else's markup is ignored
+        kept.append(token)
+        if token.kind != TOKEN_TAG:
+            continue
+        if token.value in _BLOCKS:
+            open_blocks.append(token.value)
+        elif token.value.startswith("end") and open_blocks[-1:] == [token.value[3:]]:
+            open_blocks.pop()
+        elif token.value == "else" and open_blocks[-1:] == ["case"] and _markup_at(tokens, i + 1):
+            raise LiquidSyntaxError(
+                "Syntax Error in tag 'case' - Valid else condition: {% else %} (no parameters)",
+                token=token,
+            )
+    return kept
+
+
+def _markup_at(tokens: list[Token], at: int) -> bool:
+    """Whether the token at index ``at`` of ``tokens`` is a tag's markup."""
+    return at < len(tokens) and tokens[at].kind == TOKEN_EXPRESSION
+
+
+def _is_else_in_for(token: Token, open_blocks: list[str]) -> bool:
+    """Whether ``token`` is an ``else`` of the innermost open block, a ``for``."""
+    return token.kind == TOKEN_TAG and token.value == "else" and open_blocks[-1:] == ["for"]
 
 
 def check_comment(env: Environment, comment: Token) -> None:

@@ -1,9 +1,14 @@
 """Jekyll's Liquid tags on python-liquid: ``include``, ``include_relative``, ``highlight``,
-``post_url``, ``link``; Ruby's way of printing values; and the registry of Jekyll tags.
+``post_url``, ``link``; Ruby Liquid's ``capture``, ``increment``, ``decrement`` and
+``cycle`` with their markups read as Ruby Liquid 5.4.0 reads them (:mod:`.lax`); Ruby's
+way of printing values; and the registry of Jekyll tags.
 
 Sources: Jekyll 4.3 ``lib/jekyll/tags/include.rb`` (``VALID_SYNTAX``, ``VARIABLE_SYNTAX``,
 ``VALID_FILENAME_CHARS``, ``INVALID_SEQUENCES``; the parameters land in ``include``, in a
-new scope, so ``assign`` still leaks out as in Liquid), ``tags/highlight.rb``,
+new scope, so ``assign`` still leaks out as in Liquid; parameters ``FULL_VALID_SYNTAX``
+refuses, or a file name ``VALID_FILENAME_CHARS`` refuses, raise ``ArgumentError``, which
+stops Jekyll in every mode with ``Invalid syntax for include tag``: here too; Ruby's
+``\\w`` and ``\\s`` are ASCII, so a no-break space is neither), ``tags/highlight.rb``,
 ``tags/post_url.rb`` and ``tags/link.rb`` (both return ``relative_url`` of the URL).
 
 Includes are read through the render's source tree only (``_includes/NAME``; for
@@ -29,8 +34,16 @@ from liquid.builtin.expressions import Identifier, Nil
 from liquid.builtin.illegal import Illegal
 from liquid.builtin.output import Output, OutputNode
 from liquid.builtin.tags.assign_tag import AssignNode, AssignTag
+from liquid.builtin.tags.capture_tag import (
+    ENDCAPTUREBLOCK,
+    TAG_ENDCAPTURE,
+    CaptureNode,
+    CaptureTag,
+)
 from liquid.builtin.tags.comment_tag import CommentNode, CommentTag
+from liquid.builtin.tags.decrement_tag import DecrementNode, DecrementTag
 from liquid.builtin.tags.echo_tag import EchoTag
+from liquid.builtin.tags.increment_tag import IncrementNode, IncrementTag
 from liquid.exceptions import LiquidSyntaxError
 from liquid.parser import get_parser
 from liquid.tag import Tag
@@ -48,7 +61,7 @@ from deploybot.git import path_rules
 from deploybot.render.highlight.highlighter import figure_block
 from deploybot.render.liquid import jekyll_filters as jf
 from deploybot.render.liquid import lax
-from deploybot.render.liquid.filters import nil, parse_expression, state_of
+from deploybot.render.liquid.filters import nil, state_of
 from deploybot.render.liquid.links import find_url, post_url
 from deploybot.render.liquid.plugins.jekyll_toc import toc_tag
 from deploybot.support.errors import SourceError
@@ -56,16 +69,20 @@ from deploybot.support.errors import SourceError
 if TYPE_CHECKING:
     from liquid import Environment
     from liquid.context import RenderContext
+    from liquid.expression import Expression
     from liquid.stream import TokenStream
 
+# Ruby's \w and \s are ASCII: a no-break space or an "é" is neither (re.ASCII).
 _PARAM = re.compile(
-    r"([\w-]+)\s*=\s*(?:\"([^\"\\]*(?:\\.[^\"\\]*)*)\"|'([^'\\]*(?:\\.[^'\\]*)*)'|([\w.-]+))"
+    r"([\w-]+)\s*=\s*(?:\"([^\"\\]*(?:\\.[^\"\\]*)*)\"|'([^'\\]*(?:\\.[^'\\]*)*)'|([\w.-]+))",
+    re.ASCII,
 )
 _VARIABLE = re.compile(
-    r"(?P<variable>[^{]*(\{\{\s*[\w\-.]+\s*(\|.*)?\}\}[^\s{}]*)+)(?P<params>.*)", re.S
+    r"(?P<variable>[^{]*(\{\{\s*[\w\-.]+\s*(\|.*)?\}\}[^\s{}]*)+)(?P<params>.*)",
+    re.S | re.ASCII,
 )
-_FULL_PARAMS = re.compile(rf"\A\s*(?:{_PARAM.pattern}(?=\s|\Z)\s*)*\Z")
-_FILE_CHARS = re.compile(r"^[\w/.\-()+~#@]+$")
+_FULL_PARAMS = re.compile(rf"\A\s*(?:{_PARAM.pattern}(?=\s|\Z)\s*)*\Z", re.ASCII)
+_FILE_CHARS = re.compile(r"^[\w/.\-()+~#@]+$", re.ASCII)
 _BAD_SEQUENCE = re.compile(r"[./]{2,}")
 _HIGHLIGHT = re.compile(r"^([a-zA-Z0-9.+#_-]+)((\s+\w+(=(\w+|\"([0-9]+\s)*[0-9]+\"))?)*)$")
 
@@ -127,13 +144,11 @@ class JekyllEchoTag(EchoTag):
 
     def parse(self, stream: TokenStream) -> Node:
         """Parse the tag at the head of ``stream``."""
-        token = stream.eat(TOKEN_TAG)
-        expr = stream.current
-        if expr.kind != TOKEN_EXPRESSION:
+        token, markup = _tag_markup(stream)
+        if not markup:  # Variable.new(''): nil
             return JekyllOutputNode(token, Nil(token))
-        markup = lax.tag_markup(token, expr)
         return JekyllOutputNode(
-            token, lax.parse_variable(self.env, markup, token, expr.start_index)
+            token, lax.parse_variable(self.env, markup, token, stream.current.start_index)
         )
 
 
@@ -149,6 +164,107 @@ class JekyllCommentTag(CommentTag):
             if token.kind == TOKEN_COMMENT:
                 lax.check_comment(self.env, token)
         return node
+
+
+def _tag_markup(stream: TokenStream) -> tuple[Token, str]:
+    """Return the tag at the head of ``stream`` and its markup as Ruby Liquid cuts it
+    (:func:`.lax.tag_markup`; '' when none). The stream is left on the tag's last token,
+    as python-liquid's parser expects of a tag."""
+    token = stream.expect(TOKEN_TAG)
+    if stream.peek.kind != TOKEN_EXPRESSION:
+        return token, ""
+    next(stream)
+    return token, lax.tag_markup(token, stream.current)
+
+
+class JekyllCaptureTag(CaptureTag):
+    """``{% capture NAME %}…{% endcapture %}`` as Ruby Liquid's ``Capture`` reads the
+    name (:func:`.lax.lax_capture`)."""
+
+    def parse(self, stream: TokenStream) -> CaptureNode:
+        """Parse the block at the head of ``stream``."""
+        token, markup = _tag_markup(stream)
+        name = Identifier(lax.lax_capture(markup, token), token=token)
+        next(stream)
+        block = get_parser(self.env).parse_block(stream, ENDCAPTUREBLOCK)
+        stream.expect(TOKEN_TAG, value=TAG_ENDCAPTURE)
+        return self.node_class(token, name, block)
+
+
+class JekyllIncrementTag(IncrementTag):
+    """``{% increment NAME %}``, the counter named by the markup stripped, as Ruby
+    Liquid's ``Increment`` (:func:`.lax.counter_name`)."""
+
+    def parse(self, stream: TokenStream) -> IncrementNode:
+        """Parse the tag at the head of ``stream``."""
+        token, markup = _tag_markup(stream)
+        return self.node_class(token, name=Identifier(lax.counter_name(markup), token=token))
+
+
+class JekyllDecrementTag(DecrementTag):
+    """``{% decrement NAME %}``, as :class:`JekyllIncrementTag` (Ruby's ``Decrement``)."""
+
+    def parse(self, stream: TokenStream) -> DecrementNode:
+        """Parse the tag at the head of ``stream``."""
+        token, markup = _tag_markup(stream)
+        return self.node_class(token, name=Identifier(lax.counter_name(markup), token=token))
+
+
+class JekyllCycleNode(Node):
+    """``{% cycle … %}`` as Ruby Liquid 5.4.0's ``Cycle#render_to_output_buffer``: the
+    key is the group's value, else the values' ``inspect`` (:class:`.lax.CycleMarkup`,
+    this tag's own when a value is a variable); the value at the key's count is printed
+    (nothing past this tag's values: a key other tags share may count further), then the
+    count moves on, back to 0 after this tag's last value."""
+
+    __slots__ = ("cycle",)
+
+    def __init__(self, token: Token, cycle: lax.CycleMarkup) -> None:
+        super().__init__(token)
+        self.cycle = cycle
+        self.blank = False
+
+    def _key(self, context: RenderContext) -> object:
+        if self.cycle.group is not None:
+            value = nil(self.cycle.group.evaluate(context))
+            try:
+                hash(value)
+            except TypeError:
+                value = jf.ruby_inspect(value)
+            return (type(value).__name__, value)  # Ruby's eql?: 1 is not 1.0 nor "1"
+        return ("str", self.cycle.key if self.cycle.key is not None else f"#{id(self)}")
+
+    def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
+        """Write the cycle's next value."""
+        cycles: dict[object, int] = context.tag_namespace["cycles"]
+        key = self._key(context)
+        values = self.cycle.values
+        at = cycles.get(key, 0)
+        value = values[at].evaluate(context) if at < len(values) else None
+        cycles[key] = at + 1 if at + 1 < len(values) else 0
+        return buffer.write(ruby_text(value))
+
+    async def render_to_output_async(self, context: RenderContext, buffer: TextIO) -> int:
+        """Write the cycle's next value (synchronously)."""
+        return self.render_to_output(context, buffer)
+
+    def expressions(self) -> Iterable[Expression]:
+        """The group and the values."""
+        if self.cycle.group is not None:
+            yield self.cycle.group
+        yield from self.cycle.values
+
+
+class JekyllCycleTag(Tag):
+    """Ruby Liquid's ``cycle`` tag (:func:`.lax.lax_cycle`, :class:`JekyllCycleNode`)."""
+
+    name = "cycle"
+    block = False
+
+    def parse(self, stream: TokenStream) -> Node:
+        """Parse the tag at the head of ``stream``."""
+        token, markup = _tag_markup(stream)
+        return JekyllCycleNode(token, lax.lax_cycle(markup, token))
 
 
 class UnknownTag(Illegal):
@@ -341,10 +457,12 @@ class IncludeNode(_SimpleNode):
             self.params = rest[0].strip() if rest else ""
         if self.params and not _FULL_PARAMS.match(self.params):
             raise LiquidSyntaxError(
-                f"invalid syntax for the include tag: {markup!r} "
-                "(parameters must be key=value, key=\"value\" or key='value')",
-                token=token,
+                f"Invalid syntax for include tag: {self.params} ({self._example()})", token=token
             )
+
+    def _example(self) -> str:
+        """The end of Jekyll's messages (``IncludeTag#syntax_example``)."""
+        return f"valid syntax: {{% {self.token.value} file.ext param='value' param2='value' %}}"
 
     def _params(self, context: RenderContext) -> dict[str, Any]:
         found: dict[str, Any] = {}
@@ -353,8 +471,8 @@ class IncludeNode(_SimpleNode):
                 found[m[1]] = m[2].replace('\\"', '"')
             elif m[3] is not None:
                 found[m[1]] = m[3].replace("\\'", "'")
-            else:  # Liquid's context[m]: a literal (true, 3) or a variable
-                found[m[1]] = nil(parse_expression(context.env, m[4]).evaluate(context))
+            else:  # Liquid's context[m]: Expression.parse, a literal (true, 3) or a variable
+                found[m[1]] = nil(lax.ruby_expression(m[4], self.token).evaluate(context))
         return found
 
     def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
@@ -363,8 +481,9 @@ class IncludeNode(_SimpleNode):
         name = _render_markup(context, self.file)
         if _BAD_SEQUENCE.search(name) or not _FILE_CHARS.match(name):
             raise LiquidSyntaxError(
-                f"include: invalid file name {name!r} (Jekyll's rules: no '..' or '//', "
-                "only letters, digits and _ / . - ( ) + ~ # @)",
+                "Invalid syntax for include tag. File contains invalid characters or "
+                f"sequences: {name!r} (no '..' or '//', only letters, digits and "
+                f"_ / . - ( ) + ~ # @; {self._example()})",
                 token=self.token,
             )
         folder = posixpath.dirname(state.page_path) if self.relative else "_includes"
@@ -396,8 +515,10 @@ class IncludeTag(Tag):
     relative = False
 
     def parse(self, stream: TokenStream) -> Node:
-        token, markup = _markup(stream)
-        return IncludeNode(token, markup, self.relative)
+        """Parse the tag at the head of ``stream``: its markup as Jekyll's ``markup.strip``
+        leaves it (a no-break space stays, and is not a file name's)."""
+        token, markup = _tag_markup(stream)
+        return IncludeNode(token, lax.ruby_strip(markup), self.relative)
 
 
 class IncludeRelativeTag(IncludeTag):
@@ -465,6 +586,10 @@ TAGS: dict[str, type[Tag]] = {
     "assign": JekyllAssignTag,
     "echo": JekyllEchoTag,
     "comment": JekyllCommentTag,
+    "capture": JekyllCaptureTag,
+    "increment": JekyllIncrementTag,
+    "decrement": JekyllDecrementTag,
+    "cycle": JekyllCycleTag,
     TOKEN_ILLEGAL: UnknownTag,
     "include": IncludeTag,
     "include_relative": IncludeRelativeTag,
