@@ -191,7 +191,11 @@ def test_listed_contents_are_what_jekyll_had_rendered_by_then() -> None:
 
 def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     """``sort`` on a hash (Ruby's ``Hash#sort``: ``[key, value]`` pairs by key, printed
-    joined); ``highlighter: none`` (kramdown highlights nothing: ``<pre><code
+    joined); ``sort`` of posts without a property, or with an undefined one (``sort: url``
+    on blog.pwkf.org's tags page), as Jekyll's ``Document#<=>``: by date, then path;
+    ``highlighter: none`` (kramdown highlights nothing: ``<pre><code
     class="language-X">``, a bare ``<code>``; an empty ``highlighter:`` is Rouge)."""
     ours = _same_as_jekyll("gaps")
     assert ours.warnings == ()
+    by_tag = ours.files["sort-docs.html"].decode()
+    assert "<h3>a</h3>\n<p>Beta;Alpha;Zed;Moved;</p>" in by_tag  # reversed: Alpha, Beta same day

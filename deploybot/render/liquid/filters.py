@@ -179,8 +179,34 @@ def group_by_exp(value: Any, name: Any = "", expression: Any = "", *, context: A
     return _grouped(groups)
 
 
+def _is_document(item: Any) -> bool:
+    """Whether ``item`` is a post's or a collection document's mapping (it has a
+    ``collection`` label and a ``relative_path``; a page and a static file have not both)."""
+    return (
+        isinstance(item, Mapping)
+        and isinstance(item.get("collection"), str)
+        and "relative_path" in item
+    )
+
+
+def _compare_documents(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
+    """Jekyll 4.3.1's ``Document#<=>`` (``lib/jekyll/document.rb``): by ``date``, then by
+    ``path`` when the dates are equal or cannot be compared (``nil``)."""
+    first, second = a.get("date"), b.get("date")
+    by_date = 0
+    if first is not None and second is not None:
+        try:
+            by_date = int(first > second) - int(first < second)
+        except TypeError:
+            by_date = 0
+    return by_date or _compare(str(a.get("path")), str(b.get("path")))
+
+
 def _compare(a: Any, b: Any) -> int:
-    """Ruby's ``a <=> b || a.to_s <=> b.to_s``."""
+    """Ruby's ``a <=> b || a.to_s <=> b.to_s``; two documents compare as Jekyll's
+    ``Document#<=>`` (:func:`_compare_documents`)."""
+    if _is_document(a) and _is_document(b):
+        return _compare_documents(a, b)
     try:
         return int(a > b) - int(a < b)
     except TypeError:
