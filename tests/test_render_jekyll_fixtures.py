@@ -193,9 +193,14 @@ def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     """``sort`` on a hash (Ruby's ``Hash#sort``: ``[key, value]`` pairs by key, printed
     joined); ``sort`` of posts without a property, or with an undefined one (``sort: url``
     on blog.pwkf.org's tags page), as Jekyll's ``Document#<=>``: by date, then path;
-    ``highlighter: none`` (kramdown highlights nothing: ``<pre><code
-    class="language-X">``, a bare ``<code>``; an empty ``highlighter:`` is Rouge)."""
+    ``nil`` and ``true`` arguments of ``prepend``/``append``/``remove``/``replace`` as
+    Ruby's ``to_s`` (``"/feed.xml" | prepend: site.url`` in a layout, without a ``url``:
+    documentation-theme-jekyll's head); ``highlighter: none`` (kramdown highlights
+    nothing: ``<pre><code class="language-X">``, a bare ``<code>``; an empty
+    ``highlighter:`` is Rouge)."""
     ours = _same_as_jekyll("gaps")
     assert ours.warnings == ()
     by_tag = ours.files["sort-docs.html"].decode()
     assert "<h3>a</h3>\n<p>Beta;Alpha;Zed;Moved;</p>" in by_tag  # reversed: Alpha, Beta same day
+    nil_args = ours.files["nil-args.html"].decode()
+    assert "<p>[/feed.xml] [a] [atrue] [-a] [ab] [atrueb] [a-b]</p>" in nil_args

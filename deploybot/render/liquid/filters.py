@@ -418,9 +418,35 @@ def guarded(name: str, fn: Callable[..., Any], limit: int) -> Callable[..., Any]
     return call
 
 
+TEXT_ARGUMENT_FILTERS = (
+    "append",
+    "prepend",
+    "remove",
+    "remove_first",
+    "replace",
+    "replace_first",
+)
+"""Liquid's standard filters whose arguments Ruby Liquid 4 reads with ``to_s``
+(``lib/liquid/standardfilters.rb``: ``input.to_s + string.to_s``...): ``nil`` is ``""``
+and ``true`` is ``"true"``, where python-liquid's ``str()`` writes ``None``/``True``."""
+
+
+def _text_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` given its arguments as Ruby's ``to_s`` prints them (:func:`jf.to_text`)."""
+
+    @functools.wraps(fn)
+    def call(value: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(value, *(jf.to_text(nil(a)) for a in args), **kwargs)
+
+    return call
+
+
 def register(env: Environment, limit: int) -> None:
-    """Add Jekyll's filters to ``env`` and wrap every filter with :func:`guarded`."""
+    """Add Jekyll's filters to ``env``, give Liquid's :data:`TEXT_ARGUMENT_FILTERS` their
+    arguments as Ruby's ``to_s`` does, and wrap every filter with :func:`guarded`."""
     for name, fn in JEKYLL_FILTERS.items():
         env.add_filter(name, fn)
+    for name in TEXT_ARGUMENT_FILTERS:
+        env.add_filter(name, _text_arguments(env.filters[name]))
     for name, fn in list(env.filters.items()):
         env.add_filter(name, guarded(name, fn, limit))
