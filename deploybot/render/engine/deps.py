@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import jinja2
 
+from deploybot.render.engine.related import RELATED_POSTS, related_posts
 from deploybot.render.read.source import SourceTree
 
 
@@ -427,7 +428,12 @@ class LazySite(TrackedDict):
     """The ``site`` mapping (``s:`` keys); ``posts``, ``pages``, ``static_files``,
     ``categories``, ``tags``, ``data``, ``collections`` and each collection's documents
     (``labels``) are made from ``content`` on first read, so a build that renders no
-    listing never loads every post."""
+    listing never loads every post. ``related_posts`` is made on each read for
+    ``current_document`` (the source path of the post or document being rendered; ``None``
+    for a page: ``nil``), from ``posts``: it records what reading those records (``o``,
+    the fields read)."""
+
+    current_document: str | None = None
 
     def __init__(
         self,
@@ -437,7 +443,8 @@ class LazySite(TrackedDict):
         labels: tuple[str, ...] = (),
     ) -> None:
         lazy = (*_LAZY, *labels)
-        super().__init__({**data, **dict.fromkeys(lazy, _ABSENT)}, recorder, Kind.SITE, False)
+        placeholders = dict.fromkeys((*lazy, RELATED_POSTS), _ABSENT)
+        super().__init__({**data, **placeholders}, recorder, Kind.SITE, False)
         self._content = content
         self._lazy = frozenset(lazy)
         self._labels = frozenset(labels)
@@ -493,17 +500,28 @@ class LazySite(TrackedDict):
             for extra in _GROUPS[key]:
                 self._recorder.add(extra)
 
+    def _related(self) -> list[Any] | None:
+        if self.current_document is None:
+            return None
+        return related_posts(self["posts"], self.current_document)
+
     def __getitem__(self, key: str) -> Any:
+        if key == RELATED_POSTS:
+            self._note(key)
+            return self._related()
         self._load(key)
         return super().__getitem__(key)
 
     def get(self, key: str, default: Any = None) -> Any:
+        if key == RELATED_POSTS:
+            return self[key]
         self._load(key)
         return super().get(key, default)
 
     def _note_all(self) -> None:
         for key in self._lazy:
             self._load(key)
+        dict.__setitem__(self, RELATED_POSTS, self._related())
         super()._note_all()
 
 

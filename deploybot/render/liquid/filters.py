@@ -179,9 +179,10 @@ def group_by_exp(value: Any, name: Any = "", expression: Any = "", *, context: A
     return _grouped(groups)
 
 
-def _is_document(item: Any) -> bool:
+def is_document(item: Any) -> bool:
     """Whether ``item`` is a post's or a collection document's mapping (it has a
-    ``collection`` label and a ``relative_path``; a page and a static file have not both)."""
+    ``collection`` label and a ``relative_path``; a page's mapping and a static file's have
+    not both): what sorts as ``Document#<=>`` and is given ``site.related_posts``."""
     return (
         isinstance(item, Mapping)
         and isinstance(item.get("collection"), str)
@@ -205,7 +206,7 @@ def _compare_documents(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
 def _compare(a: Any, b: Any) -> int:
     """Ruby's ``a <=> b || a.to_s <=> b.to_s``; two documents compare as Jekyll's
     ``Document#<=>`` (:func:`_compare_documents`)."""
-    if _is_document(a) and _is_document(b):
+    if is_document(a) and is_document(b):
         return _compare_documents(a, b)
     try:
         return int(a > b) - int(a < b)
