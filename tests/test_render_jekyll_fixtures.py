@@ -197,7 +197,9 @@ def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     Ruby's ``to_s`` (``"/feed.xml" | prepend: site.url`` in a layout, without a ``url``:
     documentation-theme-jekyll's head); ``site.related_posts`` (the 10 newest posts but
     the one rendered, for a post or a collection document; nil for a page: lanyon's and
-    mojombo.github.io's posts); ``highlighter: none`` (kramdown highlights
+    mojombo.github.io's posts); ``post == page`` true for the document rendered (one
+    ``DocumentDrop`` a document; ``site.posts contains page`` stays false: blog.pwkf.org's
+    related posts skip the post itself); ``highlighter: none`` (kramdown highlights
     nothing: ``<pre><code class="language-X">``, a bare ``<code>``; an empty
     ``highlighter:`` is Rouge)."""
     ours = _same_as_jekyll("gaps")
@@ -210,3 +212,6 @@ def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     newest = "Beta;Alpha;Zed;Moved;Old 8;Old 7;Old 6;Old 5;Old 4;"
     assert f"related={newest}Old 3; size=10" in ours.files["2021/06/01/related.html"].decode()
     assert f"related=Related;{newest}</p>" in ours.files["notes/a.html"].decode()
+    equality = "self=Related; contains=no first=yes ne=yes notes="
+    assert equality in ours.files["2021/06/01/related.html"].decode()
+    assert "self=A note" in ours.files["notes/a.html"].decode()

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import jinja2
 
 from deploybot.render.engine.related import RELATED_POSTS, related_posts
+from deploybot.render.liquid.filters import document_identity
 from deploybot.render.read.source import SourceTree
 
 
@@ -191,7 +192,14 @@ def _resolved(value: Any) -> Any:
 
 class DocMapping(dict[str, Any]):
     """A ``dict`` whose :class:`LazyContent` and :class:`Unsupported` values are resolved
-    when read (by key, or by ``values``/``items``, which return lists)."""
+    when read (by key, or by ``values``/``items``, which return lists). Liquid's ``==``
+    compares two of documents by which document they are (:meth:`__liquid__`)."""
+
+    def __liquid__(self) -> Any:
+        """What python-liquid's ``==`` (and truthiness, ``default``) sees: a post's or
+        document's ``(collection, path)`` (:func:`document_identity`), else the mapping."""
+        identity = document_identity(self)
+        return self if identity is None else identity
 
     def __getitem__(self, key: str) -> Any:
         return _resolved(super().__getitem__(key))

@@ -190,6 +190,20 @@ def is_document(item: Any) -> bool:
     )
 
 
+def document_identity(item: Any) -> tuple[str, str] | None:
+    """``(collection, path)`` of a post's or document's mapping (:func:`is_document`), read
+    with ``dict``'s own methods (nothing recorded); ``None`` for anything else. Liquid's
+    ``==`` compares documents by it: Jekyll caches one ``DocumentDrop`` a document, so
+    ``post == page`` is Ruby's ``Object#==`` of the same drop (``Array#include?``, which
+    ``contains`` uses, compares the ``Document`` with the drop: never equal)."""
+    if not isinstance(item, dict):
+        return None
+    label = dict.get(item, "collection")
+    if not isinstance(label, str) or not dict.__contains__(item, "relative_path"):
+        return None
+    return (label, str(dict.get(item, "path")))
+
+
 def _compare_documents(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
     """Jekyll 4.3.1's ``Document#<=>`` (``lib/jekyll/document.rb``): by ``date``, then by
     ``path`` when the dates are equal or cannot be compared (``nil``)."""
