@@ -554,6 +554,31 @@ def test_a_new_post_layout_reaches_the_posts_without_a_layout() -> None:
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
 
 
+def test_related_posts_follow_the_newest_posts() -> None:
+    """``site.related_posts`` (the newest posts but the one rendered) records the post
+    order: a new post reaches the posts that show it, not the pages; a page reads nil."""
+    related = b"{% for p in site.related_posts %}{{ p.title }};{% endfor %}"
+    files = {
+        "_config.yml": b"title: T\n",
+        "_layouts/unused.html": b"{{ content }}",
+        "_posts/2021-01-01-a.md": b"---\ntitle: A\n---\n" + related,
+        "_posts/2021-01-02-b.md": b"---\ntitle: B\n---\n" + related,
+        "page.md": b"---\n---\n[" + related + b"]",
+        "plain.md": b"---\n---\nplain",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["2021/01/01/a.html"] == b"<p>B;</p>\n"
+    assert inc.outputs["page.html"] == b"<p>[]</p>\n"
+    files = apply(files, {"_posts/2021-01-03-c.md": b"---\ntitle: C\n---\nC\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs["2021/01/01/a.html"] == b"<p>C;B;</p>\n"
+    assert inc.outputs["2021/01/02/b.html"] == b"<p>C;A;</p>\n"
+    assert "plain.md" not in report.rendered
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
 def test_a_relative_link_follows_its_targets_url() -> None:
     files = {
         "_config.yml": b"plugins: [jekyll-relative-links]\n",

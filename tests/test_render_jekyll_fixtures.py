@@ -205,7 +205,27 @@ def test_listed_contents_are_what_jekyll_had_rendered_by_then() -> None:
 
 def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     """``sort`` on a hash (Ruby's ``Hash#sort``: ``[key, value]`` pairs by key, printed
-    joined); ``highlighter: none`` (kramdown highlights nothing: ``<pre><code
-    class="language-X">``, a bare ``<code>``; an empty ``highlighter:`` is Rouge)."""
+    joined); ``sort`` of posts without a property, or with an undefined one (``sort: url``
+    on blog.pwkf.org's tags page), as Jekyll's ``Document#<=>``: by date, then path;
+    ``nil`` and ``true`` arguments of ``prepend``/``append``/``remove``/``replace`` as
+    Ruby's ``to_s`` (``"/feed.xml" | prepend: site.url`` in a layout, without a ``url``:
+    documentation-theme-jekyll's head); ``site.related_posts`` (the 10 newest posts but
+    the one rendered, for a post or a collection document; nil for a page: lanyon's and
+    mojombo.github.io's posts); ``post == page`` true for the document rendered (one
+    ``DocumentDrop`` a document; ``site.posts contains page`` stays false: blog.pwkf.org's
+    related posts skip the post itself); ``highlighter: none`` (kramdown highlights
+    nothing: ``<pre><code class="language-X">``, a bare ``<code>``; an empty
+    ``highlighter:`` is Rouge)."""
     ours = _same_as_jekyll("gaps")
     assert ours.warnings == ()
+    by_tag = ours.files["sort-docs.html"].decode()
+    assert "<h3>a</h3>\n<p>Beta;Alpha;Zed;Moved;</p>" in by_tag  # reversed: Alpha, Beta same day
+    nil_args = ours.files["nil-args.html"].decode()
+    assert "<p>[/feed.xml] [a] [atrue] [-a] [ab] [atrueb] [a-b]</p>" in nil_args
+    assert "<p>page related=[] []</p>" in nil_args
+    newest = "Beta;Alpha;Zed;Moved;Old 8;Old 7;Old 6;Old 5;Old 4;"
+    assert f"related={newest}Old 3; size=10" in ours.files["2021/06/01/related.html"].decode()
+    assert f"related=Related;{newest}</p>" in ours.files["notes/a.html"].decode()
+    equality = "self=Related; contains=no first=yes ne=yes notes="
+    assert equality in ours.files["2021/06/01/related.html"].decode()
+    assert "self=A note" in ours.files["notes/a.html"].decode()

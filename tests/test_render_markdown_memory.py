@@ -32,6 +32,7 @@ from mistune.plugins.footnotes import REF_FOOTNOTE
 
 from deploybot.render.limits import LimitError
 from deploybot.render.markdown.kramdown import attrs
+from deploybot.render.markdown.kramdown import footnotes as kramdown_footnotes
 from deploybot.render.markdown.kramdown.ext_tags import extension_tag
 from deploybot.render.markdown.mistune_specs import BLOCK_RULES, INLINE_RULES
 from deploybot.render.markdown.renderer import make_markdown
@@ -208,7 +209,12 @@ def test_possessive_mistune_rule_matches_as_mistune_does(name: str) -> None:
 def test_possessive_rules_are_the_ones_markdown_uses() -> None:
     md = make_markdown()
     for name, (_, linear) in BLOCK_RULES.items():
-        assert md.block.specification[name] == linear
+        if name != "ref_footnote":
+            assert md.block.specification[name] == linear
+    # kramdown's footnote definitions (possessive too) replace mistune's there
+    assert md.block.specification["ref_footnote"] == kramdown_footnotes.REF_FOOTNOTE
+    mistune_notes = make_markdown(footnotes="mistune")
+    assert mistune_notes.block.specification["ref_footnote"] == BLOCK_RULES["ref_footnote"][1]
     assert md.inline.specification["escape"] == INLINE_RULES["escape"][1]
     assert (
         mistune.create_markdown().block.specification["blank_line"] == BLOCK_RULES["blank_line"][0]
@@ -291,13 +297,14 @@ _LINES = [">", "> a", ">> b", "a", "b c", "    d", "\td", "<span>x", "<x", "{::c
 
 def _mistunes_own() -> mistune.Markdown:
     """:func:`make_markdown` as it was: mistune's block state and block quotes, and its
-    scanner rules."""
+    scanner rules (but kramdown's footnote definitions, which replace mistune's)."""
     md = make_markdown()
     setattr(md.block, "state_cls", BlockState)  # noqa: B010
     del md.block.extract_block_quote  # back to BlockParser's
     md.block.BLANK_LINE = BlockParser.BLANK_LINE
     for name, (original, _) in BLOCK_RULES.items():
-        md.block.specification[name] = original
+        if name != "ref_footnote":
+            md.block.specification[name] = original
     md.inline.specification["escape"] = INLINE_RULES["escape"][0]
     return md
 

@@ -188,7 +188,7 @@ def render_post(
     """Render one post through its layout (default ``post``); ``neighbours`` is
     ``(previous, next)``: the older and the newer post (their ``content`` from
     ``contents``). Raises ``SourceError``."""
-    page = post_variables(post, ctx.md, *neighbours, contents)
+    page = DocMapping(post_variables(post, ctx.md, *neighbours, contents))
     return render_doc_output(post, page, ctx, "post")
 
 
@@ -483,7 +483,7 @@ def render_collection_doc(
     plugins' prerender hooks), with its neighbours (their ``content`` from ``contents``).
     Raises ``SourceError``."""
     doc = prepare(docs[index])
-    page = post_variables(doc, ctx.md, *in_order_neighbours(docs, index), contents)
+    page = DocMapping(post_variables(doc, ctx.md, *in_order_neighbours(docs, index), contents))
     return render_doc_output(doc, page, ctx)
 
 

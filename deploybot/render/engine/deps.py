@@ -36,6 +36,8 @@ from typing import Any, Protocol
 
 import jinja2
 
+from deploybot.render.engine.related import RELATED_POSTS, related_posts
+from deploybot.render.liquid.filters import document_identity
 from deploybot.render.read.source import SourceTree
 
 
@@ -190,7 +192,14 @@ def _resolved(value: Any) -> Any:
 
 class DocMapping(dict[str, Any]):
     """A ``dict`` whose :class:`LazyContent` and :class:`Unsupported` values are resolved
-    when read (by key, or by ``values``/``items``, which return lists)."""
+    when read (by key, or by ``values``/``items``, which return lists). Liquid's ``==``
+    compares two of documents by which document they are (:meth:`__liquid__`)."""
+
+    def __liquid__(self) -> Any:
+        """What python-liquid's ``==`` (and truthiness, ``default``) sees: a post's or
+        document's ``(collection, path)`` (:func:`document_identity`), else the mapping."""
+        identity = document_identity(self)
+        return self if identity is None else identity
 
     def __getitem__(self, key: str) -> Any:
         return _resolved(super().__getitem__(key))
@@ -427,7 +436,12 @@ class LazySite(TrackedDict):
     """The ``site`` mapping (``s:`` keys); ``posts``, ``pages``, ``static_files``,
     ``categories``, ``tags``, ``data``, ``collections`` and each collection's documents
     (``labels``) are made from ``content`` on first read, so a build that renders no
-    listing never loads every post."""
+    listing never loads every post. ``related_posts`` is made on each read for
+    ``current_document`` (the source path of the post or document being rendered; ``None``
+    for a page: ``nil``), from ``posts``: it records what reading those records (``o``,
+    the fields read)."""
+
+    current_document: str | None = None
 
     def __init__(
         self,
@@ -437,7 +451,8 @@ class LazySite(TrackedDict):
         labels: tuple[str, ...] = (),
     ) -> None:
         lazy = (*_LAZY, *labels)
-        super().__init__({**data, **dict.fromkeys(lazy, _ABSENT)}, recorder, Kind.SITE, False)
+        placeholders = dict.fromkeys((*lazy, RELATED_POSTS), _ABSENT)
+        super().__init__({**data, **placeholders}, recorder, Kind.SITE, False)
         self._content = content
         self._lazy = frozenset(lazy)
         self._labels = frozenset(labels)
@@ -493,17 +508,28 @@ class LazySite(TrackedDict):
             for extra in _GROUPS[key]:
                 self._recorder.add(extra)
 
+    def _related(self) -> list[Any] | None:
+        if self.current_document is None:
+            return None
+        return related_posts(self["posts"], self.current_document)
+
     def __getitem__(self, key: str) -> Any:
+        if key == RELATED_POSTS:
+            self._note(key)
+            return self._related()
         self._load(key)
         return super().__getitem__(key)
 
     def get(self, key: str, default: Any = None) -> Any:
+        if key == RELATED_POSTS:
+            return self[key]
         self._load(key)
         return super().get(key, default)
 
     def _note_all(self) -> None:
         for key in self._lazy:
             self._load(key)
+        dict.__setitem__(self, RELATED_POSTS, self._related())
         super()._note_all()
 
 

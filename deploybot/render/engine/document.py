@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 import mistune
 
+from deploybot.render.engine import related
 from deploybot.render.engine.contents import Contents
 from deploybot.render.highlight.clock import DEFAULT_TIMEOUT, HighlightTimeout, highlight_budget
 from deploybot.render.highlight.highlighter import block_line
@@ -151,7 +152,7 @@ def render_document(
     through its layouts: the site's own when ``ctx.layouts`` is set, else the Jinja2
     theme's (``kind`` names the default layout there), with one highlighting budget for the
     content and whatever the layouts show (excerpts). Raises ``SourceError``."""
-    with highlight_budget(ctx.highlight_timeout):
+    with highlight_budget(ctx.highlight_timeout), related.rendering(ctx.site, page):
         return _render_document(doc, out, kind, page, ctx, paginator)
 
 

@@ -179,8 +179,49 @@ def group_by_exp(value: Any, name: Any = "", expression: Any = "", *, context: A
     return _grouped(groups)
 
 
+def is_document(item: Any) -> bool:
+    """Whether ``item`` is a post's or a collection document's mapping (it has a
+    ``collection`` label and a ``relative_path``; a page's mapping and a static file's have
+    not both): what sorts as ``Document#<=>`` and is given ``site.related_posts``."""
+    return (
+        isinstance(item, Mapping)
+        and isinstance(item.get("collection"), str)
+        and "relative_path" in item
+    )
+
+
+def document_identity(item: Any) -> tuple[str, str] | None:
+    """``(collection, path)`` of a post's or document's mapping (:func:`is_document`), read
+    with ``dict``'s own methods (nothing recorded); ``None`` for anything else. Liquid's
+    ``==`` compares documents by it: Jekyll caches one ``DocumentDrop`` a document, so
+    ``post == page`` is Ruby's ``Object#==`` of the same drop (``Array#include?``, which
+    ``contains`` uses, compares the ``Document`` with the drop: never equal)."""
+    if not isinstance(item, dict):
+        return None
+    label = dict.get(item, "collection")
+    if not isinstance(label, str) or not dict.__contains__(item, "relative_path"):
+        return None
+    return (label, str(dict.get(item, "path")))
+
+
+def _compare_documents(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
+    """Jekyll 4.3.1's ``Document#<=>`` (``lib/jekyll/document.rb``): by ``date``, then by
+    ``path`` when the dates are equal or cannot be compared (``nil``)."""
+    first, second = a.get("date"), b.get("date")
+    by_date = 0
+    if first is not None and second is not None:
+        try:
+            by_date = int(first > second) - int(first < second)
+        except TypeError:
+            by_date = 0
+    return by_date or _compare(str(a.get("path")), str(b.get("path")))
+
+
 def _compare(a: Any, b: Any) -> int:
-    """Ruby's ``a <=> b || a.to_s <=> b.to_s``."""
+    """Ruby's ``a <=> b || a.to_s <=> b.to_s``; two documents compare as Jekyll's
+    ``Document#<=>`` (:func:`_compare_documents`)."""
+    if is_document(a) and is_document(b):
+        return _compare_documents(a, b)
     try:
         return int(a > b) - int(a < b)
     except TypeError:
@@ -392,9 +433,35 @@ def guarded(name: str, fn: Callable[..., Any], limit: int) -> Callable[..., Any]
     return call
 
 
+TEXT_ARGUMENT_FILTERS = (
+    "append",
+    "prepend",
+    "remove",
+    "remove_first",
+    "replace",
+    "replace_first",
+)
+"""Liquid's standard filters whose arguments Ruby Liquid 4 reads with ``to_s``
+(``lib/liquid/standardfilters.rb``: ``input.to_s + string.to_s``...): ``nil`` is ``""``
+and ``true`` is ``"true"``, where python-liquid's ``str()`` writes ``None``/``True``."""
+
+
+def _text_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` given its arguments as Ruby's ``to_s`` prints them (:func:`jf.to_text`)."""
+
+    @functools.wraps(fn)
+    def call(value: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(value, *(jf.to_text(nil(a)) for a in args), **kwargs)
+
+    return call
+
+
 def register(env: Environment, limit: int) -> None:
-    """Add Jekyll's filters to ``env`` and wrap every filter with :func:`guarded`."""
+    """Add Jekyll's filters to ``env``, give Liquid's :data:`TEXT_ARGUMENT_FILTERS` their
+    arguments as Ruby's ``to_s`` does, and wrap every filter with :func:`guarded`."""
     for name, fn in JEKYLL_FILTERS.items():
         env.add_filter(name, fn)
+    for name in TEXT_ARGUMENT_FILTERS:
+        env.add_filter(name, _text_arguments(env.filters[name]))
     for name, fn in list(env.filters.items()):
         env.add_filter(name, guarded(name, fn, limit))

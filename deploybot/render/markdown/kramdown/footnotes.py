@@ -27,6 +27,7 @@ is what the TVM site's published feeds contain.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
@@ -37,7 +38,6 @@ from mistune.plugins import Plugin
 from mistune.plugins.footnotes import (
     INLINE_FOOTNOTE,
     md_footnotes_hook,
-    parse_footnote_item,
     parse_inline_footnote,
 )
 from mistune.plugins.footnotes import footnotes as mistune_footnotes
@@ -54,6 +54,24 @@ _NBSP = "\u00a0"
 
 Result = str | list[dict[str, Any]]
 
+# kramdown 2.4's FOOTNOTE_DEFINITION_START (parser/kramdown/footnote.rb): the rest of the
+# first line, then CODEBLOCK_MATCH (codeblock.rb): groups of lines indented by a tab or 4
+# spaces (INDENT), after blank lines, each group followed by lazy non-blank lines (not an
+# IAL, not an end-of-block marker). A line indented 1-3 spaces ends the definition. With
+# mistune's group names (its parse_ref_footnote reads them); the key is mistune's; the
+# repeats are possessive (see mistune_specs: no memory per line).
+_LAZY_LINE = r"(?:(?!\{:|\^[ \t]*+\n)^[ \t]*+\S[^\n]*+\n)"
+_CODEBLOCK_MATCH = (
+    r"(?:(?:^[ \t\v\f]*+\n)*+(?:^(?:\t| {4})[ \t]*+\S[^\n]*+\n)++" + _LAZY_LINE + r"*+)*+"
+)
+REF_FOOTNOTE = (
+    r"^ {0,3}\[\^(?P<footnote_key>(?:[^\\\[\]\s]|\\.){1,500})]:"
+    r"(?P<footnote_text>[^\n]*+(?:\n|$)" + _CODEBLOCK_MATCH + r")"
+)
+"""The ``ref_footnote`` block rule as kramdown reads a footnote definition."""
+_INDENT = re.compile(r"^(?:\t| {4})", re.M)
+"""kramdown's ``INDENT``, taken once off each line of a definition."""
+
 
 def make_kramdown_footnotes(*, legacy: bool = False) -> Plugin:
     """Return a mistune plugin rendering footnotes as kramdown 2.x (or 1.x if ``legacy``).
@@ -66,6 +84,7 @@ def make_kramdown_footnotes(*, legacy: bool = False) -> Plugin:
     def plugin(md: mistune.Markdown) -> None:
         if "footnote" not in md.inline.rules:
             mistune_footnotes(md)
+        md.block.specification["ref_footnote"] = REF_FOOTNOTE
         md.inline.register("footnote", INLINE_FOOTNOTE, _parse_reference, before="link")
         md.after_render_hooks[:] = [
             _footnotes_hook if hook is md_footnotes_hook else hook for hook in md.after_render_hooks
@@ -105,7 +124,7 @@ def _footnotes_hook(md: mistune.Markdown, result: Result, state: BlockState) -> 
     refs: dict[str, int] = state.env.get(REFS_KEY, {})
     items = []
     for index, key in enumerate(notes, start=1):
-        item = parse_footnote_item(md.block, key, index, state)
+        item = _footnote_item(md, key, index, state)
         item["attrs"].update(name=names.get(key, key), refs=refs.get(key, 1))
         items.append(item)
     child = BlockState(parent=state)
@@ -113,6 +132,16 @@ def _footnotes_hook(md: mistune.Markdown, result: Result, state: BlockState) -> 
     output = md.render_state(child)
     assert isinstance(result, str) and isinstance(output, str)
     return result + output
+
+
+def _footnote_item(md: mistune.Markdown, key: str, index: int, state: BlockState) -> Any:
+    """The ``footnote_item`` token of the definition ``key``: its text with kramdown's
+    ``INDENT`` taken off each line, parsed as blocks (``parse_footnote_definition``)."""
+    text = _INDENT.sub("", state.env["ref_footnotes"][key])
+    child = state.child_state(text if text.endswith("\n") else text + "\n")
+    md.block.parse(child)
+    attrs = {"key": key, "index": index}
+    return {"type": "footnote_item", "children": child.tokens, "attrs": attrs}
 
 
 def _ref_renderer(legacy: bool) -> Callable[..., str]:

@@ -13,8 +13,9 @@ kramdown's table syntax (https://kramdown.gettalong.org/syntax.html#tables; pars
 :func:`kramdown_tables` handles tables whose every line starts with ``|``, with or without a
 separator line (rows with none are all body: a headerless table), after a block boundary
 (not inside a paragraph), and renders all table cells (mistune's tables too) the kramdown
-way. Tables without a leading pipe are left to mistune's ``table``/``nptable`` rules (so a
-separator line is needed there; kramdown makes a table of any lines holding a pipe).
+way. Tables without a leading pipe whose second line is a separator take mistune's
+``nptable`` rule, read the kramdown way (:func:`_parse_nptable`); without a separator
+they are paragraphs here, where kramdown makes a table of any lines holding a pipe.
 
 Parsing is linear in the input: a run of pipe lines is read once, and whether a table
 starts at each of its lines is worked out for all of them in one backward pass (the block
@@ -55,6 +56,8 @@ def kramdown_tables(md: mistune.Markdown) -> None:
     """
     before = "table" if "table" in md.block.rules else "paragraph"
     md.block.register("kramdown_table", _TABLE_PATTERN, _parse_table, before=before)
+    if "nptable" in md.block.rules:  # mistune's pattern (a first line holding a pipe), ours
+        md.block.register("nptable", md.block.specification["nptable"], _parse_nptable)
     if md.renderer is not None and md.renderer.NAME == "html":
         md.renderer.register("kramdown_table", _render_table)
         md.renderer.register("kramdown_table_section", _render_section)
@@ -80,6 +83,42 @@ def _parse_table(block: BlockParser, m: Any, state: BlockState) -> int | None:
         pos = line.end()
     sections = table_sections(lines, state.env)
     assert sections is not None  # _table_starts said so
+    state.append_token(sections)
+    return pos
+
+
+_BOUNDARY = re.compile(r"[ \t]*(?:\n|$)| {0,3}(?:\^[ \t]*(?:\n|$)|\{:)")
+"""What may follow a table (kramdown's ``before_block_boundary?``: a blank line, the
+end-of-block marker ``^``, a block IAL, the end)."""
+
+
+def _parse_nptable(block: BlockParser, m: Any, state: BlockState) -> int | None:
+    """A table whose first line has no leading pipe, read as kramdown reads it (``table.rb``)
+    where mistune's ``nptable`` reads GFM's: after a block boundary, its second line a
+    separator, then every following line holding an unescaped pipe; rows of any number of
+    cells (a trailing pipe dropped, short rows padded: :func:`table_sections`); and a block
+    boundary after it, else the lines are a paragraph."""
+    last = state.last_token()
+    if last is not None and last["type"] == "paragraph":
+        return None
+    lines: list[str] = []
+    pos: int = m.start()
+    while pos < state.cursor_max:
+        line = state.get_line(pos)
+        text = line.rstrip("\n").rstrip(" \t")
+        if not text.strip() or _PIPE.search(text) is None:
+            break
+        lines.append(text)
+        pos += len(line)
+        if len(lines) == 2 and not is_separator(text.strip()):
+            return None
+    if len(lines) < 2:
+        return None
+    if pos < state.cursor_max and not _BOUNDARY.match(state.src, pos):
+        return None
+    sections = table_sections([line.strip() for line in lines], state.env)
+    if sections is None:
+        return None
     state.append_token(sections)
     return pos
 
