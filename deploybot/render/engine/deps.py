@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import jinja2
 
 from deploybot.render.engine.related import RELATED_POSTS, related_posts
-from deploybot.render.liquid.filters import document_identity
+from deploybot.render.liquid.documents import document_identity
 from deploybot.render.read.source import SourceTree
 
 

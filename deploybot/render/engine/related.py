@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, TypeVar
 
-from deploybot.render.liquid.filters import is_document
+from deploybot.render.liquid.documents import is_document
 
 RELATED_POSTS = "related_posts"
 """The ``site`` key."""

@@ -28,6 +28,7 @@ from liquid.token import TOKEN_EXPRESSION, Token
 from liquid.undefined import Undefined
 
 from deploybot.render.liquid import jekyll_filters as jf
+from deploybot.render.liquid.documents import is_document
 from deploybot.render.markdown.kramdown.typography import smarten
 
 if TYPE_CHECKING:
@@ -177,31 +178,6 @@ def group_by_exp(value: Any, name: Any = "", expression: Any = "", *, context: A
             key = jf.to_text(nil(parsed.evaluate(context)))
         groups.setdefault(key, []).append(item)
     return _grouped(groups)
-
-
-def is_document(item: Any) -> bool:
-    """Whether ``item`` is a post's or a collection document's mapping (it has a
-    ``collection`` label and a ``relative_path``; a page's mapping and a static file's have
-    not both): what sorts as ``Document#<=>`` and is given ``site.related_posts``."""
-    return (
-        isinstance(item, Mapping)
-        and isinstance(item.get("collection"), str)
-        and "relative_path" in item
-    )
-
-
-def document_identity(item: Any) -> tuple[str, str] | None:
-    """``(collection, path)`` of a post's or document's mapping (:func:`is_document`), read
-    with ``dict``'s own methods (nothing recorded); ``None`` for anything else. Liquid's
-    ``==`` compares documents by it: Jekyll caches one ``DocumentDrop`` a document, so
-    ``post == page`` is Ruby's ``Object#==`` of the same drop (``Array#include?``, which
-    ``contains`` uses, compares the ``Document`` with the drop: never equal)."""
-    if not isinstance(item, dict):
-        return None
-    label = dict.get(item, "collection")
-    if not isinstance(label, str) or not dict.__contains__(item, "relative_path"):
-        return None
-    return (label, str(dict.get(item, "path")))
 
 
 def _compare_documents(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
