@@ -26,6 +26,7 @@ from deploybot.render.read.source import DirTree, MemoryTree, SourceTree
 from deploybot.support.errors import SourceError
 from tests.daemonproc import wait_until
 from tests.incremental_site import T0, THEME, apply, change, initial_site
+from tests.make_jekyll_fixtures import GEM_THEMES
 
 OPTIONS = RenderOptions(theme=THEME, timezone="UTC", feed_limit=3, build_time=T0)
 # Pygments' systemd lexer is about cubic on it: a minute at 1,000 pairs, some 40 at 3,000.
@@ -85,8 +86,9 @@ def test_parallel_equals_serial_on_every_jekyll_fixture(case: str, tmp_path: Pat
     """Collections, pages of any extension, symlinks, future posts, Liquid themes, a gem
     theme: the parallel build makes what the serial one makes, with the same warnings."""
     tree: SourceTree = DirTree(JEKYLL_CASES / case / "site")
-    if case == "theme":  # its gem theme, mapped to the fixture's folder
-        theme = f"jekyll-theme-fixture={JEKYLL_CASES.parent / 'themes' / 'jekyll-theme-fixture'}"
+    gem = GEM_THEMES.get(case)
+    if gem is not None:  # its gem theme, mapped to the fixture's folder
+        theme = f"{gem}={JEKYLL_CASES.parent / 'themes' / gem}"
         tree = themed_source(tree, RenderConfig(themes=(theme,)), ThemeFetch(tmp_path)).tree
     options = RenderOptions(build_time=T0)
     serial, serial_report = _full(tree, options, 1)
