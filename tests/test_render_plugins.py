@@ -322,3 +322,24 @@ def test_relative_links_exclude_is_named_in_a_warning() -> None:
     site = build(files)
     assert b'<a href="/b.html">b</a>' in site.files["a.html"]
     assert [(w.line, w.message) for w in site.warnings] == [(3, EXCLUDE_WARNING)]
+
+
+# jekyll-mentions
+
+
+def test_mentions_as_jekyll_mentions_links_them() -> None:
+    """Mentions in text (``-``, ``_``, a capital, before dots) linked; an e-mail address,
+    ``@mention``, ``@dan/x``, code, ``pre`` and a link's text left alone; the body written
+    as libxml2 writes it (``<br>``, ``©``, newlines after list items), the head kept; a
+    front matter ``base_url``; ``jekyll-mentions: false``; a page without layout (no
+    ``<body``); an XML page and a post."""
+    site = same_as_jekyll("plugins_mentions")
+    assert site.warnings == ()
+    assert b"by @footer-team<br/>" in site.files["off.html"]
+    assert site.files["feed.xml"] == b"<feed><title>@ivan</title></feed>\n"
+
+
+def test_a_mention_setting_of_another_kind_stops_the_build() -> None:
+    files = {"_config.yml": b"plugins: [jekyll-mentions]\njekyll-mentions: 3\n"}
+    with pytest.raises(SourceError, match="It's a Integer right now"):
+        build({**files, "a.md": b"---\n---\n@x"})

@@ -405,12 +405,11 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     for rendered in renders:
         source = sources[rendered.source]
         hooked = plugin_outputs.HookedDocument([], rendered.content, [])
+        info = plugin_outputs.document_info(source, config, names)
+        ((_, output),) = plugin_outputs.post_render(info, [(rendered.output_path, rendered.output)])
         if rendered.output_path == source.output_path:  # not a paginated copy
-            info = plugin_outputs.document_info(source, config, names)
-            hooked = plugin_outputs.hook_document(
-                config.data, info, rendered.output, hooked.content
-            )
-        for path, data in hooked.outputs or [(rendered.output_path, rendered.output)]:
+            hooked = plugin_outputs.hook_document(config.data, info, output, hooked.content)
+        for path, data in hooked.outputs or [(rendered.output_path, output)]:
             out.put(path, data, rendered.source)
         contents.setdefault(rendered.source, hooked.content)
         warnings.extend([*rendered.warnings, *hooked.warnings])

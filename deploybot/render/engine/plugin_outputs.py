@@ -261,7 +261,18 @@ def document_info(
 ) -> DocumentInfo:
     """Return what a document hook sees of ``doc``."""
     fm = doc.doc.front_matter
-    return DocumentInfo(doc.doc.path, doc.url, doc.output_path, fm, config, frozenset(layouts))
+    names = frozenset(layouts)
+    return DocumentInfo(doc.doc.path, doc.url, doc.output_path, fm, config, names, doc.output_ext)
+
+
+def post_render(info: DocumentInfo, outputs: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """Return the ``(path, bytes)`` outputs a document ``info`` rendered to after the
+    plugins' post-render hooks (:func:`~deploybot.render.liquid.plugins.registry.after_render`)."""
+    from deploybot.render.liquid.plugins.registry import after_render, enabled
+
+    if not any(p.post_render is not None for p in enabled(info.config.data)):
+        return outputs
+    return [(path, after_render(info, data)) for path, data in outputs]
 
 
 def adjust_model(model: SiteModel, markdown: Callable[[str], str]) -> SiteModel:

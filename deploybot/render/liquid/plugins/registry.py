@@ -96,8 +96,8 @@ Generator = Callable[[SiteView], list[tuple[str, bytes]]]
 @dataclass(frozen=True)
 class DocumentInfo:
     """A rendered post, page or collection document, as a document hook sees it: its
-    source ``path``, ``url``, ``output_path``, front matter, the site settings and the
-    names of the site's own layouts."""
+    source ``path``, ``url``, ``output_path``, front matter, the site settings, the
+    names of the site's own layouts and its ``output_ext`` (``.html`` for Markdown)."""
 
     path: str
     url: str
@@ -105,6 +105,7 @@ class DocumentInfo:
     front_matter: Mapping[str, Any]
     config: SiteConfig
     layouts: frozenset[str] = frozenset()
+    output_ext: str = ".html"
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,11 @@ class DocumentResult:
 
 DocumentHook = Callable[[DocumentInfo], DocumentResult]
 """A plugin's hook on each rendered document (jekyll-redirect-from's pages)."""
+
+PostRenderHook = Callable[[DocumentInfo, bytes], bytes]
+"""A plugin's hook on each output a post, page or collection document renders to (its own
+and a paginated index's copies; Jekyll's ``:post_render`` hook): the output it writes
+instead (jekyll-mentions' links)."""
 
 ReadHook = Callable[[Any, SiteConfig, Callable[[str], str]], Any]
 """A plugin's hook on each post, page or collection document as it is read (a
@@ -155,6 +161,10 @@ PrerenderHook = Callable[[Any, PrerenderContext], tuple[Any, Reads]]
 """A plugin's hook on a post, page or collection document about to render: the document to
 render (its layout set, its body rewritten) and what the hook read (:class:`Reads`)."""
 
+FrontlessHook = Callable[[str, SiteConfig], bool]
+"""A plugin's rule on a source file without front matter (jekyll-optional-front-matter):
+whether the file at the path is read as a page with empty front matter, under the settings."""
+
 ConfigHook = Callable[[SiteConfig, str], tuple[SiteConfig, list[RenderWarning]]]
 """A plugin's hook on the site settings, given the source's GitHub repository (``owner/name``
 or ''): the settings it makes (``site.github``) and its warnings."""
@@ -179,6 +189,9 @@ class Plugin:
         config: a hook on the site settings (:data:`ConfigHook`), before anything is read.
         read: a hook on each document as it is read (:data:`ReadHook`).
         prerender: a hook on each post or page about to render (:data:`PrerenderHook`).
+        post_render: a hook on each output a document renders to (:data:`PostRenderHook`).
+        frontless: whether a file without front matter at a path is read as a page,
+            given the settings (:data:`FrontlessHook`).
         summary: one line for the docs.
     """
 
@@ -192,6 +205,8 @@ class Plugin:
     config: ConfigHook | None = None
     read: ReadHook | None = None
     prerender: PrerenderHook | None = None
+    post_render: PostRenderHook | None = None
+    frontless: FrontlessHook | None = None
 
 
 @cache
@@ -284,6 +299,24 @@ def before_render(doc: Any, context: PrerenderContext) -> tuple[Any, Reads]:
             layouts.extend(read.layouts)
             needs.update(read.needs)
     return doc, Reads(tuple(layouts), frozenset(needs))
+
+
+def after_render(info: DocumentInfo, output: bytes) -> bytes:
+    """Return ``output``, one output of the document ``info``, after the post-render hooks
+    of the plugins ``info.config`` switches on, in order."""
+    for plugin in enabled(info.config.data):
+        if plugin.post_render is not None:
+            output = plugin.post_render(info, output)
+    return output
+
+
+def read_frontless(path: str, config: SiteConfig) -> bool:
+    """Whether a plugin ``config`` switches on reads the file ``path``, which has no front
+    matter, as a page (:data:`FrontlessHook`)."""
+    return any(
+        plugin.frontless is not None and plugin.frontless(path, config)
+        for plugin in enabled(config.data)
+    )
 
 
 def liquid_tags(names: Sequence[str]) -> list[type[Any]]:

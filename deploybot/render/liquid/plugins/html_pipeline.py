@@ -1,0 +1,155 @@
+"""What jekyll-mentions and jemoji share: html-pipeline 2.14's text filters over a document's
+HTML, as Nokogiri 1.13 with libxml2 2.9.14 (Debian's) parses and writes it again.
+
+Both plugins (``jekyll-mentions.rb``, jemoji's ``lib/jemoji.rb``) take the part of the output
+between the first ``<body ...>`` (and the blank space after it) and ``</body>``, or the whole
+output when it has no ``<body``; parse it with ``Nokogiri::HTML::DocumentFragment.parse``
+(libxml2's HTML parser over ``<html><body>`` and the text: the body's children); replace the
+text nodes their filter changes (``doc.search('.//text()')``, skipping those under the
+ignored elements: ``Filter#has_ancestor?``); and write the fragment with ``to_html``, each
+child of the body in turn. libxml2 rewrites what it parsed: end tags closed, ``<br/>`` as
+``<br>``, entities as characters, attributes in double quotes, and a newline after a block
+element followed by an element (``htmlNodeDumpFormatOutput`` with ``format``), so a page a
+filter touches is written anew.
+
+lxml parses with libxml2 too (its wheel's 2.14); its writer differs from 2.9.14 in one way
+found on the fixtures' pages: 2.9.14 escapes URI attributes (``href``, ``src``, ``action``,
+``name`` of ``a``: ``xmlURIEscapeStr`` with ``@/:=?;#%&,+<>`` kept, leading blanks dropped,
+``htmlAttrDumpOutput``), done here (:func:`_escape_uris`) before writing. The work is linear
+in the size of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from html import escape
+from typing import Any
+
+BODY_START = "<body"
+OPENING_BODY = re.compile(r"<body(.*?)>\s*", re.S)
+"""``OPENING_BODY_TAG_REGEX`` of both plugins: ``%r!<body(.*?)>\\s*!m`` (Ruby's ``m``: dot
+matches newline)."""
+_BODY_FIRST = re.compile(r"^\s*?<body", re.I | re.M)
+_URI_ATTRIBUTES = frozenset({"href", "action", "src"})
+_URI_KEPT = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()@/:=?;#%&,+<>"
+)
+_BLANKS = " \t\n\r"
+
+TextFilter = Callable[[str], str | None]
+"""A filter of one text node: its text -> the HTML replacing it (``None``: left alone)."""
+
+
+def split_body(output: str) -> tuple[str, str, str]:
+    """Return ``output`` as ``(before, body, after)``: the part both plugins filter between
+    the first ``<body ...>`` (its blank space in ``before``) and the next ``</body>``
+    (``after`` starts with it); with no ``<body``, all of it is the body. Ruby's
+    ``String#partition``: with no opening tag matched, ``before`` is all of it."""
+    if BODY_START not in output:
+        return "", output, ""
+    m = OPENING_BODY.search(output)
+    if m is None:
+        return output, "", ""
+    body, sep, rest = output[m.end() :].partition("</body>")
+    return output[: m.end()], body, sep + rest
+
+
+def filter_fragment(html: str, text_filter: TextFilter, ignored: frozenset[str], raw: bool) -> str:
+    """Return the HTML fragment ``html`` parsed and written again as Nokogiri does, each text
+    node not under an ``ignored`` element (lower-case names) replaced by what
+    ``text_filter`` makes of it. ``raw``: the filter sees the node's text (jemoji's
+    ``node.text``), else its HTML (``node.to_html``: ``&``, ``<``, ``>`` escaped, as
+    jekyll-mentions reads it). Raises ``ImportError`` without lxml."""
+    import lxml.etree as etree
+
+    parser = etree.HTMLParser(encoding="utf-8", huge_tree=True)
+    root = etree.fromstring(("<html><body>" + html).encode("utf-8"), parser)
+    body = root.find("body") if root is not None else None
+    if body is None:
+        return ""
+    for node, is_tail in list(_text_nodes(body, ignored)):
+        text = (node.tail if is_tail else node.text) or ""
+        replaced = text_filter(text if raw else escape(text, quote=False))
+        if replaced is not None:
+            _replace_text(node, is_tail, replaced, parser)
+    _escape_uris(body)
+    if _BODY_FIRST.match(html):
+        return _serialize(body, etree)
+    parts = [escape(body.text or "", quote=False)]
+    for child in body:
+        parts.append(_serialize(child, etree))
+        parts.append(escape(child.tail or "", quote=False))
+    return "".join(parts)
+
+
+def _serialize(node: Any, etree: Any) -> str:
+    """One node as Nokogiri's ``Node#to_html`` writes it (lxml adds a newline after a
+    node written with ``pretty_print``; libxml2 2.9.14 does not, at the top)."""
+    text: str = etree.tostring(
+        node, method="html", encoding="unicode", pretty_print=True, with_tail=False
+    )
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _text_nodes(body: Any, ignored: frozenset[str]) -> Iterator[tuple[Any, bool]]:
+    """Yield ``(element, is_tail)`` for each text node under ``body`` in document order that
+    has no ``ignored`` ancestor: an element's text (``is_tail`` false) or the text after it
+    (its tail, whose parent is the element's parent). A comment's text is no text node."""
+    stack: list[tuple[Any, bool, bool]] = [(body, False, False)]
+    while stack:
+        element, is_tail, hidden = stack.pop()
+        if is_tail:
+            if element.tail and not hidden:
+                yield element, True
+            continue
+        if not isinstance(element.tag, str):  # a comment or processing instruction
+            continue
+        inside = hidden or element.tag.lower() in ignored
+        if element.text and not inside:
+            yield element, False
+        for child in reversed(element):
+            stack.append((child, True, inside))
+            stack.append((child, False, inside))
+
+
+def _replace_text(node: Any, is_tail: bool, html: str, parser: Any) -> None:
+    """Replace the text (or the tail) of ``node`` by the nodes the HTML ``html`` parses to
+    (Nokogiri's ``Node#replace`` with a string)."""
+    import lxml.etree as etree
+
+    fragment = etree.fromstring(("<html><body>" + html).encode("utf-8"), parser)
+    new = fragment.find("body") if fragment is not None else None
+    lead = "" if new is None else new.text or ""
+    if is_tail:
+        parent = node.getparent()
+        index = parent.index(node) + 1
+        node.tail = lead or None  # an empty text node would change where libxml2 breaks lines
+    else:
+        parent, index = node, 0
+        node.text = lead or None
+    for offset, child in enumerate([] if new is None else list(new)):
+        parent.insert(index + offset, child)
+
+
+def _escape_uris(body: Any) -> None:
+    """Escape the URI attributes of every element under ``body`` as libxml2 2.9.14 writes
+    them (see the module docstring)."""
+    for element in body.iter():
+        if not isinstance(element.tag, str):
+            continue
+        for name, value in element.attrib.items():
+            lower = name.lower()
+            if lower in _URI_ATTRIBUTES or (lower == "name" and element.tag.lower() == "a"):
+                escaped = uri_escape(value.lstrip(_BLANKS))
+                if escaped != value:
+                    element.set(name, escaped)
+
+
+def uri_escape(value: str) -> str:
+    """libxml2's ``xmlURIEscapeStr(value, "@/:=?;#%&,+<>")``: every UTF-8 byte but ASCII
+    letters, digits, ``-_.!~*'()`` and those kept as ``%XX`` (upper-case hex)."""
+    data = value.encode("utf-8")
+    if all(b in _URI_KEPT for b in data):
+        return value
+    return "".join(chr(b) if b in _URI_KEPT else f"%{b:02X}" for b in data)
