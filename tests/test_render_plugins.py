@@ -343,3 +343,64 @@ def test_a_mention_setting_of_another_kind_stops_the_build() -> None:
     files = {"_config.yml": b"plugins: [jekyll-mentions]\njekyll-mentions: 3\n"}
     with pytest.raises(SourceError, match="It's a Integer right now"):
         build({**files, "a.md": b"---\n---\n@x"})
+
+
+# jemoji (Debian has no package: the expected bytes follow jemoji 0.13.0's lib/jemoji.rb,
+# html-pipeline 2.14.3's emoji_filter.rb and gemoji 4.1.0's db/emoji.json, written as
+# libxml2 writes them, the writer the jekyll-mentions fixture checks against real Jekyll)
+
+EMOJI = 'class="emoji" title=":{0}:" alt=":{0}:" src="{1}{2}.png" height="20" width="20"'
+GITHUB_EMOJI = "https://github.githubassets.com/images/icons/emoji/unicode/"
+
+
+def emoji_img(name: str, file: str, root: str = GITHUB_EMOJI) -> str:
+    return "<img " + EMOJI.format(name, root, file) + ">"
+
+
+def test_emoji_codes_as_jemoji_writes_them() -> None:
+    """``:+1:``, a sequence without its ``fe0f``/``200d`` (``:heart:``, a family), a code
+    that is no name (its closing colon starts the next: ``:nope:smile:``), codes in ``code``
+    and ``pre`` left alone, the head untouched, the body written as libxml2 writes it."""
+    layout = b"<html><head><title>:smile:</title></head><body>\n{{ content }}<br/></body></html>"
+    page = b"---\nlayout: default\n---\n:+1: :heart: :family_man_woman_boy: :nope:smile: `:x:`\n"
+    files = {"_config.yml": b"plugins: [jemoji]\n", "_layouts/default.html": layout}
+    site = build({**files, "index.md": page, "b.md": b"---\nlayout: default\n---\n:x:\n"})
+    body = (
+        f"<p>{emoji_img('+1', '1f44d')} {emoji_img('heart', '2764')} "
+        f"{emoji_img('family_man_woman_boy', '1f468-1f469-1f466')} :nope"
+        f"{emoji_img('smile', '1f604')} "
+        '<code class="language-plaintext highlighter-rouge">:x:</code></p>\n<br>'
+    )
+    assert site.files["index.html"].decode() == (
+        f"<html><head><title>:smile:</title></head><body>\n{body}</body></html>"
+    )
+    assert (
+        site.files["b.html"]
+        .decode()
+        .endswith(f"<p>{emoji_img('x', '274c')}</p>\n<br></body></html>")
+    )
+    assert site.warnings == ()
+
+
+def test_emoji_src_and_what_jemoji_leaves_alone() -> None:
+    """``emoji.src`` (no trailing slash: joined with one), a page without a layout (no
+    ``<body``: all of it filtered), an XML
+    page untouched, ``tt`` left alone, a text's ``&lt;b&gt;`` read as markup again."""
+    config = b"plugins: [jemoji]\nemoji:\n  src: https://cdn.example.org/e\n"
+    site = build(
+        {
+            "_config.yml": config,
+            "_layouts/default.html": b"<body>{{ content }}</body>",
+            "a.html": b"---\n---\n<p>:tada: <tt>:tada:</tt> &lt;b&gt;bold:tada:</p>\n",
+            "f.xml": b"---\n---\n<x>:tada:</x>\n",
+        }
+    )
+    img = emoji_img("tada", "1f389", "https://cdn.example.org/e/emoji/unicode/")
+    assert site.files["a.html"].decode() == f"<p>{img} <tt>:tada:</tt> <b>bold{img}</b></p>\n"
+    assert site.files["f.xml"] == b"<x>:tada:</x>\n"
+
+
+def test_an_emoji_setting_that_is_no_mapping_stops_the_build() -> None:
+    files = {"_config.yml": b"plugins: [jemoji]\nemoji: big\n", "a.md": b"---\n---\n:x:\n"}
+    with pytest.raises(SourceError, match="emoji must be a mapping"):
+        build(files)
