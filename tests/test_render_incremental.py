@@ -529,3 +529,29 @@ def test_a_document_crossing_the_cut_off_enters_the_sitemap() -> None:
     assert not report.full
     assert b"<loc>https://gen.example.org/talks/panel</loc>" in inc.outputs["sitemap.xml"]
     assert inc.outputs == dict(build_site(MemoryTree(files), later).files)
+
+
+def test_pages_without_front_matter_mentions_and_emoji_follow_their_sources() -> None:
+    """jekyll-optional-front-matter's pages (and their copied originals) come, change and
+    go with their files; jekyll-mentions' and jemoji's rewriting follows the outputs."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-optional-front-matter, jekyll-mentions, jemoji]\n",
+        "_layouts/default.html": b"<body>{{ content }}</body>",
+        "a.md": b"Hi @alice :+1:\n",
+        "b.md": b"---\nlayout: default\n---\nb\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b'class="user-mention">@alice</a>' in inc.outputs["a.html"]
+    assert inc.outputs["a.md"] == files["a.md"]
+    for commit in (
+        {"a.md": b"Bye @bob :tada:\n", "c.markdown": b"New @carol\n"},
+        {"a.md": b"---\nlayout: default\n---\nnow with front matter @dan\n"},
+        {"c.markdown": None},
+    ):
+        files = apply(files, commit)
+        report = inc.build(files, LIQUID_OPTIONS)
+        assert not report.full
+        assert "b.md" not in report.rendered
+        assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+    assert "a.md" not in inc.outputs and "c.html" not in inc.outputs

@@ -19,13 +19,17 @@ from deploybot.render.liquid.plugins.jekyll_github_metadata import (
 from deploybot.render.liquid.plugins.jekyll_redirect_from import OWN_LAYOUT
 from deploybot.render.liquid.plugins.jekyll_relative_links import EXCLUDE_WARNING
 from deploybot.render.model import RenderOptions, SiteBuild
+from deploybot.render.read.site import FRONTLESS_IN_COLLECTION
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 from tests.test_render_jekyll_fixtures import built, expected, normalise
 
 
-def same_as_jekyll(case: str) -> SiteBuild:
+def same_as_jekyll(case: str, unwritten: frozenset[str] = frozenset()) -> SiteBuild:
+    """Return the build of ``case`` after checking it against Jekyll's; ``unwritten``:
+    Jekyll's outputs deploybot does not write (each with a warning, the caller checks)."""
     theirs, ours = expected(case), built(case)
+    theirs = {path: data for path, data in theirs.items() if path not in unwritten}
     assert sorted(ours.files) == sorted(theirs)
     for path, data in theirs.items():
         ours_text = ours.files[path].decode("utf-8", "replace")
@@ -404,3 +408,34 @@ def test_an_emoji_setting_that_is_no_mapping_stops_the_build() -> None:
     files = {"_config.yml": b"plugins: [jemoji]\nemoji: big\n", "a.md": b"---\n---\n:x:\n"}
     with pytest.raises(SourceError, match="emoji must be a mapping"):
         build(files)
+
+
+# jekyll-optional-front-matter
+
+
+def test_optional_front_matter_as_the_plugin_reads_it() -> None:
+    """Markdown files without front matter (``.md``, ``.markdown``, an upper-case ``.MD``)
+    are pages, rendered with Liquid, under the defaults, their originals copied too;
+    ``README``/``license`` stay static files, ``CONTRIBUTING.md`` is a page as ``include``
+    names it; a text file, a page with front matter; a collection's Markdown file is only
+    copied (Jekyll also writes ``_talks/plain.html``: a warning)."""
+    site = same_as_jekyll("plugins_optional_front_matter", frozenset({"_talks/plain.html"}))
+    assert [(w.path, w.message) for w in site.warnings] == [
+        ("_talks/plain.md", FRONTLESS_IN_COLLECTION)
+    ]
+    assert site.files["about.md"].startswith(b"# About")
+
+
+def test_optional_front_matter_settings() -> None:
+    """``remove_originals: true`` writes only the page; ``enabled: false`` and
+    ``require_front_matter: true`` leave the file static."""
+    page = {"a.md": b"# A\n", "_layouts/default.html": b"{{ content }}"}
+    settings = b"plugins: [jekyll-optional-front-matter]\noptional_front_matter:\n"
+    site = build({"_config.yml": settings + b"  remove_originals: true\n", **page})
+    assert sorted(site.files) == ["a.html"]
+    assert site.files["a.html"] == b'<h1 id="a">A</h1>\n'
+    for off in (
+        settings + b"  enabled: false\n",
+        settings + b"  x: 1\nrequire_front_matter: true\n",
+    ):
+        assert sorted(build({"_config.yml": off, **page}).files) == ["a.md"]

@@ -274,7 +274,10 @@ class Post:
 class Page:
     """A page: any published file with front matter outside collections. ``date`` is the
     front-matter date (site timezone) or ``None``; ``output_ext`` the extension of its
-    output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML)."""
+    output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML);
+    ``copied``: the source file is also written as it is, to its own path (a file
+    without front matter a plugin reads as a page, keeping the original:
+    jekyll-optional-front-matter)."""
 
     doc: Document
     title: str
@@ -282,6 +285,7 @@ class Page:
     output_path: str
     date: datetime | None
     output_ext: str = ".html"
+    copied: bool = False
 
 
 @dataclass(frozen=True)

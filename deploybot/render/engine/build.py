@@ -372,6 +372,9 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     for static in model.static:
         if static.output_path:
             out.put(static.output_path, tree.read(static.path), static.path, copied=True)
+    for page in model.pages:
+        if page.copied:  # a plugin's page keeping its original (jekyll-optional-front-matter)
+            out.put(page.doc.path, tree.read(page.doc.path), page.doc.path, copied=True)
     index = render_index(ctx) if layouts is None else None
     if index is not None and not owns_index(model):
         out.put("index.html", index, f"theme {options.theme}")

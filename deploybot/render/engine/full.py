@@ -340,6 +340,8 @@ class Engine(SiteLists):
             deps[Kind.LAYOUT + name] = self.layout_names.get(name, "")
         (_, mine), *extra = hooked.outputs
         outputs = [(p, mine if p == doc.output_path else d) for p, d in outputs] + extra
+        if isinstance(doc, Page) and doc.copied:  # the original, kept by a plugin
+            outputs.append((path, self.tree.read(path)))
         content = None if content is None else hooked.content
         warnings.extend(hooked.warnings)
         return RenderedSource(outputs, content, deps, warnings)

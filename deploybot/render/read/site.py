@@ -23,6 +23,7 @@ rules; which file is what: :mod:`.entries`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,7 +48,13 @@ from deploybot.render.read.data import is_data_file
 from deploybot.render.read.dates import front_matter_date
 from deploybot.render.read.defaults import deep_merge, defaults_for
 from deploybot.render.read.entries import POST_NAME_RE, classify
-from deploybot.render.read.frontmatter import UNCLOSED, FrontMatter, key_line, parse_front_matter
+from deploybot.render.read.frontmatter import (
+    UNCLOSED,
+    FrontMatter,
+    decode,
+    key_line,
+    parse_front_matter,
+)
 from deploybot.render.read.permalink import (
     expand,
     output_path,
@@ -168,11 +175,40 @@ def read_source_file(
     front = parse_front_matter(data, path, max_yaml)
     if entry.kind == "doc" and entry.collection is not None:
         if front is None:
-            return SourceFile(static=_collection_static(path, entry.collection, config))
+            static = _collection_static(path, entry.collection, config)
+            return SourceFile(static=static, warnings=_frontless_in_collection(path, config))
         return _read_document(front, path, entry.collection, (), config, time)
     if front is None:
-        return SourceFile(static=_static(path, config))
+        return _read_frontless(data, path, config, time)
     return _read_page(front, path, config, time)
+
+
+def _read_frontless(data: bytes, path: str, config: SiteConfig, time: datetime) -> SourceFile:
+    """A file without front matter outside collections: a static file, or the page a plugin
+    makes of it (jekyll-optional-front-matter), its original copied too or not."""
+    from deploybot.render.liquid.plugins.registry import Frontless, read_frontless
+
+    kind = read_frontless(path, config)
+    if kind is Frontless.STATIC:
+        return SourceFile(static=_static(path, config))
+    found = _read_page(FrontMatter({}, decode(data, path), 1, ""), path, config, time)
+    if found.page is None or kind is Frontless.PAGE:
+        return found
+    return dataclasses.replace(found, page=dataclasses.replace(found.page, copied=True))
+
+
+FRONTLESS_IN_COLLECTION = (
+    "jekyll-optional-front-matter: a collection's Markdown file without front matter is "
+    "not made a page (Jekyll writes one under the collection's folder): only copied"
+)
+
+
+def _frontless_in_collection(path: str, config: SiteConfig) -> tuple[RenderWarning, ...]:
+    from deploybot.render.liquid.plugins.registry import Frontless, read_frontless
+
+    if read_frontless(path, config) is Frontless.STATIC:
+        return ()
+    return (RenderWarning(path, None, FRONTLESS_IN_COLLECTION),)
 
 
 RUBY_PLUGIN = (

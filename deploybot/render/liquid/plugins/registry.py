@@ -161,9 +161,21 @@ PrerenderHook = Callable[[Any, PrerenderContext], tuple[Any, Reads]]
 """A plugin's hook on a post, page or collection document about to render: the document to
 render (its layout set, its body rewritten) and what the hook read (:class:`Reads`)."""
 
-FrontlessHook = Callable[[str, SiteConfig], bool]
+
+class Frontless(StrEnum):
+    """What a source file without front matter becomes (:data:`FrontlessHook`)."""
+
+    STATIC = "static"
+    """A static file, as Jekyll reads it."""
+    PAGE = "page"
+    """A page with empty front matter; the original is not written."""
+    BOTH = "both"
+    """A page with empty front matter, and the original copied as it is."""
+
+
+FrontlessHook = Callable[[str, SiteConfig], Frontless]
 """A plugin's rule on a source file without front matter (jekyll-optional-front-matter):
-whether the file at the path is read as a page with empty front matter, under the settings."""
+what the file at the path becomes under the settings (:class:`Frontless`)."""
 
 ConfigHook = Callable[[SiteConfig, str], tuple[SiteConfig, list[RenderWarning]]]
 """A plugin's hook on the site settings, given the source's GitHub repository (``owner/name``
@@ -190,8 +202,8 @@ class Plugin:
         read: a hook on each document as it is read (:data:`ReadHook`).
         prerender: a hook on each post or page about to render (:data:`PrerenderHook`).
         post_render: a hook on each output a document renders to (:data:`PostRenderHook`).
-        frontless: whether a file without front matter at a path is read as a page,
-            given the settings (:data:`FrontlessHook`).
+        frontless: what a file without front matter at a path becomes, given the
+            settings (:data:`FrontlessHook`).
         summary: one line for the docs.
     """
 
@@ -310,13 +322,15 @@ def after_render(info: DocumentInfo, output: bytes) -> bytes:
     return output
 
 
-def read_frontless(path: str, config: SiteConfig) -> bool:
-    """Whether a plugin ``config`` switches on reads the file ``path``, which has no front
-    matter, as a page (:data:`FrontlessHook`)."""
-    return any(
-        plugin.frontless is not None and plugin.frontless(path, config)
-        for plugin in enabled(config.data)
-    )
+def read_frontless(path: str, config: SiteConfig) -> Frontless:
+    """Return what the file ``path``, which has no front matter, becomes under the plugins
+    ``config`` switches on: the first one's answer other than :attr:`Frontless.STATIC`."""
+    for plugin in enabled(config.data):
+        if plugin.frontless is not None:
+            found = plugin.frontless(path, config)
+            if found is not Frontless.STATIC:
+                return found
+    return Frontless.STATIC
 
 
 def liquid_tags(names: Sequence[str]) -> list[type[Any]]:
