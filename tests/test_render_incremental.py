@@ -555,3 +555,35 @@ def test_pages_without_front_matter_mentions_and_emoji_follow_their_sources() ->
         assert "b.md" not in report.rendered
         assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
     assert "a.md" not in inc.outputs and "c.html" not in inc.outputs
+
+
+def test_a_readme_index_follows_the_indexes_of_its_folder() -> None:
+    """jekyll-readme-index: a README is its folder's index until the folder gets one (a
+    page, a static file, another page's permalink), and again once that goes; with
+    ``with_frontmatter``, one made the index of ``/deep/er/`` moves to ``/deep/`` while that
+    has none; a README gaining front matter."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-readme-index]\nreadme_index:\n  with_frontmatter: true\n",
+        "_layouts/default.html": b"{{ content }}",
+        "docs/README.md": b"Readme\n",
+        "deep/er/README.md": b"Deep\n",
+        "other.md": b"---\n---\nother\n",
+        "index.md": b"---\n---\nhome\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["docs/index.html"] == b"<p>Readme</p>\n"
+    assert "deep/index.html" in inc.outputs
+    for commit in (
+        {"docs/README.md": b"Edited\n"},
+        {"docs/index.html": b"<p>own</p>\n"},
+        {"docs/index.html": None, "other.md": b"---\npermalink: /docs/\n---\nother\n"},
+        {"other.md": b"---\n---\nother\n", "deep/index.md": b"---\n---\ndeep index\n"},
+        {"deep/index.md": None, "docs/README.md": b"---\ntitle: T\n---\nfm\n"},
+        {"docs/README.md": None},
+    ):
+        files = apply(files, commit)
+        report = inc.build(files, LIQUID_OPTIONS)
+        assert not report.full
+        assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files), commit
+    assert inc.outputs["deep/index.html"] == b"<p>Deep</p>\n"

@@ -439,3 +439,45 @@ def test_optional_front_matter_settings() -> None:
         settings + b"  x: 1\nrequire_front_matter: true\n",
     ):
         assert sorted(build({"_config.yml": off, **page}).files) == ["a.md"]
+
+
+# jekyll-readme-index
+
+
+def test_readme_index_as_the_plugin_makes_them() -> None:
+    """A README (``.md``, ``.markdown``, ``ReadMe``) becomes its folder's index, rendered
+    with Liquid and the defaults, its original copied too (the root's permalink ``//``);
+    not where the folder has an index (a static ``index.html`` or ``INDEX.HTM``, a page's
+    ``index.md``, a page's ``permalink: /perm/``), nor for the second README of a folder;
+    ``myreadme.md`` is no README; ``with_frontmatter``: a README with front matter becomes
+    its folder's index, and one just made the index of ``/deep/er/`` moves to ``/deep/``,
+    which has none, as the plugin moves it."""
+    site = same_as_jekyll("plugins_readme_index")
+    assert site.warnings == ()
+    assert site.files["index.html"].startswith(b"<title></title><url>/</url><permalink>//")
+
+
+def test_readme_index_settings_and_optional_front_matter() -> None:
+    """``remove_originals: true`` drops the README's copy; an ``index.md`` without front
+    matter that jekyll-optional-front-matter makes a page is the folder's index; without
+    ``with_frontmatter`` a README with front matter stays ``README.html`` (the file list
+    of real Jekyll's build of this site); ``enabled: false`` turns it off."""
+    config = b"plugins: [jekyll-readme-index, jekyll-optional-front-matter]\nreadme_index:\n"
+    files = {
+        "_layouts/default.html": b"{{ content }}",
+        "a/README.md": b"x\n",
+        "b/README.md": b"y\n",
+        "b/index.md": b"idx\n",
+        "README.md": b"---\n---\nfm\n",
+    }
+    site = build({"_config.yml": config + b"  remove_originals: true\n", **files})
+    assert sorted(site.files) == [
+        "README.html",
+        "a/index.html",
+        "b/README.md",
+        "b/index.html",
+        "b/index.md",
+    ]
+    assert site.files["a/index.html"] == b"<p>x</p>\n"
+    site = build({"_config.yml": config + b"  enabled: false\n", **files})
+    assert "a/index.html" not in site.files

@@ -271,13 +271,23 @@ class Post:
 
 
 @dataclass(frozen=True)
+class IndexOf:
+    """What a page a plugin made its folder's index was (jekyll-readme-index's README):
+    its ``url`` before, and whether it was a ``static`` file (no front matter)."""
+
+    url: str
+    static: bool
+
+
+@dataclass(frozen=True)
 class Page:
     """A page: any published file with front matter outside collections. ``date`` is the
     front-matter date (site timezone) or ``None``; ``output_ext`` the extension of its
     output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML);
     ``copied``: the source file is also written as it is, to its own path (a file
     without front matter a plugin reads as a page, keeping the original:
-    jekyll-optional-front-matter)."""
+    jekyll-optional-front-matter, jekyll-readme-index); ``readme``: what the page was
+    before a plugin made it its folder's index (:class:`IndexOf`), ``None`` for others."""
 
     doc: Document
     title: str
@@ -286,6 +296,7 @@ class Page:
     date: datetime | None
     output_ext: str = ".html"
     copied: bool = False
+    readme: IndexOf | None = None
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.data import read_data
 from deploybot.render.read.limited import LimitedTree
 from deploybot.render.read.publisher import future_cutoff, in_the_future
-from deploybot.render.read.site import load_site
+from deploybot.render.read.site import load_site, promote
 from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.read.source import SourceTree
 from deploybot.render.read.symlinks import ResolvedTree
@@ -340,6 +340,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         cutoff=cut,
         links=links,
     )
+    model = promote(model, tree, hidden, options.max_yaml_size, links)
     warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
     md = markdown_for(options, highlights(config.data))
     model = plugin_outputs.adjust_model(model, lambda text: markdown_to_html(text, md))

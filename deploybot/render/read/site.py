@@ -36,6 +36,7 @@ from deploybot.render.model import (
     EPOCH,
     MAX_YAML_SIZE,
     Document,
+    IndexOf,
     Page,
     Post,
     RenderWarning,
@@ -141,6 +142,35 @@ def load_site(
     return model, warnings
 
 
+def promote(
+    model: SiteModel,
+    tree: SourceTree,
+    hidden: tuple[str, ...] = (),
+    max_yaml: int = MAX_YAML_SIZE,
+    links: ResolvedTree | None = None,
+) -> SiteModel:
+    """Return ``model`` with the files the plugins make pages (jekyll-readme-index's
+    READMEs: :func:`~deploybot.render.liquid.plugins.registry.promotions`) read again as
+    those pages (:func:`read_source_file`'s ``index``); their warnings were given when they
+    were first read."""
+    from deploybot.render.liquid.plugins.registry import promotions
+
+    chosen = promotions(model.pages, model.static, model.config)
+    if not chosen:
+        return model
+    pages = {page.doc.path: page for page in model.pages}
+    for path, index in chosen.items():
+        found = read_source_file(
+            tree, path, model.config, model.time, hidden, max_yaml, links, index
+        )
+        pages.pop(path, None)
+        if found.page is not None:
+            pages[path] = found.page
+    static = tuple(s for s in model.static if s.path not in chosen)
+    ordered = tuple(pages[p] for p in sorted(pages))
+    return dataclasses.replace(model, pages=ordered, static=static)
+
+
 def read_source_file(
     tree: SourceTree,
     path: str,
@@ -149,12 +179,16 @@ def read_source_file(
     hidden: tuple[str, ...] = (),
     max_yaml: int = MAX_YAML_SIZE,
     links: ResolvedTree | None = None,
+    index: tuple[str, bool] | None = None,
 ) -> SourceFile:
     """Read the one source ``path`` as Jekyll would (``time``: ``site.time``, the date of a
     collection document without one). ``published: false`` posts, documents and pages
     give nothing; so does a symlink that ``links`` (the tree's symlinks, under ``tree``)
     cannot resolve inside the tree, with a warning, and a submodule, with a warning
-    (:mod:`.symlinks`). Raises ``SourceError`` as :func:`load_site`."""
+    (:mod:`.symlinks`). ``index``: ``(permalink, copied)`` when a plugin makes the file
+    (a page or a static file) a page with that permalink, its folder's index, whose
+    original is still copied when ``copied`` and it has no front matter
+    (jekyll-readme-index). Raises ``SourceError`` as :func:`load_site`."""
     entry = classify(path, config, hidden)
     if entry.kind == "not-a-post":
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
@@ -178,9 +212,38 @@ def read_source_file(
             static = _collection_static(path, entry.collection, config)
             return SourceFile(static=static, warnings=_frontless_in_collection(path, config))
         return _read_document(front, path, entry.collection, (), config, time)
+    if index is not None:
+        return _read_index(front, data, path, config, time, index)
     if front is None:
         return _read_frontless(data, path, config, time)
     return _read_page(front, path, config, time)
+
+
+def _read_index(
+    front: FrontMatter | None,
+    data: bytes,
+    path: str,
+    config: SiteConfig,
+    time: datetime,
+    index: tuple[str, bool],
+) -> SourceFile:
+    """The page a plugin makes of the file ``path`` (``front``: its front matter, if any)
+    with the permalink of ``index`` (see :func:`read_source_file`)."""
+    permalink, copied = index
+    if front is None:
+        url, made = "/" + path, FrontMatter({"permalink": permalink}, decode(data, path), 1, "")
+    else:
+        plain = _read_page(front, path, config, time).page
+        if plain is None:
+            return SourceFile()
+        url = plain.url
+        made = dataclasses.replace(front, data={**front.data, "permalink": permalink})
+    found = _read_page(made, path, config, time)
+    if found.page is None:
+        return found
+    readme = IndexOf(url, front is None)
+    page = dataclasses.replace(found.page, copied=copied and front is None, readme=readme)
+    return dataclasses.replace(found, page=page)
 
 
 def _read_frontless(data: bytes, path: str, config: SiteConfig, time: datetime) -> SourceFile:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -162,6 +162,27 @@ PrerenderHook = Callable[[Any, PrerenderContext], tuple[Any, Reads]]
 render (its layout set, its body rewritten) and what the hook read (:class:`Reads`)."""
 
 
+@dataclass(frozen=True)
+class Entry:
+    """A page or static file outside collections, as a promote hook sees it: its source
+    ``path``, its ``url`` as read (before a plugin promoted it), and whether it is a
+    ``static`` file (it has no front matter)."""
+
+    path: str
+    url: str
+    static: bool
+
+
+Promotion = tuple[str, bool]
+"""What a promote hook makes of a file: ``(permalink, copied)``: it is read as a page with
+that permalink, and ``copied``: its original is still copied
+(:func:`~deploybot.render.read.site.read_source_file`'s ``index``)."""
+
+PromoteHook = Callable[[Sequence[Entry], SiteConfig], Mapping[str, Promotion]]
+"""A plugin's rule on the site as read (jekyll-readme-index): the files it re-reads as
+pages with a permalink, by path."""
+
+
 class Frontless(StrEnum):
     """What a source file without front matter becomes (:data:`FrontlessHook`)."""
 
@@ -204,6 +225,8 @@ class Plugin:
         post_render: a hook on each output a document renders to (:data:`PostRenderHook`).
         frontless: what a file without front matter at a path becomes, given the
             settings (:data:`FrontlessHook`).
+        promote: the files of the site as read it makes pages with a permalink
+            (:data:`PromoteHook`).
         summary: one line for the docs.
     """
 
@@ -219,6 +242,7 @@ class Plugin:
     prerender: PrerenderHook | None = None
     post_render: PostRenderHook | None = None
     frontless: FrontlessHook | None = None
+    promote: PromoteHook | None = None
 
 
 @cache
@@ -331,6 +355,28 @@ def read_frontless(path: str, config: SiteConfig) -> Frontless:
             if found is not Frontless.STATIC:
                 return found
     return Frontless.STATIC
+
+
+def promotions(
+    pages: Iterable[Page], static: Iterable[StaticFile], config: SiteConfig
+) -> dict[str, Promotion]:
+    """Return the files the promote hooks of the plugins ``config`` switches on make pages
+    (by path), given the site's ``pages`` (as read before any promotion: a promoted page
+    counts as what it was, :attr:`Page.readme`) and ``static`` files."""
+    hooks = [p.promote for p in enabled(config.data) if p.promote is not None]
+    if not hooks:
+        return {}
+    found = [
+        Entry(p.doc.path, p.readme.url, p.readme.static)
+        if p.readme is not None
+        else Entry(p.doc.path, p.url, False)
+        for p in pages
+    ]
+    found.extend(Entry(s.path, s.url, True) for s in static if s.collection is None)
+    chosen: dict[str, Promotion] = {}
+    for hook in hooks:
+        chosen.update(hook(found, config))
+    return chosen
 
 
 def liquid_tags(names: Sequence[str]) -> list[type[Any]]:
