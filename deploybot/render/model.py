@@ -283,11 +283,14 @@ class IndexOf:
 class Page:
     """A page: any published file with front matter outside collections. ``date`` is the
     front-matter date (site timezone) or ``None``; ``output_ext`` the extension of its
-    output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML);
-    ``copied``: the source file is also written as it is, to its own path (a file
-    without front matter a plugin reads as a page, keeping the original:
-    jekyll-optional-front-matter, jekyll-readme-index); ``readme``: what the page was
-    before a plugin made it its folder's index (:class:`IndexOf`), ``None`` for others."""
+    output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML).
+
+    A plugin may make a page of a file without front matter (jekyll-optional-front-matter,
+    jekyll-readme-index): ``original`` is then the static file it still is (copied as it
+    is, listed in ``site.static_files``), ``None`` when the plugin drops it; ``appended``
+    the rank of the plugin's generator (1, 2: Jekyll's priority order), which adds the
+    page to ``site.pages`` after the pages read (0); ``readme`` what the page was before a
+    plugin made it its folder's index (:class:`IndexOf`), ``None`` for other pages."""
 
     doc: Document
     title: str
@@ -295,7 +298,8 @@ class Page:
     output_path: str
     date: datetime | None
     output_ext: str = ".html"
-    copied: bool = False
+    original: StaticFile | None = None
+    appended: int = 0
     readme: IndexOf | None = None
 
 

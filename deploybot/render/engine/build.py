@@ -374,8 +374,8 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         if static.output_path:
             out.put(static.output_path, tree.read(static.path), static.path, copied=True)
     for page in model.pages:
-        if page.copied:  # a plugin's page keeping its original (jekyll-optional-front-matter)
-            out.put(page.doc.path, tree.read(page.doc.path), page.doc.path, copied=True)
+        if page.original is not None:  # a plugin's page keeping its original
+            out.put(page.original.output_path, tree.read(page.doc.path), page.doc.path, copied=True)
     index = render_index(ctx) if layouts is None else None
     if index is not None and not owns_index(model):
         out.put("index.html", index, f"theme {options.theme}")
@@ -589,7 +589,9 @@ def content_variables(
     }
     return {
         "pages": [listed_page(page_variables(page), contents) for page in by_name(model.pages)],
-        "static_files": [static_file_variables(s) for s in model.static],
+        "static_files": [
+            static_file_variables(s) for s in listed_static(model.static, model.pages)
+        ],
         "categories": categories,
         "tags": tags,
         **docs,
@@ -599,8 +601,22 @@ def content_variables(
 
 def by_name(pages: Iterable[Page]) -> list[Page]:
     """Return ``pages`` in ``site.pages`` order: by file name, then path (Jekyll's
-    ``Reader#sort_files!`` sorts by name alone, in an unstable sort)."""
-    return sorted(pages, key=lambda p: (posixpath.basename(p.doc.path), p.doc.path))
+    ``Reader#sort_files!`` sorts by name alone, in an unstable sort); then the pages
+    plugins' generators added (:attr:`Page.appended`), each generator's in source-path
+    order (the static files' order, which they were made from)."""
+    return sorted(pages, key=_listed_order)
+
+
+def _listed_order(page: Page) -> tuple[int, str, str]:
+    name = "" if page.appended else posixpath.basename(page.doc.path)
+    return page.appended, name, page.doc.path
+
+
+def listed_static(static: Iterable[StaticFile], pages: Iterable[Page]) -> list[StaticFile]:
+    """Return ``site.static_files``: the static files and the originals plugins' pages
+    keep (:attr:`Page.original`), in source-path order."""
+    kept = [page.original for page in pages if page.original is not None]
+    return sorted([*static, *kept], key=lambda s: s.path) if kept else list(static)
 
 
 def collection_lists(

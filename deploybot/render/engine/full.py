@@ -108,7 +108,7 @@ def promotion_of(row: SourceRow | None) -> Promotion | None:
     original is copied), ``None`` for any other row."""
     if row is None or row.kind != "page" or row.model.readme is None:
         return None
-    return str(row.model.doc.front_matter["permalink"]), bool(row.model.copied)
+    return str(row.model.doc.front_matter["permalink"]), row.model.original is not None
 
 
 def _strip(model: Post | Page) -> Post | Page:
@@ -349,8 +349,8 @@ class Engine(SiteLists):
             deps[Kind.LAYOUT + name] = self.layout_names.get(name, "")
         (_, mine), *extra = hooked.outputs
         outputs = [(p, mine if p == doc.output_path else d) for p, d in outputs] + extra
-        if isinstance(doc, Page) and doc.copied:  # the original, kept by a plugin
-            outputs.append((path, self.tree.read(path)))
+        if isinstance(doc, Page) and doc.original is not None:  # kept by a plugin
+            outputs.append((doc.original.output_path, self.tree.read(path)))
         content = None if content is None else hooked.content
         warnings.extend(hooked.warnings)
         return RenderedSource(outputs, content, deps, warnings)

@@ -347,7 +347,7 @@ def _apply(
     elif was or (old is not None and engine.cache.outputs_of(path)):
         plan.remove.add(path)
     kinds = (getattr(old, "kind", ""), getattr(new, "kind", ""))
-    if (kinds[0] == "static") != (kinds[1] == "static") or _static_moved(old, new):
+    if _listed_static(old) != _listed_static(new):
         plan.dirty.add(Key.STATIC)
     for row in (old, new):
         if row is not None and row.kind == "doc":
@@ -364,18 +364,21 @@ def _apply(
         _dirty_fields(plan, old, new)  # type: ignore[arg-type]
 
 
-def _static_moved(old: SourceRow | None, new: SourceRow | None) -> bool:
-    """Whether a static file's entry (URL, output) changed (defaults, a collection)."""
-    if old is None or new is None or old.kind != "static" or new.kind != "static":
-        return False
-    return bool(old.model != new.model)
+def _listed_static(row: SourceRow | None) -> object:
+    """The ``site.static_files`` entry of ``row``: a static file's, or the original a
+    plugin's page keeps (:attr:`~deploybot.render.model.Page.original`); ``None``."""
+    if row is None:
+        return None
+    if row.kind == "static":
+        return row.model
+    return row.model.original if row.kind == "page" else None
 
 
 def _page_fields(row: SourceRow | None) -> str:
     """Return a fingerprint of a page row's ``page`` mapping ('' for anything else)."""
     if row is None or row.kind != "page":
         return ""
-    return fingerprint(list(build.page_variables(row.model).items()))
+    return fingerprint([*build.page_variables(row.model).items(), row.model.appended])
 
 
 def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:

@@ -113,8 +113,11 @@ class ModelView:
         }
 
     def static(self) -> Sequence[StaticFile]:
-        """The written static files."""
-        return [s for s in self.model.static if s.output_path]
+        """The written static files (originals kept by plugins' pages too)."""
+        from deploybot.render.engine import build
+
+        listed = build.listed_static(self.model.static, self.model.pages)
+        return [s for s in listed if s.output_path]
 
     def content(self, path: str) -> str:
         """The rendered content of ``path``. Raises ``KeyError`` when not rendered."""
@@ -199,8 +202,12 @@ class CacheView:
         return found
 
     def static(self) -> Sequence[StaticFile]:
-        """The written static files."""
-        return [r.model for r in self.engine.cache.rows("static") if r.model.output_path]
+        """The written static files (originals kept by plugins' pages too)."""
+        from deploybot.render.engine import build
+
+        static = [r.model for r in self.engine.cache.rows("static")]
+        pages = [r.model for r in self.engine.cache.rows("page")]
+        return [s for s in build.listed_static(static, pages) if s.output_path]
 
     def content(self, path: str) -> str:
         """The cached content of ``path``. Raises ``KeyError`` when there is none."""

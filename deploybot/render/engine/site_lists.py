@@ -70,7 +70,9 @@ class SiteLists(ThemeSetup):
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
-        return [build.static_file_variables(row.model) for row in self.cache.rows("static")]
+        static = [row.model for row in self.cache.rows("static")]
+        pages = [row.model for row in self.cache.rows("page")]
+        return [build.static_file_variables(s) for s in build.listed_static(static, pages)]
 
     def collection_docs(self, label: str) -> list[Post]:
         """Return the documents of collection ``label`` in its order (an undated one dated

@@ -242,8 +242,12 @@ def _read_index(
     if found.page is None:
         return found
     readme = IndexOf(url, front is None)
-    page = dataclasses.replace(found.page, copied=copied and front is None, readme=readme)
-    return dataclasses.replace(found, page=page)
+    if front is None:
+        original = _static(path, config) if copied else None
+        page = dataclasses.replace(found.page, original=original, appended=INDEX_RANK)
+    else:
+        page = found.page
+    return dataclasses.replace(found, page=dataclasses.replace(page, readme=readme))
 
 
 def _read_frontless(data: bytes, path: str, config: SiteConfig, time: datetime) -> SourceFile:
@@ -252,12 +256,22 @@ def _read_frontless(data: bytes, path: str, config: SiteConfig, time: datetime) 
     from deploybot.render.liquid.plugins.registry import Frontless, read_frontless
 
     kind = read_frontless(path, config)
-    if kind is Frontless.STATIC:
-        return SourceFile(static=_static(path, config))
+    static = _static(path, config)
+    if kind is Frontless.STATIC or static is None:  # the plugin reads the static files
+        return SourceFile(static=static)
     found = _read_page(FrontMatter({}, decode(data, path), 1, ""), path, config, time)
-    if found.page is None or kind is Frontless.PAGE:
+    if found.page is None:
         return found
-    return dataclasses.replace(found, page=dataclasses.replace(found.page, copied=True))
+    original = static if kind is Frontless.BOTH else None
+    page = dataclasses.replace(found.page, original=original, appended=FRONTLESS_RANK)
+    return dataclasses.replace(found, page=page)
+
+
+FRONTLESS_RANK = 1
+""":attr:`Page.appended` of jekyll-optional-front-matter's pages (its generator's priority
+is ``normal``)."""
+INDEX_RANK = 2
+""":attr:`Page.appended` of jekyll-readme-index's pages (``low``: after the former)."""
 
 
 FRONTLESS_IN_COLLECTION = (

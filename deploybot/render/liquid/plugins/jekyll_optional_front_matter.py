@@ -8,10 +8,10 @@ upper case, one of ``FILENAME_BLACKLIST`` (``README``, ``LICENSE``, ``LICENCE``,
 ``PULL_REQUEST_TEMPLATE``) and ``include`` does not name it. The original is still
 copied as it is, unless ``optional_front_matter.remove_originals: true``.
 ``optional_front_matter.enabled: false`` or ``require_front_matter: true`` turns it off.
-Not followed: the pages the plugin also makes of a collection's Markdown files without
-front matter (at ``/_label/...``; a warning names each), the position of these pages in
-``site.pages`` (Jekyll appends them after the pages read; here they are sorted with
-them), and the kept original's entry in ``site.static_files`` (not listed).
+As the generator adds them, ``site.pages`` lists these pages after the pages read, in
+source-path order, and ``site.static_files`` the kept originals. Not followed: the pages
+the plugin also makes of a collection's Markdown files without front matter (at
+``/_label/...``; a warning names each).
 """
 
 from __future__ import annotations

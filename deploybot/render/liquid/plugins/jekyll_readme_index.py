@@ -11,9 +11,9 @@ true`` every README page of a folder without an index (one with front matter, an
 just made an index, whose folder is then its URL's parent) takes its folder's permalink
 (:func:`promotions`). ``readme_index.enabled: false`` turns it off. A README's page depends on the
 other files of the site: every build decides again (:func:`promotions`), and an
-incremental one re-reads the READMEs whose decision changed. Not followed: the kept
-original's entry in ``site.static_files`` (not listed) and the page's place at the end of
-``site.pages``.
+incremental one re-reads the READMEs whose decision changed. As the generator adds them,
+``site.pages`` lists these pages last (after jekyll-optional-front-matter's), in
+source-path order, and ``site.static_files`` the kept originals.
 """
 
 from __future__ import annotations
