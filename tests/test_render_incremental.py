@@ -587,3 +587,53 @@ def test_a_readme_index_follows_the_indexes_of_its_folder() -> None:
         assert not report.full
         assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files), commit
     assert inc.outputs["deep/index.html"] == b"<p>Deep</p>\n"
+
+
+_README_PLUGINS = (
+    b"plugins: [jekyll-optional-front-matter, jekyll-readme-index, jekyll-mentions, jemoji]\n"
+    b"defaults: [{scope: {path: ''}, values: {layout: default}}]\n"
+)
+_README_SETTINGS = [b"", b"readme_index:\n  with_frontmatter: true\n"]
+_README_BODIES = [b"Hi @ann :tada:\n", b"plain\n", b"---\ntitle: T\n---\nfm @bo\n", b"<p>x</p>\n"]
+_README_PATHS = [
+    "README.md",
+    "a/README.md",
+    "a/b/README.md",
+    "a/index.md",
+    "a/b/index.html",
+    "a/readme.markdown",
+    "note.md",
+    "x.md",
+]
+
+
+@st.composite
+def _readme_change(draw: st.DrawFn, files: dict[str, bytes]) -> dict[str, bytes | None]:
+    """One commit over the site of :func:`test_incremental_equals_full_with_readmes`: a
+    README, an index or a page without front matter coming, changing or going, or a page
+    taking a folder's permalink."""
+    path = draw(st.sampled_from(_README_PATHS))
+    if path in files and draw(st.booleans()):
+        return {path: None}
+    if path == "x.md" and draw(st.booleans()):
+        folder = draw(st.sampled_from(["/", "/a/", "/a/b/"]))
+        return {path: f"---\npermalink: {folder}\n---\nx\n".encode()}
+    return {path: draw(st.sampled_from(_README_BODIES))}
+
+
+@given(st.data())
+def test_incremental_equals_full_with_readmes(data: st.DataObject) -> None:
+    """jekyll-readme-index (with and without ``with_frontmatter``),
+    jekyll-optional-front-matter, jekyll-mentions and jemoji: READMEs, indexes, pages
+    without front matter and folder permalinks coming, changing and going."""
+    config = _README_PLUGINS + data.draw(st.sampled_from(_README_SETTINGS), label="settings")
+    layout = b"<body>{{ content }}{% for p in site.pages %}[{{ p.url }}]{% endfor %}</body>"
+    files = {"_config.yml": config, "_layouts/default.html": layout, "a/README.md": b"R @x\n"}
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    for step in range(data.draw(st.integers(1, 6), label="commits")):
+        files = apply(files, data.draw(_readme_change(files), label=f"commit {step}"))
+        report = inc.build(files, LIQUID_OPTIONS)
+        full = build_site(MemoryTree(files), LIQUID_OPTIONS)
+        assert inc.outputs == dict(full.files)
+        assert report.warnings == full.warnings

@@ -74,7 +74,7 @@ def filter_fragment(html: str, text_filter: TextFilter, ignored: frozenset[str],
         if replaced is not None:
             _replace_text(node, is_tail, replaced, parser)
     _escape_uris(body)
-    if _BODY_FIRST.match(html):
+    if _BODY_FIRST.search(html):  # Nokogiri: a line starting with <body takes the body itself
         return _serialize(body, etree)
     parts = [escape(body.text or "", quote=False)]
     for child in body:
