@@ -346,9 +346,10 @@ def test_a_mention_setting_of_another_kind_stops_the_build() -> None:
         build({**files, "a.md": b"---\n---\n@x"})
 
 
-# jemoji (Debian has no package: the expected bytes follow jemoji 0.13.0's lib/jemoji.rb,
-# html-pipeline 2.14.3's emoji_filter.rb and gemoji 4.1.0's db/emoji.json, written as
-# libxml2 writes them, the writer the jekyll-mentions fixture checks against real Jekyll)
+# jemoji (Debian has no package: the expected bytes of the next three tests follow jemoji
+# 0.13.0's lib/jemoji.rb, html-pipeline 2.14.3's emoji_filter.rb and gemoji 4.1.0's
+# db/emoji.json, written as libxml2 writes them; the fixture after them is real Jekyll
+# running jemoji and gemoji from their sources)
 
 EMOJI = 'class="emoji" title=":{0}:" alt=":{0}:" src="{1}{2}.png" height="20" width="20"'
 GITHUB_EMOJI = "https://github.githubassets.com/images/icons/emoji/unicode/"
@@ -488,3 +489,15 @@ def test_readme_index_settings_and_optional_front_matter() -> None:
     assert site.files["a/index.html"] == b"<p>x</p>\n"
     site = build({"_config.yml": config + b"  enabled: false\n", **files})
     assert "a/index.html" not in site.files
+
+
+def test_emoji_as_jemoji_writes_them_in_real_jekyll() -> None:
+    """The fixture's expected output is real Jekyll 4.3.1 running jemoji 0.13.0 and
+    gemoji 4.1.0 from their GitHub sources (``make_jekyll_fixtures``' ``FROM_SOURCE``):
+    names with ``+``/``-``, sequences, flags, keycaps, a code that is no name, two codes
+    back to back, times, ``code``/``pre``/``tt`` left alone but ``kbd`` and a link's text
+    not, ``&lt;b&gt;`` read as markup again, the head left alone, a body rewritten for
+    a code only in the head, a page without layout, an XML page, a post."""
+    site = same_as_jekyll("plugins_jemoji")
+    assert site.warnings == ()
+    assert b"<br /> kept" in site.files["none.html"]  # no code: left as kramdown wrote it

@@ -61,6 +61,23 @@ def filter_fragment(html: str, text_filter: TextFilter, ignored: frozenset[str],
     ``text_filter`` makes of it. ``raw``: the filter sees the node's text (jemoji's
     ``node.text``), else its HTML (``node.to_html``: ``&``, ``<``, ``>`` escaped, as
     jekyll-mentions reads it). Raises ``ImportError`` without lxml."""
+    mark = _carriage_mark(html)
+    if mark:
+        return _filter(html.replace("\r", mark), text_filter, ignored, raw).replace(mark, "\r")
+    return _filter(html, text_filter, ignored, raw)
+
+
+def _carriage_mark(html: str) -> str:
+    """Return a character ``html`` does not hold to stand for its carriage returns ('' when
+    it has none): libxml2 2.9.14 keeps a ``\r`` as it is, 2.14 reads ``\r\n`` and ``\r``
+    as ``\n`` (HTML5's input stream), so they pass its parser as a private-use character."""
+    if "\r" not in html:
+        return ""
+    return next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in html)
+
+
+def _filter(html: str, text_filter: TextFilter, ignored: frozenset[str], raw: bool) -> str:
+    """:func:`filter_fragment` of a fragment without carriage returns."""
     import lxml.etree as etree
 
     parser = etree.HTMLParser(encoding="utf-8", huge_tree=True)
