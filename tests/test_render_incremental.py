@@ -637,3 +637,24 @@ def test_incremental_equals_full_with_readmes(data: st.DataObject) -> None:
         full = build_site(MemoryTree(files), LIQUID_OPTIONS)
         assert inc.outputs == dict(full.files)
         assert report.warnings == full.warnings
+
+
+def test_mentions_reach_a_paginated_indexs_copies() -> None:
+    """Jekyll's post_render hooks run on every page, jekyll-paginate's copies too: their
+    mentions are linked in the full build and in the incremental one."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-paginate, jekyll-mentions]\npaginate: 1\n",
+        "_layouts/default.html": b"<body>{{ content }}</body>",
+        "index.html": b"---\nlayout: default\n---\n"
+        b"{% for post in paginator.posts %}{{ post.title }} by @ann{% endfor %}\n",
+        "_posts/2021-01-01-a.md": b"---\ntitle: A\n---\nA\n",
+        "_posts/2021-01-02-b.md": b"---\ntitle: B\n---\nB\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b'A by <a href="https://github.com/ann"' in inc.outputs["page2/index.html"]
+    files = apply(files, {"_posts/2021-01-03-c.md": b"---\ntitle: C\n---\nC\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+    assert b'A by <a href="https://github.com/ann"' in inc.outputs["page3/index.html"]
