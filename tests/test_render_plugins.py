@@ -11,6 +11,7 @@ import pytest
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.liquid.plugins import registry
+from deploybot.render.liquid.plugins.html_pipeline import LIMITS_WARNING
 from deploybot.render.liquid.plugins.jekyll_github_metadata import (
     API_WARNING,
     NO_REPOSITORY,
@@ -501,3 +502,20 @@ def test_emoji_as_jemoji_writes_them_in_real_jekyll() -> None:
     site = same_as_jekyll("plugins_jemoji")
     assert site.warnings == ()
     assert b"<br /> kept" in site.files["none.html"]  # no code: left as kramdown wrote it
+
+
+def test_html_past_libxml2s_limits_is_written_whole_with_a_warning() -> None:
+    """Nokogiri (libxml2 2.9.14 without its huge option) stops reading at an element 256
+    deep below ``<body>`` and drops the rest of the page (seen with html-pipeline's
+    parse); deploybot writes the page whole and says so. 255 deep is read whole by both."""
+    deep = b"<div>" * 256 + b"@ann" + b"</div>" * 256
+    fits = b"<div>" * 254 + b"<span>in</span>" + b"</div>" * 254 + b" @bob"
+    files = {"_config.yml": b"plugins: [jekyll-mentions]\n", "_layouts/x.html": b""}
+    site = build({**files, "a.html": b"---\n---\n" + deep, "b.html": b"---\n---\n" + fits})
+    assert [(w.path, w.message) for w in site.warnings] == [
+        ("a.html", f"jekyll-mentions: {LIMITS_WARNING}")
+    ]
+    assert site.files["a.html"].count(b"<div>") == 256
+    assert site.files["b.html"].endswith(
+        b'</div> <a href="https://github.com/bob" class="user-mention">@bob</a>'
+    )

@@ -410,13 +410,15 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         source = sources[rendered.source]
         hooked = plugin_outputs.HookedDocument([], rendered.content, [])
         info = plugin_outputs.document_info(source, config, names)
-        ((_, output),) = plugin_outputs.post_render(info, [(rendered.output_path, rendered.output)])
+        ((_, output),), found = plugin_outputs.post_render(
+            info, [(rendered.output_path, rendered.output)]
+        )
         if rendered.output_path == source.output_path:  # not a paginated copy
             hooked = plugin_outputs.hook_document(config.data, info, output, hooked.content)
         for path, data in hooked.outputs or [(rendered.output_path, output)]:
             out.put(path, data, rendered.source)
         contents.setdefault(rendered.source, hooked.content)
-        warnings.extend([*rendered.warnings, *hooked.warnings])
+        warnings.extend([*rendered.warnings, *found, *hooked.warnings])
     if layouts is None:  # the site's own theme: no bundled feeds (Jekyll writes none)
         for path, data in feed_files(model, contents, options.feed_limit).items():
             out.put(path, data, "feeds")

@@ -342,7 +342,8 @@ class Engine(SiteLists):
         labels = self.config.collections
         deps.update(plugin_outputs.reads_deps(read, self.layout_names, labels))  # hooks read
         info = plugin_outputs.document_info(doc, self.config, self.layout_names)
-        outputs = plugin_outputs.post_render(info, outputs)
+        outputs, notes = plugin_outputs.post_render(info, outputs)
+        warnings.extend(notes)
         own = dict(outputs)[doc.output_path]
         hooked = plugin_outputs.hook_document(self.config.data, info, own, content or "")
         for name in hooked.layouts:  # a layout whose presence a hook read

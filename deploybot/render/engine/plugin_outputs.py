@@ -272,14 +272,22 @@ def document_info(
     return DocumentInfo(doc.doc.path, doc.url, doc.output_path, fm, config, names, doc.output_ext)
 
 
-def post_render(info: DocumentInfo, outputs: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+def post_render(
+    info: DocumentInfo, outputs: list[tuple[str, bytes]]
+) -> tuple[list[tuple[str, bytes]], list[RenderWarning]]:
     """Return the ``(path, bytes)`` outputs a document ``info`` rendered to after the
-    plugins' post-render hooks (:func:`~deploybot.render.liquid.plugins.registry.after_render`)."""
+    plugins' post-render hooks (:func:`~deploybot.render.liquid.plugins.registry.after_render`),
+    and their warnings (each once)."""
     from deploybot.render.liquid.plugins.registry import after_render, enabled
 
     if not any(p.post_render is not None for p in enabled(info.config.data)):
-        return outputs
-    return [(path, after_render(info, data)) for path, data in outputs]
+        return outputs, []
+    done, warnings = [], []
+    for path, data in outputs:
+        data, found = after_render(info, data)
+        done.append((path, data))
+        warnings.extend(found)
+    return done, list(dict.fromkeys(warnings))
 
 
 def adjust_model(model: SiteModel, markdown: Callable[[str], str]) -> SiteModel:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -60,7 +61,32 @@ def split_body(output: str) -> tuple[str, str, str]:
     return output[: m.end()], body, sep + rest
 
 
-def filter_fragment(html: str, text_filter: TextFilter, ignored: frozenset[str], raw: bool) -> str:
+MAX_DEPTH = 255
+"""The deepest element below ``<body>`` libxml2 2.9.14 builds without its huge option
+(``xmlParserMaxDepth``, 256 with ``<html>``/``<body>``; found with Nokogiri): it stops
+reading at a deeper one, and the rest of the page is lost."""
+MAX_TEXT = 10_000_000
+"""The longest text node (bytes) it reads so (``XML_MAX_TEXT_LENGTH``): it cuts it there."""
+LIMITS_WARNING = (
+    "the HTML nests deeper than 255 elements or holds a text over 10 MB: Jekyll's HTML "
+    "parser (Nokogiri on libxml2 without its huge option) stops reading there and cuts "
+    "the page; deploybot writes it whole"
+)
+
+
+@dataclass(frozen=True)
+class Filtered:
+    """A filtered fragment: its ``html``, and whether it passes libxml2 2.9.14's limits
+    (:data:`MAX_DEPTH`, :data:`MAX_TEXT`), where Nokogiri would cut the page (``beyond``:
+    the caller warns; the page is written whole)."""
+
+    html: str
+    beyond: bool = False
+
+
+def filter_fragment(
+    html: str, text_filter: TextFilter, ignored: frozenset[str], raw: bool
+) -> Filtered:
     """Return the HTML fragment ``html`` parsed and written again as Nokogiri does, each text
     node not under an ``ignored`` element (lower-case names) replaced by what
     ``text_filter`` makes of it. ``raw``: the filter sees the node's text (jemoji's
@@ -68,7 +94,8 @@ def filter_fragment(html: str, text_filter: TextFilter, ignored: frozenset[str],
     jekyll-mentions reads it). Raises ``ImportError`` without lxml."""
     mark = _carriage_mark(html)
     if mark:
-        return _filter(html.replace("\r", mark), text_filter, ignored, raw).replace(mark, "\r")
+        done = _filter(html.replace("\r", mark), text_filter, ignored, raw)
+        return Filtered(done.html.replace(mark, "\r"), done.beyond)
     return _filter(html, text_filter, ignored, raw)
 
 
@@ -78,10 +105,11 @@ def _carriage_mark(html: str) -> str:
     as ``\n`` (HTML5's input stream), so they pass its parser as a private-use character."""
     if "\r" not in html:
         return ""
-    return next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in html)
+    used = {c for c in html if "\ue000" <= c <= "\uf8ff"}
+    return next((chr(c) for c in range(0xE000, 0xF900) if chr(c) not in used), "")
 
 
-def _filter(html: str, text_filter: TextFilter, ignored: frozenset[str], raw: bool) -> str:
+def _filter(html: str, text_filter: TextFilter, ignored: frozenset[str], raw: bool) -> Filtered:
     """:func:`filter_fragment` of a fragment without carriage returns."""
     import lxml.etree as etree
 
@@ -89,20 +117,23 @@ def _filter(html: str, text_filter: TextFilter, ignored: frozenset[str], raw: bo
     root = etree.fromstring(("<html><body>" + html).encode("utf-8"), parser)
     body = root.find("body") if root is not None else None
     if body is None:
-        return ""
-    for node, is_tail in list(_text_nodes(body, ignored)):
+        return Filtered("")
+    beyond = _deepest(body) > MAX_DEPTH
+    for node, is_tail, depth in list(_text_nodes(body, ignored)):
         text = (node.tail if is_tail else node.text) or ""
+        beyond = beyond or depth > MAX_DEPTH or len(text.encode("utf-8")) > MAX_TEXT
         replaced = text_filter(text if raw else escape(text, quote=False))
         if replaced is not None:
+            beyond = beyond or (depth >= MAX_DEPTH and "<" in replaced)
             _replace_text(node, is_tail, replaced, parser)
     _escape_uris(body)
     if _BODY_FIRST.search(html):  # Nokogiri: a line starting with <body takes the body itself
-        return _serialize(body, etree)
+        return Filtered(_serialize(body, etree), beyond)
     parts = [escape(body.text or "", quote=False)]
     for child in body:
         parts.append(_serialize(child, etree))
         parts.append(escape(child.tail or "", quote=False))
-    return "".join(parts)
+    return Filtered("".join(parts), beyond)
 
 
 def _serialize(node: Any, etree: Any) -> str:
@@ -114,25 +145,36 @@ def _serialize(node: Any, etree: Any) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def _text_nodes(body: Any, ignored: frozenset[str]) -> Iterator[tuple[Any, bool]]:
-    """Yield ``(element, is_tail)`` for each text node under ``body`` in document order that
-    has no ``ignored`` ancestor: an element's text (``is_tail`` false) or the text after it
-    (its tail, whose parent is the element's parent). A comment's text is no text node."""
-    stack: list[tuple[Any, bool, bool]] = [(body, False, False)]
+def _text_nodes(body: Any, ignored: frozenset[str]) -> Iterator[tuple[Any, bool, int]]:
+    """Yield ``(element, is_tail, depth)`` for each text node under ``body`` in document
+    order that has no ``ignored`` ancestor: an element's text (``is_tail`` false) or the
+    text after it (its tail, whose parent is the element's parent), and the depth of its
+    parent below ``body`` (0: the body). A comment's text is no text node."""
+    stack: list[tuple[Any, bool, bool, int]] = [(body, False, False, 0)]
     while stack:
-        element, is_tail, hidden = stack.pop()
+        element, is_tail, hidden, depth = stack.pop()
         if is_tail:
             if element.tail and not hidden:
-                yield element, True
+                yield element, True, depth
             continue
         if not isinstance(element.tag, str):  # a comment or processing instruction
             continue
         inside = hidden or element.tag.lower() in ignored
         if element.text and not inside:
-            yield element, False
+            yield element, False, depth
         for child in reversed(element):
-            stack.append((child, True, inside))
-            stack.append((child, False, inside))
+            stack.append((child, True, inside, depth))
+            stack.append((child, False, inside, depth + 1))
+
+
+def _deepest(body: Any) -> int:
+    """Return the depth of the deepest element below ``body`` (its children: 1)."""
+    deepest, stack = 0, [(child, 1) for child in body]
+    while stack:
+        element, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in element)
+    return deepest
 
 
 def _replace_text(node: Any, is_tail: bool, html: str, parser: Any) -> None:
@@ -143,15 +185,20 @@ def _replace_text(node: Any, is_tail: bool, html: str, parser: Any) -> None:
     fragment = etree.fromstring(("<html><body>" + html).encode("utf-8"), parser)
     new = fragment.find("body") if fragment is not None else None
     lead = "" if new is None else new.text or ""
+    children = [] if new is None else list(new)
     if is_tail:
-        parent = node.getparent()
-        index = parent.index(node) + 1
         node.tail = lead or None  # an empty text node would change where libxml2 breaks lines
-    else:
-        parent, index = node, 0
+        last = node
+    elif children:
         node.text = lead or None
-    for offset, child in enumerate([] if new is None else list(new)):
-        parent.insert(index + offset, child)
+        node.insert(0, children[0])
+        last, children = children[0], children[1:]
+    else:
+        node.text = lead or None
+        return
+    for child in children:  # each after the last: no walk through the siblings
+        last.addnext(child)
+        last = child
 
 
 def _escape_uris(body: Any) -> None:

@@ -23,8 +23,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from deploybot.render.liquid.plugins.html_pipeline import filter_fragment, split_body
+from deploybot.render.liquid.plugins.html_pipeline import (
+    LIMITS_WARNING,
+    Filtered,
+    filter_fragment,
+    split_body,
+)
 from deploybot.render.liquid.plugins.registry import DocumentInfo, Plugin
+from deploybot.render.model import RenderWarning
 from deploybot.support.errors import SourceError
 
 NAME = "jekyll-mentions"
@@ -59,11 +65,11 @@ def base_url(settings: Mapping[str, Any], path: str) -> str:
     )
 
 
-def mentionify(html: str, base: str) -> str:
+def mentionify(html: str, base: str) -> Filtered | None:
     """Return the HTML fragment ``html`` with its mentions linked (``base``: the base URL),
-    written as libxml2 writes it; as it is when it holds no mention."""
+    written as libxml2 writes it; ``None`` when it holds no mention (left as it is)."""
     if "@" not in html or MENTION.search(html) is None:
-        return html
+        return None
     url = base if base.endswith(("/", "~")) else base + "/"
 
     def link(m: re.Match[str]) -> str:
@@ -90,10 +96,11 @@ def mentionable(info: DocumentInfo) -> bool:
     return html and info.front_matter.get(NAME) is not False
 
 
-def adjust(info: DocumentInfo, output: bytes) -> bytes:
-    """Return the document's ``output`` with its mentions linked."""
+def adjust(info: DocumentInfo, output: bytes) -> tuple[bytes, tuple[RenderWarning, ...]]:
+    """Return the document's ``output`` with its mentions linked, and a warning where
+    Jekyll's HTML parser would cut the page (:data:`~.html_pipeline.LIMITS_WARNING`)."""
     if not mentionable(info) or b"@" not in output:
-        return output
+        return output, ()
     settings: Mapping[str, Any] = info.config.data
     if NAME in info.front_matter:
         settings = {**settings, **info.front_matter}
@@ -101,9 +108,12 @@ def adjust(info: DocumentInfo, output: bytes) -> bytes:
     try:
         before, body, after = split_body(output.decode("utf-8"))
     except UnicodeDecodeError:  # not UTF-8: no HTML this filter reads
-        return output
+        return output, ()
     done = mentionify(body, base)
-    return output if done is body else (before + done + after).encode("utf-8")
+    if done is None:
+        return output, ()
+    notes = (RenderWarning(info.path, None, f"{NAME}: {LIMITS_WARNING}"),) if done.beyond else ()
+    return (before + done.html + after).encode("utf-8"), notes
 
 
 PLUGIN = Plugin(NAME, "@mentions in HTML link to GitHub users", post_render=adjust)

@@ -22,9 +22,14 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 
 from deploybot.render.liquid.plugins.gemoji_names import NAMES
-from deploybot.render.liquid.plugins.html_pipeline import filter_fragment, split_body
+from deploybot.render.liquid.plugins.html_pipeline import (
+    LIMITS_WARNING,
+    Filtered,
+    filter_fragment,
+    split_body,
+)
 from deploybot.render.liquid.plugins.registry import DocumentInfo, Plugin
-from deploybot.render.model import SiteConfig
+from deploybot.render.model import RenderWarning, SiteConfig
 from deploybot.render.read.siteconfig import CONFIG_PATH, line_of_keys
 from deploybot.support.errors import SourceError
 
@@ -77,7 +82,7 @@ def image_tag(name: str, root: str) -> str:
     return f'<img class="emoji" title=":{name}:" alt=":{name}:" src="{src}" height="20" width="20">'
 
 
-def emojify(html: str, root: str) -> str:
+def emojify(html: str, root: str) -> Filtered:
     """Return the HTML fragment ``html`` with its emoji codes as images under ``root``,
     written as libxml2 writes it."""
 
@@ -99,18 +104,21 @@ def emojiable(info: DocumentInfo) -> bool:
     return info.output_ext == ".html" or (isinstance(permalink, str) and permalink.endswith("/"))
 
 
-def adjust(info: DocumentInfo, output: bytes) -> bytes:
-    """Return the document's ``output`` with its emoji codes as images."""
+def adjust(info: DocumentInfo, output: bytes) -> tuple[bytes, tuple[RenderWarning, ...]]:
+    """Return the document's ``output`` with its emoji codes as images, and a warning
+    where Jekyll's HTML parser would cut the page (:data:`~.html_pipeline.LIMITS_WARNING`)."""
     if not emojiable(info) or b":" not in output:
-        return output
+        return output, ()
     try:
         text = output.decode("utf-8")
     except UnicodeDecodeError:  # not UTF-8: no HTML this filter reads
-        return output
+        return output, ()
     if next(emoji_codes(text), None) is None:
-        return output
+        return output, ()
     before, body, after = split_body(text)
-    return (before + emojify(body, asset_root(info.config)) + after).encode("utf-8")
+    done = emojify(body, asset_root(info.config))
+    notes = (RenderWarning(info.path, None, f"{NAME}: {LIMITS_WARNING}"),) if done.beyond else ()
+    return (before + done.html + after).encode("utf-8"), notes
 
 
 PLUGIN = Plugin(NAME, ":emoji: codes in HTML become GitHub's emoji images", post_render=adjust)

@@ -125,10 +125,10 @@ class DocumentResult:
 DocumentHook = Callable[[DocumentInfo], DocumentResult]
 """A plugin's hook on each rendered document (jekyll-redirect-from's pages)."""
 
-PostRenderHook = Callable[[DocumentInfo, bytes], bytes]
+PostRenderHook = Callable[[DocumentInfo, bytes], tuple[bytes, tuple[RenderWarning, ...]]]
 """A plugin's hook on each output a post, page or collection document renders to (its own
 and a paginated index's copies; Jekyll's ``:post_render`` hook): the output it writes
-instead (jekyll-mentions' links)."""
+instead (jekyll-mentions' links), and its warnings."""
 
 ReadHook = Callable[[Any, SiteConfig, Callable[[str], str]], Any]
 """A plugin's hook on each post, page or collection document as it is read (a
@@ -337,13 +337,15 @@ def before_render(doc: Any, context: PrerenderContext) -> tuple[Any, Reads]:
     return doc, Reads(tuple(layouts), frozenset(needs))
 
 
-def after_render(info: DocumentInfo, output: bytes) -> bytes:
+def after_render(info: DocumentInfo, output: bytes) -> tuple[bytes, list[RenderWarning]]:
     """Return ``output``, one output of the document ``info``, after the post-render hooks
-    of the plugins ``info.config`` switches on, in order."""
+    of the plugins ``info.config`` switches on, in order, and their warnings."""
+    warnings: list[RenderWarning] = []
     for plugin in enabled(info.config.data):
         if plugin.post_render is not None:
-            output = plugin.post_render(info, output)
-    return output
+            output, found = plugin.post_render(info, output)
+            warnings.extend(found)
+    return output, warnings
 
 
 def read_frontless(path: str, config: SiteConfig) -> Frontless:
