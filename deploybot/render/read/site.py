@@ -14,6 +14,9 @@ rules; which file is what: :mod:`.entries`).
   permalink (what GitHub Pages and most hosts serve). ``published: false`` skips a page.
 - Static files: every other file the walk reaches, and the files without front matter in
   a collection's folder (written at the collection's permalink when it is written).
+- Plugins may read a file without front matter as a page (jekyll-optional-front-matter:
+  the registry's ``frontless`` rule, per file) and, once everything is read, a README as
+  its folder's index (jekyll-readme-index: :func:`promote`, over the whole site).
 - Front matter ``defaults`` (:mod:`.defaults`) apply to all of them; a front matter that
   never closes is no front matter, with a warning (Jekyll reads such a file as text).
 - ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported).
