@@ -8,9 +8,10 @@ model entry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -270,6 +271,23 @@ class Post:
         return self.collection == "posts"
 
 
+class Frontless(StrEnum):
+    """What a source file without front matter becomes (:data:`FrontlessHook`)."""
+
+    STATIC = "static"
+    """A static file, as Jekyll reads it."""
+    PAGE = "page"
+    """A page with empty front matter; the original is not written."""
+    BOTH = "both"
+    """A page with empty front matter, and the original copied as it is."""
+
+
+FrontlessRule = Callable[[str, SiteConfig], Frontless]
+"""The rule on a source file without front matter at a path, under the settings: what it
+becomes (the plugins' rules: :func:`deploybot.render.liquid.plugins.registry.read_frontless`;
+the reader gets it from the engine)."""
+
+
 @dataclass(frozen=True)
 class IndexOf:
     """What a page a plugin made its folder's index was (jekyll-readme-index's README):
@@ -337,6 +355,13 @@ class SiteModel:
     static: tuple[StaticFile, ...]
     time: datetime
     docs: tuple[Post, ...] = ()
+
+
+def listed_static(static: Iterable[StaticFile], pages: Iterable[Page]) -> list[StaticFile]:
+    """Return ``site.static_files``: the ``static`` files and the originals plugins' pages
+    keep (:attr:`Page.original`), in source-path order."""
+    kept = [page.original for page in pages if page.original is not None]
+    return sorted([*static, *kept], key=lambda s: s.path) if kept else list(static)
 
 
 def site_time(config: SiteConfig, options: RenderOptions) -> datetime:

@@ -56,6 +56,7 @@ from deploybot.render.model import (
     SiteConfig,
     SiteModel,
     StaticFile,
+    listed_static,
     site_time,
 )
 from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
@@ -339,8 +340,10 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         max_yaml_size=options.max_yaml_size,
         cutoff=cut,
         links=links,
+        frontless=registry.read_frontless,
     )
-    model = promote(model, tree, hidden, options.max_yaml_size, links)
+    chosen = registry.promotions(model.pages, model.static, config)
+    model = promote(model, tree, chosen, hidden, options.max_yaml_size, links)
     warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
     md = markdown_for(options, highlights(config.data))
     model = plugin_outputs.adjust_model(model, lambda text: markdown_to_html(text, md))
@@ -612,13 +615,6 @@ def by_name(pages: Iterable[Page]) -> list[Page]:
 def _listed_order(page: Page) -> tuple[int, str, str]:
     name = "" if page.appended else posixpath.basename(page.doc.path)
     return page.appended, name, page.doc.path
-
-
-def listed_static(static: Iterable[StaticFile], pages: Iterable[Page]) -> list[StaticFile]:
-    """Return ``site.static_files``: the static files and the originals plugins' pages
-    keep (:attr:`Page.original`), in source-path order."""
-    kept = [page.original for page in pages if page.original is not None]
-    return sorted([*static, *kept], key=lambda s: s.path) if kept else list(static)
 
 
 def collection_lists(

@@ -243,7 +243,15 @@ class Engine(SiteLists):
         """Read the source ``path`` of the tree (no future cut-off), promoted by ``index``."""
         max_yaml = self.options.max_yaml_size
         found = read_source_file(
-            self.tree, path, self.config, self.time, self.hidden, max_yaml, self.links, index
+            self.tree,
+            path,
+            self.config,
+            self.time,
+            self.hidden,
+            max_yaml,
+            self.links,
+            index,
+            frontless=registry.read_frontless,
         )
         md = self.md
         return plugin_outputs.adjust_source(found, self.config, lambda t: markdown_to_html(t, md))

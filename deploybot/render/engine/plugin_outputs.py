@@ -14,7 +14,15 @@ from typing import Any, Protocol
 from deploybot.render.engine.cache import BuildCache
 from deploybot.render.engine.deps import WHOLE, Key, Kind, collection_key
 from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin, Reads, SiteView
-from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, SiteModel, StaticFile
+from deploybot.render.model import (
+    Page,
+    Post,
+    RenderWarning,
+    SiteConfig,
+    SiteModel,
+    StaticFile,
+    listed_static,
+)
 from deploybot.render.outputs.sinks import micros
 from deploybot.render.read.publisher import in_the_future, in_the_future_us
 from deploybot.render.read.site import SourceFile
@@ -114,9 +122,7 @@ class ModelView:
 
     def static(self) -> Sequence[StaticFile]:
         """The written static files (originals kept by plugins' pages too)."""
-        from deploybot.render.engine import build
-
-        listed = build.listed_static(self.model.static, self.model.pages)
+        listed = listed_static(self.model.static, self.model.pages)
         return [s for s in listed if s.output_path]
 
     def content(self, path: str) -> str:
@@ -203,11 +209,9 @@ class CacheView:
 
     def static(self) -> Sequence[StaticFile]:
         """The written static files (originals kept by plugins' pages too)."""
-        from deploybot.render.engine import build
-
         static = [r.model for r in self.engine.cache.rows("static")]
         pages = [r.model for r in self.engine.cache.rows("page")]
-        return [s for s in build.listed_static(static, pages) if s.output_path]
+        return [s for s in listed_static(static, pages) if s.output_path]
 
     def content(self, path: str) -> str:
         """The cached content of ``path``. Raises ``KeyError`` when there is none."""

@@ -18,7 +18,7 @@ from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, 
 from deploybot.render.engine.deps import DocPage, Recorder, linked
 from deploybot.render.engine.document import render_document
 from deploybot.render.engine.theme_setup import ThemeSetup
-from deploybot.render.model import EPOCH, Post
+from deploybot.render.model import EPOCH, Post, listed_static
 from deploybot.render.outputs.sinks import RenderedSource, micros
 from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.site import SourceFile
@@ -72,7 +72,7 @@ class SiteLists(ThemeSetup):
         """Return the ``site.static_files`` entries, in source-path order."""
         static = [row.model for row in self.cache.rows("static")]
         pages = [row.model for row in self.cache.rows("page")]
-        return [build.static_file_variables(s) for s in build.listed_static(static, pages)]
+        return [build.static_file_variables(s) for s in listed_static(static, pages)]
 
     def collection_docs(self, label: str) -> list[Post]:
         """Return the documents of collection ``label`` in its order (an undated one dated

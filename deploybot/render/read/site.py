@@ -15,8 +15,9 @@ rules; which file is what: :mod:`.entries`).
 - Static files: every other file the walk reaches, and the files without front matter in
   a collection's folder (written at the collection's permalink when it is written).
 - Plugins may read a file without front matter as a page (jekyll-optional-front-matter:
-  the registry's ``frontless`` rule, per file) and, once everything is read, a README as
-  its folder's index (jekyll-readme-index: :func:`promote`, over the whole site).
+  a rule the engine passes in from the plugin registry, per file) and, once everything is
+  read, a README as its folder's index (jekyll-readme-index: :func:`promote`, given the
+  READMEs the registry chose over the whole site).
 - Front matter ``defaults`` (:mod:`.defaults`) apply to all of them; a front matter that
   never closes is no front matter, with a warning (Jekyll reads such a file as text).
 - ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported).
@@ -39,6 +40,8 @@ from deploybot.render.model import (
     EPOCH,
     MAX_YAML_SIZE,
     Document,
+    Frontless,
+    FrontlessRule,
     IndexOf,
     Page,
     Post,
@@ -104,6 +107,7 @@ def load_site(
     max_yaml_size: int = MAX_YAML_SIZE,
     cutoff: datetime | None = None,
     links: ResolvedTree | None = None,
+    frontless: FrontlessRule | None = None,
 ) -> tuple[SiteModel, list[RenderWarning]]:
     """Read posts, collection documents, pages and static files of ``tree`` under
     ``config``.
@@ -115,7 +119,8 @@ def load_site(
     Raises ``SourceError`` (path, line) for broken front matter (or front matter over
     ``max_yaml_size`` with its aliases expanded), dates or permalinks. ``links`` resolves
     the symlinks of ``tree`` (which reads through it) and lists its submodules
-    (:func:`read_source_file`).
+    (:func:`read_source_file`); ``frontless`` is the plugins' rule on files without front
+    matter (:func:`read_source_file`).
     """
     tz = ZoneInfo(config.timezone)
     now = (time or EPOCH).astimezone(tz)
@@ -126,7 +131,9 @@ def load_site(
     static: list[StaticFile] = []
     gitlinks = [] if links is None else links.submodules()
     for path in sorted([*tree.paths(), *gitlinks]):
-        found = read_source_file(tree, path, config, now, hidden, max_yaml_size, links)
+        found = read_source_file(
+            tree, path, config, now, hidden, max_yaml_size, links, frontless=frontless
+        )
         warnings.extend(found.warnings)
         if found.post is not None and found.post.is_post:
             if in_the_future(found.post.date, cutoff):
@@ -148,17 +155,15 @@ def load_site(
 def promote(
     model: SiteModel,
     tree: SourceTree,
+    chosen: Mapping[str, tuple[str, bool]],
     hidden: tuple[str, ...] = (),
     max_yaml: int = MAX_YAML_SIZE,
     links: ResolvedTree | None = None,
 ) -> SiteModel:
-    """Return ``model`` with the files the plugins make pages (jekyll-readme-index's
-    READMEs: :func:`~deploybot.render.liquid.plugins.registry.promotions`) read again as
-    those pages (:func:`read_source_file`'s ``index``); their warnings were given when they
-    were first read."""
-    from deploybot.render.liquid.plugins.registry import promotions
-
-    chosen = promotions(model.pages, model.static, model.config)
+    """Return ``model`` with the files ``chosen`` names (path -> ``(permalink, copied)``:
+    the plugins' promotions, jekyll-readme-index's READMEs) read again as those pages
+    (:func:`read_source_file`'s ``index``); their warnings were given when they were first
+    read."""
     if not chosen:
         return model
     pages = {page.doc.path: page for page in model.pages}
@@ -183,6 +188,7 @@ def read_source_file(
     max_yaml: int = MAX_YAML_SIZE,
     links: ResolvedTree | None = None,
     index: tuple[str, bool] | None = None,
+    frontless: FrontlessRule | None = None,
 ) -> SourceFile:
     """Read the one source ``path`` as Jekyll would (``time``: ``site.time``, the date of a
     collection document without one). ``published: false`` posts, documents and pages
@@ -191,7 +197,8 @@ def read_source_file(
     (:mod:`.symlinks`). ``index``: ``(permalink, copied)`` when a plugin makes the file
     (a page or a static file) a page with that permalink, its folder's index, whose
     original is still copied when ``copied`` and it has no front matter
-    (jekyll-readme-index). Raises ``SourceError`` as :func:`load_site`."""
+    (jekyll-readme-index); ``frontless``: what a file without front matter becomes (the
+    plugins' rule; ``None``: a static file). Raises ``SourceError`` as :func:`load_site`."""
     entry = classify(path, config, hidden)
     if entry.kind == "not-a-post":
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
@@ -213,12 +220,14 @@ def read_source_file(
     if entry.kind == "doc" and entry.collection is not None:
         if front is None:
             static = _collection_static(path, entry.collection, config)
-            return SourceFile(static=static, warnings=_frontless_in_collection(path, config))
+            notes = _frontless_in_collection(path, config, frontless)
+            return SourceFile(static=static, warnings=notes)
         return _read_document(front, path, entry.collection, (), config, time)
     if index is not None:
         return _read_index(front, data, path, config, time, index)
     if front is None:
-        return _read_frontless(data, path, config, time)
+        kind = Frontless.STATIC if frontless is None else frontless(path, config)
+        return _read_frontless(data, path, config, time, kind)
     return _read_page(front, path, config, time)
 
 
@@ -253,12 +262,11 @@ def _read_index(
     return dataclasses.replace(found, page=dataclasses.replace(page, readme=readme))
 
 
-def _read_frontless(data: bytes, path: str, config: SiteConfig, time: datetime) -> SourceFile:
+def _read_frontless(
+    data: bytes, path: str, config: SiteConfig, time: datetime, kind: Frontless
+) -> SourceFile:
     """A file without front matter outside collections: a static file, or the page a plugin
-    makes of it (jekyll-optional-front-matter), its original copied too or not."""
-    from deploybot.render.liquid.plugins.registry import Frontless, read_frontless
-
-    kind = read_frontless(path, config)
+    makes of it (``kind``: jekyll-optional-front-matter), its original copied too or not."""
     static = _static(path, config)
     if kind is Frontless.STATIC or static is None:  # the plugin reads the static files
         return SourceFile(static=static)
@@ -283,10 +291,10 @@ FRONTLESS_IN_COLLECTION = (
 )
 
 
-def _frontless_in_collection(path: str, config: SiteConfig) -> tuple[RenderWarning, ...]:
-    from deploybot.render.liquid.plugins.registry import Frontless, read_frontless
-
-    if read_frontless(path, config) is Frontless.STATIC:
+def _frontless_in_collection(
+    path: str, config: SiteConfig, frontless: FrontlessRule | None
+) -> tuple[RenderWarning, ...]:
+    if frontless is None or frontless(path, config) is Frontless.STATIC:
         return ()
     return (RenderWarning(path, None, FRONTLESS_IN_COLLECTION),)
 

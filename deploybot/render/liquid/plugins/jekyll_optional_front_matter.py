@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from posixpath import basename, splitext
 
-from deploybot.render.liquid.plugins.registry import Frontless, Plugin
-from deploybot.render.model import SiteConfig
+from deploybot.render.liquid.plugins.registry import Plugin
+from deploybot.render.model import Frontless, SiteConfig
 from deploybot.render.read.entries import includes
 
 NAME = "jekyll-optional-front-matter"

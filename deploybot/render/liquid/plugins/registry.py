@@ -26,7 +26,15 @@ from enum import StrEnum
 from functools import cache
 from typing import Any, Protocol
 
-from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, StaticFile
+from deploybot.render.model import (
+    Frontless,
+    FrontlessRule,
+    Page,
+    Post,
+    RenderWarning,
+    SiteConfig,
+    StaticFile,
+)
 from deploybot.render.read.siteconfig import CONFIG_PATH, line_of_keys
 
 PLUGIN_KEYS = ("plugins", "gems")
@@ -183,20 +191,10 @@ PromoteHook = Callable[[Sequence[Entry], SiteConfig], Mapping[str, Promotion]]
 pages with a permalink, by path."""
 
 
-class Frontless(StrEnum):
-    """What a source file without front matter becomes (:data:`FrontlessHook`)."""
-
-    STATIC = "static"
-    """A static file, as Jekyll reads it."""
-    PAGE = "page"
-    """A page with empty front matter; the original is not written."""
-    BOTH = "both"
-    """A page with empty front matter, and the original copied as it is."""
-
-
-FrontlessHook = Callable[[str, SiteConfig], Frontless]
+FrontlessHook = FrontlessRule
 """A plugin's rule on a source file without front matter (jekyll-optional-front-matter):
-what the file at the path becomes under the settings (:class:`Frontless`)."""
+what the file at the path becomes under the settings
+(:class:`~deploybot.render.model.Frontless`)."""
 
 ConfigHook = Callable[[SiteConfig, str], tuple[SiteConfig, list[RenderWarning]]]
 """A plugin's hook on the site settings, given the source's GitHub repository (``owner/name``
