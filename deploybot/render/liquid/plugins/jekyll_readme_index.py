@@ -9,11 +9,13 @@ site has the folder's URL or its ``index.html``/``index.htm``/``index.xhtml``/``
 unless ``readme_index.remove_originals: true``. With ``readme_index.with_frontmatter:
 true`` every README page of a folder without an index (one with front matter, and one
 just made an index, whose folder is then its URL's parent) takes its folder's permalink
-(:func:`promotions`). ``readme_index.enabled: false`` turns it off. A README's page depends on the
-other files of the site: every build decides again (:func:`promotions`), and an
-incremental one re-reads the READMEs whose decision changed. As the generator adds them,
+(:func:`promotions`). ``readme_index.enabled: false`` turns it off. A README's page
+depends on the other files of the site: every build decides again, and an incremental
+one re-reads the READMEs whose decision changed. As the generator adds them,
 ``site.pages`` lists these pages last (after jekyll-optional-front-matter's), in
-source-path order, and ``site.static_files`` the kept originals.
+source-path order, and ``site.static_files`` the kept originals. Not followed: a README
+without front matter in a collection's folder, which the plugin makes a page too, stays
+a static file (its URL counts as a folder's index when it is one, as in Jekyll).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def promotions(found: Sequence[Entry], config: SiteConfig) -> dict[str, Promotio
         return {}
     items = list(found)
     indexed = Counter(f for f in (index_folder(e.url) for e in items) if f is not None)
-    readmes = [e for e in items if is_readme(e.path, config)]
+    readmes = [e for e in items if not e.collection and is_readme(e.path, config)]
     copied = _option(config, "remove_originals") is not True
     chosen: dict[str, Promotion] = {}
     made: list[tuple[str, str]] = []

@@ -172,13 +172,14 @@ render (its layout set, its body rewritten) and what the hook read (:class:`Read
 
 @dataclass(frozen=True)
 class Entry:
-    """A page or static file outside collections, as a promote hook sees it: its source
-    ``path``, its ``url`` as read (before a plugin promoted it), and whether it is a
-    ``static`` file (it has no front matter)."""
+    """A page or static file, as a promote hook sees it: its source ``path``, its ``url``
+    as read (before a plugin promoted it), whether it is a ``static`` file (it has no front
+    matter), and whether it is a ``collection``'s file."""
 
     path: str
     url: str
     static: bool
+    collection: bool = False
 
 
 Promotion = tuple[str, bool]
@@ -372,7 +373,7 @@ def promotions(
         else Entry(p.doc.path, p.url, False)
         for p in pages
     ]
-    found.extend(Entry(s.path, s.url, True) for s in static if s.collection is None)
+    found.extend(Entry(s.path, s.url, True, s.collection is not None) for s in static)
     chosen: dict[str, Promotion] = {}
     for hook in hooks:
         chosen.update(hook(found, config))
