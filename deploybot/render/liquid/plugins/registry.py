@@ -13,6 +13,13 @@ A generator sees the built site through a :class:`SiteView` (the full build give
 model, the incremental engine its cache) and returns ``(output path, bytes)`` pairs. What
 it reads is declared in :attr:`Plugin.needs`, so an incremental build re-runs it exactly
 when one of those changed (:class:`Needs`).
+
+Hooks on reading decide what a file is: :data:`FrontlessHook` per file without front matter
+(jekyll-optional-front-matter), :data:`PromoteHook` over the whole site as read
+(jekyll-readme-index: the incremental engine decides again on every build); a
+:data:`PostRenderHook` rewrites each output a document renders to (jekyll-mentions,
+jemoji, Jekyll's ``:post_render``). Modules without ``PLUGIN`` are their helpers
+(:mod:`.html_pipeline`, :mod:`.gemoji_names`).
 """
 
 from __future__ import annotations
