@@ -658,3 +658,22 @@ def test_mentions_reach_a_paginated_indexs_copies() -> None:
     assert not report.full
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
     assert b'A by <a href="https://github.com/ann"' in inc.outputs["page3/index.html"]
+
+
+def test_mentions_on_redirect_pages_follow_their_documents() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from, jekyll-mentions]\n",
+        "_layouts/x.html": b"",
+        "b.md": b"---\nredirect_to: https://medium.com/@bob\n---\nB\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b'"https://medium.com/@bob"' in inc.outputs["b.html"]
+    assert b"<!DOCTYPE" not in inc.outputs["b.html"]
+    for commit in (
+        {"b.md": b"---\nredirect_to: https://medium.com/@carol\nredirect_from: /@d/\n---\nB\n"},
+        {"b.md": b"---\nredirect_to: https://example.org/\n---\nB\n"},
+    ):
+        files = apply(files, commit)
+        assert not inc.build(files, LIQUID_OPTIONS).full
+        assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

@@ -519,3 +519,26 @@ def test_html_past_libxml2s_limits_is_written_whole_with_a_warning() -> None:
     assert site.files["b.html"].endswith(
         b'</div> <a href="https://github.com/bob" class="user-mention">@bob</a>'
     )
+
+
+def test_mentions_rewrite_redirect_pages_as_jekyll_does() -> None:
+    """A document's ``redirect_to`` page is its output, so jekyll-mentions rewrites it when
+    its URL holds a mention (no ``<body``: all of it, the doctype and ``<html>`` dropped,
+    ``&hellip;`` as a character: the bytes of a real ``jekyll build`` of these files); a
+    ``redirect_from`` page without one is left alone."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from, jekyll-mentions]\n",
+        "_layouts/x.html": b"",
+        "a.md": b"---\nredirect_from: /old/@x/\n---\nHi @ann\n",
+        "b.md": b"---\nredirect_to: https://medium.com/@bob\n---\nB\n",
+    }
+    site = build(files)
+    url = "https://medium.com/@bob"
+    assert site.files["b.html"].decode() == (
+        '\n\n  <meta charset="utf-8">\n  <title>Redirecting\u2026</title>\n'
+        f'  <link rel="canonical" href="{url}">\n  <script>location="{url}"</script>\n'
+        f'  <meta http-equiv="refresh" content="0; url={url}">\n'
+        '  <meta name="robots" content="noindex">\n  <h1>Redirecting\u2026</h1>\n'
+        f'  <a href="{url}">Click here if you are not redirected.</a>\n\n'
+    )
+    assert site.files["old/@x/index.html"].startswith(b"<!DOCTYPE html>")

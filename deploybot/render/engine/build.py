@@ -413,12 +413,13 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         source = sources[rendered.source]
         hooked = plugin_outputs.HookedDocument([], rendered.content, [])
         info = plugin_outputs.document_info(source, config, names)
-        ((_, output),), found = plugin_outputs.post_render(
-            info, [(rendered.output_path, rendered.output)]
-        )
         if rendered.output_path == source.output_path:  # not a paginated copy
-            hooked = plugin_outputs.hook_document(config.data, info, output, hooked.content)
-        for path, data in hooked.outputs or [(rendered.output_path, output)]:
+            hooked = plugin_outputs.hook_document(
+                config.data, info, rendered.output, hooked.content
+            )
+        own, *extra = hooked.outputs or [(rendered.output_path, rendered.output)]
+        done, found = plugin_outputs.post_render(info, [own], extra)
+        for path, data in done:
             out.put(path, data, rendered.source)
         contents.setdefault(rendered.source, hooked.content)
         warnings.extend([*rendered.warnings, *found, *hooked.warnings])

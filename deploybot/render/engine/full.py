@@ -350,14 +350,14 @@ class Engine(SiteLists):
         labels = self.config.collections
         deps.update(plugin_outputs.reads_deps(read, self.layout_names, labels))  # hooks read
         info = plugin_outputs.document_info(doc, self.config, self.layout_names)
-        outputs, notes = plugin_outputs.post_render(info, outputs)
-        warnings.extend(notes)
         own = dict(outputs)[doc.output_path]
         hooked = plugin_outputs.hook_document(self.config.data, info, own, content or "")
         for name in hooked.layouts:  # a layout whose presence a hook read
             deps[Kind.LAYOUT + name] = self.layout_names.get(name, "")
         (_, mine), *extra = hooked.outputs
-        outputs = [(p, mine if p == doc.output_path else d) for p, d in outputs] + extra
+        outputs = [(p, mine if p == doc.output_path else d) for p, d in outputs]
+        outputs, notes = plugin_outputs.post_render(info, outputs, extra)
+        warnings.extend(notes)
         if isinstance(doc, Page) and doc.original is not None:  # kept by a plugin
             outputs.append((doc.original.output_path, self.tree.read(path)))
         content = None if content is None else hooked.content

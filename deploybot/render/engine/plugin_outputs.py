@@ -277,18 +277,24 @@ def document_info(
 
 
 def post_render(
-    info: DocumentInfo, outputs: list[tuple[str, bytes]]
+    info: DocumentInfo,
+    outputs: list[tuple[str, bytes]],
+    generated: Sequence[tuple[str, bytes]] = (),
 ) -> tuple[list[tuple[str, bytes]], list[RenderWarning]]:
-    """Return the ``(path, bytes)`` outputs a document ``info`` rendered to after the
-    plugins' post-render hooks (:func:`~deploybot.render.liquid.plugins.registry.after_render`),
-    and their warnings (each once)."""
+    """Return the ``(path, bytes)`` outputs a document ``info`` rendered to (its own, a
+    paginated index's copies), then the pages its document hooks ``generated``
+    (jekyll-redirect-from's: pages of their own, with no front matter of the document),
+    after the plugins' post-render hooks
+    (:func:`~deploybot.render.liquid.plugins.registry.after_render`), and their warnings
+    (each once)."""
     from deploybot.render.liquid.plugins.registry import after_render, enabled
 
     if not any(p.post_render is not None for p in enabled(info.config.data)):
-        return outputs, []
+        return [*outputs, *generated], []
     done, warnings = [], []
-    for path, data in outputs:
-        data, found = after_render(info, data)
+    own = replace(info, front_matter={})
+    for (path, data), page in [*((o, info) for o in outputs), *((g, own) for g in generated)]:
+        data, found = after_render(page, data)
         done.append((path, data))
         warnings.extend(found)
     return done, list(dict.fromkeys(warnings))
