@@ -29,6 +29,13 @@ GEM_THEMES = {"theme": "jekyll-theme-fixture", "theme_config": "jekyll-theme-con
 installed gem (no Gemfile) through a ``GEM_PATH`` folder made for the build
 (:func:`gem_path`), holding the theme as ``gems/NAME-VERSION`` and its gemspec."""
 
+FROM_SOURCE = {"plugins_jemoji": ("jemoji", "gemoji")}
+"""Cases whose plugins Debian does not package: Jekyll loads them from the ``lib`` folders
+of their sources (``ruby -I``), found under the folder ``FIXTURE_GEM_SOURCES`` names, one
+folder per gem (``jemoji`` 0.13.0 from github.com/jekyll/jemoji, ``gemoji`` 4.1.0 from
+github.com/github/gemoji, with its ``db/emoji.json``)."""
+SOURCES_ENV = "FIXTURE_GEM_SOURCES"
+
 LOGGED = frozenset({"liquid_tolerance"})
 """Cases whose Liquid warnings are kept too, in ``<case>/jekyll-warnings.txt``: Jekyll's
 ``Liquid Warning:`` lines, colours removed and the source folder's absolute path cut to
@@ -76,6 +83,8 @@ def build(case: Path) -> None:
         command.append("--quiet")
     if case.name in SAFE:
         command.append("--safe")
+    if case.name in FROM_SOURCE:
+        command = [*ruby_with_sources(FROM_SOURCE[case.name]), *command[1:]]
     with tempfile.TemporaryDirectory() as gems:
         theme = GEM_THEMES.get(case.name)
         env = None if theme is None else gem_path(theme, Path(gems))
@@ -89,6 +98,19 @@ def build(case: Path) -> None:
             if "Liquid Warning:" in line
         ]
         (case / "jekyll-warnings.txt").write_text("".join(f"{line}\n" for line in lines))
+
+
+def ruby_with_sources(gems: tuple[str, ...]) -> list[str]:
+    """Return the command that runs ``jekyll`` with the ``lib`` folders of ``gems``' sources
+    on Ruby's load path (:data:`FROM_SOURCE`). Raises ``SystemExit`` without them."""
+    root = os.environ.get(SOURCES_ENV)
+    if not root:
+        raise SystemExit(f"{SOURCES_ENV} must name a folder holding the sources of {gems}")
+    libs = [arg for gem in gems for arg in ("-I", str(Path(root) / gem / "lib"))]
+    jekyll = shutil.which("jekyll")
+    if jekyll is None:
+        raise SystemExit("jekyll is not on the PATH")
+    return ["ruby", *libs, jekyll]
 
 
 def main(names: list[str]) -> int:

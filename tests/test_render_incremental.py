@@ -625,3 +625,151 @@ def test_an_include_that_includes_its_own_post_stops_both_builds_alike() -> None
     _check(inc, looped, OPTIONS)
     del looped["_includes/linked.html"]
     _check(inc, looped, OPTIONS)
+
+
+def test_pages_without_front_matter_mentions_and_emoji_follow_their_sources() -> None:
+    """jekyll-optional-front-matter's pages (and their copied originals) come, change and
+    go with their files; jekyll-mentions' and jemoji's rewriting follows the outputs."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-optional-front-matter, jekyll-mentions, jemoji]\n",
+        "_layouts/default.html": b"<body>{{ content }}</body>",
+        "a.md": b"Hi @alice :+1:\n",
+        "b.md": b"---\nlayout: default\n---\nb\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b'class="user-mention">@alice</a>' in inc.outputs["a.html"]
+    assert inc.outputs["a.md"] == files["a.md"]
+    for commit in (
+        {"a.md": b"Bye @bob :tada:\n", "c.markdown": b"New @carol\n"},
+        {"a.md": b"---\nlayout: default\n---\nnow with front matter @dan\n"},
+        {"c.markdown": None},
+    ):
+        files = apply(files, commit)
+        report = inc.build(files, LIQUID_OPTIONS)
+        assert not report.full
+        assert "b.md" not in report.rendered
+        assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+    assert "a.md" not in inc.outputs and "c.html" not in inc.outputs
+
+
+def test_a_readme_index_follows_the_indexes_of_its_folder() -> None:
+    """jekyll-readme-index: a README is its folder's index until the folder gets one (a
+    page, a static file, another page's permalink), and again once that goes; with
+    ``with_frontmatter``, one made the index of ``/deep/er/`` moves to ``/deep/`` while that
+    has none; a README gaining front matter."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-readme-index]\nreadme_index:\n  with_frontmatter: true\n",
+        "_layouts/default.html": b"{{ content }}",
+        "docs/README.md": b"Readme\n",
+        "deep/er/README.md": b"Deep\n",
+        "other.md": b"---\n---\nother\n",
+        "index.md": b"---\n---\nhome\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert inc.outputs["docs/index.html"] == b"<p>Readme</p>\n"
+    assert "deep/index.html" in inc.outputs
+    for commit in (
+        {"docs/README.md": b"Edited\n"},
+        {"docs/index.html": b"<p>own</p>\n"},
+        {"docs/index.html": None, "other.md": b"---\npermalink: /docs/\n---\nother\n"},
+        {"other.md": b"---\n---\nother\n", "deep/index.md": b"---\n---\ndeep index\n"},
+        {"deep/index.md": None, "docs/README.md": b"---\ntitle: T\n---\nfm\n"},
+        {"docs/README.md": None},
+    ):
+        files = apply(files, commit)
+        report = inc.build(files, LIQUID_OPTIONS)
+        assert not report.full
+        assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files), commit
+    assert inc.outputs["deep/index.html"] == b"<p>Deep</p>\n"
+
+
+_README_PLUGINS = (
+    b"plugins: [jekyll-optional-front-matter, jekyll-readme-index, jekyll-mentions, jemoji]\n"
+    b"defaults: [{scope: {path: ''}, values: {layout: default}}]\n"
+)
+_README_SETTINGS = [b"", b"readme_index:\n  with_frontmatter: true\n"]
+_README_BODIES = [b"Hi @ann :tada:\n", b"plain\n", b"---\ntitle: T\n---\nfm @bo\n", b"<p>x</p>\n"]
+_README_PATHS = [
+    "README.md",
+    "a/README.md",
+    "a/b/README.md",
+    "a/index.md",
+    "a/b/index.html",
+    "a/readme.markdown",
+    "note.md",
+    "x.md",
+]
+
+
+@st.composite
+def _readme_change(draw: st.DrawFn, files: dict[str, bytes]) -> dict[str, bytes | None]:
+    """One commit over the site of :func:`test_incremental_equals_full_with_readmes`: a
+    README, an index or a page without front matter coming, changing or going, or a page
+    taking a folder's permalink."""
+    path = draw(st.sampled_from(_README_PATHS))
+    if path in files and draw(st.booleans()):
+        return {path: None}
+    if path == "x.md" and draw(st.booleans()):
+        folder = draw(st.sampled_from(["/", "/a/", "/a/b/"]))
+        return {path: f"---\npermalink: {folder}\n---\nx\n".encode()}
+    return {path: draw(st.sampled_from(_README_BODIES))}
+
+
+@given(st.data())
+def test_incremental_equals_full_with_readmes(data: st.DataObject) -> None:
+    """jekyll-readme-index (with and without ``with_frontmatter``),
+    jekyll-optional-front-matter, jekyll-mentions and jemoji: READMEs, indexes, pages
+    without front matter and folder permalinks coming, changing and going."""
+    config = _README_PLUGINS + data.draw(st.sampled_from(_README_SETTINGS), label="settings")
+    layout = b"<body>{{ content }}{% for p in site.pages %}[{{ p.url }}]{% endfor %}</body>"
+    files = {"_config.yml": config, "_layouts/default.html": layout, "a/README.md": b"R @x\n"}
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    for step in range(data.draw(st.integers(1, 6), label="commits")):
+        files = apply(files, data.draw(_readme_change(files), label=f"commit {step}"))
+        report = inc.build(files, LIQUID_OPTIONS)
+        full = build_site(MemoryTree(files), LIQUID_OPTIONS)
+        assert inc.outputs == dict(full.files)
+        assert report.warnings == full.warnings
+
+
+def test_mentions_reach_a_paginated_indexs_copies() -> None:
+    """Jekyll's post_render hooks run on every page, jekyll-paginate's copies too: their
+    mentions are linked in the full build and in the incremental one."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-paginate, jekyll-mentions]\npaginate: 1\n",
+        "_layouts/default.html": b"<body>{{ content }}</body>",
+        "index.html": b"---\nlayout: default\n---\n"
+        b"{% for post in paginator.posts %}{{ post.title }} by @ann{% endfor %}\n",
+        "_posts/2021-01-01-a.md": b"---\ntitle: A\n---\nA\n",
+        "_posts/2021-01-02-b.md": b"---\ntitle: B\n---\nB\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b'A by <a href="https://github.com/ann"' in inc.outputs["page2/index.html"]
+    files = apply(files, {"_posts/2021-01-03-c.md": b"---\ntitle: C\n---\nC\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+    assert b'A by <a href="https://github.com/ann"' in inc.outputs["page3/index.html"]
+
+
+def test_mentions_on_redirect_pages_follow_their_documents() -> None:
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from, jekyll-mentions]\n",
+        "_layouts/x.html": b"",
+        "b.md": b"---\nredirect_to: https://medium.com/@bob\n---\nB\n",
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b'"https://medium.com/@bob"' in inc.outputs["b.html"]
+    assert b"<!DOCTYPE" not in inc.outputs["b.html"]
+    for commit in (
+        {"b.md": b"---\nredirect_to: https://medium.com/@carol\nredirect_from: /@d/\n---\nB\n"},
+        {"b.md": b"---\nredirect_to: https://example.org/\n---\nB\n"},
+    ):
+        files = apply(files, commit)
+        assert not inc.build(files, LIQUID_OPTIONS).full
+        assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

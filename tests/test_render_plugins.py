@@ -11,6 +11,7 @@ import pytest
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.liquid.plugins import registry
+from deploybot.render.liquid.plugins.html_pipeline import LIMITS_WARNING
 from deploybot.render.liquid.plugins.jekyll_github_metadata import (
     API_WARNING,
     NO_REPOSITORY,
@@ -19,6 +20,7 @@ from deploybot.render.liquid.plugins.jekyll_github_metadata import (
 from deploybot.render.liquid.plugins.jekyll_redirect_from import OWN_LAYOUT
 from deploybot.render.liquid.plugins.jekyll_relative_links import EXCLUDE_WARNING
 from deploybot.render.model import RenderOptions, SiteBuild
+from deploybot.render.read.site import FRONTLESS_IN_COLLECTION
 from deploybot.render.read.source import MemoryTree
 from deploybot.support.errors import SourceError
 from tests.test_render_jekyll_fixtures import built, expected, normalise
@@ -322,3 +324,221 @@ def test_relative_links_exclude_is_named_in_a_warning() -> None:
     site = build(files)
     assert b'<a href="/b.html">b</a>' in site.files["a.html"]
     assert [(w.line, w.message) for w in site.warnings] == [(3, EXCLUDE_WARNING)]
+
+
+# jekyll-mentions
+
+
+def test_mentions_as_jekyll_mentions_links_them() -> None:
+    """Mentions in text (``-``, ``_``, a capital, before dots) linked; an e-mail address,
+    ``@mention``, ``@dan/x``, code, ``pre`` and a link's text left alone; the body written
+    as libxml2 writes it (``<br>``, ``©``, newlines after list items), the head kept; a
+    front matter ``base_url``; ``jekyll-mentions: false``; a page without layout (no
+    ``<body``); an XML page and a post."""
+    site = same_as_jekyll("plugins_mentions")
+    assert site.warnings == ()
+    assert b"by @footer-team<br/>" in site.files["off.html"]
+    assert site.files["feed.xml"] == b"<feed><title>@ivan</title></feed>\n"
+
+
+def test_a_mention_setting_of_another_kind_stops_the_build() -> None:
+    files = {"_config.yml": b"plugins: [jekyll-mentions]\njekyll-mentions: 3\n"}
+    with pytest.raises(SourceError, match="It's a Integer right now"):
+        build({**files, "a.md": b"---\n---\n@x"})
+
+
+# jemoji (Debian has no package: the expected bytes of the next three tests follow jemoji
+# 0.13.0's lib/jemoji.rb, html-pipeline 2.14.3's emoji_filter.rb and gemoji 4.1.0's
+# db/emoji.json, written as libxml2 writes them; the fixture after them is real Jekyll
+# running jemoji and gemoji from their sources)
+
+EMOJI = 'class="emoji" title=":{0}:" alt=":{0}:" src="{1}{2}.png" height="20" width="20"'
+GITHUB_EMOJI = "https://github.githubassets.com/images/icons/emoji/unicode/"
+
+
+def emoji_img(name: str, file: str, root: str = GITHUB_EMOJI) -> str:
+    return "<img " + EMOJI.format(name, root, file) + ">"
+
+
+def test_emoji_codes_as_jemoji_writes_them() -> None:
+    """``:+1:``, a sequence without its ``fe0f``/``200d`` (``:heart:``, a family), a code
+    that is no name (its closing colon starts the next: ``:nope:smile:``), codes in ``code``
+    and ``pre`` left alone, the head untouched, the body written as libxml2 writes it."""
+    layout = b"<html><head><title>:smile:</title></head><body>\n{{ content }}<br/></body></html>"
+    page = b"---\nlayout: default\n---\n:+1: :heart: :family_man_woman_boy: :nope:smile: `:x:`\n"
+    files = {"_config.yml": b"plugins: [jemoji]\n", "_layouts/default.html": layout}
+    site = build({**files, "index.md": page, "b.md": b"---\nlayout: default\n---\n:x:\n"})
+    body = (
+        f"<p>{emoji_img('+1', '1f44d')} {emoji_img('heart', '2764')} "
+        f"{emoji_img('family_man_woman_boy', '1f468-1f469-1f466')} :nope"
+        f"{emoji_img('smile', '1f604')} "
+        '<code class="language-plaintext highlighter-rouge">:x:</code></p>\n<br>'
+    )
+    assert site.files["index.html"].decode() == (
+        f"<html><head><title>:smile:</title></head><body>\n{body}</body></html>"
+    )
+    assert (
+        site.files["b.html"]
+        .decode()
+        .endswith(f"<p>{emoji_img('x', '274c')}</p>\n<br></body></html>")
+    )
+    assert site.warnings == ()
+
+
+def test_emoji_src_and_what_jemoji_leaves_alone() -> None:
+    """``emoji.src`` (no trailing slash: joined with one), a page without a layout (no
+    ``<body``: all of it filtered), an XML
+    page untouched, ``tt`` left alone, a text's ``&lt;b&gt;`` read as markup again."""
+    config = b"plugins: [jemoji]\nemoji:\n  src: https://cdn.example.org/e\n"
+    site = build(
+        {
+            "_config.yml": config,
+            "_layouts/default.html": b"<body>{{ content }}</body>",
+            "a.html": b"---\n---\n<p>:tada: <tt>:tada:</tt> &lt;b&gt;bold:tada:</p>\n",
+            "f.xml": b"---\n---\n<x>:tada:</x>\n",
+        }
+    )
+    img = emoji_img("tada", "1f389", "https://cdn.example.org/e/emoji/unicode/")
+    assert site.files["a.html"].decode() == f"<p>{img} <tt>:tada:</tt> <b>bold{img}</b></p>\n"
+    assert site.files["f.xml"] == b"<x>:tada:</x>\n"
+
+
+def test_an_emoji_setting_that_is_no_mapping_stops_the_build() -> None:
+    files = {"_config.yml": b"plugins: [jemoji]\nemoji: big\n", "a.md": b"---\n---\n:x:\n"}
+    with pytest.raises(SourceError, match="emoji must be a mapping"):
+        build(files)
+
+
+# jekyll-optional-front-matter
+
+
+def test_optional_front_matter_as_the_plugin_reads_it() -> None:
+    """Markdown files without front matter (``.md``, ``.markdown``, an upper-case ``.MD``)
+    are pages, rendered with Liquid, under the defaults, their originals copied too;
+    ``README``/``license`` stay static files, ``CONTRIBUTING.md`` is a page as ``include``
+    names it; a text file, a page with front matter; ``site.pages`` lists them after the
+    pages read, ``site.static_files`` lists the originals."""
+    site = same_as_jekyll("plugins_optional_front_matter")
+    assert site.warnings == ()
+    assert site.files["about.md"].startswith(b"# About")
+
+
+def test_a_collections_file_without_front_matter_is_only_copied_with_a_warning() -> None:
+    """Jekyll's plugin also makes a page of it, at ``/_talks/plain.html`` (seen in a real
+    ``jekyll build``); deploybot only copies it, and says so."""
+    config = b"plugins: [jekyll-optional-front-matter]\ncollections:\n  talks:\n    output: true\n"
+    files = {"_config.yml": config, "_layouts/default.html": b"{{ content }}"}
+    site = build({**files, "_talks/plain.md": b"A talk.\n"})
+    assert sorted(site.files) == ["talks/plain.md"]
+    assert [(w.path, w.message) for w in site.warnings] == [
+        ("_talks/plain.md", FRONTLESS_IN_COLLECTION)
+    ]
+
+
+def test_optional_front_matter_settings() -> None:
+    """``remove_originals: true`` writes only the page; ``enabled: false`` and
+    ``require_front_matter: true`` leave the file static."""
+    page = {"a.md": b"# A\n", "_layouts/default.html": b"{{ content }}"}
+    settings = b"plugins: [jekyll-optional-front-matter]\noptional_front_matter:\n"
+    site = build({"_config.yml": settings + b"  remove_originals: true\n", **page})
+    assert sorted(site.files) == ["a.html"]
+    assert site.files["a.html"] == b'<h1 id="a">A</h1>\n'
+    for off in (
+        settings + b"  enabled: false\n",
+        settings + b"  x: 1\nrequire_front_matter: true\n",
+    ):
+        assert sorted(build({"_config.yml": off, **page}).files) == ["a.md"]
+
+
+# jekyll-readme-index
+
+
+def test_readme_index_as_the_plugin_makes_them() -> None:
+    """A README (``.md``, ``.markdown``, ``ReadMe``) becomes its folder's index, rendered
+    with Liquid and the defaults, its original copied too (the root's permalink ``//``);
+    not where the folder has an index (a static ``index.html`` or ``INDEX.HTM``, a page's
+    ``index.md``, a page's ``permalink: /perm/``), nor for the second README of a folder;
+    ``myreadme.md`` is no README; ``with_frontmatter``: a README with front matter becomes
+    its folder's index, and one just made the index of ``/deep/er/`` moves to ``/deep/``,
+    which has none, as the plugin moves it."""
+    site = same_as_jekyll("plugins_readme_index")
+    assert site.warnings == ()
+    assert site.files["index.html"].startswith(b"<title></title><url>/</url><permalink>//")
+
+
+def test_readme_index_settings_and_optional_front_matter() -> None:
+    """``remove_originals: true`` drops the README's copy; an ``index.md`` without front
+    matter that jekyll-optional-front-matter makes a page is the folder's index; without
+    ``with_frontmatter`` a README with front matter stays ``README.html`` (the file list
+    of real Jekyll's build of this site); ``enabled: false`` turns it off."""
+    config = b"plugins: [jekyll-readme-index, jekyll-optional-front-matter]\nreadme_index:\n"
+    files = {
+        "_layouts/default.html": b"{{ content }}",
+        "a/README.md": b"x\n",
+        "b/README.md": b"y\n",
+        "b/index.md": b"idx\n",
+        "README.md": b"---\n---\nfm\n",
+    }
+    site = build({"_config.yml": config + b"  remove_originals: true\n", **files})
+    assert sorted(site.files) == [
+        "README.html",
+        "a/index.html",
+        "b/README.md",
+        "b/index.html",
+        "b/index.md",
+    ]
+    assert site.files["a/index.html"] == b"<p>x</p>\n"
+    site = build({"_config.yml": config + b"  enabled: false\n", **files})
+    assert "a/index.html" not in site.files
+
+
+def test_emoji_as_jemoji_writes_them_in_real_jekyll() -> None:
+    """The fixture's expected output is real Jekyll 4.3.1 running jemoji 0.13.0 and
+    gemoji 4.1.0 from their GitHub sources (``make_jekyll_fixtures``' ``FROM_SOURCE``):
+    names with ``+``/``-``, sequences, flags, keycaps, a code that is no name, two codes
+    back to back, times, ``code``/``pre``/``tt`` left alone but ``kbd`` and a link's text
+    not, ``&lt;b&gt;`` read as markup again, the head left alone, a body rewritten for
+    a code only in the head, a page without layout, an XML page, a post."""
+    site = same_as_jekyll("plugins_jemoji")
+    assert site.warnings == ()
+    assert b"<br /> kept" in site.files["none.html"]  # no code: left as kramdown wrote it
+
+
+def test_html_past_libxml2s_limits_is_written_whole_with_a_warning() -> None:
+    """Nokogiri (libxml2 2.9.14 without its huge option) stops reading at an element 256
+    deep below ``<body>`` and drops the rest of the page (seen with html-pipeline's
+    parse); deploybot writes the page whole and says so. 255 deep is read whole by both."""
+    deep = b"<div>" * 256 + b"@ann" + b"</div>" * 256
+    fits = b"<div>" * 254 + b"<span>in</span>" + b"</div>" * 254 + b" @bob"
+    files = {"_config.yml": b"plugins: [jekyll-mentions]\n", "_layouts/x.html": b""}
+    site = build({**files, "a.html": b"---\n---\n" + deep, "b.html": b"---\n---\n" + fits})
+    assert [(w.path, w.message) for w in site.warnings] == [
+        ("a.html", f"jekyll-mentions: {LIMITS_WARNING}")
+    ]
+    assert site.files["a.html"].count(b"<div>") == 256
+    assert site.files["b.html"].endswith(
+        b'</div> <a href="https://github.com/bob" class="user-mention">@bob</a>'
+    )
+
+
+def test_mentions_rewrite_redirect_pages_as_jekyll_does() -> None:
+    """A document's ``redirect_to`` page is its output, so jekyll-mentions rewrites it when
+    its URL holds a mention (no ``<body``: all of it, the doctype and ``<html>`` dropped,
+    ``&hellip;`` as a character: the bytes of a real ``jekyll build`` of these files); a
+    ``redirect_from`` page without one is left alone."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from, jekyll-mentions]\n",
+        "_layouts/x.html": b"",
+        "a.md": b"---\nredirect_from: /old/@x/\n---\nHi @ann\n",
+        "b.md": b"---\nredirect_to: https://medium.com/@bob\n---\nB\n",
+    }
+    site = build(files)
+    url = "https://medium.com/@bob"
+    assert site.files["b.html"].decode() == (
+        '\n\n  <meta charset="utf-8">\n  <title>Redirecting\u2026</title>\n'
+        f'  <link rel="canonical" href="{url}">\n  <script>location="{url}"</script>\n'
+        f'  <meta http-equiv="refresh" content="0; url={url}">\n'
+        '  <meta name="robots" content="noindex">\n  <h1>Redirecting\u2026</h1>\n'
+        f'  <a href="{url}">Click here if you are not redirected.</a>\n\n'
+    )
+    assert site.files["old/@x/index.html"].startswith(b"<!DOCTYPE html>")

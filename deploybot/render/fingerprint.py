@@ -38,9 +38,18 @@ RENDER_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 """The render modules' folder."""
 NOT_OUTPUT = frozenset({"jobs", "highlight_cache_bytes"})
 """``[render]`` keys that never change the output (docs/how-it-works.md says so of each)."""
-OUTPUT_LIBRARIES = ("mistune", "Pygments", "python-liquid", "Jinja2", "MarkupSafe", "PyYAML")
+OUTPUT_LIBRARIES = (
+    "mistune",
+    "Pygments",
+    "python-liquid",
+    "Jinja2",
+    "MarkupSafe",
+    "PyYAML",
+    "lxml",
+)
 """The distributions whose code makes the output: Markdown, highlighting, Liquid, the
-Jinja2 theme and its escaping, YAML."""
+Jinja2 theme and its escaping, YAML, the HTML jekyll-mentions and jemoji write again
+(lxml, with the libxml2 it bundles)."""
 
 
 def bundled_templates_dir() -> str:

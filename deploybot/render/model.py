@@ -8,9 +8,10 @@ model entry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -270,11 +271,44 @@ class Post:
         return self.collection == "posts"
 
 
+class Frontless(StrEnum):
+    """What a source file without front matter becomes (:data:`FrontlessHook`)."""
+
+    STATIC = "static"
+    """A static file, as Jekyll reads it."""
+    PAGE = "page"
+    """A page with empty front matter; the original is not written."""
+    BOTH = "both"
+    """A page with empty front matter, and the original copied as it is."""
+
+
+FrontlessRule = Callable[[str, SiteConfig], Frontless]
+"""The rule on a source file without front matter at a path, under the settings: what it
+becomes (the plugins' rules: :func:`deploybot.render.liquid.plugins.registry.read_frontless`;
+the reader gets it from the engine)."""
+
+
+@dataclass(frozen=True)
+class IndexOf:
+    """What a page a plugin made its folder's index was (jekyll-readme-index's README):
+    its ``url`` before, and whether it was a ``static`` file (no front matter)."""
+
+    url: str
+    static: bool
+
+
 @dataclass(frozen=True)
 class Page:
     """A page: any published file with front matter outside collections. ``date`` is the
     front-matter date (site timezone) or ``None``; ``output_ext`` the extension of its
-    output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML)."""
+    output (``.html`` for Markdown and HTML, else its own: ``feed.xml`` stays XML).
+
+    A plugin may make a page of a file without front matter (jekyll-optional-front-matter,
+    jekyll-readme-index): ``original`` is then the static file it still is (copied as it
+    is, listed in ``site.static_files``), ``None`` when the plugin drops it; ``appended``
+    the rank of the plugin's generator (1, 2: Jekyll's priority order), which adds the
+    page to ``site.pages`` after the pages read (0); ``readme`` what the page was before a
+    plugin made it its folder's index (:class:`IndexOf`), ``None`` for other pages."""
 
     doc: Document
     title: str
@@ -282,6 +316,9 @@ class Page:
     output_path: str
     date: datetime | None
     output_ext: str = ".html"
+    original: StaticFile | None = None
+    appended: int = 0
+    readme: IndexOf | None = None
 
 
 @dataclass(frozen=True)
@@ -318,6 +355,13 @@ class SiteModel:
     static: tuple[StaticFile, ...]
     time: datetime
     docs: tuple[Post, ...] = ()
+
+
+def listed_static(static: Iterable[StaticFile], pages: Iterable[Page]) -> list[StaticFile]:
+    """Return ``site.static_files``: the ``static`` files and the originals plugins' pages
+    keep (:attr:`Page.original`), in source-path order."""
+    kept = [page.original for page in pages if page.original is not None]
+    return sorted([*static, *kept], key=lambda s: s.path) if kept else list(static)
 
 
 def site_time(config: SiteConfig, options: RenderOptions) -> datetime:

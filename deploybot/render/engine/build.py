@@ -57,6 +57,7 @@ from deploybot.render.model import (
     SiteConfig,
     SiteModel,
     StaticFile,
+    listed_static,
     site_time,
 )
 from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
@@ -64,7 +65,7 @@ from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.data import read_data
 from deploybot.render.read.limited import LimitedTree
 from deploybot.render.read.publisher import future_cutoff, in_the_future
-from deploybot.render.read.site import load_site
+from deploybot.render.read.site import load_site, promote
 from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.read.source import SourceTree
 from deploybot.render.read.symlinks import ResolvedTree
@@ -341,7 +342,10 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         max_yaml_size=options.max_yaml_size,
         cutoff=cut,
         links=links,
+        frontless=registry.read_frontless,
     )
+    chosen = registry.promotions(model.pages, model.static, config)
+    model = promote(model, tree, chosen, hidden, options.max_yaml_size, links)
     warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
     md = markdown_for(options, highlights(config.data))
     model = plugin_outputs.adjust_model(model, lambda text: markdown_to_html(text, md))
@@ -374,6 +378,9 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     for static in model.static:
         if static.output_path:
             out.put(static.output_path, tree.read(static.path), static.path, copied=True)
+    for page in model.pages:
+        if page.original is not None:  # a plugin's page keeping its original
+            out.put(page.original.output_path, tree.read(page.doc.path), page.doc.path, copied=True)
     index = render_index(ctx) if layouts is None else None
     if index is not None and not owns_index(model):
         out.put("index.html", index, f"theme {options.theme}")
@@ -407,15 +414,17 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     for rendered in renders:
         source = sources[rendered.source]
         hooked = plugin_outputs.HookedDocument([], rendered.content, [])
+        info = plugin_outputs.document_info(source, config, names)
         if rendered.output_path == source.output_path:  # not a paginated copy
-            info = plugin_outputs.document_info(source, config, names)
             hooked = plugin_outputs.hook_document(
                 config.data, info, rendered.output, hooked.content
             )
-        for path, data in hooked.outputs or [(rendered.output_path, rendered.output)]:
+        own, *extra = hooked.outputs or [(rendered.output_path, rendered.output)]
+        done, found = plugin_outputs.post_render(info, [own], extra)
+        for path, data in done:
             out.put(path, data, rendered.source)
         contents.setdefault(rendered.source, hooked.content)
-        warnings.extend([*rendered.warnings, *hooked.warnings])
+        warnings.extend([*rendered.warnings, *found, *hooked.warnings])
     if layouts is None:  # the site's own theme: no bundled feeds (Jekyll writes none)
         for path, data in feed_files(model, contents, options.feed_limit).items():
             out.put(path, data, "feeds")
@@ -599,7 +608,9 @@ def content_variables(
     }
     return {
         "pages": [listed_page(page_variables(page), contents) for page in by_name(model.pages)],
-        "static_files": [static_file_variables(s) for s in model.static],
+        "static_files": [
+            static_file_variables(s) for s in listed_static(model.static, model.pages)
+        ],
         "categories": categories,
         "tags": tags,
         **docs,
@@ -609,8 +620,15 @@ def content_variables(
 
 def by_name(pages: Iterable[Page]) -> list[Page]:
     """Return ``pages`` in ``site.pages`` order: by file name, then path (Jekyll's
-    ``Reader#sort_files!`` sorts by name alone, in an unstable sort)."""
-    return sorted(pages, key=lambda p: (posixpath.basename(p.doc.path), p.doc.path))
+    ``Reader#sort_files!`` sorts by name alone, in an unstable sort); then the pages
+    plugins' generators added (:attr:`Page.appended`), each generator's in source-path
+    order (the static files' order, which they were made from)."""
+    return sorted(pages, key=_listed_order)
+
+
+def _listed_order(page: Page) -> tuple[int, str, str]:
+    name = "" if page.appended else posixpath.basename(page.doc.path)
+    return page.appended, name, page.doc.path
 
 
 def collection_lists(

@@ -42,7 +42,7 @@ from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteL
 from deploybot.render.limits import out_of_memory
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.liquid.plugins import registry
-from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext
+from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext, Promotion
 from deploybot.render.markdown.renderer import highlights, markdown_for, markdown_to_html
 from deploybot.render.model import (
     Page,
@@ -100,6 +100,14 @@ def options_key(options: RenderOptions) -> str:
             options.repository,
         )
     )
+
+
+def promotion_of(row: SourceRow | None) -> Promotion | None:
+    """Return the promotion a plugin gave the page ``row`` (its permalink and whether its
+    original is copied), ``None`` for any other row."""
+    if row is None or row.kind != "page" or row.model.readme is None:
+        return None
+    return str(row.model.doc.front_matter["permalink"]), row.model.original is not None
 
 
 def _strip(model: Post | Page) -> Post | Page:
@@ -191,10 +199,11 @@ class Engine(SiteLists):
             "theme": "" if self.layered is None else self.layered.listing_json(),
         }
 
-    def read_source(self, path: str) -> SourceRow | None:
+    def read_source(self, path: str, index: Promotion | None = None) -> SourceRow | None:
         """Return what ``path`` is (post, doc, page, static, other) per Jekyll's reading
-        rules, or ``None`` when it is not in the tree. Raises ``SourceError`` for a broken
-        file."""
+        rules, or ``None`` when it is not in the tree; ``index``: a plugin's promotion of
+        it to a page (:func:`~deploybot.render.read.site.read_source_file`). Raises
+        ``SourceError`` for a broken file."""
         try:
             blob = self.tree.blob_id(path)
         except KeyError:
@@ -202,7 +211,7 @@ class Engine(SiteLists):
                 return None
             blob = ""  # a symlink that does not resolve, or a submodule: a warning only
         with out_of_memory(path, "reading"):
-            found = self._load(path)
+            found = self._load(path, index)
         notes = tuple((w.line, w.message) for w in found.warnings)
         if found.post is not None and found.post.is_post:
             post = found.post
@@ -237,11 +246,19 @@ class Engine(SiteLists):
         ``SourceError`` for a broken file."""
         return self._load(path)
 
-    def _load(self, path: str) -> SourceFile:
-        """Read the source ``path`` of the tree (no future cut-off)."""
+    def _load(self, path: str, index: Promotion | None = None) -> SourceFile:
+        """Read the source ``path`` of the tree (no future cut-off), promoted by ``index``."""
         max_yaml = self.options.max_yaml_size
         found = read_source_file(
-            self.tree, path, self.config, self.time, self.hidden, max_yaml, self.links
+            self.tree,
+            path,
+            self.config,
+            self.time,
+            self.hidden,
+            max_yaml,
+            self.links,
+            index,
+            frontless=registry.read_frontless,
         )
         md = self.md
         return plugin_outputs.adjust_source(found, self.config, lambda t: markdown_to_html(t, md))
@@ -307,7 +324,7 @@ class Engine(SiteLists):
 
     def _render_row(self, row: SourceRow, neighbours: Neighbours | None) -> RenderedSource:
         path = row.path
-        found = self._load(path)
+        found = self._load(path, promotion_of(row))
         doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
         assert doc is not None
         context = PrerenderContext(self.config, frozenset(self.layout_names), self.source_urls)
@@ -345,7 +362,11 @@ class Engine(SiteLists):
         for name in hooked.layouts:  # a layout whose presence a hook read
             deps[Kind.LAYOUT + name] = self.layout_names.get(name, "")
         (_, mine), *extra = hooked.outputs
-        outputs = [(p, mine if p == doc.output_path else d) for p, d in outputs] + extra
+        outputs = [(p, mine if p == doc.output_path else d) for p, d in outputs]
+        outputs, notes = plugin_outputs.post_render(info, outputs, extra)
+        warnings.extend(notes)
+        if isinstance(doc, Page) and doc.original is not None:  # kept by a plugin
+            outputs.append((doc.original.output_path, self.tree.read(path)))
         content = None if content is None else hooked.content
         warnings.extend(hooked.warnings)
         return RenderedSource(outputs, content, deps, warnings)
@@ -491,6 +512,23 @@ class Engine(SiteLists):
                 stored.append(row)
         return stored
 
+    def promote(self, stored: list[SourceRow]) -> list[SourceRow]:
+        """Return the rows ``stored`` with the files the plugins make pages
+        (:func:`~deploybot.render.liquid.plugins.registry.promotions`) read again as those
+        pages, and stored so."""
+        pages = [row.model for row in stored if row.kind == "page"]
+        static = [row.model for row in stored if row.kind == "static"]
+        chosen = registry.promotions(pages, static, self.config)
+        if not chosen:
+            return stored
+        done = []
+        for row in stored:
+            new = row if row.path not in chosen else self.read_source(row.path, chosen[row.path])
+            if new is not None and new is not row:
+                self.cache.put_source(new)
+            done.append(new or row)
+        return done
+
     def _render_docs(self, rows: list[SourceRow]) -> None:
         """Render the visible collection documents ``rows`` here, in order (each
         collection's order is read once; they are few beside the posts)."""
@@ -513,6 +551,7 @@ class Engine(SiteLists):
                 self.chains[path] = list(self.links.resolve(path).chain)
         with Workers(self, paths) as workers:
             stored = self._read_all(workers)
+            stored = self.promote(stored)
             self.render_assets()
             for row in stored:
                 if row.kind == "static" and self.visible(row, self.cut_us):

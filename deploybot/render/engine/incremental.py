@@ -67,11 +67,13 @@ from deploybot.render.engine.full import (
     NeedFullBuild,
     OutputSink,
     options_key,
+    promotion_of,
 )
 from deploybot.render.engine.plugin_outputs import PRODUCER, generators
 from deploybot.render.engine.site_lists import TIMED_US
 from deploybot.render.highlight import cache as highlight_cache
-from deploybot.render.liquid.plugins.registry import Needs
+from deploybot.render.liquid.plugins import registry
+from deploybot.render.liquid.plugins.registry import Needs, enabled
 from deploybot.render.model import RenderOptions
 from deploybot.render.read.data import is_data_file
 from deploybot.render.read.entries import classify
@@ -254,6 +256,7 @@ def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
         if old is None or new is None:
             plan.dirty.add(Key.PATHS)
         updates.append((old, new))
+    updates = _promoted(engine, plan, updates)
     # neighbours in the old post order: of changed posts and of posts crossing the cut-off
     lo, hi = sorted((old_cut, engine.cut_us))
     window = cache.posts(hi, lo_us=lo) if old_cut != engine.cut_us else []
@@ -271,6 +274,35 @@ def _incremental(engine: Engine, changed: list[str]) -> BuildReport:
         if old is not None or new is not None:
             _check_bodies(engine, plan, (new or old).path, new)  # type: ignore[union-attr]
     return _run(engine, plan)
+
+
+def _promoted(
+    engine: Engine, plan: _Plan, updates: list[tuple[SourceRow | None, SourceRow | None]]
+) -> list[tuple[SourceRow | None, SourceRow | None]]:
+    """Return ``updates`` (old and new rows of the changed sources, read as they are) with
+    the plugins' promotions (jekyll-readme-index: :func:`~deploybot.render.liquid.plugins.
+    registry.promotions`) decided again over the whole site: a changed source promoted is
+    read again so, and an unchanged one whose promotion changed joins the updates."""
+    if not any(p.promote is not None for p in enabled(engine.config.data)):
+        return updates
+    cache = engine.cache
+    changed = {(new or old).path for old, new in updates}  # type: ignore[union-attr]
+    rows = [r for kind in ("page", "static") for r in cache.rows(kind) if r.path not in changed]
+    rows += [new for _, new in updates if new is not None and new.kind in ("page", "static")]
+    pages = [r.model for r in rows if r.kind == "page"]
+    chosen = registry.promotions(
+        pages, [r.model for r in rows if r.kind == "static"], engine.config
+    )
+    done = []
+    for old, new in updates:
+        if new is not None and new.path in chosen:
+            new = engine.read_source(new.path, chosen[new.path])
+        done.append((old, new))
+    for row in rows:
+        if row.path not in changed and promotion_of(row) != chosen.get(row.path):
+            plan.dirty.add(Kind.BLOB + row.path)
+            done.append((row, engine.read_source(row.path, chosen.get(row.path))))
+    return done
 
 
 def _check_bodies(engine: Engine, plan: _Plan, path: str, new: SourceRow | None) -> None:
@@ -315,7 +347,7 @@ def _apply(
     elif was or (old is not None and engine.cache.outputs_of(path)):
         plan.remove.add(path)
     kinds = (getattr(old, "kind", ""), getattr(new, "kind", ""))
-    if (kinds[0] == "static") != (kinds[1] == "static") or _static_moved(old, new):
+    if _listed_static(old) != _listed_static(new):
         plan.dirty.add(Key.STATIC)
     for row in (old, new):
         if row is not None and row.kind == "doc":
@@ -332,18 +364,21 @@ def _apply(
         _dirty_fields(plan, old, new)  # type: ignore[arg-type]
 
 
-def _static_moved(old: SourceRow | None, new: SourceRow | None) -> bool:
-    """Whether a static file's entry (URL, output) changed (defaults, a collection)."""
-    if old is None or new is None or old.kind != "static" or new.kind != "static":
-        return False
-    return bool(old.model != new.model)
+def _listed_static(row: SourceRow | None) -> object:
+    """The ``site.static_files`` entry of ``row``: a static file's, or the original a
+    plugin's page keeps (:attr:`~deploybot.render.model.Page.original`); ``None``."""
+    if row is None:
+        return None
+    if row.kind == "static":
+        return row.model
+    return row.model.original if row.kind == "page" else None
 
 
 def _page_fields(row: SourceRow | None) -> str:
     """Return a fingerprint of a page row's ``page`` mapping ('' for anything else)."""
     if row is None or row.kind != "page":
         return ""
-    return fingerprint(list(build.page_variables(row.model).items()))
+    return fingerprint([*build.page_variables(row.model).items(), row.model.appended])
 
 
 def _dirty_fields(plan: _Plan, old: SourceRow, new: SourceRow) -> None:

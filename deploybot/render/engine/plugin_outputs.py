@@ -14,7 +14,15 @@ from typing import Any, Protocol
 from deploybot.render.engine.cache import BuildCache
 from deploybot.render.engine.deps import WHOLE, Key, Kind, collection_key
 from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin, Reads, SiteView
-from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, SiteModel, StaticFile
+from deploybot.render.model import (
+    Page,
+    Post,
+    RenderWarning,
+    SiteConfig,
+    SiteModel,
+    StaticFile,
+    listed_static,
+)
 from deploybot.render.outputs.sinks import micros
 from deploybot.render.read.publisher import in_the_future, in_the_future_us
 from deploybot.render.read.site import SourceFile
@@ -113,8 +121,9 @@ class ModelView:
         }
 
     def static(self) -> Sequence[StaticFile]:
-        """The written static files."""
-        return [s for s in self.model.static if s.output_path]
+        """The written static files (originals kept by plugins' pages too)."""
+        listed = listed_static(self.model.static, self.model.pages)
+        return [s for s in listed if s.output_path]
 
     def content(self, path: str) -> str:
         """The rendered content of ``path``. Raises ``KeyError`` when not rendered."""
@@ -199,8 +208,10 @@ class CacheView:
         return found
 
     def static(self) -> Sequence[StaticFile]:
-        """The written static files."""
-        return [r.model for r in self.engine.cache.rows("static") if r.model.output_path]
+        """The written static files (originals kept by plugins' pages too)."""
+        static = [r.model for r in self.engine.cache.rows("static")]
+        pages = [r.model for r in self.engine.cache.rows("page")]
+        return [s for s in listed_static(static, pages) if s.output_path]
 
     def content(self, path: str) -> str:
         """The cached content of ``path``. Raises ``KeyError`` when there is none."""
@@ -261,7 +272,32 @@ def document_info(
 ) -> DocumentInfo:
     """Return what a document hook sees of ``doc``."""
     fm = doc.doc.front_matter
-    return DocumentInfo(doc.doc.path, doc.url, doc.output_path, fm, config, frozenset(layouts))
+    names = frozenset(layouts)
+    return DocumentInfo(doc.doc.path, doc.url, doc.output_path, fm, config, names, doc.output_ext)
+
+
+def post_render(
+    info: DocumentInfo,
+    outputs: list[tuple[str, bytes]],
+    generated: Sequence[tuple[str, bytes]] = (),
+) -> tuple[list[tuple[str, bytes]], list[RenderWarning]]:
+    """Return the ``(path, bytes)`` outputs a document ``info`` rendered to (its own, a
+    paginated index's copies), then the pages its document hooks ``generated``
+    (jekyll-redirect-from's: pages of their own, with no front matter of the document),
+    after the plugins' post-render hooks
+    (:func:`~deploybot.render.liquid.plugins.registry.after_render`), and their warnings
+    (each once)."""
+    from deploybot.render.liquid.plugins.registry import after_render, enabled
+
+    if not any(p.post_render is not None for p in enabled(info.config.data)):
+        return [*outputs, *generated], []
+    done, warnings = [], []
+    own = replace(info, front_matter={})
+    for (path, data), page in [*((o, info) for o in outputs), *((g, own) for g in generated)]:
+        data, found = after_render(page, data)
+        done.append((path, data))
+        warnings.extend(found)
+    return done, list(dict.fromkeys(warnings))
 
 
 def adjust_model(model: SiteModel, markdown: Callable[[str], str]) -> SiteModel:

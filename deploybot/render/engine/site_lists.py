@@ -17,7 +17,7 @@ from deploybot.render.engine.cache import SourceRow
 from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
 from deploybot.render.engine.deps import DocPage, Recorder, linked
 from deploybot.render.engine.theme_setup import ThemeSetup
-from deploybot.render.model import EPOCH, Post
+from deploybot.render.model import EPOCH, Post, listed_static
 from deploybot.render.outputs.sinks import RenderedSource, micros
 from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.site import SourceFile
@@ -69,7 +69,9 @@ class SiteLists(ThemeSetup):
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
-        return [build.static_file_variables(row.model) for row in self.cache.rows("static")]
+        static = [row.model for row in self.cache.rows("static")]
+        pages = [row.model for row in self.cache.rows("page")]
+        return [build.static_file_variables(s) for s in listed_static(static, pages)]
 
     def collection_docs(self, label: str) -> list[Post]:
         """Return the documents of collection ``label`` in its order (an undated one dated

@@ -44,6 +44,12 @@ def _glob(patterns: Iterable[str], entry: str, folder: bool) -> bool:
     return False
 
 
+def includes(patterns: Iterable[str], path: str) -> bool:
+    """``EntryFilter#included?``: whether the ``include`` ``patterns`` name the file ``path``
+    (source-relative) or its name."""
+    return _glob(patterns, path, False) or _glob(patterns, basename(path), False)
+
+
 @dataclass(frozen=True)
 class Filter:
     """The site's ``include`` and ``exclude`` lists (``exclude`` without what ``include``

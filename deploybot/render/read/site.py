@@ -14,6 +14,10 @@ rules; which file is what: :mod:`.entries`).
   permalink (what GitHub Pages and most hosts serve). ``published: false`` skips a page.
 - Static files: every other file the walk reaches, and the files without front matter in
   a collection's folder (written at the collection's permalink when it is written).
+- Plugins may read a file without front matter as a page (jekyll-optional-front-matter:
+  a rule the engine passes in from the plugin registry, per file) and, once everything is
+  read, a README as its folder's index (jekyll-readme-index: :func:`promote`, given the
+  READMEs the registry chose over the whole site).
 - Front matter ``defaults`` (:mod:`.defaults`) apply to all of them; a front matter that
   never closes is no front matter, with a warning (Jekyll reads such a file as text).
 - ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported).
@@ -23,6 +27,7 @@ rules; which file is what: :mod:`.entries`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +40,9 @@ from deploybot.render.model import (
     EPOCH,
     MAX_YAML_SIZE,
     Document,
+    Frontless,
+    FrontlessRule,
+    IndexOf,
     Page,
     Post,
     RenderWarning,
@@ -47,7 +55,13 @@ from deploybot.render.read.data import is_data_file
 from deploybot.render.read.dates import front_matter_date
 from deploybot.render.read.defaults import deep_merge, defaults_for
 from deploybot.render.read.entries import POST_NAME_RE, classify
-from deploybot.render.read.frontmatter import UNCLOSED, FrontMatter, key_line, parse_front_matter
+from deploybot.render.read.frontmatter import (
+    UNCLOSED,
+    FrontMatter,
+    decode,
+    key_line,
+    parse_front_matter,
+)
 from deploybot.render.read.permalink import (
     expand,
     output_path,
@@ -93,6 +107,7 @@ def load_site(
     max_yaml_size: int = MAX_YAML_SIZE,
     cutoff: datetime | None = None,
     links: ResolvedTree | None = None,
+    frontless: FrontlessRule | None = None,
 ) -> tuple[SiteModel, list[RenderWarning]]:
     """Read posts, collection documents, pages and static files of ``tree`` under
     ``config``.
@@ -104,7 +119,8 @@ def load_site(
     Raises ``SourceError`` (path, line) for broken front matter (or front matter over
     ``max_yaml_size`` with its aliases expanded), dates or permalinks. ``links`` resolves
     the symlinks of ``tree`` (which reads through it) and lists its submodules
-    (:func:`read_source_file`).
+    (:func:`read_source_file`); ``frontless`` is the plugins' rule on files without front
+    matter (:func:`read_source_file`).
     """
     tz = ZoneInfo(config.timezone)
     now = (time or EPOCH).astimezone(tz)
@@ -115,7 +131,9 @@ def load_site(
     static: list[StaticFile] = []
     gitlinks = [] if links is None else links.submodules()
     for path in sorted([*tree.paths(), *gitlinks]):
-        found = read_source_file(tree, path, config, now, hidden, max_yaml_size, links)
+        found = read_source_file(
+            tree, path, config, now, hidden, max_yaml_size, links, frontless=frontless
+        )
         warnings.extend(found.warnings)
         if found.post is not None and found.post.is_post:
             if in_the_future(found.post.date, cutoff):
@@ -134,6 +152,33 @@ def load_site(
     return model, warnings
 
 
+def promote(
+    model: SiteModel,
+    tree: SourceTree,
+    chosen: Mapping[str, tuple[str, bool]],
+    hidden: tuple[str, ...] = (),
+    max_yaml: int = MAX_YAML_SIZE,
+    links: ResolvedTree | None = None,
+) -> SiteModel:
+    """Return ``model`` with the files ``chosen`` names (path -> ``(permalink, copied)``:
+    the plugins' promotions, jekyll-readme-index's READMEs) read again as those pages
+    (:func:`read_source_file`'s ``index``); their warnings were given when they were first
+    read."""
+    if not chosen:
+        return model
+    pages = {page.doc.path: page for page in model.pages}
+    for path, index in chosen.items():
+        found = read_source_file(
+            tree, path, model.config, model.time, hidden, max_yaml, links, index
+        )
+        pages.pop(path, None)
+        if found.page is not None:
+            pages[path] = found.page
+    static = tuple(s for s in model.static if s.path not in chosen)
+    ordered = tuple(pages[p] for p in sorted(pages))
+    return dataclasses.replace(model, pages=ordered, static=static)
+
+
 def read_source_file(
     tree: SourceTree,
     path: str,
@@ -142,12 +187,18 @@ def read_source_file(
     hidden: tuple[str, ...] = (),
     max_yaml: int = MAX_YAML_SIZE,
     links: ResolvedTree | None = None,
+    index: tuple[str, bool] | None = None,
+    frontless: FrontlessRule | None = None,
 ) -> SourceFile:
     """Read the one source ``path`` as Jekyll would (``time``: ``site.time``, the date of a
     collection document without one). ``published: false`` posts, documents and pages
     give nothing; so does a symlink that ``links`` (the tree's symlinks, under ``tree``)
     cannot resolve inside the tree, with a warning, and a submodule, with a warning
-    (:mod:`.symlinks`). Raises ``SourceError`` as :func:`load_site`."""
+    (:mod:`.symlinks`). ``index``: ``(permalink, copied)`` when a plugin makes the file
+    (a page or a static file) a page with that permalink, its folder's index, whose
+    original is still copied when ``copied`` and it has no front matter
+    (jekyll-readme-index); ``frontless``: what a file without front matter becomes (the
+    plugins' rule; ``None``: a static file). Raises ``SourceError`` as :func:`load_site`."""
     entry = classify(path, config, hidden)
     if entry.kind == "not-a-post":
         message = "not a post name (YYYY-MM-DD-slug.ext): not published"
@@ -168,11 +219,84 @@ def read_source_file(
     front = parse_front_matter(data, path, max_yaml)
     if entry.kind == "doc" and entry.collection is not None:
         if front is None:
-            return SourceFile(static=_collection_static(path, entry.collection, config))
+            static = _collection_static(path, entry.collection, config)
+            notes = _frontless_in_collection(path, config, frontless)
+            return SourceFile(static=static, warnings=notes)
         return _read_document(front, path, entry.collection, (), config, time)
+    if index is not None:
+        return _read_index(front, data, path, config, time, index)
     if front is None:
-        return SourceFile(static=_static(path, config))
+        kind = Frontless.STATIC if frontless is None else frontless(path, config)
+        return _read_frontless(data, path, config, time, kind)
     return _read_page(front, path, config, time)
+
+
+def _read_index(
+    front: FrontMatter | None,
+    data: bytes,
+    path: str,
+    config: SiteConfig,
+    time: datetime,
+    index: tuple[str, bool],
+) -> SourceFile:
+    """The page a plugin makes of the file ``path`` (``front``: its front matter, if any)
+    with the permalink of ``index`` (see :func:`read_source_file`)."""
+    permalink, copied = index
+    if front is None:
+        url, made = "/" + path, FrontMatter({"permalink": permalink}, decode(data, path), 1, "")
+    else:
+        plain = _read_page(front, path, config, time).page
+        if plain is None:
+            return SourceFile()
+        url = plain.url
+        made = dataclasses.replace(front, data={**front.data, "permalink": permalink})
+    found = _read_page(made, path, config, time)
+    if found.page is None:
+        return found
+    readme = IndexOf(url, front is None)
+    if front is None:
+        original = _static(path, config) if copied else None
+        page = dataclasses.replace(found.page, original=original, appended=INDEX_RANK)
+    else:
+        page = found.page
+    return dataclasses.replace(found, page=dataclasses.replace(page, readme=readme))
+
+
+def _read_frontless(
+    data: bytes, path: str, config: SiteConfig, time: datetime, kind: Frontless
+) -> SourceFile:
+    """A file without front matter outside collections: a static file, or the page a plugin
+    makes of it (``kind``: jekyll-optional-front-matter), its original copied too or not."""
+    static = _static(path, config)
+    if kind is Frontless.STATIC or static is None:  # the plugin reads the static files
+        return SourceFile(static=static)
+    found = _read_page(FrontMatter({}, decode(data, path), 1, ""), path, config, time)
+    if found.page is None:
+        return found
+    original = static if kind is Frontless.BOTH else None
+    page = dataclasses.replace(found.page, original=original, appended=FRONTLESS_RANK)
+    return dataclasses.replace(found, page=page)
+
+
+FRONTLESS_RANK = 1
+""":attr:`Page.appended` of jekyll-optional-front-matter's pages (its generator's priority
+is ``normal``)."""
+INDEX_RANK = 2
+""":attr:`Page.appended` of jekyll-readme-index's pages (``low``: after the former)."""
+
+
+FRONTLESS_IN_COLLECTION = (
+    "jekyll-optional-front-matter: a collection's Markdown file without front matter is "
+    "not made a page (Jekyll writes one under the collection's folder): only copied"
+)
+
+
+def _frontless_in_collection(
+    path: str, config: SiteConfig, frontless: FrontlessRule | None
+) -> tuple[RenderWarning, ...]:
+    if frontless is None or frontless(path, config) is Frontless.STATIC:
+        return ()
+    return (RenderWarning(path, None, FRONTLESS_IN_COLLECTION),)
 
 
 RUBY_PLUGIN = (

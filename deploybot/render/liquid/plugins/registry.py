@@ -13,20 +13,35 @@ A generator sees the built site through a :class:`SiteView` (the full build give
 model, the incremental engine its cache) and returns ``(output path, bytes)`` pairs. What
 it reads is declared in :attr:`Plugin.needs`, so an incremental build re-runs it exactly
 when one of those changed (:class:`Needs`).
+
+Hooks on reading decide what a file is: :data:`FrontlessHook` per file without front matter
+(jekyll-optional-front-matter), :data:`PromoteHook` over the whole site as read
+(jekyll-readme-index: the incremental engine decides again on every build); a
+:data:`PostRenderHook` rewrites each output a document renders to (jekyll-mentions,
+jemoji, Jekyll's ``:post_render``). Modules without ``PLUGIN`` are their helpers
+(:mod:`.html_pipeline`, :mod:`.gemoji_names`).
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from functools import cache
 from typing import Any, Protocol
 
-from deploybot.render.model import Page, Post, RenderWarning, SiteConfig, StaticFile
+from deploybot.render.model import (
+    Frontless,
+    FrontlessRule,
+    Page,
+    Post,
+    RenderWarning,
+    SiteConfig,
+    StaticFile,
+)
 from deploybot.render.read.siteconfig import CONFIG_PATH, line_of_keys
 
 PLUGIN_KEYS = ("plugins", "gems")
@@ -96,8 +111,8 @@ Generator = Callable[[SiteView], list[tuple[str, bytes]]]
 @dataclass(frozen=True)
 class DocumentInfo:
     """A rendered post, page or collection document, as a document hook sees it: its
-    source ``path``, ``url``, ``output_path``, front matter, the site settings and the
-    names of the site's own layouts."""
+    source ``path``, ``url``, ``output_path``, front matter, the site settings, the
+    names of the site's own layouts and its ``output_ext`` (``.html`` for Markdown)."""
 
     path: str
     url: str
@@ -105,6 +120,7 @@ class DocumentInfo:
     front_matter: Mapping[str, Any]
     config: SiteConfig
     layouts: frozenset[str] = frozenset()
+    output_ext: str = ".html"
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,11 @@ class DocumentResult:
 
 DocumentHook = Callable[[DocumentInfo], DocumentResult]
 """A plugin's hook on each rendered document (jekyll-redirect-from's pages)."""
+
+PostRenderHook = Callable[[DocumentInfo, bytes], tuple[bytes, tuple[RenderWarning, ...]]]
+"""A plugin's hook on each output a post, page or collection document renders to (its own
+and a paginated index's copies; Jekyll's ``:post_render`` hook): the output it writes
+instead (jekyll-mentions' links), and its warnings."""
 
 ReadHook = Callable[[Any, SiteConfig, Callable[[str], str]], Any]
 """A plugin's hook on each post, page or collection document as it is read (a
@@ -155,6 +176,34 @@ PrerenderHook = Callable[[Any, PrerenderContext], tuple[Any, Reads]]
 """A plugin's hook on a post, page or collection document about to render: the document to
 render (its layout set, its body rewritten) and what the hook read (:class:`Reads`)."""
 
+
+@dataclass(frozen=True)
+class Entry:
+    """A page or static file, as a promote hook sees it: its source ``path``, its ``url``
+    as read (before a plugin promoted it), whether it is a ``static`` file (it has no front
+    matter), and whether it is a ``collection``'s file."""
+
+    path: str
+    url: str
+    static: bool
+    collection: bool = False
+
+
+Promotion = tuple[str, bool]
+"""What a promote hook makes of a file: ``(permalink, copied)``: it is read as a page with
+that permalink, and ``copied``: its original is still copied
+(:func:`~deploybot.render.read.site.read_source_file`'s ``index``)."""
+
+PromoteHook = Callable[[Sequence[Entry], SiteConfig], Mapping[str, Promotion]]
+"""A plugin's rule on the site as read (jekyll-readme-index): the files it re-reads as
+pages with a permalink, by path."""
+
+
+FrontlessHook = FrontlessRule
+"""A plugin's rule on a source file without front matter (jekyll-optional-front-matter):
+what the file at the path becomes under the settings
+(:class:`~deploybot.render.model.Frontless`)."""
+
 ConfigHook = Callable[[SiteConfig, str], tuple[SiteConfig, list[RenderWarning]]]
 """A plugin's hook on the site settings, given the source's GitHub repository (``owner/name``
 or ''): the settings it makes (``site.github``) and its warnings."""
@@ -179,6 +228,11 @@ class Plugin:
         config: a hook on the site settings (:data:`ConfigHook`), before anything is read.
         read: a hook on each document as it is read (:data:`ReadHook`).
         prerender: a hook on each post or page about to render (:data:`PrerenderHook`).
+        post_render: a hook on each output a document renders to (:data:`PostRenderHook`).
+        frontless: what a file without front matter at a path becomes, given the
+            settings (:data:`FrontlessHook`).
+        promote: the files of the site as read it makes pages with a permalink
+            (:data:`PromoteHook`).
         summary: one line for the docs.
     """
 
@@ -192,6 +246,9 @@ class Plugin:
     config: ConfigHook | None = None
     read: ReadHook | None = None
     prerender: PrerenderHook | None = None
+    post_render: PostRenderHook | None = None
+    frontless: FrontlessHook | None = None
+    promote: PromoteHook | None = None
 
 
 @cache
@@ -284,6 +341,50 @@ def before_render(doc: Any, context: PrerenderContext) -> tuple[Any, Reads]:
             layouts.extend(read.layouts)
             needs.update(read.needs)
     return doc, Reads(tuple(layouts), frozenset(needs))
+
+
+def after_render(info: DocumentInfo, output: bytes) -> tuple[bytes, list[RenderWarning]]:
+    """Return ``output``, one output of the document ``info``, after the post-render hooks
+    of the plugins ``info.config`` switches on, in order, and their warnings."""
+    warnings: list[RenderWarning] = []
+    for plugin in enabled(info.config.data):
+        if plugin.post_render is not None:
+            output, found = plugin.post_render(info, output)
+            warnings.extend(found)
+    return output, warnings
+
+
+def read_frontless(path: str, config: SiteConfig) -> Frontless:
+    """Return what the file ``path``, which has no front matter, becomes under the plugins
+    ``config`` switches on: the first one's answer other than :attr:`Frontless.STATIC`."""
+    for plugin in enabled(config.data):
+        if plugin.frontless is not None:
+            found = plugin.frontless(path, config)
+            if found is not Frontless.STATIC:
+                return found
+    return Frontless.STATIC
+
+
+def promotions(
+    pages: Iterable[Page], static: Iterable[StaticFile], config: SiteConfig
+) -> dict[str, Promotion]:
+    """Return the files the promote hooks of the plugins ``config`` switches on make pages
+    (by path), given the site's ``pages`` (as read before any promotion: a promoted page
+    counts as what it was, :attr:`Page.readme`) and ``static`` files."""
+    hooks = [p.promote for p in enabled(config.data) if p.promote is not None]
+    if not hooks:
+        return {}
+    found = [
+        Entry(p.doc.path, p.readme.url, p.readme.static)
+        if p.readme is not None
+        else Entry(p.doc.path, p.url, False)
+        for p in pages
+    ]
+    found.extend(Entry(s.path, s.url, True, s.collection is not None) for s in static)
+    chosen: dict[str, Promotion] = {}
+    for hook in hooks:
+        chosen.update(hook(found, config))
+    return chosen
 
 
 def liquid_tags(names: Sequence[str]) -> list[type[Any]]:
