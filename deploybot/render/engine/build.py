@@ -20,14 +20,16 @@ import mistune
 
 from deploybot.git import path_rules
 from deploybot.render.engine import plugin_outputs
-from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
-from deploybot.render.engine.deps import (
-    ContentSource,
-    DocMapping,
-    LazyContent,
-    Unsupported,
-    linked,
+from deploybot.render.engine.contents import (
+    DOC_GROUP,
+    LAST,
+    POST_GROUP,
+    Contents,
+    Made,
+    Rank,
+    page_rank,
 )
+from deploybot.render.engine.deps import ContentSource, DocMapping, LazyContent, Part, linked
 from deploybot.render.engine.document import (
     RenderContext,
     RenderedDocument,
@@ -103,22 +105,24 @@ def site_variables(
 
 
 def listed(variables: dict[str, Any], doc: Post, contents: ContentSource | None) -> dict[str, Any]:
-    """Return a post or document's mapping ``variables`` with its ``content`` as the
-    reader sees it (:mod:`.contents`), or as is without ``contents``."""
+    """Return a post or document's mapping ``variables`` with its ``content`` and
+    ``output`` as the reader sees them (:mod:`.contents`), or as is without ``contents``."""
     if contents is None:
         return variables
-    output = Unsupported("output of a post or document in a listing", contents)
-    return {**variables, "content": LazyContent(doc.doc.path, contents), "output": output}
+    path = doc.doc.path
+    output = LazyContent(path, contents, Part.OUTPUT)
+    return {**variables, "content": LazyContent(path, contents), "output": output}
 
 
-def listed_page(variables: dict[str, Any], contents: ContentSource | None) -> dict[str, Any]:
-    """Return a page's mapping ``variables`` as ``site.pages`` lists it: its ``content``
-    and ``output`` are not filled (with ``contents``, reading one is warned about)."""
+def listed_page(page: Page, contents: ContentSource | None) -> dict[str, Any]:
+    """Return a page's mapping as ``site.pages`` lists it (:func:`page_variables`), with
+    its ``content`` as the reader sees it (:mod:`.contents`) given ``contents``. Its
+    ``output`` is the front matter's, if any: Jekyll's ``Page#to_liquid`` has none of its
+    own (``ATTRIBUTES_FOR_LIQUID``), so ``p.output`` is ``nil`` even once rendered."""
+    variables = page_variables(page)
     if contents is None:
         return variables
-    content = Unsupported("content of a page in site.pages", contents)
-    output = Unsupported("output of a page in site.pages", contents)
-    return DocMapping({**variables, "content": content, "output": output})
+    return DocMapping({**variables, "content": LazyContent(page.doc.path, contents)})
 
 
 def post_variables(
@@ -389,19 +393,23 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         prepared: Post = registry.before_render(doc, context)[0]
         return prepared
 
-    shown.prepare = prepare
+    def page_outputs(page: Page) -> list[RenderedDocument]:
+        return list(render_page_outputs(registry.before_render(page, context)[0], ctx, pager))
+
+    shown.prepare, shown.page_outputs = prepare, page_outputs
+    shown.hook = lambda source, rendered: own_output(source, rendered, config, names)
     renders: list[RenderedDocument] = []
     for page in model.pages:
         with shown.reading(page.doc.path):
-            renders.extend(
-                render_page_outputs(registry.before_render(page, context)[0], ctx, pager)
-            )
+            outputs = page_outputs(page)
+        shown.finished(page.doc.path, outputs[0].content)
+        renders.extend(outputs)
     for i, post in enumerate(model.posts):
         with shown.reading(post.doc.path):
             rendered = render_post(prepare(post), ctx, neighbours(model.posts, i), shown)
-        shown.finished(post.doc.path, rendered.content)
+        shown.finished(post.doc.path, rendered.content, shown.hook(post, rendered))
         renders.append(rendered)
-    renders.extend(render_documents(model, ctx, cut, shown, prepare))
+    renders.extend(render_documents(model, ctx, cut, shown, prepare, shown.hook))
     for rendered in renders:
         source = sources[rendered.source]
         hooked = plugin_outputs.HookedDocument([], rendered.content, [])
@@ -429,6 +437,16 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
 
 
+def own_output(
+    source: Post | Page, rendered: RenderedDocument, config: SiteConfig, layouts: Iterable[str]
+) -> bytes:
+    """Return the output ``source`` writes at its own path once the plugins' document hooks
+    ran over its render (:func:`~.plugin_outputs.hook_document`: a ``redirect_to`` page)."""
+    info = plugin_outputs.document_info(source, config, layouts)
+    hooked = plugin_outputs.hook_document(config.data, info, rendered.output, rendered.content)
+    return hooked.outputs[0][1]
+
+
 def excerpt_of(md: mistune.Markdown | None) -> Callable[[Post], str]:
     """Return a function giving a post's rendered excerpt (``page.excerpt``) with ``md``."""
 
@@ -453,11 +471,13 @@ def render_documents(
     cut: datetime | None,
     contents: Contents | None = None,
     prepare: Callable[[Post], Post] = lambda doc: doc,
+    hook: Callable[[Post, RenderedDocument], bytes] = lambda doc, rendered: rendered.output,
 ) -> Iterator[RenderedDocument]:
     """Render every written document of the collections other than ``posts`` (not those
     dated after ``cut``, Jekyll's ``Publisher#publish?``), with its neighbours in its
-    collection's order (as the reader of ``contents``), each as ``prepare`` makes it (the
-    plugins' prerender hooks). Raises ``SourceError``."""
+    collection's order (as the reader of ``contents``, told each one's output as ``hook``
+    makes it), each as ``prepare`` makes it (the plugins' prerender hooks). Raises
+    ``SourceError``."""
     for docs in collection_docs(model).values():
         for i, doc in enumerate(docs):
             if not doc.output_path or (doc.dated and in_the_future(doc.date, cut)):
@@ -467,7 +487,7 @@ def render_documents(
                 continue
             with contents.reading(doc.doc.path):
                 rendered = render_collection_doc(docs, i, ctx, contents, prepare)
-            contents.finished(doc.doc.path, rendered.content)
+            contents.finished(doc.doc.path, rendered.content, hook(doc, rendered))
             yield rendered
 
 
@@ -488,14 +508,18 @@ def render_collection_doc(
 
 class BuildContents(Contents):
     """:class:`~.contents.Contents` of :func:`build_site`: ranks, bodies and renders from
-    the site model (``ctx`` is set once the render context is made)."""
+    the site model (``ctx``, ``prepare``, ``page_outputs`` and ``hook`` are set once the
+    render context is made)."""
 
     def __init__(self, model: SiteModel) -> None:
         super().__init__()
         self.ctx: RenderContext | None = None
         self.prepare: Callable[[Post], Post] = lambda doc: doc
+        self.page_outputs: Callable[[Page], list[RenderedDocument]] = lambda page: []
+        self.hook: Callable[[Post | Page, RenderedDocument], bytes] = lambda s, r: r.output
         self.model = model
-        self.ranks: dict[str, Rank] = {p.doc.path: PAGE for p in model.pages}
+        self.ranks: dict[str, Rank] = {p.doc.path: page_rank(p.doc.path) for p in model.pages}
+        self.pages = {p.doc.path: p for p in model.pages}
         count = len(model.posts)
         self.posts: dict[str, tuple[Post, int]] = {}
         for i, post in enumerate(model.posts):  # newest first; Jekyll renders oldest first
@@ -512,21 +536,31 @@ class BuildContents(Contents):
         return self.ranks.get(path, LAST)
 
     def raw(self, path: str) -> str:
-        """Return the body of the post or document ``path``."""
+        """Return the body of the post, document or page ``path``."""
         if path in self.posts:
             return self.posts[path][0].doc.body
+        if path in self.pages:
+            return self.pages[path].doc.body
         docs, index = self.docs[path]
         return docs[index].doc.body
 
-    def render(self, path: str) -> str:
-        """Render the post or document ``path`` now; return its content."""
+    def render(self, path: str) -> Made:
+        """Render the post, document or page ``path`` now; return its content and output."""
         assert self.ctx is not None
+        if path in self.pages:
+            page = self.pages[path]
+            first = self.page_outputs(page)[0]
+            return Made(first.content, first.output.decode("utf-8", "surrogatepass"))
         if path in self.posts:
             post, i = self.posts[path]
             pair = neighbours(self.model.posts, i)
-            return render_post(self.prepare(post), self.ctx, pair, self).content
-        docs, index = self.docs[path]
-        return render_collection_doc(docs, index, self.ctx, self, self.prepare).content
+            rendered = render_post(self.prepare(post), self.ctx, pair, self)
+            source: Post = post
+        else:
+            docs, index = self.docs[path]
+            rendered = render_collection_doc(docs, index, self.ctx, self, self.prepare)
+            source = docs[index]
+        return Made(rendered.content, self.hook(source, rendered).decode("utf-8", "surrogatepass"))
 
 
 def collection_docs(model: SiteModel) -> dict[str, list[Post]]:
@@ -585,7 +619,7 @@ def content_variables(
         for label, items in collection_docs(model).items()
     }
     return {
-        "pages": [listed_page(page_variables(page), contents) for page in by_name(model.pages)],
+        "pages": [listed_page(page, contents) for page in by_name(model.pages)],
         "static_files": [static_file_variables(s) for s in model.static],
         "categories": categories,
         "tags": tags,
@@ -595,9 +629,9 @@ def content_variables(
 
 
 def by_name(pages: Iterable[Page]) -> list[Page]:
-    """Return ``pages`` in ``site.pages`` order: by file name, then path (Jekyll's
-    ``Reader#sort_files!`` sorts by name alone, in an unstable sort)."""
-    return sorted(pages, key=lambda p: (posixpath.basename(p.doc.path), p.doc.path))
+    """Return ``pages`` in ``site.pages`` order, which is Jekyll's render order of pages
+    (:func:`~.contents.page_rank`: by file name, then path)."""
+    return sorted(pages, key=lambda p: page_rank(p.doc.path))
 
 
 def collection_lists(
