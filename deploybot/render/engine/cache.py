@@ -310,12 +310,13 @@ class BuildCache:
         """Return the producers whose last render read dependency ``key``."""
         return {str(r[0]) for r in self._all("SELECT producer FROM deps WHERE key = ?", (key,))}
 
-    def keys_under(self, prefix: str) -> set[str]:
-        """Return the dependency keys starting with ``prefix`` that some producer read."""
+    def keys_under(self, prefix: str, but: str | None = None) -> set[str]:
+        """Return the dependency keys starting with ``prefix`` that some producer read
+        (with another fingerprint than ``but``, when given)."""
         # a range over the index: every key from ``prefix`` to the one after its last character
         end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-        sql = "SELECT DISTINCT key FROM deps WHERE key >= ? AND key < ?"
-        return {str(r[0]) for r in self._all(sql, (prefix, end))}
+        sql = "SELECT DISTINCT key FROM deps WHERE key >= ? AND key < ? AND fp IS NOT ?"
+        return {str(r[0]) for r in self._all(sql, (prefix, end, but))}
 
     def deps_of(self, producer: str) -> dict[str, str]:
         """Return ``{key: fingerprint}`` recorded for ``producer``."""

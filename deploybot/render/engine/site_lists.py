@@ -23,7 +23,7 @@ from deploybot.render.engine.contents import (
     Rank,
     page_rank,
 )
-from deploybot.render.engine.deps import DocPage, Kind, Recorder, linked
+from deploybot.render.engine.deps import DocPage, Kind, Recorder, fingerprint, linked
 from deploybot.render.engine.document import render_document
 from deploybot.render.engine.theme_setup import ThemeSetup
 from deploybot.render.model import EPOCH, Post
@@ -189,6 +189,14 @@ class ContentEngine(Protocol):
         ...
 
 
+_NIL = fingerprint(None)
+"""The fingerprint an ``r:`` key records for an output shown as ``nil``."""
+
+
+def _shown_output(key: str, fp: str) -> bool:
+    return key.startswith(Kind.OUTPUT) and fp != _NIL
+
+
 class EngineContents(Contents):
     """:class:`~.contents.Contents` of an :class:`~deploybot.render.engine.full.Engine`:
     ranks from the cache rows, bodies read again from the source, rendered contents and
@@ -278,13 +286,15 @@ class EngineContents(Contents):
         return Made(done.content or "", output)
 
     def watched(self) -> set[str]:
-        """Return the posts and documents whose output a listing read (in the last build,
-        as the cache's ``r:`` keys say, or in this one) or the cache keeps: their output
-        is kept (:meth:`keeps_output`) and stored in the cache when they are rendered."""
+        """Return the posts and documents whose output a listing showed (not ``nil``: in
+        the last build, as the cache's ``r:`` keys say, or in this one) or the cache keeps:
+        their output is kept (:meth:`keeps_output`) and stored in the cache when they are
+        rendered."""
         if self._watched is None:
             cache = self.engine.cache
-            read = {key[len(Kind.OUTPUT) :] for key in cache.keys_under(Kind.OUTPUT)}
-            self._watched = read | cache.listed_output_paths()
+            keys = cache.keys_under(Kind.OUTPUT, but=_NIL)
+            self._watched = {key[len(Kind.OUTPUT) :] for key in keys}
+            self._watched |= cache.listed_output_paths()
         return self._watched
 
     def clear_watched(self) -> None:
@@ -292,10 +302,10 @@ class EngineContents(Contents):
         self._watched = set()
 
     def note_readers(self, deps: dict[str, str]) -> None:
-        """Watch the outputs the dependencies ``deps`` of a render read."""
-        read = [key[len(Kind.OUTPUT) :] for key in deps if key.startswith(Kind.OUTPUT)]
-        if read:
-            self.watched().update(read)
+        """Watch the outputs the dependencies ``deps`` of a render showed (not ``nil``)."""
+        shown = [k[len(Kind.OUTPUT) :] for k, fp in deps.items() if _shown_output(k, fp)]
+        if shown:
+            self.watched().update(shown)
 
     def keeps_output(self, path: str) -> bool:
         """Whether :meth:`finished` keeps the output of ``path``: when it is watched."""
