@@ -240,3 +240,28 @@ def test_listed_outputs_and_page_contents_are_what_jekyll_had_made_by_then() -> 
     report = build_into(MemoryTree(files), RenderOptions(), open_cache(None), sink, None)
     assert sink.files == built.files
     assert report.warnings == ()
+
+
+def test_a_redirect_to_document_is_listed_as_the_engine_writes_it() -> None:
+    """jekyll-redirect-from's ``redirect_to`` (the plugin's document hook): a listed post's
+    ``output`` is the redirect page Jekyll writes (``jekyll build`` of this site), and the
+    full build lists the same ``content`` as the engine (the hooked one)."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from]\n",
+        "_layouts/default.html": b"<html>{{ content }}</html>",
+        "_posts/2021-01-01-a.md": b"---\nlayout: default\nredirect_to: https://x.example/\n"
+        b"---\nHello *a*\n",
+        "moved.md": b"---\nlayout: default\nredirect_to: https://y.example/\n---\nMoved\n",
+        "zlist.html": b"---\nlayout: default\n---\n{% for p in site.posts %}{{ p.output }}"
+        b"{% endfor %}{% for p in site.pages %}({{ p.name }}:{{ p.content | size }})"
+        b"{% endfor %}\n",
+    }
+    built = build_site(MemoryTree(files), RenderOptions())
+    assert built.files["zlist.html"].startswith(
+        b'<html><!DOCTYPE html>\n<html lang="en-US">\n  <meta charset="utf-8">\n'
+        b"  <title>Redirecting&hellip;</title>\n"
+        b'  <link rel="canonical" href="https://x.example/">\n'
+    )
+    sink = MemorySink()
+    build_into(MemoryTree(files), RenderOptions(), open_cache(None), sink, None)
+    assert sink.files == built.files

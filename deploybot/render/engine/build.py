@@ -397,17 +397,17 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         return list(render_page_outputs(registry.before_render(page, context)[0], ctx, pager))
 
     shown.prepare, shown.page_outputs = prepare, page_outputs
-    shown.hook = lambda source, rendered: own_output(source, rendered, config, names)
+    shown.hook = lambda source, rendered: hooked_render(source, rendered, config, names)
     renders: list[RenderedDocument] = []
     for page in model.pages:
         with shown.reading(page.doc.path):
             outputs = page_outputs(page)
-        shown.finished(page.doc.path, outputs[0].content)
+        shown.finished(page.doc.path, shown.hook(page, outputs[0]).content)
         renders.extend(outputs)
     for i, post in enumerate(model.posts):
         with shown.reading(post.doc.path):
             rendered = render_post(prepare(post), ctx, neighbours(model.posts, i), shown)
-        shown.finished(post.doc.path, rendered.content, shown.hook(post, rendered))
+        shown.done_with(post.doc.path, shown.hook(post, rendered))
         renders.append(rendered)
     renders.extend(render_documents(model, ctx, cut, shown, prepare, shown.hook))
     for rendered in renders:
@@ -437,14 +437,15 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
 
 
-def own_output(
+def hooked_render(
     source: Post | Page, rendered: RenderedDocument, config: SiteConfig, layouts: Iterable[str]
-) -> bytes:
-    """Return the output ``source`` writes at its own path once the plugins' document hooks
-    ran over its render (:func:`~.plugin_outputs.hook_document`: a ``redirect_to`` page)."""
+) -> Made:
+    """Return the content and the output ``source`` writes at its own path once the
+    plugins' document hooks ran over its render (:func:`~.plugin_outputs.hook_document`:
+    a ``redirect_to`` page), as a listing shows them (the engine lists the same)."""
     info = plugin_outputs.document_info(source, config, layouts)
     hooked = plugin_outputs.hook_document(config.data, info, rendered.output, rendered.content)
-    return hooked.outputs[0][1]
+    return Made(hooked.content, hooked.outputs[0][1].decode("utf-8", "surrogatepass"))
 
 
 def excerpt_of(md: mistune.Markdown | None) -> Callable[[Post], str]:
@@ -471,7 +472,7 @@ def render_documents(
     cut: datetime | None,
     contents: Contents | None = None,
     prepare: Callable[[Post], Post] = lambda doc: doc,
-    hook: Callable[[Post, RenderedDocument], bytes] = lambda doc, rendered: rendered.output,
+    hook: Callable[[Post, RenderedDocument], Made] = lambda doc, rendered: _as_made(rendered),
 ) -> Iterator[RenderedDocument]:
     """Render every written document of the collections other than ``posts`` (not those
     dated after ``cut``, Jekyll's ``Publisher#publish?``), with its neighbours in its
@@ -487,7 +488,7 @@ def render_documents(
                 continue
             with contents.reading(doc.doc.path):
                 rendered = render_collection_doc(docs, i, ctx, contents, prepare)
-            contents.finished(doc.doc.path, rendered.content, hook(doc, rendered))
+            contents.done_with(doc.doc.path, hook(doc, rendered))
             yield rendered
 
 
@@ -506,6 +507,10 @@ def render_collection_doc(
     return render_document(doc.doc, doc.output_path, "page", page, ctx)
 
 
+def _as_made(rendered: RenderedDocument) -> Made:
+    return Made(rendered.content, rendered.output.decode("utf-8", "surrogatepass"))
+
+
 class BuildContents(Contents):
     """:class:`~.contents.Contents` of :func:`build_site`: ranks, bodies and renders from
     the site model (``ctx``, ``prepare``, ``page_outputs`` and ``hook`` are set once the
@@ -516,7 +521,7 @@ class BuildContents(Contents):
         self.ctx: RenderContext | None = None
         self.prepare: Callable[[Post], Post] = lambda doc: doc
         self.page_outputs: Callable[[Page], list[RenderedDocument]] = lambda page: []
-        self.hook: Callable[[Post | Page, RenderedDocument], bytes] = lambda s, r: r.output
+        self.hook: Callable[[Post | Page, RenderedDocument], Made] = lambda s, r: _as_made(r)
         self.model = model
         self.ranks: dict[str, Rank] = {p.doc.path: page_rank(p.doc.path) for p in model.pages}
         self.pages = {p.doc.path: p for p in model.pages}
@@ -549,18 +554,14 @@ class BuildContents(Contents):
         assert self.ctx is not None
         if path in self.pages:
             page = self.pages[path]
-            first = self.page_outputs(page)[0]
-            return Made(first.content, first.output.decode("utf-8", "surrogatepass"))
+            return self.hook(page, self.page_outputs(page)[0])
         if path in self.posts:
             post, i = self.posts[path]
             pair = neighbours(self.model.posts, i)
-            rendered = render_post(self.prepare(post), self.ctx, pair, self)
-            source: Post = post
-        else:
-            docs, index = self.docs[path]
-            rendered = render_collection_doc(docs, index, self.ctx, self, self.prepare)
-            source = docs[index]
-        return Made(rendered.content, self.hook(source, rendered).decode("utf-8", "surrogatepass"))
+            return self.hook(post, render_post(self.prepare(post), self.ctx, pair, self))
+        docs, index = self.docs[path]
+        rendered = render_collection_doc(docs, index, self.ctx, self, self.prepare)
+        return self.hook(docs[index], rendered)
 
 
 def collection_docs(model: SiteModel) -> dict[str, list[Post]]:

@@ -162,6 +162,11 @@ class Contents:
         if output is not None and self.keeps_output(path):
             self.made[path] = output.decode("utf-8", "surrogatepass")
 
+    def done_with(self, path: str, made: Made) -> None:
+        """Note the render of ``path`` as a listing shows it (its own render just made it)."""
+        self.done[path] = made.content
+        self.made[path] = made.output
+
     def keeps_output(self, path: str) -> bool:
         """Whether :meth:`finished` keeps the output of ``path`` (else a reader of it has
         it rendered again): every output, by default."""
