@@ -83,10 +83,11 @@ def site_variables(
     """Return the ``site`` mapping for templates and Liquid: ``_config.yml``'s keys plus
     ``time``, ``posts`` (newest first; each with ``title``, ``url``, ``date``, ``id``,
     ``categories``, ``tags``, ``excerpt``, its front matter, ``previous``/``next``
-    (:func:`linked`) and, given ``contents``, its ``content`` (:func:`listed`)),
-    ``pages`` (:func:`page_variables`), ``static_files`` (``path``, ``url``, ``name``,
-    ``basename``, ``extname``), ``categories``/``tags`` (name -> posts, newest first), each
-    collection's documents under its label and ``collections`` (:func:`collection_lists`).
+    (:func:`linked`) and, given ``contents``, its ``content`` and ``output``
+    (:func:`listed`)), ``pages`` (:func:`listed_page`), ``static_files`` (``path``,
+    ``url``, ``name``, ``basename``, ``extname``), ``categories``/``tags`` (name -> posts,
+    newest first), each collection's documents under its label and ``collections``
+    (:func:`collection_lists`).
     ``md`` renders excerpts (default: :func:`make_markdown`'s defaults)."""
     config = model.config
     posts = linked([listed(post_variables(p, md), p, contents) for p in model.posts], True)
@@ -136,8 +137,8 @@ def post_variables(
 
     ``excerpt`` renders lazily with ``md``; ``previous``/``next`` (the older and the newer
     post, Jekyll's ``page.previous``/``page.next``) are added as their own mappings (without
-    neighbours of their own, with their ``content`` from ``contents``: :func:`listed`) when
-    given.
+    neighbours of their own, with their ``content`` and ``output`` from ``contents``:
+    :func:`listed`) when given.
     """
     neighbours = {
         name: DocMapping(listed(post_variables(other, md), other, contents))
@@ -189,7 +190,7 @@ def render_post(
     contents: ContentSource | None = None,
 ) -> RenderedDocument:
     """Render one post through its layout (default ``post``); ``neighbours`` is
-    ``(previous, next)``: the older and the newer post (their ``content`` from
+    ``(previous, next)``: the older and the newer post (their ``content`` and ``output`` from
     ``contents``). Raises ``SourceError``."""
     page = post_variables(post, ctx.md, *neighbours, contents)
     return render_document(post.doc, post.output_path, "post", page, ctx)
@@ -500,8 +501,8 @@ def render_collection_doc(
     prepare: Callable[[Post], Post] = lambda doc: doc,
 ) -> RenderedDocument:
     """Render ``docs[index]`` of a collection in its order, as ``prepare`` makes it (the
-    plugins' prerender hooks), with its neighbours (their ``content`` from ``contents``).
-    Raises ``SourceError``."""
+    plugins' prerender hooks), with its neighbours (their ``content`` and ``output`` from
+    ``contents``). Raises ``SourceError``."""
     doc = prepare(docs[index])
     page = post_variables(doc, ctx.md, *in_order_neighbours(docs, index), contents)
     return render_document(doc.doc, doc.output_path, "page", page, ctx)
@@ -602,10 +603,11 @@ def content_variables(
     md: mistune.Markdown | None = None,
     contents: ContentSource | None = None,
 ) -> dict[str, Any]:
-    """Return ``site.pages``, ``site.static_files``, ``site.categories``, ``site.tags``,
-    each collection's documents (:func:`linked`, with their ``content`` from ``contents``)
-    and ``site.collections`` (``posts`` are the post mappings in ``model.posts`` order;
-    ``md`` renders the documents' excerpts)."""
+    """Return ``site.pages`` (:func:`listed_page`), ``site.static_files``,
+    ``site.categories``, ``site.tags``, each collection's documents (:func:`linked`, with
+    their ``content`` and ``output`` from ``contents``) and ``site.collections`` (``posts``
+    are the post mappings in ``model.posts`` order; ``md`` renders the documents'
+    excerpts)."""
     categories: dict[str, list[dict[str, Any]]] = {}
     tags: dict[str, list[dict[str, Any]]] = {}
     # Jekyll's post_attr_hash: names in the order the oldest-first posts bring them, each
