@@ -487,6 +487,33 @@ def test_a_page_content_reader_follows_the_pages_before_and_after_it() -> None:
     _check(inc, files, LIQUID_OPTIONS)
 
 
+def test_every_reader_of_an_unwritten_document_depends_on_what_its_render_read() -> None:
+    """A document of an ``output: false`` collection is rendered inside its reader's render
+    (once per build): the second reader, shown the same render, depends on the include and
+    the layout it read too (it kept the old text)."""
+    files = {
+        "_config.yml": b"collections:\n  notes: {}\n",
+        "_layouts/default.html": b"<html>{{ content }}</html>",
+        "_layouts/note.html": b"<note>{{ content }}</note>",
+        "_includes/bit.html": b"<b>one</b>",
+        "_notes/x.md": b"---\nlayout: note\n---\nX {% include bit.html %}\n",
+        "a.md": b"---\nlayout: default\n---\n{% for n in site.notes %}[{{ n.content }}|"
+        b"{{ n.output }}]{% endfor %}\n",
+    }
+    files["b.md"] = files["a.md"]
+    options = RenderOptions(timezone="UTC", build_time=T0)
+    inc = Incremental(open_cache(None), options, {})
+    _check(inc, files, options)
+    for change in (
+        {"_includes/bit.html": b"<b>two</b>"},
+        {"_layouts/note.html": b"<n2>{{ content }}</n2>"},
+    ):
+        files = apply(files, change)
+        _check(inc, files, options)
+        assert inc.report is not None and {"a.md", "b.md"} <= inc.report.rendered
+    assert b"<n2>&lt;p&gt;X <b>two</b>" in inc.outputs["b.html"]
+
+
 @given(st.data())
 def test_incremental_equals_full_with_plugins(data: st.DataObject) -> None:
     """jekyll-seo-tag, jekyll-feed (with its settings), jekyll-sitemap and jekyll-paginate:

@@ -203,7 +203,8 @@ class EngineContents(Contents):
     outputs from this process's renders, else from the cache (for a source not rendered
     again in this build: ``pending`` holds those that are), else rendered now apart from
     the reader's dependencies (a document that is not written is rendered inside the
-    reader's, which then depends on what it read).
+    reader's, which then depends on what it read; each later reader is given the same
+    dependencies, the render made once).
 
     The cache keeps a post's or document's whole output only while a listing reads it
     (:meth:`watched`): a site whose templates read no ``output`` stores none, and renders
@@ -216,6 +217,7 @@ class EngineContents(Contents):
         self._bodies: dict[str, str] = {}
         self._places: dict[str, dict[str, int]] = {}
         self._watched: set[str] | None = None
+        self._unwritten: dict[str, dict[str, str]] = {}  # what each one's render read
 
     def rank(self, path: str) -> Rank:
         """Return the place of ``path`` in Jekyll's render order (by its cache row)."""
@@ -254,23 +256,31 @@ class EngineContents(Contents):
             cached = self.engine.cache.content(path)
             if cached is not None:
                 self.done[path] = cached
-        return super().rendered(path)
+        content = super().rendered(path)
+        self._inside(path)
+        return content
 
     def output(self, path: str) -> str:
         """Return the whole output of ``path``: made in this process, cached, or now (then
-        kept in the cache for the builds after)."""
-        if path in self.made:
-            return self.made[path]
-        cached: str | None = None
-        if path not in self.pending:
+        kept in the cache for the builds after, when ``path`` is written)."""
+        if path not in self.made and path not in self.pending and path not in self._unwritten:
             cached = self.engine.cache.listed_output(path)
-        if cached is not None:
-            self.made[path] = cached
-            return cached
+            if cached is not None:
+                self.made[path] = cached
+        if path in self.made:
+            self._inside(path)
+            return self.made[path]
         made = super().output(path)
-        self.watched().add(path)
-        self.engine.cache.put_listed_output(path, made)
+        if path not in self._unwritten:
+            self.watched().add(path)
+            self.engine.cache.put_listed_output(path, made)
         return made
+
+    def _inside(self, path: str) -> None:
+        """Record, for the reader, what rendering the unwritten ``path`` read (its render
+        is the reader's: made once, it is shown again to each reader)."""
+        for key, fp in self._unwritten.get(path, {}).items():
+            self.engine.recorder.add(key, fp)
 
     def render(self, path: str) -> Made:
         """Render ``path`` now (not into the sink); return its content and output."""
@@ -279,6 +289,7 @@ class EngineContents(Contents):
             return Made("", "")
         if not self.engine.visible(row, self.engine.cut_us):
             done = self.engine.render_row(row)
+            self._unwritten[path] = done.deps
         else:
             with self.engine.recorder.apart():
                 done = self.engine.render_row(row)
