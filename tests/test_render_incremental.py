@@ -400,7 +400,7 @@ OUTPUTS = (
 PAGE_CONTENTS = (
     b"{% for p in site.pages %}<c>{{ p.name }}: {{ p.content | strip_html }}</c>{% endfor %}"
 )
-POST0, POST1, POST3 = (
+LIQUID_POST0, LIQUID_POST1, LIQUID_POST3 = (
     "_posts/2021-01-01-post-0.md",
     "_posts/2021-01-02-post-1.md",
     "_posts/2021-01-05-post-3.md",
@@ -420,7 +420,7 @@ def _output_site() -> tuple[Incremental, dict[str, bytes]]:
     files = apply(
         files,
         {
-            POST1: files[POST1] + OUTPUTS + b"\n",
+            LIQUID_POST1: files[LIQUID_POST1] + OUTPUTS + b"\n",
             "more.md": b"---\nlayout: bare\n---\n" + PAGE_CONTENTS + b"\n",
             "zz.md": b"---\n---\nLast *page*\n",
         },
@@ -438,14 +438,16 @@ def test_a_site_that_reads_no_output_keeps_none_in_the_cache() -> None:
 
 def test_an_output_reader_follows_the_output_it_shows() -> None:
     inc, files = _output_site()
-    assert _listed_output_rows(inc) == [POST0]  # the only output post-1 sees rendered
+    assert _listed_output_rows(inc) == [LIQUID_POST0]  # the only output post-1 sees rendered
     assert b"<o>First | Gen" in inc.outputs["2021/01/post-1.html"]
     # post-0's output changes with its title: post-1 is re-made; post-3 (after post-1)
     # shows post-1's content, not its output, so it is not
-    files = apply(files, {POST0: files[POST0].replace(b"title: First", b"title: Premier")})
+    files = apply(
+        files, {LIQUID_POST0: files[LIQUID_POST0].replace(b"title: First", b"title: Premier")}
+    )
     report = inc.build(files, LIQUID_OPTIONS)
     assert not report.full
-    assert POST1 in report.rendered
+    assert LIQUID_POST1 in report.rendered
     assert b"<o>Premier | Gen" in inc.outputs["2021/01/post-1.html"]
     _check(inc, files, LIQUID_OPTIONS)
 
@@ -456,16 +458,16 @@ def test_an_output_reader_remade_alone_reads_the_cached_output() -> None:
     # post-0 was not rendered again for it)
     marked = zlib.compress(b"<p>from the cache</p>")
     inc.cache.conn.execute("UPDATE listed_outputs SET output = ?", (marked,))
-    files = apply(files, {POST1: files[POST1].replace(b"<o>", b"<o class=x>")})
+    files = apply(files, {LIQUID_POST1: files[LIQUID_POST1].replace(b"<o>", b"<o class=x>")})
     report = inc.build(files, LIQUID_OPTIONS)
-    assert report.rendered == {POST1, "index.html", ":feeds"}  # the index: its excerpt
+    assert report.rendered == {LIQUID_POST1, "index.html", ":feeds"}  # the index: its excerpt
     assert b'<o class="x">from the cache</o>' in inc.outputs["2021/01/post-1.html"]
 
 
 def test_a_post_moving_before_its_reader_shows_it_its_output() -> None:
     inc, files = _output_site()
-    moved = files[POST3].replace(b"title: Third", b"title: Third\ndate: 2020-12-31")
-    _check(inc, apply(files, {POST3: moved}), LIQUID_OPTIONS)
+    moved = files[LIQUID_POST3].replace(b"title: Third", b"title: Third\ndate: 2020-12-31")
+    _check(inc, apply(files, {LIQUID_POST3: moved}), LIQUID_OPTIONS)
     assert b"<o>Third | Gen" in inc.outputs["2021/01/post-1.html"]
     _check(inc, files, LIQUID_OPTIONS)  # and back after it: nil again
     assert b"<o>Third | Gen" not in inc.outputs["2021/01/post-1.html"]
@@ -504,11 +506,11 @@ def test_every_reader_of_an_unwritten_document_depends_on_what_its_render_read()
     options = RenderOptions(timezone="UTC", build_time=T0)
     inc = Incremental(open_cache(None), options, {})
     _check(inc, files, options)
-    for change in (
+    for step in (
         {"_includes/bit.html": b"<b>two</b>"},
         {"_layouts/note.html": b"<n2>{{ content }}</n2>"},
     ):
-        files = apply(files, change)
+        files = apply(files, step)
         _check(inc, files, options)
         assert inc.report is not None and {"a.md", "b.md"} <= inc.report.rendered
     assert b"<n2>&lt;p&gt;X <b>two</b>" in inc.outputs["b.html"]
