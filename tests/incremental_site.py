@@ -127,6 +127,10 @@ SNIPPETS = [
     "{% for r in site.recipes %}{{ r.title }},{% endfor %}",
     "{% for p in site.posts %}{{ p.content | size }}/{{ p.next.title }},{% endfor %}",
     "{% for r in site.recipes %}{{ r.content | strip_html }};{% endfor %}",
+    "{% for p in site.posts %}{{ p.output | size }};{% endfor %}{{ page.previous.output | size }}",
+    "{% for r in site.recipes %}{{ r.output | size }};{% endfor %}",
+    "{% for n in site.notes %}{{ n.output | strip_html | truncate: 30 }};{% endfor %}",
+    "{% for p in site.pages %}{{ p.name }}={{ p.content | strip_html | truncate: 9 }};{% endfor %}",
     '"Quoted" -- and...',
     "note[^1]\n\n[^1]: the footnote",
     "{% toc %}\n\n<h2>Raw heading</h2>\n",
@@ -430,6 +434,9 @@ LIQUID_SNIPPETS = [
     "{% post_url 2021-01-03-post-2 %}",
     "{{ page.title | slugify }}",
     "{% for p in site.posts %}<c>{{ p.content | strip_html }}</c>{{ p.previous.url }}{% endfor %}",
+    "{% for p in site.posts %}<o>{{ p.output | strip_html | truncate: 40 }}</o>{% endfor %}",
+    "{% for p in site.pages %}<c>{{ p.name }} {{ p.content | strip_html | truncate: 30 }}</c>"
+    "{{ p.output }}{% endfor %}",
 ]
 
 
@@ -482,7 +489,7 @@ def liquid_change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, byte
             return {name: f'[{{"title": "{title}", "url": "/x.html"}}]'.encode()}
         return {name: f"- name: {title}\n".encode()}
     if kind == "page":
-        name = draw(st.sampled_from(["about.md", "index.html", "more.md"]))
+        name = draw(st.sampled_from(["about.md", "index.html", "more.md", "zz.md"]))
         layout = draw(st.sampled_from(["page", "home", "bare", "extra", "nope"]))
         body = draw(st.sampled_from(LIQUID_SNIPPETS))
         page = f"---\ntitle: {title}\nlayout: {layout}\n---\n{body}\n".encode()

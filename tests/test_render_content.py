@@ -215,23 +215,53 @@ def test_a_highlight_tag_without_a_highlighter_is_warned_about() -> None:
     assert b'<div class="language-ruby highlighter-rouge">' in rouge.files["fence.html"]
 
 
-def test_what_listings_do_not_fill_is_warned_about_on_the_reader() -> None:
-    """A listed post's ``output`` and a ``site.pages`` page's ``content`` (Jekyll fills them
-    once rendered) are empty here: each reader gets one warning per feature, in the full
-    build and the engine's alike; a listed post's ``content`` is filled, no warning."""
+def test_listed_outputs_and_page_contents_are_what_jekyll_had_made_by_then() -> None:
+    """A listed post's ``output`` (its whole output: Jekyll renders the posts before the
+    pages) and a ``site.pages`` page's ``content`` (converted once rendered, raw before: a
+    page reads itself raw in its body); a page's ``output`` is ``nil`` (``Page#to_liquid``
+    has none). Values from ``jekyll build`` of this site; no warning; the engine's build
+    is the same."""
     files = {
         "_layouts/default.html": b"{{ content }}",
         "_posts/2021-01-01-a.md": b"---\nlayout: default\n---\nHello *a*\n",
         "list.html": b"---\nlayout: default\n---\n{% for p in site.posts %}[{{ p.output }}]"
-        b"[{{ p.content }}]{% endfor %}{% for p in site.pages %}{{ p.content }}"
-        b"{{ p.content }}{% endfor %}\n",
+        b"[{{ p.content }}]{% endfor %}{% for p in site.pages %}({{ p.content }}|"
+        b"{{ p.output }}){% endfor %}\n",
         "about.md": b"---\nlayout: default\n---\nAbout\n",
     }
     built = build_site(MemoryTree(files), RenderOptions())
-    assert built.files["list.html"] == b"[][<p>Hello <em>a</em></p>\n]\n"
-    assert [(w.path, w.message) for w in built.warnings] == [
-        ("list.html", "content of a page in site.pages is not supported: it is empty"),
-        ("list.html", "output of a post or document in a listing is not supported: it is empty"),
-    ]
-    report = build_into(MemoryTree(files), RenderOptions(), open_cache(None), MemorySink(), None)
-    assert report.warnings == built.warnings
+    assert built.files["list.html"] == (
+        b"[<p>Hello <em>a</em></p>\n][<p>Hello <em>a</em></p>\n](<p>About</p>\n|)"
+        b"({% for p in site.posts %}[{{ p.output }}][{{ p.content }}]{% endfor %}"
+        b"{% for p in site.pages %}({{ p.content }}|{{ p.output }}){% endfor %}\n|)\n"
+    )
+    assert built.warnings == ()
+    sink = MemorySink()
+    report = build_into(MemoryTree(files), RenderOptions(), open_cache(None), sink, None)
+    assert sink.files == built.files
+    assert report.warnings == ()
+
+
+def test_a_redirect_to_document_is_listed_as_the_engine_writes_it() -> None:
+    """jekyll-redirect-from's ``redirect_to`` (the plugin's document hook): a listed post's
+    ``output`` is the redirect page Jekyll writes (``jekyll build`` of this site), and the
+    full build lists the same ``content`` as the engine (the hooked one)."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-redirect-from]\n",
+        "_layouts/default.html": b"<html>{{ content }}</html>",
+        "_posts/2021-01-01-a.md": b"---\nlayout: default\nredirect_to: https://x.example/\n"
+        b"---\nHello *a*\n",
+        "moved.md": b"---\nlayout: default\nredirect_to: https://y.example/\n---\nMoved\n",
+        "zlist.html": b"---\nlayout: default\n---\n{% for p in site.posts %}{{ p.output }}"
+        b"{% endfor %}{% for p in site.pages %}({{ p.name }}:{{ p.content | size }})"
+        b"{% endfor %}\n",
+    }
+    built = build_site(MemoryTree(files), RenderOptions())
+    assert built.files["zlist.html"].startswith(
+        b'<html><!DOCTYPE html>\n<html lang="en-US">\n  <meta charset="utf-8">\n'
+        b"  <title>Redirecting&hellip;</title>\n"
+        b'  <link rel="canonical" href="https://x.example/">\n'
+    )
+    sink = MemorySink()
+    build_into(MemoryTree(files), RenderOptions(), open_cache(None), sink, None)
+    assert sink.files == built.files

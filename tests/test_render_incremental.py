@@ -449,6 +449,128 @@ def test_a_content_reader_is_not_remade_for_what_it_does_not_show() -> None:
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
 
 
+OUTPUTS = (
+    b"{% for p in site.posts %}<o>{{ p.output | strip_html | strip_newlines }}</o>{% endfor %}"
+)
+PAGE_CONTENTS = (
+    b"{% for p in site.pages %}<c>{{ p.name }}: {{ p.content | strip_html }}</c>{% endfor %}"
+)
+LIQUID_POST0, LIQUID_POST1, LIQUID_POST3 = (
+    "_posts/2021-01-01-post-0.md",
+    "_posts/2021-01-02-post-1.md",
+    "_posts/2021-01-05-post-3.md",
+)
+
+
+def _listed_output_rows(inc: Incremental) -> list[str]:
+    rows = inc.cache.conn.execute("SELECT path FROM listed_outputs ORDER BY path").fetchall()
+    return [str(path) for (path,) in rows]
+
+
+def _output_site() -> tuple[Incremental, dict[str, bytes]]:
+    """The Liquid site with post-1 printing the text of every post's output (post-0's
+    whole output, nil for itself and post-3), and ``more.md`` every page's content (those
+    before it by name rendered, itself and ``zz.md`` raw)."""
+    files = liquid_initial_site()
+    files = apply(
+        files,
+        {
+            LIQUID_POST1: files[LIQUID_POST1] + OUTPUTS + b"\n",
+            "more.md": b"---\nlayout: bare\n---\n" + PAGE_CONTENTS + b"\n",
+            "zz.md": b"---\n---\nLast *page*\n",
+        },
+    )
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    _check(inc, files, LIQUID_OPTIONS)
+    return inc, files
+
+
+def test_a_site_that_reads_no_output_keeps_none_in_the_cache() -> None:
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    _check(inc, liquid_initial_site(), LIQUID_OPTIONS)
+    assert _listed_output_rows(inc) == []
+
+
+def test_an_output_reader_follows_the_output_it_shows() -> None:
+    inc, files = _output_site()
+    assert _listed_output_rows(inc) == [LIQUID_POST0]  # the only output post-1 sees rendered
+    assert b"<o>First | Gen" in inc.outputs["2021/01/post-1.html"]
+    # post-0's output changes with its title: post-1 is re-made; post-3 (after post-1)
+    # shows post-1's content, not its output, so it is not
+    files = apply(
+        files, {LIQUID_POST0: files[LIQUID_POST0].replace(b"title: First", b"title: Premier")}
+    )
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert LIQUID_POST1 in report.rendered
+    assert b"<o>Premier | Gen" in inc.outputs["2021/01/post-1.html"]
+    _check(inc, files, LIQUID_OPTIONS)
+
+
+def test_an_output_reader_remade_alone_reads_the_cached_output() -> None:
+    inc, files = _output_site()
+    # a marked copy of post-0's output in the cache: post-1, re-made alone, shows it (so
+    # post-0 was not rendered again for it)
+    marked = zlib.compress(b"<p>from the cache</p>")
+    inc.cache.conn.execute("UPDATE listed_outputs SET output = ?", (marked,))
+    files = apply(files, {LIQUID_POST1: files[LIQUID_POST1].replace(b"<o>", b"<o class=x>")})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert report.rendered == {LIQUID_POST1, "index.html", ":feeds"}  # the index: its excerpt
+    assert b'<o class="x">from the cache</o>' in inc.outputs["2021/01/post-1.html"]
+
+
+def test_a_post_moving_before_its_reader_shows_it_its_output() -> None:
+    inc, files = _output_site()
+    moved = files[LIQUID_POST3].replace(b"title: Third", b"title: Third\ndate: 2020-12-31")
+    _check(inc, apply(files, {LIQUID_POST3: moved}), LIQUID_OPTIONS)
+    assert b"<o>Third | Gen" in inc.outputs["2021/01/post-1.html"]
+    _check(inc, files, LIQUID_OPTIONS)  # and back after it: nil again
+    assert b"<o>Third | Gen" not in inc.outputs["2021/01/post-1.html"]
+
+
+def test_a_page_content_reader_follows_the_pages_before_and_after_it() -> None:
+    inc, files = _output_site()
+    assert b"<c>about.md: About" in inc.outputs["more.html"]  # before more.md: rendered
+    assert b"<c>zz.md: Last *page*" in inc.outputs["more.html"]  # after it: raw
+    files = apply(files, {"about.md": files["about.md"].replace(b"About ", b"Over ")})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert "more.md" in report.rendered
+    assert b"<c>about.md: Over" in inc.outputs["more.html"]
+    _check(inc, files, LIQUID_OPTIONS)
+    files = apply(files, {"zz.md": files["zz.md"].replace(b"Last", b"Final")})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert "more.md" in report.rendered
+    assert b"<c>zz.md: Final *page*" in inc.outputs["more.html"]
+    _check(inc, files, LIQUID_OPTIONS)
+
+
+def test_every_reader_of_an_unwritten_document_depends_on_what_its_render_read() -> None:
+    """A document of an ``output: false`` collection is rendered inside its reader's render
+    (once per build): the second reader, shown the same render, depends on the include and
+    the layout it read too (it kept the old text)."""
+    files = {
+        "_config.yml": b"collections:\n  notes: {}\n",
+        "_layouts/default.html": b"<html>{{ content }}</html>",
+        "_layouts/note.html": b"<note>{{ content }}</note>",
+        "_includes/bit.html": b"<b>one</b>",
+        "_notes/x.md": b"---\nlayout: note\n---\nX {% include bit.html %}\n",
+        "a.md": b"---\nlayout: default\n---\n{% for n in site.notes %}[{{ n.content }}|"
+        b"{{ n.output }}]{% endfor %}\n",
+    }
+    files["b.md"] = files["a.md"]
+    options = RenderOptions(timezone="UTC", build_time=T0)
+    inc = Incremental(open_cache(None), options, {})
+    _check(inc, files, options)
+    for step in (
+        {"_includes/bit.html": b"<b>two</b>"},
+        {"_layouts/note.html": b"<n2>{{ content }}</n2>"},
+    ):
+        files = apply(files, step)
+        _check(inc, files, options)
+        assert inc.report is not None and {"a.md", "b.md"} <= inc.report.rendered
+    assert b"<n2>&lt;p&gt;X <b>two</b>" in inc.outputs["b.html"]
+
+
 @given(st.data())
 def test_incremental_equals_full_with_plugins(data: st.DataObject) -> None:
     """jekyll-seo-tag, jekyll-feed (with its settings), jekyll-sitemap and jekyll-paginate:

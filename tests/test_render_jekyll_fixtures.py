@@ -203,6 +203,27 @@ def test_listed_contents_are_what_jekyll_had_rendered_by_then() -> None:
     assert "prev=Alpha next=Gamma" in beta
 
 
+def test_listed_outputs_and_page_contents_are_what_jekyll_had_made_by_then() -> None:
+    """``output`` of ``site.posts``, ``site.<label>`` and ``page.previous``/``next``: the
+    whole output, layouts included, once Jekyll has rendered the document (posts oldest
+    first, then each collection, then the pages), ``nil`` before and for the reader itself;
+    a collection with ``output: false`` is rendered too. ``content`` of ``site.pages``:
+    converted for the pages before the reader by file name, raw for itself (in its body)
+    and the pages after it and for every post and document; a page's ``output`` is its
+    front matter's or ``nil``."""
+    ours = _same_as_jekyll("listed_output")
+    assert ours.warnings == ()
+    alpha = normalise(ours.files["2021/04/01/alpha.html"].decode())
+    assert "<li>Beta output=[]</li>" in alpha  # newer: not rendered yet
+    assert "<li>Alpha output=[]</li>" in alpha  # itself
+    gamma = normalise(ours.files["2021/04/03/gamma.html"].decode())
+    assert "<li>Beta output=[&lt;html&gt;&lt;body&gt;" in gamma  # older: its whole output
+    about = normalise(ours.files["about.html"].decode())
+    assert "<li>about.md content=[&lt;p&gt;About &lt;em&gt;us&lt;/em&gt; on about.md" in about
+    assert "<li>index.md content=[Docs *index*:" in about
+    assert "output=[from front matter]" in about
+
+
 def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     """``sort`` on a hash (Ruby's ``Hash#sort``: ``[key, value]`` pairs by key, printed
     joined); ``sort`` of posts without a property, or with an undefined one (``sort: url``

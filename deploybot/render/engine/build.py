@@ -20,14 +20,16 @@ import mistune
 
 from deploybot.git import path_rules
 from deploybot.render.engine import plugin_outputs
-from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
-from deploybot.render.engine.deps import (
-    ContentSource,
-    DocMapping,
-    LazyContent,
-    Unsupported,
-    linked,
+from deploybot.render.engine.contents import (
+    DOC_GROUP,
+    LAST,
+    POST_GROUP,
+    Contents,
+    Made,
+    Rank,
+    page_rank,
 )
+from deploybot.render.engine.deps import ContentSource, DocMapping, LazyContent, Part, linked
 from deploybot.render.engine.document import (
     RenderContext,
     RenderedDocument,
@@ -83,10 +85,11 @@ def site_variables(
     """Return the ``site`` mapping for templates and Liquid: ``_config.yml``'s keys plus
     ``time``, ``posts`` (newest first; each with ``title``, ``url``, ``date``, ``id``,
     ``categories``, ``tags``, ``excerpt``, its front matter, ``previous``/``next``
-    (:func:`linked`) and, given ``contents``, its ``content`` (:func:`listed`)),
-    ``pages`` (:func:`page_variables`), ``static_files`` (``path``, ``url``, ``name``,
-    ``basename``, ``extname``), ``categories``/``tags`` (name -> posts, newest first), each
-    collection's documents under its label and ``collections`` (:func:`collection_lists`).
+    (:func:`linked`) and, given ``contents``, its ``content`` and ``output``
+    (:func:`listed`)), ``pages`` (:func:`listed_page`), ``static_files`` (``path``,
+    ``url``, ``name``, ``basename``, ``extname``), ``categories``/``tags`` (name -> posts,
+    newest first), each collection's documents under its label and ``collections``
+    (:func:`collection_lists`).
     ``md`` renders excerpts (default: :func:`make_markdown`'s defaults)."""
     config = model.config
     posts = linked([listed(post_variables(p, md), p, contents) for p in model.posts], True)
@@ -105,22 +108,24 @@ def site_variables(
 
 
 def listed(variables: dict[str, Any], doc: Post, contents: ContentSource | None) -> dict[str, Any]:
-    """Return a post or document's mapping ``variables`` with its ``content`` as the
-    reader sees it (:mod:`.contents`), or as is without ``contents``."""
+    """Return a post or document's mapping ``variables`` with its ``content`` and
+    ``output`` as the reader sees them (:mod:`.contents`), or as is without ``contents``."""
     if contents is None:
         return variables
-    output = Unsupported("output of a post or document in a listing", contents)
-    return {**variables, "content": LazyContent(doc.doc.path, contents), "output": output}
+    path = doc.doc.path
+    output = LazyContent(path, contents, Part.OUTPUT)
+    return {**variables, "content": LazyContent(path, contents), "output": output}
 
 
-def listed_page(variables: dict[str, Any], contents: ContentSource | None) -> dict[str, Any]:
-    """Return a page's mapping ``variables`` as ``site.pages`` lists it: its ``content``
-    and ``output`` are not filled (with ``contents``, reading one is warned about)."""
+def listed_page(page: Page, contents: ContentSource | None) -> dict[str, Any]:
+    """Return a page's mapping as ``site.pages`` lists it (:func:`page_variables`), with
+    its ``content`` as the reader sees it (:mod:`.contents`) given ``contents``. Its
+    ``output`` is the front matter's, if any: Jekyll's ``Page#to_liquid`` has none of its
+    own (``ATTRIBUTES_FOR_LIQUID``), so ``p.output`` is ``nil`` even once rendered."""
+    variables = page_variables(page)
     if contents is None:
         return variables
-    content = Unsupported("content of a page in site.pages", contents)
-    output = Unsupported("output of a page in site.pages", contents)
-    return DocMapping({**variables, "content": content, "output": output})
+    return DocMapping({**variables, "content": LazyContent(page.doc.path, contents)})
 
 
 def post_variables(
@@ -134,8 +139,8 @@ def post_variables(
 
     ``excerpt`` renders lazily with ``md``; ``previous``/``next`` (the older and the newer
     post, Jekyll's ``page.previous``/``page.next``) are added as their own mappings (without
-    neighbours of their own, with their ``content`` from ``contents``: :func:`listed`) when
-    given.
+    neighbours of their own, with their ``content`` and ``output`` from ``contents``:
+    :func:`listed`) when given.
     """
     neighbours = {
         name: DocMapping(listed(post_variables(other, md), other, contents))
@@ -187,7 +192,7 @@ def render_post(
     contents: ContentSource | None = None,
 ) -> RenderedDocument:
     """Render one post through its layout (default ``post``); ``neighbours`` is
-    ``(previous, next)``: the older and the newer post (their ``content`` from
+    ``(previous, next)``: the older and the newer post (their ``content`` and ``output`` from
     ``contents``). Raises ``SourceError``."""
     page = DocMapping(post_variables(post, ctx.md, *neighbours, contents))
     return render_doc_output(post, page, ctx, "post")
@@ -398,19 +403,23 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         prepared: Post = registry.before_render(doc, context)[0]
         return prepared
 
-    shown.prepare = prepare
+    def page_outputs(page: Page) -> list[RenderedDocument]:
+        return list(render_page_outputs(registry.before_render(page, context)[0], ctx, pager))
+
+    shown.prepare, shown.page_outputs = prepare, page_outputs
+    shown.hook = lambda source, rendered: hooked_render(source, rendered, config, names)
     renders: list[RenderedDocument] = []
     for page in model.pages:
         with shown.reading(page.doc.path):
-            renders.extend(
-                render_page_outputs(registry.before_render(page, context)[0], ctx, pager)
-            )
+            outputs = page_outputs(page)
+        shown.finished(page.doc.path, shown.hook(page, outputs[0]).content)
+        renders.extend(outputs)
     for i, post in enumerate(model.posts):
         with shown.reading(post.doc.path):
             rendered = render_post(prepare(post), ctx, neighbours(model.posts, i), shown)
-        shown.finished(post.doc.path, rendered.content)
+        shown.done_with(post.doc.path, shown.hook(post, rendered))
         renders.append(rendered)
-    renders.extend(render_documents(model, ctx, cut, shown, prepare))
+    renders.extend(render_documents(model, ctx, cut, shown, prepare, shown.hook))
     for rendered in renders:
         source = sources[rendered.source]
         hooked = plugin_outputs.HookedDocument([], rendered.content, [])
@@ -439,6 +448,17 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     return SiteBuild(dict(sorted(out.files.items())), tuple(every), config.timezone)
 
 
+def hooked_render(
+    source: Post | Page, rendered: RenderedDocument, config: SiteConfig, layouts: Iterable[str]
+) -> Made:
+    """Return the content and the output ``source`` writes at its own path once the
+    plugins' document hooks ran over its render (:func:`~.plugin_outputs.hook_document`:
+    a ``redirect_to`` page), as a listing shows them (the engine lists the same)."""
+    info = plugin_outputs.document_info(source, config, layouts)
+    hooked = plugin_outputs.hook_document(config.data, info, rendered.output, rendered.content)
+    return Made(hooked.content, hooked.outputs[0][1].decode("utf-8", "surrogatepass"))
+
+
 def excerpt_of(md: mistune.Markdown | None) -> Callable[[Post], str]:
     """Return a function giving a post's rendered excerpt (``page.excerpt``) with ``md``."""
 
@@ -463,11 +483,13 @@ def render_documents(
     cut: datetime | None,
     contents: Contents | None = None,
     prepare: Callable[[Post], Post] = lambda doc: doc,
+    hook: Callable[[Post, RenderedDocument], Made] = lambda doc, rendered: _as_made(rendered),
 ) -> Iterator[RenderedDocument]:
     """Render every written document of the collections other than ``posts`` (not those
     dated after ``cut``, Jekyll's ``Publisher#publish?``), with its neighbours in its
-    collection's order (as the reader of ``contents``), each as ``prepare`` makes it (the
-    plugins' prerender hooks). Raises ``SourceError``."""
+    collection's order (as the reader of ``contents``, told each one's output as ``hook``
+    makes it), each as ``prepare`` makes it (the plugins' prerender hooks). Raises
+    ``SourceError``."""
     for docs in collection_docs(model).values():
         for i, doc in enumerate(docs):
             if not doc.output_path or (doc.dated and in_the_future(doc.date, cut)):
@@ -477,7 +499,7 @@ def render_documents(
                 continue
             with contents.reading(doc.doc.path):
                 rendered = render_collection_doc(docs, i, ctx, contents, prepare)
-            contents.finished(doc.doc.path, rendered.content)
+            contents.done_with(doc.doc.path, hook(doc, rendered))
             yield rendered
 
 
@@ -489,8 +511,8 @@ def render_collection_doc(
     prepare: Callable[[Post], Post] = lambda doc: doc,
 ) -> RenderedDocument:
     """Render ``docs[index]`` of a collection in its order, as ``prepare`` makes it (the
-    plugins' prerender hooks), with its neighbours (their ``content`` from ``contents``).
-    Raises ``SourceError``."""
+    plugins' prerender hooks), with its neighbours (their ``content`` and ``output`` from
+    ``contents``). Raises ``SourceError``."""
     doc = prepare(docs[index])
     page = DocMapping(post_variables(doc, ctx.md, *in_order_neighbours(docs, index), contents))
     return render_doc_output(doc, page, ctx)
@@ -508,16 +530,24 @@ def render_doc_output(
     return render_document(doc.doc, doc.output_path, kind, page, ctx)
 
 
+def _as_made(rendered: RenderedDocument) -> Made:
+    return Made(rendered.content, rendered.output.decode("utf-8", "surrogatepass"))
+
+
 class BuildContents(Contents):
     """:class:`~.contents.Contents` of :func:`build_site`: ranks, bodies and renders from
-    the site model (``ctx`` is set once the render context is made)."""
+    the site model (``ctx``, ``prepare``, ``page_outputs`` and ``hook`` are set once the
+    render context is made)."""
 
     def __init__(self, model: SiteModel) -> None:
         super().__init__()
         self.ctx: RenderContext | None = None
         self.prepare: Callable[[Post], Post] = lambda doc: doc
+        self.page_outputs: Callable[[Page], list[RenderedDocument]] = lambda page: []
+        self.hook: Callable[[Post | Page, RenderedDocument], Made] = lambda s, r: _as_made(r)
         self.model = model
-        self.ranks: dict[str, Rank] = {p.doc.path: PAGE for p in model.pages}
+        self.ranks: dict[str, Rank] = {p.doc.path: page_rank(p.doc.path) for p in model.pages}
+        self.pages = {p.doc.path: p for p in model.pages}
         count = len(model.posts)
         self.posts: dict[str, tuple[Post, int]] = {}
         for i, post in enumerate(model.posts):  # newest first; Jekyll renders oldest first
@@ -534,21 +564,27 @@ class BuildContents(Contents):
         return self.ranks.get(path, LAST)
 
     def raw(self, path: str) -> str:
-        """Return the body of the post or document ``path``."""
+        """Return the body of the post, document or page ``path``."""
         if path in self.posts:
             return self.posts[path][0].doc.body
+        if path in self.pages:
+            return self.pages[path].doc.body
         docs, index = self.docs[path]
         return docs[index].doc.body
 
-    def render(self, path: str) -> str:
-        """Render the post or document ``path`` now; return its content."""
+    def render(self, path: str) -> Made:
+        """Render the post, document or page ``path`` now; return its content and output."""
         assert self.ctx is not None
+        if path in self.pages:
+            page = self.pages[path]
+            return self.hook(page, self.page_outputs(page)[0])
         if path in self.posts:
             post, i = self.posts[path]
             pair = neighbours(self.model.posts, i)
-            return render_post(self.prepare(post), self.ctx, pair, self).content
+            return self.hook(post, render_post(self.prepare(post), self.ctx, pair, self))
         docs, index = self.docs[path]
-        return render_collection_doc(docs, index, self.ctx, self, self.prepare).content
+        rendered = render_collection_doc(docs, index, self.ctx, self, self.prepare)
+        return self.hook(docs[index], rendered)
 
 
 def collection_docs(model: SiteModel) -> dict[str, list[Post]]:
@@ -589,10 +625,11 @@ def content_variables(
     md: mistune.Markdown | None = None,
     contents: ContentSource | None = None,
 ) -> dict[str, Any]:
-    """Return ``site.pages``, ``site.static_files``, ``site.categories``, ``site.tags``,
-    each collection's documents (:func:`linked`, with their ``content`` from ``contents``)
-    and ``site.collections`` (``posts`` are the post mappings in ``model.posts`` order;
-    ``md`` renders the documents' excerpts)."""
+    """Return ``site.pages`` (:func:`listed_page`), ``site.static_files``,
+    ``site.categories``, ``site.tags``, each collection's documents (:func:`linked`, with
+    their ``content`` and ``output`` from ``contents``) and ``site.collections`` (``posts``
+    are the post mappings in ``model.posts`` order; ``md`` renders the documents'
+    excerpts)."""
     categories: dict[str, list[dict[str, Any]]] = {}
     tags: dict[str, list[dict[str, Any]]] = {}
     # Jekyll's post_attr_hash: names in the order the oldest-first posts bring them, each
@@ -607,7 +644,7 @@ def content_variables(
         for label, items in collection_docs(model).items()
     }
     return {
-        "pages": [listed_page(page_variables(page), contents) for page in by_name(model.pages)],
+        "pages": [listed_page(page, contents) for page in by_name(model.pages)],
         "static_files": [
             static_file_variables(s) for s in listed_static(model.static, model.pages)
         ],
@@ -619,16 +656,16 @@ def content_variables(
 
 
 def by_name(pages: Iterable[Page]) -> list[Page]:
-    """Return ``pages`` in ``site.pages`` order: by file name, then path (Jekyll's
-    ``Reader#sort_files!`` sorts by name alone, in an unstable sort); then the pages
-    plugins' generators added (:attr:`Page.appended`), each generator's in source-path
-    order (the static files' order, which they were made from)."""
+    """Return ``pages`` in ``site.pages`` order, which is Jekyll's render order of pages
+    (:func:`~.contents.page_rank`: by file name, then path); then the pages plugins'
+    generators added (:attr:`Page.appended`), each generator's in source-path order (the
+    static files' order, which they were made from)."""
     return sorted(pages, key=_listed_order)
 
 
-def _listed_order(page: Page) -> tuple[int, str, str]:
-    name = "" if page.appended else posixpath.basename(page.doc.path)
-    return page.appended, name, page.doc.path
+def _listed_order(page: Page) -> tuple[int, Rank]:
+    rank = page_rank(page.doc.path)
+    return (page.appended, (rank[0], "", rank[2]) if page.appended else rank)
 
 
 def collection_lists(

@@ -2,8 +2,10 @@
 
 It holds what an incremental build needs without re-reading unchanged sources: for every
 source path its blob id, kind and (for posts and pages) the model without the body; the
-rendered content HTML of posts (zlib, for feeds); which outputs each producer wrote; and the
-dependencies each producer read (:mod:`.deps`), indexed by key. ``meta`` says which source
+rendered content HTML of posts, documents and pages (zlib, for feeds and listings); the
+whole output of the posts and documents whose ``output`` a listing read (zlib); which
+outputs each producer wrote; and the dependencies each producer read (:mod:`.deps`),
+indexed by key. ``meta`` says which source
 commit and publish commit the rows belong to.
 
 Every write happens in one transaction that the caller commits only once the build is
@@ -32,6 +34,7 @@ CREATE TABLE sources(path TEXT PRIMARY KEY, blob TEXT NOT NULL, kind TEXT NOT NU
     published INTEGER NOT NULL, date_us INTEGER NOT NULL, model BLOB, warnings BLOB);
 CREATE INDEX sources_order ON sources(kind, published, date_us, path);
 CREATE TABLE contents(path TEXT PRIMARY KEY, content BLOB NOT NULL);
+CREATE TABLE listed_outputs(path TEXT PRIMARY KEY, output BLOB NOT NULL);
 CREATE TABLE outputs(producer TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY(producer, path));
 CREATE INDEX outputs_path ON outputs(path);
 CREATE TABLE deps(producer TEXT NOT NULL, key TEXT NOT NULL, fp TEXT NOT NULL);
@@ -149,7 +152,7 @@ class BuildCache:
 
     def clear(self) -> None:
         """Delete every row but the version (before a full build)."""
-        for table in ("sources", "contents", "outputs", "deps", "rwarnings"):
+        for table in ("sources", "contents", "listed_outputs", "outputs", "deps", "rwarnings"):
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("DELETE FROM meta WHERE key != 'version'")
 
@@ -176,9 +179,10 @@ class BuildCache:
         )
 
     def delete_source(self, path: str) -> None:
-        """Forget ``path`` (and its cached content)."""
+        """Forget ``path`` (and its cached content and output)."""
         self.conn.execute("DELETE FROM sources WHERE path = ?", (path,))
         self.conn.execute("DELETE FROM contents WHERE path = ?", (path,))
+        self.conn.execute("DELETE FROM listed_outputs WHERE path = ?", (path,))
 
     def posts(
         self, cut_us: int, limit: int | None = None, *, lo_us: int | None = None
@@ -247,21 +251,41 @@ class BuildCache:
     # contents
 
     def content(self, path: str) -> str | None:
-        """Return the cached content HTML of post ``path``, or ``None``.
+        """Return the cached content HTML of the post, document or page ``path``, or
+        ``None``.
 
         Raises :class:`CacheError` for an undecodable row."""
-        row = self._one("SELECT content FROM contents WHERE path = ?", (path,))
+        return self._text("SELECT content FROM contents WHERE path = ?", "content", path)
+
+    def put_content(self, path: str, content: str) -> None:
+        """Store the content HTML of the post, document or page ``path``."""
+        data = zlib.compress(content.encode("utf-8", "surrogatepass"), 1)
+        self.conn.execute("INSERT OR REPLACE INTO contents VALUES (?, ?)", (path, data))
+
+    def listed_output(self, path: str) -> str | None:
+        """Return the cached whole output of the post or document ``path`` (kept while a
+        listing reads it: :meth:`put_listed_output`), or ``None``.
+
+        Raises :class:`CacheError` for an undecodable row."""
+        return self._text("SELECT output FROM listed_outputs WHERE path = ?", "output", path)
+
+    def put_listed_output(self, path: str, output: str) -> None:
+        """Store the whole output of the post or document ``path``."""
+        data = zlib.compress(output.encode("utf-8", "surrogatepass"), 1)
+        self.conn.execute("INSERT OR REPLACE INTO listed_outputs VALUES (?, ?)", (path, data))
+
+    def listed_output_paths(self) -> set[str]:
+        """Return the paths whose output :meth:`listed_output` has."""
+        return {str(r[0]) for r in self._all("SELECT path FROM listed_outputs", ())}
+
+    def _text(self, sql: str, what: str, path: str) -> str | None:
+        row = self._one(sql, (path,))
         if row is None:
             return None
         try:
             return zlib.decompress(row[0]).decode("utf-8", "surrogatepass")
         except (zlib.error, UnicodeDecodeError, TypeError) as exc:
-            raise CacheError(f"content of {path}: {exc}") from exc
-
-    def put_content(self, path: str, content: str) -> None:
-        """Store post ``path``'s content HTML."""
-        data = zlib.compress(content.encode("utf-8", "surrogatepass"), 1)
-        self.conn.execute("INSERT OR REPLACE INTO contents VALUES (?, ?)", (path, data))
+            raise CacheError(f"{what} of {path}: {exc}") from exc
 
     # outputs and dependencies
 
@@ -285,6 +309,14 @@ class BuildCache:
     def users(self, key: str) -> set[str]:
         """Return the producers whose last render read dependency ``key``."""
         return {str(r[0]) for r in self._all("SELECT producer FROM deps WHERE key = ?", (key,))}
+
+    def keys_under(self, prefix: str, but: str | None = None) -> set[str]:
+        """Return the dependency keys starting with ``prefix`` that some producer read
+        (with another fingerprint than ``but``, when given)."""
+        # a range over the index: every key from ``prefix`` to the one after its last character
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        sql = "SELECT DISTINCT key FROM deps WHERE key >= ? AND key < ? AND fp IS NOT ?"
+        return {str(r[0]) for r in self._all(sql, (prefix, end, but))}
 
     def deps_of(self, producer: str) -> dict[str, str]:
         """Return ``{key: fingerprint}`` recorded for ``producer``."""
@@ -317,9 +349,10 @@ class BuildCache:
         return [str(r[0]) for r in self._all(sql, ())]
 
     def forget(self, producer: str) -> None:
-        """Drop ``producer``'s outputs, dependencies and render warnings."""
+        """Drop ``producer``'s outputs, dependencies, render warnings and listed output."""
         for table in ("outputs", "deps", "rwarnings"):
             self.conn.execute(f"DELETE FROM {table} WHERE producer = ?", (producer,))
+        self.conn.execute("DELETE FROM listed_outputs WHERE path = ?", (producer,))
 
     def _one(self, sql: str, args: Iterable[Any]) -> Any:
         try:

@@ -83,9 +83,24 @@ class Kind(StrEnum):
     LAYOUT = "y:"
     """A Liquid layout, by name (its fingerprint: its path)."""
     CONTENT = "n:"
-    """The ``content`` of a post or document, by source path, as a listing showed it (its
-    raw body, or its rendered HTML once Jekyll has rendered it: :mod:`.contents`; its
+    """The ``content`` of a post, document or page, by source path, as a listing showed it
+    (its raw body, or its rendered HTML once Jekyll has rendered it: :mod:`.contents`; its
     fingerprint: of the text shown)."""
+    OUTPUT = "r:"
+    """The ``output`` of a post or document, by source path, as a listing showed it
+    (``nil``, or its whole output once Jekyll has rendered it: :mod:`.contents`; its
+    fingerprint: of the value shown)."""
+
+
+class Part(StrEnum):
+    """What a listing shows of a rendered source: its ``content`` or its ``output``."""
+
+    CONTENT = "content"
+    OUTPUT = "output"
+
+    def key(self, path: str) -> str:
+        """Return the dependency key of this part of the source ``path`` (``n:``/``r:``)."""
+        return (Kind.CONTENT if self is Part.CONTENT else Kind.OUTPUT) + path
 
 
 NEIGHBOURS = frozenset({"previous", "next"})
@@ -137,63 +152,50 @@ class Recorder:
 
 
 class ContentSource(Protocol):
-    """Gives the ``content`` a listing shows of a post or document (:mod:`.contents`)."""
+    """Gives the ``content`` and ``output`` a listing shows of a source (:mod:`.contents`)."""
 
     def content_of(self, path: str) -> str:
-        """Return the ``content`` of the post or document ``path`` as the document being
-        rendered sees it now. Raises ``SourceError`` as rendering it does."""
+        """Return the ``content`` of the post, document or page ``path`` as the source
+        being rendered sees it now. Raises ``SourceError`` as rendering it does."""
         ...
 
-    def unsupported(self, feature: str) -> None:
-        """Note that the document being rendered read ``feature``, which deploybot does
-        not support (it gets a warning)."""
+    def output_of(self, path: str) -> str | None:
+        """Return the ``output`` of the post or document ``path`` as the source being
+        rendered sees it now (``None``: not rendered yet). Raises ``SourceError`` as
+        rendering it does."""
         ...
 
 
 class LazyContent:
-    """The value of ``content`` in a listed post or document's mapping: resolved by
-    :class:`DocMapping` on each read, since what it shows depends on who reads it."""
+    """The value of ``content`` (or ``output``: ``part``) in a listed source's mapping:
+    resolved by :class:`DocMapping` on each read, since what it shows depends on who reads
+    it."""
 
-    __slots__ = ("path", "source")
+    __slots__ = ("part", "path", "source")
 
-    def __init__(self, path: str, source: ContentSource) -> None:
+    def __init__(self, path: str, source: ContentSource, part: Part = Part.CONTENT) -> None:
         self.path = path
         self.source = source
+        self.part = part
 
     def __repr__(self) -> str:  # stable: the fingerprints of whole mappings use it
-        return f"<content of {self.path}>"
+        return f"<{self.part} of {self.path}>"
 
-    def resolve(self) -> str:
-        """Return the content the reader sees now."""
-        return self.source.content_of(self.path)
-
-
-class Unsupported:
-    """The value of a key deploybot does not fill (``output`` of a listed post, ``content``
-    of a page in ``site.pages``): reading it gives ``nil`` and a warning on the reader."""
-
-    __slots__ = ("feature", "source")
-
-    def __init__(self, feature: str, source: ContentSource) -> None:
-        self.feature = feature
-        self.source = source
-
-    def __repr__(self) -> str:
-        return f"<{self.feature}>"
-
-    def resolve(self) -> None:
-        """Note the read; return ``None``."""
-        self.source.unsupported(self.feature)
+    def resolve(self) -> str | None:
+        """Return the content (or output) the reader sees now."""
+        if self.part is Part.CONTENT:
+            return self.source.content_of(self.path)
+        return self.source.output_of(self.path)
 
 
 def _resolved(value: Any) -> Any:
-    return value.resolve() if isinstance(value, LazyContent | Unsupported) else value
+    return value.resolve() if isinstance(value, LazyContent) else value
 
 
 class DocMapping(dict[str, Any]):
-    """A ``dict`` whose :class:`LazyContent` and :class:`Unsupported` values are resolved
-    when read (by key, or by ``values``/``items``, which return lists). Liquid's ``==``
-    compares two of documents by which document they are (:meth:`__liquid__`)."""
+    """A ``dict`` whose :class:`LazyContent` values are resolved when read (by key, or by
+    ``values``/``items``, which return lists). Liquid's ``==`` compares two of documents by
+    which document they are (:meth:`__liquid__`)."""
 
     def __liquid__(self) -> Any:
         """What python-liquid's ``==`` (and truthiness, ``default``) sees: a post's or

@@ -42,7 +42,8 @@ class RenderContext:
     site has its own ``_layouts/``, its :class:`~deploybot.render.liquid.layouts.LiquidLayouts`
     (then ``env`` is unused), and the seconds one page may spend highlighting code
     (:mod:`deploybot.render.highlight.clock`), and the :class:`~.contents.Contents` that
-    ``post.content`` of a listing reads (told when a document's content is converted).
+    ``content`` and ``output`` of a listing read (told when a document's content is
+    converted).
     """
 
     env: jinja2.Environment
@@ -224,8 +225,6 @@ def _finish(
     output = html.encode("utf-8")
     if ctx.max_page_bytes is not None and len(output) > ctx.max_page_bytes:
         raise SourceError(page_too_large(ctx.max_page_bytes), doc.path)
-    if ctx.contents is not None:
-        warnings += ctx.contents.warnings_of(doc.path)
     return RenderedDocument(doc.path, out, content, output, warnings)
 
 

@@ -319,7 +319,7 @@ class Engine(SiteLists):
         with out_of_memory(row.path, "rendering"), self.contents.reading(row.path):
             done = self._render_row(row, neighbours)
         if done.content is not None:
-            self.contents.finished(row.path, done.content)
+            self.contents.finished(row.path, done.content, done.outputs[0][1])
         return done
 
     def _render_row(self, row: SourceRow, neighbours: Neighbours | None) -> RenderedSource:
@@ -349,6 +349,8 @@ class Engine(SiteLists):
                 warnings.extend(rendered.warnings)
             else:
                 for rendered in self._page_outputs(doc):
+                    if not outputs:  # the page's own (page 1 of a paginated index)
+                        content = rendered.content  # what site.pages shows once rendered
                     outputs.append((rendered.output_path, rendered.output))
                     warnings.extend(rendered.warnings)
         finally:
@@ -373,10 +375,15 @@ class Engine(SiteLists):
 
     def apply(self, row: SourceRow, done: RenderedSource) -> None:
         """Store ``row``'s render ``done``: its outputs into the sink, its content, outputs,
-        dependencies and warnings into the cache. Raises ``SourceError`` for an output path
-        refused or past ``max_site_bytes``."""
+        dependencies and warnings into the cache, and its whole output too while a listing
+        reads it (:meth:`~.site_lists.EngineContents.watched`). Raises ``SourceError`` for
+        an output path refused or past ``max_site_bytes``."""
         if done.content is not None:
             self.cache.put_content(row.path, done.content)
+        self.contents.note_readers(done.deps)
+        if row.kind in ("post", "doc") and row.path in self.contents.watched():
+            text = done.outputs[0][1].decode("utf-8", "surrogatepass")
+            self.cache.put_listed_output(row.path, text)
         for output_path, data in done.outputs:
             self._put(output_path, row.path)
             self.sink.write(output_path, data)
@@ -543,6 +550,7 @@ class Engine(SiteLists):
         The sink should start empty (or hold the previous output, which is then replaced:
         the caller deletes what this build did not write). Raises ``SourceError``."""
         self.cache.clear()
+        self.contents.clear_watched()
         self.setup_full()
         self.owners = {}
         paths = sorted([*self.tree.paths(), *self.links.submodules()])

@@ -25,11 +25,12 @@ it reaches:
   file, the readers of ``site.data`` (``D``); ``_layouts/`` appearing or going: a full build;
 - a collection document added, removed or changed dirties ``c:LABEL`` (``site.LABEL``, its
   neighbours) and ``C`` (``site.collections``);
-- a reader of a post's or document's ``content`` (``n:PATH``, :mod:`.contents`) is re-made
-  when what it would see now differs from what it saw: the raw body of a changed source
-  (a reader before it in Jekyll's order), or its rendered content once it is rendered again
-  (a reader after it: the sources are re-rendered in Jekyll's order, so the reader comes
-  later);
+- a reader of a post's, document's or page's ``content`` (``n:PATH``) or of a post's or
+  document's ``output`` (``r:PATH``, :mod:`.contents`) is re-made when what it would see
+  now differs from what it saw: the raw body (or ``nil``) of a changed source (a reader
+  before it in Jekyll's order), or its rendered content or output once it is rendered
+  again (a reader after it: the sources are re-rendered in Jekyll's order, so the reader
+  comes later);
 - a symlink is re-read when any path its resolution looked at changed (its target, a
   symlink on the way, the missing name it points at: :mod:`deploybot.render.read.symlinks`), as if
   it changed;
@@ -54,6 +55,7 @@ from deploybot.render.engine.deps import (
     WHOLE,
     Key,
     Kind,
+    Part,
     collection_key,
     fingerprint,
     read_fingerprint,
@@ -305,23 +307,29 @@ def _promoted(
     return done
 
 
+LISTED = ("post", "doc", "page")
+"""The kinds of source whose ``content`` a listing shows (``output``: posts and documents)."""
+
+
 def _check_bodies(engine: Engine, plan: _Plan, path: str, new: SourceRow | None) -> None:
-    """Re-make the readers of ``path``'s content that saw its raw body (those before it in
-    Jekyll's order) when that body changed, and every reader when it is no longer shown."""
-    key = Kind.CONTENT + path
-    readers = engine.cache.users(key)
-    if not readers:
-        return
-    if new is None or new.kind not in ("post", "doc") or not engine.visible(new, engine.cut_us):
-        plan.content.update(readers)
-        return
-    rank = engine.contents.rank(path)
-    for reader in readers:
-        if reader.startswith(":") or engine.contents.rank(reader) > rank:
-            continue  # it saw the rendered content: checked when ``path`` is rendered again
-        seen = engine.cache.deps_of(reader).get(key)
-        if seen != fingerprint(engine.contents.raw(path)):
-            plan.content.add(reader)
+    """Re-make the readers of ``path``'s content or output that saw it unrendered (those
+    before it in Jekyll's order: its raw body, ``nil``) when that changed, and every reader
+    when it is no longer shown."""
+    for part in Part:
+        key = part.key(path)
+        readers = engine.cache.users(key)
+        if not readers:
+            continue
+        if new is None or new.kind not in LISTED or not engine.visible(new, engine.cut_us):
+            plan.content.update(readers)
+            continue
+        rank = engine.contents.rank(path)
+        for reader in readers:
+            if reader.startswith(":") or engine.contents.rank(reader) > rank:
+                continue  # it saw it rendered: checked when ``path`` is rendered again
+            seen = engine.cache.deps_of(reader).get(key)
+            if seen != fingerprint(engine.contents.before(path, part)):
+                plan.content.add(reader)
 
 
 def _check_neighbours(engine: Engine, plan: _Plan, rows: list[SourceRow], cut_us: int) -> None:
@@ -489,16 +497,18 @@ def _render_sources(engine: Engine, todo: set[str]) -> None:
         for output in set(before) - set(cache.outputs_of(path)):
             if not cache.producers_of(output):
                 engine.sink.delete(output)
-        if row.kind not in ("post", "doc"):
+        if row.kind not in LISTED:
             continue
-        key = Kind.CONTENT + path
-        for reader in cache.users(key) - todo:
-            if cache.deps_of(reader).get(key) == fingerprint(contents.seen_by(reader, path)):
-                continue
-            todo.add(reader)
-            if not reader.startswith(":"):
-                heapq.heappush(queue, (contents.rank(reader), reader))
-                contents.pending.add(reader)
+        for part in Part:
+            key = part.key(path)
+            for reader in cache.users(key) - todo:
+                seen = fingerprint(contents.seen_by(reader, path, part))
+                if cache.deps_of(reader).get(key) == seen:
+                    continue
+                todo.add(reader)
+                if not reader.startswith(":"):
+                    heapq.heappush(queue, (contents.rank(reader), reader))
+                    contents.pending.add(reader)
 
 
 def _rerun(engine: Engine, producer: str, render: Callable[[], None]) -> None:

@@ -14,8 +14,16 @@ from typing import Any, Protocol
 
 from deploybot.render.engine import build
 from deploybot.render.engine.cache import SourceRow
-from deploybot.render.engine.contents import DOC_GROUP, LAST, PAGE, POST_GROUP, Contents, Rank
-from deploybot.render.engine.deps import DocPage, Recorder, linked
+from deploybot.render.engine.contents import (
+    DOC_GROUP,
+    LAST,
+    POST_GROUP,
+    Contents,
+    Made,
+    Rank,
+    page_rank,
+)
+from deploybot.render.engine.deps import DocPage, Kind, Recorder, fingerprint, linked
 from deploybot.render.engine.theme_setup import ThemeSetup
 from deploybot.render.model import EPOCH, Post, listed_static
 from deploybot.render.outputs.sinks import RenderedSource, micros
@@ -65,7 +73,7 @@ class SiteLists(ThemeSetup):
         """Return the ``page`` mapping of every page, in ``site.pages`` order
         (:func:`~.build.by_name`)."""
         pages = build.by_name(row.model for row in self.cache.rows("page"))
-        return [build.listed_page(build.page_variables(page), self.contents) for page in pages]
+        return [build.listed_page(page, self.contents) for page in pages]
 
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
@@ -182,13 +190,26 @@ class ContentEngine(Protocol):
         ...
 
 
+_NIL = fingerprint(None)
+"""The fingerprint an ``r:`` key records for an output shown as ``nil``."""
+
+
+def _shown_output(key: str, fp: str) -> bool:
+    return key.startswith(Kind.OUTPUT) and fp != _NIL
+
+
 class EngineContents(Contents):
     """:class:`~.contents.Contents` of an :class:`~deploybot.render.engine.full.Engine`:
-    ranks from the cache rows, bodies read again from the source, rendered contents from
-    this process's renders, else from the cache (for a source not rendered again in this
-    build: ``pending`` holds those that are), else rendered now apart from the reader's
-    dependencies (a document that is not written is rendered inside the reader's, which
-    then depends on what it read)."""
+    ranks from the cache rows, bodies read again from the source, rendered contents and
+    outputs from this process's renders, else from the cache (for a source not rendered
+    again in this build: ``pending`` holds those that are), else rendered now apart from
+    the reader's dependencies (a document that is not written is rendered inside the
+    reader's, which then depends on what it read; each later reader is given the same
+    dependencies, the render made once).
+
+    The cache keeps a post's or document's whole output only while a listing reads it
+    (:meth:`watched`): a site whose templates read no ``output`` stores none, and renders
+    nothing twice for it."""
 
     def __init__(self, engine: ContentEngine) -> None:
         super().__init__(engine.recorder)
@@ -196,6 +217,8 @@ class EngineContents(Contents):
         self.pending: set[str] = set()
         self._bodies: dict[str, str] = {}
         self._places: dict[str, dict[str, int]] = {}
+        self._watched: set[str] | None = None
+        self._unwritten: dict[str, dict[str, str]] = {}  # what each one's render read
 
     def rank(self, path: str) -> Rank:
         """Return the place of ``path`` in Jekyll's render order (by its cache row)."""
@@ -205,7 +228,7 @@ class EngineContents(Contents):
         if row.kind == "post":
             return (POST_GROUP, row.date_us, path)
         if row.kind == "page":
-            return PAGE
+            return page_rank(path)
         if row.kind != "doc":
             return LAST
         labels = [label for label in self.engine.config.collections if label != POSTS]
@@ -234,14 +257,68 @@ class EngineContents(Contents):
             cached = self.engine.cache.content(path)
             if cached is not None:
                 self.done[path] = cached
-        return super().rendered(path)
+        content = super().rendered(path)
+        self._inside(path)
+        return content
 
-    def render(self, path: str) -> str:
-        """Render ``path`` now (not into the sink); return its content."""
+    def output(self, path: str) -> str:
+        """Return the whole output of ``path``: made in this process, cached, or now (then
+        kept in the cache for the builds after, when ``path`` is written)."""
+        if path not in self.made and path not in self.pending and path not in self._unwritten:
+            cached = self.engine.cache.listed_output(path)
+            if cached is not None:
+                self.made[path] = cached
+        if path in self.made:
+            self._inside(path)
+            return self.made[path]
+        made = super().output(path)
+        if path not in self._unwritten:
+            self.watched().add(path)
+            self.engine.cache.put_listed_output(path, made)
+        return made
+
+    def _inside(self, path: str) -> None:
+        """Record, for the reader, what rendering the unwritten ``path`` read (its render
+        is the reader's: made once, it is shown again to each reader)."""
+        for key, fp in self._unwritten.get(path, {}).items():
+            self.engine.recorder.add(key, fp)
+
+    def render(self, path: str) -> Made:
+        """Render ``path`` now (not into the sink); return its content and output."""
         row = self.engine.cache.source(path)
         if row is None:
-            return ""
+            return Made("", "")
         if not self.engine.visible(row, self.engine.cut_us):
-            return self.engine.render_row(row).content or ""
-        with self.engine.recorder.apart():
-            return self.engine.render_row(row).content or ""
+            done = self.engine.render_row(row)
+            self._unwritten[path] = done.deps
+        else:
+            with self.engine.recorder.apart():
+                done = self.engine.render_row(row)
+        output = done.outputs[0][1].decode("utf-8", "surrogatepass") if done.outputs else ""
+        return Made(done.content or "", output)
+
+    def watched(self) -> set[str]:
+        """Return the posts and documents whose output a listing showed (not ``nil``: in
+        the last build, as the cache's ``r:`` keys say, or in this one) or the cache keeps:
+        their output is kept (:meth:`keeps_output`) and stored in the cache when they are
+        rendered."""
+        if self._watched is None:
+            cache = self.engine.cache
+            keys = cache.keys_under(Kind.OUTPUT, but=_NIL)
+            self._watched = {key[len(Kind.OUTPUT) :] for key in keys}
+            self._watched |= cache.listed_output_paths()
+        return self._watched
+
+    def clear_watched(self) -> None:
+        """Start from no watched output (a full build, on an emptied cache)."""
+        self._watched = set()
+
+    def note_readers(self, deps: dict[str, str]) -> None:
+        """Watch the outputs the dependencies ``deps`` of a render showed (not ``nil``)."""
+        shown = [k[len(Kind.OUTPUT) :] for k, fp in deps.items() if _shown_output(k, fp)]
+        if shown:
+            self.watched().update(shown)
+
+    def keeps_output(self, path: str) -> bool:
+        """Whether :meth:`finished` keeps the output of ``path``: when it is watched."""
+        return path in self.watched()

@@ -159,11 +159,13 @@ class BuildReport:
 
 @dataclasses.dataclass(frozen=True)
 class RenderedSource:
-    """One post's or page's render, before anything is stored (a render worker's result).
+    """One post's, document's or page's render, before anything is stored (a render
+    worker's result).
 
     Attributes:
         outputs: ``(output path, bytes)`` in the order written (a paginated index: several).
-        content: a post's content HTML (for the feeds), ``None`` for a page.
+        content: the content HTML (a post's for the feeds and listings, a page's for
+            ``site.pages``: its first output's).
         deps: the dependencies the render read (``{key: fingerprint}``,
         :mod:`deploybot.render.engine.deps`). warnings: the render's warnings.
     """
