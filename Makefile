@@ -8,7 +8,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 PELICAN_VENV := .venv-pelican
 BENCH_ARGS ?= --sizes 1000,10000 --repeat 3 --update-doc
 
-.PHONY: test test-deep test-fast lint demo bench bench-tools clean redis-server jekyll-theme-minima config-reference
+.PHONY: test test-deep test-fast lint demo bench bench-tools clean redis-server jekyll-theme-minima chromium config-reference
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,13 +25,13 @@ $(STAMP): pyproject.toml
 BYTECODE = $(BIN)/python -m compileall -q -j 0 deploybot tests
 
 # Every test, on every core (pytest-xdist). CI runs this.
-test: $(STAMP) redis-server jekyll-theme-minima
+test: $(STAMP) redis-server jekyll-theme-minima chromium
 	$(BYTECODE)
 	$(BIN)/python -m pytest -q -n auto $(PYTEST_ARGS)
 
 # Every test, each property at 2,000 examples instead of 100 (tests/conftest.py): hours, not
 # minutes; for a change to the incremental engine or its generators.
-test-deep: $(STAMP) redis-server jekyll-theme-minima
+test-deep: $(STAMP) redis-server jekyll-theme-minima chromium
 	$(BYTECODE)
 	$(BIN)/python -m pytest -q -n auto --hypothesis-profile=long $(PYTEST_ARGS)
 
@@ -51,6 +51,12 @@ redis-server:
 jekyll-theme-minima:
 	@test -d /usr/share/rubygems-integration/all/gems/minima-2.5.1 || \
 		.ci/apt-install "the minima test skips" jekyll-theme-minima
+
+# The browser tests (tests/browser.py: the daemon's status page, the live preview) drive
+# Debian's headless Chromium through its ChromeDriver: installed here when missing.
+chromium:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		.ci/apt-install "the browser tests skip" chromium chromium-driver
 
 lint: $(STAMP)
 	$(BIN)/ruff check deploybot tests

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import SKIP_REASON as BROWSER_SKIP
+from tests.browser import Browser, find_programs
 from tests.redisproc import RedisServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -45,6 +47,18 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     """A redis-server of its own on 127.0.0.1 for the test (skips when none is installed)."""
     with RedisServer(tmp_path / "redis") as server:
         yield server
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Browser]:
+    """A headless Chromium of its own (:mod:`tests.browser`); skips when none is installed."""
+    if find_programs() is None:
+        pytest.skip(BROWSER_SKIP)
+    window = Browser(tmp_path / "chromium-profile")
+    try:
+        yield window
+    finally:
+        window.quit()
 
 
 # Hypothesis profiles: ``make test`` checks 100 examples per property (Hypothesis's own
