@@ -27,9 +27,10 @@ from deploybot.git.rev_parse import commit_datetime
 from deploybot.notify import stage as notify
 from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.deliver.forges import BuildState
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
 from deploybot.pipeline import mail as mailcmd
-from deploybot.pipeline import noop
+from deploybot.pipeline import noop, statuses
 from deploybot.publish import commit
 from deploybot.record import note, reasons
 from deploybot.render import fingerprint
@@ -281,6 +282,7 @@ def _run_locked(
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     repository.check_local_repository(config.source.url, "source.url")
+    statuses.check(config)
     earlier = mailcmd.deliver(config, paths.outbox, retry_now=retry_now)
     target = config.publish.remote()
     head = commit.fetch_publish_head(target, config.publish.branch, paths.publish)
@@ -303,9 +305,11 @@ def _run_locked(
         )  # fmt: skip
     if before_build is not None:
         before_build(snap.commit)
+    earlier = notify.merge_reports(earlier, statuses.started(config, paths.outbox, snap.commit))
     from deploybot.render.engine.incremental import open_cache
 
     check = _not_backwards(config, paths, snap, allow_older=older)
+    settled = False  # the commit's final status is queued: no error may replace it
     try:
         with snap.tree, themed, open_cache(paths.cache) as cache:
             check(head)
@@ -314,27 +318,56 @@ def _run_locked(
             done = _build_and_publish(build, head, cache)
             result = done.result
             timer.mark("render+publish")
+            _settle(config, paths, snap.commit, result, head, timer.total())
+            settled = True
             report = earlier
             if result.new is not None:
                 # Before the cache commit: a failure there (disk full) must not cost the email.
                 pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
                 report = _announce(config, pushed, paths, earlier, now, retry_now)
                 timer.mark("notify")
+            else:
+                report = notify.merge_reports(earlier, statuses.deliver(config, paths.outbox))
             built_on = result.new or result.old or ""
             if done.cache_describes_it:
                 cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     except commit.OlderSourceError as exc:
         log.info("%s", exc)
+        earlier = notify.merge_reports(
+            earlier, statuses.failed(config, paths.outbox, snap.commit, exc)
+        )
         return _result(
             RunStatus.OLDER, snap.commit, exc.head, timer, earlier,
             published_source=exc.published, order_known=exc.certain,
         )  # fmt: skip
+    except Exception as exc:
+        if not settled:
+            statuses.failed(config, paths.outbox, snap.commit, exc)
+        raise
     status = RunStatus.PUBLISHED if result.new else RunStatus.UNCHANGED
     return _result(
         status, snap.commit, result.new or head.commit, timer, report,
         changed_paths=result.changed_paths, warnings=done.warnings,
         next_future=done.waiting, unread_paths=done.unread, themed=bool(themed.record),
     )  # fmt: skip
+
+
+def _settle(
+    config: Config,
+    paths: statedir.StatePaths,
+    sha: str,
+    result: commit.PublishResult,
+    head: commit.PublishHead,
+    elapsed: float,
+) -> None:
+    """Queue the success status of source commit ``sha`` once its build is published
+    (``result``), or found to change nothing on the publish ``head``; ``elapsed``: seconds
+    since the run started."""
+    if result.new is not None:
+        text = statuses.published(result.new, elapsed)
+    else:
+        text = statuses.unchanged(config.publish.branch, head.commit, elapsed)
+    statuses.finished(config, paths.outbox, sha, BuildState.SUCCESS, text)
 
 
 def _result(
@@ -706,6 +739,7 @@ def _announce(
         now=now(),
         retry_now=retry_now,
         sources=SourceRepo(paths.source, config.source.url, config.source.branch),
+        status=config.status,
     )
     return notify.merge_reports(earlier, announced)
 

@@ -1,0 +1,113 @@
+"""When a run posts its commit statuses (``[status]``), and what each one says.
+
+:func:`deploybot.pipeline.run.run_once` calls these: :func:`check` before anything (a token
+missing from the environment is a config error, exit 78, before any work); :func:`started`
+when a build of a source commit follows, which queues ``pending`` and posts it at once, best
+effort, within :data:`PENDING_TIMEOUT` (a forge that is down costs the build at most that,
+and it is tried again later); :func:`finished` after the publish (``success``) or when the
+build fails (``failure`` for the source's fault, ``error`` for anything else), which only
+queues: the final status goes out with the emails (:func:`deploybot.notify.stage.deliver_all`,
+each channel in its own thread), or by :func:`deliver` when there is no email. What is not
+delivered waits in the outbox for the next run (or the daemon's retries). The channel
+itself: :mod:`deploybot.notify.deliver.forge_status`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from deploybot.config.schema import Config
+from deploybot.notify.deliver import forge_status
+from deploybot.notify.deliver.forges import BuildState, CommitStatus
+from deploybot.notify.deliver.outbox import DeliveryReport
+from deploybot.support.errors import DeploybotError, one_line
+from deploybot.support.redact import redact_text
+
+PENDING_TIMEOUT = 2.0
+"""Seconds the pending status may take (at most ``status.timeout``) before the build starts."""
+NOTHING = DeliveryReport(sent=(), failed=())
+
+log = logging.getLogger("deploybot.pipeline")
+
+
+def check(config: Config) -> None:
+    """Raise ConfigError when statuses are on and ``status.token_env`` is not set."""
+    if forge_status.is_on(config.status):
+        forge_status.read_token(config.status)
+
+
+def started(config: Config, outbox: Path, sha: str) -> DeliveryReport:
+    """Queue ``pending`` for the source commit ``sha`` and post what is due, each POST
+    within :data:`PENDING_TIMEOUT`. Returns what was delivered (empty when off). Raises
+    OSError (DiskFullError) when the outbox cannot be written."""
+    if not forge_status.is_on(config.status):
+        return NOTHING
+    description = f"Building {sha[:7]} for {config.publish.branch}"
+    forge_status.queue_status(outbox, _status(config, sha, BuildState.PENDING, description))
+    timeout = min(PENDING_TIMEOUT, config.status.timeout)
+    return forge_status.deliver_statuses(config.status, outbox, timeout=timeout)
+
+
+def finished(config: Config, outbox: Path, sha: str, state: BuildState, description: str) -> None:
+    """Queue the final ``state`` of ``sha`` (superseding its pending status if that still
+    waits); delivered by the run's next delivery. Nothing when off."""
+    if forge_status.is_on(config.status):
+        forge_status.queue_status(outbox, _status(config, sha, state, description))
+
+
+def failed(config: Config, outbox: Path, sha: str, exc: BaseException) -> DeliveryReport:
+    """Queue and post the status of a build that raised ``exc`` (:func:`failure`). Never
+    raises for the status itself: the run's own error is what the caller raises next; a
+    status that cannot even be queued is logged."""
+    if not forge_status.is_on(config.status):
+        return NOTHING
+    state, description = failure(exc)
+    try:
+        finished(config, outbox, sha, state, description)
+        return forge_status.deliver_statuses(config.status, outbox)
+    except (DeploybotError, OSError) as err:
+        log.warning("commit status %s for %s not posted: %s", state, sha[:12], one_line(err))
+        return NOTHING
+
+
+def deliver(config: Config, outbox: Path) -> DeliveryReport:
+    """Post the statuses due in ``outbox`` (a run with no email to send)."""
+    return forge_status.deliver_statuses(config.status, outbox)
+
+
+def failure(exc: BaseException) -> tuple[BuildState, str]:
+    """The state and description of a build that raised ``exc``: ``failure`` for bad input
+    in the source (exit 1: the line names the file and line) and a build the publish guard
+    held; ``error`` for anything else (the network, the push, the config, a bug: named by
+    its type only)."""
+    from deploybot.publish.commit import GuardError, OlderSourceError
+
+    text = redact_text(one_line(exc))
+    if isinstance(exc, GuardError):
+        return BuildState.FAILURE, f"Not published: {text}"
+    if isinstance(exc, OlderSourceError):
+        return BuildState.ERROR, text[:1].upper() + text[1:]
+    if isinstance(exc, DeploybotError):
+        if exc.exit_code == 1:
+            return BuildState.FAILURE, f"Build failed: {text}"
+        return BuildState.ERROR, f"Not published: {text}"
+    return BuildState.ERROR, f"Build error: internal error ({type(exc).__name__})"
+
+
+def published(build_commit: str, elapsed: float) -> str:
+    """``Published in 0.41 s as 1a2b3c4``."""
+    return f"Published in {elapsed:.2f} s as {build_commit[:7]}"
+
+
+def unchanged(branch: str, head: str | None, elapsed: float) -> str:
+    """The success of a build that changes nothing on the publish branch."""
+    where = f"{branch} {head[:7]}" if head else branch
+    return f"Built in {elapsed:.2f} s: {where} already holds this build"
+
+
+def _status(config: Config, sha: str, state: BuildState, description: str) -> CommitStatus:
+    settings = config.status
+    return CommitStatus(
+        sha, state, description, settings.target_url, settings.context, config.source.branch
+    )
