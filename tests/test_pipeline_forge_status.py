@@ -5,6 +5,7 @@ documents it."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,6 +48,7 @@ def no_token_anywhere(*texts: str, state: Path | None = None) -> None:
 def test_run_once_posts_pending_then_success(tmp_path: Path, token: str, api: str) -> None:
     with fake_forge(api, "group/site") as forge:
         site = site_for(tmp_path, forge)
+        started = time.time()
         done = site.run_process("-v")
         assert done.returncode == 0, done.stderr
         assert forge.problems == []
@@ -68,7 +70,10 @@ def test_run_once_posts_pending_then_success(tmp_path: Path, token: str, api: st
         # the time from the push landing on the publish branch to the success at the forge
         landed = (site.publish / "refs" / "heads" / "asf-site").stat().st_mtime_ns / 1e9
         latency = success.at - landed
-        print(f"\n{api}: publish -> success status at the forge: {latency * 1000:.0f} ms")
+        print(
+            f"\n{api}: run-once start -> pending {(pending.at - started) * 1000:.0f} ms; "
+            f"publish -> success status at the forge: {latency * 1000:.0f} ms"
+        )
         assert 0 <= latency < 5
         again = site.run_process()
         assert again.returncode == 0 and "up to date" in again.stdout
@@ -187,3 +192,27 @@ def test_config_rules_of_the_status_table(tmp_path: Path) -> None:
     code, output = site.run()
     assert code == 78
     assert "'status.repository' is required: source.url names no repository on GitHub" in output
+
+
+def test_the_daemon_posts_them_too(tmp_path: Path, token: str) -> None:
+    """``deploybot serve`` builds with the same pipeline: a signed push webhook, then the
+    pending and success statuses of the pushed commit; its log line names the status."""
+    from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
+
+    with fake_forge("github") as forge:
+        site = GatedSite(tmp_path, gated=False, extra=daemon_table() + status_table(forge))
+        with Daemon(site.config) as daemon:
+            pushed = site.commit(1)
+            sent_at = time.time()
+            assert daemon.push("/webhook/deploybot", github(pushed)).status_code == 202
+            line = daemon.wait_log(r"site deploybot: published \w{12} from source")
+            wait_until(lambda: len(forge.received) == 2, message="both statuses")
+        assert forge.problems == []
+        assert [(sha_of(r.path), r.state) for r in forge.received] == [
+            (pushed, "pending"),
+            (pushed, "success"),
+        ]
+        assert f"commit status success for {pushed[:12]}" in line, line
+        no_token_anywhere(*daemon.log, state=site.state)
+        took = forge.received[1].at - sent_at
+        print(f"\ndaemon: push webhook -> success status at the forge: {took * 1000:.0f} ms")

@@ -321,13 +321,14 @@ def _run_locked(
             _settle(config, paths, snap.commit, result, head, timer.total())
             settled = True
             report = earlier
-            if result.new is not None:
-                # Before the cache commit: a failure there (disk full) must not cost the email.
-                pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
-                report = _announce(config, pushed, paths, earlier, now, retry_now)
-                timer.mark("notify")
-            else:
-                report = notify.merge_reports(earlier, statuses.deliver(config, paths.outbox))
+            with statuses.posting(config, paths.outbox) as posted:
+                if result.new is not None:
+                    # Before the cache commit: a failure there (disk full) must not cost the
+                    # email.
+                    pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
+                    report = _announce(config, pushed, paths, earlier, now, retry_now, False)
+                    timer.mark("notify")
+            report = notify.merge_reports(report, *posted)
             built_on = result.new or result.old or ""
             if done.cache_describes_it:
                 cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
@@ -730,8 +731,10 @@ def _announce(
     earlier: DeliveryReport,
     now: Callable[[], datetime],
     retry_now: bool,
+    statuses_too: bool = True,
 ) -> DeliveryReport:
-    """Announce ``update`` (a build commit on the publish branch) and deliver what waits."""
+    """Announce ``update`` (a build commit on the publish branch) and deliver what waits
+    (the commit statuses too unless not ``statuses_too``: another thread posts them)."""
     announced = notify.announce(
         update,
         config.notify,
@@ -739,7 +742,7 @@ def _announce(
         now=now(),
         retry_now=retry_now,
         sources=SourceRepo(paths.source, config.source.url, config.source.branch),
-        status=config.status,
+        status=config.status if statuses_too else None,
     )
     return notify.merge_reports(earlier, announced)
 

@@ -6,8 +6,8 @@ when a build of a source commit follows, which queues ``pending`` and posts it a
 effort, within :data:`PENDING_TIMEOUT` (a forge that is down costs the build at most that,
 and it is tried again later); :func:`finished` after the publish (``success``) or when the
 build fails (``failure`` for the source's fault, ``error`` for anything else), which only
-queues: the final status goes out with the emails (:func:`deploybot.notify.stage.deliver_all`,
-each channel in its own thread), or by :func:`deliver` when there is no email. What is not
+queues: the run then posts it from a thread of its own (:func:`posting`) while it composes
+and sends the emails. What is not
 delivered waits in the outbox for the next run (or the daemon's retries). The channel
 itself: :mod:`deploybot.notify.deliver.forge_status`.
 """
@@ -15,6 +15,9 @@ itself: :mod:`deploybot.notify.deliver.forge_status`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 from deploybot.config.schema import Config
@@ -71,9 +74,23 @@ def failed(config: Config, outbox: Path, sha: str, exc: BaseException) -> Delive
         return NOTHING
 
 
-def deliver(config: Config, outbox: Path) -> DeliveryReport:
-    """Post the statuses due in ``outbox`` (a run with no email to send)."""
-    return forge_status.deliver_statuses(config.status, outbox)
+@contextmanager
+def posting(config: Config, outbox: Path) -> Iterator[list[DeliveryReport]]:
+    """Post the statuses due in ``outbox`` in a thread of their own while the block runs
+    (the emails are composed meanwhile: a forge neither waits for them nor delays them);
+    the list yielded holds the delivery's report once the block is left. Only after the
+    render: a process forked for it must not inherit a thread. The block must deliver no
+    status itself (``status=None`` to the notify stage). Raises what the delivery raised."""
+    reports: list[DeliveryReport] = []
+    if not forge_status.is_on(config.status):
+        yield reports
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="status") as pool:
+        future = pool.submit(forge_status.deliver_statuses, config.status, outbox)
+        try:
+            yield reports
+        finally:
+            reports.append(future.result())
 
 
 def failure(exc: BaseException) -> tuple[BuildState, str]:

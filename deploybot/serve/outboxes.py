@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from deploybot.config.schema import Config
 from deploybot.notify import stage as notify
 from deploybot.notify.deliver.outbox import EMAIL
-from deploybot.notify.deliver.webhook import WEBHOOK
 from deploybot.state import statedir
 
 log = logging.getLogger("deploybot.daemon")
@@ -22,8 +21,9 @@ log = logging.getLogger("deploybot.daemon")
 
 @dataclass(frozen=True)
 class Waiting:
-    """``emails`` and ``webhooks`` waiting; ``due``: the Unix time (s) the earliest of
-    them, or of the commit statuses waiting, may be retried (None: nothing waits)."""
+    """``emails`` and ``webhooks`` waiting (the HTTP posts: webhook entries and commit
+    statuses, which the daemon and the fleet retry alike); ``due``: the Unix time (s) the
+    earliest of them may be retried (None: nothing waits)."""
 
     emails: int = 0
     webhooks: int = 0
@@ -40,6 +40,5 @@ def waiting(config: Config) -> Waiting:
     if not items:
         return Waiting()
     emails = sum(1 for item in items if item.kind == EMAIL)
-    webhooks = sum(1 for item in items if item.kind == WEBHOOK)
     due = min(item.next_attempt or 0.0 for item in items)
-    return Waiting(emails, webhooks, due)
+    return Waiting(emails, len(items) - emails, due)
