@@ -35,6 +35,17 @@ def sha_of(path: str) -> str:
     return path.rsplit("/", 1)[1]
 
 
+def outbox_listing(site: SmallSite) -> str:
+    """What ``deploybot outbox`` prints for ``site``."""
+    from click.testing import CliRunner
+
+    from tests.smallsite import main_cli
+
+    result = CliRunner().invoke(main_cli(), ["outbox", "--config", str(site.config)])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
 def no_token_anywhere(*texts: str, state: Path | None = None) -> None:
     for text in texts:
         assert TOKEN not in text
@@ -112,6 +123,9 @@ def test_a_forge_that_is_down_never_holds_the_publish(tmp_path: Path, token: str
     assert f"commit status success for {site.first[:12]} not delivered" in first.stderr
     waiting = sorted(p.name for p in (site.state / "outbox").glob("*.status"))
     assert waiting == [f"status-{site.first}-success.status"]  # its pending was superseded
+    listing = outbox_listing(site)
+    assert f"status-{site.first}-success  commit status, failed, 1 attempt" in listing
+    assert "subject: success: Published in " in listing
     forge = FakeForge("github", port=port)
     try:
         second = commit_files(site.source, {"_posts/2023-01-04-three.md": b"---\n---\nThree\n"})
@@ -142,6 +156,10 @@ def test_a_refused_status_is_told_once_and_the_token_stays_hidden(
         assert "check status.repository and the token of status.token_env" in done.stderr
         no_token_anywhere(done.stdout, done.stderr, state=site.state)
         tried = len(forge.tried)
+        key = f"status-{site.first}-success"
+        listing = outbox_listing(site)
+        assert f"{key}  commit status, refused, 1 attempt" in listing
+        assert f"deploybot outbox retry {key} sends it again" in listing
         again = site.run_process("--retry-now")
         assert again.returncode == 0, again.stderr
         assert "refused" not in again.stderr  # told once

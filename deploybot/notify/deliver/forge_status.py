@@ -221,7 +221,7 @@ def _reason(response: requests.Response, answer: bytes) -> str:
         data = json.loads(answer.decode("utf-8", "replace")) if answer else None
     except ValueError:
         data = None
-    message = data.get("message") or data.get("error") if isinstance(data, dict) else None
+    message = (data.get("message") or data.get("error")) if isinstance(data, dict) else None
     if message and not isinstance(message, str):
         message = json.dumps(message, ensure_ascii=False)
     if not message:

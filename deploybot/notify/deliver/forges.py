@@ -86,7 +86,7 @@ class CommitStatus:
         )  # fmt: skip
 
 
-_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+_SHA_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # SHA-1 or SHA-256 object ids
 ELLIPSIS = "…"
 
 

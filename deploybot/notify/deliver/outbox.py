@@ -153,9 +153,10 @@ class PendingEmail:
         if self.last_error:
             lines.append(f"    last error: {self.last_error}")
         if self.state == REFUSED:
+            key = short_key(self.key)
             lines.append(
-                f"    not retried (kept in {FAILED_DIR}/): deploybot outbox retry {self.key[:12]} "
-                f"sends it again, deploybot outbox drop {self.key[:12]} removes it"
+                f"    not retried (kept in {FAILED_DIR}/): deploybot outbox retry {key} "
+                f"sends it again, deploybot outbox drop {key} removes it"
             )
             return "\n".join(lines)
         due = self.next_attempt
@@ -545,6 +546,13 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def short_key(key: str) -> str:
+    """The start of ``key`` that names it for ``outbox retry`` and ``drop``: 12 characters
+    (a commit id's start), or a commit status's whole key (its commit's states share the
+    start)."""
+    return key if key.startswith(STATUS_KEY_PREFIX) else key[:12]
+
+
 def describe_key(key: str) -> str:
     """Name an outbox key for people: ``email for <commit>``, ``summary email for
     <old>..<new>``, ``webhook post for <commit>``, ``commit status success for <commit>``."""
@@ -568,7 +576,7 @@ def refusal_line(key: str, reason: str, config_path: Path | None) -> str:
     check = "notify.to"
     if key.startswith(STATUS_KEY_PREFIX):
         check = "status.repository and the token of status.token_env"
-    shown = key[:12] if not key.startswith(STATUS_KEY_PREFIX) else key
+    shown = short_key(key)
     return (
         f"{describe_key(key)} refused, not retried (kept in the outbox's failed/): {reason}; "
         f"check {check}{where}, then deploybot outbox retry {shown} sends it again"
