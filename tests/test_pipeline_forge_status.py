@@ -201,15 +201,25 @@ def test_config_rules_of_the_status_table(tmp_path: Path) -> None:
     assert code == 78
     lines = [line for line in output.splitlines() if "status." in line]
     assert lines == [
-        f"deploybot: error: {site.config}: 'status.token_env' is required when status.api is "
-        "set: the environment variable holding the forge's API token",
-        f"deploybot: error: {site.config}: 'status.url' is required for status.api = "
+        f"deploybot: error: {site.config}: 'status.token_env' is required when 'status.api' "
+        "is set: the environment variable holding the forge's API token",
+        f"deploybot: error: {site.config}: 'status.url' is required when 'status.api' is "
         '"gitea": its API base, https://HOST/api/v1',
     ]
     site.write_config(extra='[status]\napi = "github"\ntoken_env = "T"\n')
     code, output = site.run()
     assert code == 78
-    assert "'status.repository' is required: source.url names no repository on GitHub" in output
+    assert (
+        "'status.repository' is required when 'status.api' is set: source.url names no "
+        "repository on GitHub (a local path); set owner/name"
+    ) in output
+    site.write_config(extra='[status]\ncontext = "ci/site"\ntimeout = 5\n')
+    code, output = site.run()
+    assert code == 78
+    assert (
+        "'status.api' must be set (github, gitea or gitlab): [status] sets 'status.context', "
+        "'status.timeout', and without it no commit status is posted"
+    ) in output
 
 
 def test_the_daemon_posts_them_too(tmp_path: Path, token: str) -> None:

@@ -421,10 +421,13 @@ def _resolve_status(
     name."""
     path = walk.path
     if not status.api:
-        if status != StatusConfig() and walk.ok(_STATUS_KEYS):
+        default = StatusConfig()
+        given = [f"'status.{f.name}'" for f in dataclasses.fields(StatusConfig)
+                 if getattr(status, f.name) != getattr(default, f.name)]  # fmt: skip
+        if given and walk.ok(_STATUS_KEYS):
             walk.error(
-                f"{path}: 'status.api' must be set (github, gitea or gitlab) when [status] sets "
-                "other keys: without it no commit status is posted",
+                f"{path}: 'status.api' must be set (github, gitea or gitlab): [status] sets "
+                f"{', '.join(given)}, and without it no commit status is posted",
                 "status.api",
             )
         return status
@@ -433,14 +436,14 @@ def _resolve_status(
     forge = FORGES[status.api]
     if not status.token_env and walk.ok(("status.token_env",)):
         walk.error(
-            f"{path}: 'status.token_env' is required when status.api is set: the environment "
+            f"{path}: 'status.token_env' is required when 'status.api' is set: the environment "
             "variable holding the forge's API token",
             "status.token_env",
         )
     if not (status.url or forge.default_url) and walk.ok(("status.url",)):
         walk.error(
-            f"{path}: 'status.url' is required for status.api = \"{forge.api}\": its API base, "
-            f"https://HOST{forge.prefix}",
+            f"{path}: 'status.url' is required when 'status.api' is \"{forge.api}\": its API "
+            f"base, https://HOST{forge.prefix}",
             "status.url",
         )
     repository = status.repository or repository_of(forge, source.url, status.url) or ""
@@ -448,14 +451,14 @@ def _resolve_status(
         problem = check_repository(forge, repository) if repository else None
         if not repository:
             walk.error(
-                f"{path}: 'status.repository' is required: source.url names no repository on "
-                f"{forge.title} (a local path); set {_shape(forge)}",
+                f"{path}: 'status.repository' is required when 'status.api' is set: source.url "
+                f"names no repository on {forge.title} (a local path); set {_shape(forge)}",
                 "status.repository",
             )
         elif problem:
-            given = "" if status.repository else " (read off source.url: set it)"
+            derived = "" if status.repository else " (read off source.url: set it)"
             walk.error(
-                f"{path}: 'status.repository' {problem}, not {repository!r}{given}",
+                f"{path}: 'status.repository' {problem}, not {repository!r}{derived}",
                 "status.repository",
             )
     return dataclasses.replace(
