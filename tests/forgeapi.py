@@ -1,7 +1,7 @@
 """A fake forge API on 127.0.0.1 for the commit status tests: GitHub, Gitea/Forgejo or GitLab.
 
 It checks each POST against the forge's documentation (the path, the headers, the JSON body's
-fields and states; sources in :mod:`deploybot.notify.deliver.forges`) and answers as the forge
+fields and states; sources in :mod:`deploybot.config.forges`) and answers as the forge
 would: 201 with the status, 401 for another token, 422 naming what is wrong with a body (the
 problem is also kept in :attr:`FakeForge.problems`, so a test asserts there are none). It
 records what arrives, with the time, and can be told to answer 500, 401, 404, or to hang (a

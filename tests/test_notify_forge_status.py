@@ -12,20 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.config.schema import StatusConfig
-from deploybot.notify.deliver.forge_status import (
-    deliver_statuses,
-    make_status_sender,
-    queue_status,
-    status_key,
-)
-from deploybot.notify.deliver.forges import (
+from deploybot.config.forges import (
     FORGES,
     BuildState,
     CommitStatus,
     cut,
     pages_url,
     repository_of,
+)
+from deploybot.config.schema import StatusConfig
+from deploybot.notify.deliver.forge_status import (
+    deliver_statuses,
+    make_status_sender,
+    queue_status,
+    status_key,
 )
 from deploybot.notify.deliver.outbox import list_pending, list_refused, read_status
 from deploybot.notify.stage import list_outbox

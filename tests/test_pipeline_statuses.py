@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from deploybot.config.forges import BuildState
 from deploybot.config.load import load_config
-from deploybot.notify.deliver.forges import BuildState
 from deploybot.pipeline import statuses
 from deploybot.publish.commit import GuardError, OlderSourceError
 from deploybot.support.errors import ConfigError, PublishError, SourceError

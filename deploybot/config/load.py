@@ -413,7 +413,7 @@ def _resolve_status(
     site_name: str,
     walk: _Walk,
 ) -> StatusConfig:
-    """``[status]`` with its defaults filled in (:mod:`deploybot.notify.deliver.forges`):
+    """``[status]`` with its defaults filled in (:mod:`deploybot.config.forges`):
     the forge's API base, the repository read off ``source.url``, the context
     ``deploybot/<daemon.name or publish.branch>``, the GitHub Pages URL as the target. A
     ``[status]`` setting keys without ``api`` is an error (it would post nothing), as are
@@ -431,7 +431,7 @@ def _resolve_status(
                 "status.api",
             )
         return status
-    from deploybot.notify.deliver.forges import FORGES, check_repository, pages_url, repository_of
+    from deploybot.config.forges import FORGES, check_repository, pages_url, repository_of
 
     forge = FORGES[status.api]
     if not status.token_env and walk.ok(("status.token_env",)):

@@ -445,7 +445,7 @@ class StatusConfig:
     """``[status]``: a commit status on the forge for each build of a source commit
     (:mod:`deploybot.notify.deliver.forge_status`); off while ``api`` is unset. Loaded,
     ``url``, ``repository``, ``context`` and ``target_url`` hold their defaults when unset
-    (:mod:`deploybot.notify.deliver.forges`)."""
+    (:mod:`deploybot.config.forges`)."""
 
     api: str | None = key(
         None,

@@ -21,13 +21,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from deploybot.config.forges import BuildState
 from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.git.rev_parse import commit_datetime
 from deploybot.notify import stage as notify
 from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
-from deploybot.notify.deliver.forges import BuildState
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
 from deploybot.pipeline import mail as mailcmd
 from deploybot.pipeline import noop, statuses

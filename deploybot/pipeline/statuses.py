@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+from deploybot.config.forges import BuildState, CommitStatus
 from deploybot.config.schema import Config
 from deploybot.notify.deliver import forge_status
-from deploybot.notify.deliver.forges import BuildState, CommitStatus
 from deploybot.notify.deliver.outbox import DeliveryReport
 from deploybot.support.errors import DeploybotError, one_line
 from deploybot.support.redact import redact_text

@@ -1,7 +1,7 @@
 """The third channel: a commit status for each build, posted to the forge of the source.
 
 A status waits in the outbox as ``status-<sha>-<state>.status`` (:func:`queue_status`): the
-forge-neutral :class:`~deploybot.notify.deliver.forges.CommitStatus` as JSON, turned into the
+forge-neutral :class:`~deploybot.config.forges.CommitStatus` as JSON, turned into the
 forge's request (:mod:`.forges`) only when it is sent, with the config of that moment. It has
 the outbox's retries and backoff (:mod:`.outbox`), so a forge that is down never holds up an
 email or a publish, and the key makes each ``(commit, state)`` post at most once: a key
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from deploybot import __version__
+from deploybot.config.forges import FORGES, BuildState, CommitStatus, Forge
 from deploybot.config.schema import StatusConfig
-from deploybot.notify.deliver.forges import FORGES, BuildState, CommitStatus, Forge
 from deploybot.notify.deliver.outbox import (
     STATUS_KEY_PREFIX,
     DeliveryReport,

@@ -1,7 +1,10 @@
 """The forges a commit status can be posted to: one :class:`Forge` entry per ``status.api``.
 
-Each entry knows its API's shape and nothing else (no network here: the channel that posts is
-:mod:`.forge_status`). A new forge is one entry in :data:`FORGES`.
+Each entry knows its API's shape and nothing else: data and pure functions, no network (the
+channel that posts is :mod:`deploybot.notify.deliver.forge_status`). It lives with the config,
+as :mod:`.queue` does for Redis, because the loader fills ``[status]``'s defaults from it (the
+API base, the repository read off ``source.url``, the GitHub Pages URL) and the layers run one
+way (``tests/test_layout.py``). A new forge is one entry in :data:`FORGES`.
 
 Sources, each the forge's own API documentation:
 
