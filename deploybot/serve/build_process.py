@@ -68,7 +68,9 @@ def run_job(
     Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
     ``older`` or ``delivered``), ``source_commit``, ``build_commit``, ``next_future``
     (Unix seconds: the date of the first post the published build holds back, or None),
-    ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox).
+    ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox),
+    ``previews`` (``[{branch, folder, status, source_commit, commit, url, error}]``: the
+    branch previews built or removed, :class:`deploybot.pipeline.preview.PreviewResult`).
 
     Raises:
         DeploybotError: as ``run-once`` (or ``outbox --retry-now``) would.
@@ -118,6 +120,18 @@ def run_loaded_job(
             refused=result.mail_refused,
             config_path=config.path,
         ),
+        "previews": [
+            {
+                "branch": p.branch,
+                "folder": p.folder,
+                "status": p.status.value,
+                "source_commit": p.source_commit,
+                "commit": p.commit,
+                "url": p.url,
+                "error": p.error,
+            }
+            for p in result.previews
+        ],
     }
 
 
