@@ -34,6 +34,7 @@ from pathlib import Path
 from dulwich.repo import Repo
 
 from deploybot.config.schema import Config
+from deploybot.git import repository
 from deploybot.notify.compose.preview import PreviewNews
 from deploybot.notify.deliver.outbox import DeliveryReport
 from deploybot.notify.preview import announce_preview
@@ -205,11 +206,15 @@ class _Run:
             when = self.now().astimezone(UTC)
             message = publish_preview.preview_message(branch, snap.commit)
             change = publish_preview.FolderCommit(config.publish.author, message, when)
-            pushed = publish_preview.publish_folder(
-                config.preview.remote(config.publish), config.preview.publish_branch,
-                paths.publish, folder, blobs, change,
-                check_head=self._not_backwards(branch, snap),
-            )  # fmt: skip
+            try:
+                pushed = publish_preview.publish_folder(
+                    config.preview.remote(config.publish), config.preview.publish_branch,
+                    paths.publish, folder, blobs, change,
+                    check_head=self._not_backwards(branch, snap),
+                )  # fmt: skip
+            except commit.OlderSourceError as exc:
+                log.info("preview of %s: %s", branch, exc)
+                return PreviewResult(branch, folder, PreviewStatus.OLDER, snap.commit, exc.head)
         shown_at = pushed.new or pushed.old
         assert shown_at is not None
         name = publish_preview.folder_name(branch)
@@ -256,9 +261,10 @@ class _Run:
     ) -> Callable[[Repo, str], None]:
         """The check run on every preview branch tip fetched: raises OlderSourceError when
         ``branch``'s folder there shows a source commit that descends from ``snap.commit``
-        (a run that read the branch later published first). A folder whose commit is gone
-        from the source (the branch was rewound or force-pushed) does not stop it: the
-        preview follows its branch."""
+        and the branch no longer points at ``snap.commit`` (a run that read the branch
+        later published first). A branch rewound to ``snap.commit`` (its tip is still
+        ``snap.commit``: a reset), or a folder whose commit is gone from the source (a
+        force-push), does not stop it: the preview follows its branch."""
         folder = publish_preview.folder_of(branch)
         source = self.config.source
 
@@ -270,8 +276,13 @@ class _Run:
                 source.remote(), branch, self.paths.source, snap.commit, last,
                 commit_time=snap.commit_time, published_at=None,
             )  # fmt: skip
-            if order is fetch.Order.OLDER:
+            if order is not fetch.Order.OLDER:
+                return
+            refname = f"refs/heads/{branch}"
+            now_at = repository.remote_refs(source.remote(), [refname]).get(refname)
+            if now_at != snap.commit:
                 raise commit.OlderSourceError(snap.commit, last, head)
+            log.info("preview of %s: the branch was rewound to %s", branch, snap.commit[:12])
 
         return check
 

@@ -45,7 +45,7 @@ from typing import Any
 
 from deploybot.serve import outboxes
 from deploybot.serve.backoff import LOCKED_RETRY, POST_DUE_SPACING, backoff_delay
-from deploybot.serve.build_process import describe, job_level
+from deploybot.serve.build_process import describe, describe_preview, job_level
 from deploybot.serve.health import health
 from deploybot.serve.metrics import Metrics
 from deploybot.serve.runner import JobResult, Runner
@@ -345,6 +345,11 @@ class Scheduler:
             log.log(
                 job_level(failed=False, refused=result.emails_refused), "site %s: %s", name, what
             )
+            for preview in result.previews:
+                log.log(
+                    logging.ERROR if preview.get("error") else logging.INFO,
+                    "site %s: %s", name, describe_preview(preview),
+                )  # fmt: skip
             built = state.wanted_for == result.source_commit and not state.wanted_preview
             if state.wanted and state.wanted_for and built:
                 # Every trigger since named a commit, the newest this build already built.
