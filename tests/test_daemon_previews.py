@@ -10,6 +10,7 @@ from dulwich.repo import Repo
 from deploybot.record.refs import NOTES_REF
 from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
 from tests.gitrepo import head, read_branch
+from tests.test_daemon_webhooks import _documented_answers
 from tests.test_previews import PREVIEW, branch_from_main, delete_branch
 
 HOOK = "/webhook/deploybot"
@@ -36,6 +37,7 @@ def test_webhook_pushes_and_deletions_of_previewed_branches(tmp_path: Path) -> N
         answer = daemon.push(HOOK, github(tip, ref="refs/heads/feature/x"))
         assert answer.status_code == 202, answer.text
         assert f"build queued: deploybot (preview of feature/x at {tip[:12]})" in answer.text
+        answers = [f"202 {answer.text.strip()}"]
         wait_until(lambda: "preview/feature-x/x.html" in _folder(site, "feature-x"))
         daemon.wait_log(
             r"site deploybot: preview of feature/x at \w+: published \w+ in "
@@ -48,11 +50,14 @@ def test_webhook_pushes_and_deletions_of_previewed_branches(tmp_path: Path) -> N
         answer = daemon.push(HOOK, github(tip, ref="refs/heads/feature/x", deleted=True))
         assert answer.status_code == 202, answer.text
         assert "preview of feature/x: branch deleted" in answer.text
+        answers.append(f"202 {answer.text.strip()}")
         wait_until(lambda: not _folder(site, "feature-x"))
         daemon.wait_log(r"site deploybot: preview of feature/x: removed \w+ in preview/feature-x/")
         wait_until(lambda: daemon.idle("deploybot"))
     assert _production(site) == production  # neither the branch nor its notes moved
     assert not any("hotfix" in p for p in read_branch(site.publish, "previews"))
+    documented = _documented_answers()  # docs/daemon.md's table words them so
+    assert all(any(p.fullmatch(text) for p in documented) for text in answers), answers
 
 
 def test_preview_push_names_the_first_previewed_branch_a_push_moved() -> None:

@@ -79,6 +79,9 @@ def test_a_feature_branch_is_previewed_under_its_baseurl_and_production_stays(
     page = files["preview/feature-x/links.html"].decode()
     assert 'href="/preview/feature-x/about/"' in page
     assert 'href="/preview/feature-x/assets/css/style.css"' in page
+    feed = files["preview/feature-x/atom.xml"].decode()  # absolute links: preview.site_url
+    assert "https://previews.example.org/preview/feature-x/2023/01/03/two" in feed
+    assert "small.example.org" not in feed
     assert subject(site.publish, "previews") == f"Preview of feature/x at {tip}"
     after = _refs(site.publish)
     for ref in (b"refs/heads/asf-site", NOTES_REF.encode()):

@@ -7,7 +7,8 @@ One pass (:func:`run_previews`, after the production run of
    (:func:`deploybot.watch.preview.previewed_tips`: one ref advertisement);
 2. for each tip that moved since its preview (the record,
    :mod:`deploybot.state.previews`), fetch that branch into the previews' own source mirror,
-   **render** it fully with ``baseurl`` ``/preview/<folder>`` and **publish** it as the folder
+   **render** it fully with ``baseurl`` ``/preview/<folder>`` (and ``url``
+   ``preview.site_url`` when set) and **publish** it as the folder
    ``preview/<folder>/`` of ``preview.publish_branch`` (:mod:`deploybot.publish.preview`);
    **notify** when ``preview.notify`` is on (:mod:`deploybot.notify.preview`);
 3. remove the preview of each recorded branch that is gone (deleted, or no longer matched).
@@ -242,7 +243,9 @@ class _Run:
         config, paths = self.config, self.paths
         cutoff = self.now().astimezone(UTC).replace(microsecond=0)
         options = dataclasses.replace(
-            render_options(config, snap, cutoff), baseurl=publish_preview.baseurl_of(branch)
+            render_options(config, snap, cutoff),
+            baseurl=publish_preview.baseurl_of(branch),
+            url=config.preview.site_url.rstrip("/") or None,
         )
         how = ThemeFetch(paths.themes, config.source.timeout, config.source.max_fetch_bytes)
         with (

@@ -127,6 +127,8 @@ class RenderOptions:
             none.
         baseurl: overrides ``_config.yml``'s ``baseurl`` (``/preview/feature-x``: a branch
             preview, :mod:`deploybot.pipeline.preview`); None: the file's.
+        url: overrides ``_config.yml``'s ``url`` (a branch preview's ``preview.site_url``);
+            None: the file's.
     """
 
     theme: str = "default"
@@ -149,6 +151,7 @@ class RenderOptions:
     highlight_cache_bytes: int = HIGHLIGHT_CACHE_BYTES
     repository: str = ""
     baseurl: str | None = None
+    url: str | None = None
 
 
 @dataclass(frozen=True)
