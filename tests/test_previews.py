@@ -114,6 +114,18 @@ def test_a_second_branch_leaves_the_first_preview_alone_and_deletion_removes_it(
     assert subject(site.publish, "previews") == "Remove the preview of feature/x"
 
 
+def test_a_new_branch_is_previewed_by_run_once_as_a_process_too(site: SmallSite) -> None:
+    """The no-op shortcut (deploybot.cli.entry, before click) must not skip previews: a
+    site with previews writes no no-op stamp."""
+    assert site.run_process().returncode == 0
+    assert not (site.state / "noop.stamp").exists()
+    tip = branch_from_main(site, "feature/x", {"x.md": b"---\ntitle: X\n---\nx\n"})
+    done = site.run_process()
+    assert done.returncode == 0, done.stderr
+    assert f"preview of feature/x at {tip[:12]}: published" in done.stdout
+    assert "preview/feature-x/x.html" in read_branch(site.publish, "previews")
+
+
 def test_a_branch_the_globs_do_not_match_is_not_previewed(site: SmallSite) -> None:
     branch_from_main(site, "hotfix/y", {"y.md": b"---\ntitle: Y\n---\ny\n"})
     code, output = site.run()

@@ -226,8 +226,10 @@ def _run_production(
             result.status in (RunStatus.UP_TO_DATE, RunStatus.PUBLISHED)
             and not result.mail_failures
             and not result.themed
+            and not config.preview.branches
         ):
-            # a refused email is filed in failed/ and told once: nothing is left to deliver
+            # a refused email is filed in failed/ and told once: nothing is left to deliver;
+            # with previews, a push to any previewed branch is news the stamp cannot see
             _stamp(config, paths, result)
         return result
 
