@@ -37,7 +37,7 @@ from dulwich.repo import Repo
 from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.notify.compose.preview import PreviewNews
-from deploybot.notify.deliver.outbox import DeliveryReport
+from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
 from deploybot.notify.preview import announce_preview
 from deploybot.notify.stage import deliver_all
 from deploybot.pipeline.options import render_options
@@ -127,7 +127,10 @@ def run_previews(
     try:
         with statedir.held(records.preview_state(config)) as paths:
             run = _Run(config, paths, now, before_build, retry_now)
-            return run.all()
+            results = run.all()
+            statedir.housekeep(paths)
+            prune_delivered(paths.outbox)
+            return results
     except LockHeldError as exc:
         log.info("previews: %s: that run builds them", exc)
         return ()
