@@ -195,6 +195,15 @@ def test_a_preview_that_fails_tells_it_and_production_still_publishes(site: Smal
     assert code == 0, output
     assert "published " in output and "preview of feature/bad: failed: " in output
     assert head(site.publish, "previews") is None
+    code, output = site.run()  # bad input waits for a new commit to the branch
+    assert code == 0 and "preview of" not in output
+    delete_branch(site, "feature/bad")  # nothing published: nothing to remove, no branch made
+    code, output = site.run()
+    assert code == 0 and head(site.publish, "previews") is None
+    branch_from_main(site, "feature/bad", {"bad.md": b"---\ntitle: [unclosed\n---\nx\n"})
+    commit_files(site.source, {"bad.md": b"---\ntitle: Fixed\n---\nx\n"}, branch="feature/bad")
+    code, output = site.run()
+    assert code == 0 and "preview of feature/bad at " in output and ": published " in output
 
 
 def test_previews_go_to_a_preview_repository_of_their_own(tmp_path: Path) -> None:

@@ -17,8 +17,9 @@ Everything lives in the previews' part of the state folder (:func:`deploybot.sta
 preview_state`), under its own lock: the production mirrors, no-op stamp, notify records
 and build record are never read or written here. A preview that fails (bad input in its
 branch, a push refused) is told in its :class:`PreviewResult` and the log, and never fails
-the run: the production site is what the run's exit status is about; the next run tries it
-again (its tip is not recorded as previewed).
+the run: the production site is what the run's exit status is about. The next run tries it
+again, except after bad input in the branch (exit 1), which, as in production, waits for a
+new commit to the branch.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from deploybot.publish import preview as publish_preview
 from deploybot.publish.commit import PublishResult
 from deploybot.state import previews as records
 from deploybot.state import statedir
-from deploybot.support.errors import DeploybotError, LockHeldError, one_line
+from deploybot.support.errors import EX_INPUT, DeploybotError, LockHeldError, one_line
 from deploybot.watch import fetch
 from deploybot.watch import preview as watch_preview
 
@@ -174,7 +175,12 @@ class _Run:
             last = shown.get(name)
             if name in clashes or (last and last.branch == branch and last.source_commit == tip):
                 continue
-            results.append(self._guarded(branch, partial(self._publish, branch, shown)))
+            result = self._guarded(branch, partial(self._publish, branch, shown))
+            if result.exit_code == EX_INPUT:
+                # bad input in the branch: as in production, it waits for a new commit
+                shown[name] = records.Shown(branch, tip, last.commit if last else "")
+                records.write_record(self.root, shown)
+            results.append(result)
         live = {publish_preview.folder_name(b) for b in tips}
         for name, entry in sorted(shown.items()):
             if name not in live:

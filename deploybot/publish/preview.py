@@ -118,7 +118,8 @@ def publish_folder(
     """Replace ``folder`` of ``branch`` at ``url`` by the files ``blobs`` (``{path in the
     folder: blob hex}``, already in ``mirror``) or, with ``blobs`` None, delete it; commit as
     ``change`` says and push, never forced (the module doc). A missing branch is created
-    with a root commit; a tree that does not change makes no commit.
+    with a root commit (not for a removal: nothing is there to remove); a tree that does
+    not change makes no commit.
 
     ``check_head(mirror repo, remote tip)`` runs on every tip fetched, before anything is
     built on it; what it raises (:class:`~deploybot.publish.commit.OlderSourceError`) stops
@@ -145,6 +146,8 @@ def publish_folder(
             old = repository.fetch_refs(url, repo, [refname], PublishError)[refname]
             if check_head is not None and old is not None:
                 check_head(repo, old)
+            if old is None and subtree is None:
+                return PublishResult(mirror, refname, None, None, ())  # nothing to remove
             old_tree = repository.commit_tree_id(repo, old) if old else None
             new_tree = tree_edit.replace_folder(repo, old_tree, folder, subtree)
             if old is not None and new_tree == old_tree:

@@ -41,7 +41,9 @@ def preview_state(config: Config) -> Config:
 @dataclass(frozen=True)
 class Shown:
     """What one preview folder shows: the source ``branch``, the ``source_commit`` built
-    and the preview branch's ``commit`` that published it (40 hex each)."""
+    and the preview branch's ``commit`` that published it (40 hex each). A build of
+    ``source_commit`` that failed on bad input keeps the earlier ``commit`` ("" for none):
+    that tip is not built again."""
 
     branch: str
     source_commit: str
