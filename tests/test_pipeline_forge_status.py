@@ -244,3 +244,41 @@ def test_the_daemon_posts_them_too(tmp_path: Path, token: str) -> None:
         no_token_anywhere(*daemon.log, state=site.state)
         took = forge.received[1].at - sent_at
         print(f"\ndaemon: push webhook -> success status at the forge: {took * 1000:.0f} ms")
+
+
+def test_a_branch_preview_posts_its_own_status_linking_to_the_preview(
+    tmp_path: Path, token: str
+) -> None:
+    """A push to a ``[preview]`` branch: pending, then success as ``<context>/preview``
+    linking to the preview's URL; production's status is left alone."""
+    from tests.test_previews import PREVIEW, branch_from_main
+
+    with fake_forge("github") as forge:
+        site = SmallSite(tmp_path, extra=PREVIEW + status_table(forge, target_url=TARGET))
+        code, output = site.run()
+        assert code == 0, output
+        production = [(sha_of(r.path), r.state, r.body["context"]) for r in forge.received]
+        assert production == [
+            (site.first, "pending", "deploybot/asf-site"),
+            (site.first, "success", "deploybot/asf-site"),
+        ]
+        tip = branch_from_main(site, "feature/x", {"about.md": b"---\ntitle: About\n---\nHi\n"})
+        code, output = site.run()
+        assert code == 0, output
+        assert forge.problems == []
+        pending, success = forge.received[2:]
+        assert {sha_of(pending.path), sha_of(success.path)} == {tip}
+        assert pending.body["context"] == success.body["context"] == "deploybot/asf-site/preview"
+        assert pending.body["description"] == f"Building {tip[:7]} for a preview of feature/x"
+        assert success.state == "success"
+        assert re.fullmatch(r"Preview published in \d+\.\d\d s as [0-9a-f]{7}",
+                            success.body["description"])  # fmt: skip
+        url = "https://previews.example.org/preview/feature-x/"
+        assert pending.body["target_url"] == success.body["target_url"] == url
+        bad = commit_files(
+            site.source, {"_posts/2023-01-09-x.md": b"---\n---\n{% bogus %}\n"}, branch="feature/x"
+        )
+        site.run()
+        failure = forge.received[-1]
+        assert (sha_of(failure.path), failure.state) == (bad, "failure")
+        assert failure.body["description"].startswith("Build failed: _posts/2023-01-09-x.md:3: ")

@@ -27,6 +27,7 @@ from deploybot.config.options import Declared, declared
 from deploybot.config.schema import (
     Config,
     DaemonConfig,
+    PreviewConfig,
     PublishConfig,
     QueueConfig,
     RenderConfig,
@@ -327,13 +328,56 @@ def _resolve(cfg: Config, walk: _Walk) -> Config:
     )
     daemon = _resolve_daemon(cfg.daemon, walk)
     _check_queue(cfg.queue, walk)
+    preview = _resolve_preview(cfg.preview, source, publish, walk) or cfg.preview
     status = _resolve_status(cfg.status, source, publish, daemon.name, walk)
     source_raw = written.get("source.url", "")
     raw_urls = (source_raw, written.get("publish.url") or source_raw)
     return Config(
         source, publish, cfg.render, notify, cfg.state, daemon, path=path.resolve(),
-        queue=cfg.queue, base=walk.base, raw_urls=raw_urls, status=status,
+        queue=cfg.queue, base=walk.base, raw_urls=raw_urls, preview=preview, status=status,
     )  # fmt: skip
+
+
+_PREVIEW_KEYS = ("preview.url", "preview.publish_branch", "preview.token_env")
+
+
+def _resolve_preview(
+    preview: PreviewConfig, source: SourceConfig, publish: PublishConfig, walk: _Walk
+) -> PreviewConfig | None:
+    """``[preview]`` with ``url`` resolved against the config's folder (default
+    ``publish.url``, and then ``token_env`` defaults to ``publish.token_env``), its branch never
+    ``publish.branch`` nor ``source.branch`` of the same repository; None when a key it
+    joins already failed (the walk has the error). Unchecked while previews are off."""
+    joined = (*_REMOTE_KEYS, *_PREVIEW_KEYS, "source.branch", "publish.branch")
+    if not preview.branches or not walk.ok(joined):
+        return None
+    path = walk.path
+    if preview.url:
+        url, url_key = resolve_location(preview.url, str(walk.base)), "preview.url"
+        token = preview.token_env
+    else:
+        url, url_key, token = publish.url, publish.url_key, preview.token_env or publish.token_env
+    resolved = dataclasses.replace(preview, url=url, url_key=url_key, token_env=token)
+    target = (url, preview.publish_branch)
+    walk.rule(
+        _PREVIEW_KEYS,
+        lambda: checks.check_not_onto_branch(
+            target, (publish.url, publish.branch), ("preview.publish_branch", "publish.branch"),
+            path,
+        ),
+    )  # fmt: skip
+    walk.rule(
+        _PREVIEW_KEYS,
+        lambda: checks.check_not_onto_branch(
+            target, (source.url, source.branch), ("preview.publish_branch", "source.branch"),
+            path,
+        ),
+    )  # fmt: skip
+    walk.rule(
+        _PREVIEW_KEYS,
+        lambda: checks.check_token_env(token, url, "preview.token_env", url_key, path),
+    )
+    return resolved
 
 
 def _remotes(cfg: Config, base: Path, path: Path) -> tuple[SourceConfig, PublishConfig]:

@@ -624,6 +624,64 @@ class QueueConfig:
 
 
 @dataclass(frozen=True)
+class PreviewConfig:
+    """``[preview]``: branch previews (docs/previews.md). Off while ``branches`` is empty.
+
+    Loaded, ``url`` is never empty (``publish.url`` when unset) and ``token_env`` is
+    ``publish.token_env`` when ``url`` is unset. ``url_key`` (no TOML key): the key that gave
+    ``url``.
+    """
+
+    branches: tuple[str, ...] = key(
+        (),
+        help='Globs (fnmatch: "feature/*", "pr-*") of the source branches built as previews '
+        "under /preview/<branch>/ of publish_branch; source.branch never is; empty: no previews",
+        check=checks.check_branch_globs,
+        example=["feature/*"],
+    )
+    publish_branch: str = key(
+        "previews",
+        help="The branch previews are published on, one folder preview/<branch>/ each; never "
+        "publish.branch of the same repository",
+        check=checks.check_branch,
+    )
+    url: str = key(
+        "",
+        help="The repository of publish_branch; default publish.url (relative paths as "
+        "publish.url's)",
+        check=when_set(checks.check_git_url),
+        example="../site-previews.git",
+    )
+    token_env: str | None = key(
+        None,
+        help="As publish.token_env, for url; default publish.token_env when url is unset",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_PREVIEW_TOKEN",
+    )
+    site_url: str = key(
+        "",
+        help="Where publish_branch is served: a preview's address is this + /preview/<branch>/ "
+        "(the run's result and the commit status link to it); unset: no address is known",
+        check=when_set(checks.check_http_url),
+        example="https://previews.example.org",
+    )
+    notify: bool = key(
+        False,
+        help="Email each preview (its subject and first line say it is a preview) with "
+        "[notify]'s transport and recipients",
+    )
+    url_key: str = field(default="preview.url", compare=False)
+
+    def remote(self, publish: PublishConfig) -> Remote:
+        """The preview repository as :mod:`deploybot.git.repository` fetches and pushes it,
+        within ``publish``'s ``timeout`` and ``max_fetch_bytes``."""
+        return Remote(
+            self.url, self.url_key, self.token_env, publish.timeout, publish.max_fetch_bytes,
+            token_key="preview.token_env", section="publish",
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration. ``path`` is the file it came from, resolved (None when built
     in code); ``base`` the folder its relative paths were resolved against
@@ -659,6 +717,11 @@ class Config:
     )
     base: Path | None = None
     raw_urls: tuple[str, str] | None = None
+    preview: PreviewConfig = table(
+        PreviewConfig,
+        help="Branch previews: branches matching `branches` built under /preview/<branch>/ "
+        "(docs/previews.md).",
+    )
     status: StatusConfig = table(
         StatusConfig,
         help="A commit status for each build, posted to the forge (docs/forge-status.md): "

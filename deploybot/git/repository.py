@@ -424,6 +424,18 @@ def remote_branches(remote: Remote | str) -> list[str]:
     Raises:
         FetchError, ConfigError, SourceError: as :func:`remote_head`.
     """
+    return sorted(branch_tips(remote, errors="replace"))
+
+
+def branch_tips(remote: Remote | str, *, errors: str = "strict") -> dict[str, str]:
+    """``{branch name: tip (40 hex)}`` of the repository ``remote``: its refs under
+    ``refs/heads/``, as :func:`remote_branches` reads them (one ref advertisement, within
+    the remote's ``timeout``). ``errors``: how a name that is not UTF-8 is decoded
+    (``"strict"``: it is left out, as no branch deploybot could name; ``"replace"``).
+
+    Raises:
+        FetchError, ConfigError, SourceError: as :func:`remote_head`.
+    """
     remote = as_remote(remote, "source.url")
     heads = Ref(b"refs/heads/")
     with _session(remote) as (client, path, bounds):
@@ -434,8 +446,15 @@ def remote_branches(remote: Remote | str) -> list[str]:
             raise failure.failure(
                 remote, exc, bounds.overrun(), "read the refs of", FetchError
             ) from exc
-    names = (name[len(heads) :] for name in refs or {} if name.startswith(heads))
-    return sorted(name.decode("utf-8", "replace") for name in names)
+    tips: dict[str, str] = {}
+    for name, sha in (refs or {}).items():
+        if not name.startswith(heads) or not sha:
+            continue
+        try:
+            tips[name[len(heads) :].decode("utf-8", errors)] = sha.decode("ascii")
+        except UnicodeDecodeError:
+            continue
+    return tips
 
 
 def fetch_commit(remote: Remote, repo: Repo, commit: str) -> str | None:

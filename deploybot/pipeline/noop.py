@@ -36,7 +36,8 @@ full, and every full run deletes the stamp first, under the lock, before it writ
 a run killed part way leaves none. A remote reached over the network has no refs to read
 here: no stamp, every run in full (its fetch costs more than the imports anyway); nor does a
 site with a Jekyll theme (``theme:``, ``remote_theme:``), which may move with no push to either
-remote.
+remote, nor a site with branch previews (``[preview] branches``), whose branches the stamp
+does not read.
 
 Light on purpose (``os.path``, no ``pathlib``, ``json`` or ``typing``): the shortcut costs
 what it reads.

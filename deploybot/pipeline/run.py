@@ -12,6 +12,7 @@ run that finds the publish branch up to date never pays for it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -24,13 +25,14 @@ from zoneinfo import ZoneInfo
 from deploybot.config.forges import BuildState
 from deploybot.config.schema import Config
 from deploybot.git import repository
-from deploybot.git.rev_parse import commit_datetime
 from deploybot.notify import stage as notify
 from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
 from deploybot.pipeline import mail as mailcmd
 from deploybot.pipeline import noop, statuses
+from deploybot.pipeline.options import render_options
+from deploybot.pipeline.preview import PreviewResult, run_previews
 from deploybot.publish import commit
 from deploybot.record import note, reasons
 from deploybot.render import fingerprint
@@ -82,6 +84,9 @@ class RunResult:
     that a run tells (:attr:`deploybot.render.outputs.sinks.BuildReport.to_tell`).
     ``themed``: the site has a Jekyll theme, which may move with no push to either
     remote, so the run writes no no-op stamp (:mod:`deploybot.pipeline.noop`).
+    ``previews``: the branch previews this run built, removed, or failed to
+    (:class:`deploybot.pipeline.preview.PreviewResult`, each with its ``url``: what a commit
+    status of its source commit links to); ``()`` when ``[preview]`` is off or none changed.
     """
 
     status: RunStatus
@@ -99,6 +104,7 @@ class RunResult:
     next_future: datetime | None = None
     unread_paths: tuple[str, ...] | None = None
     themed: bool = False
+    previews: tuple[PreviewResult, ...] = ()
 
 
 class _Timer:
@@ -142,6 +148,12 @@ def run_once(
         force: publish even a build the publish guard stops (``publish.max_removed``,
             ``publish.min_files``); its record says so.
 
+    Then, when ``[preview]`` is on, the branch previews that changed are built, published
+    and removed (:func:`deploybot.pipeline.preview.run_previews`, under the previews' own
+    lock; ``before_build`` is called before the first of them when the production run did
+    not build): they are ``previews`` of the result, and a preview's failure is told there,
+    not raised.
+
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
         ``mail_failures`` and stay in the outbox; the caller decides the exit status.
@@ -156,16 +168,57 @@ def run_once(
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
         DamagedRepositoryError: a git object cannot be read even after re-fetching (1).
     """
+    gate = _Once(before_build)
+    clock = now or _utcnow
+    result = _run_production(
+        config, full=full, now=clock, retry_now=retry_now, allow_older=allow_older,
+        before_build=gate, force=force,
+    )  # fmt: skip
+    if not config.preview.branches:
+        return result
+    with _config_errors_name(config):
+        shown = run_previews(config, now=clock, before_build=gate.pending(), retry_now=retry_now)
+    return dataclasses.replace(result, previews=shown)
+
+
+class _Once:
+    """``before_build`` called at most once in a run: by the production build or, when it
+    did not build, before the first preview (:meth:`pending`)."""
+
+    def __init__(self, before_build: Callable[[str], None] | None) -> None:
+        self.before_build, self.called = before_build, False
+
+    def __call__(self, commit: str) -> None:
+        if self.before_build is not None and not self.called:
+            self.called = True
+            self.before_build(commit)
+
+    def pending(self) -> Callable[[str], None] | None:
+        """This gate, when it has not been passed yet; else None."""
+        return None if self.called or self.before_build is None else self
+
+
+def _run_production(
+    config: Config,
+    *,
+    full: bool,
+    now: Callable[[], datetime],
+    retry_now: bool,
+    allow_older: bool,
+    before_build: Callable[[str], None],
+    force: bool,
+) -> RunResult:
+    """The production part of :func:`run_once` (same arguments), holding the state lock."""
     started = time.time()
     with statedir.held(config, sweep=False) as paths, _config_errors_name(config):
         if not (full or retry_now or allow_older):
-            shortcut = _still_up_to_date(config, (now or _utcnow)().timestamp())
+            shortcut = _still_up_to_date(config, now().timestamp())
             if shortcut is not None:
                 return shortcut
         noop.forget(config.state.dir)  # before anything is written: a kill leaves none
         statedir.sweep_stale(config, paths, started=started)
         result = _run_healing(
-            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older,
+            config, paths, full=full, now=now, retry_now=retry_now, older=allow_older,
             before_build=before_build, force=force,
         )  # fmt: skip
         statedir.housekeep(paths)
@@ -174,8 +227,10 @@ def run_once(
             result.status in (RunStatus.UP_TO_DATE, RunStatus.PUBLISHED)
             and not result.mail_failures
             and not result.themed
+            and not config.preview.branches
         ):
-            # a refused email is filed in failed/ and told once: nothing is left to deliver
+            # a refused email is filed in failed/ and told once: nothing is left to deliver;
+            # with previews, a push to any previewed branch is news the stamp cannot see
             _stamp(config, paths, result)
         return result
 
@@ -420,7 +475,7 @@ def _build_and_publish(build: _Build, head: commit.PublishHead, cache: BuildCach
     from deploybot.render.outputs.sinks import NeedFullBuild
 
     config, paths, snap, why, clock = build.config, build.paths, build.snap, build.why, build.clock
-    options = _render_options(config, snap, clock[1])
+    options = render_options(config, snap, clock[1])
     reason = _why_full(why, head, snap, cache, build.output)
     if reason is None and head.commit is not None:
         try:
@@ -759,33 +814,6 @@ def _themed(config: Config, paths: statedir.StatePaths, snap: fetch.SourceSnapsh
 def _refname(config: Config) -> str:
     """The publish branch's refname."""
     return f"refs/heads/{config.publish.branch}"
-
-
-def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime) -> RenderOptions:
-    from deploybot.render.liquid.plugins.jekyll_github_metadata import nwo_of_url
-    from deploybot.render.model import RenderOptions, layout_limits, liquid_limits
-
-    when = commit_datetime(snap.commit_time, snap.commit_tz_offset, snap.commit)
-    return RenderOptions(
-        theme=config.render.theme,
-        timezone=config.render.timezone,
-        feed_limit=config.render.feed_limit,
-        build_time=when,
-        cutoff=cutoff,
-        typography=config.render.typography,
-        footnotes=config.render.footnotes,
-        layout_limits=layout_limits(config.render),
-        liquid_limits=liquid_limits(config.render),
-        max_file_bytes=config.render.max_file_bytes,
-        max_page_bytes=config.render.max_page_bytes,
-        max_yaml_size=config.render.max_yaml_size,
-        markdown_max_elements=config.render.markdown_max_elements,
-        highlight_timeout=config.render.highlight_timeout,
-        max_site_bytes=config.render.max_site_bytes,
-        jobs=config.render.jobs,
-        highlight_cache_bytes=config.render.highlight_cache_bytes,
-        repository=nwo_of_url(config.source.url),
-    )
 
 
 def _waiting(report: DeliveryReport) -> tuple[tuple[str, str], ...]:

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from deploybot.config.forges import BuildState, CommitStatus
@@ -40,26 +41,50 @@ def check(config: Config) -> None:
         forge_status.read_token(config.status)
 
 
-def started(config: Config, outbox: Path, sha: str) -> DeliveryReport:
+@dataclass(frozen=True)
+class Preview:
+    """A branch preview's statuses (:mod:`deploybot.pipeline.preview`): posted as
+    ``<status.context>/preview``, linking to the preview's ``url`` (None: to
+    ``status.target_url``), for the source ``branch``."""
+
+    branch: str
+    url: str | None
+
+
+def started(
+    config: Config, outbox: Path, sha: str, preview: Preview | None = None
+) -> DeliveryReport:
     """Queue ``pending`` for the source commit ``sha`` and post what is due, each POST
     within :data:`PENDING_TIMEOUT`. Returns what was delivered (empty when off). Raises
     OSError (DiskFullError) when the outbox cannot be written."""
     if not forge_status.is_on(config.status):
         return NOTHING
-    description = f"Building {sha[:7]} for {config.publish.branch}"
-    forge_status.queue_status(outbox, _status(config, sha, BuildState.PENDING, description))
+    where = f"a preview of {preview.branch}" if preview else config.publish.branch
+    description = f"Building {sha[:7]} for {where}"
+    status = _status(config, sha, BuildState.PENDING, description, preview)
+    forge_status.queue_status(outbox, status)
     timeout = min(PENDING_TIMEOUT, config.status.timeout)
     return forge_status.deliver_statuses(config.status, outbox, timeout=timeout)
 
 
-def finished(config: Config, outbox: Path, sha: str, state: BuildState, description: str) -> None:
+def finished(
+    config: Config,
+    outbox: Path,
+    sha: str,
+    state: BuildState,
+    description: str,
+    preview: Preview | None = None,
+) -> None:
     """Queue the final ``state`` of ``sha`` (superseding its pending status if that still
     waits); delivered by the run's next delivery. Nothing when off."""
     if forge_status.is_on(config.status):
-        forge_status.queue_status(outbox, _status(config, sha, state, description))
+        status = _status(config, sha, state, description, preview)
+        forge_status.queue_status(outbox, status)
 
 
-def failed(config: Config, outbox: Path, sha: str, exc: BaseException) -> DeliveryReport:
+def failed(
+    config: Config, outbox: Path, sha: str, exc: BaseException, preview: Preview | None = None
+) -> DeliveryReport:
     """Queue and post the status of a build that raised ``exc`` (:func:`failure`). Never
     raises for the status itself: the run's own error is what the caller raises next; a
     status that cannot even be queued is logged."""
@@ -67,11 +92,16 @@ def failed(config: Config, outbox: Path, sha: str, exc: BaseException) -> Delive
         return NOTHING
     state, description = failure(exc)
     try:
-        finished(config, outbox, sha, state, description)
+        finished(config, outbox, sha, state, description, preview)
         return forge_status.deliver_statuses(config.status, outbox)
     except (DeploybotError, OSError) as err:
         log.warning("commit status %s for %s not posted: %s", state, sha[:12], one_line(err))
         return NOTHING
+
+
+def deliver(config: Config, outbox: Path) -> DeliveryReport:
+    """Post the statuses due in ``outbox`` now (a preview's, after its push)."""
+    return forge_status.deliver_statuses(config.status, outbox)
 
 
 @contextmanager
@@ -112,9 +142,9 @@ def failure(exc: BaseException) -> tuple[BuildState, str]:
     return BuildState.ERROR, f"Build error: internal error ({type(exc).__name__})"
 
 
-def published(build_commit: str, elapsed: float) -> str:
-    """``Published in 0.41 s as 1a2b3c4``."""
-    return f"Published in {elapsed:.2f} s as {build_commit[:7]}"
+def published(build_commit: str, elapsed: float, what: str = "Published") -> str:
+    """``Published in 0.41 s as 1a2b3c4`` (``what``: ``Preview published``)."""
+    return f"{what} in {elapsed:.2f} s as {build_commit[:7]}"
 
 
 def unchanged(branch: str, head: str | None, elapsed: float) -> str:
@@ -123,8 +153,15 @@ def unchanged(branch: str, head: str | None, elapsed: float) -> str:
     return f"Built in {elapsed:.2f} s: {where} already holds this build"
 
 
-def _status(config: Config, sha: str, state: BuildState, description: str) -> CommitStatus:
+def _status(
+    config: Config, sha: str, state: BuildState, description: str, preview: Preview | None
+) -> CommitStatus:
     settings = config.status
+    if preview is None:
+        return CommitStatus(
+            sha, state, description, settings.target_url, settings.context, config.source.branch
+        )
     return CommitStatus(
-        sha, state, description, settings.target_url, settings.context, config.source.branch
-    )
+        sha, state, description, preview.url or settings.target_url,
+        f"{settings.context}/preview", preview.branch,
+    )  # fmt: skip

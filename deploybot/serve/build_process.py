@@ -33,7 +33,7 @@ import socket
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -68,7 +68,9 @@ def run_job(
     Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
     ``older`` or ``delivered``), ``source_commit``, ``build_commit``, ``next_future``
     (Unix seconds: the date of the first post the published build holds back, or None),
-    ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox).
+    ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox),
+    ``previews`` (``[{branch, folder, status, source_commit, commit, url, error}]``: the
+    branch previews built or removed, :class:`deploybot.pipeline.preview.PreviewResult`).
 
     Raises:
         DeploybotError: as ``run-once`` (or ``outbox --retry-now``) would.
@@ -118,7 +120,32 @@ def run_loaded_job(
             refused=result.mail_refused,
             config_path=config.path,
         ),
+        "previews": [
+            {
+                "branch": p.branch,
+                "folder": p.folder,
+                "status": p.status.value,
+                "source_commit": p.source_commit,
+                "commit": p.commit,
+                "url": p.url,
+                "error": p.error,
+            }
+            for p in result.previews
+        ],
     }
+
+
+def describe_preview(preview: Mapping[str, Any]) -> str:
+    """One branch preview of a build's result (its ``previews`` entry), for the daemon's
+    log: ``preview of feature/x at 1a2b3c4d5e6f: published 9f8e7d6c5b4a in
+    preview/feature-x/: https://previews.example.org/preview/feature-x/``."""
+    source = str(preview.get("source_commit") or "")[:12]
+    head = f"preview of {preview.get('branch')}" + (f" at {source}" if source else "")
+    if preview.get("error"):
+        return f"{head}: {preview.get('status')}: {preview.get('error')}"
+    commit = str(preview.get("commit") or "")[:12]
+    url = f": {preview['url']}" if preview.get("url") else ""
+    return f"{head}: {preview.get('status')} {commit} in {preview.get('folder')}/{url}"
 
 
 MAIL_NAMED = 3

@@ -98,6 +98,8 @@ def options_key(options: RenderOptions) -> str:
             options.max_yaml_size,
             options.markdown_max_elements,
             options.repository,
+            options.baseurl,
+            options.url,
         )
     )
 
@@ -138,7 +140,9 @@ class Engine(SiteLists):
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
         theme = site_theme.theme_config(self.layered, options.max_file_bytes)
-        config = load_config(tree, options.timezone, options.max_yaml_size, theme)
+        config = load_config(
+            tree, options.timezone, options.max_yaml_size, theme, options.baseurl, options.url
+        )
         site_theme.check_theme_given(config, self.layered)
         config = site_theme.with_theme_plugins(config, self.layered)
         self.config, self.plugin_notes = registry.adjust_config(config, options.repository)

@@ -83,11 +83,16 @@ def load_config(
     timezone_override: str | None = None,
     max_yaml_size: int = MAX_YAML_SIZE,
     theme: ThemeConfig | None = None,
+    baseurl_override: str | None = None,
+    url_override: str | None = None,
 ) -> SiteConfig:
     """Return the site settings of ``tree`` (defaults when ``_config.yml`` is absent), over
     the gem theme's ``theme`` when given (the module docstring says how).
 
     ``timezone_override`` (IANA) wins over the file's ``timezone``; ``UTC`` when neither.
+    ``baseurl_override`` (``/preview/feature-x``) wins over the file's ``baseurl``, for the
+    templates' ``site.baseurl`` too, as ``jekyll build --baseurl`` does; ``url_override``
+    (``https://previews.example.org``) the same for ``url``.
     Raises ``SourceError`` (path, line) for malformed YAML (the site's or the theme's: then
     the path is ``theme.where``), YAML larger than ``max_yaml_size`` with its aliases
     expanded (:func:`~.yamlload.load_yaml`), a site document that is no mapping, a wrong
@@ -96,6 +101,10 @@ def load_config(
     data, text = _read_yaml(tree, max_yaml_size)
     if theme is not None and data.get("ignore_theme_config") is not True:
         data = merge_theme_config(_theme_settings(theme, max_yaml_size), data)
+    if baseurl_override is not None:
+        data = {**data, "baseurl": baseurl_override}
+    if url_override is not None:
+        data = {**data, "url": url_override}
     zone = timezone_override or _text(data, "timezone") or "UTC"
     _check_zone(zone, from_file=timezone_override is None)
     permalink = _text(data, "permalink") or "date"
