@@ -5,11 +5,12 @@ missing from the environment is a config error, exit 78, before any work); :func
 when a build of a source commit follows, which queues ``pending`` and posts it at once, best
 effort, within :data:`PENDING_TIMEOUT` (a forge that is down costs the build at most that,
 and it is tried again later); :func:`finished` after the publish (``success``) or when the
-build fails (``failure`` for the source's fault, ``error`` for anything else), which only
-queues: the run then posts it from a thread of its own (:func:`posting`) while it composes
-and sends the emails. What is not
-delivered waits in the outbox for the next run (or the daemon's retries). The channel
-itself: :mod:`deploybot.notify.deliver.forge_status`.
+build fails (``failure`` for the source's fault, ``error`` for anything else: :func:`failed`
+queues and posts it). A success is only queued: the run then posts it from a thread of its
+own (:func:`posting`) while it composes and sends the emails. What is not delivered waits in
+the outbox for the next run (or the daemon's retries). Branch previews post theirs as
+``<context>/preview`` (:class:`Preview`). The channel itself:
+:mod:`deploybot.notify.deliver.forge_status`.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def posting(config: Config, outbox: Path) -> Iterator[list[DeliveryReport]]:
     (the emails are composed meanwhile: a forge neither waits for them nor delays them);
     the list yielded holds the delivery's report once the block is left. Only after the
     render: a process forked for it must not inherit a thread. The block must deliver no
-    status itself (``status=None`` to the notify stage). Raises what the delivery raised."""
+    status itself (``status=None`` to the notify stage). Raises what the delivery raised,
+    unless the block raised: then the block's error (the delivery's is logged)."""
     reports: list[DeliveryReport] = []
     if not forge_status.is_on(config.status):
         yield reports
@@ -119,8 +121,12 @@ def posting(config: Config, outbox: Path) -> Iterator[list[DeliveryReport]]:
         future = pool.submit(forge_status.deliver_statuses, config.status, outbox)
         try:
             yield reports
-        finally:
-            reports.append(future.result())
+        except BaseException:
+            error = future.exception()  # waits: the block's own error is the one raised
+            if error is not None:
+                log.warning("commit statuses not posted: %s", one_line(error))
+            raise
+        reports.append(future.result())
 
 
 def failure(exc: BaseException) -> tuple[BuildState, str]:
