@@ -17,8 +17,10 @@ import requests
 
 from deploybot.serve.status import access
 from tests.browser import PHONE, Browser
-from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
+from tests.daemonproc import Daemon, GatedSite, daemon_table, github, push_commit, wait_until
+from tests.fleetproc import fleet_config, make_sites, running_workers
 from tests.gitrepo import commit_files
+from tests.redisproc import RedisServer
 from tests.servers import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -113,8 +115,8 @@ def test_builds_show_with_subject_result_time_files_and_email_after_a_restart(
     done = site.run_process()
     assert done.returncode == 0, done.stderr
     built_by_run_once = site.head()
-    # A failing build: bad front matter.
-    commit_files(site.source, {"_posts/2023-06-09-bad.md": b"---\ntitle: [x\n---\n"}, "Broken")
+    # A failing build: bad front matter, in a file whose name is markup.
+    commit_files(site.source, {"_posts/2023-06-09-<i>bad.md": b"---\ntitle: [x\n---\n"}, "Broken")
     assert site.run_process().returncode == 1
     with Daemon(config) as daemon:
         page = _get(daemon, "/")
@@ -127,7 +129,8 @@ def test_builds_show_with_subject_result_time_files_and_email_after_a_restart(
         rows = shown.rows
         assert [r["Result"].strip() for r in rows] == ["failed", "published", "published"]
         failed, by_run_once, by_daemon = rows
-        assert "Broken" in failed["Source"] and "_posts/2023-06-09-bad.md" in failed["Source"]
+        assert "Broken" in failed["Source"] and "_posts/2023-06-09-<i>bad.md" in failed["Source"]
+        assert "_posts/2023-06-09-&lt;i&gt;bad.md" in page.text
         assert by_run_once["Source"].strip() == f"{second[:12]} A second post, by run-once"
         assert by_run_once["Build"].strip() == (built_by_run_once or "")[:12]
         assert by_daemon["Source"].strip() == f"{first[:12]} {SUBJECT}"
@@ -154,6 +157,8 @@ def test_builds_show_with_subject_result_time_files_and_email_after_a_restart(
         assert "forge status not recorded" in text
         two = _get(daemon, f"/sites/{NAME}?n=2")
         assert len(parse(two.text).rows) == 2 and "More builds" in two.text
+        assert len(parse(_get(daemon, f"/sites/{NAME}?n=abc").text).rows) == 3
+        assert len(parse(_get(daemon, f"/sites/{NAME}?n=99999999").text).rows) == 3
         assert _get(daemon, "/sites/nope").status_code == 404
         assert _get(daemon, f"/sites/{NAME}/builds/{'0' * 12}").status_code == 404
 
@@ -223,6 +228,7 @@ def test_in_chromium_at_desktop_and_phone_size(tmp_path: Path, browser: Browser)
     first = _commit(site, 1, "Add the spring programme")
     with Daemon(config) as daemon:
         _push(daemon, site, first)
+        built = site.head() or ""
         second = _commit(site, 2, "Fix a typo in the spring programme")
         _push(daemon, site, second)
         bad = {"_posts/2023-06-09-bad.md": b"---\ntitle: [x\n---\n"}
@@ -241,11 +247,13 @@ def test_in_chromium_at_desktop_and_phone_size(tmp_path: Path, browser: Browser)
                 "return document.documentElement.scrollWidth <= window.innerWidth"
             )
             assert fits, f"horizontal scroll at {size or 'desktop'} size"
-            browser.open(daemon.url + f"/sites/{NAME}")
-            assert "Add the spring programme" in browser.text()
-            assert browser.driver.execute_script(
-                "return document.documentElement.scrollWidth <= window.innerWidth"
-            )
+            for page in (f"/sites/{NAME}", f"/sites/{NAME}/builds/{built[:12]}"):
+                browser.open(daemon.url + page)
+                assert "Add the spring programme" in browser.text()
+                assert browser.driver.execute_script(
+                    "return document.documentElement.scrollWidth <= window.innerWidth"
+                ), f"horizontal scroll on {page} at {size or 'desktop'} size"
+            assert f"source main at {first[:12]}" in browser.text()
             if os.environ.get("DEPLOYBOT_WRITE_SCREENSHOTS") == "1" and size is not None:
                 browser.screenshot(tmp_path / "phone.png")  # to look at, not kept
         if os.environ.get("DEPLOYBOT_WRITE_SCREENSHOTS") == "1":
@@ -282,3 +290,22 @@ def test_the_token_is_taken_from_a_header_a_cookie_or_the_query() -> None:
     assert not access.admits(gate, None)
     assert not access.admits(gate, TOKEN + "é")
     assert access.admits(access.decide("127.0.0.1:1", True, None), None)
+
+
+def test_in_fleet_mode_the_page_shows_the_queue_and_the_fleets_last_run(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    (site,) = make_sites(tmp_path, ["fl"])
+    config = fleet_config(tmp_path, redis_server.url)
+    with Daemon(config) as daemon, running_workers(config, tmp_path, "w1"):
+        commit = push_commit(daemon, site, 1)
+        wait_until(lambda: site.published_source() == commit)
+        wait_until(lambda: (daemon.last_run("fl") or {}).get("result") == "published")
+        page = _get(daemon, "/sites/fl")
+        assert page.status_code == 200
+        text = parse(page.text).text()
+        assert "fleet (Redis)" in text
+        assert "published by worker w1 at" in text
+        assert f"source {commit[:12]}" in text
+        # The worker built in its own state folder (--state): no journal here.
+        assert "No build recorded yet." in text

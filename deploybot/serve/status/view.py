@@ -107,7 +107,8 @@ class Waiting:
 class Queue:
     """What the queue says of the site now: ``building``, ``fetching``, ``queued``,
     ``retry_at`` (aware or None), ``failures`` in a row, and in the fleet the ``lease``
-    holder (None elsewhere)."""
+    holder (None elsewhere); ``last``: the last run the queue knows (the fleet's, from
+    Redis: any worker's, since the fleet began; else since the daemon started), or None."""
 
     building: bool = False
     fetching: bool = False
@@ -115,6 +116,21 @@ class Queue:
     retry_at: datetime | None = None
     failures: int = 0
     lease: str | None = None
+    last: LastRun | None = None
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """``/healthz``'s ``last_run`` of a site: ``when`` it ended (aware), ``result``, the
+    commits, ``seconds``, ``error`` and, in the fleet, the ``worker`` that ran it."""
+
+    when: datetime | None
+    result: str
+    source_commit: str | None
+    build_commit: str | None
+    seconds: float | None
+    error: str
+    worker: str
 
 
 @dataclass(frozen=True)
@@ -327,21 +343,40 @@ def _at(when: Any, zone: tzinfo) -> datetime | None:
 def _queue(live: Mapping[str, Any] | None, zone: tzinfo) -> Queue:
     if not live:
         return Queue()
-    retry = live.get("retry_at")
-    when = None
-    if isinstance(retry, str):
-        try:
-            when = datetime.fromisoformat(retry.replace("Z", "+00:00")).astimezone(zone)
-        except ValueError:
-            when = None
     return Queue(
         building=bool(live.get("building")),
         fetching=bool(live.get("fetching")),
         queued=bool(live.get("queued")),
-        retry_at=when,
+        retry_at=_iso(live.get("retry_at"), zone),
         failures=int(live.get("failures_in_a_row") or 0),
         lease=live.get("lease"),
+        last=_last_run(live.get("last_run"), zone),
     )
+
+
+def _last_run(run: Any, zone: tzinfo) -> LastRun | None:
+    if not isinstance(run, Mapping) or not run.get("result"):
+        return None
+    seconds = run.get("seconds")
+    return LastRun(
+        when=_iso(run.get("time"), zone),
+        result=str(run["result"]),
+        source_commit=run.get("source_commit"),
+        build_commit=run.get("build_commit"),
+        seconds=float(seconds) if isinstance(seconds, int | float) else None,
+        error=printable(redact_text(str(run.get("error") or "")), TEXT_CHARS),
+        worker=str(run.get("worker") or ""),
+    )
+
+
+def _iso(value: Any, zone: tzinfo) -> datetime | None:
+    """``/healthz``'s time (ISO 8601 UTC, ``Z``) in ``zone``; None when it is none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(zone)
+    except ValueError:
+        return None
 
 
 def _site_settings(config: Config) -> tuple[str, str | None]:
