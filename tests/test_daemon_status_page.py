@@ -7,6 +7,7 @@ phone sizes (``DEPLOYBOT_WRITE_SCREENSHOTS=1`` writes docs/status-page.png).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from html.parser import HTMLParser
@@ -309,3 +310,37 @@ def test_in_fleet_mode_the_page_shows_the_queue_and_the_fleets_last_run(
         assert f"source {commit[:12]}" in text
         # The worker built in its own state folder (--state): no journal here.
         assert "No build recorded yet." in text
+
+
+def test_the_front_page_shows_the_sites_a_page_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from deploybot.serve.settings import load_settings
+    from deploybot.serve.status import pages
+
+    for name in ("a", "b", "c"):
+        GatedSite(tmp_path / "sites" / name, gated=False, extra=f'[daemon]\nname = "{name}"\n')
+    config = tmp_path / "daemon.toml"
+    config.write_text(daemon_table(sites="sites/*/deploybot.toml") + '[state]\ndir = "d"\n')
+    settings = load_settings([config], {"DEPLOYBOT_TEST_WEBHOOK_SECRET": "s"})
+    monkeypatch.setattr(pages, "FRONT_SITES", 2)
+
+    class Idle:
+        def health(self) -> tuple[int, dict[str, object]]:
+            return 200, {"sites": {}}
+
+    async def fetch(*paths: str) -> list[str]:
+        app = web.Application()
+        pages.StatusPages(lambda: settings, Idle()).add_routes(app)  # type: ignore[arg-type]
+        async with TestClient(TestServer(app)) as client:
+            return [await (await client.get(path)).text() for path in paths]
+
+    first, second, beyond = asyncio.run(fetch("/", "/?page=2", "/?page=9"))
+    heads = [[h.strip() for h in re.findall(r"<h2><a [^>]*>(\w+)</a>", p)] for p in (first, second)]
+    assert heads == [["a", "b"], ["c"]]
+    assert "Sites page 1 of 2 (3 sites)" in parse(first).text() and 'href="/?page=2"' in first
+    assert 'href="/?page=1"' in second
+    assert re.findall(r"<h2><a [^>]*>(\w+)</a>", beyond) == []

@@ -1,7 +1,8 @@
 """The status page's routes (aiohttp) and their HTML (Jinja2, autoescaped).
 
-- ``GET /``: every site, its source, publish branch and site URL, what the queue does now,
-  its last :data:`FRONT_BUILDS` builds and what waits in its outbox;
+- ``GET /[?page=N]``: every site (:data:`FRONT_SITES` a page), its source, publish branch
+  and site URL, what the queue does now, its last :data:`FRONT_BUILDS` builds and what
+  waits in its outbox;
 - ``GET /sites/<name>[?n=N]``: one site, its last ``N`` builds (default
   :data:`SITE_BUILDS`, at most :data:`MAX_BUILDS`; a "more" link doubles it), the queue
   and the outbox;
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
 
 FRONT_BUILDS = 5
 """Builds per site on ``/``."""
+FRONT_SITES = 50
+"""Sites on one page of ``/`` (``?page=2``... for more)."""
 SITE_BUILDS = 20
 """Builds on ``/sites/<name>`` without ``?n=``."""
 MAX_BUILDS = 200
@@ -129,10 +132,16 @@ class StatusPages:
             return refused
         settings = self.settings()
         live = self._live()
+        page = _number(request.query.get("page"), 1, 1, 10**6)
+        shown = settings.sites[(page - 1) * FRONT_SITES : page * FRONT_SITES]
         views = await asyncio.to_thread(
-            lambda: [site_view(s, live.get(s.name), FRONT_BUILDS) for s in settings.sites]
+            lambda: [site_view(s, live.get(s.name), FRONT_BUILDS) for s in shown]
         )
-        return self._page("index.html", sites=views, broken=settings.broken)
+        pages = (len(settings.sites) + FRONT_SITES - 1) // FRONT_SITES
+        return self._page(
+            "index.html", sites=views, broken=settings.broken, page=page, pages=pages,
+            total=len(settings.sites),
+        )  # fmt: skip
 
     async def site(self, request: web.Request) -> web.StreamResponse:
         refused = self._refusal(request)
@@ -202,9 +211,15 @@ class StatusPages:
 def _limit(value: str | None) -> int:
     """``?n=``: a number of builds from 1 to :data:`MAX_BUILDS`; :data:`SITE_BUILDS` when
     absent or not a number."""
+    return _number(value, SITE_BUILDS, 1, MAX_BUILDS)
+
+
+def _number(value: str | None, default: int, low: int, high: int) -> int:
+    """A query parameter's whole number within ``low..high`` (past them: the bound);
+    ``default`` when absent or not a number."""
     if value is None or not value.isascii() or not value.isdigit():
-        return SITE_BUILDS
-    return max(1, min(int(value[:6]), MAX_BUILDS))
+        return default
+    return max(low, min(int(value[:9]), high))
 
 
 def _find(view: SiteView, key: str) -> Build | None:
