@@ -129,3 +129,20 @@ def test_capture_keeps_info_lines_and_prints_only_what_it_printed_before(capsys:
     assert [text for _, _, text in captured.lines] == ["an info line token=x", "a warning"]
     assert seen == ["a warning"]
     assert logging.getLogger("deploybot").propagate is True
+
+
+def test_overlapping_captures_put_the_logger_back_as_it_was() -> None:
+    import logging
+
+    logger = logging.getLogger("deploybot")
+    before = (logger.level, logger.propagate, list(logger.handlers))
+    outer = capture()
+    first = outer.__enter__()
+    logging.getLogger("deploybot.pipeline").info("one")
+    with capture() as second:
+        logging.getLogger("deploybot.pipeline").info("two")
+    logging.getLogger("deploybot.pipeline").info("three")
+    outer.__exit__(None, None, None)
+    assert [t for _, _, t in first.lines] == ["one", "two", "three"]
+    assert [t for _, _, t in second.lines] == ["two"]
+    assert (logger.level, logger.propagate, list(logger.handlers)) == before

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,20 +39,25 @@ class Captured:
 
 
 class _Tee(logging.Handler):
-    def __init__(self, captured: Captured, before: int) -> None:
+    """The one handler on the ``deploybot`` logger while any capture runs: each record
+    into every active :class:`Captured`, and on to the root logger's handlers when it
+    passes the level it met before (:func:`_threshold`)."""
+
+    def __init__(self, before: int) -> None:
         super().__init__(logging.INFO)
-        self.captured = captured
         self.before = before
+        self.active: list[Captured] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             text = printable(redact_text(record.getMessage()), LINE_CHARS)
         except Exception:  # a bad format string: keep the line as written
             text = printable(redact_text(str(record.msg)), LINE_CHARS)
-        if len(self.captured.lines) < MAX_LINES:
-            self.captured.lines.append((record.created or time.time(), record.levelname, text))
-        else:
-            self.captured.dropped += 1
+        for captured in list(self.active):
+            if len(captured.lines) < MAX_LINES:
+                captured.lines.append((record.created or time.time(), record.levelname, text))
+            else:
+                captured.dropped += 1
         if record.levelno >= _threshold(record.name, self.before):
             logging.getLogger().handle(record)
 
@@ -67,20 +73,38 @@ def _threshold(name: str, before: int) -> int:
     return before
 
 
+_lock = threading.Lock()
+_installed: tuple[_Tee, int, bool] | None = None
+"""The tee while captures run, and the ``deploybot`` logger's level and ``propagate``
+from before the first."""
+
+
 @contextlib.contextmanager
 def capture() -> Iterator[Captured]:
     """Within the block, catch the ``deploybot`` loggers' records at INFO and above (see
-    the module doc); yields the :class:`Captured` that fills."""
+    the module doc); yields the :class:`Captured` that fills. Captures may overlap (runs
+    in threads of one process): the first sets the logger up, the last puts it back, and
+    meanwhile each catches every record."""
+    global _installed
     logger = logging.getLogger(ROOT)
-    saved = (logger.level, logger.propagate)
     captured = Captured()
-    tee = _Tee(captured, logger.getEffectiveLevel())
-    logger.addHandler(tee)
-    logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
-    logger.propagate = False
+    with _lock:
+        if _installed is None:
+            tee = _Tee(logger.getEffectiveLevel())
+            _installed = (tee, logger.level, logger.propagate)
+            logger.addHandler(tee)
+            logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
+            logger.propagate = False
+        _installed[0].active.append(captured)
     try:
         yield captured
     finally:
-        logger.removeHandler(tee)
-        logger.setLevel(saved[0])
-        logger.propagate = saved[1]
+        with _lock:
+            assert _installed is not None
+            tee, level, propagate = _installed
+            tee.active.remove(captured)
+            if not tee.active:
+                logger.removeHandler(tee)
+                logger.setLevel(level)
+                logger.propagate = propagate
+                _installed = None

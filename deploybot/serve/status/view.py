@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from functools import lru_cache
 from pathlib import Path
@@ -152,7 +152,6 @@ class SiteView:
     outbox: tuple[Waiting, ...]
     transport: str
     problem: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def site_view(site: Site, live: Mapping[str, Any] | None, limit: int) -> SiteView:
