@@ -59,6 +59,8 @@ def test_the_journal_keeps_its_size_and_each_entry_its_log_bounded(
     kept = builds.read(tmp_path)
     assert kept[0].started == 1011.0 and len(kept) == 4
     assert kept[0].log == lines and kept[0].log_dropped == dropped
+    # Each entry is longer than the first window read from the end: read() reads more.
+    assert [e.started for e in builds.read(tmp_path, 2)] == [1011.0, 1010.0]
 
 
 def test_a_failure_that_repeats_is_counted_in_one_entry(tmp_path: Path) -> None:

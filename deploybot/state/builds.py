@@ -53,6 +53,9 @@ LINE_CHARS = 400
 """Characters a log line keeps."""
 SUBJECT_CHARS = 300
 """Characters a source commit's subject (and an error) keeps."""
+_FIRST_WINDOW = 64 * 1024
+"""Bytes :func:`read` first reads from the journal's end (a page's few entries are
+there), then eight times more while it needs more, up to the whole window."""
 RESULTS = ("published", "unchanged", "older", "failed")
 """The results an entry records (an up-to-date run built nothing: it is not recorded)."""
 
@@ -130,7 +133,8 @@ def append(state_dir: Path, entry: BuildEntry) -> None:
     Raises:
         OSError: the journal cannot be written (a full disk: the caller decides).
     """
-    lines = [line.decode("utf-8") for line in _raw_lines(state_dir) if _parse(line) is not None]
+    raw, _ = _raw_lines(state_dir)
+    lines = [line.decode("utf-8") for line in raw if _parse(line) is not None]
     newest = _parse(lines[-1].encode("utf-8")) if lines else None
     if newest is not None and _repeats(newest, entry):
         lines[-1] = replace(newest, repeats=newest.repeats + 1, last=entry.ended).to_json()
@@ -155,27 +159,37 @@ def read(state_dir: Path, limit: int = KEEP) -> list[BuildEntry]:
     """The journal's newest ``limit`` entries, newest first; empty when there is no
     journal (or it cannot be read now: a reader never fails for it). Lines that do not
     parse are skipped."""
-    found = []
-    for raw in reversed(_raw_lines(state_dir)):
-        entry = _parse(raw)
-        if entry is not None:
-            found.append(entry)
-            if len(found) >= limit:
-                break
-    return found
+    window = _FIRST_WINDOW
+    while True:
+        lines, whole = _raw_lines(state_dir, window)
+        found = []
+        for raw in reversed(lines):
+            entry = _parse(raw)
+            if entry is not None:
+                found.append(entry)
+                if len(found) >= limit:
+                    return found
+        if whole:
+            return found
+        window *= 8
 
 
-def _raw_lines(state_dir: Path) -> list[bytes]:
-    """The journal's lines as bytes, oldest first (its last ``2 * MAX_BYTES`` bytes: what
-    a journal this version writes holds); empty when there is none or it cannot be read."""
+def _raw_lines(state_dir: Path, window: int | None = None) -> tuple[list[bytes], bool]:
+    """The journal's whole lines in its last ``window`` bytes (at most ``2 * MAX_BYTES``:
+    what a journal this version writes holds), oldest first, and whether that window was
+    all there was to read; ``([], True)`` when there is no journal or it cannot be read."""
+    limit = min(window or 2 * MAX_BYTES, 2 * MAX_BYTES)
     try:
         with open(path(state_dir), "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            f.seek(max(0, size - 2 * MAX_BYTES))
-            data = f.read(2 * MAX_BYTES)
+            f.seek(max(0, size - limit))
+            data = f.read(limit)
     except OSError:
-        return []
-    return [line for line in data.split(b"\n") if line.strip()]
+        return [], True
+    lines = data.split(b"\n")
+    if size > limit:
+        lines = lines[1:]  # it began inside a line
+    return [line for line in lines if line.strip()], size <= limit or limit == 2 * MAX_BYTES
 
 
 def _parse(raw: bytes) -> BuildEntry | None:
