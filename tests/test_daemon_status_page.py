@@ -344,3 +344,33 @@ def test_the_front_page_shows_the_sites_a_page_at_a_time(
     assert "Sites page 1 of 2 (3 sites)" in parse(first).text() and 'href="/?page=2"' in first
     assert 'href="/?page=1"' in second
     assert re.findall(r"<h2><a [^>]*>(\w+)</a>", beyond) == []
+
+
+def test_a_running_build_and_the_one_queued_after_it_show(tmp_path: Path) -> None:
+    site = GatedSite(tmp_path / "site")  # each push waits at the publish repository's gate
+    site.write_config(extra=daemon_table(name=NAME))
+    with Daemon(site.config) as daemon:
+        first = _commit(site, 1, "Held in its push")
+        assert daemon.push(f"/webhook/{NAME}", github(first)).status_code == 202
+        wait_until(lambda: site.pushes_reached() == 1)
+        second = _commit(site, 2, "Queued behind it")
+        assert daemon.push(f"/webhook/{NAME}", github(second)).status_code == 202
+        text = parse(_get(daemon, f"/sites/{NAME}").text).text()
+        assert "Queue building, and another build is queued" in text
+        site.open_gate()
+        wait_until(lambda: site.published_source() == second)
+        wait_until(lambda: daemon.idle(NAME))
+        text = parse(_get(daemon, f"/sites/{NAME}").text).text()
+        assert "Queue idle" in text
+        assert "Queued behind it" in text and "Held in its push" in text
+
+
+def test_a_token_in_the_source_url_is_not_shown(tmp_path: Path) -> None:
+    site = GatedSite(tmp_path / "site", gated=False)
+    url = "https://deploy:s3cr3t-token-42@127.0.0.1:9/o/site.git?access_token=abcdef123456"
+    site.write_config(source_url=url, extra=daemon_table(name=NAME))
+    with Daemon(site.config) as daemon:
+        page = _get(daemon, "/")
+        assert page.status_code == 200
+        assert "s3cr3t-token-42" not in page.text and "abcdef123456" not in page.text
+        assert "https://127.0.0.1:9/o/site.git?access_token=[...]" in parse(page.text).text()
