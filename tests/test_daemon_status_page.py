@@ -244,6 +244,7 @@ def test_in_chromium_at_desktop_and_phone_size(tmp_path: Path, browser: Browser)
             assert NAME in body
             assert "Fix a typo in the spring programme" in body
             assert "published" in body and "delivered" in body and "failed" in body
+            assert "1 failure in a row; next build on a new commit" in body  # bad input
             fits = browser.driver.execute_script(
                 "return document.documentElement.scrollWidth <= window.innerWidth"
             )
