@@ -167,7 +167,9 @@ def site_view(site: Site, live: Mapping[str, Any] | None, limit: int) -> SiteVie
     except (KeyError, OSError, ValueError, DeploybotError) as exc:
         records, problem = [], f"the publish mirror could not be read now: {one_line(exc)}"
     mails = _mail_states(paths.outbox)
-    rows = _builds(config, builds.read(config.state.dir, limit + 1), records, mails, zone)
+    # More entries than shown: failed runs (no build commit) may fill the newest of them.
+    entries = builds.read(config.state.dir, 2 * limit + 10)
+    rows = _builds(config, entries, records, mails, zone)
     return SiteView(
         name=site.name,
         source=redact_url(config.source.url),
@@ -279,7 +281,8 @@ def _subject(mirror: Path, commit_id: str | None) -> str:
 
 def _mail_states(outbox: Path) -> dict[str, Mail]:
     """Every outbox key (commit emails, summaries, webhook posts) and what became of it:
-    waiting in the outbox, ``sent/``, ``failed/`` (refused), ``dropped/``."""
+    waiting in the outbox, ``sent/``, ``failed/`` (refused), ``dropped/``; a summary's
+    ``<old>-<new>`` also under ``<new>``, the build it ends at."""
     found: dict[str, Mail] = {}
     folders = (
         (box.DROPPED_DIR, "dropped"), (box.SENT_DIR, "delivered"),
@@ -297,19 +300,20 @@ def _mail_states(outbox: Path) -> dict[str, Mail]:
                 error = box.read_status(path).get("last_error") or ""
                 detail = printable(redact_text(str(error)), TEXT_CHARS)
             found[path.stem] = Mail(state, detail)
+    for key, mail in list(found.items()):  # a summary <old>-<new> tells of the build <new>
+        old, dash, new = key.partition("-")
+        if dash and len(old) == len(new) == 40 and not key.startswith(box.WEBHOOK_KEY_PREFIX):
+            found.setdefault(new, mail)
     return found
 
 
 def _mail_of(config: Config, build_commit: str | None, mails: Mapping[str, Mail]) -> Mail:
-    """The email of ``build_commit``: its own key, else a summary ``<old>-<new>`` ending
-    at it; ``no email`` when the site sends none."""
+    """The email of ``build_commit`` (its own, else the summary ending at it:
+    :func:`_mail_states`); ``no email`` when the site sends none."""
     if build_commit is None:
         return Mail("")
     if build_commit in mails:
         return mails[build_commit]
-    for key, mail in mails.items():
-        if key.endswith("-" + build_commit) and not key.startswith(box.WEBHOOK_KEY_PREFIX):
-            return mail
     if config.notify.transport == "none":
         return Mail("no email")
     return Mail("unknown")
