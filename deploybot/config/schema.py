@@ -568,6 +568,18 @@ class DaemonConfig:
         check=when_set(checks.check_site_name),
         example="www",
     )
+    status_page: bool = key(
+        True,
+        help="The status page at / and /sites/<name>: on a loopback address or a unix: "
+        "socket, open; listening elsewhere, only with status_token_env (false: never)",
+    )
+    status_token_env: str | None = key(
+        None,
+        help="The environment variable holding the status page's token; set, the page "
+        "asks for it on any address (a cookie, ?token= or Authorization: Bearer)",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_STATUS_TOKEN",
+    )
 
 
 @dataclass(frozen=True)

@@ -486,6 +486,39 @@ def fetch_commit(remote: Remote, repo: Repo, commit: str) -> str | None:
     return None if want in repo.object_store else "the server sent no such commit"
 
 
+def fetch_branches_and_tags(remote: Remote, repo: Repo, commit: str) -> str | None:
+    """Fetch every branch and tag of ``remote`` into ``repo``, for a commit (40 hex) the
+    server would not send by its id (:func:`fetch_commit`: git's default refuses an object
+    no ref advertises), and say whether ``commit`` came with them. Local refs are not touched.
+
+    Returns:
+        None when ``commit`` is in ``repo`` afterwards, else why not (one line).
+
+    Raises:
+        FetchError: the remote cannot be reached or read for now.
+        ConfigError: as :func:`fetch_refs`.
+    """
+    prefixes = (b"refs/heads/", b"refs/tags/")
+
+    def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+        tips = {sha for name, sha in refs.items() if name.startswith(prefixes) and sha}
+        return sorted(tip for tip in tips if tip not in repo.object_store)
+
+    with _session(remote) as (client, path, bounds):
+        try:
+            with writing(repo), _idle_timeout(remote.timeout):
+                client.fetch(path, repo, determine_wants=wants)
+        except _FETCH_ERRORS as exc:
+            _drop_received_pack(repo, exc)
+            _raise_if_damage(remote, exc)
+            if not isinstance(exc, _TRANSPORT_ERRORS):
+                raise
+            raise failure.failure(remote, exc, bounds.overrun(), "fetch from", FetchError) from exc
+    if oid(commit) in repo.object_store:
+        return None
+    return "no branch or tag of the repository holds that commit"
+
+
 def push_refs(
     remote: Remote | str,
     repo: Repo,

@@ -29,8 +29,8 @@ from deploybot.notify import stage as notify
 from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
+from deploybot.pipeline import build_journal, noop, statuses
 from deploybot.pipeline import mail as mailcmd
-from deploybot.pipeline import noop, statuses
 from deploybot.pipeline.options import render_options
 from deploybot.pipeline.preview import PreviewResult, run_previews
 from deploybot.publish import commit
@@ -216,11 +216,13 @@ def _run_production(
             if shortcut is not None:
                 return shortcut
         noop.forget(config.state.dir)  # before anything is written: a kill leaves none
-        statedir.sweep_stale(config, paths, started=started)
-        result = _run_healing(
-            config, paths, full=full, now=now, retry_now=retry_now, older=allow_older,
-            before_build=before_build, force=force,
-        )  # fmt: skip
+        with build_journal.recording(config.state.dir, paths.source, started) as journal:
+            statedir.sweep_stale(config, paths, started=started)
+            result = _run_healing(
+                config, paths, full=full, now=now, retry_now=retry_now, older=allow_older,
+                before_build=journal.hook(before_build), force=force,
+            )  # fmt: skip
+            journal.result = result
         statedir.housekeep(paths)
         prune_delivered(paths.outbox)
         if (

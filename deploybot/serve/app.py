@@ -1,5 +1,6 @@
 """The daemon's HTTP endpoints (aiohttp): ``POST /webhook[/<site>]``, ``GET /healthz``,
-``GET /metrics``.
+``GET /metrics``, and the status page for people (``GET /``, ``/sites/<name>``:
+:mod:`deploybot.serve.status`).
 
 A webhook delivery is checked in this order, and the first refusal answers:
 
@@ -48,6 +49,7 @@ from deploybot.serve.metrics import CONTENT_TYPE, Metrics
 from deploybot.serve.scheduler import Scheduler
 from deploybot.serve.settings import Settings, Site
 from deploybot.serve.signatures import Signature, find_signature
+from deploybot.serve.status.pages import StatusPages
 from deploybot.support.errors import DeploybotError, one_line
 from deploybot.support.logs import printable
 
@@ -102,6 +104,7 @@ class Endpoints:
             app.router.add_post(path, self.webhook, expect_handler=self.expect)
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get("/metrics", self.metrics_text)
+        StatusPages(self.settings, self.scheduler).add_routes(app)
         return app
 
     async def healthz(self, request: web.Request) -> web.Response:

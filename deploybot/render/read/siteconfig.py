@@ -174,6 +174,19 @@ def _time(data: Mapping[str, Any], zone: str) -> datetime | None:
         raise SourceError(f"time: {exc}", CONFIG_PATH) from exc
 
 
+def named_timezone(
+    tree: SourceTree, timezone_override: str | None = None, max_yaml_size: int = MAX_YAML_SIZE
+) -> str | None:
+    """The IANA zone the site names: ``timezone_override``, else ``_config.yml``'s
+    ``timezone``; None when neither does (:func:`load_config` then takes UTC; the daemon's
+    status page, the machine's zone). Raises ``SourceError`` as :func:`load_config` does
+    for malformed YAML."""
+    if timezone_override:
+        return timezone_override
+    data, _ = _read_yaml(tree, max_yaml_size)
+    return _text(data, "timezone") or None
+
+
 def _read_yaml(tree: SourceTree, max_yaml_size: int) -> tuple[dict[str, Any], str]:
     """Return ``_config.yml``'s settings and its text (empty when there is none)."""
     try:
