@@ -315,3 +315,29 @@ def test_the_github_pages_url_is_the_default_target() -> None:
     )
     assert pages_url(github, "https://github.com/apache/tvm-site.git", "asf-site") == ""
     assert pages_url(gitlab, "https://github.com/apache/tvm-site.git", "gh-pages") == ""
+
+
+def test_a_state_is_posted_again_only_after_another_one(tmp_path: Path, token: str) -> None:
+    """The same commit built again (success, then a failure, then success): the forge
+    shows the last post, so success goes again (as ``-2``); never twice in a row, and
+    pending never again."""
+    forge = FakeForge("github")
+    try:
+        config = settings(forge)
+
+        def post(state: BuildState) -> tuple[str, ...]:
+            queue_status(tmp_path, status(state, text=f"{state.value} build"))
+            return deliver_statuses(config, tmp_path).sent
+
+        assert post(BuildState.PENDING) == (status_key(SHA, BuildState.PENDING),)
+        assert post(BuildState.SUCCESS) == (status_key(SHA, BuildState.SUCCESS),)
+        assert post(BuildState.SUCCESS) == ()
+        assert post(BuildState.PENDING) == ()
+        assert post(BuildState.FAILURE) == (status_key(SHA, BuildState.FAILURE),)
+        assert post(BuildState.SUCCESS) == (status_key(SHA, BuildState.SUCCESS) + "-2",)
+        assert post(BuildState.SUCCESS) == ()
+        assert post(BuildState.FAILURE) == (status_key(SHA, BuildState.FAILURE) + "-2",)
+        assert forge.states() == ["pending", "success", "failure", "success", "failure"]
+        assert list_outbox(tmp_path) == []
+    finally:
+        forge.stop()

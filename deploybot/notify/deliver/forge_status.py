@@ -4,8 +4,10 @@ A status waits in the outbox as ``status-<sha>-<state>.status`` (:func:`queue_st
 forge-neutral :class:`~deploybot.config.forges.CommitStatus` as JSON, turned into the
 forge's request (:mod:`.forges`) only when it is sent, with the config of that moment. It has
 the outbox's retries and backoff (:mod:`.outbox`), so a forge that is down never holds up an
-email or a publish, and the key makes each ``(commit, state)`` post at most once: a key
-already sent is never queued again.
+email or a publish, and the key makes each ``(commit, state)`` post at most once in a row:
+a key already sent is never queued again, and a state is posted anew (``-2``, ``-3``...)
+only when another one was posted after it (:func:`key_for`), so the forge always shows the
+last build's.
 
 **Superseding.** A later state for a commit withdraws the earlier ones still waiting
 (``superseded/``): a ``pending`` not yet delivered when ``success`` is queued is never
@@ -40,11 +42,15 @@ from deploybot import __version__
 from deploybot.config.forges import FORGES, BuildState, CommitStatus, Forge
 from deploybot.config.schema import StatusConfig
 from deploybot.notify.deliver.outbox import (
+    DROPPED_DIR,
+    FAILED_DIR,
+    SENT_DIR,
     STATUS_KEY_PREFIX,
     DeliveryReport,
     Refused,
     deliver_pending,
     queue_email,
+    read_status,
     withdraw,
 )
 from deploybot.support.deadline import Deadline
@@ -78,13 +84,13 @@ def status_key(sha: str, state: BuildState) -> str:
 
 
 def queue_status(outbox_dir: Path, status: CommitStatus) -> Path:
-    """Queue ``status`` under :func:`status_key`, then withdraw the other states of its
-    commit still waiting (the module docstring). Idempotent per key: a key waiting or
+    """Queue ``status`` under its key (:func:`key_for`), then withdraw the other states of
+    its commit still waiting (the module docstring). Idempotent per key: a key waiting or
     already sent, refused or dropped is not queued again (then nothing is withdrawn).
 
     Returns the entry's path. Raises OSError (DiskFullError) when the outbox cannot be written.
     """
-    key = status_key(status.sha, status.state)
+    key = key_for(outbox_dir, status.sha, status.state)
     body = json.dumps(status.to_json(), ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
     meta = {"subject": f"{status.state.value}: {status.description}", "channel": "status"}
     path = queue_email(outbox_dir, key, body, meta=meta, suffix=STATUS)
@@ -96,6 +102,40 @@ def queue_status(outbox_dir: Path, status: CommitStatus) -> Path:
         log.info("%s supersedes %s", key, ", ".join(p.stem for p in sorted(earlier)))
         withdraw(sorted(earlier))
     return path
+
+
+def key_for(outbox_dir: Path, sha: str, state: BuildState) -> str:
+    """The outbox key of ``state`` for ``sha``: :func:`status_key`, unless a final state
+    (not ``pending``) the commit had before was followed by another one (the same commit
+    built again: success, then failure, then success). The forge shows the latest post,
+    so the state is posted again, under the first of ``status-<sha>-<state>-2``, ``-3``...
+    not yet sent, refused or dropped. A state that is already the latest posted keeps its
+    key: never posted twice in a row."""
+    key = status_key(sha, state)
+    if state is BuildState.PENDING:
+        return key
+    prefix = f"{STATUS_KEY_PREFIX}{sha}-"
+    posted = [
+        (float(read_status(path).get("sent_at") or 0.0), path.stem)
+        for path in (outbox_dir / SENT_DIR).glob(f"{prefix}*{STATUS}")
+        if not path.stem.endswith(f"-{BuildState.PENDING.value}")
+    ]
+    if not posted or _state_of(max(posted)[1], prefix) == state.value:
+        return key
+    filed = {
+        path.stem
+        for folder in (SENT_DIR, FAILED_DIR, DROPPED_DIR)
+        for path in (outbox_dir / folder).glob(f"{prefix}*{STATUS}")
+    }
+    n = 1
+    while (candidate := key if n == 1 else f"{key}-{n}") in filed:
+        n += 1
+    return candidate
+
+
+def _state_of(stem: str, prefix: str) -> str:
+    """``success`` of ``status-<sha>-success`` or ``status-<sha>-success-2``."""
+    return stem.removeprefix(prefix).partition("-")[0]
 
 
 def read_token(config: StatusConfig, environ: Mapping[str, str] | None = None) -> str:

@@ -560,7 +560,7 @@ def describe_key(key: str) -> str:
         return f"webhook post for {key.removeprefix(WEBHOOK_KEY_PREFIX)[:12]}"
     if key.startswith(STATUS_KEY_PREFIX):
         sha, _, state = key.removeprefix(STATUS_KEY_PREFIX).partition("-")
-        return f"commit status {state} for {sha[:12]}"
+        return f"commit status {state.partition('-')[0]} for {sha[:12]}"
     old, dash, new = key.partition("-")
     if dash and len(old) == len(new) == 40:
         return f"summary email for {old[:7]}..{new[:7]}"
