@@ -126,6 +126,8 @@ class FakeForge:
             problems.append(f"path {path}")
         if not headers.get("content-type", "").startswith("application/json"):
             problems.append(f"content-type {headers.get('content-type')}")
+        if not headers.get("user-agent"):  # GitHub refuses a request without one
+            problems.append("no user-agent")
         if self.api == "github":
             if headers.get("accept") != "application/vnd.github+json":
                 problems.append(f"accept {headers.get('accept')}")
