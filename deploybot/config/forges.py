@@ -202,7 +202,7 @@ GITEA = Forge(
     default_url="",
     prefix="/api/v1",
     states=_SAME,
-    # The column is TEXT; a commit list shows one line: kept as short as GitLab's.
+    # No limit documented (the column is TEXT); a commit list shows one line: 255 keeps it so.
     max_description=255,
     nested=False,
     path=_owner_name_path,
@@ -222,7 +222,7 @@ GITLAB = Forge(
         BuildState.FAILURE: "failed",
         BuildState.ERROR: "failed",
     },
-    max_description=255,  # ci_builds.description is a varchar(255)
+    max_description=255,  # no limit documented: kept to one line, as Gitea's
     nested=True,
     path=_gitlab_path,
     auth=lambda token: {"PRIVATE-TOKEN": token},
