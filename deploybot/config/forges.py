@@ -9,22 +9,23 @@ way (``tests/test_layout.py``). A new forge is one entry in :data:`FORGES`.
 Sources, each the forge's own API documentation:
 
 - GitHub, "REST API endpoints for commit statuses", *Create a commit status*
-  (docs.github.com/rest/commits/statuses): ``POST /repos/{owner}/{repo}/statuses/{sha}`` with a
-  JSON body ``state`` (``error``, ``failure``, ``pending``, ``success``), ``target_url``,
-  ``description``, ``context``; headers ``Accept: application/vnd.github+json``,
-  ``Authorization: Bearer <token>`` and ``X-GitHub-Api-Version: 2022-11-28``; 201 Created.
-  A description over 140 characters is refused with 422 ("description is too long (maximum
-  is 140 characters)"), so it is cut here.
-- Gitea and Forgejo, the Swagger ``repoCreateStatus`` operation (``/api/swagger``; its body
-  is ``CreateStatusOption``: ``context``, ``description``, ``state``, ``target_url``; the
-  states ``pending``, ``success``, ``error``, ``failure``, ``warning``) at
-  ``POST /api/v1/repos/{owner}/{repo}/statuses/{sha}``, and "API Usage" (docs.gitea.com):
-  ``Authorization: token <token>``.
-- GitLab, "Commits API", *Set the pipeline status of a commit* (docs.gitlab.com/api/commits):
-  ``POST /projects/:id/statuses/:sha`` under ``/api/v4``, ``id`` the numeric id or the
-  URL-encoded path (``group%2Fproject``), ``state`` one of ``pending``, ``running``,
-  ``success``, ``failed``, ``canceled``, ``name`` the context, ``ref``, ``target_url``,
-  ``description``; the ``PRIVATE-TOKEN`` header ("REST API authentication").
+  (https://docs.github.com/rest/commits/statuses#create-a-commit-status):
+  ``POST /repos/{owner}/{repo}/statuses/{sha}`` with a JSON body ``state`` (``error``,
+  ``failure``, ``pending``, ``success``), ``target_url``, ``description``, ``context``;
+  headers ``Accept: application/vnd.github+json``, ``Authorization: Bearer <token>`` and
+  ``X-GitHub-Api-Version: 2022-11-28``; 201 Created. A description over 140 characters is
+  refused with 422 ("description is too long (maximum is 140 characters)"), so it is cut.
+- Gitea and Forgejo, the Swagger ``repoCreateStatus`` operation (served at ``/api/swagger``;
+  its body is ``CreateStatusOption``: ``context``, ``description``, ``state``,
+  ``target_url``; the states ``pending``, ``success``, ``error``, ``failure``, ``warning``)
+  at ``POST /api/v1/repos/{owner}/{repo}/statuses/{sha}``, and "API Usage"
+  (https://docs.gitea.com/development/api-usage): ``Authorization: token <token>``.
+- GitLab, "Commits API", *Set the pipeline status of a commit* (formerly *Post the build
+  status to a commit*, https://docs.gitlab.com/ee/api/commits.html): ``POST
+  /projects/:id/statuses/:sha`` under ``/api/v4``, ``id`` the numeric id or the URL-encoded
+  path (``group%2Fproject``), ``state`` one of ``pending``, ``running``, ``success``,
+  ``failed``, ``canceled``, ``name`` the context, ``ref``, ``target_url``, ``description``;
+  the ``PRIVATE-TOKEN`` header ("REST API authentication"); parameters may be sent as JSON.
 """
 
 from __future__ import annotations
