@@ -137,6 +137,8 @@ def _listed(paths: Sequence[str], most: int = 5) -> str:
 
 
 def _channel(key: str, config: Config) -> str:
+    if key.startswith("status-"):
+        return f"{config.status.api} ({config.status.context})"
     return "the webhook" if key.startswith("webhook-") else config.notify.transport
 
 

@@ -441,6 +441,63 @@ class NotifyConfig:
 
 
 @dataclass(frozen=True)
+class StatusConfig:
+    """``[status]``: a commit status on the forge for each build of a source commit
+    (:mod:`deploybot.notify.deliver.forge_status`); off while ``api`` is unset. Loaded,
+    ``url``, ``repository``, ``context`` and ``target_url`` hold their defaults when unset
+    (:mod:`deploybot.config.forges`)."""
+
+    api: str | None = key(
+        None,
+        help="The forge's API: github, gitea (Forgejo too) or gitlab; unset: no commit statuses",
+        choices=("github", "gitea", "gitlab"),
+        example="github",
+    )
+    url: str = key(
+        "",
+        help="The API base: default https://api.github.com (github), https://gitlab.com/api/v4 "
+        "(gitlab); required for gitea (https://HOST, /api/v1 is added); GitHub Enterprise: "
+        "https://HOST/api/v3",
+        check=when_set(checks.check_http_url),
+        example="https://gitea.example.org/api/v1",
+    )
+    repository: str = key(
+        "",
+        help="owner/name (gitlab: the project's numeric id or group/project path); default "
+        "read off source.url",
+        check=checks.check_one_line,
+        example="apache/tvm-site",
+    )
+    token_env: str | None = key(
+        None,
+        help="REQUIRED with api: the environment variable holding the API token (GitHub: "
+        "statuses write; Gitea: write:repository; GitLab: api scope); never in this file",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_STATUS_TOKEN",
+    )
+    target_url: str = key(
+        "",
+        help="The link each status carries: the published site; default https://OWNER.github."
+        "io/NAME/ for a gh-pages branch on github.com, else none",
+        check=when_set(checks.check_http_url),
+        example="https://www.example.org/",
+    )
+    context: str = key(
+        "",
+        help="The status's name on the forge (GitLab: name); default deploybot/<daemon.name, "
+        "else publish.branch>",
+        check=checks.check_one_line,
+        example="deploybot/www",
+    )
+    timeout: float = key(
+        10.0,
+        help="Seconds for the whole POST, connect to the end of the answer (the pending status "
+        f"before a build: at most 2) {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+
+
+@dataclass(frozen=True)
 class StateConfig:
     """``[state]``: the state folder (loaded: absolute, symlinks resolved)."""
 
@@ -676,4 +733,9 @@ class Config:
         PreviewConfig,
         help="Branch previews: branches matching `branches` built under /preview/<branch>/ "
         "(docs/previews.md).",
+    )
+    status: StatusConfig = table(
+        StatusConfig,
+        help="A commit status for each build, posted to the forge (docs/forge-status.md): "
+        "pending as it starts, then success, failure or error.",
     )

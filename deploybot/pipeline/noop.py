@@ -73,7 +73,8 @@ FILED = ("sent", "superseded", "dropped")  # deploybot.notify.deliver.outbox.PRU
 WAITING = (
     ".eml",
     ".http",
-)  # deploybot.notify.deliver.outbox.EMAIL, deploybot.notify.deliver.webhook.WEBHOOK
+    ".status",
+)  # deploybot.notify.deliver.outbox.KINDS: .eml email, .http webhook, .status commit status
 _KEY_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _KEY_CHARS = _KEY_FIRST | frozenset("._-")
 FILE_URL = "file://"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,12 +36,19 @@ from pathlib import Path
 
 from dulwich.repo import Repo
 
+from deploybot.config.forges import BuildState
 from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.notify.compose.preview import PreviewNews
-from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
+from deploybot.notify.deliver.outbox import (
+    DeliveryReport,
+    describe_key,
+    prune_delivered,
+    refusal_line,
+)
 from deploybot.notify.preview import announce_preview
 from deploybot.notify.stage import deliver_all
+from deploybot.pipeline import statuses
 from deploybot.pipeline.options import render_options
 from deploybot.publish import commit
 from deploybot.publish import preview as publish_preview
@@ -185,7 +193,7 @@ class _Run:
         for name, entry in sorted(shown.items()):
             if name not in live:
                 results.append(self._guarded(entry.branch, partial(self._remove, name, shown)))
-        if config.preview.notify:
+        if config.preview.notify or config.status.api:
             self._deliver_waiting()
         return tuple(sorted(results, key=lambda r: r.branch))
 
@@ -203,12 +211,45 @@ class _Run:
                                  exit_code=exc.exit_code)  # fmt: skip
 
     def _publish(self, branch: str, shown: dict[str, records.Shown]) -> PreviewResult:
-        """Build ``branch``'s tip and publish it in its folder; record it in ``shown``."""
+        """Build ``branch``'s tip and publish it in its folder; record it in ``shown``. Its
+        commit statuses (``[status]``): pending before the build, then success linking to
+        the preview, or what the failure was (:mod:`deploybot.pipeline.statuses`)."""
         config, paths = self.config, self.paths
+        started = time.monotonic()
         snap = fetch.fetch_source(config.source.remote(), branch, paths.source)
         if self.before_build is not None:
             gate, self.before_build = self.before_build, None
             gate(snap.commit)
+        where = statuses.Preview(branch, preview_url(config, branch))
+        self._told(statuses.started(config, paths.outbox, snap.commit, where))
+        try:
+            result = self._publish_tip(branch, shown, snap)
+        except Exception as exc:
+            self._told(statuses.failed(config, paths.outbox, snap.commit, exc, where))
+            raise
+        if result.status is PreviewStatus.OLDER:
+            return result
+        assert result.commit is not None
+        elapsed = time.monotonic() - started
+        text = statuses.published(result.commit, elapsed, "Preview published")
+        if result.status is PreviewStatus.UNCHANGED:
+            text = f"Preview built in {elapsed:.2f} s: {result.folder}/ already shows it"
+        statuses.finished(config, paths.outbox, snap.commit, BuildState.SUCCESS, text, where)
+        self._told(statuses.deliver(config, paths.outbox))
+        return result
+
+    def _told(self, report: DeliveryReport) -> None:
+        """Log what of a preview's commit statuses was not delivered (never its failure)."""
+        for key, reason in report.failed:
+            log.warning("preview: %s waiting in the outbox: %s", describe_key(key), reason)
+        for key, reason in report.refused:
+            log.warning("preview: %s", refusal_line(key, reason, self.config.path))
+
+    def _publish_tip(
+        self, branch: str, shown: dict[str, records.Shown], snap: fetch.SourceSnapshot
+    ) -> PreviewResult:
+        """:meth:`_publish` of the fetched tip ``snap``, without its statuses."""
+        config, paths = self.config, self.paths
         folder = publish_preview.folder_of(branch)
         log.info("preview of %s at %s: building into %s/", branch, snap.commit[:12], folder)
         with snap.tree:
@@ -224,6 +265,8 @@ class _Run:
                 )  # fmt: skip
             except commit.OlderSourceError as exc:
                 log.info("preview of %s: %s", branch, exc)
+                self._told(statuses.failed(config, paths.outbox, snap.commit, exc,
+                                           statuses.Preview(branch, None)))  # fmt: skip
                 return PreviewResult(branch, folder, PreviewStatus.OLDER, snap.commit, exc.head)
         shown_at = pushed.new or pushed.old
         assert shown_at is not None
@@ -333,8 +376,12 @@ class _Run:
                                    mail_failures=_waiting(report))  # fmt: skip
 
     def _deliver_waiting(self) -> None:
-        """Retry the preview emails still waiting in the previews' outbox (told in the log)."""
-        report = deliver_all(self.config.notify, self.paths.outbox, retry_now=self.retry_now)
+        """Retry the preview emails and commit statuses still waiting in the previews'
+        outbox (told in the log)."""
+        report = deliver_all(
+            self.config.notify, self.paths.outbox, retry_now=self.retry_now,
+            status=self.config.status,
+        )  # fmt: skip
         for key, reason in report.failed:
             log.warning("preview email %s still waiting: %s", key, reason)
 

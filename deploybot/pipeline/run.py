@@ -22,13 +22,14 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from deploybot.config.forges import BuildState
 from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.notify import stage as notify
 from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
-from deploybot.pipeline import build_journal, noop
+from deploybot.pipeline import build_journal, noop, statuses
 from deploybot.pipeline import mail as mailcmd
 from deploybot.pipeline.options import render_options
 from deploybot.pipeline.preview import PreviewResult, run_previews
@@ -338,6 +339,7 @@ def _run_locked(
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     repository.check_local_repository(config.source.url, "source.url")
+    statuses.check(config)
     earlier = mailcmd.deliver(config, paths.outbox, retry_now=retry_now)
     target = config.publish.remote()
     head = commit.fetch_publish_head(target, config.publish.branch, paths.publish)
@@ -360,9 +362,11 @@ def _run_locked(
         )  # fmt: skip
     if before_build is not None:
         before_build(snap.commit)
+    earlier = notify.merge_reports(earlier, statuses.started(config, paths.outbox, snap.commit))
     from deploybot.render.engine.incremental import open_cache
 
     check = _not_backwards(config, paths, snap, allow_older=older)
+    settled = False  # the commit's final status is queued: no error may replace it
     try:
         with snap.tree, themed, open_cache(paths.cache) as cache:
             check(head)
@@ -371,27 +375,57 @@ def _run_locked(
             done = _build_and_publish(build, head, cache)
             result = done.result
             timer.mark("render+publish")
+            _settle(config, paths, snap.commit, result, head, timer.total())
+            settled = True
             report = earlier
-            if result.new is not None:
-                # Before the cache commit: a failure there (disk full) must not cost the email.
-                pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
-                report = _announce(config, pushed, paths, earlier, now, retry_now)
-                timer.mark("notify")
+            with statuses.posting(config, paths.outbox) as posted:
+                if result.new is not None:
+                    # Before the cache commit: a failure there (disk full) must not cost the
+                    # email.
+                    pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
+                    report = _announce(config, pushed, paths, earlier, now, retry_now, False)
+                    timer.mark("notify")
+            report = notify.merge_reports(report, *posted)
             built_on = result.new or result.old or ""
             if done.cache_describes_it:
                 cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     except commit.OlderSourceError as exc:
         log.info("%s", exc)
+        earlier = notify.merge_reports(
+            earlier, statuses.failed(config, paths.outbox, snap.commit, exc)
+        )
         return _result(
             RunStatus.OLDER, snap.commit, exc.head, timer, earlier,
             published_source=exc.published, order_known=exc.certain,
         )  # fmt: skip
+    except Exception as exc:
+        if not settled:
+            statuses.failed(config, paths.outbox, snap.commit, exc)
+        raise
     status = RunStatus.PUBLISHED if result.new else RunStatus.UNCHANGED
     return _result(
         status, snap.commit, result.new or head.commit, timer, report,
         changed_paths=result.changed_paths, warnings=done.warnings,
         next_future=done.waiting, unread_paths=done.unread, themed=bool(themed.record),
     )  # fmt: skip
+
+
+def _settle(
+    config: Config,
+    paths: statedir.StatePaths,
+    sha: str,
+    result: commit.PublishResult,
+    head: commit.PublishHead,
+    elapsed: float,
+) -> None:
+    """Queue the success status of source commit ``sha`` once its build is published
+    (``result``), or found to change nothing on the publish ``head``; ``elapsed``: seconds
+    since the run started."""
+    if result.new is not None:
+        text = statuses.published(result.new, elapsed)
+    else:
+        text = statuses.unchanged(config.publish.branch, head.commit, elapsed)
+    statuses.finished(config, paths.outbox, sha, BuildState.SUCCESS, text)
 
 
 def _result(
@@ -754,8 +788,10 @@ def _announce(
     earlier: DeliveryReport,
     now: Callable[[], datetime],
     retry_now: bool,
+    statuses_too: bool = True,
 ) -> DeliveryReport:
-    """Announce ``update`` (a build commit on the publish branch) and deliver what waits."""
+    """Announce ``update`` (a build commit on the publish branch) and deliver what waits
+    (the commit statuses too unless not ``statuses_too``: another thread posts them)."""
     announced = notify.announce(
         update,
         config.notify,
@@ -763,6 +799,7 @@ def _announce(
         now=now(),
         retry_now=retry_now,
         sources=SourceRepo(paths.source, config.source.url, config.source.branch),
+        status=config.status if statuses_too else None,
     )
     return notify.merge_reports(earlier, announced)
 

@@ -180,20 +180,26 @@ def describe_mail(
     time, each as :func:`deploybot.notify.deliver.outbox.refusal_line` says it (naming
     ``config_path``); a ``published`` build with ``notify.transport = "none"`` says
     ``no email (notify.transport is "none")``. Empty when there is nothing to say."""
-    from deploybot.notify.deliver.outbox import WEBHOOK_KEY_PREFIX, describe_key, refusal_line
+    from deploybot.notify.deliver.outbox import (
+        STATUS_KEY_PREFIX,
+        WEBHOOK_KEY_PREFIX,
+        describe_key,
+        refusal_line,
+    )
 
     def named(keys: Sequence[str]) -> str:
         shown = ", ".join(describe_key(k) for k in keys[:MAIL_NAMED])
         return shown + (f" and {len(keys) - MAIL_NAMED} more" if len(keys) > MAIL_NAMED else "")
 
     parts = []
-    emails = [k for k in sent if not k.startswith(WEBHOOK_KEY_PREFIX)]
+    posted = (WEBHOOK_KEY_PREFIX, STATUS_KEY_PREFIX)
+    emails = [k for k in sent if not k.startswith(posted)]
     where = f"sent to {', '.join(notify.to) or 'no one'} ({notify.transport})"
     if len(emails) == 1:
         parts.append(f"{describe_key(emails[0])} {where}")
     elif emails:
         parts.append(f"{len(emails)} emails {where}: {named(emails)}")
-    posts = [k for k in sent if k.startswith(WEBHOOK_KEY_PREFIX)]
+    posts = [k for k in sent if k.startswith(posted)]
     if posts:
         parts.append(f"{named(posts)} sent")
     for key, reason in list(waiting)[:MAIL_NAMED]:

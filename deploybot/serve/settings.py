@@ -194,6 +194,8 @@ def _site(config: Config, daemon: DaemonConfig, first: Path, env: Mapping[str, s
         secret = _secret(daemon.secret_env, "daemon.secret_env", first, env)
     else:
         secret = None
+    if env is not None and config.status.api:
+        _status_token(config, env)
     if env is not None and secret is None and not daemon.poll_interval:
         where = "" if config.path == first.resolve() else f" (for the site {config.path})"
         raise ConfigError(
@@ -217,6 +219,18 @@ def _is_name(name: str) -> bool:
     except ConfigError:
         return False
     return True
+
+
+def _status_token(config: Config, env: Mapping[str, str]) -> None:
+    """A site posting commit statuses needs its token at start, not at its first build
+    (:func:`deploybot.notify.deliver.forge_status.read_token`). Raises ConfigError naming
+    the key, the variable and the site's file."""
+    from deploybot.notify.deliver.forge_status import read_token
+
+    try:
+        read_token(config.status, env)
+    except ConfigError as exc:
+        raise ConfigError(f"{config.path}: {exc}") from None
 
 
 def _secret(variable: str, key: str, path: Path, env: Mapping[str, str]) -> str:

@@ -91,7 +91,8 @@ class Build:
 @dataclass(frozen=True)
 class Waiting:
     """A message in the outbox: ``what`` (``email for 0123456789ab``), ``kind``
-    (``email``/``webhook``), ``state`` (``queued``, ``sending``, ``failed``,
+    (``email``, ``webhook``, ``commit status``: :data:`~deploybot.notify.deliver.outbox.KINDS`),
+    ``state`` (``queued``, ``sending``, ``failed``,
     ``refused``), ``attempts``, ``error``, ``queued`` and ``next_attempt`` (aware or None)."""
 
     what: str
@@ -328,7 +329,7 @@ def _outbox(outbox: Path, zone: tzinfo) -> list[Waiting]:
     return [
         Waiting(
             what=box.describe_key(item.key),
-            kind="email" if item.kind == box.EMAIL else "webhook",
+            kind=box.KINDS.get(item.kind, "message"),
             state=item.state,
             attempts=item.attempts,
             error=printable(redact_text(item.last_error or ""), TEXT_CHARS),
