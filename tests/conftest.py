@@ -49,6 +49,19 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
 
 
+@pytest.fixture(autouse=True)
+def _secrets_of_this_test_only() -> Iterator[None]:
+    """The secrets a test registers for redaction (:mod:`deploybot.support.redact`, a set
+    for the whole process) are forgotten after it: one test's secret ``bbbbbbbbbb`` masked
+    ordinary text in the next test of the same xdist worker."""
+    from deploybot.support import redact
+
+    saved = set(redact._secrets)
+    yield
+    redact._secrets.clear()
+    redact._secrets.update(saved)
+
+
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Browser]:
     """A headless Chromium of its own (:mod:`tests.browser`); skips when none is installed."""
