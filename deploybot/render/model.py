@@ -125,6 +125,9 @@ class RenderOptions:
         repository: the source's repository on github.com (``owner/name``, '' when it is
             elsewhere): jekyll-github-metadata's ``site.github`` when ``_config.yml`` names
             none.
+        config_overrides: ``(key, value)`` pairs set over ``_config.yml``'s top level, as
+            Jekyll's command-line flags are (``jekyll serve --future`` sets ``future: true``,
+            ``--drafts`` sets ``show_drafts: true``); ``()`` for none.
     """
 
     theme: str = "default"
@@ -146,6 +149,7 @@ class RenderOptions:
     parallel_from: int = PARALLEL_FROM
     highlight_cache_bytes: int = HIGHLIGHT_CACHE_BYTES
     repository: str = ""
+    config_overrides: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,7 +192,8 @@ class SiteConfig:
     :mod:`deploybot.render.read.entries`); ``collections`` maps each label (``posts`` too) to its
     :class:`~deploybot.render.read.collections.Collection`; ``defaults`` holds the front matter
     defaults (:mod:`deploybot.render.read.defaults`); ``time`` is ``_config.yml``'s ``time`` (aware;
-    Jekyll's ``site.time`` and future cut-off when set). ``warnings`` are about the settings the
+    Jekyll's ``site.time`` and future cut-off when set); ``show_drafts`` publishes the
+    posts of ``_drafts/`` (``jekyll --drafts``). ``warnings`` are about the settings the
     build cannot use; ``text`` is the file as written (to find a key's line).
     """
 
@@ -203,6 +208,7 @@ class SiteConfig:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     future: bool = False
+    show_drafts: bool = False
     data: Mapping[str, Any] = field(default_factory=dict)
     collections: Mapping[str, Any] = field(default_factory=dict)
     collections_dir: str = ""

@@ -98,6 +98,9 @@ def options_key(options: RenderOptions) -> str:
             options.max_yaml_size,
             options.markdown_max_elements,
             options.repository,
+            # the command line's _config.yml overrides (preview's --drafts, --future); kept
+            # out of the key when there are none, so the pipeline's caches stay valid
+            *((options.config_overrides,) if options.config_overrides else ()),
         )
     )
 
@@ -138,7 +141,9 @@ class Engine(SiteLists):
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
         theme = site_theme.theme_config(self.layered, options.max_file_bytes)
-        config = load_config(tree, options.timezone, options.max_yaml_size, theme)
+        config = load_config(
+            tree, options.timezone, options.max_yaml_size, theme, options.config_overrides
+        )
         site_theme.check_theme_given(config, self.layered)
         config = site_theme.with_theme_plugins(config, self.layered)
         self.config, self.plugin_notes = registry.adjust_config(config, options.repository)

@@ -83,6 +83,7 @@ def load_config(
     timezone_override: str | None = None,
     max_yaml_size: int = MAX_YAML_SIZE,
     theme: ThemeConfig | None = None,
+    overrides: tuple[tuple[str, bool], ...] = (),
 ) -> SiteConfig:
     """Return the site settings of ``tree`` (defaults when ``_config.yml`` is absent), over
     the gem theme's ``theme`` when given (the module docstring says how).
@@ -91,11 +92,15 @@ def load_config(
     Raises ``SourceError`` (path, line) for malformed YAML (the site's or the theme's: then
     the path is ``theme.where``), YAML larger than ``max_yaml_size`` with its aliases
     expanded (:func:`~.yamlload.load_yaml`), a site document that is no mapping, a wrong
-    value type, or an unknown timezone.
+    value type, or an unknown timezone. ``overrides`` (:attr:`~deploybot.render.model.
+    RenderOptions.config_overrides`) are set over the merged settings, as Jekyll merges its
+    command-line flags over the configuration.
     """
     data, text = _read_yaml(tree, max_yaml_size)
     if theme is not None and data.get("ignore_theme_config") is not True:
         data = merge_theme_config(_theme_settings(theme, max_yaml_size), data)
+    if overrides:
+        data = {**data, **dict(overrides)}
     zone = timezone_override or _text(data, "timezone") or "UTC"
     _check_zone(zone, from_file=timezone_override is None)
     permalink = _text(data, "permalink") or "date"
@@ -126,6 +131,7 @@ def load_config(
         exclude=exclude,
         include=include,
         future=bool(data.get("future", False)),
+        show_drafts=data.get("show_drafts") is True,
         data=data,
         collections=collections,
         collections_dir=_text(data, "collections_dir").strip("/"),
