@@ -1,0 +1,145 @@
+"""``deploybot preview``: build, serve, watch, rebuild, reload, until Ctrl-C.
+
+The whole life of a preview on one screen (:func:`run_preview`):
+
+1. make a temporary folder (the served build and its cache; removed on the way out, by
+   Ctrl-C or SIGTERM too);
+2. build the site fully (:class:`~deploybot.preview.builder.PreviewBuilder`);
+3. serve it (:mod:`deploybot.preview.server`) on ``host:port``;
+4. for each burst of saves (:mod:`deploybot.preview.watch`), rebuild incrementally in a
+   worker thread (the server answers meanwhile, from the last good build) and tell the open
+   pages (:mod:`deploybot.preview.livereload`): a new build reloads them, a failed one shows
+   its error over the last good build.
+
+What it prints is the caller's: ``on_ready(url)`` once the server listens, and
+``on_build(outcome, saved)`` after each build (``saved``: the source paths it was for; None
+for the first build).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+from deploybot.preview import watch
+from deploybot.preview.builder import BuildOutcome, PreviewBuilder, PreviewSettings
+from deploybot.preview.livereload import LiveReload
+from deploybot.preview.server import PreviewSite
+from deploybot.support.errors import UsageError
+
+DEFAULT_PORT = 4000
+"""``jekyll serve``'s port."""
+DEFAULT_HOST = "127.0.0.1"
+"""``jekyll serve``'s host: this machine only."""
+
+
+@dataclass(frozen=True)
+class Preview:
+    """One preview: the site's ``source`` folder, where to listen (``port`` 0: any free
+    one) and how to build."""
+
+    source: Path
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    settings: PreviewSettings = field(default_factory=PreviewSettings)
+
+
+OnReady = Callable[[str], None]
+OnBuild = Callable[[BuildOutcome, "set[str] | None"], None]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run_preview(preview: Preview, on_ready: OnReady, on_build: OnBuild) -> None:
+    """Run ``preview`` until SIGINT (Ctrl-C) or SIGTERM (module docstring).
+
+    Raises:
+        UsageError: ``source`` is not a folder, or the port cannot be listened on (in use,
+            or not allowed).
+    """
+    if not preview.source.is_dir():
+        raise UsageError(f"SOURCE ({preview.source}) is not a folder")
+    work = Path(tempfile.mkdtemp(prefix="deploybot-preview-"))
+    try:
+        asyncio.run(_serve(preview, work, on_ready, on_build))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+async def _serve(preview: Preview, work: Path, on_ready: OnReady, on_build: OnBuild) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    builder = PreviewBuilder(preview.source, work / "site", work / "work", preview.settings)
+    live = LiveReload()
+    # one thread for every build: the build cache's sqlite connection belongs to it
+    builds = ThreadPoolExecutor(1, thread_name_prefix="preview-build")
+    try:
+        first = await loop.run_in_executor(builds, builder.build, None)
+        _told(live, first, None, on_build)
+        site = PreviewSite(
+            builder.site, live, lambda: builder.baseurl, lambda: bool(builder.outputs)
+        )
+        runner = web.AppRunner(site.app(), access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        try:
+            port = await _listen(runner, preview.host, preview.port)
+            on_ready(_url(preview.host, port, builder.baseurl))
+            async for saved in watch.saves(preview.source, stop, skip=[work]):
+                outcome = await loop.run_in_executor(builds, builder.build, saved)
+                _told(live, outcome, saved, on_build)
+        finally:
+            live.close()
+            await runner.cleanup()
+    finally:
+        await loop.run_in_executor(builds, builder.close)
+        builds.shutdown()
+
+
+def _told(
+    live: LiveReload, outcome: BuildOutcome, saved: set[str] | None, on_build: OnBuild
+) -> None:
+    """Tell the pages and the caller what a build did."""
+    if outcome.ok:
+        live.built(bool(outcome.changed))
+    else:
+        live.failed(outcome.error or "the build failed")
+    on_build(outcome, saved)
+
+
+async def _listen(runner: web.AppRunner, host: str, port: int) -> int:
+    """Start listening on ``host:port``; return the port (the one chosen for 0). Raises
+    UsageError when it cannot."""
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    try:
+        await site.start()
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    with contextlib.suppress(IndexError, TypeError):
+        return int(runner.addresses[0][1])  # the socket's (host, port, ...)
+    return port
+
+
+def _url(host: str, port: int, baseurl: str) -> str:
+    """The address to open: ``http://HOST:PORT/BASEURL/``."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{baseurl}/"
