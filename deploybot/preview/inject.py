@@ -7,7 +7,8 @@ an ``EventSource`` (Server-Sent Events, WHATWG HTML § 9.2) on :data:`ENDPOINT`,
 (:mod:`deploybot.preview.livereload`). The page was served from build ``generation`` G (written
 into the script); an event with another generation reloads the page, one with an error shows
 it in a banner over the page (the last good build stays below it), and one with neither
-hides the banner. The server sends the current state on every (re)connection, so a page
+hides the banner. The stream is ``window.__deploybotLiveReload`` (its ``readyState`` says
+whether the page listens). The server sends the current state on every (re)connection, so a page
 opened during a broken build shows the error at once, and one that missed a rebuild while it
 was loading reloads.
 """
@@ -40,7 +41,7 @@ _SCRIPT = """<script id="deploybot-livereload">(function () {
       "deploybot preview: the build failed (showing the last good build)\\n\\n" + text;
   }
   function hide() { if (banner) { banner.remove(); banner = null; } }
-  var source = new EventSource("%(endpoint)s");
+  var source = window.__deploybotLiveReload = new EventSource("%(endpoint)s");
   source.addEventListener("build", function (event) {
     var state = JSON.parse(event.data);
     if (state.error) { show(state.error); }
