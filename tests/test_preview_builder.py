@@ -38,7 +38,7 @@ def source(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def builder(source: Path, tmp_path: Path) -> PreviewBuilder:
-    made = PreviewBuilder(source, tmp_path / "out/site", tmp_path / "out/work", PreviewSettings())
+    made = PreviewBuilder(source, tmp_path / "out", PreviewSettings())
     yield made  # type: ignore[misc]
     made.close()
 
@@ -100,6 +100,16 @@ def test_the_config_builds_fully_and_a_removed_folder_goes(
     assert gone.ok and "notes/2024/01/03/c.html" in gone.changed
     assert not (builder.site / "notes").exists()
     assert set(on_disk(builder.site)) == builder.outputs
+
+
+def test_a_preview_folder_inside_the_source_is_not_read(source: Path) -> None:
+    inside = PreviewBuilder(source, source / "tmp/deploybot-preview-x", PreviewSettings())
+    try:
+        for _ in range(2):  # the second build would read the first's outputs as pages
+            assert inside.build(None).ok
+        assert not any(path.startswith("tmp/") for path in inside.outputs)
+    finally:
+        inside.close()
 
 
 def test_a_save_the_build_does_not_read_builds_nothing(

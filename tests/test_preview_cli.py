@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+from click.testing import CliRunner
 
+from deploybot.cli.commands import main
 from tests.previewproc import POST, POST_PATH, PreviewProcess, post_text, save, write_site
 
 FUTURE_POST = "_posts/2999-01-01-later.md"
@@ -104,3 +107,17 @@ def test_preview_serves_rebuilds_tells_and_cleans_up(tmp_path: Path) -> None:
     assert status == 0
     assert preview.leftovers() == []  # the temporary folder went with it
     assert not any("Traceback" in line for line in preview.err), preview.err
+
+
+def test_a_port_in_use_or_a_missing_source_is_a_usage_error(tmp_path: Path) -> None:
+    source = write_site(tmp_path / "site")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = CliRunner().invoke(main, ["preview", str(source), "--port", str(port)])
+    assert done.exit_code == 2, done.output
+    assert f"cannot listen on 127.0.0.1:{port}: " in done.output
+    assert "built" not in done.output  # it fails before building
+    missing = CliRunner().invoke(main, ["preview", str(tmp_path / "nowhere"), "--port", "0"])
+    assert missing.exit_code == 2 and "is not a folder" in missing.output

@@ -110,26 +110,28 @@ class PreviewSettings:
 
 
 class PreviewBuilder:
-    """Builds ``source`` (a folder on disk) into ``site`` with its cache in ``work``.
+    """Builds ``source`` (a folder on disk) into ``root/site`` with its cache in
+    ``root/work``.
 
-    ``site`` and ``work`` are the preview's own folders (made here when missing); nothing
-    else is written. Not thread-safe: one build at a time, and every call from one thread
-    (the cache's sqlite connection is that thread's, opened by the first build).
+    ``root`` is the preview's own folder (made here when missing); nothing else is written,
+    and when it lies inside ``source`` it is not read. Not thread-safe: one build at a time,
+    and every call from one thread (the cache's sqlite connection is that thread's, opened
+    by the first build).
     """
 
-    def __init__(self, source: Path, site: Path, work: Path, settings: PreviewSettings) -> None:
+    def __init__(self, source: Path, root: Path, settings: PreviewSettings) -> None:
         self.source = source
-        self.site = site
-        self.work = work
+        self.site = root / "site"
+        self.work = root / "work"
         self.settings = settings
         self.outputs: set[str] = set()
         self.baseurl = ""
         self._listing: set[str] = set()
         self._unbuilt: set[str] | None = None  # None: the next build is a full one
-        site.mkdir(parents=True, exist_ok=True)
-        work.mkdir(parents=True, exist_ok=True)
+        self.site.mkdir(parents=True, exist_ok=True)
+        self.work.mkdir(parents=True, exist_ok=True)
         self._opened: BuildCache | None = None
-        self._skip = _inside(source, site)
+        self._skip = _inside(source, root)
 
     @property
     def _cache(self) -> BuildCache:
@@ -238,9 +240,9 @@ def _error_text(exc: DeploybotError) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _inside(source: Path, site: Path) -> str | None:
-    """``site``'s path inside ``source`` (``/``-separated: the reading skips it), or None."""
-    src, dst = source.resolve(), site.resolve()
+def _inside(source: Path, root: Path) -> str | None:
+    """``root``'s path inside ``source`` (``/``-separated: the reading skips it), or None."""
+    src, dst = source.resolve(), root.resolve()
     return dst.relative_to(src).as_posix() if src in dst.parents else None
 
 

@@ -4,16 +4,16 @@ The whole life of a preview on one screen (:func:`run_preview`):
 
 1. make a temporary folder (the served build and its cache; removed on the way out, by
    Ctrl-C or SIGTERM too);
-2. build the site fully (:class:`~deploybot.preview.builder.PreviewBuilder`);
-3. serve it (:mod:`deploybot.preview.server`) on ``host:port``;
-4. for each burst of saves (:mod:`deploybot.preview.watch`), rebuild incrementally in a
+2. listen on ``host:port`` (:mod:`deploybot.preview.server`; a port in use fails at once),
+   then build the site fully (:class:`~deploybot.preview.builder.PreviewBuilder`);
+3. for each burst of saves (:mod:`deploybot.preview.watch`), rebuild incrementally in a
    worker thread (the server answers meanwhile, from the last good build) and tell the open
    pages (:mod:`deploybot.preview.livereload`): a new build reloads them, a failed one shows
    its error over the last good build.
 
-What it prints is the caller's: ``on_ready(url)`` once the server listens, and
-``on_build(outcome, saved)`` after each build (``saved``: the source paths it was for; None
-for the first build).
+What it prints is the caller's: ``on_ready(url)`` once the server listens and the first
+build ended, and ``on_build(outcome, saved)`` after each build (``saved``: the source paths
+it was for; None for the first build).
 """
 
 from __future__ import annotations
@@ -89,28 +89,24 @@ async def _serve(preview: Preview, work: Path, on_ready: OnReady, on_build: OnBu
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    builder = PreviewBuilder(preview.source, work / "site", work / "work", preview.settings)
+    builder = PreviewBuilder(preview.source, work, preview.settings)
     live = LiveReload()
     # one thread for every build: the build cache's sqlite connection belongs to it
     builds = ThreadPoolExecutor(1, thread_name_prefix="preview-build")
+    site = PreviewSite(builder.site, live, lambda: builder.baseurl, lambda: bool(builder.outputs))
+    runner = web.AppRunner(site.app(), access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
     try:
+        port = await _listen(runner, preview.host, preview.port)  # a port in use fails first
         first = await loop.run_in_executor(builds, builder.build, None)
         _told(live, first, None, on_build)
-        site = PreviewSite(
-            builder.site, live, lambda: builder.baseurl, lambda: bool(builder.outputs)
-        )
-        runner = web.AppRunner(site.app(), access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        try:
-            port = await _listen(runner, preview.host, preview.port)
-            on_ready(_url(preview.host, port, builder.baseurl))
-            async for saved in watch.saves(preview.source, stop, skip=[work]):
-                outcome = await loop.run_in_executor(builds, builder.build, saved)
-                _told(live, outcome, saved, on_build)
-        finally:
-            live.close()
-            await runner.cleanup()
+        on_ready(_url(preview.host, port, builder.baseurl))
+        async for saved in watch.saves(preview.source, stop, skip=[work]):
+            outcome = await loop.run_in_executor(builds, builder.build, saved)
+            _told(live, outcome, saved, on_build)
     finally:
+        live.close()
+        await runner.cleanup()
         await loop.run_in_executor(builds, builder.close)
         builds.shutdown()
 
