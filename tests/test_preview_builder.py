@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dulwich.repo import Repo
 
 from deploybot.preview.builder import PreviewBuilder, PreviewSettings
 from deploybot.preview.inject import BANNER_ID
+from tests.gitrepo import commit_files
 
 LAYOUT = b"<!DOCTYPE html><html><body>{{ content }}</body></html>\n"
 INDEX = b"---\nlayout: default\n---\n{% for p in site.posts %}<li>{{ p.title }}</li>{% endfor %}\n"
@@ -119,3 +121,25 @@ def test_a_save_the_build_does_not_read_builds_nothing(
     (source / "Gemfile").write_text("source 'https://rubygems.org'\n")
     quiet = builder.build({"Gemfile"})
     assert quiet.ok and quiet.changed == frozenset() and quiet.reason
+
+
+def test_a_git_theme_is_fetched_by_full_builds_only(tmp_path: Path) -> None:
+    theme = tmp_path / "theme.git"
+    Repo.init_bare(str(theme), mkdir=True).close()
+    commit_files(theme, {"_layouts/default.html": b"<nav>one</nav>{{ content }}\n"}, "Theme")
+    src = tmp_path / "themed"
+    src.mkdir()
+    (src / "_config.yml").write_text(f"remote_theme: {theme}@main\n")
+    (src / "about.md").write_text("---\nlayout: default\n---\nAbout\n")
+    made = PreviewBuilder(src, tmp_path / "out", PreviewSettings())
+    try:
+        assert made.build(None).ok
+        commit_files(theme, {"_layouts/default.html": b"<nav>two</nav>{{ content }}\n"}, "Move")
+        (src / "about.md").write_text("---\nlayout: default\n---\nAbout us\n")
+        assert made.build({"about.md"}).ok  # kept at the commit the full build fetched
+        assert (made.site / "about.html").read_text() == "<nav>one</nav><p>About us</p>\n\n"
+        (src / "_config.yml").write_text(f"remote_theme: {theme}@main\ntitle: T\n")
+        assert made.build({"_config.yml"}).full
+        assert (made.site / "about.html").read_text() == "<nav>two</nav><p>About us</p>\n\n"
+    finally:
+        made.close()

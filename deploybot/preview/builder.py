@@ -4,7 +4,8 @@ One :class:`PreviewBuilder` owns the served folder and a build cache beside it (
 preview's temporary folder). :meth:`PreviewBuilder.build` runs the pipeline's engine
 (:func:`deploybot.render.engine.incremental.build_into`) on the paths saved since the last
 good build, as ``run-once`` drives it on the paths a push changed: incrementally when it
-can, else (``NeedFullBuild``, ``_config.yml`` changed, no build yet) fully.
+can, else (``NeedFullBuild``, ``_config.yml`` changed, no build yet) fully. A git theme
+``_config.yml`` names is fetched by the full build and kept at that commit until the next.
 
 A build's outputs are held back (:class:`StagedSink`) until it succeeds, then written into
 the folder file by file, each replaced atomically, so the server always serves whole files
@@ -28,6 +29,7 @@ from deploybot.git import path_rules
 from deploybot.pipeline.build_folder import render_options
 from deploybot.pipeline.theme import ThemeFetch, themed_source
 from deploybot.preview.paths import normal_baseurl
+from deploybot.record import note
 from deploybot.render.engine.cache import BuildCache, renderer_version
 from deploybot.render.engine.incremental import build_into, unread_changes
 from deploybot.render.model import RenderOptions, RenderWarning
@@ -131,6 +133,7 @@ class PreviewBuilder:
         self.site.mkdir(parents=True, exist_ok=True)
         self.work.mkdir(parents=True, exist_ok=True)
         self._opened: BuildCache | None = None
+        self._theme_pin: str | None = None
         self._skip = _inside(source, root)
 
     @property
@@ -181,7 +184,10 @@ class PreviewBuilder:
         options = self.settings.options(datetime.now(UTC))
         tree = DirTree(self.source, self._skip)
         listing = set(tree.paths())
-        fetch = ThemeFetch(self.settings.themes_dir or self.work / "themes")
+        if changed is None:
+            self._theme_pin = None  # _config.yml may name another theme, or another ref
+        # a git theme is fetched once, then kept at that commit: a save is no network trip
+        fetch = ThemeFetch(self.settings.themes_dir or self.work / "themes", pinned=self._theme_pin)
         with themed_source(tree, self.settings.render, fetch) as themed:
             sink = StagedSink()
             report = None
@@ -204,6 +210,7 @@ class PreviewBuilder:
                 )
             written = self._apply(sink, full=report.full)
         self._listing = listing
+        self._theme_pin = themed.record.get(note.THEME_COMMIT)
         self.baseurl = normal_baseurl(load_config(tree, overrides=options.config_overrides).baseurl)
         return report, written
 
