@@ -96,19 +96,51 @@ async def _serve(preview: Preview, work: Path, on_ready: OnReady, on_build: OnBu
     site = PreviewSite(builder.site, live, lambda: builder.baseurl, lambda: bool(builder.outputs))
     runner = web.AppRunner(site.app(), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
+    saves: asyncio.Queue[set[str] | None] = asyncio.Queue()
+    watching = asyncio.create_task(_watch(preview.source, stop, work, saves))
     try:
+        await asyncio.sleep(0)  # the watcher starts: a save during the first build counts
         port = await _listen(runner, preview.host, preview.port)  # a port in use fails first
         first = await loop.run_in_executor(builds, builder.build, None)
         _told(live, first, None, on_build)
         on_ready(_url(preview.host, port, builder.baseurl))
-        async for saved in watch.saves(preview.source, stop, skip=[work]):
+        while (saved := await _next_saves(saves)) is not None:
             outcome = await loop.run_in_executor(builds, builder.build, saved)
             _told(live, outcome, saved, on_build)
     finally:
+        stop.set()
+        await watching
         live.close()
         await runner.cleanup()
         await loop.run_in_executor(builds, builder.close)
         builds.shutdown()
+
+
+async def _watch(
+    source: Path, stop: asyncio.Event, work: Path, saves: asyncio.Queue[set[str] | None]
+) -> None:
+    """Put each burst of saves under ``source`` into ``saves``, then None once ``stop`` is
+    set (or the watcher fails: it is re-raised)."""
+    try:
+        async for saved in watch.saves(source, stop, skip=[work]):
+            saves.put_nowait(saved)
+    finally:
+        saves.put_nowait(None)
+
+
+async def _next_saves(saves: asyncio.Queue[set[str] | None]) -> set[str] | None:
+    """The paths of every burst waiting (waiting for one), or None when watching ended."""
+    first = await saves.get()
+    if first is None:
+        return None
+    paths = set(first)
+    while not saves.empty():
+        more = saves.get_nowait()
+        if more is None:
+            saves.put_nowait(None)
+            break
+        paths |= more
+    return paths
 
 
 def _told(

@@ -70,7 +70,7 @@ async def saves(root: Path, stop: Any, skip: Iterable[Path] = ()) -> AsyncIterat
     Raises what watchfiles raises for a ``root`` it cannot watch (``FileNotFoundError``)."""
     watch = watchfiles.awatch(
         root, watch_filter=SourceFilter(skip), step=QUIET_MS, debounce=MAX_BURST_MS,
-        stop_event=stop, raise_interrupt=False,
+        stop_event=stop,
     )  # fmt: skip
     async for changes in watch:
         paths = relative_paths(root, (path for _change, path in changes))
