@@ -143,3 +143,14 @@ def test_a_git_theme_is_fetched_by_full_builds_only(tmp_path: Path) -> None:
         assert (made.site / "about.html").read_text() == "<nav>two</nav><p>About us</p>\n\n"
     finally:
         made.close()
+
+
+def test_a_git_work_tree_is_read_as_it_is_on_disk(source: Path, tmp_path: Path) -> None:
+    Repo.init(str(source)).close()  # nothing committed: the files on disk are the site
+    made = PreviewBuilder(source, tmp_path / "out", PreviewSettings())
+    try:
+        assert made.build(None).ok
+        assert "2024/01/01/a.html" in made.outputs
+        assert not any(".git" in path for path in made.outputs)
+    finally:
+        made.close()

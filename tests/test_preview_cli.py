@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import requests
 from click.testing import CliRunner
+from dulwich.repo import Repo
 
 from deploybot.cli.commands import main
 from tests.previewproc import POST, POST_PATH, PreviewProcess, post_text, save, write_site
@@ -121,3 +122,6 @@ def test_a_port_in_use_or_a_missing_source_is_a_usage_error(tmp_path: Path) -> N
     assert "built" not in done.output  # it fails before building
     missing = CliRunner().invoke(main, ["preview", str(tmp_path / "nowhere"), "--port", "0"])
     assert missing.exit_code == 2 and "is not a folder" in missing.output
+    Repo.init_bare(str(tmp_path / "bare.git"), mkdir=True).close()
+    bare = CliRunner().invoke(main, ["preview", str(tmp_path / "bare.git"), "--port", "0"])
+    assert bare.exit_code == 2 and "is a bare repository" in bare.output

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
+from dulwich.errors import NotGitRepository
+from dulwich.repo import Repo
 
 from deploybot.preview import watch
 from deploybot.preview.builder import BuildOutcome, PreviewBuilder, PreviewSettings
@@ -72,11 +74,16 @@ def run_preview(preview: Preview, on_ready: OnReady, on_build: OnBuild) -> None:
     """Run ``preview`` until SIGINT (Ctrl-C) or SIGTERM (module docstring).
 
     Raises:
-        UsageError: ``source`` is not a folder, or the port cannot be listened on (in use,
-            or not allowed).
+        UsageError: ``source`` is not a folder, or is a bare repository (no working tree),
+            or the port cannot be listened on (in use, or not allowed).
     """
     if not preview.source.is_dir():
         raise UsageError(f"SOURCE ({preview.source}) is not a folder")
+    if _is_bare(preview.source):
+        raise UsageError(
+            f"SOURCE ({preview.source}) is a bare repository, with no working tree to preview "
+            "('deploybot build SOURCE OUT --rev REV' renders a revision)"
+        )
     work = Path(tempfile.mkdtemp(prefix="deploybot-preview-"))
     try:
         asyncio.run(_serve(preview, work, on_ready, on_build))
@@ -165,6 +172,15 @@ async def _listen(runner: web.AppRunner, host: str, port: int) -> int:
     with contextlib.suppress(IndexError, TypeError):
         return int(runner.addresses[0][1])  # the socket's (host, port, ...)
     return port
+
+
+def _is_bare(folder: Path) -> bool:
+    """Whether ``folder`` is a bare git repository."""
+    try:
+        with Repo(str(folder)) as repo:
+            return bool(repo.bare)
+    except NotGitRepository:
+        return False
 
 
 def _url(host: str, port: int, baseurl: str) -> str:
