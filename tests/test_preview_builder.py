@@ -31,6 +31,7 @@ def source(tmp_path: Path) -> Path:
         "_posts/2024-01-02-b.md": post("B", "Beta."),
         "notes/_posts/2024-01-03-c.md": post("C", "Gamma."),
         "README.txt": "read me",
+        "built.html": "---\n---\nbuilt at {{ site.time }}\n",
     }
     for rel, text in files.items():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +59,7 @@ def test_a_save_rebuilds_only_what_shows_it(source: Path, builder: PreviewBuilde
     assert again.ok and not again.full
     assert again.changed >= {"2024/01/01/a.html"}
     assert "index.html" not in again.changed and "2024/01/02/b.html" not in again.changed
+    assert "built.html" not in again.changed  # site.time is the full build's
     files = on_disk(builder.site)
     assert "Alpha, edited." in files["2024/01/01/a.html"]
     assert not any("deploybot-livereload" in text or BANNER_ID in text for text in files.values())

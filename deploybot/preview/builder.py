@@ -4,7 +4,10 @@ One :class:`PreviewBuilder` owns the served folder and a build cache beside it (
 preview's temporary folder). :meth:`PreviewBuilder.build` runs the pipeline's engine
 (:func:`deploybot.render.engine.incremental.build_into`) on the paths saved since the last
 good build, as ``run-once`` drives it on the paths a push changed: incrementally when it
-can, else (``NeedFullBuild``, ``_config.yml`` changed, no build yet) fully. A git theme
+can, else (``NeedFullBuild``, ``_config.yml`` changed, no build yet) fully. ``site.time`` is
+the time of the last full build (the feeds' dates, a footer's "built at", a draft's date),
+not of each save: a new one would re-render every page that shows it; the future cut-off is
+each build's time, so a post falls due while the preview runs. A git theme
 ``_config.yml`` names is fetched by the full build and kept at that commit until the next.
 
 A build's outputs are held back (:class:`StagedSink`) until it succeeds, then written into
@@ -100,14 +103,15 @@ class PreviewSettings:
     future: bool = False
     themes_dir: Path | None = None
 
-    def options(self, build_time: datetime) -> RenderOptions:
-        """The render options of a build at ``build_time`` (aware)."""
+    def options(self, build_time: datetime, cutoff: datetime) -> RenderOptions:
+        """The render options of a build with ``site.time`` ``build_time`` and the future
+        ``cutoff`` (both aware)."""
         overrides = {}
         if self.drafts:
             overrides["show_drafts"] = True
         if self.future:
             overrides["future"] = True
-        options = render_options(self.render, build_time, None)
+        options = render_options(self.render, build_time, cutoff)
         return replace(options, config_overrides=tuple(sorted(overrides.items())))
 
 
@@ -134,6 +138,7 @@ class PreviewBuilder:
         self.work.mkdir(parents=True, exist_ok=True)
         self._opened: BuildCache | None = None
         self._theme_pin: str | None = None
+        self._site_time: datetime | None = None
         self._skip = _inside(source, root)
 
     @property
@@ -181,7 +186,10 @@ class PreviewBuilder:
     def _build(self, changed: set[str] | None) -> tuple[BuildReport | None, frozenset[str]]:
         """Build and write; return the report (None: the saves touched nothing the build
         reads, so nothing was built) and the output paths written or removed."""
-        options = self.settings.options(datetime.now(UTC))
+        now = datetime.now(UTC)
+        if changed is None or self._site_time is None:
+            self._site_time = now
+        options = self.settings.options(self._site_time, now)
         tree = DirTree(self.source, self._skip)
         listing = set(tree.paths())
         if changed is None:
