@@ -110,7 +110,8 @@ async def _serve(preview: Preview, work: Path, on_ready: OnReady, on_build: OnBu
         port = await _listen(runner, preview.host, preview.port)  # a port in use fails first
         first = await loop.run_in_executor(builds, builder.build, None)
         _told(live, first, None, on_build)
-        on_ready(_url(preview.host, port, builder.baseurl))
+        if not stop.is_set():  # Ctrl-C during the first build: it stops instead
+            on_ready(_url(preview.host, port, builder.baseurl))
         while (saved := await _next_saves(saves)) is not None:
             outcome = await loop.run_in_executor(builds, builder.build, saved)
             _told(live, outcome, saved, on_build)
