@@ -95,7 +95,8 @@ def test_the_config_builds_fully_and_a_removed_folder_goes(
     assert "notes/2024/01/03/c.html" in builder.outputs
     (source / "_config.yml").write_text("title: T2\nbaseurl: /blog/\n")
     redone = builder.build({"_config.yml"})
-    assert redone.ok and redone.full and builder.baseurl == "/blog"
+    assert redone.ok and redone.full and redone.reason == "the site config changed"
+    assert builder.baseurl == "/blog"
     for path in (source / "notes/_posts").iterdir():
         path.unlink()
     (source / "notes/_posts").rmdir()

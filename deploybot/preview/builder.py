@@ -134,6 +134,7 @@ class PreviewBuilder:
         self.baseurl = ""
         self._listing: set[str] = set()
         self._unbuilt: set[str] | None = None  # None: the next build is a full one
+        self._why_full = "the first build"
         self.site.mkdir(parents=True, exist_ok=True)
         self.work.mkdir(parents=True, exist_ok=True)
         self._opened: BuildCache | None = None
@@ -159,7 +160,7 @@ class PreviewBuilder:
         the source or a failed build: the outcome says why (and the traceback of an
         unexpected error is logged)."""
         if changed is None or CONFIG_PATH in (changed := set(changed)):
-            self._unbuilt = None
+            self._full("the first build" if changed is None else "the site config changed")
         elif self._unbuilt is not None:
             self._unbuilt |= changed
         start = time.monotonic()
@@ -168,10 +169,15 @@ class PreviewBuilder:
         except DeploybotError as exc:
             self._cache.rollback()
             return BuildOutcome(False, seconds=time.monotonic() - start, error=_error_text(exc))
+        except OSError as exc:  # writing the folder (disk full...): it may be half written
+            self._cache.rollback()
+            self._full("the last build could not be written")
+            error = f"cannot write the build into {self.site}: {exc}"
+            return BuildOutcome(False, seconds=time.monotonic() - start, error=error)
         except Exception as exc:  # a bug: shown on the page too, the server keeps serving
             log.exception("the preview build failed")
             self._cache.rollback()
-            self._unbuilt = None  # who knows what the cache holds: start afresh
+            self._full("the last build failed unexpectedly")  # who knows what the cache holds
             error = f"internal error: {type(exc).__name__}: {exc}"
             return BuildOutcome(False, seconds=time.monotonic() - start, error=error)
         self._cache.commit({})
@@ -182,6 +188,11 @@ class PreviewBuilder:
         return BuildOutcome(
             True, report.full, report.reason, seconds, written, warnings=report.to_tell
         )  # fmt: skip
+
+    def _full(self, why: str) -> None:
+        """Make the next build a full one, for the reason ``why`` (its report's)."""
+        self._unbuilt = None
+        self._why_full = why
 
     def _build(self, changed: set[str] | None) -> tuple[BuildReport | None, frozenset[str]]:
         """Build and write; return the report (None: the saves touched nothing the build
@@ -211,7 +222,7 @@ class PreviewBuilder:
                     self._cache.rollback()
                     sink, reason = StagedSink(), str(exc)
             else:
-                reason = "the first build" if not self.outputs else "the site config changed"
+                reason = self._why_full if self.outputs else "the first build"
             if report is None:
                 report = build_into(
                     themed.tree, options, self._cache, sink, None, full_reason=reason
