@@ -197,3 +197,16 @@ def test_the_docs_systemd_configs_load_and_match_the_units(tmp_path: Path) -> No
     [site] = settings.sites
     assert site.name == "www" and site.config.state.dir == tmp_path / "var" / "www"
     assert site.config.notify.transport == "smtp" and site.secret == "s" * 40
+
+
+def test_a_site_posting_commit_statuses_needs_its_token_at_start(tmp_path: Path) -> None:
+    status = '[status]\napi = "github"\nrepository = "o/site"\ntoken_env = "STATUS_TOKEN"\n'
+    config = _site(tmp_path, status)
+    with pytest.raises(ConfigError) as caught:
+        load_settings([config], ENV)
+    assert str(caught.value) == (
+        f"{config}: 'status.token_env': environment variable STATUS_TOKEN is not set"
+    )
+    settings = load_settings([config], {**ENV, "STATUS_TOKEN": "a-status-token-value"})
+    assert [s.name for s in settings.sites] == ["deploybot"]
+    assert load_settings([config], secrets=False).sites  # a worker reads it at each build

@@ -65,6 +65,7 @@ SUBLAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
             "deploybot.notify.stage",
             "deploybot.notify.resend",
             "deploybot.notify.commit_email",
+            "deploybot.notify.preview",
         ),
     ),
 }

@@ -288,6 +288,7 @@ def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     from deploybot.cli import entry
     from deploybot.config import load as config
     from deploybot.notify.deliver import outbox
+    from deploybot.notify.deliver.forge_status import STATUS
     from deploybot.notify.deliver.webhook import WEBHOOK
     from deploybot.support import errors
 
@@ -297,7 +298,7 @@ def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     assert (entry.EX_TEMPFAIL, entry.EX_INTERRUPTED) == (errors.EX_TEMPFAIL, errors.EX_INTERRUPTED)
     assert entry.INTERRUPTED == errors.INTERRUPTED + "\n"
     assert noop.FILED == outbox.PRUNED
-    assert noop.WAITING == (outbox.EMAIL, WEBHOOK)
+    assert noop.WAITING == (outbox.EMAIL, WEBHOOK, STATUS) == tuple(outbox.KINDS)
     for key in ("a", "a.b-c_d", "0" * 200, "0" * 201, "", ".a", "-a", "a b", "a/b", "a\n", "é"):
         assert noop._is_key(key) == bool(outbox._KEY_RE.match(key)), key
 

@@ -13,7 +13,7 @@ from dulwich.repo import Repo
 from deploybot.cli.commands import main
 from deploybot.config.load import load_config
 from deploybot.pipeline import run as pipeline
-from deploybot.record import note
+from deploybot.record import note, reasons
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
 
@@ -93,7 +93,11 @@ def test_a_remote_theme_is_pinned_and_a_moved_theme_builds_again(tmp_path: Path)
     assert done.status is pipeline.RunStatus.PUBLISHED
     record = site.record()
     assert record[note.REASON] == note.Reason.THEME.value
+    assert reasons.why_built(record) == "the theme moved"  # it was a KeyError: no email, no log
     assert record[note.BUILD_KIND] == "incremental"
+    shown = CliRunner().invoke(main, ["log", "-n", "1", "--config", str(site.config_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "the theme moved" in shown.output
     assert (record[note.THEME], record[note.THEME_COMMIT]) == (f"{site.theme}@main", second)
     moved = site.published()
     assert moved["2023/01/02/a.html"].startswith(b"<html><nav>moved</nav>")
@@ -107,3 +111,9 @@ def test_a_remote_theme_is_pinned_and_a_moved_theme_builds_again(tmp_path: Path)
     remade = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     remade.pop(".deploybot-build")
     assert remade == {p: b for p, b in files.items() if p != ".nojekyll"}
+
+
+def test_every_reason_a_record_can_give_has_its_words() -> None:
+    words = {member: reasons.why_built({note.REASON: member.value}) for member in note.Reason}
+    assert None not in words.values(), words
+    assert words[note.Reason.THEME] == "the theme moved"

@@ -424,6 +424,33 @@ def test_a_remote_theme_at_an_annotated_tag_is_pinned_to_the_commit_it_tags(
     assert tree.read("assets/override.txt") == b"the theme copy\n"
 
 
+@pytest.mark.parametrize("form", ["path", "file-url"])
+def test_a_remote_theme_pinned_to_a_commit_no_ref_points_at_is_fetched_with_its_branches(
+    tmp_path: Path, form: str
+) -> None:
+    """git's upload-pack refuses a commit no ref advertises (it was exit 75, "try again
+    later", for a pin on an older commit of the theme's branch)."""
+    repo = theme_repo(tmp_path)  # its one commit is tagged v1
+    for name in ("older", "newer"):
+        (repo / "assets" / "override.txt").write_text(f"the {name} copy\n")
+        git(repo, "commit", "-q", "-am", name)
+    older = git(repo, "rev-parse", "HEAD~1")
+    url = str(repo) if form == "path" else f"file://{repo}"
+    location = watch_theme.remote_location(f"{url}@{older}", tmp_path)
+    commit, tree = watch_theme.fetch_theme(location, tmp_path / "themes")
+    assert commit == older
+    assert tree.read("assets/override.txt") == b"the older copy\n"
+
+    git(repo, "checkout", "-q", "--orphan", "gone")
+    git(repo, "commit", "-q", "-m", "on no branch soon")
+    orphan = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "branch", "-q", "-D", "gone")
+    location = watch_theme.remote_location(f"{url}@{orphan}", tmp_path)
+    with pytest.raises(ConfigError, match=rf"remote_theme.*has no commit {orphan[:12]}: no branch"):
+        watch_theme.fetch_theme(location, tmp_path / "themes")
+
+
 def test_a_remote_theme_ref_that_is_not_there_names_the_key(tmp_path: Path) -> None:
     repo = theme_repo(tmp_path)
     location = watch_theme.remote_location(f"{repo}@nope", tmp_path)

@@ -156,7 +156,9 @@ def main(ctx: click.Context, verbose: bool) -> None:
 
 
 _retry_now_option = click.option(
-    "--retry-now", is_flag=True, help="Retry waiting emails and webhook posts, ignoring backoff."
+    "--retry-now",
+    is_flag=True,
+    help="Retry waiting emails, webhook posts and commit statuses, ignoring backoff.",
 )
 
 
@@ -466,9 +468,10 @@ _OUTBOX_CONFIG = "deploybot.outbox.config"
 @click.pass_context
 @_handle_errors
 def outbox_group(ctx: click.Context, config_path: Path | None, retry_now: bool) -> None:
-    """List the emails and webhook posts waiting in the outbox: state, attempts, last error
-    and next attempt, then those refused for good (kept in the outbox's failed/). With
-    --retry-now, first try to deliver them all (exit 75 if some fail, 78 if one is refused).
+    """List the emails, webhook posts and commit statuses waiting in the outbox: state,
+    attempts, last error and next attempt, then those refused for good (kept in the
+    outbox's failed/). With --retry-now, first try to deliver them all (exit 75 if some
+    fail, 78 if one is refused).
     ``deploybot outbox retry KEY`` sends one again now, ``deploybot outbox drop KEY``
     removes one (KEY: its key as listed, or the start of it).
     """
@@ -495,8 +498,8 @@ def outbox_group(ctx: click.Context, config_path: Path | None, retry_now: bool) 
 @click.pass_context
 @_handle_errors
 def outbox_retry_cmd(ctx: click.Context, key: str, config_path: Path | None) -> None:
-    """Send the email or webhook post KEY now: one refused for good goes back into the
-    outbox, one waiting for its backoff waits no more; then what is due is delivered, with
+    """Send the email, webhook post or commit status KEY now: one refused for good goes back
+    into the outbox, one waiting for its backoff waits no more; then what is due is delivered, with
     the config as it is now (over SMTP, to the notify.to it names now). Exit 0 sent, 75
     not delivered (it waits), 78 refused again.
     """
@@ -515,8 +518,8 @@ def outbox_retry_cmd(ctx: click.Context, key: str, config_path: Path | None) -> 
 @click.pass_context
 @_handle_errors
 def outbox_drop_cmd(ctx: click.Context, key: str, config_path: Path | None) -> None:
-    """Remove the email or webhook post KEY from the outbox (waiting or refused) unsent:
-    it is kept in the outbox's dropped/ for 90 days, and never sent.
+    """Remove the email, webhook post or commit status KEY from the outbox (waiting or
+    refused) unsent: it is kept in the outbox's dropped/ for 90 days, and never sent.
     """
     from deploybot.notify.deliver.outbox import describe_key
     from deploybot.pipeline import mail

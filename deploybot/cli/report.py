@@ -12,6 +12,7 @@ import click
 
 from deploybot.config.schema import Config
 from deploybot.notify.deliver.outbox import describe_key, refusal_line
+from deploybot.pipeline.preview import PreviewResult, PreviewStatus
 from deploybot.pipeline.run import RunResult, RunStatus
 
 if TYPE_CHECKING:
@@ -66,9 +67,38 @@ def print_run(
     for key in result.mail_sent:
         click.echo(f"{describe_key(key)} sent via {_channel(key, config)}")
     _print_mail_failures(result, config)
+    for preview in result.previews:
+        print_preview(preview, config)
     if verbose and result.timings:
         parts = ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items())
         click.echo(f"timings: {parts}; total {result.elapsed:.3f} s")
+
+
+def print_preview(preview: PreviewResult, config: Config) -> None:
+    """One line for a branch preview of the run (a failure on stderr): ``preview of
+    feature/x at 1a2b3c4d5e6f: published 9f8e7d6c5b4a to previews (preview/feature-x/, 12
+    files changed): https://previews.example.org/preview/feature-x/``."""
+    branch = config.preview.publish_branch
+    at = f" at {preview.source_commit[:12]}" if preview.source_commit else ""
+    head = f"preview of {preview.branch}{at}"
+    if preview.status in (PreviewStatus.FAILED, PreviewStatus.REFUSED):
+        click.echo(f"{head}: {preview.status.value}: {preview.error}", err=True)
+        return
+    if preview.status is PreviewStatus.OLDER:
+        click.echo(f"{head}: not publishing: {preview.folder}/ shows a newer commit")
+        return
+    n = len(preview.changed_paths)
+    what = {
+        PreviewStatus.PUBLISHED: f"published {(preview.commit or '')[:12]} to {branch}",
+        PreviewStatus.UNCHANGED: f"unchanged on {branch}",
+        PreviewStatus.REMOVED: f"the branch is gone: removed from {branch}",
+    }[preview.status]
+    url = f": {preview.url}" if preview.url else ""
+    click.echo(f"{head}: {what} ({preview.folder}/, {n} file{'s' if n != 1 else ''} changed){url}")
+    for key in preview.mail_sent:
+        click.echo(f"preview email for {key[:12]} sent via {config.notify.transport}")
+    for key, reason in preview.mail_failures:
+        click.echo(f"preview email for {key[:12]} not delivered yet: {reason}", err=True)
 
 
 def print_log(
@@ -107,6 +137,8 @@ def _listed(paths: Sequence[str], most: int = 5) -> str:
 
 
 def _channel(key: str, config: Config) -> str:
+    if key.startswith("status-"):
+        return f"{config.status.api} ({config.status.context})"
     return "the webhook" if key.startswith("webhook-") else config.notify.transport
 
 

@@ -395,6 +395,43 @@ def check_one_line(
         raise _fail(path, key, f"must be {need}, not {shown!r}")
 
 
+def check_branch_globs(globs: tuple[str, ...], key: str, path: Path) -> None:
+    """Check ``preview.branches``: each an fnmatch glob of branch names (``feature/*``):
+    one non-empty line without spaces, not a refname (``refs/heads/...``).
+
+    Raises:
+        ConfigError: naming the key and the entry.
+    """
+    for glob in globs:
+        check_one_line(glob, key, path, empty_ok=False)
+        if any(c.isspace() for c in glob):
+            raise _fail(path, key, f"entries are branch globs without spaces, not {glob!r}")
+        if glob.lstrip("/").startswith("refs/"):
+            raise _fail(path, key, f"entries are branch names (feature/*), not refnames: {glob!r}")
+
+
+def check_not_onto_branch(
+    target: tuple[str, str], other: tuple[str, str], keys: tuple[str, str], path: Path
+) -> None:
+    """Refuse ``target`` (url, branch) naming the branch ``other`` (url, branch) of the same
+    repository (:func:`repository_key`, branches by :func:`branch_name`); ``keys`` name the
+    two branches' keys in the message (``preview.publish_branch``, ``publish.branch``).
+
+    Raises:
+        ConfigError: naming both keys and ``path``.
+    """
+    (target_url, target_branch), (other_url, other_branch) = target, other
+    if branch_name(target_branch) != branch_name(other_branch):
+        return
+    if repository_key(target_url) != repository_key(other_url):
+        return
+    raise _fail(
+        path, keys[0],
+        f"is {keys[1]!r} ({other_branch!r}) of the same repository: previews would overwrite "
+        f"it; set {keys[0]} to another branch (previews) or preview.url to another repository",
+    )  # fmt: skip
+
+
 def check_message(message: str, key: str, path: Path) -> None:
     """Check a commit message template (``publish.message``): one non-empty line."""
     check_one_line(message, key, path, empty_ok=False)

@@ -27,11 +27,13 @@ from deploybot.config.options import Declared, declared
 from deploybot.config.schema import (
     Config,
     DaemonConfig,
+    PreviewConfig,
     PublishConfig,
     QueueConfig,
     RenderConfig,
     SourceConfig,
     StateConfig,
+    StatusConfig,
 )
 from deploybot.git.locations import config_base, resolve_location
 from deploybot.support.errors import ConfigError
@@ -326,12 +328,56 @@ def _resolve(cfg: Config, walk: _Walk) -> Config:
     )
     daemon = _resolve_daemon(cfg.daemon, walk)
     _check_queue(cfg.queue, walk)
+    preview = _resolve_preview(cfg.preview, source, publish, walk) or cfg.preview
+    status = _resolve_status(cfg.status, source, publish, daemon.name, walk)
     source_raw = written.get("source.url", "")
     raw_urls = (source_raw, written.get("publish.url") or source_raw)
     return Config(
         source, publish, cfg.render, notify, cfg.state, daemon, path=path.resolve(),
-        queue=cfg.queue, base=walk.base, raw_urls=raw_urls,
+        queue=cfg.queue, base=walk.base, raw_urls=raw_urls, preview=preview, status=status,
     )  # fmt: skip
+
+
+_PREVIEW_KEYS = ("preview.url", "preview.publish_branch", "preview.token_env")
+
+
+def _resolve_preview(
+    preview: PreviewConfig, source: SourceConfig, publish: PublishConfig, walk: _Walk
+) -> PreviewConfig | None:
+    """``[preview]`` with ``url`` resolved against the config's folder (default
+    ``publish.url``, and then ``token_env`` defaults to ``publish.token_env``), its branch never
+    ``publish.branch`` nor ``source.branch`` of the same repository; None when a key it
+    joins already failed (the walk has the error). Unchecked while previews are off."""
+    joined = (*_REMOTE_KEYS, *_PREVIEW_KEYS, "source.branch", "publish.branch")
+    if not preview.branches or not walk.ok(joined):
+        return None
+    path = walk.path
+    if preview.url:
+        url, url_key = resolve_location(preview.url, str(walk.base)), "preview.url"
+        token = preview.token_env
+    else:
+        url, url_key, token = publish.url, publish.url_key, preview.token_env or publish.token_env
+    resolved = dataclasses.replace(preview, url=url, url_key=url_key, token_env=token)
+    target = (url, preview.publish_branch)
+    walk.rule(
+        _PREVIEW_KEYS,
+        lambda: checks.check_not_onto_branch(
+            target, (publish.url, publish.branch), ("preview.publish_branch", "publish.branch"),
+            path,
+        ),
+    )  # fmt: skip
+    walk.rule(
+        _PREVIEW_KEYS,
+        lambda: checks.check_not_onto_branch(
+            target, (source.url, source.branch), ("preview.publish_branch", "source.branch"),
+            path,
+        ),
+    )  # fmt: skip
+    walk.rule(
+        _PREVIEW_KEYS,
+        lambda: checks.check_token_env(token, url, "preview.token_env", url_key, path),
+    )
+    return resolved
 
 
 def _remotes(cfg: Config, base: Path, path: Path) -> tuple[SourceConfig, PublishConfig]:
@@ -399,6 +445,77 @@ def _listen(listen: str, base: Path, path: Path) -> str:
     socket_path = _resolve_path(base, where, "daemon.listen", path)
     checks.check_socket_path(socket_path, "daemon.listen", path)
     return checks.UNIX_PREFIX + str(socket_path)
+
+
+_STATUS_KEYS = tuple(f"status.{f.name}" for f in dataclasses.fields(StatusConfig))
+
+
+def _resolve_status(
+    status: StatusConfig,
+    source: SourceConfig,
+    publish: PublishConfig,
+    site_name: str,
+    walk: _Walk,
+) -> StatusConfig:
+    """``[status]`` with its defaults filled in (:mod:`deploybot.config.forges`):
+    the forge's API base, the repository read off ``source.url``, the context
+    ``deploybot/<daemon.name or publish.branch>``, the GitHub Pages URL as the target. A
+    ``[status]`` setting keys without ``api`` is an error (it would post nothing), as are
+    ``api`` without ``token_env``, gitea without ``url``, and a repository the forge cannot
+    name."""
+    path = walk.path
+    if not status.api:
+        default = StatusConfig()
+        given = [f"'status.{f.name}'" for f in dataclasses.fields(StatusConfig)
+                 if getattr(status, f.name) != getattr(default, f.name)]  # fmt: skip
+        if given and walk.ok(_STATUS_KEYS):
+            walk.error(
+                f"{path}: 'status.api' must be set (github, gitea or gitlab): [status] sets "
+                f"{', '.join(given)}, and without it no commit status is posted",
+                "status.api",
+            )
+        return status
+    from deploybot.config.forges import FORGES, check_repository, pages_url, repository_of
+
+    forge = FORGES[status.api]
+    if not status.token_env and walk.ok(("status.token_env",)):
+        walk.error(
+            f"{path}: 'status.token_env' is required when 'status.api' is set: the environment "
+            "variable holding the forge's API token",
+            "status.token_env",
+        )
+    if not (status.url or forge.default_url) and walk.ok(("status.url",)):
+        walk.error(
+            f"{path}: 'status.url' is required when 'status.api' is \"{forge.api}\": its API "
+            f"base, https://HOST{forge.prefix}",
+            "status.url",
+        )
+    repository = status.repository or repository_of(forge, source.url, status.url) or ""
+    if walk.ok(("status.repository", "status.url", "source.url")):
+        problem = check_repository(forge, repository) if repository else None
+        if not repository:
+            walk.error(
+                f"{path}: 'status.repository' is required when 'status.api' is set: source.url "
+                f"names no repository on {forge.title} (a local path); set {_shape(forge)}",
+                "status.repository",
+            )
+        elif problem:
+            derived = "" if status.repository else " (read off source.url: set it)"
+            walk.error(
+                f"{path}: 'status.repository' {problem}, not {repository!r}{derived}",
+                "status.repository",
+            )
+    return dataclasses.replace(
+        status,
+        url=forge.api_base(status.url),
+        repository=repository,
+        context=status.context or f"deploybot/{site_name or publish.branch}",
+        target_url=status.target_url or pages_url(forge, publish.url, publish.branch),
+    )
+
+
+def _shape(forge: Any) -> str:
+    return "the project's id or group/project path" if forge.nested else "owner/name"
 
 
 def _check_queue(queue: QueueConfig, walk: _Walk) -> None:

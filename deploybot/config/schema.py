@@ -441,6 +441,63 @@ class NotifyConfig:
 
 
 @dataclass(frozen=True)
+class StatusConfig:
+    """``[status]``: a commit status on the forge for each build of a source commit
+    (:mod:`deploybot.notify.deliver.forge_status`); off while ``api`` is unset. Loaded,
+    ``url``, ``repository``, ``context`` and ``target_url`` hold their defaults when unset
+    (:mod:`deploybot.config.forges`)."""
+
+    api: str | None = key(
+        None,
+        help="The forge's API: github, gitea (Forgejo too) or gitlab; unset: no commit statuses",
+        choices=("github", "gitea", "gitlab"),
+        example="github",
+    )
+    url: str = key(
+        "",
+        help="The API base: default https://api.github.com (github), https://gitlab.com/api/v4 "
+        "(gitlab); required for gitea (https://HOST, /api/v1 is added); GitHub Enterprise: "
+        "https://HOST/api/v3",
+        check=when_set(checks.check_http_url),
+        example="https://gitea.example.org/api/v1",
+    )
+    repository: str = key(
+        "",
+        help="owner/name (gitlab: the project's numeric id or group/project path); default "
+        "read off source.url",
+        check=checks.check_one_line,
+        example="apache/tvm-site",
+    )
+    token_env: str | None = key(
+        None,
+        help="REQUIRED with api: the environment variable holding the API token (GitHub: "
+        "statuses write; Gitea: write:repository; GitLab: api scope); never in this file",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_STATUS_TOKEN",
+    )
+    target_url: str = key(
+        "",
+        help="The link each status carries: the published site; default https://OWNER.github."
+        "io/NAME/ for a gh-pages branch on github.com, else none",
+        check=when_set(checks.check_http_url),
+        example="https://www.example.org/",
+    )
+    context: str = key(
+        "",
+        help="The status's name on the forge (GitLab: name); default deploybot/<daemon.name, "
+        "else publish.branch>",
+        check=checks.check_one_line,
+        example="deploybot/www",
+    )
+    timeout: float = key(
+        10.0,
+        help="Seconds for the whole POST, connect to the end of the answer (the pending status "
+        f"before a build: at most 2) {_TIMEOUT}",
+        check=checks.check_timeout,
+    )
+
+
+@dataclass(frozen=True)
 class StateConfig:
     """``[state]``: the state folder (loaded: absolute, symlinks resolved)."""
 
@@ -511,6 +568,18 @@ class DaemonConfig:
         check=when_set(checks.check_site_name),
         example="www",
     )
+    status_page: bool = key(
+        True,
+        help="The status page at / and /sites/<name>: on a loopback address or a unix: "
+        "socket, open; listening elsewhere, only with status_token_env (false: never)",
+    )
+    status_token_env: str | None = key(
+        None,
+        help="The environment variable holding the status page's token; set, the page "
+        "asks for it on any address (a cookie, ?token= or Authorization: Bearer)",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_STATUS_TOKEN",
+    )
 
 
 @dataclass(frozen=True)
@@ -567,6 +636,64 @@ class QueueConfig:
 
 
 @dataclass(frozen=True)
+class PreviewConfig:
+    """``[preview]``: branch previews (docs/previews.md). Off while ``branches`` is empty.
+
+    Loaded, ``url`` is never empty (``publish.url`` when unset) and ``token_env`` is
+    ``publish.token_env`` when ``url`` is unset. ``url_key`` (no TOML key): the key that gave
+    ``url``.
+    """
+
+    branches: tuple[str, ...] = key(
+        (),
+        help='Globs (fnmatch: "feature/*", "pr-*") of the source branches built as previews '
+        "under /preview/<branch>/ of publish_branch; source.branch never is; empty: no previews",
+        check=checks.check_branch_globs,
+        example=["feature/*"],
+    )
+    publish_branch: str = key(
+        "previews",
+        help="The branch previews are published on, one folder preview/<branch>/ each; never "
+        "publish.branch of the same repository",
+        check=checks.check_branch,
+    )
+    url: str = key(
+        "",
+        help="The repository of publish_branch; default publish.url (relative paths as "
+        "publish.url's)",
+        check=when_set(checks.check_git_url),
+        example="../site-previews.git",
+    )
+    token_env: str | None = key(
+        None,
+        help="As publish.token_env, for url; default publish.token_env when url is unset",
+        check=checks.check_env_name,
+        example="DEPLOYBOT_PREVIEW_TOKEN",
+    )
+    site_url: str = key(
+        "",
+        help="Where publish_branch is served: a preview's address is this + /preview/<branch>/ "
+        "(the run's result and the commit status link to it); unset: no address is known",
+        check=when_set(checks.check_http_url),
+        example="https://previews.example.org",
+    )
+    notify: bool = key(
+        False,
+        help="Email each preview (its subject and first line say it is a preview) with "
+        "[notify]'s transport and recipients",
+    )
+    url_key: str = field(default="preview.url", compare=False)
+
+    def remote(self, publish: PublishConfig) -> Remote:
+        """The preview repository as :mod:`deploybot.git.repository` fetches and pushes it,
+        within ``publish``'s ``timeout`` and ``max_fetch_bytes``."""
+        return Remote(
+            self.url, self.url_key, self.token_env, publish.timeout, publish.max_fetch_bytes,
+            token_key="preview.token_env", section="publish",
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration. ``path`` is the file it came from, resolved (None when built
     in code); ``base`` the folder its relative paths were resolved against
@@ -602,3 +729,13 @@ class Config:
     )
     base: Path | None = None
     raw_urls: tuple[str, str] | None = None
+    preview: PreviewConfig = table(
+        PreviewConfig,
+        help="Branch previews: branches matching `branches` built under /preview/<branch>/ "
+        "(docs/previews.md).",
+    )
+    status: StatusConfig = table(
+        StatusConfig,
+        help="A commit status for each build, posted to the forge (docs/forge-status.md): "
+        "pending as it starts, then success, failure or error.",
+    )

@@ -424,6 +424,18 @@ def remote_branches(remote: Remote | str) -> list[str]:
     Raises:
         FetchError, ConfigError, SourceError: as :func:`remote_head`.
     """
+    return sorted(branch_tips(remote, errors="replace"))
+
+
+def branch_tips(remote: Remote | str, *, errors: str = "strict") -> dict[str, str]:
+    """``{branch name: tip (40 hex)}`` of the repository ``remote``: its refs under
+    ``refs/heads/``, as :func:`remote_branches` reads them (one ref advertisement, within
+    the remote's ``timeout``). ``errors``: how a name that is not UTF-8 is decoded
+    (``"strict"``: it is left out, as no branch deploybot could name; ``"replace"``).
+
+    Raises:
+        FetchError, ConfigError, SourceError: as :func:`remote_head`.
+    """
     remote = as_remote(remote, "source.url")
     heads = Ref(b"refs/heads/")
     with _session(remote) as (client, path, bounds):
@@ -434,8 +446,15 @@ def remote_branches(remote: Remote | str) -> list[str]:
             raise failure.failure(
                 remote, exc, bounds.overrun(), "read the refs of", FetchError
             ) from exc
-    names = (name[len(heads) :] for name in refs or {} if name.startswith(heads))
-    return sorted(name.decode("utf-8", "replace") for name in names)
+    tips: dict[str, str] = {}
+    for name, sha in (refs or {}).items():
+        if not name.startswith(heads) or not sha:
+            continue
+        try:
+            tips[name[len(heads) :].decode("utf-8", errors)] = sha.decode("ascii")
+        except UnicodeDecodeError:
+            continue
+    return tips
 
 
 def fetch_commit(remote: Remote, repo: Repo, commit: str) -> str | None:
@@ -465,6 +484,39 @@ def fetch_commit(remote: Remote, repo: Repo, commit: str) -> str | None:
             why = failure.failure(remote, exc, bounds.overrun(), "fetch from", FetchError)
             return str(why)
     return None if want in repo.object_store else "the server sent no such commit"
+
+
+def fetch_branches_and_tags(remote: Remote, repo: Repo, commit: str) -> str | None:
+    """Fetch every branch and tag of ``remote`` into ``repo``, for a commit (40 hex) the
+    server would not send by its id (:func:`fetch_commit`: git's default refuses an object
+    no ref advertises), and say whether ``commit`` came with them. Local refs are not touched.
+
+    Returns:
+        None when ``commit`` is in ``repo`` afterwards, else why not (one line).
+
+    Raises:
+        FetchError: the remote cannot be reached or read for now.
+        ConfigError: as :func:`fetch_refs`.
+    """
+    prefixes = (b"refs/heads/", b"refs/tags/")
+
+    def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+        tips = {sha for name, sha in refs.items() if name.startswith(prefixes) and sha}
+        return sorted(tip for tip in tips if tip not in repo.object_store)
+
+    with _session(remote) as (client, path, bounds):
+        try:
+            with writing(repo), _idle_timeout(remote.timeout):
+                client.fetch(path, repo, determine_wants=wants)
+        except _FETCH_ERRORS as exc:
+            _drop_received_pack(repo, exc)
+            _raise_if_damage(remote, exc)
+            if not isinstance(exc, _TRANSPORT_ERRORS):
+                raise
+            raise failure.failure(remote, exc, bounds.overrun(), "fetch from", FetchError) from exc
+    if oid(commit) in repo.object_store:
+        return None
+    return "no branch or tag of the repository holds that commit"
 
 
 def push_refs(

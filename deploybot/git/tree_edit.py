@@ -95,3 +95,64 @@ def _leaves(nested: Mapping[bytes, object]) -> Iterator[object]:
             yield from _leaves(value)
         else:
             yield value
+
+
+def replace_folder(repo: Repo, tree_id: str | None, folder: str, subtree: str | None) -> str:
+    """Return the id (40 hex) of ``tree_id`` with the folder ``folder`` (``preview/x``, no
+    slash at either end) replaced by the tree ``subtree`` (40 hex, in ``repo``), or removed
+    when ``subtree`` is None (or the empty tree); every other path keeps its entry. Only the
+    trees on the way to ``folder`` are written. Folders left empty disappear.
+
+    Raises:
+        ValueError: a path on the way to ``folder`` is a file, or ``folder`` is empty.
+        DiskFullError: the disk is full (see :func:`deploybot.git.repository.writing`).
+        KeyError: ``tree_id`` or a tree on the way is not in ``repo``.
+    """
+    parts = encode_path(folder).split(b"/")
+    if not folder or any(not part for part in parts):
+        raise ValueError(f"not a folder path: {folder!r}")
+    with writing(repo):
+        leaf = oid(subtree) if subtree else None
+        new = _put(repo, oid(tree_id) if tree_id else None, parts, leaf)
+        if new is None:
+            empty = Tree()
+            repo.object_store.add_object(empty)
+            return empty.id.decode("ascii")
+    return new.decode("ascii")
+
+
+def _put(repo: Repo, tree_id: bytes | None, parts: list[bytes], leaf: bytes | None) -> bytes | None:
+    """``tree_id`` with ``parts`` (one folder path) set to the tree ``leaf`` (None: removed);
+    its new id, None when it is left empty."""
+    tree = Tree()
+    if tree_id is not None:
+        old = repo[tree_id]
+        if not isinstance(old, Tree):
+            raise KeyError(tree_id.decode("ascii"))
+        for entry in old.iteritems():
+            tree.add(entry.path, entry.mode, entry.sha)
+    name = parts[0]
+    current = tree[name] if name in tree else None  # noqa: SIM401 (Tree has no get)
+    if current is not None and not stat.S_ISDIR(current[0]):
+        raise ValueError(f"{name.decode('utf-8', 'replace')!r} is a file, not a folder")
+    if len(parts) > 1:
+        child = _put(repo, current[1] if current else None, parts[1:], leaf)
+    else:
+        child = leaf if leaf is not None and len(_tree(repo, leaf)) else None
+    if child is None:
+        if current is not None:
+            del tree[name]
+    else:
+        tree.add(name, stat.S_IFDIR, ObjectID(child))
+    if not len(tree):
+        return None
+    if tree.id not in repo.object_store:
+        repo.object_store.add_object(tree)
+    return bytes(tree.id)
+
+
+def _tree(repo: Repo, tree_id: bytes) -> Tree:
+    tree = repo[tree_id]
+    if not isinstance(tree, Tree):
+        raise KeyError(tree_id.decode("ascii"))
+    return tree

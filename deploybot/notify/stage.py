@@ -1,9 +1,10 @@
 """The notify stage's entry points: announce a build commit, deliver what waits, list it.
 
-Two channels share the outbox: email (``*.eml``, :mod:`deploybot.notify.deliver.transport`) and the
-webhook (``*.http``, :mod:`deploybot.notify.deliver.webhook`). :func:`deliver_all` runs them in two
-threads, so a slow or failing channel neither blocks nor delays the other; each keeps its own
-retries and backoff.
+Three channels share the outbox: email (``*.eml``, :mod:`deploybot.notify.deliver.transport`),
+the webhook (``*.http``, :mod:`deploybot.notify.deliver.webhook`) and the forge's commit statuses
+(``*.status``, :mod:`deploybot.notify.deliver.forge_status`). :func:`deliver_all` runs them in
+threads of their own, so a slow or failing channel neither blocks nor delays another; each
+keeps its own retries and backoff.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
-from deploybot.config.schema import NotifyConfig
+from deploybot.config.schema import NotifyConfig, StatusConfig
 from deploybot.notify.announce import (
     PUBLISHED,
     Context,
@@ -30,6 +31,7 @@ from deploybot.notify.announce import (
 )
 from deploybot.notify.compose.names import repo_name_for
 from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.deliver.forge_status import STATUS, deliver_statuses, is_on
 from deploybot.notify.deliver.outbox import (
     EMAIL,
     DeliveryReport,
@@ -63,9 +65,10 @@ def announce(
     host: str | None = None,
     retry_now: bool = False,
     sources: SourceRepo | None = None,
+    status: StatusConfig | None = None,
 ) -> DeliveryReport:
     """Queue the emails and the webhook entry for ``update`` (the build commit
-    ``update.new``), then deliver.
+    ``update.new``), then deliver (the commit statuses waiting too, with ``status``).
 
     Args:
         update: the publish branch's update (:class:`deploybot.notify.announce.RefUpdate`).
@@ -90,7 +93,7 @@ def announce(
     queue_emails(update, notify, state_dir=state_dir, now=now, host=host, sources=sources)
     if notify.webhook.url or notify.webhook.url_env:
         queue_webhook(outbox, _payload(update, notify))
-    return deliver_all(notify, outbox, retry_now=retry_now)
+    return deliver_all(notify, outbox, retry_now=retry_now, status=status)
 
 
 def note_pushing(state_dir: Path, refname: str, commit: str) -> None:
@@ -181,10 +184,13 @@ def deliver_all(
     *,
     retry_now: bool = False,
     clock: Callable[[], float] = time.time,
+    status: StatusConfig | None = None,
 ) -> DeliveryReport:
-    """Deliver the due emails and webhook entries in ``outbox``, each channel in its thread.
+    """Deliver the due emails, webhook entries and (with ``status``, the ``[status]``
+    table) commit statuses in ``outbox``, each channel in its thread.
 
-    A channel that is off (``transport = "none"``, no webhook URL) is left alone. If a channel
+    A channel that is off (``transport = "none"``, no webhook URL, no ``status.api``) is
+    left alone. If a channel
     raises (a ConfigError for its settings, or a bug), the other still finishes first; then
     the first such exception is raised.
 
@@ -198,6 +204,8 @@ def deliver_all(
         jobs.append(lambda: _deliver_email(notify, outbox, retry_now, clock))
     if (notify.webhook.url or notify.webhook.url_env) and any(outbox.glob(f"*{WEBHOOK}")):
         jobs.append(lambda: _deliver_webhook(notify, outbox, retry_now, clock))
+    if status is not None and is_on(status) and any(outbox.glob(f"*{STATUS}")):
+        jobs.append(lambda: deliver_statuses(status, outbox, retry_now=retry_now, clock=clock))
     if not jobs:  # the common case: nothing waits; no transport set up, no threads
         return DeliveryReport(sent=(), failed=())
     with ThreadPoolExecutor(max_workers=max(len(jobs), 1)) as pool:
@@ -250,11 +258,14 @@ def merge_reports(*reports: DeliveryReport) -> DeliveryReport:
 
 
 def list_outbox(outbox: Path) -> list[PendingEmail]:
-    """Everything waiting in ``outbox``, emails and webhook entries, oldest first, and
-    then the emails refused for good (``failed/``, state ``refused``)."""
-    items = list_pending(outbox, EMAIL) + list_pending(outbox, WEBHOOK)
+    """Everything waiting in ``outbox``, emails, webhook entries and commit statuses, oldest
+    first, and then the emails and statuses refused for good (``failed/``, state
+    ``refused``)."""
+    items = (
+        list_pending(outbox, EMAIL) + list_pending(outbox, WEBHOOK) + list_pending(outbox, STATUS)
+    )
     waiting = sorted(items, key=lambda p: (p.queued_at, p.seq, p.key))
-    return waiting + list_refused(outbox, EMAIL)
+    return waiting + list_refused(outbox, EMAIL) + list_refused(outbox, STATUS)
 
 
 __all__ = [

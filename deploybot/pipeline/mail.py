@@ -24,7 +24,7 @@ def deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> Deliver
     """Deliver what waits in ``outbox``; a transport that cannot even be made (NotifyError)
     is reported as one failure ``("*", reason)`` instead of raised."""
     try:
-        return notify.deliver_all(config.notify, outbox, retry_now=retry_now)
+        return notify.deliver_all(config.notify, outbox, retry_now=retry_now, status=config.status)
     except NotifyError as exc:
         return DeliveryReport(sent=(), failed=(("*", str(exc)),))
 

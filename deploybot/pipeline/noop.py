@@ -36,7 +36,8 @@ full, and every full run deletes the stamp first, under the lock, before it writ
 a run killed part way leaves none. A remote reached over the network has no refs to read
 here: no stamp, every run in full (its fetch costs more than the imports anyway); nor does a
 site with a Jekyll theme (``theme:``, ``remote_theme:``), which may move with no push to either
-remote.
+remote, nor a site with branch previews (``[preview] branches``), whose branches the stamp
+does not read.
 
 Light on purpose (``os.path``, no ``pathlib``, ``json`` or ``typing``): the shortcut costs
 what it reads.
@@ -72,7 +73,8 @@ FILED = ("sent", "superseded", "dropped")  # deploybot.notify.deliver.outbox.PRU
 WAITING = (
     ".eml",
     ".http",
-)  # deploybot.notify.deliver.outbox.EMAIL, deploybot.notify.deliver.webhook.WEBHOOK
+    ".status",
+)  # deploybot.notify.deliver.outbox.KINDS: .eml email, .http webhook, .status commit status
 _KEY_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _KEY_CHARS = _KEY_FIRST | frozenset("._-")
 FILE_URL = "file://"

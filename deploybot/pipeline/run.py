@@ -12,6 +12,7 @@ run that finds the publish branch up to date never pays for it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -21,15 +22,17 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from deploybot.config.forges import BuildState
 from deploybot.config.schema import Config
 from deploybot.git import repository
-from deploybot.git.rev_parse import commit_datetime
 from deploybot.notify import stage as notify
 from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
+from deploybot.pipeline import build_journal, noop, statuses
 from deploybot.pipeline import mail as mailcmd
-from deploybot.pipeline import noop
+from deploybot.pipeline.options import render_options
+from deploybot.pipeline.preview import PreviewResult, run_previews
 from deploybot.publish import commit
 from deploybot.record import note, reasons
 from deploybot.render import fingerprint
@@ -81,6 +84,9 @@ class RunResult:
     that a run tells (:attr:`deploybot.render.outputs.sinks.BuildReport.to_tell`).
     ``themed``: the site has a Jekyll theme, which may move with no push to either
     remote, so the run writes no no-op stamp (:mod:`deploybot.pipeline.noop`).
+    ``previews``: the branch previews this run built, removed, or failed to
+    (:class:`deploybot.pipeline.preview.PreviewResult`, each with its ``url``: what a commit
+    status of its source commit links to); ``()`` when ``[preview]`` is off or none changed.
     """
 
     status: RunStatus
@@ -98,6 +104,7 @@ class RunResult:
     next_future: datetime | None = None
     unread_paths: tuple[str, ...] | None = None
     themed: bool = False
+    previews: tuple[PreviewResult, ...] = ()
 
 
 class _Timer:
@@ -141,6 +148,12 @@ def run_once(
         force: publish even a build the publish guard stops (``publish.max_removed``,
             ``publish.min_files``); its record says so.
 
+    Then, when ``[preview]`` is on, the branch previews that changed are built, published
+    and removed (:func:`deploybot.pipeline.preview.run_previews`, under the previews' own
+    lock; ``before_build`` is called before the first of them when the production run did
+    not build): they are ``previews`` of the result, and a preview's failure is told there,
+    not raised.
+
     Returns:
         A :class:`RunResult`. Emails that could not be delivered are listed in
         ``mail_failures`` and stay in the outbox; the caller decides the exit status.
@@ -155,26 +168,71 @@ def run_once(
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
         DamagedRepositoryError: a git object cannot be read even after re-fetching (1).
     """
+    gate = _Once(before_build)
+    clock = now or _utcnow
+    result = _run_production(
+        config, full=full, now=clock, retry_now=retry_now, allow_older=allow_older,
+        before_build=gate, force=force,
+    )  # fmt: skip
+    if not config.preview.branches:
+        return result
+    with _config_errors_name(config):
+        shown = run_previews(config, now=clock, before_build=gate.pending(), retry_now=retry_now)
+    return dataclasses.replace(result, previews=shown)
+
+
+class _Once:
+    """``before_build`` called at most once in a run: by the production build or, when it
+    did not build, before the first preview (:meth:`pending`)."""
+
+    def __init__(self, before_build: Callable[[str], None] | None) -> None:
+        self.before_build, self.called = before_build, False
+
+    def __call__(self, commit: str) -> None:
+        if self.before_build is not None and not self.called:
+            self.called = True
+            self.before_build(commit)
+
+    def pending(self) -> Callable[[str], None] | None:
+        """This gate, when it has not been passed yet; else None."""
+        return None if self.called or self.before_build is None else self
+
+
+def _run_production(
+    config: Config,
+    *,
+    full: bool,
+    now: Callable[[], datetime],
+    retry_now: bool,
+    allow_older: bool,
+    before_build: Callable[[str], None],
+    force: bool,
+) -> RunResult:
+    """The production part of :func:`run_once` (same arguments), holding the state lock."""
     started = time.time()
     with statedir.held(config, sweep=False) as paths, _config_errors_name(config):
         if not (full or retry_now or allow_older):
-            shortcut = _still_up_to_date(config, (now or _utcnow)().timestamp())
+            shortcut = _still_up_to_date(config, now().timestamp())
             if shortcut is not None:
                 return shortcut
         noop.forget(config.state.dir)  # before anything is written: a kill leaves none
-        statedir.sweep_stale(config, paths, started=started)
-        result = _run_healing(
-            config, paths, full=full, now=now or _utcnow, retry_now=retry_now, older=allow_older,
-            before_build=before_build, force=force,
-        )  # fmt: skip
+        with build_journal.recording(config.state.dir, paths.source, started) as journal:
+            statedir.sweep_stale(config, paths, started=started)
+            result = _run_healing(
+                config, paths, full=full, now=now, retry_now=retry_now, older=allow_older,
+                before_build=journal.hook(before_build), force=force,
+            )  # fmt: skip
+            journal.result = result
         statedir.housekeep(paths)
         prune_delivered(paths.outbox)
         if (
             result.status in (RunStatus.UP_TO_DATE, RunStatus.PUBLISHED)
             and not result.mail_failures
             and not result.themed
+            and not config.preview.branches
         ):
-            # a refused email is filed in failed/ and told once: nothing is left to deliver
+            # a refused email is filed in failed/ and told once: nothing is left to deliver;
+            # with previews, a push to any previewed branch is news the stamp cannot see
             _stamp(config, paths, result)
         return result
 
@@ -281,6 +339,7 @@ def _run_locked(
     timer = _Timer()
     # Checked here first: publish.url defaults to source.url, so name the key the user wrote.
     repository.check_local_repository(config.source.url, "source.url")
+    statuses.check(config)
     earlier = mailcmd.deliver(config, paths.outbox, retry_now=retry_now)
     target = config.publish.remote()
     head = commit.fetch_publish_head(target, config.publish.branch, paths.publish)
@@ -303,9 +362,11 @@ def _run_locked(
         )  # fmt: skip
     if before_build is not None:
         before_build(snap.commit)
+    earlier = notify.merge_reports(earlier, statuses.started(config, paths.outbox, snap.commit))
     from deploybot.render.engine.incremental import open_cache
 
     check = _not_backwards(config, paths, snap, allow_older=older)
+    settled = False  # the commit's final status is queued: no error may replace it
     try:
         with snap.tree, themed, open_cache(paths.cache) as cache:
             check(head)
@@ -314,27 +375,57 @@ def _run_locked(
             done = _build_and_publish(build, head, cache)
             result = done.result
             timer.mark("render+publish")
+            _settle(config, paths, snap.commit, result, head, timer.total())
+            settled = True
             report = earlier
-            if result.new is not None:
-                # Before the cache commit: a failure there (disk full) must not cost the email.
-                pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
-                report = _announce(config, pushed, paths, earlier, now, retry_now)
-                timer.mark("notify")
+            with statuses.posting(config, paths.outbox) as posted:
+                if result.new is not None:
+                    # Before the cache commit: a failure there (disk full) must not cost the
+                    # email.
+                    pushed = RefUpdate(paths.publish, _refname(config), result.old, result.new)
+                    report = _announce(config, pushed, paths, earlier, now, retry_now, False)
+                    timer.mark("notify")
+            report = notify.merge_reports(report, *posted)
             built_on = result.new or result.old or ""
             if done.cache_describes_it:
                 cache.commit({"source_commit": snap.commit, "publish_commit": built_on})
     except commit.OlderSourceError as exc:
         log.info("%s", exc)
+        earlier = notify.merge_reports(
+            earlier, statuses.failed(config, paths.outbox, snap.commit, exc)
+        )
         return _result(
             RunStatus.OLDER, snap.commit, exc.head, timer, earlier,
             published_source=exc.published, order_known=exc.certain,
         )  # fmt: skip
+    except Exception as exc:
+        if not settled:
+            statuses.failed(config, paths.outbox, snap.commit, exc)
+        raise
     status = RunStatus.PUBLISHED if result.new else RunStatus.UNCHANGED
     return _result(
         status, snap.commit, result.new or head.commit, timer, report,
         changed_paths=result.changed_paths, warnings=done.warnings,
         next_future=done.waiting, unread_paths=done.unread, themed=bool(themed.record),
     )  # fmt: skip
+
+
+def _settle(
+    config: Config,
+    paths: statedir.StatePaths,
+    sha: str,
+    result: commit.PublishResult,
+    head: commit.PublishHead,
+    elapsed: float,
+) -> None:
+    """Queue the success status of source commit ``sha`` once its build is published
+    (``result``), or found to change nothing on the publish ``head``; ``elapsed``: seconds
+    since the run started."""
+    if result.new is not None:
+        text = statuses.published(result.new, elapsed)
+    else:
+        text = statuses.unchanged(config.publish.branch, head.commit, elapsed)
+    statuses.finished(config, paths.outbox, sha, BuildState.SUCCESS, text)
 
 
 def _result(
@@ -386,7 +477,7 @@ def _build_and_publish(build: _Build, head: commit.PublishHead, cache: BuildCach
     from deploybot.render.outputs.sinks import NeedFullBuild
 
     config, paths, snap, why, clock = build.config, build.paths, build.snap, build.why, build.clock
-    options = _render_options(config, snap, clock[1])
+    options = render_options(config, snap, clock[1])
     reason = _why_full(why, head, snap, cache, build.output)
     if reason is None and head.commit is not None:
         try:
@@ -697,8 +788,10 @@ def _announce(
     earlier: DeliveryReport,
     now: Callable[[], datetime],
     retry_now: bool,
+    statuses_too: bool = True,
 ) -> DeliveryReport:
-    """Announce ``update`` (a build commit on the publish branch) and deliver what waits."""
+    """Announce ``update`` (a build commit on the publish branch) and deliver what waits
+    (the commit statuses too unless not ``statuses_too``: another thread posts them)."""
     announced = notify.announce(
         update,
         config.notify,
@@ -706,6 +799,7 @@ def _announce(
         now=now(),
         retry_now=retry_now,
         sources=SourceRepo(paths.source, config.source.url, config.source.branch),
+        status=config.status if statuses_too else None,
     )
     return notify.merge_reports(earlier, announced)
 
@@ -722,33 +816,6 @@ def _themed(config: Config, paths: statedir.StatePaths, snap: fetch.SourceSnapsh
 def _refname(config: Config) -> str:
     """The publish branch's refname."""
     return f"refs/heads/{config.publish.branch}"
-
-
-def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime) -> RenderOptions:
-    from deploybot.render.liquid.plugins.jekyll_github_metadata import nwo_of_url
-    from deploybot.render.model import RenderOptions, layout_limits, liquid_limits
-
-    when = commit_datetime(snap.commit_time, snap.commit_tz_offset, snap.commit)
-    return RenderOptions(
-        theme=config.render.theme,
-        timezone=config.render.timezone,
-        feed_limit=config.render.feed_limit,
-        build_time=when,
-        cutoff=cutoff,
-        typography=config.render.typography,
-        footnotes=config.render.footnotes,
-        layout_limits=layout_limits(config.render),
-        liquid_limits=liquid_limits(config.render),
-        max_file_bytes=config.render.max_file_bytes,
-        max_page_bytes=config.render.max_page_bytes,
-        max_yaml_size=config.render.max_yaml_size,
-        markdown_max_elements=config.render.markdown_max_elements,
-        highlight_timeout=config.render.highlight_timeout,
-        max_site_bytes=config.render.max_site_bytes,
-        jobs=config.render.jobs,
-        highlight_cache_bytes=config.render.highlight_cache_bytes,
-        repository=nwo_of_url(config.source.url),
-    )
 
 
 def _waiting(report: DeliveryReport) -> tuple[tuple[str, str], ...]:

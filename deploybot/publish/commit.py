@@ -312,6 +312,22 @@ def fetch_publish_head(url: Remote | str, branch: str, mirror: Path) -> PublishH
         return _publish_head(repo, tips[refname], tips[NOTES_REF])
 
 
+def local_publish_head(mirror: Path, branch: str) -> PublishHead | None:
+    """The publish ``branch`` and its record as the last fetch left them in the bare
+    ``mirror`` (:func:`fetch_publish_head`'s), read with no network and no lock; None
+    when there is no mirror yet.
+
+    Raises:
+        KeyError: the head commit is missing from ``mirror`` (a damaged mirror).
+        SourceError: a notes tree that cannot be parsed.
+    """
+    if not (mirror / "objects").is_dir():
+        return None
+    with repository.bare_repo(mirror) as repo:
+        head = repository.local_ref(repo, f"refs/heads/{branch}")
+        return _publish_head(repo, head, repository.local_ref(repo, NOTES_REF))
+
+
 def _publish_head(repo: Repo, head: str | None, notes: str | None) -> PublishHead:
     if head is None:
         return PublishHead(None, None, notes=notes)

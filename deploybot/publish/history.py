@@ -46,6 +46,23 @@ def read(config: Config, limit: int) -> list[commit.BuildRecord]:
     raise AssertionError("unreachable")
 
 
+def read_mirror(config: Config, limit: int) -> list[commit.BuildRecord]:
+    """The newest ``limit`` commits of ``config``'s publish branch with their records, as
+    the last run fetched them into the state folder's publish mirror: no fetch and no
+    lock (the daemon's status page reads it while a run may hold the lock); empty when
+    there is no mirror yet.
+
+    Raises:
+        KeyError, SourceError: as :func:`deploybot.publish.commit.history` (a mirror
+            damaged, or changed under the reader by a run: read again later).
+    """
+    mirror = statedir.state_paths(config).publish
+    head = commit.local_publish_head(mirror, config.publish.branch)
+    if head is None or head.commit is None:
+        return []
+    return commit.history(mirror, head, limit)
+
+
 def describe(build: commit.BuildRecord) -> str:
     """Why ``build`` was made, in words: ``incremental build: the source moved (3 source
     paths changed)``, ``full build: render settings changed (feed_limit)``

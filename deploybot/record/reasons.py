@@ -16,6 +16,7 @@ _WHY = {
     note.Reason.FORCED: "run-once --full",
     note.Reason.FIRST: "the first build",
     note.Reason.NO_RECORD: "the publish head had no record",
+    note.Reason.THEME: "the theme moved",
     note.Reason.SOURCE: "the source moved",
     note.Reason.DUE: "a held-back post came due",
 }

@@ -125,6 +125,10 @@ class RenderOptions:
         repository: the source's repository on github.com (``owner/name``, '' when it is
             elsewhere): jekyll-github-metadata's ``site.github`` when ``_config.yml`` names
             none.
+        baseurl: overrides ``_config.yml``'s ``baseurl`` (``/preview/feature-x``: a branch
+            preview, :mod:`deploybot.pipeline.preview`); None: the file's.
+        url: overrides ``_config.yml``'s ``url`` (a branch preview's ``preview.site_url``);
+            None: the file's.
         config_overrides: ``(key, value)`` pairs set over ``_config.yml``'s top level, as
             Jekyll's command-line flags are (``jekyll serve --future`` sets ``future: true``,
             ``--drafts`` sets ``show_drafts: true``); ``()`` for none.
@@ -149,6 +153,8 @@ class RenderOptions:
     parallel_from: int = PARALLEL_FROM
     highlight_cache_bytes: int = HIGHLIGHT_CACHE_BYTES
     repository: str = ""
+    baseurl: str | None = None
+    url: str | None = None
     config_overrides: tuple[tuple[str, bool], ...] = ()
 
 

@@ -12,7 +12,7 @@ process of its own. The parts, each readable alone:
   sites at once, backoff, outbox retries); :mod:`.runner` and :mod:`.build_process`: the build
   processes; :mod:`.outboxes`: what waits to be sent;
 - :mod:`.health`, :mod:`.metrics`: ``/healthz`` and ``/metrics``; :mod:`deploybot.support.logs`: log
-  lines;
+  lines; :mod:`.status`: the status page for people (``/``, ``/sites/<name>``);
 - :mod:`.service`: start, SIGHUP, stop (:func:`deploybot.serve.service.serve`).
 
 With ``[queue] backend = "redis"`` the queue is the fleet's (:mod:`deploybot.serve.fleet`): the

@@ -1,5 +1,6 @@
 """The daemon's HTTP endpoints (aiohttp): ``POST /webhook[/<site>]``, ``GET /healthz``,
-``GET /metrics``.
+``GET /metrics``, and the status page for people (``GET /``, ``/sites/<name>``:
+:mod:`deploybot.serve.status`).
 
 A webhook delivery is checked in this order, and the first refusal answers:
 
@@ -19,7 +20,9 @@ A webhook delivery is checked in this order, and the first refusal answers:
 6. A delivery id the site has seen before (:mod:`.deliveries`; per site, since GitLab
    sends one id to every hook of an event): no build for that site; **200**
    ``duplicate`` when no site builds.
-7. A push to a site's ``source.branch``: the site's build is queued, **202** at once.
+7. A push to a site's ``source.branch``, or a push or deletion of a branch its
+   ``preview.branches`` matches (docs/previews.md): the site's build is queued (it builds
+   the previews that changed too), **202** at once.
 
 Every answer is one line of UTF-8 text, logged and counted (``/metrics``): whatever a
 payload's strings hold (control characters, NUL, lone surrogates) is escaped, and what it
@@ -46,6 +49,7 @@ from deploybot.serve.metrics import CONTENT_TYPE, Metrics
 from deploybot.serve.scheduler import Scheduler
 from deploybot.serve.settings import Settings, Site
 from deploybot.serve.signatures import Signature, find_signature
+from deploybot.serve.status.pages import StatusPages
 from deploybot.support.errors import DeploybotError, one_line
 from deploybot.support.logs import printable
 
@@ -100,6 +104,7 @@ class Endpoints:
             app.router.add_post(path, self.webhook, expect_handler=self.expect)
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get("/metrics", self.metrics_text)
+        StatusPages(self.settings, self.scheduler).add_routes(app)
         return app
 
     async def healthz(self, request: web.Request) -> web.Response:
@@ -178,13 +183,24 @@ class Endpoints:
         queued, reasons, seen = [], [], 0
         for site in sites:
             update, why = payloads.push_to(event, site.config.source.branch)
-            if update is None:
+            source = site.config.source
+            preview, branch = payloads.preview_push(event, site.config.preview.branches,
+                                                    source.branch)  # fmt: skip
+            if update is None and preview is None:
                 reasons.append(f"{site.name}: {why}")
                 continue
             if delivery is not None and not self._first_time(site.name, delivery):
                 seen += 1
                 reasons.append(f"{site.name}: delivery seen before")
                 continue
+            if update is None and preview is not None:
+                what = _preview_words(branch, preview)
+                if not self.scheduler.trigger(site.name, what, preview.after, preview=True):
+                    reasons.append(f"{site.name}: no longer served")
+                    continue
+                queued.append(f"{site.name} ({what})")
+                continue
+            assert update is not None
             commit = update.after
             if not self.scheduler.trigger(site.name, f"push {(commit or '?')[:12]}", commit):
                 reasons.append(f"{site.name}: no longer served")
@@ -204,6 +220,13 @@ class Endpoints:
         except DeploybotError as exc:
             log.error("delivery ids: %s", exc)
             return True
+
+
+def _preview_words(branch: str, update: payloads.RefUpdate) -> str:
+    """What a push to a previewed ``branch`` asks, for the answer and the log."""
+    if update.deleted:
+        return f"preview of {branch}: branch deleted"
+    return f"preview of {branch} at {(update.after or '?')[:12]}"
 
 
 def _early_refusal(request: web.Request, settings: Settings) -> Answer | None:

@@ -33,7 +33,7 @@ import socket
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -68,7 +68,9 @@ def run_job(
     Returns the result: ``status`` (``published``, ``unchanged``, ``up-to-date``,
     ``older`` or ``delivered``), ``source_commit``, ``build_commit``, ``next_future``
     (Unix seconds: the date of the first post the published build holds back, or None),
-    ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox).
+    ``emails_sent``, ``emails_failed`` (``[[key, reason]]``: still in the outbox),
+    ``previews`` (``[{branch, folder, status, source_commit, commit, url, error}]``: the
+    branch previews built or removed, :class:`deploybot.pipeline.preview.PreviewResult`).
 
     Raises:
         DeploybotError: as ``run-once`` (or ``outbox --retry-now``) would.
@@ -118,7 +120,32 @@ def run_loaded_job(
             refused=result.mail_refused,
             config_path=config.path,
         ),
+        "previews": [
+            {
+                "branch": p.branch,
+                "folder": p.folder,
+                "status": p.status.value,
+                "source_commit": p.source_commit,
+                "commit": p.commit,
+                "url": p.url,
+                "error": p.error,
+            }
+            for p in result.previews
+        ],
     }
+
+
+def describe_preview(preview: Mapping[str, Any]) -> str:
+    """One branch preview of a build's result (its ``previews`` entry), for the daemon's
+    log: ``preview of feature/x at 1a2b3c4d5e6f: published 9f8e7d6c5b4a in
+    preview/feature-x/: https://previews.example.org/preview/feature-x/``."""
+    source = str(preview.get("source_commit") or "")[:12]
+    head = f"preview of {preview.get('branch')}" + (f" at {source}" if source else "")
+    if preview.get("error"):
+        return f"{head}: {preview.get('status')}: {preview.get('error')}"
+    commit = str(preview.get("commit") or "")[:12]
+    url = f": {preview['url']}" if preview.get("url") else ""
+    return f"{head}: {preview.get('status')} {commit} in {preview.get('folder')}/{url}"
 
 
 MAIL_NAMED = 3
@@ -153,20 +180,26 @@ def describe_mail(
     time, each as :func:`deploybot.notify.deliver.outbox.refusal_line` says it (naming
     ``config_path``); a ``published`` build with ``notify.transport = "none"`` says
     ``no email (notify.transport is "none")``. Empty when there is nothing to say."""
-    from deploybot.notify.deliver.outbox import WEBHOOK_KEY_PREFIX, describe_key, refusal_line
+    from deploybot.notify.deliver.outbox import (
+        STATUS_KEY_PREFIX,
+        WEBHOOK_KEY_PREFIX,
+        describe_key,
+        refusal_line,
+    )
 
     def named(keys: Sequence[str]) -> str:
         shown = ", ".join(describe_key(k) for k in keys[:MAIL_NAMED])
         return shown + (f" and {len(keys) - MAIL_NAMED} more" if len(keys) > MAIL_NAMED else "")
 
     parts = []
-    emails = [k for k in sent if not k.startswith(WEBHOOK_KEY_PREFIX)]
+    posted = (WEBHOOK_KEY_PREFIX, STATUS_KEY_PREFIX)
+    emails = [k for k in sent if not k.startswith(posted)]
     where = f"sent to {', '.join(notify.to) or 'no one'} ({notify.transport})"
     if len(emails) == 1:
         parts.append(f"{describe_key(emails[0])} {where}")
     elif emails:
         parts.append(f"{len(emails)} emails {where}: {named(emails)}")
-    posts = [k for k in sent if k.startswith(WEBHOOK_KEY_PREFIX)]
+    posts = [k for k in sent if k.startswith(posted)]
     if posts:
         parts.append(f"{named(posts)} sent")
     for key, reason in list(waiting)[:MAIL_NAMED]:

@@ -21,8 +21,9 @@ log = logging.getLogger("deploybot.daemon")
 
 @dataclass(frozen=True)
 class Waiting:
-    """``emails`` and ``webhooks`` waiting; ``due``: the Unix time (s) the earliest of
-    them may be retried (None: nothing waits)."""
+    """``emails`` and ``webhooks`` waiting (the HTTP posts: webhook entries and commit
+    statuses, which the daemon and the fleet retry alike); ``due``: the Unix time (s) the
+    earliest of them may be retried (None: nothing waits)."""
 
     emails: int = 0
     webhooks: int = 0

@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from deploybot.config import checks
+from deploybot.watch.preview import is_previewed
 
 PUSH, PING, OTHER = "push", "ping", "other"
 _GITHUB_LIKE = ("X-GitHub-Event", "X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event")
@@ -342,3 +343,18 @@ def push_to(event: Event, branch: str) -> tuple[RefUpdate | None, str]:
     if all(u.ref.startswith("refs/tags/") for u in event.updates) and event.updates:
         return None, f"a tag ({refs}), not {refname}"
     return None, f"{refs} is not {refname}"
+
+
+def preview_push(
+    event: Event, globs: tuple[str, ...], production: str
+) -> tuple[RefUpdate | None, str]:
+    """The first update of a push (or a deletion) of a branch previewed by ``globs``
+    (``preview.branches``; never ``production``, :func:`deploybot.watch.preview.is_previewed`)
+    and that branch's name; ``(None, "")`` when the push moved none."""
+    for update in event.updates:
+        if not update.ref.startswith("refs/heads/"):
+            continue
+        branch = update.ref.removeprefix("refs/heads/")
+        if is_previewed(branch, globs, production):
+            return update, branch
+    return None, ""

@@ -59,7 +59,9 @@ class JobResult:
     a failure that a retry of the same source commit may not meet (all but bad input in
     the source, exit 1). ``next_future``: the date (Unix seconds) of the first post the
     published build holds back (dated after its cut-off), or None: the site builds again
-    then, with no push."""
+    then, with no push. ``previews``: the branch previews the build made or removed, as the
+    build process tells them (``{branch, folder, status, source_commit, commit, url,
+    error}``: :func:`deploybot.serve.build_process.run_loaded_job`)."""
 
     job: str
     status: str
@@ -74,6 +76,7 @@ class JobResult:
     emails_refused: int = 0
     mail: str = ""
     next_future: float | None = None
+    previews: tuple[dict[str, Any], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -225,6 +228,7 @@ def _result(job: str, out: bytes, code: int, started: float, seconds: float) -> 
         emails_refused=len(data.get("emails_refused") or ()),
         mail=str(data.get("mail") or ""),
         next_future=unix_time(data.get("next_future")),
+        previews=tuple(p for p in data.get("previews") or () if isinstance(p, dict)),
     )
 
 

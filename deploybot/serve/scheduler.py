@@ -45,7 +45,7 @@ from typing import Any
 
 from deploybot.serve import outboxes
 from deploybot.serve.backoff import LOCKED_RETRY, POST_DUE_SPACING, backoff_delay
-from deploybot.serve.build_process import describe, job_level
+from deploybot.serve.build_process import describe, describe_preview, job_level
 from deploybot.serve.health import health
 from deploybot.serve.metrics import Metrics
 from deploybot.serve.runner import JobResult, Runner
@@ -96,10 +96,13 @@ class Scheduler:
             state.task.add_done_callback(self.tasks.discard)
         self._gauges()
 
-    def trigger(self, name: str, why: str, commit: str | None = None) -> bool:
+    def trigger(
+        self, name: str, why: str, commit: str | None = None, *, preview: bool = False
+    ) -> bool:
         """Ask for a build of site ``name`` (``why``: for the log; ``commit``: the source
-        commit the trigger names, if known). False when there is no such site or the
-        daemon is stopping."""
+        commit the trigger names, if known; ``preview``: a previewed branch moved, which a
+        build that started before cannot have seen, so the build asked for is never dropped
+        as done by it). False when there is no such site or the daemon is stopping."""
         state = self.states.get(name)
         if state is None or self.stopping:
             return False
@@ -112,6 +115,7 @@ class Scheduler:
         elif state.building:
             log.info("site %s: %s: one more build follows the running one", name, why)
         state.wanted = True
+        state.wanted_preview = state.wanted_preview or preview
         state.wanted_for = commit or state.wanted_for
         state.wanted_why = why
         state.wake.set()
@@ -249,7 +253,7 @@ class Scheduler:
             if self._gone(state) or self._next_job(state) != "build":
                 return  # the wait for a slot may have changed it
             commit, why = state.wanted_for, state.wanted_why
-            state.wanted, state.wanted_for = False, None
+            state.wanted, state.wanted_for, state.wanted_preview = False, None, False
             state.building = state.fetching = True
             self._gauges()
             log.info("site %s: build started (%s)", name, why)
@@ -341,7 +345,13 @@ class Scheduler:
             log.log(
                 job_level(failed=False, refused=result.emails_refused), "site %s: %s", name, what
             )
-            if state.wanted and state.wanted_for and state.wanted_for == result.source_commit:
+            for preview in result.previews:
+                log.log(
+                    logging.ERROR if preview.get("error") else logging.INFO,
+                    "site %s: %s", name, describe_preview(preview),
+                )  # fmt: skip
+            built = state.wanted_for == result.source_commit and not state.wanted_preview
+            if state.wanted and state.wanted_for and built:
                 # Every trigger since named a commit, the newest this build already built.
                 state.wanted, state.wanted_for = False, None
                 log.info("site %s: the pushes during the build are built by it", name)

@@ -45,6 +45,7 @@ from deploybot.serve.metrics import Metrics
 from deploybot.serve.runner import Runner
 from deploybot.serve.scheduler import Scheduler
 from deploybot.serve.settings import Settings, load_settings
+from deploybot.serve.status.access import gate_of
 from deploybot.state import statedir
 from deploybot.support import logs
 from deploybot.support.errors import (
@@ -122,6 +123,7 @@ class Service:
         log.info("listening on %s for %d site(s): %s", address, len(self.settings.sites), names)
         for broken in self.settings.broken:
             log.error("not serving a site: %s", broken.error)
+        log.info("%s", gate_of(self.settings).why)
         for site_ in self.settings.sites:
             if site_.secret is None:
                 log.warning("site %s: no webhook secret (daemon.secret_env): poll only", site_.name)

@@ -81,6 +81,8 @@ class Settings:
     sites: tuple[Site, ...]
     queue: QueueConfig = field(default_factory=QueueConfig)
     broken: tuple[BrokenSite, ...] = ()
+    status_token: str | None = field(default=None, repr=False)
+    """The status page's token (``daemon.status_token_env``'s value), or None."""
 
     def site(self, name: str) -> Site | None:
         """The site called ``name``, or None."""
@@ -108,7 +110,8 @@ def load_settings(
         ConfigError: the daemon's file or a key in it is wrong (the message names the key
             and the file); a site's file is (without ``partial``; with it, when no site
             loads: the first one's error); no site at all; two sites with one name or one
-            state directory; a ``secret_env`` variable unset or empty; a site with no
+            state directory; a ``secret_env`` (or ``status_token_env``) variable unset or
+            empty; a site with no
             webhook secret while ``poll_interval`` is 0.
     """
     env = os.environ if environ is None else environ
@@ -146,7 +149,10 @@ def load_settings(
         raise broken[0][1]
     _check_distinct(tuple(sites))
     lost = tuple(BrokenSite(path, str(exc)) for path, exc in broken)
-    return Settings(daemon, first.resolve(), state_dir / "daemon", tuple(sites), queue, lost)
+    token = None
+    if daemon.status_token_env and secrets:
+        token = _secret(daemon.status_token_env, "daemon.status_token_env", first, env)
+    return Settings(daemon, first.resolve(), state_dir / "daemon", tuple(sites), queue, lost, token)
 
 
 def _site_config(path: Path, queue: QueueConfig) -> Config:
@@ -188,6 +194,8 @@ def _site(config: Config, daemon: DaemonConfig, first: Path, env: Mapping[str, s
         secret = _secret(daemon.secret_env, "daemon.secret_env", first, env)
     else:
         secret = None
+    if env is not None and config.status.api:
+        _status_token(config, env)
     if env is not None and secret is None and not daemon.poll_interval:
         where = "" if config.path == first.resolve() else f" (for the site {config.path})"
         raise ConfigError(
@@ -211,6 +219,18 @@ def _is_name(name: str) -> bool:
     except ConfigError:
         return False
     return True
+
+
+def _status_token(config: Config, env: Mapping[str, str]) -> None:
+    """A site posting commit statuses needs its token at start, not at its first build
+    (:func:`deploybot.notify.deliver.forge_status.read_token`). Raises ConfigError naming
+    the key, the variable and the site's file."""
+    from deploybot.notify.deliver.forge_status import read_token
+
+    try:
+        read_token(config.status, env)
+    except ConfigError as exc:
+        raise ConfigError(f"{config.path}: {exc}") from None
 
 
 def _secret(variable: str, key: str, path: Path, env: Mapping[str, str]) -> str:

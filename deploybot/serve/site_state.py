@@ -25,6 +25,7 @@ class SiteState:
     wanted: bool = False
     wanted_for: str | None = None  # the newest commit a trigger named (None: unknown)
     wanted_why: str = ""  # the last trigger, for the log
+    wanted_preview: bool = False  # a previewed branch moved since the build started
     building: bool = False  # from the fetch to the build's end (or a deliver job)
     fetching: bool = False  # before its build takes a worker (fetching, or waiting)
     failures: int = 0

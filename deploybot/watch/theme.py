@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dulwich.objects import Commit, ObjectID, Tag
+from dulwich.repo import Repo
 
 from deploybot.git import repository
 from deploybot.git.locations import is_remote_url
 from deploybot.git.remote import DEFAULT_MAX_FETCH_BYTES, DEFAULT_TIMEOUT, Remote
 from deploybot.git.repository import GitTree
-from deploybot.support.errors import ConfigError, FetchError
+from deploybot.support.errors import ConfigError
 from deploybot.support.redact import redact_url
 
 GITHUB = "https://github.com/"
@@ -165,10 +166,7 @@ def fetch_theme(
     with repository.bare_repo(mirror_of(themes_dir, location.url)) as repo:
         want = pinned or _remote_commit(remote, location)
         if ObjectID(want.encode("ascii")) not in repo.object_store:
-            why = repository.fetch_commit(remote, repo, want)
-            if why is not None:
-                shown = redact_url(location.url)
-                raise FetchError(f"{location.key}: cannot fetch {want[:12]} from {shown}: {why}")
+            _fetch_commit(remote, repo, want, location)
         obj = repo[ObjectID(want.encode("ascii"))]
         while isinstance(obj, Tag):  # an annotated tag: the commit it tags
             obj = repo[obj.object[1]]
@@ -178,6 +176,19 @@ def fetch_theme(
         repository.set_local_refs(repo, {"refs/deploybot/theme": commit})  # kept by a gc
         tree_id = obj.tree.decode("ascii")
     return commit, GitTree(mirror_of(themes_dir, location.url), tree_id)
+
+
+def _fetch_commit(remote: Remote, repo: Repo, want: str, location: ThemeLocation) -> None:
+    """Fetch the commit ``want`` of the theme into its mirror ``repo``: by its id, else (a
+    server that serves only what its refs advertise, git's default) with every branch and
+    tag. Raises ``ConfigError`` (naming ``location.key``) when none of them holds it: a pin
+    no waiting mends; ``FetchError`` when the remote cannot be reached for now."""
+    if repository.fetch_commit(remote, repo, want) is None:
+        return
+    why = repository.fetch_branches_and_tags(remote, repo, want)
+    if why is not None:
+        shown = redact_url(location.url)
+        raise ConfigError(f"{location.key}: {shown} has no commit {want[:12]}: {why}")
 
 
 def _remote_commit(remote: Remote, location: ThemeLocation) -> str:

@@ -4,6 +4,7 @@ Layout under ``outbox_dir`` (``<state_dir>/outbox``)::
 
     <key>.eml          an email, exactly the bytes to send (written atomically)
     <key>.http         a webhook request body (see :mod:`.webhook`), same rules
+    <key>.status       a commit status for the forge (see :mod:`.forge_status`), same rules
     <key>.json         sidecar: {"queued_at": float s, "attempts": int, "state": str,
                                  "last_error": str | null, "last_attempt": float s | null,
                                  "next_attempt": float s | null, "seq": int,
@@ -125,7 +126,7 @@ class PendingEmail:
     (``next_attempt`` None: try at the next run); ``state`` is ``queued``, ``sending`` (a
     previous send was interrupted: uncertain), ``failed`` or ``refused`` (in ``failed/``:
     never retried); ``subject`` as recorded at queue time ("" if unknown); ``kind`` the
-    file suffix: ``.eml`` email, ``.http`` webhook.
+    file suffix: ``.eml`` email, ``.http`` webhook, ``.status`` commit status.
     """
 
     key: str
@@ -143,7 +144,7 @@ class PendingEmail:
 
     def __str__(self) -> str:
         """Two to four lines: key, kind, state and attempts, then subject, error, next try."""
-        what = "webhook" if self.kind != EMAIL else "email"
+        what = KINDS.get(self.kind, "message")
         tries = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
         state = {"sending": "uncertain (interrupted while sending)"}.get(self.state, self.state)
         lines = [f"{self.key}  {what}, {state}, {tries}, queued {_when(self.queued_at)}"]
@@ -152,9 +153,10 @@ class PendingEmail:
         if self.last_error:
             lines.append(f"    last error: {self.last_error}")
         if self.state == REFUSED:
+            key = short_key(self.key)
             lines.append(
-                f"    not retried (kept in {FAILED_DIR}/): deploybot outbox retry {self.key[:12]} "
-                f"sends it again, deploybot outbox drop {self.key[:12]} removes it"
+                f"    not retried (kept in {FAILED_DIR}/): deploybot outbox retry {key} "
+                f"sends it again, deploybot outbox drop {key} removes it"
             )
             return "\n".join(lines)
         due = self.next_attempt
@@ -165,6 +167,11 @@ class PendingEmail:
 WEBHOOK_KEY_PREFIX = "webhook-"
 """How the key of a webhook entry starts (:mod:`deploybot.notify.deliver.webhook`); an email's
 key is its commit id, or ``<old>-<new>`` for a summary."""
+STATUS_KEY_PREFIX = "status-"
+"""How the key of a commit status starts: ``status-<source commit>-<state>``
+(:mod:`deploybot.notify.deliver.forge_status`)."""
+KINDS = {EMAIL: "email", ".http": "webhook", ".status": "commit status"}
+"""What each outbox suffix holds, in words; the suffixes :func:`find_waiting` looks at."""
 
 
 def _when(ts: float) -> str:
@@ -442,7 +449,7 @@ def find_waiting(outbox_dir: Path, key: str) -> list[Path]:
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir()):
-            if path.suffix in (EMAIL, ".http") and _KEY_RE.match(path.stem):
+            if path.suffix in KINDS and _KEY_RE.match(path.stem):
                 if path.stem == key:
                     return [path]
                 if key and path.stem.startswith(key):
@@ -539,11 +546,21 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def short_key(key: str) -> str:
+    """The start of ``key`` that names it for ``outbox retry`` and ``drop``: 12 characters
+    (a commit id's start), or a commit status's whole key (its commit's states share the
+    start)."""
+    return key if key.startswith(STATUS_KEY_PREFIX) else key[:12]
+
+
 def describe_key(key: str) -> str:
     """Name an outbox key for people: ``email for <commit>``, ``summary email for
-    <old>..<new>``, ``webhook post for <commit>``."""
+    <old>..<new>``, ``webhook post for <commit>``, ``commit status success for <commit>``."""
     if key.startswith(WEBHOOK_KEY_PREFIX):
         return f"webhook post for {key.removeprefix(WEBHOOK_KEY_PREFIX)[:12]}"
+    if key.startswith(STATUS_KEY_PREFIX):
+        sha, _, state = key.removeprefix(STATUS_KEY_PREFIX).partition("-")
+        return f"commit status {state.partition('-')[0]} for {sha[:12]}"
     old, dash, new = key.partition("-")
     if dash and len(old) == len(new) == 40:
         return f"summary email for {old[:7]}..{new[:7]}"
@@ -556,7 +573,11 @@ def refusal_line(key: str, reason: str, config_path: Path | None) -> str:
     to do: check ``notify.to`` in the config file (``config_path``), then ``deploybot outbox
     retry``. ``run-once`` prints it, the daemon and the fleet log it."""
     where = f" in {config_path}" if config_path is not None else ""
+    check = "notify.to"
+    if key.startswith(STATUS_KEY_PREFIX):
+        check = "status.repository and the token of status.token_env"
+    shown = short_key(key)
     return (
         f"{describe_key(key)} refused, not retried (kept in the outbox's failed/): {reason}; "
-        f"check notify.to{where}, then deploybot outbox retry {key[:12]} sends it again"
+        f"check {check}{where}, then deploybot outbox retry {shown} sends it again"
     )

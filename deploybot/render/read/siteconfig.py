@@ -83,12 +83,17 @@ def load_config(
     timezone_override: str | None = None,
     max_yaml_size: int = MAX_YAML_SIZE,
     theme: ThemeConfig | None = None,
+    baseurl_override: str | None = None,
+    url_override: str | None = None,
     overrides: tuple[tuple[str, bool], ...] = (),
 ) -> SiteConfig:
     """Return the site settings of ``tree`` (defaults when ``_config.yml`` is absent), over
     the gem theme's ``theme`` when given (the module docstring says how).
 
     ``timezone_override`` (IANA) wins over the file's ``timezone``; ``UTC`` when neither.
+    ``baseurl_override`` (``/preview/feature-x``) wins over the file's ``baseurl``, for the
+    templates' ``site.baseurl`` too, as ``jekyll build --baseurl`` does; ``url_override``
+    (``https://previews.example.org``) the same for ``url``.
     Raises ``SourceError`` (path, line) for malformed YAML (the site's or the theme's: then
     the path is ``theme.where``), YAML larger than ``max_yaml_size`` with its aliases
     expanded (:func:`~.yamlload.load_yaml`), a site document that is no mapping, a wrong
@@ -99,6 +104,10 @@ def load_config(
     data, text = _read_yaml(tree, max_yaml_size)
     if theme is not None and data.get("ignore_theme_config") is not True:
         data = merge_theme_config(_theme_settings(theme, max_yaml_size), data)
+    if baseurl_override is not None:
+        data = {**data, "baseurl": baseurl_override}
+    if url_override is not None:
+        data = {**data, "url": url_override}
     if overrides:
         data = {**data, **dict(overrides)}
     zone = timezone_override or _text(data, "timezone") or "UTC"
@@ -169,6 +178,19 @@ def _time(data: Mapping[str, Any], zone: str) -> datetime | None:
         return front_matter_date(value, ZoneInfo(zone))
     except ValueError as exc:
         raise SourceError(f"time: {exc}", CONFIG_PATH) from exc
+
+
+def named_timezone(
+    tree: SourceTree, timezone_override: str | None = None, max_yaml_size: int = MAX_YAML_SIZE
+) -> str | None:
+    """The IANA zone the site names: ``timezone_override``, else ``_config.yml``'s
+    ``timezone``; None when neither does (:func:`load_config` then takes UTC; the daemon's
+    status page, the machine's zone). Raises ``SourceError`` as :func:`load_config` does
+    for malformed YAML."""
+    if timezone_override:
+        return timezone_override
+    data, _ = _read_yaml(tree, max_yaml_size)
+    return _text(data, "timezone") or None
 
 
 def _read_yaml(tree: SourceTree, max_yaml_size: int) -> tuple[dict[str, Any], str]:

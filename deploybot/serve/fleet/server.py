@@ -71,12 +71,16 @@ class FleetScheduler:
             self._tasks = [asyncio.create_task(self._flush()), asyncio.create_task(self._upkeep())]
         self._wake.set()
 
-    def trigger(self, name: str, why: str, commit: str | None = None) -> bool:
+    def trigger(
+        self, name: str, why: str, commit: str | None = None, *, preview: bool = False
+    ) -> bool:
         """Ask for a build of site ``name``; False when there is no such site or the
-        daemon is stopping. Never waits for Redis (see the module doc)."""
+        daemon is stopping. Never waits for Redis (see the module doc). ``preview``: a
+        previewed branch moved; the want then names no source commit, so no build of the
+        production branch counts as having done it."""
         if name not in self.sites or self.stopping:
             return False
-        want = Want(BUILD, commit, why, time.time())
+        want = Want(BUILD, None if preview else commit, why, time.time())
         self.held[name] = self.held[name].joined(want) if name in self.held else want
         self.gauges.held.set(len(self.held))
         self._wake.set()
