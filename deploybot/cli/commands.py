@@ -411,8 +411,8 @@ def preview_cmd(
     state folder's git themes.
     """
     from deploybot.cli import report
-    from deploybot.preview.builder import PreviewSettings
-    from deploybot.preview.session import DEFAULT_HOST, Preview, is_loopback, run_preview
+    from deploybot.livepreview.builder import PreviewSettings
+    from deploybot.livepreview.session import DEFAULT_HOST, Preview, is_loopback, run_preview
     from deploybot.state import statedir
 
     settings = PreviewSettings(drafts=drafts, future=future)

@@ -156,7 +156,7 @@ def print_preview_ready(url: str) -> None:
 
 
 def print_preview_build(outcome: Any, saved: set[str] | None) -> None:
-    """Print one preview build (:class:`~deploybot.preview.builder.BuildOutcome`): its
+    """Print one preview build (:class:`~deploybot.livepreview.builder.BuildOutcome`): its
     warnings, then one line: what it built and how long it took, or its error (stderr)."""
     for warning in outcome.warnings:
         click.echo(format_warning(warning), err=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from deploybot.preview import inject
-from deploybot.preview.livereload import State
+from deploybot.livepreview import inject
+from deploybot.livepreview.livereload import State
 
 
 def test_before_the_last_closing_body() -> None:

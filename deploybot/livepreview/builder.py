@@ -29,9 +29,9 @@ from pathlib import Path
 
 from deploybot.config.schema import RenderConfig
 from deploybot.git import path_rules
+from deploybot.livepreview.paths import normal_baseurl
 from deploybot.pipeline.build_folder import render_options
 from deploybot.pipeline.theme import ThemeFetch, themed_source
-from deploybot.preview.paths import normal_baseurl
 from deploybot.record import note
 from deploybot.render.engine.cache import BuildCache, renderer_version
 from deploybot.render.engine.incremental import build_into, unread_changes

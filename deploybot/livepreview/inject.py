@@ -4,7 +4,7 @@ The script is injected into served responses only (:func:`inject`), never into t
 folder, so the files on disk are the build's, byte for byte. It needs no other JavaScript:
 an ``EventSource`` (Server-Sent Events, WHATWG HTML § 9.2) on :data:`ENDPOINT`, whose
 ``build`` events carry ``{"generation": N, "error": TEXT|null}``
-(:mod:`deploybot.preview.livereload`). The page was served from build ``generation`` G (written
+(:mod:`deploybot.livepreview.livereload`). The page was served from build ``generation`` G (written
 into the script); an event with another generation reloads the page, one with an error shows
 it in a banner over the page (the last good build stays below it), and one with neither
 hides the banner. The stream is ``window.__deploybotLiveReload`` (its ``readyState`` says

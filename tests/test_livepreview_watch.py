@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
-from deploybot.preview.server import content_type
-from deploybot.preview.watch import SourceFilter, relative_paths
+from deploybot.livepreview.server import content_type
+from deploybot.livepreview.watch import SourceFilter, relative_paths
 
 
 @pytest.mark.parametrize(

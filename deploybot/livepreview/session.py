@@ -4,11 +4,11 @@ The whole life of a preview on one screen (:func:`run_preview`):
 
 1. make a temporary folder (the served build and its cache; removed on the way out, by
    Ctrl-C or SIGTERM too);
-2. listen on ``host:port`` (:mod:`deploybot.preview.server`; a port in use fails at once),
-   then build the site fully (:class:`~deploybot.preview.builder.PreviewBuilder`);
-3. for each burst of saves (:mod:`deploybot.preview.watch`), rebuild incrementally in a
+2. listen on ``host:port`` (:mod:`deploybot.livepreview.server`; a port in use fails at once),
+   then build the site fully (:class:`~deploybot.livepreview.builder.PreviewBuilder`);
+3. for each burst of saves (:mod:`deploybot.livepreview.watch`), rebuild incrementally in a
    worker thread (the server answers meanwhile, from the last good build) and tell the open
-   pages (:mod:`deploybot.preview.livereload`): a new build reloads them, a failed one shows
+   pages (:mod:`deploybot.livepreview.livereload`): a new build reloads them, a failed one shows
    its error over the last good build.
 
 What it prints is the caller's: ``on_ready(url)`` once the server listens and the first
@@ -33,10 +33,10 @@ from aiohttp import web
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
-from deploybot.preview import watch
-from deploybot.preview.builder import BuildOutcome, PreviewBuilder, PreviewSettings
-from deploybot.preview.livereload import LiveReload
-from deploybot.preview.server import PreviewSite
+from deploybot.livepreview import watch
+from deploybot.livepreview.builder import BuildOutcome, PreviewBuilder, PreviewSettings
+from deploybot.livepreview.livereload import LiveReload
+from deploybot.livepreview.server import PreviewSite
 from deploybot.support.errors import UsageError
 
 DEFAULT_PORT = 4000

@@ -10,5 +10,5 @@ each readable alone:
 - :mod:`.server`: the HTTP answers (aiohttp);
 - :mod:`.watch`: the saves (watchfiles), in bursts, without editors' and tools' files;
 - :mod:`.builder`: the builds (the pipeline's incremental engine), the last good one kept;
-- :mod:`.session`: all of it, until Ctrl-C (:func:`deploybot.preview.session.run_preview`).
+- :mod:`.session`: all of it, until Ctrl-C (:func:`deploybot.livepreview.session.run_preview`).
 """

@@ -1,14 +1,14 @@
 """The preview's HTTP server (aiohttp): the build folder as ``jekyll serve`` serves it.
 
 ``GET`` and ``HEAD`` of any path answer from the build folder by Jekyll's mapping
-(:mod:`deploybot.preview.paths`) with the content type of :data:`CONTENT_TYPES` (else
+(:mod:`deploybot.livepreview.paths`) with the content type of :data:`CONTENT_TYPES` (else
 Python's ``mimetypes``, else ``application/octet-stream``), ``charset=utf-8`` on text (as
 Jekyll's servlet adds it), and ``Cache-Control: no-store`` (every answer is the latest
-build). HTML gets the live-reload script (:mod:`deploybot.preview.inject`), in the response
+build). HTML gets the live-reload script (:mod:`deploybot.livepreview.inject`), in the response
 only. A path that names nothing gets the site's ``404.html`` with status 404, or, without
 one, a small page saying so; before any good build, a page saying the build failed (the
-script shows why). :data:`~deploybot.preview.inject.ENDPOINT` is the live-reload stream
-(:mod:`deploybot.preview.livereload`).
+script shows why). :data:`~deploybot.livepreview.inject.ENDPOINT` is the live-reload stream
+(:mod:`deploybot.livepreview.livereload`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from aiohttp import hdrs, web
 
-from deploybot.preview import inject, paths
-from deploybot.preview.livereload import LiveReload
+from deploybot.livepreview import inject, paths
+from deploybot.livepreview.livereload import LiveReload
 
 CONTENT_TYPES = {
     ".html": "text/html",
@@ -82,7 +82,7 @@ NO_STORE = {hdrs.CACHE_CONTROL: "no-store"}
 
 class PreviewSite:
     """The answers for one preview: files of ``folder`` under the ``baseurl()`` of the
-    latest build (:func:`~deploybot.preview.paths.normal_baseurl`'s form), the live-reload
+    latest build (:func:`~deploybot.livepreview.paths.normal_baseurl`'s form), the live-reload
     state ``live``, and ``has_build()``: whether any build succeeded yet."""
 
     def __init__(

@@ -3,7 +3,7 @@
 :class:`LiveReload` holds the preview's state, the ``generation`` of the build the folder
 holds (one more for each build that changed an output) and the ``error`` of the last build
 (None when it succeeded), and sends it to every page listening on
-:data:`~deploybot.preview.inject.ENDPOINT` whenever it changes, as an event ``build`` whose
+:data:`~deploybot.livepreview.inject.ENDPOINT` whenever it changes, as an event ``build`` whose
 data is ``{"generation": N, "error": TEXT|null}`` (WHATWG HTML § 9.2 "Server-sent events":
 ``event:`` and ``data:`` lines, a blank line ending it). A comment line every
 :data:`KEEPALIVE` seconds finds pages that went away (their writes fail) and keeps proxies

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deploybot.preview.paths import NOT_FOUND, Kind, Resolution, normal_baseurl, resolve
+from deploybot.livepreview.paths import NOT_FOUND, Kind, Resolution, normal_baseurl, resolve
 
 
 @pytest.fixture

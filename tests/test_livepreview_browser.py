@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.browser import Browser
-from tests.previewproc import POST, POST_PATH, PreviewProcess, post_text, save, write_site
+from tests.livepreviewproc import POST, POST_PATH, PreviewProcess, post_text, save, write_site
 
 EDITS = 10
 BANNER = "#deploybot-build-error"

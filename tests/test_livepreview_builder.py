@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from deploybot.preview.builder import PreviewBuilder, PreviewSettings
-from deploybot.preview.inject import BANNER_ID
+from deploybot.livepreview.builder import PreviewBuilder, PreviewSettings
+from deploybot.livepreview.inject import BANNER_ID
 from tests.gitrepo import commit_files
 
 LAYOUT = b"<!DOCTYPE html><html><body>{{ content }}</body></html>\n"

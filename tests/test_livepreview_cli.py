@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from dulwich.repo import Repo
 
 from deploybot.cli.commands import main
-from tests.previewproc import POST, POST_PATH, PreviewProcess, post_text, save, write_site
+from tests.livepreviewproc import POST, POST_PATH, PreviewProcess, post_text, save, write_site
 
 FUTURE_POST = "_posts/2999-01-01-later.md"
 
