@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("deploybot.state",),
     STAGES,
     ("deploybot.pipeline",),
-    ("deploybot.serve",),
+    ("deploybot.serve", "deploybot.livepreview"),
     ("deploybot.cli", "deploybot.__main__"),
 )
 """The layers, first to last: a module imports only from its own layer and those before it.

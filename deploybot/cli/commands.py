@@ -377,6 +377,57 @@ def build_cmd(
     report.print_build(build, out)
 
 
+@main.command("preview")
+@click.argument(
+    "source", required=False, default=".", type=click.Path(file_okay=False, path_type=Path)
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=4000, show_default=True,
+    help="Port to listen on (0: any free one), as jekyll serve's.",
+)  # fmt: skip
+@click.option(
+    "--host", default=None,
+    help="Address to listen on (default 127.0.0.1, this machine only; another is only used "
+    "when given here).",
+)  # fmt: skip
+@click.option("--drafts", is_flag=True, help="Publish the posts of _drafts/ (jekyll --drafts).")
+@click.option("--future", is_flag=True, help="Publish posts dated in the future (jekyll --future).")
+@_config_option
+@_handle_errors
+def preview_cmd(
+    source: Path,
+    port: int,
+    host: str | None,
+    drafts: bool,
+    future: bool,
+    config_path: Path | None,
+) -> None:
+    """Serve SOURCE (default: .), a Jekyll site's folder, with live reload, until Ctrl-C.
+
+    It is built into a temporary folder (removed on exit) and rebuilt incrementally on each
+    save; the open pages reload by themselves, and a build error is shown on the page and
+    here while the last good build stays served. Only the [render] keys of the config are
+    used (--config, else $DEPLOYBOT_CONFIG or ./deploybot.toml when present), and its
+    state folder's git themes.
+    """
+    from deploybot.cli import report
+    from deploybot.livepreview.builder import PreviewSettings
+    from deploybot.livepreview.session import DEFAULT_HOST, Preview, is_loopback, run_preview
+    from deploybot.state import statedir
+
+    settings = PreviewSettings(drafts=drafts, future=future)
+    found = config_path or default_config_path()
+    if config_path is not None or found.is_file():
+        render_config, state_dir = load_build_config(found)
+        settings.render = render_config
+        settings.themes_dir = state_dir / statedir.THEMES
+    host = host or DEFAULT_HOST
+    if not is_loopback(host):
+        click.echo(f"warning: listening on {host}: others can reach this preview", err=True)
+    run_preview(Preview(source, host, port, settings), report.print_preview_ready,
+                report.print_preview_build)  # fmt: skip
+
+
 @main.command("log")
 @_config_option
 @click.option(

@@ -150,6 +150,35 @@ def print_build(build: Any, out: Path) -> None:
     click.echo(f"built {n} file{'s' if n != 1 else ''} into {out}")
 
 
+def print_preview_ready(url: str) -> None:
+    """Print where ``deploybot preview`` serves the site."""
+    click.echo(f"serving at {url} (Ctrl-C to stop)")
+
+
+def print_preview_build(outcome: Any, saved: set[str] | None) -> None:
+    """Print one preview build (:class:`~deploybot.livepreview.builder.BuildOutcome`): its
+    warnings, then one line: what it built and how long it took, or its error (stderr)."""
+    for warning in outcome.warnings:
+        click.echo(format_warning(warning), err=True)
+    what = "" if not saved else f" for {_saved(saved)}"
+    if not outcome.ok:
+        click.echo(f"error: {outcome.error}", err=True)
+        click.echo("  (still serving the last good build; fix it and save)", err=True)
+        return
+    n = len(outcome.changed)
+    kind = f"full build: {outcome.reason}" if outcome.full else "incremental"
+    if not outcome.full and not n:
+        kind = outcome.reason or "nothing changed"
+    click.echo(f"built {n} file{'s' if n != 1 else ''}{what} in {outcome.seconds:.2f} s ({kind})")
+
+
+def _saved(saved: set[str]) -> str:
+    """The saved paths, shortened: the first two and how many more."""
+    names = sorted(saved)
+    more = f" and {len(names) - 2} more" if len(names) > 2 else ""
+    return ", ".join(names[:2]) + more
+
+
 def print_outbox(pending: Sequence[Any]) -> None:
     """Print what waits in the outbox: a count, then per message (see ``PendingEmail.__str__``)
     its key, kind, state, attempts, subject, last error and next attempt."""

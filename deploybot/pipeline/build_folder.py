@@ -92,7 +92,7 @@ def build_to_folder(
     cfg = render_config or RenderConfig()
     with _damage_named(source):  # the root tree is read here
         tree, build_time = _open_source(source, rev, skip)
-    options = _options(cfg, build_time, cutoff)
+    options = render_options(cfg, build_time, cutoff)
     made = not out.exists()
     sink = PackedSink()
     try:
@@ -131,7 +131,11 @@ def _raise_damage_named(exc: BaseException, source: Path) -> None:
         raise DamagedRepositoryError(damage.message(fallback=source)) from exc
 
 
-def _options(cfg: RenderConfig, build_time: datetime, cutoff: datetime | None) -> RenderOptions:
+def render_options(
+    cfg: RenderConfig, build_time: datetime, cutoff: datetime | None
+) -> RenderOptions:
+    """The render options of ``[render]`` ``cfg`` for a build at ``build_time`` (aware)
+    with the future ``cutoff`` (None: the build time)."""
     return RenderOptions(
         theme=cfg.theme,
         timezone=cfg.timezone,

@@ -129,6 +129,9 @@ class RenderOptions:
             preview, :mod:`deploybot.pipeline.preview`); None: the file's.
         url: overrides ``_config.yml``'s ``url`` (a branch preview's ``preview.site_url``);
             None: the file's.
+        config_overrides: ``(key, value)`` pairs set over ``_config.yml``'s top level, as
+            Jekyll's command-line flags are (``jekyll serve --future`` sets ``future: true``,
+            ``--drafts`` sets ``show_drafts: true``); ``()`` for none.
     """
 
     theme: str = "default"
@@ -152,6 +155,7 @@ class RenderOptions:
     repository: str = ""
     baseurl: str | None = None
     url: str | None = None
+    config_overrides: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,8 @@ class SiteConfig:
     :mod:`deploybot.render.read.entries`); ``collections`` maps each label (``posts`` too) to its
     :class:`~deploybot.render.read.collections.Collection`; ``defaults`` holds the front matter
     defaults (:mod:`deploybot.render.read.defaults`); ``time`` is ``_config.yml``'s ``time`` (aware;
-    Jekyll's ``site.time`` and future cut-off when set). ``warnings`` are about the settings the
+    Jekyll's ``site.time`` and future cut-off when set); ``show_drafts`` publishes the
+    posts of ``_drafts/`` (``jekyll --drafts``). ``warnings`` are about the settings the
     build cannot use; ``text`` is the file as written (to find a key's line).
     """
 
@@ -209,6 +214,7 @@ class SiteConfig:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     future: bool = False
+    show_drafts: bool = False
     data: Mapping[str, Any] = field(default_factory=dict)
     collections: Mapping[str, Any] = field(default_factory=dict)
     collections_dir: str = ""

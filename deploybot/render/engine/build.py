@@ -334,7 +334,13 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     tree = LimitedTree(links, options.max_file_bytes)
     theme = site_theme.theme_config(layered, options.max_file_bytes)
     config = load_config(
-        tree, options.timezone, options.max_yaml_size, theme, options.baseurl, options.url
+        tree,
+        options.timezone,
+        options.max_yaml_size,
+        theme,
+        options.baseurl,
+        options.url,
+        overrides=options.config_overrides,
     )
     site_theme.check_theme_given(config, layered)
     config = site_theme.with_theme_plugins(config, layered)

@@ -100,6 +100,9 @@ def options_key(options: RenderOptions) -> str:
             options.repository,
             options.baseurl,
             options.url,
+            # the command line's _config.yml overrides (preview's --drafts, --future); kept
+            # out of the key when there are none, so the pipeline's caches stay valid
+            *((options.config_overrides,) if options.config_overrides else ()),
         )
     )
 
@@ -141,7 +144,13 @@ class Engine(SiteLists):
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
         theme = site_theme.theme_config(self.layered, options.max_file_bytes)
         config = load_config(
-            tree, options.timezone, options.max_yaml_size, theme, options.baseurl, options.url
+            tree,
+            options.timezone,
+            options.max_yaml_size,
+            theme,
+            options.baseurl,
+            options.url,
+            overrides=options.config_overrides,
         )
         site_theme.check_theme_given(config, self.layered)
         config = site_theme.with_theme_plugins(config, self.layered)

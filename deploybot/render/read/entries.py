@@ -15,6 +15,8 @@ Inside ``_posts`` (``<folder>/_posts/**``, the folders before it being categorie
 collection's folder, the same test is made on the path below that folder and its last
 name (so a name in the middle starting with ``.`` or ``_`` is not checked, as in Jekyll);
 ``_posts`` also skips every path with a part starting with ``.`` (Ruby's ``Dir["**/*"]``).
+With ``show_drafts`` (``jekyll --drafts``), ``<folder>/_drafts/**`` is read the same way, as
+posts whose names need no date (``PostReader#read_drafts``: ``DATELESS_FILENAME_MATCHER``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from deploybot.render.read.collections import POSTS, Collection, collection_of
 _SPECIAL = (".", "_", "#", "~")
 # Document::DATE_FILENAME_MATCHER
 POST_NAME_RE = re.compile(r"^(?:.+/)*?(\d{2,4}-\d{1,2}-\d{1,2})-([^/]*)(\.[^.]+)$")
+# Document::DATELESS_FILENAME_MATCHER: a draft's name
+DRAFT_NAME_RE = re.compile(r"^(?:.+/)*(.*)(\.[^.]+)$")
 
 
 def _glob(patterns: Iterable[str], entry: str, folder: bool) -> bool:
@@ -97,13 +101,15 @@ class Filter:
 @dataclass(frozen=True)
 class Entry:
     """What one source path is to Jekyll: ``kind`` is ``"post"``, ``"doc"`` (a
-    collection's file), ``"regular"`` (a page or static file by its front matter) or
+    collection's file; ``draft``: a post of ``_drafts/``), ``"regular"`` (a page or static
+    file by its front matter) or
     ``""`` (not read); ``collection`` the collection it belongs to, ``categories`` the
     folders before ``_posts``."""
 
     kind: str
     collection: Collection | None = None
     categories: tuple[str, ...] = ()
+    draft: bool = False
 
 
 NOT_READ = Entry("")
@@ -121,13 +127,17 @@ def classify(path: str, config: SiteConfig, hidden: Sequence[str] = ()) -> Entry
     parts = path.split("/")
     if "_posts" in parts[:-1]:
         return _post_entry(path, parts, rules, config)
+    if config.show_drafts and "_drafts" in parts[:-1]:
+        return _post_entry(path, parts, rules, config, "_drafts")
     if rules.walk(path) or rules.included_file(path):
         return Entry("regular")
     return NOT_READ
 
 
-def _post_entry(path: str, parts: list[str], rules: Filter, config: SiteConfig) -> Entry:
-    index = parts.index("_posts")
+def _post_entry(
+    path: str, parts: list[str], rules: Filter, config: SiteConfig, folder_name: str = "_posts"
+) -> Entry:
+    index = parts.index(folder_name)
     before, inner_parts = parts[:index], parts[index + 1 :]
     folder = "/".join(before)
     container = config.collections_dir
@@ -138,10 +148,11 @@ def _post_entry(path: str, parts: list[str], rules: Filter, config: SiteConfig) 
     if any(p.startswith(".") for p in inner_parts):
         return NOT_READ  # Dir["**/*"] lists no dot files
     inner = "/".join(inner_parts)
-    base = "/".join([*before, "_posts"])
+    base = "/".join([*before, folder_name])
     if not rules.keeps(f"{base}/{inner}", inner, False):
         return NOT_READ
-    if POST_NAME_RE.match(inner) is None:
+    draft = folder_name == "_drafts"
+    if (DRAFT_NAME_RE if draft else POST_NAME_RE).match(inner) is None:
         return Entry("not-a-post")
     categories = tuple(before[len(container.split("/")) :] if container else before)
-    return Entry("post", config.collections[POSTS], categories)
+    return Entry("post", config.collections[POSTS], categories, draft)

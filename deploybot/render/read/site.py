@@ -20,7 +20,10 @@ rules; which file is what: :mod:`.entries`).
   READMEs the registry chose over the whole site).
 - Front matter ``defaults`` (:mod:`.defaults`) apply to all of them; a front matter that
   never closes is no front matter, with a warning (Jekyll reads such a file as text).
-- ``_drafts/`` is never published (Jekyll's ``--drafts`` is not supported).
+- ``_drafts/`` is published only with ``show_drafts`` (``jekyll --drafts``; ``deploybot preview
+  --drafts``): its files are posts with ``draft: true`` and the date of their front matter,
+  else the build's ``site.time`` when it reads them (Jekyll takes the file's modification
+  time: the same moment for a draft just saved; a git tree has no such time).
 - A Sass or SCSS file with front matter is a page written with ``.css``
   (:mod:`deploybot.render.theme.sass` compiles it).
 """
@@ -215,7 +218,10 @@ def read_source_file(
         return SourceFile(warnings=(RenderWarning(path, None, why),))
     data = tree.read(path)
     if entry.kind == "post":
-        return _read_post(data, path, entry.collection, entry.categories, config, time, max_yaml)
+        draft = time.replace(microsecond=0) if entry.draft else None
+        return _read_post(
+            data, path, entry.collection, entry.categories, config, time, max_yaml, draft
+        )
     front = parse_front_matter(data, path, max_yaml)
     if entry.kind == "doc" and entry.collection is not None:
         if front is None:
@@ -413,7 +419,9 @@ def _read_post(
     config: SiteConfig,
     time: datetime,
     max_yaml: int,
+    draft: datetime | None = None,
 ) -> SourceFile:
+    """A post, or a draft (``draft``: its date when its front matter gives none)."""
     try:
         raw.decode("utf-8-sig")
     except UnicodeDecodeError:  # PostReader#processable?: not valid UTF-8, not a post
@@ -423,6 +431,10 @@ def _read_post(
         text = raw.decode("utf-8-sig").replace("\r\n", "\n")
         front = FrontMatter({}, text, 1, "")
     assert collection is not None
+    if draft is not None:
+        front = dataclasses.replace(front, data={**front.data, "draft": True})
+        if front.data.get("date") is None:
+            front = dataclasses.replace(front, data={**front.data, "date": draft})
     return _read_document(front, path, collection, categories, config, time)
 
 

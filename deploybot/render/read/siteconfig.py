@@ -85,6 +85,7 @@ def load_config(
     theme: ThemeConfig | None = None,
     baseurl_override: str | None = None,
     url_override: str | None = None,
+    overrides: tuple[tuple[str, bool], ...] = (),
 ) -> SiteConfig:
     """Return the site settings of ``tree`` (defaults when ``_config.yml`` is absent), over
     the gem theme's ``theme`` when given (the module docstring says how).
@@ -96,7 +97,9 @@ def load_config(
     Raises ``SourceError`` (path, line) for malformed YAML (the site's or the theme's: then
     the path is ``theme.where``), YAML larger than ``max_yaml_size`` with its aliases
     expanded (:func:`~.yamlload.load_yaml`), a site document that is no mapping, a wrong
-    value type, or an unknown timezone.
+    value type, or an unknown timezone. ``overrides`` (:attr:`~deploybot.render.model.
+    RenderOptions.config_overrides`) are set over the merged settings, as Jekyll merges its
+    command-line flags over the configuration.
     """
     data, text = _read_yaml(tree, max_yaml_size)
     if theme is not None and data.get("ignore_theme_config") is not True:
@@ -105,6 +108,8 @@ def load_config(
         data = {**data, "baseurl": baseurl_override}
     if url_override is not None:
         data = {**data, "url": url_override}
+    if overrides:
+        data = {**data, **dict(overrides)}
     zone = timezone_override or _text(data, "timezone") or "UTC"
     _check_zone(zone, from_file=timezone_override is None)
     permalink = _text(data, "permalink") or "date"
@@ -135,6 +140,7 @@ def load_config(
         exclude=exclude,
         include=include,
         future=bool(data.get("future", False)),
+        show_drafts=data.get("show_drafts") is True,
         data=data,
         collections=collections,
         collections_dir=_text(data, "collections_dir").strip("/"),
