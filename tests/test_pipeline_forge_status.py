@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 from tests.forgeapi import TOKEN, FakeForge, fake_forge, status_table
 from tests.gitrepo import commit_files
@@ -235,6 +236,11 @@ def test_the_daemon_posts_them_too(tmp_path: Path, token: str) -> None:
             assert daemon.push("/webhook/deploybot", github(pushed)).status_code == 202
             line = daemon.wait_log(r"site deploybot: published \w{12} from source")
             wait_until(lambda: len(forge.received) == 2, message="both statuses")
+            page = daemon.url + "/"
+            wait_until(
+                lambda: "forge status: success, posted" in requests.get(page, timeout=10).text,
+                message="the status page shows the posted status",
+            )
         assert forge.problems == []
         assert [(sha_of(r.path), r.state) for r in forge.received] == [
             (pushed, "pending"),

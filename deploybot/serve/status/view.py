@@ -19,6 +19,7 @@ with blocking file reads: call it in a thread. Nothing is fetched, nothing is lo
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from deploybot.git import repository
 from deploybot.notify import stage as notify
 from deploybot.notify.commit_email import read_commit_subject
 from deploybot.notify.deliver import outbox as box
+from deploybot.notify.deliver.forge_status import STATUS
 from deploybot.publish import commit, history
 from deploybot.record import note
 from deploybot.serve.settings import Site
@@ -168,9 +170,13 @@ def site_view(site: Site, live: Mapping[str, Any] | None, limit: int) -> SiteVie
     except (KeyError, OSError, ValueError, DeploybotError) as exc:
         records, problem = [], f"the publish mirror could not be read now: {one_line(exc)}"
     mails = _mail_states(paths.outbox)
+    statuses = _status_states(paths.outbox)
     # More entries than shown: failed runs (no build commit) may fill the newest of them.
     entries = builds.read(config.state.dir, 2 * limit + 10)
-    rows = _builds(config, entries, records, mails, zone)
+    rows = [
+        dataclasses.replace(row, checks=_checks(row, statuses))
+        for row in _builds(config, entries, records, mails, zone)
+    ]
     return SiteView(
         name=site.name,
         source=redact_url(config.source.url),
@@ -306,6 +312,37 @@ def _mail_states(outbox: Path) -> dict[str, Mail]:
         if dash and len(old) == len(new) == 40 and not key.startswith(box.WEBHOOK_KEY_PREFIX):
             found.setdefault(new, mail)
     return found
+
+
+def _status_states(outbox: Path) -> dict[str, str]:
+    """Each source commit's latest commit status in the outbox (:mod:`deploybot.notify.
+    deliver.forge_status`), in words: ``success, posted``, ``failure, waiting: <last
+    error>``, ``pending, refused: <why>``, ``error, dropped``. A state withdrawn before it
+    was posted (``superseded/``) is not one; of the others, the last queued or sent."""
+    found: dict[str, tuple[float, str]] = {}
+    folders = (
+        (box.SENT_DIR, "posted"), (box.FAILED_DIR, "refused"),
+        (box.DROPPED_DIR, "dropped"), ("", "waiting"),
+    )  # fmt: skip
+    for folder, word in folders:
+        where = outbox / folder if folder else outbox
+        for path in where.glob(f"{box.STATUS_KEY_PREFIX}*{STATUS}"):
+            sha, _, rest = path.stem.removeprefix(box.STATUS_KEY_PREFIX).partition("-")
+            status = box.read_status(path)
+            text = f"{rest.partition('-')[0]}, {word}"
+            error = status.get("last_error") if word in ("waiting", "refused") else None
+            if error:
+                text += f": {printable(redact_text(str(error)), TEXT_CHARS)}"
+            when = float(status.get("sent_at") or status.get("queued_at") or 0.0)
+            if sha not in found or when >= found[sha][0]:
+                found[sha] = (when, text)
+    return {sha: text for sha, (_, text) in found.items()}
+
+
+def _checks(build: Build, statuses: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The ``(check, result)`` pairs of ``build``: its source commit's commit status."""
+    status = statuses.get(build.source_commit or "")
+    return (("forge status", status),) if status is not None else ()
 
 
 def _mail_of(config: Config, build_commit: str | None, mails: Mapping[str, Mail]) -> Mail:
