@@ -28,8 +28,8 @@ from deploybot.notify import stage as notify
 from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
+from deploybot.pipeline import links, noop
 from deploybot.pipeline import mail as mailcmd
-from deploybot.pipeline import noop
 from deploybot.publish import commit
 from deploybot.record import note, reasons
 from deploybot.render import fingerprint
@@ -573,6 +573,11 @@ class _Build:
             record[note.CHANGED_SOURCES] = str(len(snap.changed_paths))
         if self.themed is not None:
             record |= self.themed.record
+        mode = config.publish.broken_links
+        record |= links.tell(report.links, mode)
+        stops = links.stops(report.links, mode, self.force)
+        links.record(self.paths.links, report.links, mode, snap.commit, published=not stops)
+        links.stop_if_broken(report.links, mode, self.force)
         return self._push(when, record, blobs, patch)
 
     def record_only(self, head: commit.PublishHead) -> commit.PublishResult:
@@ -748,6 +753,8 @@ def _render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime
         jobs=config.render.jobs,
         highlight_cache_bytes=config.render.highlight_cache_bytes,
         repository=nwo_of_url(config.source.url),
+        check_links=config.publish.broken_links != "off",
+        kept=tuple(config.publish.keep),
     )
 
 

@@ -125,6 +125,10 @@ class RenderOptions:
         repository: the source's repository on github.com (``owner/name``, '' when it is
             elsewhere): jekyll-github-metadata's ``site.github`` when ``_config.yml`` names
             none.
+        check_links: record each written HTML page's links in the build cache and keep
+            the broken ones there (:mod:`deploybot.render.links`); off: no page is parsed.
+        kept: the publish branch's ``publish.keep`` prefixes: a link to a path under one is
+            served (the publish stage keeps those files), so it is never broken.
     """
 
     theme: str = "default"
@@ -146,6 +150,8 @@ class RenderOptions:
     parallel_from: int = PARALLEL_FROM
     highlight_cache_bytes: int = HIGHLIGHT_CACHE_BYTES
     repository: str = ""
+    check_links: bool = False
+    kept: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

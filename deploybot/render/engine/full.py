@@ -40,6 +40,8 @@ from deploybot.render.engine.parallel import Doc, Workers
 from deploybot.render.engine.plugin_outputs import PRODUCER, CacheView, deps_of, generators
 from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteLists, doc_date_us
 from deploybot.render.limits import out_of_memory
+from deploybot.render.links.check import LinkRecorder
+from deploybot.render.links.resolve import SiteAddress
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.liquid.plugins import registry
 from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext, Promotion
@@ -82,7 +84,8 @@ def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
     typography and footnotes, the source's GitHub repository, and the limits (layout
     budgets, file, page and YAML sizes, Markdown elements): a page that fitted a looser
-    limit must be checked again)."""
+    limit must be checked again; whether links are checked: a cache made without has no
+    link rows)."""
     return "\0".join(
         str(v)
         for v in (
@@ -98,6 +101,8 @@ def options_key(options: RenderOptions) -> str:
             options.max_yaml_size,
             options.markdown_max_elements,
             options.repository,
+            options.check_links,
+            options.kept,
         )
     )
 
@@ -142,6 +147,11 @@ class Engine(SiteLists):
         site_theme.check_theme_given(config, self.layered)
         config = site_theme.with_theme_plugins(config, self.layered)
         self.config, self.plugin_notes = registry.adjust_config(config, options.repository)
+        self.link_recorder: LinkRecorder | None = None
+        if options.check_links:
+            site = SiteAddress.of(self.config.url, self.config.baseurl)
+            self.link_recorder = LinkRecorder(sink, cache, site, options.kept)
+            self.sink = CheckedSink(self.link_recorder, options.max_site_bytes)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
         tracked_tree = TrackingTree(tree, self.recorder)
