@@ -75,7 +75,7 @@ def test_warn_publishes_and_tells_the_log_the_email_and_the_record(tmp_path: Pat
     ]
     body = _bodies(site)[-1]
     section = (
-        "Broken links: 2 on the published pages, page:line: link:\n"
+        "Broken links: 2 on the published pages (page:line: link):\n"
         f"    {PAGE}:{gone}: /gone/\n"
         f"    {PAGE}:{pic}: /img/missing.png\n\n"
     )

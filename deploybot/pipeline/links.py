@@ -97,13 +97,14 @@ def record(
     path: Path, report: LinkReport | None, mode: str, source_commit: str, published: bool
 ) -> None:
     """Write ``report`` as the state folder's ``broken-links.json`` at ``path`` (the module
-    docstring's shape), atomically; nothing when links were not checked. Raises
-    ``DiskFullError``, ``OSError`` as :func:`deploybot.notify.deliver.outbox.write_json`."""
-    from deploybot.notify.deliver.outbox import write_json
+    docstring's shape, compact: up to a thousand links), atomically; nothing when links were
+    not checked. Raises ``DiskFullError``, ``OSError`` as
+    :func:`deploybot.notify.deliver.outbox.write_atomic`."""
+    from deploybot.notify.deliver.outbox import write_atomic
 
     if report is None:
         return
-    write_json(path, {
+    data = {
         "source_commit": source_commit,
         "mode": mode,
         "published": published,
@@ -112,7 +113,8 @@ def record(
         "pages": report.pages,
         "links": [{"page": k.page, "link": k.link, "line": k.line} for k in report.listed],
         "capped": [list(c) for c in report.capped],
-    })  # fmt: skip
+    }  # fmt: skip
+    write_atomic(path, json.dumps(data, separators=(",", ":")).encode("utf-8") + b"\n")
 
 
 def read_record(path: Path) -> dict[str, object] | None:

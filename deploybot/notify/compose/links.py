@@ -6,7 +6,7 @@ Pure: a record's fields in, lines out. The section goes into the intro, after th
 commits (:mod:`.sources`) and before the ``git log`` text, so that text stays git's byte for
 byte; a build with no broken link (or whose links were not checked) has none. Its lines::
 
-    Broken links: 3 on the published pages (first 2 listed), page:line: link:
+    Broken links: 3 on the published pages, the first 2 (page:line: link):
         2021/01/01/a.html:12: /blog/gone/
         2021/01/01/a.html:14: /blog/img/none.png
         ... and 1 more
@@ -57,8 +57,8 @@ def broken_lines(broken: BrokenLinks | None, max_line_length: int = 0) -> list[s
     one line (:func:`deploybot.notify.compose.email.one_line`)."""
     if broken is None:
         return []
-    listed = f" (first {len(broken.first)} listed)" if len(broken.first) < broken.total else ""
-    lines = [f"Broken links: {broken.total} on the published pages{listed}, page:line: link:"]
+    listed = f", the first {len(broken.first)}" if len(broken.first) < broken.total else ""
+    lines = [f"Broken links: {broken.total} on the published pages{listed} (page:line: link):"]
     for page, link, line in broken.first:
         where = page if line is None else f"{page}:{line}"
         lines.append(f"{INDENT}{where}: {link}")

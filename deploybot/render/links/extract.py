@@ -16,10 +16,12 @@ than :data:`MAX_URL` characters is counted as dropped too (no server serves it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from lxml import etree
+from typing import TYPE_CHECKING
 
 from deploybot.render.links.resolve import SiteAddress, target_of
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 MAX_URL = 4096
 """The longest URL kept (characters); longer ones are counted in :attr:`PageLinks.dropped`."""
@@ -76,6 +78,8 @@ def page_links(
 
 
 def _parse(data: bytes) -> etree._Element | None:
+    from lxml import etree  # here: a build with the check off, or writing no page, needs none
+
     parser = etree.HTMLParser(
         recover=True, no_network=True, remove_comments=True, remove_pis=True, encoding="utf-8"
     )
@@ -102,6 +106,8 @@ def _base(root: etree._Element, page: str, site: SiteAddress) -> str | None:
 def _urls(root: etree._Element) -> list[tuple[etree._Element, str]]:
     """Each ``(element, URL)`` of ``root``'s ``href``, ``src`` and ``srcset`` attributes, in
     document order; a ``srcset`` gives one per image candidate."""
+    from lxml import etree
+
     found: list[tuple[etree._Element, str]] = []
     for element in root.iter(etree.Element):
         attrib = element.attrib
