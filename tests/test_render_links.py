@@ -261,3 +261,18 @@ def test_incremental_equals_full_as_pages_and_their_links_come_and_go(
             body = " ".join(f"[x]({t})" for t in links)
             files[page] = f"---\nlayout: default\n---\n{body}\n".encode()
         assert builds.build(files) == _full(files)
+
+
+def test_a_page_past_the_cap_is_reported_with_what_was_left_unchecked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def capped(data: bytes, page: str, site: SiteAddress) -> PageLinks:
+        return page_links(data, page, site, max_links=2)
+
+    monkeypatch.setattr(check, "page_links", capped)
+    report = _full(_site())
+    assert report.capped == (("2021/01/01/a.html", 3),)  # 5 site links, 2 kept
+    assert report.listed == (
+        BrokenLink("2021/01/01/a.html", "/gone/", 2),  # /img/none.png was past the cap
+        BrokenLink("b/index.html", "/d/", 2),
+    )
