@@ -15,8 +15,9 @@ than :data:`MAX_URL` characters is counted as dropped too (no server serves it).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deploybot.render.links.resolve import SiteAddress, target_of
 
@@ -27,8 +28,6 @@ MAX_URL = 4096
 """The longest URL kept (characters); longer ones are counted in :attr:`PageLinks.dropped`."""
 MAX_PAGE_LINKS = 20_000
 """The most links kept for one page; the rest are counted in :attr:`PageLinks.dropped`."""
-
-_ATTRS = ("href", "src", "srcset")
 
 
 @dataclass(frozen=True)
@@ -77,14 +76,25 @@ def page_links(
     return PageLinks(tuple(links), dropped)
 
 
-def _parse(data: bytes) -> etree._Element | None:
-    from lxml import etree  # here: a build with the check off, or writing no page, needs none
+@functools.cache
+def _lxml() -> tuple[Any, Any]:
+    """lxml's HTML parser (one per process: the engine parses in one thread) and the XPath
+    of every ``href``, ``src`` and ``srcset`` attribute, in document order (libxml2 walks the
+    tree, not Python). Imported here: a build with the check off, or writing no page, needs
+    none of lxml."""
+    from lxml import etree
 
     parser = etree.HTMLParser(
         recover=True, no_network=True, remove_comments=True, remove_pis=True, encoding="utf-8"
     )
+    return parser, etree.XPath("//@href|//@src|//@srcset")
+
+
+def _parse(data: bytes) -> etree._Element | None:
+    from lxml import etree
+
     try:
-        return etree.fromstring(data, parser)
+        return etree.fromstring(data, _lxml()[0])
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
         return None
 
@@ -105,22 +115,16 @@ def _base(root: etree._Element, page: str, site: SiteAddress) -> str | None:
 
 def _urls(root: etree._Element) -> list[tuple[etree._Element, str]]:
     """Each ``(element, URL)`` of ``root``'s ``href``, ``src`` and ``srcset`` attributes, in
-    document order; a ``srcset`` gives one per image candidate."""
-    from lxml import etree
-
+    document order (``<base>``'s aside); a ``srcset`` gives one per image candidate."""
     found: list[tuple[etree._Element, str]] = []
-    for element in root.iter(etree.Element):
-        attrib = element.attrib
-        if element.tag == "base":
+    for value in _lxml()[1](root):
+        element = value.getparent()
+        if element is None or element.tag == "base":
             continue
-        for name in _ATTRS:
-            value = attrib.get(name)
-            if value is None:
-                continue
-            if name == "srcset":
-                found += [(element, url) for url in srcset_urls(value)]
-            else:
-                found.append((element, value))
+        if value.attrname == "srcset":
+            found += [(element, url) for url in srcset_urls(str(value))]
+        else:
+            found.append((element, str(value)))
     return found
 
 
