@@ -8,10 +8,12 @@ import json
 import mailbox
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from deploybot.notify.source_read import read_record
 from deploybot.record.note import BROKEN_LINKS, BROKEN_LINKS_FIRST, BUILD_KIND
 from tests.gitrepo import commit_files, read_branch
-from tests.smallsite import SmallSite
+from tests.smallsite import SmallSite, main_cli
 
 LINKING = (
     b"---\ntitle: Links\n---\nSee [two](/2023/01/03/two.html), [gone](/gone/) and\n\n"
@@ -82,6 +84,10 @@ def test_warn_publishes_and_tells_the_log_the_email_and_the_record(tmp_path: Pat
     assert section in body
     assert body.index(section) < body.index("The following commit(s) were added")
     assert "Broken links" not in _bodies(site)[0]
+    told = CliRunner().invoke(main_cli(), ["log", "--config", str(site.config)]).output
+    assert "incremental build: the source moved (1 source path changed); 2 broken links" in told
+    listed = CliRunner().invoke(main_cli(), ["log", "--json", "--config", str(site.config)])
+    assert [b["broken_links"] for b in json.loads(listed.output)] == [2, 0]
     kept = json.loads((site.state / "broken-links.json").read_text())
     assert kept["published"] is True and kept["mode"] == "warn" and kept["total"] == 2
     assert kept["links"][0] == {"page": PAGE, "link": "/gone/", "line": gone}
