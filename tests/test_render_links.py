@@ -39,6 +39,8 @@ def test_targets_of_the_usual_links() -> None:
     assert target_of("../../../../../x.css", page, ROOT) == "x.css"  # clamped at the root
     assert target_of("/", page, ROOT) == ""
     assert target_of("https://example.org/feed.xml", page, ROOT) == "feed.xml"
+    assert target_of("https://EXAMPLE.org", page, ROOT) == ""
+    assert target_of("https://example.org/blog", page, BLOG) == ""
     assert target_of("//example.org/a//b/./c/", page, ROOT) == "a/b/c/"
 
 

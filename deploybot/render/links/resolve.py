@@ -67,7 +67,8 @@ def target_of(link: str, page: str, site: SiteAddress, base: str | None = None) 
             return None
         if parts.netloc.lower() != site.host:
             return None
-        if not _under(path or "/", site.baseurl):
+        path = path or "/"  # https://example.org is its root
+        if not _under(path, site.baseurl):
             return None  # another site on the same host
     if not path:
         return None  # "?q" after a scheme-less, netloc-less split: the page itself
