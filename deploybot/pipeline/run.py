@@ -151,6 +151,8 @@ def run_once(
         SourceError: bad input in the source (exit 1); nothing was published.
         ConfigError: the configuration is unusable, or state.dir is not writable (exit 78).
         GuardError: the publish guard stopped the build; nothing was pushed (exit 1).
+        BrokenLinksError: ``publish.broken_links = "fail"`` and the build has broken links;
+            nothing was pushed (exit 1: :mod:`deploybot.pipeline.links`).
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
         DamagedRepositoryError: a git object cannot be read even after re-fetching (1).
