@@ -110,6 +110,11 @@ def test_fail_exits_1_naming_the_links_and_publishes_nothing(tmp_path: Path) -> 
     ) in out
     code, out = site.run()
     assert code == 1, out  # the same commit fails the same way
+    code, out = site.run("--force")
+    assert code == 0, out
+    assert "publishing past publish.broken_links = fail: --force given" in out
+    assert site.head() != before and _record(site)[BROKEN_LINKS] == "2"
+    before = site.head()
     commit_files(
         site.source,
         {POST: LINKING.replace(b"/gone/", b"/").replace(b"/img/missing.png", b"/index.html")},
