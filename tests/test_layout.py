@@ -52,6 +52,7 @@ SUBLAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("deploybot.render.markdown",),
         ("deploybot.render.liquid",),
         ("deploybot.render.theme",),
+        ("deploybot.render.links",),
         ("deploybot.render.outputs",),
         ("deploybot.render.engine",),
     ),

@@ -14,8 +14,12 @@ from hypothesis import strategies as st
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.engine.incremental import build_into, open_cache
-from deploybot.render.model import RenderOptions
+from deploybot.render.links.extract import page_links
+from deploybot.render.links.report import BrokenLink, LinkReport
+from deploybot.render.links.resolve import SiteAddress, candidates, is_page
+from deploybot.render.model import RenderOptions, SiteConfig
 from deploybot.render.outputs.sinks import MemorySink
+from deploybot.render.read.siteconfig import load_config
 from deploybot.render.read.source import MemoryTree, SourceTree
 from deploybot.support.errors import DeploybotError
 from tests.incremental_site import (
@@ -52,6 +56,7 @@ def _options(
         cutoff=None if cutoff is None else when + timedelta(hours=cutoff),
         typography=typography,
         footnotes=footnotes,
+        check_links=True,
     )
 
 
@@ -77,11 +82,27 @@ def _same_as_full(
     report = inc.build(files, options)
     assert inc.outputs == dict(full.files)
     assert report.warnings == full.warnings
+    if options.check_links:
+        assert report.links == broken_links_of(dict(full.files), load_config(tree, "UTC"))
+
+
+def broken_links_of(files: dict[str, bytes], config: SiteConfig) -> LinkReport:
+    """The oracle of the link check: every page of a full build's ``files`` parsed, each link
+    looked up in ``files`` as a server would (no cache, no incremental bookkeeping)."""
+    site = SiteAddress.of(config.url, config.baseurl)
+    broken = []
+    for page in sorted(files):
+        if is_page(page):
+            for link in page_links(files[page], page, site).links:
+                if not any(c in files for c in candidates(link.target)):
+                    broken.append(BrokenLink(page, link.link, link.line))
+    broken.sort(key=lambda k: (k.page, -1 if k.line is None else k.line))
+    return LinkReport(tuple(broken), len(broken), len({k.page for k in broken}))
 
 
 @given(st.data())
 def test_incremental_equals_full_for_random_commit_sequences(data: st.DataObject) -> None:
-    files = initial_site()
+    files = initial_site() | {"hard-links.md": HARD_LINKS}
     typography = data.draw(st.booleans(), label="typography")
     footnotes = data.draw(st.sampled_from(["kramdown", "mistune", "none"]), label="footnotes")
     inc = Incremental(open_cache(None), OPTIONS, {})
@@ -93,6 +114,15 @@ def test_incremental_equals_full_for_random_commit_sequences(data: st.DataObject
         when = step - 1 if same_time else step
         cutoff = data.draw(st.one_of(st.none(), st.integers(-100, 900)), label="cut-off")
         _check(inc, files, _options(when, typography, footnotes, cutoff))
+
+
+HARD_LINKS = (
+    b"---\ntitle: Links\n---\n[1](/2021/01/post-1) [0](2021/01/post-0.html) [3](/2021/01/post-3/)"
+    b" [logo](/img/logo.png) [gone](/nope/) [about](/about) [tags](tags.html#a)\n"
+)
+"""A page linking by hand to posts, pages and a static file, which later commits may move or
+delete: its links break and mend with no change of its own (the link check's part of the
+harness)."""
 
 
 # The rules, one by one

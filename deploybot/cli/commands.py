@@ -173,7 +173,8 @@ _retry_now_option = click.option(
 @click.option(
     "--force",
     is_flag=True,
-    help="Publish even a build the publish guard stops (publish.max_removed, min_files).",
+    help="Publish even a build the publish guard stops (publish.max_removed, min_files), "
+    'or its broken links (publish.broken_links = "fail").',
 )
 @_retry_now_option
 @click.option(
@@ -193,11 +194,13 @@ def run_once_cmd(
     A source commit that is an ancestor of the one the publish branch was built from (the
     source was rewound, or another instance published a newer build) is not published
     unless --allow-older. Nor is a build that would remove more than publish.max_removed
-    of the published files or leave fewer than publish.min_files (exit 1), unless --force.
+    of the published files or leave fewer than publish.min_files (exit 1), nor one with
+    broken links when publish.broken_links is "fail" (exit 1), unless --force.
     Exit status: 0 published or nothing to do; 1 bad input in the source, or the publish
-    guard stopped the build; 75 try again later (network, lock held, push rejected, mail
-    not delivered); 78 bad config, or an email refused for good (every recipient refused
-    with SMTP 5xx: it is kept in the outbox's failed/, told once, not retried). With
+    guard or broken links stopped the build; 75 try again later (network, lock held, push
+    rejected, mail not delivered); 78 bad config, or an email refused for good (every
+    recipient refused with SMTP 5xx: it is kept in the outbox's failed/, told once, not
+    retried). With
     --quiet, only what ends in an exit status other than 0 is printed: the error, an email
     not delivered or refused.
     """

@@ -157,6 +157,13 @@ class PublishConfig:
         "minimum)",
         range=(0, TERA),
     )
+    broken_links: str = key(
+        "warn",
+        help="Each build checks its internal links and assets (href, src, srcset to paths of "
+        "the site): warn lists the broken ones in the log, the email and the build record; "
+        "fail also stops the publish (exit 1; run-once --force publishes); off: no check",
+        choices=("warn", "fail", "off"),
+    )
     token_env: str | None = key(
         None,
         help="As source.token_env, for fetching and pushing the publish branch; default "

@@ -32,6 +32,7 @@ named ``.gitmodules`` do not apply: outputs are written as regular files only.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from deploybot.support.errors import SourceError
 
@@ -192,3 +193,18 @@ def _is_hfs_dotgit(name: str) -> bool:
         return False
     folded = "".join(c for c in name if c not in _HFS_IGNORED)
     return folded.isascii() and folded.lower() == ".git"
+
+
+def is_kept(path: str, keep: Iterable[str]) -> bool:
+    """Whether the output ``path`` is under a ``publish.keep`` prefix: a folder ``x/`` holds
+    what starts with it; any other prefix is that path or a folder of it (``docs`` keeps
+    ``docs`` and ``docs/a``, not ``docsy``). The publish stage keeps those files of the publish
+    branch (:mod:`deploybot.publish.commit`), and the link check counts them as served
+    (:mod:`deploybot.render.links.check`)."""
+    for prefix in keep:
+        if prefix.endswith("/"):
+            if path.startswith(prefix):
+                return True
+        elif path == prefix or path.startswith(prefix + "/"):
+            return True
+    return False

@@ -35,6 +35,7 @@ from typing import Any
 from deploybot.config.schema import NotifyConfig
 from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope, Limits
+from deploybot.notify.compose.links import BrokenLinks
 from deploybot.notify.compose.series import (
     compose_commit_email,
     compose_summary_email,
@@ -243,6 +244,7 @@ def _combined(ctx: Context, old: str | None, new: str) -> bytes:
         limits=ctx.limits,
         short=short,
         sources=source_log(ctx.repo_path, new, ctx.sources),
+        broken=broken_links(ctx.repo_path, new),
     )
 
 
@@ -288,6 +290,7 @@ def _commit_email(ctx: Context, commit: str, num: int, tot: int, subject: str, m
         in_reply_to=msgid,
         limits=ctx.limits,
         sources=source_log(ctx.repo_path, commit, ctx.sources),
+        broken=broken_links(ctx.repo_path, commit),
     )
 
 
@@ -346,6 +349,14 @@ def _never_delivered(outbox: Path, keys: list[str]) -> bool:
         if pending.exists() and read_status(pending).get("state") == "sending":
             return False
     return True
+
+
+def broken_links(repo_path: Path, build: str) -> BrokenLinks | None:
+    """The broken links build commit ``build`` of ``repo_path`` has, as its record lists
+    them (:meth:`.compose.links.BrokenLinks.from_record`), or None."""
+    from deploybot.notify.source_read import read_record
+
+    return BrokenLinks.from_record(read_record(repo_path, build))
 
 
 __all__ = ["Context", "Plan", "plan", "queue_plan", "read_record", "source_log", "write_record"]

@@ -116,6 +116,15 @@ def read_source_log(
     )
 
 
+def read_record(publish_path: Path, build: str) -> dict[str, str]:
+    """The record of build commit ``build`` of the publish repository at ``publish_path``
+    (:func:`deploybot.record.note.note_fields`), or ``{}`` when it has none (or its notes
+    cannot be read: see the module docstring). Raises ``OSError`` when the repository cannot
+    be opened."""
+    with Repo(str(publish_path)) as publish:
+        return _records(publish, [build]).get(build, {})
+
+
 def _first_parent(repo: Repo, build: str) -> str | None:
     commit = repo[ObjectID(build.encode("ascii"))]
     if not isinstance(commit, Commit):

@@ -44,4 +44,6 @@ def render_options(config: Config, snap: fetch.SourceSnapshot, cutoff: datetime)
         jobs=config.render.jobs,
         highlight_cache_bytes=config.render.highlight_cache_bytes,
         repository=nwo_of_url(config.source.url),
+        check_links=config.publish.broken_links != "off",
+        kept=tuple(config.publish.keep),
     )

@@ -29,7 +29,7 @@ from deploybot.notify import stage as notify
 from deploybot.notify.announce import RefUpdate
 from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
-from deploybot.pipeline import build_journal, noop, statuses
+from deploybot.pipeline import build_journal, links, noop, statuses
 from deploybot.pipeline import mail as mailcmd
 from deploybot.pipeline.options import render_options
 from deploybot.pipeline.preview import PreviewResult, run_previews
@@ -164,6 +164,8 @@ def run_once(
         SourceError: bad input in the source (exit 1); nothing was published.
         ConfigError: the configuration is unusable, or state.dir is not writable (exit 78).
         GuardError: the publish guard stopped the build; nothing was pushed (exit 1).
+        BrokenLinksError: ``publish.broken_links = "fail"`` and the build has broken links;
+            nothing was pushed (exit 1: :mod:`deploybot.pipeline.links`).
         DiskFullError: no space left to write a mirror, the cache, the outbox (exit 75).
         MissingObjectError: a git object is missing even after re-fetching (exit 75).
         DamagedRepositoryError: a git object cannot be read even after re-fetching (1).
@@ -664,6 +666,11 @@ class _Build:
             record[note.CHANGED_SOURCES] = str(len(snap.changed_paths))
         if self.themed is not None:
             record |= self.themed.record
+        mode = config.publish.broken_links
+        record |= links.tell(report.links, mode)
+        stops = links.stops(report.links, mode, self.force)
+        links.record(self.paths.links, report.links, mode, snap.commit, published=not stops)
+        links.stop_if_broken(report.links, mode, self.force)
         return self._push(when, record, blobs, patch)
 
     def record_only(self, head: commit.PublishHead) -> commit.PublishResult:

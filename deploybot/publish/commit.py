@@ -677,14 +677,10 @@ def _source_wins(keep: Sequence[str], outputs: Iterable[str]) -> tuple[str, ...]
 
 
 def _is_kept(path: str, keep: Iterable[str]) -> bool:
-    """Return whether ``path`` is under a ``keep`` prefix (folder ``x/``, or path-or-folder)."""
-    for prefix in keep:
-        if prefix.endswith("/"):
-            if path.startswith(prefix):
-                return True
-        elif path == prefix or path.startswith(prefix + "/"):
-            return True
-    return False
+    """Return whether ``path`` is under a ``keep`` prefix (folder ``x/``, or path-or-folder):
+    :func:`deploybot.git.path_rules.is_kept`, the rule's one home (the link check counts a
+    kept path as served)."""
+    return path_rules.is_kept(path, keep)
 
 
 def _check_no_clash(entries: Mapping[str, object], kept: Mapping[str, object]) -> None:

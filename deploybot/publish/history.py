@@ -85,6 +85,9 @@ def describe(build: commit.BuildRecord) -> str:
         text += f"; source at {build.source_commit[:12]} since, with the same published tree"
     if record.get(note.GUARD) == note.GUARD_OVERRIDDEN:
         text += "; the publish guard was overridden (run-once --force)"
+    broken = _count(record.get(note.BROKEN_LINKS))
+    if broken:
+        text += f"; {broken} broken link{'s' if broken != 1 else ''}"
     return text
 
 
@@ -109,8 +112,10 @@ def entry(build: commit.BuildRecord) -> dict[str, Any]:
     the committer's offset), ``subject``, ``source_commit``, ``build_source`` (the source
     commit the tree was built from when the record names another), ``reason`` (a
     :class:`deploybot.record.note.Reason` value), ``build`` (``full``/``incremental``),
-    ``changed_sources`` (a number) and ``record`` (every line of the note but
-    ``source-commit``; null without a note). Unknown values are null."""
+    ``changed_sources`` (a number), ``broken_links`` (how many the build found: null when
+    links were not checked; the first ones are the record's ``broken-links-first``) and
+    ``record`` (every line of the note but ``source-commit``; null without a note). Unknown
+    values are null."""
     record = build.record
     fields = record or {}
     return {
@@ -122,6 +127,7 @@ def entry(build: commit.BuildRecord) -> dict[str, Any]:
         "reason": fields.get(note.REASON),
         "build": fields.get(note.BUILD_KIND),
         "changed_sources": _count(fields.get(note.CHANGED_SOURCES)),
+        "broken_links": _count(fields.get(note.BROKEN_LINKS)),
         "record": None if record is None else dict(record),
     }
 

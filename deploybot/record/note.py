@@ -92,6 +92,14 @@ THEME_COMMIT = "theme-commit"
 """Record key: the commit the build's theme was pinned to (40 hex), or a digest of a theme
 folder's files; ``deploybot build --theme-commit`` remakes the build with that commit."""
 
+BROKEN_LINKS = "broken-links"
+"""Record key: how many broken internal links and assets the build found
+(:mod:`deploybot.pipeline.links`); absent when links were not checked."""
+BROKEN_LINKS_FIRST = "broken-links-first"
+"""Record key: the first :data:`BROKEN_LINKS_LISTED` of them, by page and line, as one line
+of JSON: ``[["page", "link", line or null], ...]``; absent when there are none."""
+BROKEN_LINKS_LISTED = 20
+
 SOURCE_COMMIT = "source-commit"
 """Record key: the source commit the build stands for (its first line)."""
 

@@ -132,6 +132,10 @@ class RenderOptions:
         config_overrides: ``(key, value)`` pairs set over ``_config.yml``'s top level, as
             Jekyll's command-line flags are (``jekyll serve --future`` sets ``future: true``,
             ``--drafts`` sets ``show_drafts: true``); ``()`` for none.
+        check_links: record each written HTML page's links in the build cache and keep
+            the broken ones there (:mod:`deploybot.render.links`); off: no page is parsed.
+        kept: the publish branch's ``publish.keep`` prefixes: a link to a path under one is
+            served (the publish stage keeps those files), so it is never broken.
     """
 
     theme: str = "default"
@@ -156,6 +160,8 @@ class RenderOptions:
     baseurl: str | None = None
     url: str | None = None
     config_overrides: tuple[tuple[str, bool], ...] = ()
+    check_links: bool = False
+    kept: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

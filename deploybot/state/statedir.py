@@ -39,6 +39,8 @@ CACHE = "cache"
 
 THEMES = "themes"
 """The folder of :attr:`StatePaths.themes` in the state folder."""
+LINKS = "broken-links.json"
+"""The file of :attr:`StatePaths.links` in the state folder."""
 
 
 def build_cache(state_dir: Path) -> Path:
@@ -65,6 +67,8 @@ class StatePaths:
     """The build cache (:mod:`deploybot.render.engine.cache`)."""
     themes: Path
     """The bare mirrors of the sites' git themes, one per URL (:mod:`deploybot.watch.theme`)."""
+    links: Path
+    """The last build's broken links, as JSON (:mod:`deploybot.pipeline.links`)."""
 
     def mirrors(self) -> tuple[Path, Path]:
         """The two mirrors, source first."""
@@ -81,6 +85,7 @@ def state_paths(config: Config) -> StatePaths:
         outbox=root / "outbox",
         cache=root / CACHE,
         themes=root / THEMES,
+        links=root / LINKS,
     )
 
 

@@ -31,7 +31,8 @@ Deliberate differences from ASF (documented in the project's notes):
   full log), with ``X-Git-Oldrev`` all zeros and multimail's create-summary subject
   ``[repo] branch B created (now abc1234)``.
 - After the intro, the source commits the build was made from (:mod:`.sources`), when the
-  caller knows them: a build commit's own log says only ``Build at ...``.
+  caller knows them: a build commit's own log says only ``Build at ...``; then the build's
+  broken links, when it has some (:mod:`.links`).
 - Short ids are ``git rev-parse --short``'s (as multimail's), given by the caller; without
   one, the log's ``index`` length.
 """
@@ -47,6 +48,7 @@ from email.utils import format_datetime, formataddr
 
 from deploybot import __version__
 from deploybot.notify.compose.envelope import BRANCH_PREFIX, Envelope, Limits
+from deploybot.notify.compose.links import BrokenLinks, broken_lines
 from deploybot.notify.compose.names import is_host_name
 from deploybot.notify.compose.sources import SourceLog, source_lines
 from deploybot.notify.gitlog.excerpt import LogExcerpt, as_excerpt, limit_log_body
@@ -73,6 +75,7 @@ def compose_combined_email(
     limits: Limits = DEFAULT_LIMITS,
     short: str | None = None,
     sources: SourceLog | None = None,
+    broken: BrokenLinks | None = None,
 ) -> bytes:
     """Return the combined commit email for one new commit on a branch, as bytes.
 
@@ -95,6 +98,8 @@ def compose_combined_email(
             ``index`` lines (no uniqueness check; for callers without the repository).
         sources: the source commits the build was made from (:mod:`.sources`), shown
             after the intro, before ``The following commit(s)``; None: no such section.
+        broken: the build's broken links (:mod:`.links`), after the sources; None: no such
+            section.
 
     Returns:
         The message: ASCII headers (folded by :class:`email.header.Header` at 76 columns; a
@@ -132,6 +137,7 @@ def compose_combined_email(
         ],
     )
     intro = intro_lines(envelope, "a commit") + source_section(sources, limits)
+    intro += links_section(broken, limits)
     head = _body_head(envelope.refname, short, subject_line)
     body = limit_log_body(head, log, limits.max_line_length, limits.max_lines)
     return assemble(headers, intro, body)
@@ -324,6 +330,14 @@ def source_section(sources: SourceLog | None, limits: Limits = DEFAULT_LIMITS) -
     if sources is None:
         return []
     return [one_line(line) for line in source_lines(sources, limits.max_line_length)] + [""]
+
+
+def links_section(broken: BrokenLinks | None, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """The intro's "Broken links" lines (:func:`.links.broken_lines`, each made one line and
+    cut at ``limits.max_line_length``), then an empty line; none when ``broken`` is None.
+    In the intro, they do not count against ``max_lines`` (at most
+    :data:`deploybot.record.note.BROKEN_LINKS_LISTED` + 3)."""
+    return [one_line(line) for line in broken_lines(broken, limits.max_line_length)]
 
 
 def _body_head(refname: str, short: str, subject: str) -> list[str]:

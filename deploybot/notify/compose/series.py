@@ -39,11 +39,13 @@ from deploybot.notify.compose.email import (
     cut_subject,
     envelope_headers,
     intro_lines,
+    links_section,
     message_id,
     one_line,
     source_section,
 )
 from deploybot.notify.compose.envelope import Envelope, Limits
+from deploybot.notify.compose.links import BrokenLinks
 from deploybot.notify.compose.sources import SourceLog
 from deploybot.notify.gitlog.excerpt import LogExcerpt, as_excerpt, limit_body, limit_log_body
 
@@ -118,6 +120,7 @@ def compose_commit_email(
     in_reply_to: str,
     limits: Limits = DEFAULT_LIMITS,
     sources: SourceLog | None = None,
+    broken: BrokenLinks | None = None,
 ) -> bytes:
     """Return the ``[repo] NN/TT: <subject>`` email for one commit of a summarised push.
 
@@ -128,6 +131,7 @@ def compose_commit_email(
         num, tot: its 1-based position and the number of new commits (``%02d/%02d``).
         in_reply_to: the summary's Message-ID (``<...>``).
         sources: the build's source commits, after the intro (:func:`.email.source_section`).
+        broken: the build's broken links, after them (:func:`.email.links_section`).
         Others: as :func:`.email.compose_combined_email`.
 
     Raises:
@@ -149,6 +153,7 @@ def compose_commit_email(
         in_reply_to=in_reply_to,
     )
     intro = intro_lines(envelope, "a commit", blank_lines=1) + source_section(sources, limits)
+    intro += links_section(broken, limits)
     log = as_excerpt(log_text, limits.max_lines, limits.max_line_length)
     body = limit_log_body([], log, limits.max_line_length, limits.max_lines)
     return assemble(headers, intro, body)

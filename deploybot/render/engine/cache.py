@@ -5,7 +5,9 @@ source path its blob id, kind and (for posts and pages) the model without the bo
 rendered content HTML of posts, documents and pages (zlib, for feeds and listings); the
 whole output of the posts and documents whose ``output`` a listing read (zlib); which
 outputs each producer wrote; and the dependencies each producer read (:mod:`.deps`),
-indexed by key. ``meta`` says which source
+indexed by key; the links of each written HTML page (``links``: its target, the URL as
+written, its line, and whether it is broken: :mod:`deploybot.render.links`) and how many a page
+had past the caps (``link_drops``). ``meta`` says which source
 commit and publish commit the rows belong to.
 
 Every write happens in one transaction that the caller commits only once the build is
@@ -43,6 +45,12 @@ CREATE INDEX deps_producer ON deps(producer);
 CREATE TABLE rwarnings(producer TEXT NOT NULL, path TEXT NOT NULL, line INTEGER,
     message TEXT NOT NULL);
 CREATE INDEX rwarnings_producer ON rwarnings(producer);
+CREATE TABLE links(page TEXT NOT NULL, target TEXT NOT NULL, link TEXT NOT NULL, line INTEGER,
+    broken INTEGER);
+CREATE INDEX links_page ON links(page);
+CREATE INDEX links_target ON links(target);
+CREATE INDEX links_broken ON links(page, line) WHERE broken = 1;
+CREATE TABLE link_drops(page TEXT PRIMARY KEY, dropped INTEGER NOT NULL);
 """
 
 
@@ -152,7 +160,10 @@ class BuildCache:
 
     def clear(self) -> None:
         """Delete every row but the version (before a full build)."""
-        for table in ("sources", "contents", "listed_outputs", "outputs", "deps", "rwarnings"):
+        for table in (
+            "sources", "contents", "listed_outputs", "outputs", "deps", "rwarnings", "links",
+            "link_drops",
+        ):  # fmt: skip
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("DELETE FROM meta WHERE key != 'version'")
 
@@ -353,6 +364,51 @@ class BuildCache:
         for table in ("outputs", "deps", "rwarnings"):
             self.conn.execute(f"DELETE FROM {table} WHERE producer = ?", (producer,))
         self.conn.execute("DELETE FROM listed_outputs WHERE path = ?", (producer,))
+
+    # links (:mod:`deploybot.render.links`)
+
+    def put_links(
+        self, page: str, links: Iterable[tuple[str, str, int | None]], dropped: int
+    ) -> None:
+        """Replace the links of the output ``page`` by ``(target, link, line)`` rows, not yet
+        checked, and the count of those ``dropped`` past the caps."""
+        self.drop_links(page)
+        self.conn.executemany(
+            "INSERT INTO links VALUES (?, ?, ?, ?, NULL)", ((page, *row) for row in links)
+        )
+        if dropped:
+            self.conn.execute("INSERT INTO link_drops VALUES (?, ?)", (page, dropped))
+
+    def drop_links(self, page: str) -> None:
+        """Forget the links of the output ``page`` (removed, or no longer a page)."""
+        self.conn.execute("DELETE FROM links WHERE page = ?", (page,))
+        self.conn.execute("DELETE FROM link_drops WHERE page = ?", (page,))
+
+    def mark_broken(self, marks: Iterable[tuple[str, bool]]) -> None:
+        """Set every link to each ``(target, broken)`` target broken or not."""
+        self.conn.executemany(
+            "UPDATE links SET broken = ? WHERE target = ?", ((int(b), t) for t, b in marks)
+        )
+
+    def output_paths(self) -> set[str]:
+        """Return every output path some producer wrote (the built tree)."""
+        return {str(r[0]) for r in self._all("SELECT DISTINCT path FROM outputs", ())}
+
+    def broken_links(self, limit: int) -> tuple[list[tuple[str, str, int | None]], int, int]:
+        """Return the first ``limit`` broken links as ``(page, link, line)`` sorted by page
+        and line, how many there are, and on how many pages."""
+        rows = self._all(
+            "SELECT page, link, line FROM links WHERE broken = 1 ORDER BY page, line LIMIT ?",
+            (limit,),
+        )
+        count = self._one("SELECT count(*), count(DISTINCT page) FROM links WHERE broken = 1", ())
+        found = [(str(p), str(k), None if n is None else int(n)) for p, k, n in rows]
+        return found, int(count[0]), int(count[1])
+
+    def link_drops(self) -> list[tuple[str, int]]:
+        """Return ``(page, dropped)`` for each page with links past the caps, by page."""
+        rows = self._all("SELECT page, dropped FROM link_drops ORDER BY page", ())
+        return [(str(p), int(d)) for p, d in rows]
 
     def _one(self, sql: str, args: Iterable[Any]) -> Any:
         try:

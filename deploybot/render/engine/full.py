@@ -40,6 +40,8 @@ from deploybot.render.engine.parallel import Doc, Workers
 from deploybot.render.engine.plugin_outputs import PRODUCER, CacheView, deps_of, generators
 from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteLists, doc_date_us
 from deploybot.render.limits import out_of_memory
+from deploybot.render.links.check import LinkRecorder
+from deploybot.render.links.resolve import SiteAddress
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.liquid.plugins import registry
 from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext, Promotion
@@ -82,7 +84,8 @@ def options_key(options: RenderOptions) -> str:
     """Return the options a cache is only valid for (theme, timezone, feed limit, Markdown
     typography and footnotes, the source's GitHub repository, and the limits (layout
     budgets, file, page and YAML sizes, Markdown elements): a page that fitted a looser
-    limit must be checked again)."""
+    limit must be checked again; whether links are checked: a cache made without has no
+    link rows)."""
     return "\0".join(
         str(v)
         for v in (
@@ -100,6 +103,8 @@ def options_key(options: RenderOptions) -> str:
             options.repository,
             options.baseurl,
             options.url,
+            options.check_links,
+            options.kept,
             # the command line's _config.yml overrides (preview's --drafts, --future); kept
             # out of the key when there are none, so the pipeline's caches stay valid
             *((options.config_overrides,) if options.config_overrides else ()),
@@ -155,6 +160,11 @@ class Engine(SiteLists):
         site_theme.check_theme_given(config, self.layered)
         config = site_theme.with_theme_plugins(config, self.layered)
         self.config, self.plugin_notes = registry.adjust_config(config, options.repository)
+        self.link_recorder: LinkRecorder | None = None
+        if options.check_links:
+            site = SiteAddress.of(self.config.url, self.config.baseurl)
+            self.link_recorder = LinkRecorder(sink, cache, site, options.kept)
+            self.sink = CheckedSink(self.link_recorder, options.max_site_bytes)
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
         tracked_tree = TrackingTree(tree, self.recorder)

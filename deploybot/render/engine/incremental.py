@@ -45,6 +45,7 @@ full build, whose result is the same by construction; tests check the equality.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -74,6 +75,7 @@ from deploybot.render.engine.full import (
 from deploybot.render.engine.plugin_outputs import PRODUCER, generators
 from deploybot.render.engine.site_lists import TIMED_US
 from deploybot.render.highlight import cache as highlight_cache
+from deploybot.render.links import check as links
 from deploybot.render.liquid.plugins import registry
 from deploybot.render.liquid.plugins.registry import Needs, enabled
 from deploybot.render.model import RenderOptions
@@ -132,7 +134,15 @@ def build_into(
         else:
             report = _incremental_or_raise(engine, cache, changed)
     cache.set_meta(engine.meta())
-    return report
+    if engine.link_recorder is None:
+        return report
+    try:
+        links.settle(cache, engine.link_recorder)
+        return dataclasses.replace(report, links=links.report(cache))
+    except CacheError as exc:
+        if changed is None:
+            raise
+        raise NeedFullBuild(f"unreadable cache: {exc}") from exc
 
 
 def unread_changes(

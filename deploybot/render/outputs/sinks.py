@@ -11,6 +11,7 @@ from typing import Protocol
 
 from deploybot.git import path_rules
 from deploybot.render.limits import site_too_large
+from deploybot.render.links.report import LinkReport
 from deploybot.render.model import EPOCH, RenderWarning
 from deploybot.render.read.siteconfig import CONFIG_PATH
 from deploybot.render.read.source import SourceTree
@@ -145,6 +146,7 @@ class BuildReport:
     warnings: tuple[RenderWarning, ...]
     timezone: str
     waiting: datetime | None = None
+    links: LinkReport | None = None
 
     @property
     def to_tell(self) -> tuple[RenderWarning, ...]:
