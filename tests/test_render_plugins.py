@@ -273,6 +273,29 @@ def test_avatar_tags_as_jekyll_avatar_writes_them() -> None:
     assert b"https://avatars3.githubusercontent.com/hubot?v=3&s=40" in site.files["index.html"]
 
 
+# jekyll-include-cache
+
+
+def test_include_cached_keeps_an_output_per_key_as_the_plugin_does() -> None:
+    """``{% include_cached %}`` renders as ``include``; a second call with the same path
+    and parameter values writes the first one's output again (the key leaves out the
+    names: ``y="a"`` after ``x="a"`` writes ``x=a``), ``n=2`` is another key; the plain
+    ``include`` is not cached."""
+    site = same_as_jekyll("plugins_include_cache")
+    index = site.files["index.html"].decode()
+    assert index.count("<p>x=a y= n=</p>") == 2
+    assert "<p>x=b y= n=2</p>" in index
+    assert "<p>x= y=a n=</p>" in index
+    assert '<nav class="all"><ul><li>About</li><li>Hidden</li><li>Home</li></ul>' in index
+    assert site.warnings == ()
+
+
+def test_include_cached_is_an_unknown_tag_without_the_plugin() -> None:
+    files = {"index.html": b"---\n---\n{% include_cached x.html %}", "_includes/x.html": b"x"}
+    with pytest.raises(SourceError, match="include_cached"):
+        build(files)
+
+
 # jekyll-titles-from-headings
 
 
