@@ -250,3 +250,21 @@ def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     equality = "self=Related; contains=no first=yes ne=yes notes="
     assert equality in ours.files["2021/06/01/related.html"].decode()
     assert "self=A note" in ours.files["notes/a.html"].decode()
+
+
+def test_site_lists_found_on_real_sites_render_as_jekyll() -> None:
+    """``site.html_pages`` (the pages whose output is HTML or whose URL ends in ``/``, in
+    ``site.pages`` order: just-the-docs' navigation); ``group_by_exp`` names as the
+    expression gives them (``1``, ``1.0``, ``"1"`` and ``nil`` four groups, ``1 == 1.0``),
+    ``group_by``'s as text; ``scssify``/``sassify`` (the site's converter, ``_sass`` on the
+    load path, no source map: just-the-docs' ``head-nav.css``); a page whose permalink
+    ends in ``/`` written as ``index`` + its own extension (``data/index.json``)."""
+    ours = _same_as_jekyll("site_lists")
+    assert ours.warnings == ()
+    index = ours.files["index.html"].decode()
+    assert "<li>data.json /data/</li><li>guide.html /docs/guide.html</li>" in index
+    assert "<p>5 of 8</p>" in index
+    assert '<li>1 1 one</li><li>2 1</li><li>1.0 1 one</li><li>"1" 1 text</li>' in index
+    assert "<style>a { color: #336699; }" in index
+    assert "<style>p { border: 2px solid red; }" in index
+    assert ours.files["data/index.json"] == b'{"a": 1}\n'

@@ -643,8 +643,11 @@ def content_variables(
         label: linked([listed(post_variables(d, md), d, contents) for d in items], False)
         for label, items in collection_docs(model).items()
     }
+    ordered = by_name(model.pages)
+    pages = [listed_page(page, contents) for page in ordered]
     return {
-        "pages": [listed_page(page, contents) for page in by_name(model.pages)],
+        "pages": pages,
+        "html_pages": html_pages(ordered, pages),
         "static_files": [
             static_file_variables(s) for s in listed_static(model.static, model.pages)
         ],
@@ -653,6 +656,21 @@ def content_variables(
         **docs,
         "collections": collection_lists(model.config, docs, list(posts)[::-1], model.static),
     }
+
+
+HTML_EXTS = (".html", ".xhtml", ".htm")
+"""Jekyll's ``HTML_EXTENSIONS`` (``Page#html?``)."""
+
+
+def html_pages(pages: Sequence[Page], mappings: Sequence[Any]) -> list[Any]:
+    """Return ``site.html_pages``: of the ``mappings`` of ``pages`` (``site.pages``, in
+    its order, one mapping per page), those of a page whose output is HTML or whose URL
+    ends in ``/`` (Jekyll 4.3's ``SiteDrop#html_pages``), the same mapping objects."""
+    return [
+        mapping
+        for page, mapping in zip(pages, mappings, strict=True)
+        if page.output_ext in HTML_EXTS or page.url.endswith("/")
+    ]
 
 
 def by_name(pages: Iterable[Page]) -> list[Page]:
