@@ -895,3 +895,35 @@ def test_mentions_on_redirect_pages_follow_their_documents() -> None:
         files = apply(files, commit)
         assert not inc.build(files, LIQUID_OPTIONS).full
         assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_cached_navigation_follows_every_page_incrementally() -> None:
+    """An ``include_cached`` navigation that reads only ``site`` is kept across pages (one
+    render per build): a page's new title, a new page and a removed one reach every page's
+    navigation as in a full build, an include reading ``page`` stays per page."""
+    nav = b"{% for p in site.html_pages %}[{{ p.title }}]{% endfor %}"
+    files = {
+        "_config.yml": b"plugins: [jekyll-include-cache]\n",
+        "_layouts/default.html": b"<nav>{% include_cached nav.html %}</nav>"
+        b"<b>{% include_cached own.html %}</b>{{ content }}",
+        "_includes/nav.html": b"{% include_cached list.html %}",
+        "_includes/list.html": nav,
+        "_includes/own.html": b"{{ page.title }}",
+        **{
+            f"{n}.md": f"---\nlayout: default\ntitle: {n.upper()}\n---\n{n}\n".encode()
+            for n in "abc"
+        },
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b"<nav>[A][B][C]</nav><b>B</b>" in inc.outputs["b.html"]
+    for commit in (
+        {"b.md": b"---\nlayout: default\ntitle: Bee\n---\nb\n"},
+        {"d.md": b"---\nlayout: default\ntitle: D\n---\nd\n"},
+        {"a.md": None},
+        {"_includes/list.html": nav.replace(b"[", b"(")},
+    ):
+        files = apply(files, commit)
+        assert not inc.build(files, LIQUID_OPTIONS).full
+        assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+    assert b"<nav>(Bee](C](D]</nav><b>C</b>" in inc.outputs["c.html"]

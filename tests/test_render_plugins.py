@@ -290,6 +290,41 @@ def test_include_cached_keeps_an_output_per_key_as_the_plugin_does() -> None:
     assert site.warnings == ()
 
 
+@pytest.mark.parametrize(
+    ("body", "independent"),
+    [
+        ("{% for p in site.pages %}{{ p.title }}{% endfor %}", True),
+        ("{% assign n = site.pages | where_exp: 'i', 'i.x != nil' | size %}{{ n }}", True),
+        ("{% include a.html x=site.title %}{{ include.x }}", True),
+        ("{% comment %}{% include {{ x }} y=page %}{% endcomment %}{{ site.title }}", True),
+        ("{{ page.title }}", False),
+        ("{{ outer }}", False),
+        ("{% for p in site.posts %}{{ p.content }}{% endfor %}", False),
+        ("{{ site.pages | where_exp: 'i', 'i.url == page.url' | size }}", False),
+        ("{{ site.pages | where_exp: 'i', expr | size }}", False),
+        ("{% include a.html x=page.title %}", False),
+        ("{% include {{ site.name }} %}", False),
+        ("{% include_relative a.html %}", False),
+        ("{% highlight ruby %}x{% endhighlight %}", False),
+        ("{% increment n %}", False),
+        ("{% include b.html %}", False),  # b.html reads page
+    ],
+)
+def test_an_include_is_kept_across_pages_only_when_it_reads_no_page(
+    body: str, independent: bool
+) -> None:
+    from deploybot.render.liquid.plugins.include_scope import page_independent
+    from deploybot.render.liquid.templates import Liquid
+
+    files = {
+        "_includes/x.html": body.encode(),
+        "_includes/a.html": b"{{ site.title }}",
+        "_includes/b.html": b"{{ page.url }}",
+    }
+    liquid = Liquid(MemoryTree(files), plugins=("jekyll-include-cache",))
+    assert page_independent(liquid, "_includes/x.html") is independent
+
+
 def test_include_cached_is_an_unknown_tag_without_the_plugin() -> None:
     files = {"index.html": b"---\n---\n{% include_cached x.html %}", "_includes/x.html": b"x"}
     with pytest.raises(SourceError, match="include_cached"):
