@@ -44,7 +44,6 @@ from deploybot.render.liquid.jekyll_filters import to_text
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.liquid.plugins import paginate, registry
 from deploybot.render.markdown.renderer import (
-    highlights,
     make_markdown,
     markdown_for,
     markdown_to_html,
@@ -352,7 +351,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     chosen = registry.promotions(model.pages, model.static, config)
     model = promote(model, tree, chosen, hidden, options.max_yaml_size, links)
     warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
-    md = markdown_for(options, highlights(config.data))
+    md = markdown_for(options, config.data)
     model = plugin_outputs.adjust_model(model, lambda text: markdown_to_html(text, md))
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)
