@@ -3,6 +3,7 @@ reaches (the oracle is :func:`deploybot.render.engine.build.build_site`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import zlib
 from datetime import timedelta
@@ -927,3 +928,19 @@ def test_a_cached_navigation_follows_every_page_incrementally() -> None:
         assert not inc.build(files, LIQUID_OPTIONS).full
         assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
     assert b"<nav>(Bee](C](D]</nav><b>C</b>" in inc.outputs["c.html"]
+
+
+def test_now_in_a_date_filter_is_the_build_time_and_follows_it() -> None:
+    """``{{ "now" | date: "%Y" }}`` (just-the-docs' copyright line) is ``site.time``'s
+    year, as Liquid's ``Time.now`` gives it; a later build re-renders it."""
+    files = {
+        "_layouts/x.html": b"{{ content }}",
+        "a.md": b'---\nlayout: x\n---\n(c) {{ "now" | date: "%Y" }} {{ "Today" | date: "%m" }}\n',
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b"(c) 2021 01" in inc.outputs["a.html"]
+    later = dataclasses.replace(LIQUID_OPTIONS, build_time=T0 + timedelta(days=400))
+    inc.build(files, later)
+    assert b"(c) 2022 02" in inc.outputs["a.html"]
+    assert inc.outputs == dict(build_site(MemoryTree(files), later).files)

@@ -353,12 +353,24 @@ def _plain(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+NOW_WORDS = frozenset({"now", "today"})
+"""The texts Liquid's ``Utils.to_date`` reads as the current time (any case)."""
+
+
 def _zoned(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (a date filter of :mod:`.jekyll_filters`) given the site's zone, ``tz``."""
+    """``fn`` (a date filter of :mod:`.jekyll_filters`) given the site's zone, ``tz``;
+    ``"now"``/``"today"`` are the build's ``site.time`` (Liquid's ``Time.now``, which
+    Jekyll reads a moment after ``site.time``; the build's own time keeps a build made
+    again byte for byte), so ``{{ "now" | date: "%Y" }}`` is the year."""
 
     @with_context
     def call(value: Any, *args: Any, context: Any) -> Any:
-        return fn(nil(value), *(nil(a) for a in args), tz=state_of(context).timezone)
+        state = state_of(context)
+        value = nil(value)
+        if isinstance(value, str) and value.lower() in NOW_WORDS:
+            site = state.site
+            value = site.get("time", value) if isinstance(site, Mapping) else value
+        return fn(value, *(nil(a) for a in args), tz=state.timezone)
 
     return call
 
