@@ -42,6 +42,7 @@ from mistune.plugins import Plugin
 from deploybot.render.markdown.kramdown.abbr import kramdown_abbreviations
 from deploybot.render.markdown.kramdown.attrs import (
     ALD_LINE,
+    ALDS_KEY,
     ATTRS_KEY,
     IAL_LINE,
     IAL_LINE_PATTERN,
@@ -61,6 +62,7 @@ from deploybot.render.markdown.kramdown.lists import kramdown_lists
 from deploybot.render.markdown.kramdown.math_blocks import kramdown_math
 from deploybot.render.markdown.kramdown.span_html import kramdown_span_html
 from deploybot.render.markdown.kramdown.tables import kramdown_tables
+from deploybot.render.markdown.kramdown.list_ials import kramdown_list_item_ials
 from deploybot.render.markdown.kramdown.tasks import kramdown_task_lists
 from deploybot.render.markdown.kramdown.toc import TOC_KEY, kramdown_toc
 from deploybot.render.markdown.kramdown.typography import typography
@@ -72,8 +74,6 @@ from deploybot.render.markdown.mistune_hooks import (
     wrap_render_token,
 )
 
-#: ``state.env`` key holding the document's ALDs (name -> AttributeList).
-ALDS_KEY = "kramdown_alds"
 
 _IAL = "kramdown_ial"
 _ALD = "kramdown_ald"
@@ -133,6 +133,7 @@ def kramdown_plugins(
         kramdown_html,
         kramdown_span_html,
         kramdown_links,
+        kramdown_list_item_ials,
         kramdown_task_lists,
         kramdown_lists,
         kramdown_definition_lists,
