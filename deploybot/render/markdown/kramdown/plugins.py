@@ -58,11 +58,11 @@ from deploybot.render.markdown.kramdown.extensions import kramdown_extensions
 from deploybot.render.markdown.kramdown.footnotes import make_kramdown_footnotes
 from deploybot.render.markdown.kramdown.headings import heading_ids
 from deploybot.render.markdown.kramdown.links import kramdown_links
+from deploybot.render.markdown.kramdown.list_ials import kramdown_list_item_ials
 from deploybot.render.markdown.kramdown.lists import kramdown_lists
 from deploybot.render.markdown.kramdown.math_blocks import kramdown_math
 from deploybot.render.markdown.kramdown.span_html import kramdown_span_html
 from deploybot.render.markdown.kramdown.tables import kramdown_tables
-from deploybot.render.markdown.kramdown.list_ials import kramdown_list_item_ials
 from deploybot.render.markdown.kramdown.tasks import kramdown_task_lists
 from deploybot.render.markdown.kramdown.toc import TOC_KEY, kramdown_toc
 from deploybot.render.markdown.kramdown.typography import typography
@@ -73,7 +73,6 @@ from deploybot.render.markdown.mistune_hooks import (
     wrap_inline_render,
     wrap_render_token,
 )
-
 
 _IAL = "kramdown_ial"
 _ALD = "kramdown_ald"
