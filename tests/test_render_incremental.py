@@ -944,3 +944,23 @@ def test_now_in_a_date_filter_is_the_build_time_and_follows_it() -> None:
     inc.build(files, later)
     assert b"(c) 2022 02" in inc.outputs["a.html"]
     assert inc.outputs == dict(build_site(MemoryTree(files), later).files)
+
+
+def test_a_cached_include_that_warns_warns_alike_incrementally() -> None:
+    """A page-independent cached include whose render warns (Liquid the lax parser reads)
+    is rendered on each page, so an incremental build that re-renders one page only gives
+    the full build's warnings."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-include-cache]\n",
+        "_layouts/default.html": b"{% include_cached nav.html %}{{ content }}",
+        "_includes/nav.html": b"{{ site.title | | upcase }}",
+        **{f"{n}.md": f"---\nlayout: default\n---\n{n}\n".encode() for n in "ab"},
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    first = inc.build(files, LIQUID_OPTIONS)
+    assert first.warnings == build_site(MemoryTree(files), LIQUID_OPTIONS).warnings
+    files = apply(files, {"b.md": b"---\nlayout: default\n---\nbee\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert report.warnings == build_site(MemoryTree(files), LIQUID_OPTIONS).warnings
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

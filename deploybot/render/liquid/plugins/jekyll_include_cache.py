@@ -13,7 +13,8 @@ Jekyll rendered with that key. Here an include that reads nothing of the page
 (:func:`.include_scope.page_independent`) is kept for the build too (per process of a
 parallel build: the same output whichever page renders it first), with the dependencies
 its render recorded, replayed into each page that reuses it so an incremental build
-re-renders them when what it read changes. Any other is kept per page (its body and
+re-renders them when what it read changes (one whose render warns is not: each page
+renders it and keeps its warnings). Any other is kept per page (its body and
 layouts): the same output wherever the include depends on ``site`` and its parameters
 only, as the plugin asks of its users, and each page's own output where Jekyll would
 repeat another page's.
@@ -89,6 +90,7 @@ def _tags() -> Sequence[type[Any]]:
                     if recorder is not None:
                         recorder.add(dependency, fingerprint)
             else:
+                warned = len(state.warnings) + state.suppressed
                 if recorder is not None:
                     recorder.push()
                 try:
@@ -97,7 +99,9 @@ def _tags() -> Sequence[type[Any]]:
                 finally:
                     reads = recorder.pop() if recorder is not None else {}
                 kept = inner.getvalue()
-                if across:
+                # one that warns is rendered on each page: each page keeps its warnings, so
+                # an incremental build warns as a full one does
+                if across and len(state.warnings) + state.suppressed == warned:
                     shared.outputs[key] = (kept, reads)
             state.include_cache[key] = kept
             return int(buffer.write(kept))
