@@ -57,6 +57,7 @@ from deploybot.render.markdown.kramdown.emphasis import kramdown_strong_emphasis
 from deploybot.render.markdown.kramdown.extensions import kramdown_extensions
 from deploybot.render.markdown.kramdown.footnotes import make_kramdown_footnotes
 from deploybot.render.markdown.kramdown.headings import heading_ids
+from deploybot.render.markdown.kramdown.lazy_fences import kramdown_lazy_fences
 from deploybot.render.markdown.kramdown.links import kramdown_links
 from deploybot.render.markdown.kramdown.list_ials import kramdown_list_item_ials
 from deploybot.render.markdown.kramdown.lists import kramdown_lists
@@ -133,6 +134,7 @@ def kramdown_plugins(
         kramdown_span_html,
         kramdown_links,
         kramdown_list_item_ials,
+        kramdown_lazy_fences,
         kramdown_task_lists,
         kramdown_lists,
         kramdown_definition_lists,
