@@ -3,6 +3,7 @@ reaches (the oracle is :func:`deploybot.render.engine.build.build_site`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import zlib
 from datetime import timedelta
@@ -925,3 +926,71 @@ def test_mentions_on_redirect_pages_follow_their_documents() -> None:
         files = apply(files, commit)
         assert not inc.build(files, LIQUID_OPTIONS).full
         assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_a_cached_navigation_follows_every_page_incrementally() -> None:
+    """An ``include_cached`` navigation that reads only ``site`` is kept across pages (one
+    render per build): a page's new title, a new page and a removed one reach every page's
+    navigation as in a full build, an include reading ``page`` stays per page."""
+    nav = b"{% for p in site.html_pages %}[{{ p.title }}]{% endfor %}"
+    files = {
+        "_config.yml": b"plugins: [jekyll-include-cache]\n",
+        "_layouts/default.html": b"<nav>{% include_cached nav.html %}</nav>"
+        b"<b>{% include_cached own.html %}</b>{{ content }}",
+        "_includes/nav.html": b"{% include_cached list.html %}",
+        "_includes/list.html": nav,
+        "_includes/own.html": b"{{ page.title }}",
+        **{
+            f"{n}.md": f"---\nlayout: default\ntitle: {n.upper()}\n---\n{n}\n".encode()
+            for n in "abc"
+        },
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b"<nav>[A][B][C]</nav><b>B</b>" in inc.outputs["b.html"]
+    for commit in (
+        {"b.md": b"---\nlayout: default\ntitle: Bee\n---\nb\n"},
+        {"d.md": b"---\nlayout: default\ntitle: D\n---\nd\n"},
+        {"a.md": None},
+        {"_includes/list.html": nav.replace(b"[", b"(")},
+    ):
+        files = apply(files, commit)
+        assert not inc.build(files, LIQUID_OPTIONS).full
+        assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+    assert b"<nav>(Bee](C](D]</nav><b>C</b>" in inc.outputs["c.html"]
+
+
+def test_now_in_a_date_filter_is_the_build_time_and_follows_it() -> None:
+    """``{{ "now" | date: "%Y" }}`` (just-the-docs' copyright line) is ``site.time``'s
+    year, as Liquid's ``Time.now`` gives it; a later build re-renders it."""
+    files = {
+        "_layouts/x.html": b"{{ content }}",
+        "a.md": b'---\nlayout: x\n---\n(c) {{ "now" | date: "%Y" }} {{ "Today" | date: "%m" }}\n',
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    inc.build(files, LIQUID_OPTIONS)
+    assert b"(c) 2021 01" in inc.outputs["a.html"]
+    later = dataclasses.replace(LIQUID_OPTIONS, build_time=T0 + timedelta(days=400))
+    inc.build(files, later)
+    assert b"(c) 2022 02" in inc.outputs["a.html"]
+    assert inc.outputs == dict(build_site(MemoryTree(files), later).files)
+
+
+def test_a_cached_include_that_warns_warns_alike_incrementally() -> None:
+    """A page-independent cached include whose render warns (Liquid the lax parser reads)
+    is rendered on each page, so an incremental build that re-renders one page only gives
+    the full build's warnings."""
+    files = {
+        "_config.yml": b"plugins: [jekyll-include-cache]\n",
+        "_layouts/default.html": b"{% include_cached nav.html %}{{ content }}",
+        "_includes/nav.html": b"{{ site.title | | upcase }}",
+        **{f"{n}.md": f"---\nlayout: default\n---\n{n}\n".encode() for n in "ab"},
+    }
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    first = inc.build(files, LIQUID_OPTIONS)
+    assert first.warnings == build_site(MemoryTree(files), LIQUID_OPTIONS).warnings
+    files = apply(files, {"b.md": b"---\nlayout: default\n---\nbee\n"})
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full
+    assert report.warnings == build_site(MemoryTree(files), LIQUID_OPTIONS).warnings
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)

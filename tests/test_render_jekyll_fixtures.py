@@ -16,7 +16,7 @@ import pytest
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.model import RenderOptions, SiteBuild
-from deploybot.render.read.source import DirTree
+from deploybot.render.read.source import DirTree, MemoryTree
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "jekyll"
 
@@ -250,3 +250,44 @@ def test_content_gaps_found_on_real_sites_render_as_jekyll() -> None:
     equality = "self=Related; contains=no first=yes ne=yes notes="
     assert equality in ours.files["2021/06/01/related.html"].decode()
     assert "self=A note" in ours.files["notes/a.html"].decode()
+
+
+def test_site_lists_found_on_real_sites_render_as_jekyll() -> None:
+    """``site.html_pages`` (the pages whose output is HTML or whose URL ends in ``/``, in
+    ``site.pages`` order: just-the-docs' navigation); ``group_by_exp`` names as the
+    expression gives them (``1``, ``1.0``, ``"1"`` and ``nil`` four groups, ``1 == 1.0``),
+    ``group_by``'s as text; ``scssify``/``sassify`` (the site's converter, ``_sass`` on the
+    load path, no source map: just-the-docs' ``head-nav.css``); a page whose permalink
+    ends in ``/`` written as ``index`` + its own extension (``data/index.json``)."""
+    ours = _same_as_jekyll("site_lists")
+    assert ours.warnings == ()
+    index = ours.files["index.html"].decode()
+    assert "<li>data.json /data/</li><li>guide.html /docs/guide.html</li>" in index
+    assert "<p>5 of 8</p>" in index
+    assert '<li>1 1 one</li><li>2 1</li><li>1.0 1 one</li><li>"1" 1 text</li>' in index
+    assert "<style>a { color: #336699; }" in index
+    assert "<style>p { border: 2px solid red; }" in index
+    assert ours.files["data/index.json"] == b'{"a": 1}\n'
+
+
+def test_kramdown_line_numbers_as_rouge_writes_them() -> None:
+    """``kramdown.syntax_highlighter_opts.block.line_numbers`` (mediumish-theme-jekyll) puts
+    fenced and indented code blocks in Rouge's table (``rouge-gutter gl``, ``rouge-code``),
+    numbered from ``start_line``; inline code and ``{% highlight %}`` are left alone."""
+    ours = _same_as_jekyll("line_numbers")
+    assert ours.warnings == ()
+    index = ours.files["index.html"].decode()
+    assert '<td class="rouge-gutter gl"><pre class="lineno">3\n4\n5\n</pre>' in index
+    assert '<td class="gutter gl"><pre class="lineno">1\n</pre>' in index
+
+
+def test_kramdown_highlighter_options_not_followed_are_warned_about() -> None:
+    config = (
+        b"kramdown:\n  syntax_highlighter_opts:\n    css_class: x\n"
+        b"    block: {line_numbers: true, wrap: true}\n    span: {disable: true}\n"
+    )
+    site = build_site(MemoryTree({"_config.yml": config}), RenderOptions())
+    messages = [w.message for w in site.warnings]
+    assert "kramdown.syntax_highlighter_opts.css_class is not supported: ignored" in messages
+    assert "kramdown.syntax_highlighter_opts.block.wrap is not supported: ignored" in messages
+    assert "kramdown.syntax_highlighter_opts.span is not supported: ignored" in messages

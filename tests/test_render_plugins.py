@@ -273,6 +273,64 @@ def test_avatar_tags_as_jekyll_avatar_writes_them() -> None:
     assert b"https://avatars3.githubusercontent.com/hubot?v=3&s=40" in site.files["index.html"]
 
 
+# jekyll-include-cache
+
+
+def test_include_cached_keeps_an_output_per_key_as_the_plugin_does() -> None:
+    """``{% include_cached %}`` renders as ``include``; a second call with the same path
+    and parameter values writes the first one's output again (the key leaves out the
+    names: ``y="a"`` after ``x="a"`` writes ``x=a``), ``n=2`` is another key; the plain
+    ``include`` is not cached."""
+    site = same_as_jekyll("plugins_include_cache")
+    index = site.files["index.html"].decode()
+    assert index.count("<p>x=a y= n=</p>") == 2
+    assert "<p>x=b y= n=2</p>" in index
+    assert "<p>x= y=a n=</p>" in index
+    assert '<nav class="all"><ul><li>About</li><li>Hidden</li><li>Home</li></ul>' in index
+    assert site.warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("body", "independent"),
+    [
+        ("{% for p in site.pages %}{{ p.title }}{% endfor %}", True),
+        ("{% assign n = site.pages | where_exp: 'i', 'i.x != nil' | size %}{{ n }}", True),
+        ("{% include a.html x=site.title %}{{ include.x }}", True),
+        ("{% comment %}{% include {{ x }} y=page %}{% endcomment %}{{ site.title }}", True),
+        ("{{ page.title }}", False),
+        ("{{ outer }}", False),
+        ("{% for p in site.posts %}{{ p.content }}{% endfor %}", False),
+        ("{{ site.pages | where_exp: 'i', 'i.url == page.url' | size }}", False),
+        ("{{ site.pages | where_exp: 'i', expr | size }}", False),
+        ("{% include a.html x=page.title %}", False),
+        ("{% include {{ site.name }} %}", False),
+        ("{% include_relative a.html %}", False),
+        ("{% highlight ruby %}x{% endhighlight %}", False),
+        ("{% increment n %}", False),
+        ("{% include b.html %}", False),  # b.html reads page
+    ],
+)
+def test_an_include_is_kept_across_pages_only_when_it_reads_no_page(
+    body: str, independent: bool
+) -> None:
+    from deploybot.render.liquid.plugins.include_scope import page_independent
+    from deploybot.render.liquid.templates import Liquid
+
+    files = {
+        "_includes/x.html": body.encode(),
+        "_includes/a.html": b"{{ site.title }}",
+        "_includes/b.html": b"{{ page.url }}",
+    }
+    liquid = Liquid(MemoryTree(files), plugins=("jekyll-include-cache",))
+    assert page_independent(liquid, "_includes/x.html") is independent
+
+
+def test_include_cached_is_an_unknown_tag_without_the_plugin() -> None:
+    files = {"index.html": b"---\n---\n{% include_cached x.html %}", "_includes/x.html": b"x"}
+    with pytest.raises(SourceError, match="include_cached"):
+        build(files)
+
+
 # jekyll-titles-from-headings
 
 

@@ -44,7 +44,6 @@ from deploybot.render.liquid.jekyll_filters import to_text
 from deploybot.render.liquid.layouts import LiquidLayouts
 from deploybot.render.liquid.plugins import paginate, registry
 from deploybot.render.markdown.renderer import (
-    highlights,
     make_markdown,
     markdown_for,
     markdown_to_html,
@@ -360,7 +359,7 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     chosen = registry.promotions(model.pages, model.static, config)
     model = promote(model, tree, chosen, hidden, options.max_yaml_size, links)
     warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
-    md = markdown_for(options, highlights(config.data))
+    md = markdown_for(options, config.data)
     model = plugin_outputs.adjust_model(model, lambda text: markdown_to_html(text, md))
     env = make_environment(tree, options.theme, config, options.layout_limits)
     names = site_theme.site_layouts(tree.paths(), options.theme)
@@ -651,8 +650,11 @@ def content_variables(
         label: linked([listed(post_variables(d, md), d, contents) for d in items], False)
         for label, items in collection_docs(model).items()
     }
+    ordered = by_name(model.pages)
+    pages = [listed_page(page, contents) for page in ordered]
     return {
-        "pages": [listed_page(page, contents) for page in by_name(model.pages)],
+        "pages": pages,
+        "html_pages": html_pages(ordered, pages),
         "static_files": [
             static_file_variables(s) for s in listed_static(model.static, model.pages)
         ],
@@ -661,6 +663,21 @@ def content_variables(
         **docs,
         "collections": collection_lists(model.config, docs, list(posts)[::-1], model.static),
     }
+
+
+HTML_EXTS = (".html", ".xhtml", ".htm")
+"""Jekyll's ``HTML_EXTENSIONS`` (``Page#html?``)."""
+
+
+def html_pages(pages: Sequence[Page], mappings: Sequence[Any]) -> list[Any]:
+    """Return ``site.html_pages``: of the ``mappings`` of ``pages`` (``site.pages``, in
+    its order, one mapping per page), those of a page whose output is HTML or whose URL
+    ends in ``/`` (Jekyll 4.3's ``SiteDrop#html_pages``), the same mapping objects."""
+    return [
+        mapping
+        for page, mapping in zip(pages, mappings, strict=True)
+        if page.output_ext in HTML_EXTS or page.url.endswith("/")
+    ]
 
 
 def by_name(pages: Iterable[Page]) -> list[Page]:

@@ -412,6 +412,11 @@ class SiteContent(Protocol):
         """Return the ``page`` mapping of every page, in source-path order."""
         ...
 
+    def site_html_pages(self, pages: list[Any]) -> list[Any]:
+        """Return ``site.html_pages``: those of ``pages`` (what :meth:`site_pages`
+        returned) whose output is HTML, the same objects."""
+        ...
+
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
         ...
@@ -430,12 +435,13 @@ class SiteContent(Protocol):
         ...
 
 
-_LAZY = ("posts", "pages", "static_files", "categories", "tags", "data", "collections")
+_LAZY = ("posts", "pages", "html_pages", "static_files", "categories", "tags", "data")
+_LAZY_LISTS = (*_LAZY, "collections")
 _GROUPS = {"categories": (Kind.POST + "categories",), "tags": (Kind.POST + "tags",)}
 
 
 class LazySite(TrackedDict):
-    """The ``site`` mapping (``s:`` keys); ``posts``, ``pages``, ``static_files``,
+    """The ``site`` mapping (``s:`` keys); ``posts``, ``pages``, ``html_pages``, ``static_files``,
     ``categories``, ``tags``, ``data``, ``collections`` and each collection's documents
     (``labels``) are made from ``content`` on first read, so a build that renders no
     listing never loads every post. ``related_posts`` is made on each read for
@@ -452,7 +458,7 @@ class LazySite(TrackedDict):
         content: SiteContent,
         labels: tuple[str, ...] = (),
     ) -> None:
-        lazy = (*_LAZY, *labels)
+        lazy = (*_LAZY_LISTS, *labels)
         placeholders = dict.fromkeys((*lazy, RELATED_POSTS), _ABSENT)
         super().__init__({**data, **placeholders}, recorder, Kind.SITE, False)
         self._content = content
@@ -494,9 +500,11 @@ class LazySite(TrackedDict):
             dict.__setitem__(self, "tags", tags)
         elif key == "data":
             dict.__setitem__(self, "data", self._content.site_data())
-        elif key == "pages":
+        elif key in ("pages", "html_pages"):
             pages = self._content.site_pages()
+            html = self._content.site_html_pages(pages)
             dict.__setitem__(self, "pages", TrackedList(pages, recorder, Key.PAGES))
+            dict.__setitem__(self, "html_pages", TrackedList(html, recorder, Key.PAGES))
         else:
             static = self._content.site_static_files()
             dict.__setitem__(self, "static_files", TrackedList(static, recorder, Key.STATIC))

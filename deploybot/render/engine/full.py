@@ -45,7 +45,7 @@ from deploybot.render.links.resolve import SiteAddress
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.liquid.plugins import registry
 from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext, Promotion
-from deploybot.render.markdown.renderer import highlights, markdown_for, markdown_to_html
+from deploybot.render.markdown.renderer import markdown_for, markdown_to_html
 from deploybot.render.model import (
     Page,
     Post,
@@ -177,7 +177,7 @@ class Engine(SiteLists):
         self.cut_us = NEVER if cutoff is None else micros(cutoff)
         # the cut-off moves with the clock (not future: true, nor _config.yml's time)
         self.clock_cutoff = cutoff is not None and self.config.time is None
-        self.md = markdown_for(options, highlights(self.config.data))
+        self.md = markdown_for(options, self.config.data)
         self.contents = EngineContents(self)
         self.env = env
         self.tracked_tree = tracked_tree

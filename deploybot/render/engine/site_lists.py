@@ -75,6 +75,11 @@ class SiteLists(ThemeSetup):
         pages = build.by_name(row.model for row in self.cache.rows("page"))
         return [build.listed_page(page, self.contents) for page in pages]
 
+    def site_html_pages(self, pages: list[Any]) -> list[Any]:
+        """Return ``site.html_pages``: those of ``pages`` (what :meth:`site_pages`
+        returned) that :func:`~.build.html_pages` keeps."""
+        return build.html_pages(build.by_name(row.model for row in self.cache.rows("page")), pages)
+
     def site_static_files(self) -> list[dict[str, Any]]:
         """Return the ``site.static_files`` entries, in source-path order."""
         static = [row.model for row in self.cache.rows("static")]

@@ -11,14 +11,13 @@ with ``jekyll build``: ``tests/fixtures/jekyll/sass_collection``."""
 from __future__ import annotations
 
 import dataclasses
-import posixpath
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from deploybot.render.engine.document import RenderContext, RenderedDocument, render_content
 from deploybot.render.highlight.clock import highlight_budget
 from deploybot.render.model import Document, RenderWarning
-from deploybot.render.read.source import MemoryTree, SourceTree
+from deploybot.render.read.source import MemoryTree
 from deploybot.render.theme import sass
 
 
@@ -64,18 +63,7 @@ def _compile(
         settings,
         body_line=doc.body_line,
         limits=sass.SassLimits(max_output=ctx.max_page_bytes or sass.SassLimits().max_output),
-        folders=lambda: _folders(tree),
+        folders=lambda: sass.tree_folders(tree),
         entry=sass.DOCUMENT_ENTRY if document else None,
     )
     return sheet, warnings + tuple(RenderWarning(doc.path, None, note) for note in notes)
-
-
-def _folders(tree: SourceTree) -> list[str]:
-    """Every folder of ``tree`` (each file's parents), sorted."""
-    found: set[str] = set()
-    for path in tree.paths():
-        folder = posixpath.dirname(path)
-        while folder and folder not in found:
-            found.add(folder)
-            folder = posixpath.dirname(folder)
-    return sorted(found)

@@ -56,7 +56,8 @@ class ThemeSetup:
         self.layout_names, self.data_paths = dict(names), sorted(data_paths)
         data = build.site_variables(SiteModel(self.config, (), (), (), self.time), self.md)
         labels = tuple(label for label in self.config.collections if label != POSTS)
-        for key in ("posts", "pages", "static_files", "categories", "tags", "collections"):
+        lists = ("posts", "pages", "html_pages", "static_files", "categories", "tags")
+        for key in (*lists, "collections"):
             del data[key]
         for label in labels:
             data.pop(label, None)

@@ -77,16 +77,28 @@ def rouge_whitespace(
         yield (Text if kind in Whitespace else kind), value
 
 
-def fenced_block(code: str, lang: str | None) -> str:
+def fenced_block(code: str, lang: str | None, line_start: int | None = None) -> str:
     """Return kramdown's HTML for a fenced code block (``lang=None``: ``language-plaintext``).
 
     Shape: ``<div class="language-X highlighter-rouge"><div class="highlight"><pre
-    class="highlight"><code>…</code></pre></div></div>`` plus a newline.
+    class="highlight"><code>…</code></pre></div></div>`` plus a newline. With
+    ``line_start`` (kramdown's ``line_numbers``), the spans are in Rouge 3.30's
+    ``HTMLTable`` as ``HTMLLegacy`` makes it: a ``rouge-gutter gl`` cell numbering each
+    line from ``line_start`` (a last line without a newline counts), a ``rouge-code`` cell.
     """
     label = html.escape(lang or "plaintext")
+    spans = code_spans(code, lang)
+    if line_start is not None:
+        lines = code.count("\n") + (1 if code and not code.endswith("\n") else 0)
+        numbers = "\n".join(str(n) for n in range(line_start, line_start + lines)) + "\n"
+        spans = (
+            '<table class="rouge-table"><tbody><tr><td class="rouge-gutter gl">'
+            f'<pre class="lineno">{numbers}</pre></td><td class="rouge-code"><pre>{spans}'
+            "</pre></td></tr></tbody></table>"
+        )
     return (
         f'<div class="language-{label} highlighter-rouge"><div class="highlight">'
-        f'<pre class="highlight"><code>{code_spans(code, lang)}</code></pre></div></div>\n'
+        f'<pre class="highlight"><code>{spans}</code></pre></div></div>\n'
     )
 
 

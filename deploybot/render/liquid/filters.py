@@ -149,8 +149,20 @@ def find_exp(value: Any, name: Any = "", expression: Any = "", *, context: Any) 
     return nil(value) if kept is None else (kept[0] if kept else None)
 
 
-def _grouped(groups: dict[str, list[Any]]) -> list[dict[str, Any]]:
-    return [{"name": k, "items": v, "size": len(v)} for k, v in groups.items()]
+def _grouped(groups: Mapping[object, tuple[Any, list[Any]]]) -> list[dict[str, Any]]:
+    """Jekyll's ``grouped_array``: ``{name, items, size}`` per group, first seen first."""
+    return [{"name": name, "items": v, "size": len(v)} for name, v in groups.values()]
+
+
+def _ruby_key(value: Any) -> object:
+    """A key that tells values apart as a Ruby ``Hash`` does (``eql?``): ``1``, ``1.0``,
+    ``true`` and ``"1"`` are four keys; arrays by their items; anything else (a hash, a
+    document) by identity."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return (type(value).__name__, value)
+    if isinstance(value, list | tuple):
+        return ("array", tuple(_ruby_key(item) for item in value))
+    return ("object", id(value))
 
 
 def group_by(value: Any, prop: Any = "") -> Any:
@@ -158,25 +170,28 @@ def group_by(value: Any, prop: Any = "") -> Any:
     items = _items(value)
     if items is None:
         return nil(value)
-    groups: dict[str, list[Any]] = {}
+    groups: dict[object, tuple[Any, list[Any]]] = {}
     for item in items:
-        groups.setdefault(jf.to_text(item_property(item, prop)), []).append(item)
+        key = jf.to_text(item_property(item, prop))
+        groups.setdefault(key, (key, []))[1].append(item)
     return _grouped(groups)
 
 
 @with_context
 def group_by_exp(value: Any, name: Any = "", expression: Any = "", *, context: Any) -> Any:
-    """Jekyll's ``group_by_exp``: groups keyed by a Liquid expression's text."""
+    """Jekyll's ``group_by_exp``: groups keyed by a Liquid expression's value, as the
+    expression gives it (``Liquid::Variable#render``: a number stays a number, where
+    ``group_by`` makes every name text)."""
     items = _items(value)
     if items is None:
         return nil(value)
     parsed = _parse(context.env, str(expression), False)
-    groups: dict[str, list[Any]] = {}
+    groups: dict[object, tuple[Any, list[Any]]] = {}
     for item in items:
         context.raise_for_loop_limit(1)
         with context.extend({str(name): item}):
-            key = jf.to_text(nil(parsed.evaluate(context)))
-        groups.setdefault(key, []).append(item)
+            found = nil(parsed.evaluate(context))
+        groups.setdefault(_ruby_key(found), (found, []))[1].append(item)
     return _grouped(groups)
 
 
@@ -295,6 +310,27 @@ def markdownify(value: Any, *, context: Any) -> str:
     return str(state_of(context).markdown(jf.to_text(nil(value))))
 
 
+def _sass_filter(syntax: str) -> Callable[..., str]:
+    """Jekyll's ``sassify`` (``syntax`` ``"sass"``) or ``scssify`` (``"scss"``): the text
+    through the site's Sass converter, imports read from the render's source tree
+    (:func:`~deploybot.render.theme.sass.convert_text`). Raises ``SourceError`` for a Sass
+    error, as Jekyll stops on it."""
+
+    @with_context
+    def convert(value: Any, *, context: Any) -> str:
+        from deploybot.render.read.source import MemoryTree
+        from deploybot.render.theme import sass
+
+        state = state_of(context)
+        tree = state.liquid.tree or MemoryTree({})
+        limits = sass.SassLimits(max_output=state.liquid.max_output)
+        text = jf.to_text(nil(value))
+        site_sass = state.site.get("sass") if isinstance(state.site, Mapping) else None
+        return sass.convert_text(text, syntax, tree, site_sass, path=state.page_path, limits=limits)
+
+    return convert
+
+
 @with_context
 def relative_url(value: Any, *, context: Any) -> Any:
     """Jekyll's ``relative_url`` with the site's ``baseurl``."""
@@ -317,12 +353,24 @@ def _plain(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+NOW_WORDS = frozenset({"now", "today"})
+"""The texts Liquid's ``Utils.to_date`` reads as the current time (any case)."""
+
+
 def _zoned(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (a date filter of :mod:`.jekyll_filters`) given the site's zone, ``tz``."""
+    """``fn`` (a date filter of :mod:`.jekyll_filters`) given the site's zone, ``tz``;
+    ``"now"``/``"today"`` are the build's ``site.time`` (Liquid's ``Time.now``, which
+    Jekyll reads a moment after ``site.time``; the build's own time keeps a build made
+    again byte for byte), so ``{{ "now" | date: "%Y" }}`` is the year."""
 
     @with_context
     def call(value: Any, *args: Any, context: Any) -> Any:
-        return fn(nil(value), *(nil(a) for a in args), tz=state_of(context).timezone)
+        state = state_of(context)
+        value = nil(value)
+        if isinstance(value, str) and value.lower() in NOW_WORDS:
+            site = state.site
+            value = site.get("time", value) if isinstance(site, Mapping) else value
+        return fn(value, *(nil(a) for a in args), tz=state.timezone)
 
     return call
 
@@ -342,6 +390,8 @@ JEKYLL_FILTERS: Mapping[str, Callable[..., Any]] = {
     "sample": sample,
     "to_integer": to_integer,
     "markdownify": markdownify,
+    "sassify": _sass_filter("sass"),
+    "scssify": _sass_filter("scss"),
     "relative_url": relative_url,
     "absolute_url": absolute_url,
     "smartify": _plain(lambda v: smarten(jf.to_text(v))),

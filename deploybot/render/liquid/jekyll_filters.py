@@ -190,9 +190,10 @@ def as_time(value: Any, tz: tzinfo) -> datetime | None:
     it, shown in ``tz``); a date at midnight UTC (Ruby's ``Date#strftime`` prints
     ``+0000``); an integer or a string of digits as seconds since the epoch in ``tz``
     (``Time.at``); other text by Ruby's ``Time.parse`` in ``tz``
-    (:mod:`deploybot.render.read.rubytime`; ``now``/``today`` and text without a year, which Ruby
-    completes from the clock, are refused). Floats, booleans and the rest are no date, as in
-    Liquid."""
+    (:mod:`deploybot.render.read.rubytime`; text without a year, which Ruby completes
+    from the clock, is refused; ``now``/``today`` are the build's time, which the Liquid
+    filters put in their place: :func:`deploybot.render.liquid.filters._zoned`). Floats,
+    booleans and the rest are no date, as in Liquid."""
     try:
         if isinstance(value, datetime):
             return value if value.tzinfo else value.replace(tzinfo=UTC).astimezone(tz)

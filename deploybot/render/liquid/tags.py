@@ -475,8 +475,18 @@ class IncludeNode(_SimpleNode):
                 found[m[1]] = nil(lax.ruby_expression(m[4], self.token).evaluate(context))
         return found
 
-    def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
-        """Render the included file into ``buffer`` with ``include`` set."""
+    def state(self, context: RenderContext) -> Any:
+        """Return the render's :class:`~deploybot.render.liquid.templates.RenderState`."""
+        return state_of(context)
+
+    def resolve_path(self, context: RenderContext) -> str:
+        """Return the source path of the file the tag includes (its name rendered).
+
+        Raises ``LiquidSyntaxError`` for a name Jekyll refuses or a path outside the
+        tree's rules."""
+        return self._resolve(context)[1]
+
+    def _resolve(self, context: RenderContext) -> tuple[str, str]:
         state = state_of(context)
         name = _render_markup(context, self.file)
         if _BAD_SEQUENCE.search(name) or not _FILE_CHARS.match(name):
@@ -492,6 +502,12 @@ class IncludeNode(_SimpleNode):
             path_rules.check_path(path, "include")
         except SourceError as exc:
             raise LiquidSyntaxError(f"include: {exc.message}", token=self.token) from exc
+        return name, path
+
+    def render_to_output(self, context: RenderContext, buffer: TextIO) -> int:
+        """Render the included file into ``buffer`` with ``include`` set."""
+        state = state_of(context)
+        name, path = self._resolve(context)
         template = state.load(path)
         if template is None:
             if not self.relative and name == "JB/setup":
@@ -513,12 +529,13 @@ class IncludeTag(Tag):
     name = "include"
     block = False
     relative = False
+    node_class: type[IncludeNode] = IncludeNode
 
     def parse(self, stream: TokenStream) -> Node:
         """Parse the tag at the head of ``stream``: its markup as Jekyll's ``markup.strip``
         leaves it (a no-break space stays, and is not a file name's)."""
         token, markup = _tag_markup(stream)
-        return IncludeNode(token, lax.ruby_strip(markup), self.relative)
+        return self.node_class(token, lax.ruby_strip(markup), self.relative)
 
 
 class IncludeRelativeTag(IncludeTag):

@@ -255,8 +255,9 @@ class Liquid:
 @dataclass
 class RenderState:
     """What one page's Liquid renders share: the loop iterations run so far, the HTML
-    fragments, the warnings, and the page (``page_path``: ``include_relative``'s folder;
-    ``site``: ``post_url``/``link``)."""
+    fragments, the warnings, the outputs ``include_cached`` keeps (by
+    :func:`~deploybot.render.liquid.plugins.jekyll_include_cache.cache_key`), and the
+    page (``page_path``: ``include_relative``'s folder; ``site``: ``post_url``/``link``)."""
 
     liquid: Liquid
     page_path: str
@@ -266,6 +267,7 @@ class RenderState:
     warnings: list[RenderWarning] = field(default_factory=list)
     suppressed: int = 0
     noted: set[RenderWarning] = field(default_factory=set)
+    include_cache: dict[tuple[object, ...], str] = field(default_factory=dict)
 
     @property
     def url(self) -> str:

@@ -29,6 +29,7 @@ from deploybot.render.markdown.budget import markdown_budget, markdown_elements
 from deploybot.render.markdown.kramdown.plugins import kramdown_plugins
 from deploybot.render.markdown.mistune_linear import linear_parsing
 from deploybot.render.markdown.mistune_specs import possessive_rules
+from deploybot.render.markdown.rouge_options import block_line_start
 from deploybot.render.model import RenderOptions
 
 FootnoteStyle = Literal["kramdown", "kramdown1", "mistune", "none"]
@@ -55,9 +56,12 @@ class JekyllRenderer(mistune.HTMLRenderer):
     """mistune's HTML renderer with kramdown/Rouge code markup and kramdown text escaping
     (``highlight=False``: kramdown's markup without a highlighter)."""
 
-    def __init__(self, *args: Any, highlight: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, highlight: bool = True, line_start: int | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.highlight = highlight
+        self.line_start = line_start
 
     def text(self, text: str) -> str:
         """Return text with ``& < >`` escaped and quotes left bare (kramdown's text output)."""
@@ -74,7 +78,7 @@ class JekyllRenderer(mistune.HTMLRenderer):
             cls = f' class="language-{html.escape(lang)}"' if lang else ""
             body = html.escape(code, quote=False).removesuffix("\n")
             return f"<pre><code{cls}>{body}\n</code></pre>\n"
-        return fenced_block(code, lang)
+        return fenced_block(code, lang, self.line_start)
 
     def list(self, text: str, ordered: bool, **attrs: Any) -> str:
         """Return ``<ol>``/``<ul>``: kramdown ignores the first item's number (no ``start``)."""
@@ -96,6 +100,7 @@ def make_markdown(
     max_output: int | None = None,
     max_elements: int | None = None,
     highlight: bool = True,
+    line_start: int | None = None,
 ) -> mistune.Markdown:
     """Return a fresh mistune ``Markdown`` (reusable across documents; not thread-safe).
 
@@ -104,7 +109,8 @@ def make_markdown(
     render (:func:`~deploybot.render.markdown.budget.markdown_budget`: it raises ``LimitError`` as
     soon as it passes them); ``max_elements``: the most elements one document may make
     (:func:`~deploybot.render.markdown.budget.markdown_elements`, ``LimitError`` too);
-    ``highlight``: Rouge's markup for code (else kramdown's without a highlighter). Raises
+    ``highlight``: Rouge's markup for code (else kramdown's without a highlighter);
+    ``line_start``: code blocks numbered from it (:mod:`.rouge_options`). Raises
     ``ValueError`` for another ``footnotes`` value.
     """
     if footnotes not in FOOTNOTE_STYLES:
@@ -124,21 +130,30 @@ def make_markdown(
         escape=False,
         # kramdown keeps every URL scheme (rsync:, news:, javascript:): authors are trusted,
         # as raw HTML is.
-        renderer=JekyllRenderer(escape=False, allow_harmful_protocols=True, highlight=highlight),
+        renderer=JekyllRenderer(
+            escape=False,
+            allow_harmful_protocols=True,
+            highlight=highlight,
+            line_start=line_start,
+        ),
         plugins=[*mistune_plugins, possessive_rules, linear_parsing, *kramdown, *budget],
     )
 
 
-def markdown_for(options: RenderOptions, highlight: bool = True) -> mistune.Markdown:
+def markdown_for(
+    options: RenderOptions, config: Mapping[str, Any] | None = None
+) -> mistune.Markdown:
     """Return :func:`make_markdown` for ``options.typography`` and ``options.footnotes``,
-    bounded by ``options.max_page_bytes`` and ``options.markdown_max_elements``, with
-    ``highlight`` (:func:`highlights` of the site's ``_config.yml``)."""
+    bounded by ``options.max_page_bytes`` and ``options.markdown_max_elements``, with the
+    highlighting of the site's ``_config.yml`` mapping ``config`` (:func:`highlights`,
+    :func:`.rouge_options.block_line_start`)."""
     return make_markdown(
         typography=options.typography,
         footnotes=options.footnotes,
         max_output=options.max_page_bytes,
         max_elements=options.markdown_max_elements,
-        highlight=highlight,
+        highlight=highlights(config or {}),
+        line_start=block_line_start(config or {}),
     )
 
 

@@ -127,10 +127,12 @@ def expand(template: str, values: Mapping[str, str]) -> str:
     return url
 
 
-def output_path(url: str, output_ext: str = ".html") -> str:
+def output_path(url: str, output_ext: str = ".html", index_ext: str = ".html") -> str:
     """Return the relative POSIX file path a URL is written to (Jekyll's ``destination``).
 
-    ``/a/b/`` -> ``a/b/index.html``; ``/a/b`` -> ``a/b.html``; ``/a/b.html`` stays.
+    ``/a/b/`` -> ``a/b/index.html`` (``index`` + ``index_ext``: a page's own output
+    extension, ``Page#destination``; always ``.html`` for a document,
+    ``Document#destination``); ``/a/b`` -> ``a/b.html``; ``/a/b.html`` stays.
     Raises ``ValueError`` when the unescaped path contains ``..``, a backslash or NUL, is
     absolute after normalisation, or breaks a rule of :mod:`deploybot.git.path_rules` (a
     ``.git`` folder in any spelling, a control character…).
@@ -143,7 +145,7 @@ def output_path(url: str, output_ext: str = ".html") -> str:
         raise ValueError(f"permalink {url!r} leaves the site root")
     path = "/".join(parts)
     if raw.endswith("/") or not path:
-        path = f"{path}/index.html" if path else "index.html"
+        path = f"{path}/index{index_ext}" if path else f"index{index_ext}"
     elif not path.endswith(output_ext):
         path += output_ext
     normal = normpath(path)

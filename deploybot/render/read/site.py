@@ -531,10 +531,11 @@ def _url(
     front: FrontMatter,
     path: str,
     from_front: bool,
+    index_ext: str = ".html",
 ) -> tuple[str, str]:
     try:
         url = expand(template, values)
-        return url, output_path(url, out_ext)
+        return url, output_path(url, out_ext, index_ext)
     except ValueError as exc:
         line = key_line(front, "permalink") if from_front else None
         where = path if from_front else "_config.yml"
@@ -564,7 +565,8 @@ def _read_page(front: FrontMatter, path: str, config: SiteConfig, time: datetime
     else:
         html = out_ext.lower() in HTML_EXTS
         template = page_template(config.permalink, index=stem == "index", html=html)
-    url, out = _url(template, values, out_ext, front, path, bool(permalink))
+    # a page's folder URL is written as index + its own extension (Page#destination)
+    url, out = _url(template, values, out_ext, front, path, bool(permalink), out_ext)
     title = data.get("title")
     date = _date(data["date"], front, path, config) if data.get("date") else None
     page = Page(

@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
+from deploybot.render.markdown.rouge_options import option_notes
 from deploybot.render.model import MAX_YAML_SIZE, RenderWarning, SiteConfig
 from deploybot.render.read.collections import read_collections
 from deploybot.render.read.dates import front_matter_date
@@ -126,7 +127,7 @@ def load_config(
     defaults, more = default_sets(data)
     warnings = tuple(
         RenderWarning(CONFIG_PATH, line_of_keys(text, keys), message)
-        for keys, message in [*problems, *more]
+        for keys, message in [*problems, *more, *option_notes(data)]
     )
     return SiteConfig(
         title=_text(data, "title"),

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import functools
 import os
 import posixpath
@@ -477,6 +478,52 @@ def compile_stylesheet(
     return done
 
 
+def tree_folders(tree: SourceTree) -> list[str]:
+    """Return every folder of ``tree`` (each file's parents), sorted: what globs in
+    ``load_paths`` are matched against."""
+    found: set[str] = set()
+    for path in tree.paths():
+        folder = posixpath.dirname(path)
+        while folder and folder not in found:
+            found.add(folder)
+            folder = posixpath.dirname(folder)
+    return sorted(found)
+
+
+def convert_text(
+    text: str,
+    syntax: str,
+    tree: SourceTree,
+    site_sass: object,
+    *,
+    path: str,
+    limits: SassLimits | None = None,
+) -> str:
+    """Return the CSS of the Sass (``syntax`` ``"sass"``) or SCSS (``"scss"``) ``text``,
+    as Jekyll's ``sassify``/``scssify`` filters make it: the site's converter with
+    ``_config.yml``'s ``sass:`` settings (``site_sass``), but no page associated with it,
+    so LibSass names the text ``stdin`` and no source map or ``sourceMappingURL`` is
+    written (jekyll-sass-converter 2.2's ``convert`` with ``associate_page_failed?``).
+    Imports are read from ``tree``.
+
+    Raises ``SourceError`` at ``path`` (the page using the filter) for a Sass error or a
+    limit passed, as :func:`compile_stylesheet` does."""
+    settings, _ = sass_settings(site_sass)
+    settings = dataclasses.replace(settings, sourcemap="never")
+    if syntax == "sass":
+        text = sass2scss(text)
+    sheet = compile_stylesheet(
+        text,
+        path,
+        tree,
+        settings,
+        limits=limits,
+        folders=lambda: tree_folders(tree),
+        entry=DOCUMENT_ENTRY,
+    )
+    return sheet.css
+
+
 def map_path(css_path: str, source_path: str) -> str:
     """Return where the source map of the stylesheet ``source_path`` written at
     ``css_path`` goes: ``STEM.css.map`` beside it (``assets/main.scss`` written at
@@ -494,9 +541,11 @@ __all__ = [
     "Stylesheet",
     "TreeImporter",
     "compile_stylesheet",
+    "convert_text",
     "is_sass",
     "load_paths",
     "map_path",
     "sass2scss",
     "sass_settings",
+    "tree_folders",
 ]

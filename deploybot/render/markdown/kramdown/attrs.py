@@ -53,6 +53,8 @@ IAL_LINE = re.compile(r"^ {0,3}\{:(?![:/])(?P<body>" + _BODY + r")\}[ \t]*+$")
 
 #: Token key (mistune token dict) for an element's resolved attributes: name -> raw value.
 ATTRS_KEY = "kramdown_attrs"
+#: ``state.env`` key holding the document's ALDs (name -> AttributeList).
+ALDS_KEY = "kramdown_alds"
 
 _ENTITY_OR_SPECIAL = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);|[&<>\"]")
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}

@@ -86,6 +86,7 @@ def make_kramdown_footnotes(*, legacy: bool = False) -> Plugin:
             mistune_footnotes(md)
         md.block.specification["ref_footnote"] = REF_FOOTNOTE
         md.inline.register("footnote", INLINE_FOOTNOTE, _parse_reference, before="link")
+        md.inline._methods["link"] = _no_link_before_caret(md.inline._methods["link"])
         md.after_render_hooks[:] = [
             _footnotes_hook if hook is md_footnotes_hook else hook for hook in md.after_render_hooks
         ]
@@ -99,6 +100,19 @@ def make_kramdown_footnotes(*, legacy: bool = False) -> Plugin:
 
 #: The kramdown 2.x footnote plugin (see :func:`make_kramdown_footnotes`).
 kramdown_footnotes = make_kramdown_footnotes()
+
+
+def _no_link_before_caret(inner: Callable[..., Any]) -> Callable[..., Any]:
+    """mistune's link rule, refusing a bracket followed by ``^`` as kramdown's
+    ``LINK_START`` (``!?\\[(?=[^^])``) does: ``directory![^1]`` is ``!`` then the
+    footnote marker, where mistune would open an image and leave ``![^1]`` as text."""
+
+    def parse(m: Any, state: Any) -> Any:
+        if state.src.startswith("^", m.end()):
+            return None
+        return inner(m, state)
+
+    return parse
 
 
 def _parse_reference(inline: InlineParser, m: Any, state: Any) -> int:

@@ -42,6 +42,7 @@ from mistune.plugins import Plugin
 from deploybot.render.markdown.kramdown.abbr import kramdown_abbreviations
 from deploybot.render.markdown.kramdown.attrs import (
     ALD_LINE,
+    ALDS_KEY,
     ATTRS_KEY,
     IAL_LINE,
     IAL_LINE_PATTERN,
@@ -56,7 +57,9 @@ from deploybot.render.markdown.kramdown.emphasis import kramdown_strong_emphasis
 from deploybot.render.markdown.kramdown.extensions import kramdown_extensions
 from deploybot.render.markdown.kramdown.footnotes import make_kramdown_footnotes
 from deploybot.render.markdown.kramdown.headings import heading_ids
+from deploybot.render.markdown.kramdown.lazy_fences import kramdown_lazy_fences
 from deploybot.render.markdown.kramdown.links import kramdown_links
+from deploybot.render.markdown.kramdown.list_ials import kramdown_list_item_ials
 from deploybot.render.markdown.kramdown.lists import kramdown_lists
 from deploybot.render.markdown.kramdown.math_blocks import kramdown_math
 from deploybot.render.markdown.kramdown.span_html import kramdown_span_html
@@ -71,9 +74,6 @@ from deploybot.render.markdown.mistune_hooks import (
     wrap_inline_render,
     wrap_render_token,
 )
-
-#: ``state.env`` key holding the document's ALDs (name -> AttributeList).
-ALDS_KEY = "kramdown_alds"
 
 _IAL = "kramdown_ial"
 _ALD = "kramdown_ald"
@@ -133,6 +133,8 @@ def kramdown_plugins(
         kramdown_html,
         kramdown_span_html,
         kramdown_links,
+        kramdown_list_item_ials,
+        kramdown_lazy_fences,
         kramdown_task_lists,
         kramdown_lists,
         kramdown_definition_lists,

@@ -9,7 +9,8 @@ kramdown (https://kramdown.gettalong.org/converter/html.html#toc; converter ``ht
     {:toc}
 
 by a nested list of the document's headers that have an id (Jekyll's ``auto_ids``), at the
-levels of ``toc_levels`` (Jekyll's default 1-6) and without the class ``no_toc``. Each entry
+levels of ``toc_levels`` (Jekyll's default 1-6; ``{::options toc_levels="2..4" /}`` in the
+document sets it, :func:`toc_levels`) and without the class ``no_toc``. Each entry
 is ``<li><a href="#ID" id="LISTID-ID">header text</a></li>`` where LISTID is the list's id
 (``markdown-toc`` unless its IAL sets one); footnote markers are dropped and links unwrapped
 from the header text. A deeper header nests under the entry before it. With no such header
@@ -18,6 +19,7 @@ the list renders as nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,7 @@ import mistune
 from mistune.core import BlockState
 
 from deploybot.render.markdown.kramdown.attrs import ATTRS_KEY, escape_attribute
+from deploybot.render.markdown.kramdown.extensions import option
 from deploybot.render.markdown.mistune_hooks import RenderNext, Token, wrap_render_token
 
 #: Token key set on a list whose IAL references ``toc`` (kramdown's ``{:toc}``).
@@ -79,11 +82,27 @@ def _record(token: Token, state: BlockState, render_next: RenderNext) -> None:
     ident = attrs.get("id") or token.get("attrs", {}).get("id")
     level = token.get("attrs", {}).get("level", 0)
     # kramdown's in_toc?: toc_levels include the level, no "no_toc" word in the class.
-    if not ident or level not in _LEVELS or "no_toc" in str(attrs.get("class", "")).split():
+    levels = toc_levels(option(state.env, "toc_levels"))
+    if not ident or level not in levels or "no_toc" in str(attrs.get("class", "")).split():
         return
     children = _toc_children(token.get("children", []))
     html = "".join(render_next(child, state) for child in children)
     _toc(state.env).entries.append((level, str(ident), html))
+
+
+def toc_levels(value: str | None) -> range | tuple[int, ...]:
+    """Return the header levels a TOC lists for a ``toc_levels`` option set by
+    ``{::options toc_levels="…" /}`` (the last one in the document counts for all of it:
+    kramdown's converter reads the options as parsing left them): ``2..4`` a range,
+    ``2,3`` a list; none, or another value (kramdown warns and keeps its default), 1-6."""
+    if value is None:
+        return _LEVELS
+    m = re.fullmatch(r"(\d)\.\.(\d)", value)
+    if m:
+        return range(int(m[1]), int(m[2]) + 1)
+    if re.fullmatch(r"\d(?:,\d)*", value):
+        return tuple(dict.fromkeys(int(v) for v in value.split(",")))
+    return _LEVELS
 
 
 def _toc_children(tokens: list[Token]) -> list[Token]:
