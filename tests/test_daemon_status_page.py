@@ -155,7 +155,8 @@ def test_builds_show_with_subject_result_time_files_and_email_after_a_restart(
         assert f"source main at {first[:12]}" in text
         assert "full (the publish branch does not exist yet) build" in text
         assert f"source-commit {first}" in text
-        assert "forge status not recorded" in text
+        assert "forge status not recorded" in text  # no [status]
+        assert re.search(r"broken links (none|\d+ \()", text), text
         two = _get(daemon, f"/sites/{NAME}?n=2")
         assert len(parse(two.text).rows) == 2 and "More builds" in two.text
         assert len(parse(_get(daemon, f"/sites/{NAME}?n=abc").text).rows) == 3

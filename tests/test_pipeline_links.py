@@ -10,8 +10,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from deploybot.config.load import load_config
 from deploybot.notify.source_read import read_record
 from deploybot.record.note import BROKEN_LINKS, BROKEN_LINKS_FIRST, BUILD_KIND
+from deploybot.serve.settings import Site
+from deploybot.serve.status.view import site_view
 from tests.gitrepo import commit_files, read_branch
 from tests.smallsite import SmallSite, main_cli
 
@@ -91,6 +94,11 @@ def test_warn_publishes_and_tells_the_log_the_email_and_the_record(tmp_path: Pat
     kept = json.loads((site.state / "broken-links.json").read_text())
     assert kept["published"] is True and kept["mode"] == "warn" and kept["total"] == 2
     assert kept["links"][0] == {"page": PAGE, "link": "/gone/", "line": gone}
+    newest, first = site_view(Site("s", load_config(site.config)), None, 5).builds
+    assert dict(newest.checks)["broken links"] == (
+        f"2 ({PAGE}:{gone}: /gone/, {PAGE}:{pic}: /img/missing.png)"
+    )
+    assert dict(first.checks)["broken links"] == "none"
 
 
 def test_fail_exits_1_naming_the_links_and_publishes_nothing(tmp_path: Path) -> None:

@@ -17,10 +17,10 @@ plain HTML: no script, no resource from elsewhere (``Content-Security-Policy: de
 outside (commit subjects, log lines, paths, errors) goes through Jinja2's autoescape.
 Reading a site (:func:`.view.site_view`) is file reads: done in a thread, off the loop.
 
-Where a build's later checks will show (the forge's commit status, broken links):
-:attr:`.view.Build.checks`, shown in a "Checks" column of the builds (when a build has
-any) and a "Checks" section of the build page (:data:`CHECKS` names what will fill it:
-"not recorded" until then).
+A build's checks beyond its result (the forge's commit status from the outbox, the broken
+links its record counts): :attr:`.view.Build.checks`, shown in a "Checks" column of the
+builds (when a build has any) and a "Checks" section of the build page (each of
+:data:`CHECKS`, "not recorded" when the build has no result for it).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ SITE_BUILDS = 20
 MAX_BUILDS = 200
 """The most builds a page shows (the journal keeps as many)."""
 CHECKS = ("forge status", "broken links")
-"""What a build's ``checks`` will show once those checks record their results."""
+"""The checks a build page lists, in order."""
 _CSP = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'"
 
 

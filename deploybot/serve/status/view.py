@@ -33,6 +33,7 @@ from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.notify import stage as notify
 from deploybot.notify.commit_email import read_commit_subject
+from deploybot.notify.compose.links import BrokenLinks
 from deploybot.notify.deliver import outbox as box
 from deploybot.notify.deliver.forge_status import STATUS
 from deploybot.publish import commit, history
@@ -67,8 +68,7 @@ class Build:
     known from its note alone: its commit's date); ``seconds`` and ``changed_files``
     are None when unknown; ``why``: the note's reason in words; ``record``: the note's
     ``key value`` lines; ``checks``: ``(check, result)`` pairs of the checks a build
-    records beyond its result (the forge's commit status, broken links: none recorded yet,
-    so empty; the pages show them when there are)."""
+    records beyond its result (the forge's commit status, broken links: :func:`_checks`)."""
 
     key: str
     when: datetime
@@ -340,9 +340,34 @@ def _status_states(outbox: Path) -> dict[str, str]:
 
 
 def _checks(build: Build, statuses: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """The ``(check, result)`` pairs of ``build``: its source commit's commit status."""
+    """The ``(check, result)`` pairs of ``build``: its source commit's commit status, and
+    the broken links its build record counts (:mod:`deploybot.pipeline.links`: ``none``,
+    or how many and the first :data:`LINKS_SHOWN` as ``page:line: link``)."""
+    found = []
     status = statuses.get(build.source_commit or "")
-    return (("forge status", status),) if status is not None else ()
+    if status is not None:
+        found.append(("forge status", status))
+    record = dict(build.record)
+    if note.BROKEN_LINKS in record:
+        found.append(("broken links", _broken_links(record)))
+    return tuple(found)
+
+
+LINKS_SHOWN = 3
+"""Broken links a build's Checks names (its email lists up to 20, ``deploybot log --json``
+counts them all)."""
+
+
+def _broken_links(record: Mapping[str, str]) -> str:
+    broken = BrokenLinks.from_record(record)
+    if broken is None:
+        return "none"
+    shown = [
+        f"{page}:{line}: {link}" if line is not None else f"{page}: {link}"
+        for page, link, line in broken.first[:LINKS_SHOWN]
+    ]
+    more = f", and {broken.total - len(shown)} more" if broken.total > len(shown) else ""
+    return printable(redact_text(f"{broken.total} ({', '.join(shown)}{more})"), TEXT_CHARS)
 
 
 def _mail_of(config: Config, build_commit: str | None, mails: Mapping[str, Mail]) -> Mail:
