@@ -50,6 +50,7 @@ SUBLAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("deploybot.render.read",),
         ("deploybot.render.highlight",),
         ("deploybot.render.markdown",),
+        ("deploybot.render.sass",),
         ("deploybot.render.liquid",),
         ("deploybot.render.theme",),
         ("deploybot.render.links",),

@@ -1,4 +1,4 @@
-"""The forked child with bounded time and memory (:mod:`deploybot.render.theme.bounded`)."""
+"""The forked child with bounded time and memory (:mod:`deploybot.render.sass.bounded`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from deploybot.render.theme.bounded import OverLimit, ProcessLimits, run_bounded
+from deploybot.render.sass.bounded import OverLimit, ProcessLimits, run_bounded
 
 LIMITS = ProcessLimits(seconds=5.0, memory=256 * 2**20, max_result=10_000)
 

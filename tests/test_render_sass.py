@@ -1,4 +1,4 @@
-"""Sass and SCSS pages (:mod:`deploybot.render.theme.sass`): settings, the import
+"""Sass and SCSS pages (:mod:`deploybot.render.sass.convert`): settings, the import
 resolution over the source tree, errors at the file and line, and the bounds on a compile.
 The output against real Jekyll's is in ``tests/test_render_jekyll_fixtures.py``."""
 
@@ -12,7 +12,7 @@ import pytest
 from deploybot.render.engine.build import build_site
 from deploybot.render.model import RenderOptions
 from deploybot.render.read.source import MemoryTree
-from deploybot.render.theme.sass import (
+from deploybot.render.sass.convert import (
     SassLimits,
     SassSettings,
     TreeImporter,

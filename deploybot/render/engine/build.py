@@ -70,9 +70,9 @@ from deploybot.render.read.site import load_site, promote
 from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
 from deploybot.render.read.source import SourceTree
 from deploybot.render.read.symlinks import ResolvedTree
+from deploybot.render.sass.convert import is_sass
 from deploybot.render.theme import site_theme
 from deploybot.render.theme.layouts import bundled_templates_dir, make_environment, render_template
-from deploybot.render.theme.sass import is_sass
 from deploybot.support.errors import SourceError
 
 __all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]

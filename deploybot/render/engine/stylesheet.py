@@ -1,5 +1,5 @@
 """Rendering a Sass or SCSS page or collection document: Liquid, then LibSass
-(:mod:`deploybot.render.theme.sass`), in no layout (Jekyll's ``asset_file?``).
+(:mod:`deploybot.render.sass.convert`), in no layout (Jekyll's ``asset_file?``).
 
 A page gives its CSS and, when ``sass.sourcemap`` asks for one, its ``.css.map``. A document
 of a collection (``_styles/main.scss`` with front matter) is converted too, but
@@ -18,14 +18,14 @@ from deploybot.render.engine.document import RenderContext, RenderedDocument, re
 from deploybot.render.highlight.clock import highlight_budget
 from deploybot.render.model import Document, RenderWarning
 from deploybot.render.read.source import MemoryTree
-from deploybot.render.theme import sass
+from deploybot.render.sass import convert as sass
 
 
 def render_stylesheet(
     doc: Document, out: str, page: Mapping[str, Any], ctx: RenderContext
 ) -> Iterator[RenderedDocument]:
     """Yield the CSS of the Sass or SCSS page ``doc`` (written at ``out``) and, when
-    written, its source map beside it (:func:`~deploybot.render.theme.sass.map_path`).
+    written, its source map beside it (:func:`~deploybot.render.sass.convert.map_path`).
     ``site.sass`` holds the settings; the imports are read from ``ctx.tree``.
     Raises ``SourceError`` for a Liquid or Sass error or a limit passed."""
     sheet, warnings = _compile(doc, page, ctx, document=False)

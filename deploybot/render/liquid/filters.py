@@ -313,13 +313,14 @@ def markdownify(value: Any, *, context: Any) -> str:
 def _sass_filter(syntax: str) -> Callable[..., str]:
     """Jekyll's ``sassify`` (``syntax`` ``"sass"``) or ``scssify`` (``"scss"``): the text
     through the site's Sass converter, imports read from the render's source tree
-    (:func:`~deploybot.render.theme.sass.convert_text`). Raises ``SourceError`` for a Sass
+    (:func:`~deploybot.render.sass.convert.convert_text`). Raises ``SourceError`` for a Sass
     error, as Jekyll stops on it."""
 
     @with_context
     def convert(value: Any, *, context: Any) -> str:
+        # lazy: libsass loads only for a site that uses the filter
         from deploybot.render.read.source import MemoryTree
-        from deploybot.render.theme import sass
+        from deploybot.render.sass import convert as sass
 
         state = state_of(context)
         tree = state.liquid.tree or MemoryTree({})

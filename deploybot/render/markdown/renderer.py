@@ -29,8 +29,8 @@ from deploybot.render.markdown.budget import markdown_budget, markdown_elements
 from deploybot.render.markdown.kramdown.plugins import kramdown_plugins
 from deploybot.render.markdown.mistune_linear import linear_parsing
 from deploybot.render.markdown.mistune_specs import possessive_rules
-from deploybot.render.markdown.rouge_options import block_line_start
 from deploybot.render.model import RenderOptions
+from deploybot.render.read.rouge_options import block_line_start
 
 FootnoteStyle = Literal["kramdown", "kramdown1", "mistune", "none"]
 """``[render] footnotes``: kramdown 2.x markup, kramdown 1.x markup (no ``rel``/``role``),

@@ -25,7 +25,7 @@ rules; which file is what: :mod:`.entries`).
   else the build's ``site.time`` when it reads them (Jekyll takes the file's modification
   time: the same moment for a draft just saved; a git tree has no such time).
 - A Sass or SCSS file with front matter is a page written with ``.css``
-  (:mod:`deploybot.render.theme.sass` compiles it).
+  (:mod:`deploybot.render.sass.convert` compiles it).
 """
 
 from __future__ import annotations

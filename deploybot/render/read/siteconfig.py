@@ -29,12 +29,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
-from deploybot.render.markdown.rouge_options import option_notes
 from deploybot.render.model import MAX_YAML_SIZE, RenderWarning, SiteConfig
 from deploybot.render.read.collections import read_collections
 from deploybot.render.read.dates import front_matter_date
 from deploybot.render.read.defaults import default_sets
 from deploybot.render.read.frontmatter import reader_error
+from deploybot.render.read.rouge_options import option_notes
 from deploybot.render.read.source import SourceTree
 from deploybot.render.read.yamlload import load_yaml
 from deploybot.support.errors import SourceError

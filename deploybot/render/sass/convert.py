@@ -55,7 +55,12 @@ from typing import Any
 import sass
 
 from deploybot.render.read.source import SourceTree
-from deploybot.render.theme.bounded import OverLimit, ProcessLimits, run_bounded
+from deploybot.render.sass.bounded import (
+    OverLimit,
+    ProcessLimits,
+    reached_address_limit,
+    run_bounded,
+)
 from deploybot.support.errors import SourceError
 
 SASS_EXTS = frozenset({".sass", ".scss"})
@@ -126,6 +131,7 @@ class _Failed:
     path: str
     line: int | None
     looked_at: tuple[str, ...]
+    out_of_memory: bool = False
 
 
 def is_sass(path: str) -> bool:
@@ -416,7 +422,8 @@ def _compile_here(
     try:
         result = sass.compile(**options)
     except sass.CompileError as exc:
-        return _failure(str(exc), name, importer, path, body_line)
+        failed = _failure(str(exc), name, importer, path, body_line)
+        return dataclasses.replace(failed, out_of_memory=reached_address_limit())
     css, source_map = result if isinstance(result, tuple) else (result, None)
     for part in (css, source_map or ""):
         if len(part.encode("utf-8")) > limits.max_output:
@@ -471,7 +478,8 @@ def compile_stylesheet(
         with contextlib.suppress(KeyError):
             tree.blob_id(seen)
     if isinstance(done, _Failed):
-        if "Unable to allocate memory" in done.message or "bad_alloc" in done.message:
+        said = ("Unable to allocate memory", "bad_alloc")
+        if done.out_of_memory or any(words in done.message for words in said):
             message = f"compiling this stylesheet needs more than {limits.memory // 2**20:,} MB"
             raise SourceError(f"Sass: {message}", path)
         raise SourceError(f"Sass conversion error: {done.message}", done.path, done.line)

@@ -141,6 +141,11 @@ def _child(work: Callable[[], T], limits: ProcessLimits, fd: int) -> None:
     """The child's life: limits, the work, the answer, ``os._exit`` (no atexit, no
     flushing of the parent's buffers)."""
     code = 0
+    # Made before the limit: running out of memory while the answer is made (handling
+    # the work's error, pickling it) still sends this one, which needs no more memory.
+    out_of_memory = pickle.dumps(
+        ("over", f"needs more than {limits.memory // 2**20:,} MB of memory")
+    )
     try:
         set_pdeathsig()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent kills us
@@ -154,13 +159,22 @@ def _child(work: Callable[[], T], limits: ProcessLimits, fd: int) -> None:
         data = pickle.dumps(answer)
         if len(data) > limits.max_result:
             data = pickle.dumps(("over", f"its result passes {limits.max_result:,} bytes"))
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        _write_all(fd, data)
+    except MemoryError:
+        try:
+            _write_all(fd, out_of_memory)
+        except BaseException:
+            code = 1
     except BaseException:
         code = 1
     finally:
         os._exit(code)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _limit(limits: ProcessLimits) -> None:
@@ -184,6 +198,23 @@ def _address_space() -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def reached_address_limit(margin: int = 16 * 2**20) -> bool:
+    """Whether this process's peak address space (Linux's ``VmPeak`` in
+    ``/proc/self/status``) came within ``margin`` bytes of its ``RLIMIT_AS``: an allocation
+    past the limit failed, whatever the library that made it reported (LibSass sometimes
+    gives an error with no message). False without a limit or without ``/proc``."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return False
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            peak = next((line for line in status if line.startswith("VmPeak:")), "")
+    except OSError:
+        return False
+    fields = peak.split()
+    return len(fields) >= 2 and fields[1].isdigit() and int(fields[1]) * 1024 >= soft - margin
 
 
 def _portable(exc: Exception) -> Exception:
