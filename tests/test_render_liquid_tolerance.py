@@ -144,6 +144,16 @@ def test_an_unknown_tag_stops_with_jekylls_message(source: str) -> None:
         )
 
 
+def test_a_plugin_s_tag_without_the_plugin_listed_says_which_plugin_it_needs() -> None:
+    with pytest.raises(SourceError) as info:
+        render_liquid("<head>\n{% seo %}\n", path="_includes/head.html")
+    assert (info.value.line, info.value.message) == (
+        2,
+        "Liquid syntax error: Unknown tag 'seo' "
+        "(the tag of jekyll-seo-tag, which _config.yml's plugins does not list)",
+    )
+
+
 def test_strict_filters_and_strict_variables_stop_the_build() -> None:
     lenient = render_liquid("[{{ 'x' | nofilter }}][{{ nope.deep }}]", path="p.md")
     assert (lenient.text, lenient.warnings) == ("[x][]", ())

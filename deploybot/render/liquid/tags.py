@@ -275,7 +275,22 @@ class UnknownTag(Illegal):
         token = stream.expect(TOKEN_TAG)
         if stream.peek.kind == TOKEN_EXPRESSION:
             next(stream)
-        raise LiquidSyntaxError(f"Unknown tag '{token.value}'", token=token)
+        raise LiquidSyntaxError(
+            f"Unknown tag '{token.value}'{_plugin_hint(token.value)}", token=token
+        )
+
+
+def _plugin_hint(name: str) -> str:
+    """`` (the tag of jekyll-seo-tag, which _config.yml's plugins does not list)`` when a
+    plugin deploybot has defines the tag ``name`` (Jekyll says only ``Unknown tag``: a
+    theme's plugins are lost with its gemspec, a plugin is left out of ``plugins``); ""
+    when none does."""
+    from deploybot.render.liquid.plugins import registry  # lazy: only for this error
+
+    for plugin in registry.known().values():
+        if plugin.tags is not None and any(getattr(t, "name", "") == name for t in plugin.tags()):
+            return f" (the tag of {plugin.name}, which _config.yml's plugins does not list)"
+    return ""
 
 
 def _markup(stream: TokenStream) -> tuple[Token, str]:
