@@ -2,7 +2,8 @@
 real builds of local repositories, the HTML read with an HTML parser for the values shown;
 the same pages after a restart and for a build ``run-once`` made; the page off or behind a
 token when the daemon listens beyond this machine; and in headless Chromium, at desktop and
-phone sizes (``DEPLOYBOT_WRITE_SCREENSHOTS=1`` writes docs/status-page.png).
+phone sizes (``DEPLOYBOT_WRITE_SCREENSHOTS=1`` writes docs/status-page.png; run it with
+``--basetemp=/tmp/deploybot-demo`` for short paths).
 """
 
 from __future__ import annotations
