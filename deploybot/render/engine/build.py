@@ -12,6 +12,7 @@ import functools
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -64,6 +65,7 @@ from deploybot.render.model import (
 from deploybot.render.outputs.feeds import FeedEntry, FeedInfo, atom_feed, rss_feed
 from deploybot.render.read.collections import POSTS, ordered
 from deploybot.render.read.data import read_data
+from deploybot.render.read.layered import LayeredTree
 from deploybot.render.read.limited import LimitedTree
 from deploybot.render.read.publisher import future_cutoff, in_the_future
 from deploybot.render.read.site import load_site, promote
@@ -322,18 +324,32 @@ class _Output:
         self.owner[path] = owner
 
 
-def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
-    """Build the whole site from ``tree`` (see :mod:`deploybot.render`).
+@dataclass(frozen=True)
+class SiteSource:
+    """The source as every build reads it before its files: ``layered``, the Jekyll theme
+    laid under the site (None without one); ``links``, the tree with its symlinks resolved;
+    ``tree``, that tree within ``render.max_file_bytes`` per file; ``config``, the site
+    settings after the theme's (its ``_config.yml``, its plugins) and the plugins' config
+    hooks, with their warnings (``notes``)."""
 
-    Raises ``SourceError`` (message, path, line) for bad input, or input or output over a
-    limit of ``options``.
+    layered: LayeredTree | None
+    links: ResolvedTree
+    tree: LimitedTree
+    config: SiteConfig
+    notes: list[RenderWarning]
+
+
+def read_settings(tree: SourceTree, options: RenderOptions) -> SiteSource:
+    """Read ``tree``'s settings as a build of ``options`` reads them (:class:`SiteSource`).
+
+    Raises ``SourceError`` for a bad ``_config.yml``, or a ``theme:`` the tree lacks.
     """
     layered = site_theme.jekyll_theme_of(tree)
     links = ResolvedTree(tree)
-    tree = LimitedTree(links, options.max_file_bytes)
+    limited = LimitedTree(links, options.max_file_bytes)
     theme = site_theme.theme_config(layered, options.max_file_bytes)
     config = load_config(
-        tree,
+        limited,
         options.timezone,
         options.max_yaml_size,
         theme,
@@ -344,6 +360,18 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     site_theme.check_theme_given(config, layered)
     config = site_theme.with_theme_plugins(config, layered)
     config, notes = registry.adjust_config(config, options.repository)
+    return SiteSource(layered, links, limited, config, notes)
+
+
+def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
+    """Build the whole site from ``tree`` (see :mod:`deploybot.render`).
+
+    Raises ``SourceError`` (message, path, line) for bad input, or input or output over a
+    limit of ``options``.
+    """
+    settings = read_settings(tree, options)
+    tree, links, config = settings.tree, settings.links, settings.config
+    layered, notes = settings.layered, settings.notes
     hidden = () if options.theme == "default" else (options.theme.strip("/"),)
     cut = future_cutoff(config, options)
     model, warnings = load_site(

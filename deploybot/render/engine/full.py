@@ -63,12 +63,11 @@ from deploybot.render.outputs.sinks import (
     RenderedSource,
     micros,
 )
-from deploybot.render.read.limited import LimitedTree, check_file_size
+from deploybot.render.read.limited import check_file_size
 from deploybot.render.read.publisher import future_cutoff, in_the_future_us
 from deploybot.render.read.site import SourceFile, read_source_file
-from deploybot.render.read.siteconfig import CONFIG_PATH, load_config
+from deploybot.render.read.siteconfig import CONFIG_PATH
 from deploybot.render.read.source import SourceTree
-from deploybot.render.read.symlinks import ResolvedTree
 from deploybot.render.theme import site_theme
 from deploybot.render.theme.layouts import make_environment
 
@@ -142,24 +141,11 @@ class Engine(SiteLists):
     def __init__(
         self, tree: SourceTree, options: RenderOptions, cache: BuildCache, sink: OutputSink
     ) -> None:
-        self.layered = site_theme.jekyll_theme_of(tree)
-        self.links = ResolvedTree(tree)
-        tree = LimitedTree(self.links, options.max_file_bytes)
+        source = build.read_settings(tree, options)
+        self.layered, self.links, tree = source.layered, source.links, source.tree
         self.tree, self.options, self.cache = tree, options, cache
         self.sink: OutputSink = CheckedSink(sink, options.max_site_bytes)
-        theme = site_theme.theme_config(self.layered, options.max_file_bytes)
-        config = load_config(
-            tree,
-            options.timezone,
-            options.max_yaml_size,
-            theme,
-            options.baseurl,
-            options.url,
-            overrides=options.config_overrides,
-        )
-        site_theme.check_theme_given(config, self.layered)
-        config = site_theme.with_theme_plugins(config, self.layered)
-        self.config, self.plugin_notes = registry.adjust_config(config, options.repository)
+        self.config, self.plugin_notes = source.config, source.notes
         self.link_recorder: LinkRecorder | None = None
         if options.check_links:
             site = SiteAddress.of(self.config.url, self.config.baseurl)
