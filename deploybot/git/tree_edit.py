@@ -53,13 +53,7 @@ def edit_tree(
 
 def _edit(repo: Repo, tree_id: bytes | None, changes: Mapping[bytes, object]) -> bytes | None:
     """Apply nested ``changes`` to one tree; return its new id (``None`` when empty)."""
-    tree = Tree()
-    if tree_id is not None:
-        old = repo[tree_id]
-        if not isinstance(old, Tree):
-            raise KeyError(tree_id.decode("ascii"))
-        for entry in old.iteritems():
-            tree.add(entry.path, entry.mode, entry.sha)
+    tree = _copy_of(repo, tree_id)
     for name, change in changes.items():
         current = tree[name] if name in tree else None  # noqa: SIM401 (Tree has no get)
         if isinstance(change, dict):
@@ -124,13 +118,7 @@ def replace_folder(repo: Repo, tree_id: str | None, folder: str, subtree: str | 
 def _put(repo: Repo, tree_id: bytes | None, parts: list[bytes], leaf: bytes | None) -> bytes | None:
     """``tree_id`` with ``parts`` (one folder path) set to the tree ``leaf`` (None: removed);
     its new id, None when it is left empty."""
-    tree = Tree()
-    if tree_id is not None:
-        old = repo[tree_id]
-        if not isinstance(old, Tree):
-            raise KeyError(tree_id.decode("ascii"))
-        for entry in old.iteritems():
-            tree.add(entry.path, entry.mode, entry.sha)
+    tree = _copy_of(repo, tree_id)
     name = parts[0]
     current = tree[name] if name in tree else None  # noqa: SIM401 (Tree has no get)
     if current is not None and not stat.S_ISDIR(current[0]):
@@ -155,4 +143,17 @@ def _tree(repo: Repo, tree_id: bytes) -> Tree:
     tree = repo[tree_id]
     if not isinstance(tree, Tree):
         raise KeyError(tree_id.decode("ascii"))
+    return tree
+
+
+def _copy_of(repo: Repo, tree_id: bytes | None) -> Tree:
+    """A new tree object holding the entries of ``tree_id`` (none for None), to edit.
+    Raises KeyError when ``tree_id`` names no tree."""
+    tree = Tree()
+    if tree_id is not None:
+        old = repo[tree_id]
+        if not isinstance(old, Tree):
+            raise KeyError(tree_id.decode("ascii"))
+        for entry in old.iteritems():
+            tree.add(entry.path, entry.mode, entry.sha)
     return tree
