@@ -122,6 +122,7 @@ def test_a_forge_that_is_down_never_holds_the_publish(tmp_path: Path, token: str
     assert site.head() is not None and site.emails() == [site.head()]
     assert "published" in first.stdout
     assert f"commit status success for {site.first[:12]} not delivered" in first.stderr
+    assert f"commit status pending for {site.first[:12]}" not in first.stderr  # withdrawn
     waiting = sorted(p.name for p in (site.state / "outbox").glob("*.status"))
     assert waiting == [f"status-{site.first}-success.status"]  # its pending was superseded
     listing = outbox_listing(site)
@@ -140,6 +141,22 @@ def test_a_forge_that_is_down_never_holds_the_publish(tmp_path: Path, token: str
         assert len(forge.received) == 3  # never twice
     finally:
         forge.stop()
+
+
+def test_a_pending_status_the_forge_missed_is_no_failure_once_the_success_is_posted(
+    tmp_path: Path, token: str
+) -> None:
+    """A 500 for the pending status, then the success posted: the pending was withdrawn
+    (the forge shows the latest), so nothing waits and the run is not "try again later"
+    (it said "pending not delivered (kept in the outbox)" and exit 75, an empty outbox)."""
+    with fake_forge("github") as forge:
+        forge.answers = [500]
+        site = site_for(tmp_path, forge)
+        done = site.run_process()
+        assert done.returncode == 0, done.stderr
+        assert "not delivered" not in done.stderr
+        assert [(sha_of(r.path), r.state) for r in forge.received] == [(site.first, "success")]
+        assert list((site.state / "outbox").glob("*.status")) == []
 
 
 def test_a_refused_status_is_told_once_and_the_token_stays_hidden(
@@ -161,6 +178,11 @@ def test_a_refused_status_is_told_once_and_the_token_stays_hidden(
         listing = outbox_listing(site)
         assert f"{key}  commit status, refused, 1 attempt" in listing
         assert f"deploybot outbox retry {key} sends it again" in listing
+        # the refused pending went with the success queued after it: retried by hand after
+        # the success, it would have left the commit pending on the forge for good
+        refused = sorted(p.stem for p in (site.state / "outbox" / "failed").glob("*.status"))
+        assert refused == [key]
+        assert f"status-{site.first}-pending" not in listing
         again = site.run_process("--retry-now")
         assert again.returncode == 0, again.stderr
         assert "refused" not in again.stderr  # told once

@@ -70,7 +70,7 @@ def test_warn_publishes_and_tells_the_log_the_email_and_the_record(tmp_path: Pat
     assert f"broken link: {PAGE}:{gone}: /gone/" in out
     assert f"broken link: {PAGE}:{pic}: /img/missing.png" in out
     assert "two.html" not in out and "#top" not in out and "other.example.org" not in out
-    assert "2 broken links on 1 pages (publish.broken_links = warn)" in out
+    assert "2 broken links on 1 page (publish.broken_links = warn)" in out
     record = _record(site)
     assert record[BUILD_KIND] == "incremental"
     assert record[BROKEN_LINKS] == "2"

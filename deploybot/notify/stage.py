@@ -9,6 +9,7 @@ keeps its own retries and backoff.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -34,6 +35,8 @@ from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.forge_status import STATUS, deliver_statuses, is_on
 from deploybot.notify.deliver.outbox import (
     EMAIL,
+    FAILED_DIR,
+    KINDS,
     DeliveryReport,
     PendingEmail,
     deliver_pending,
@@ -236,6 +239,23 @@ def _deliver_webhook(
     if send is None:
         return DeliveryReport(sent=(), failed=())
     return deliver_pending(outbox, send, retry_now=retry_now, now=clock, suffix=WEBHOOK)
+
+
+def without_withdrawn(report: DeliveryReport, outbox_dir: Path) -> DeliveryReport:
+    """``report`` without the failures and deferrals of messages no longer in the outbox
+    (``outbox_dir``, or its ``failed/``): withdrawn since (a commit's pending status, when
+    its final one was queued), nothing of them is left to deliver, so they are not "kept
+    in the outbox" and no reason to try again later."""
+
+    def kept(key: str) -> bool:
+        folders = (outbox_dir, outbox_dir / FAILED_DIR)
+        return any((folder / f"{key}{kind}").exists() for folder in folders for kind in KINDS)
+
+    return dataclasses.replace(
+        report,
+        failed=tuple((key, why) for key, why in report.failed if kept(key)),
+        deferred=tuple((key, due) for key, due in report.deferred if kept(key)),
+    )
 
 
 def merge_reports(*reports: DeliveryReport) -> DeliveryReport:

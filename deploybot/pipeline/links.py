@@ -62,8 +62,9 @@ def tell(report: LinkReport | None, mode: str) -> dict[str, str]:
     if report.total > LOGGED:
         log.warning("... and %d more broken links", report.total - LOGGED)
     if report.total:
-        log.warning("%d broken links on %d pages (publish.broken_links = %s)", report.total,
-                    report.pages, mode)  # fmt: skip
+        links = f"{report.total} broken link{'s' if report.total != 1 else ''}"
+        pages = f"{report.pages} page{'s' if report.pages != 1 else ''}"
+        log.warning("%s on %s (publish.broken_links = %s)", links, pages, mode)
     first = [[k.page, k.link, k.line] for k in report.listed[: note.BROKEN_LINKS_LISTED]]
     fields = {RECORD_COUNT: str(report.total)}
     if first:

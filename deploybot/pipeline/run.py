@@ -396,6 +396,7 @@ def _run_locked(
         earlier = notify.merge_reports(
             earlier, statuses.failed(config, paths.outbox, snap.commit, exc)
         )
+        earlier = notify.without_withdrawn(earlier, paths.outbox)
         return _result(
             RunStatus.OLDER, snap.commit, exc.head, timer, earlier,
             published_source=exc.published, order_known=exc.certain,
@@ -405,6 +406,7 @@ def _run_locked(
             statuses.failed(config, paths.outbox, snap.commit, exc)
         raise
     status = RunStatus.PUBLISHED if result.new else RunStatus.UNCHANGED
+    report = notify.without_withdrawn(report, paths.outbox)
     return _result(
         status, snap.commit, result.new or head.commit, timer, report,
         changed_paths=result.changed_paths, warnings=done.warnings,

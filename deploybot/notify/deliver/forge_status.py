@@ -46,6 +46,7 @@ from deploybot.notify.deliver.outbox import (
     FAILED_DIR,
     SENT_DIR,
     STATUS_KEY_PREFIX,
+    SUPERSEDED_DIR,
     DeliveryReport,
     Refused,
     deliver_pending,
@@ -98,9 +99,14 @@ def queue_status(outbox_dir: Path, status: CommitStatus) -> Path:
         return path  # filed already (sent, refused, dropped): posted once, or never
     prefix = f"{STATUS_KEY_PREFIX}{status.sha}-"
     earlier = [p for p in outbox_dir.glob(f"{prefix}*{STATUS}") if p.stem != key]
-    if earlier:
-        log.info("%s supersedes %s", key, ", ".join(p.stem for p in sorted(earlier)))
+    # and those refused before: retried by hand after this one (outbox retry), a pending
+    # would be the forge's last word on the commit for good
+    refused = sorted((outbox_dir / FAILED_DIR).glob(f"{prefix}*{STATUS}"))
+    if earlier or refused:
+        shown = ", ".join(p.stem for p in sorted(earlier + refused))
+        log.info("%s supersedes %s", key, shown)
         withdraw(sorted(earlier))
+        withdraw(refused, into=outbox_dir / SUPERSEDED_DIR)
     return path
 
 

@@ -365,8 +365,9 @@ def read_status(path: Path) -> dict[str, Any]:
     return _read_status(path)
 
 
-def withdraw(paths: list[Path]) -> None:
-    """Move never-delivered messages (and sidecars) to ``superseded/``.
+def withdraw(paths: list[Path], into: Path | None = None) -> None:
+    """Move never-delivered messages (and sidecars) to ``superseded/`` beside them, or to
+    the folder ``into`` (the outbox's own ``superseded/`` for one refused in ``failed/``).
 
     Used when the messages are replaced by others covering the same commits (a summary email
     replacing combined ones). The caller checks that none is ``sending`` or sent. As in
@@ -375,7 +376,7 @@ def withdraw(paths: list[Path]) -> None:
     hide it from the next announcement, and lose it).
     """
     for path in paths:
-        folder = path.parent / SUPERSEDED_DIR
+        folder = into or path.parent / SUPERSEDED_DIR
         folder.mkdir(mode=0o700, exist_ok=True)
         if _sidecar(path).exists():
             write_json(_sidecar(folder / path.name), _read_status(path))
