@@ -34,7 +34,8 @@ from datetime import date
 from typing import Any
 from urllib.parse import quote, unquote
 
-from deploybot.render.liquid.plugins.registry import Needs, Plugin, SiteView
+from deploybot.render.liquid.plugins.registry import Needs, Plugin, SiteView, is_enabled
+from deploybot.render.model import Post, SiteConfig
 from deploybot.render.read.defaults import deep_merge, defaults_for
 from deploybot.render.read.permalink import output_path
 from deploybot.render.read.siteconfig import CONFIG_PATH
@@ -190,6 +191,33 @@ def page_of(archive: Archive, setting: Settings, defaults: Sequence[Any]) -> dic
 def _relative_path(url: str) -> str:
     path = unquote(url).lstrip("/")
     return posixpath.join(path, "index.html") if url.endswith("/") else path
+
+
+def listed(config: SiteConfig, posts: Sequence[Post]) -> list[tuple[str, dict[str, Any]]]:
+    """Return ``(url, front matter)`` of each archive as ``site.pages`` ends with it (all of
+    them, two of one URL both), given the settings and the visible ``posts``
+    (newest first), for jekyll-sitemap: ``[]`` unless the plugin is on. The front matter is
+    the archive's ``layout`` over the defaults of its path and type. Raises ``SourceError``
+    as :func:`archive_url` does."""
+    if not is_enabled(config.data, NAME):
+        return []
+    setting = settings(config.data)
+    if not setting.enabled:
+        return []
+    tags: dict[str, list[Any]] = {}
+    categories: dict[str, list[Any]] = {}
+    for post in reversed(posts):  # post_attr_hash walks the posts oldest first
+        for tag in post.tags:
+            tags.setdefault(tag, []).append(post)
+        for category in post.categories:
+            categories.setdefault(category, []).append(post)
+    site = {"tags": tags, "categories": categories, "posts": [{"date": p.date} for p in posts]}
+    found = []
+    for archive in archives(setting, site):
+        path = _relative_path(archive.url)
+        defaults = defaults_for(config.defaults, path, archive.type)
+        found.append((archive.url, {**defaults, "layout": setting.layouts[archive.type]}))
+    return found
 
 
 def generate(view: SiteView) -> list[tuple[str, bytes]]:
