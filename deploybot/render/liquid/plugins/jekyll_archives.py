@@ -19,9 +19,11 @@ first, then categories (in ``site.tags``/``site.categories`` order), then each y
 year, month and day archives; when two write the same file, the later one is kept, as
 Jekyll writes them in that order.
 
-Left out (Jekyll has them): the archives in ``site.pages`` and ``site.archives`` (other
-pages and generators do not see them), and the warning for a missing layout (the page is
-written all the same, empty but for what no layout adds, as Jekyll writes it).
+A missing layout gets Jekyll's warning, the archive written empty as Jekyll writes it.
+jekyll-sitemap lists the archives after the site's pages (:func:`listed`), as Jekyll adds
+them at the end of ``site.pages``. Left out (Jekyll has them): the archives in the Liquid
+``site.pages``/``site.html_pages`` and ``site.archives`` (a page listing ``site.pages``
+does not see them), and Jekyll's ``Empty `slug` generated`` warning.
 """
 
 from __future__ import annotations
