@@ -500,16 +500,24 @@ def liquid_change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, byte
 
 # Jekyll plugins: jekyll-seo-tag in the layout, jekyll-feed (its settings varied),
 # jekyll-sitemap (HTML/PDF static files, a source robots.txt or feed.xml), jekyll-paginate,
-# jekyll-redirect-from (redirect_from, redirect_to, the site's own redirect layout), a
-# written collection and site.data.authors.
+# jekyll-redirect-from (redirect_from, redirect_to, the site's own redirect layout),
+# jekyll-archives (every type; its layout changing, going and coming), a written collection
+# and site.data.authors.
 
 PLUGIN_CONFIG = (
     b"title: Gen\nurl: https://gen.example.org\npermalink: /:year/:month/:title\n"
     b"author: ada\npaginate: 2\n"
     b"collections:\n  talks:\n    output: true\n"
     b"plugins: [jekyll-seo-tag, jekyll-feed, jekyll-sitemap, jekyll-paginate,"
-    b" jekyll-redirect-from]\n"
+    b" jekyll-redirect-from, jekyll-archives]\n"
+    b"jekyll-archives: {enabled: all, layouts: {day: default}}\n"
 )
+ARCHIVE_LAYOUTS = [
+    b"---\nlayout: default\n---\n{{ page.type }} {{ page.title }} {{ page.date | date: '%Y' }}"
+    b"{% for post in page.posts %} {{ post.title }} {{ post.url }}{% endfor %}\n",
+    b"{{ page.url }}{% for post in page.posts %} {{ post.content }}{% endfor %}\n",
+    None,
+]
 PLUGIN_FEED_SETTINGS = [
     b"",
     b"feed: {posts_limit: 2}\n",
@@ -537,13 +545,14 @@ PLUGIN_FRONT = [
 
 def plugin_initial_site() -> dict[str, bytes]:
     """Return a site with its own layouts using jekyll-seo-tag, jekyll-feed,
-    jekyll-sitemap and jekyll-paginate."""
+    jekyll-sitemap, jekyll-paginate, jekyll-redirect-from and jekyll-archives."""
     return {
         "_config.yml": PLUGIN_CONFIG,
         "_layouts/default.html": b"<head>{% seo %}{% feed_meta %}</head>{{ content }}\n",
         "_layouts/home.html": b"---\nlayout: default\n---\n{{ content }}"
         b"{% for post in paginator.posts %}{{ post.title }}{% endfor %}\n",
         "_data/authors.yml": b"grace:\n  name: Grace Hopper\n  email: g@example.org\n",
+        "_layouts/archive.html": ARCHIVE_LAYOUTS[0],
         "index.html": b"---\nlayout: home\n---\nHome\n",
         "about.md": b"---\ntitle: About\nlayout: default\n---\nAbout us\n",
         "_posts/2021-01-01-post-0.md": post_text("First", "Hello **world**").replace(
@@ -561,7 +570,7 @@ def plugin_initial_site() -> dict[str, bytes]:
 def plugin_change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, bytes | None]:
     """Return one commit's changes over :func:`plugin_initial_site`."""
     kinds = ["post", "post", "front", "delete", "page", "talk", "data", "config", "static"]
-    kinds += ["layout"]
+    kinds += ["layout", "archive"]
     kind = draw(st.sampled_from(kinds))
     title = " ".join(draw(st.lists(words, min_size=1, max_size=3)))
     posts = sorted(p for p in files if p.startswith("_posts/"))
@@ -598,6 +607,8 @@ def plugin_change(draw: st.DrawFn, files: Mapping[str, bytes]) -> dict[str, byte
         return {name: f"---\ntitle: {title}\nlayout: default\n{extra}---\n{body}\n".encode()}
     if kind == "data":
         return {"_data/authors.yml": f"grace:\n  name: {title}\n".encode()}
+    if kind == "archive":  # jekyll-archives' layout changes, goes (a warning) or comes back
+        return {"_layouts/archive.html": draw(st.sampled_from(ARCHIVE_LAYOUTS))}
     if kind == "layout":  # the site's own redirect layout (named in a warning) comes or goes
         name = "_layouts/redirect.html"
         return {name: None if name in files else b"<p>{{ page.redirect.to }}</p>\n"}

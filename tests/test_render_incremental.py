@@ -24,6 +24,7 @@ from deploybot.render.read.siteconfig import load_config
 from deploybot.render.read.source import MemoryTree, SourceTree
 from deploybot.support.errors import DeploybotError
 from tests.incremental_site import (
+    ARCHIVE_LAYOUTS,
     T0,
     THEME,
     THEME_MARK,
@@ -646,6 +647,39 @@ def test_the_sitemap_follows_a_new_page_and_leaves_a_source_robots_txt() -> None
     inc.build(files, LIQUID_OPTIONS)
     assert inc.outputs["robots.txt"] == b"Sitemap: https://gen.example.org/sitemap.xml\n"
     assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+
+
+def test_archives_follow_posts_and_their_layout() -> None:
+    """jekyll-archives: a new post's tag gets its archive, listed in the sitemap, and its
+    year's archive lists it; a tag added to a post reaches the sitemap; the archive layout
+    going leaves the archives empty with Jekyll's warning, and coming
+    back remakes them; each build as the full one."""
+    files = plugin_initial_site()
+    inc = Incremental(open_cache(None), LIQUID_OPTIONS, {})
+    _check(inc, files, LIQUID_OPTIONS)
+    assert inc.outputs["tag/alpha/index.html"].count(b"Second") == 1
+    post = post_text("Third", "Three", "tags: [Gamma Ray]\n").replace(
+        b"layout: post", b"layout: default"
+    )
+    files = apply(files, {"_posts/2021-01-05-post-2.md": post})
+    _check(inc, files, LIQUID_OPTIONS)
+    assert b"Third /2021/01/post-2" in inc.outputs["tag/gamma-ray/index.html"]
+    assert b"Third" in inc.outputs["2021/index.html"]
+    assert b"<loc>https://gen.example.org/tag/gamma-ray/</loc>" in inc.outputs["sitemap.xml"]
+    first = post_text("First", "Hello", "tags: [delta]\n").replace(
+        b"layout: post", b"layout: default"
+    )
+    files = apply(files, {"_posts/2021-01-01-post-0.md": first})  # a tag added: the sitemap
+    report = inc.build(files, LIQUID_OPTIONS)
+    assert not report.full and ":plugin:jekyll-sitemap" in report.rendered
+    assert b"<loc>https://gen.example.org/tag/delta/</loc>" in inc.outputs["sitemap.xml"]
+    assert inc.outputs == dict(build_site(MemoryTree(files), LIQUID_OPTIONS).files)
+    files = apply(files, {"_layouts/archive.html": None})
+    _check(inc, files, LIQUID_OPTIONS)
+    assert inc.outputs["tag/gamma-ray/index.html"] == b""
+    files = apply(files, {"_layouts/archive.html": ARCHIVE_LAYOUTS[0]})
+    _check(inc, files, LIQUID_OPTIONS)
+    assert b"tag Gamma Ray" in inc.outputs["tag/gamma-ray/index.html"]
 
 
 def test_redirects_follow_their_documents() -> None:

@@ -600,3 +600,54 @@ def test_mentions_rewrite_redirect_pages_as_jekyll_does() -> None:
         f'  <a href="{url}">Click here if you are not redirected.</a>\n\n'
     )
     assert site.files["old/@x/index.html"].startswith(b"<!DOCTYPE html>")
+
+
+# jekyll-archives
+
+
+def test_archives_write_what_jekyll_archives_writes() -> None:
+    """Year, month, category and tag archives (days not enabled) with the ``archive``
+    layout and its parent, a ``layouts`` override for years, custom month and tag
+    permalinks, a tag with a space and capitals slugified, ``page.date`` of a date archive
+    and ``nil`` for the others, ``page.name``/``path``/``url``, front matter defaults of
+    the archive's type, and two categories of one slug (``News``, ``news``): the later
+    wins, as in Jekyll."""
+    site = same_as_jekyll("plugins_archives")
+    assert b"<h1>tag: Open Source</h1>" in site.files["topics/open-source/index.html"]
+    assert b"Summer" in site.files["category/news/index.html"]
+
+
+def test_archives_all_a_missing_layout_and_odd_tags_as_jekyll_writes_them() -> None:
+    """``enabled: all`` with a missing ``day`` layout: the day archive is written empty,
+    with Jekyll's warning; tags of non-ASCII letters (kept, percent-escaped in the URL),
+    ``C++`` and ``!!!`` (an empty slug: ``/tag/``). The outputs are those Jekyll 4.3.1
+    with jekyll-archives 2.2.1 wrote for this site."""
+    config = b"plugins: [jekyll-archives]\njekyll-archives:\n  enabled: all\n"
+    site = build(
+        {
+            "_config.yml": config + b"  layouts:\n    day: nowhere\n",
+            "_layouts/archive.html": b"---\nlayout: default\n---\n[{{ content }}]"
+            b"{{ page.title }}|{{ page.url }}|{{ page.posts | size }}\n",
+            "_layouts/default.html": b"<d>{{ content }}</d>",
+            "_posts/2024-02-03-a.md": '---\ntitle: A\ntags: ["Über Straße", "!!!", "C++"]'
+            "\n---\nA\n".encode(),
+        }
+    )
+    assert site.files["2024/02/03/index.html"] == b""
+    assert site.files["tag/index.html"] == b"<d>[]!!!|/tag/|1\n</d>"
+    assert site.files["tag/c/index.html"] == b"<d>[]C++|/tag/c/|1\n</d>"
+    tag = "tag/über-straße/index.html"
+    assert site.files[tag] == "<d>[]Über Straße|/tag/%C3%BCber-stra%C3%9Fe/|1\n</d>".encode()
+    dated = ["2024/02/03/a.html", "2024/02/03/index.html", "2024/02/index.html", "2024/index.html"]
+    assert sorted(site.files) == sorted([*dated, "tag/c/index.html", "tag/index.html", tag])
+    missing = "Layout 'nowhere' requested in 2024/02/03/index.html does not exist"
+    assert [w.message for w in site.warnings] == [missing]
+
+
+def test_archives_need_the_plugin_and_an_enabled_type() -> None:
+    post = {"_posts/2024-02-03-a.md": b"---\ntitle: A\ntags: [x]\n---\nA\n"}
+    on = b"jekyll-archives: {enabled: [tags]}\n"
+    assert not any(p.startswith("tag/") for p in build({"_config.yml": on, **post}).files)
+    plugin = b"plugins: [jekyll-archives]\n"
+    assert "tag/x/index.html" not in build({"_config.yml": plugin, **post}).files
+    assert "tag/x/index.html" in build({"_config.yml": plugin + on, **post}).files

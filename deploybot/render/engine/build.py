@@ -473,9 +473,12 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
         for path, data in feed_files(model, contents, options.feed_limit).items():
             out.put(path, data, "feeds")
     docs = collection_docs(model)
-    view = plugin_outputs.ModelView(model, docs, contents, excerpt_of(md), site["data"], tree, cut)
+    view = plugin_outputs.ModelView(
+        model, docs, contents, excerpt_of(md), site["data"], tree, cut, ctx
+    )
     for plugin in plugin_outputs.generators(config.data):
         plugin_outputs.run(plugin, view, out.put)
+    warnings.extend(view.warnings)
     if not config.url and model.posts and layouts is None:
         warnings.append(no_url_warning(_has_config_file(tree)))
     warnings.extend(site_theme.theme_warnings(config, layered))

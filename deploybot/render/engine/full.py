@@ -488,7 +488,7 @@ class Engine(SiteLists):
             PRODUCER + plugin.name,
             outputs,
             deps_of(plugin, self.config.collections, view.read_time),
-            (),
+            view.warnings,
         )
 
     def page_owns_index(self) -> bool:

@@ -13,8 +13,10 @@ from typing import Any, Protocol
 
 from deploybot.render.engine.cache import BuildCache
 from deploybot.render.engine.deps import WHOLE, Key, Kind, collection_key
+from deploybot.render.engine.document import RenderContext, render_document
 from deploybot.render.liquid.plugins.registry import DocumentInfo, Needs, Plugin, Reads, SiteView
 from deploybot.render.model import (
+    Document,
     Page,
     Post,
     RenderWarning,
@@ -86,9 +88,11 @@ class ModelView:
         data: Mapping[str, Any],
         tree: SourceTree,
         cut: datetime | None,
+        ctx: RenderContext | None = None,
     ) -> None:
         self.model, self._docs, self.contents, self._excerpt = model, docs, contents, excerpt
-        self._data, self.tree, self.cut = data, tree, cut
+        self._data, self.tree, self.cut, self.ctx = data, tree, cut, ctx
+        self.warnings: list[RenderWarning] = []  # of the pages generators rendered
 
     @property
     def config(self) -> SiteConfig:
@@ -141,6 +145,33 @@ class ModelView:
         """Whether the source has the file ``path``."""
         return _exists(self.tree, path)
 
+    def site(self) -> Mapping[str, Any]:
+        """The Liquid ``site``."""
+        assert self.ctx is not None
+        return self.ctx.site
+
+    def render(self, path: str, front_matter: Mapping[str, Any], page: Mapping[str, Any]) -> bytes:
+        """A generated page rendered through its layout (:func:`render_generated`)."""
+        assert self.ctx is not None
+        return render_generated(self.ctx, path, front_matter, page, self.warnings)
+
+
+def render_generated(
+    ctx: RenderContext,
+    path: str,
+    front_matter: Mapping[str, Any],
+    page: Mapping[str, Any],
+    warnings: list[RenderWarning],
+) -> bytes:
+    """Return the output of a page of no body at ``path`` with ``front_matter`` (its
+    ``layout``) and the ``page`` mapping, rendered as a page is (through its layouts),
+    adding the render's warnings to ``warnings`` (a missing layout's). Raises
+    ``SourceError``."""
+    doc = Document(path, dict(front_matter), "", 1, False)
+    rendered = render_document(doc, path, "page", dict(page), ctx)
+    warnings.extend(rendered.warnings)
+    return rendered.output
+
 
 class EngineState(Protocol):
     """What :class:`CacheView` reads of an :class:`~deploybot.render.engine.full.Engine`."""
@@ -150,6 +181,7 @@ class EngineState(Protocol):
     cut_us: int
     cache: BuildCache
     tree: SourceTree
+    ctx: RenderContext
 
     def collection_docs(self, label: str) -> list[Post]:
         """The documents of collection ``label``, in its order."""
@@ -170,6 +202,7 @@ class CacheView:
     def __init__(self, engine: EngineState) -> None:
         self.engine = engine
         self.read_time = False  # whether site.time was read (directly, or as a date)
+        self.warnings: list[RenderWarning] = []  # of the pages generators rendered
 
     @property
     def config(self) -> SiteConfig:
@@ -231,6 +264,14 @@ class CacheView:
     def exists(self, path: str) -> bool:
         """Whether the source has the file ``path``."""
         return _exists(self.engine.tree, path)
+
+    def site(self) -> Mapping[str, Any]:
+        """The Liquid ``site`` (the engine's, which tracks its reads)."""
+        return self.engine.ctx.site
+
+    def render(self, path: str, front_matter: Mapping[str, Any], page: Mapping[str, Any]) -> bytes:
+        """A generated page rendered through its layout (:func:`render_generated`)."""
+        return render_generated(self.engine.ctx, path, front_matter, page, self.warnings)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ written here in Python. Its entries, in the template's order:
   oldest first, the others in their order), but those with ``sitemap: false``, each with
   ``<lastmod>`` from ``last_modified_at`` or its date;
 - the HTML pages (``site.html_pages``: ``.html``, ``.htm``, ``.xhtml`` outputs, in
-  ``site.pages`` order, the pages jekyll-paginate adds after them), but those with
-  ``sitemap: false`` and ``/404.html``, with ``<lastmod>`` only from ``last_modified_at``;
+  ``site.pages`` order, then jekyll-archives' pages, then those jekyll-paginate adds), but
+  those with ``sitemap: false`` and ``/404.html``, with ``<lastmod>`` only from
+  ``last_modified_at``;
 - the static files ending in ``.htm``, ``.html``, ``.xhtml`` or ``.pdf``, but those whose
   front matter defaults set ``sitemap: false`` and ``404.html``, with ``<lastmod>`` their
   modification time: git keeps none, so deploybot gives ``site.time`` (the source
@@ -31,7 +32,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from deploybot.render.liquid import jekyll_filters as jf
-from deploybot.render.liquid.plugins import jekyll_redirect_from, paginate
+from deploybot.render.liquid.plugins import jekyll_archives, jekyll_redirect_from, paginate
 from deploybot.render.liquid.plugins.registry import Needs, Plugin, SiteView, is_enabled
 from deploybot.render.model import Page, Post, StaticFile
 from deploybot.render.read.collections import POSTS
@@ -125,11 +126,15 @@ def _documents(view: SiteView) -> Iterator[Post]:
 
 
 def _html_pages(view: SiteView) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """``(url, front matter)`` of ``site.html_pages``, the paginated copies after them."""
+    """``(url, front matter)`` of ``site.html_pages``: the pages, jekyll-archives' after
+    them, then the paginated copies (the generators run in that order)."""
     pages = sorted(view.pages(), key=lambda p: (posixpath.basename(p.doc.path), p.doc.path))
     for page in pages:
         if page.output_ext in _HTML:
             yield page.url, page.doc.front_matter
+    for url, front in jekyll_archives.listed(view.config, view.posts()):
+        if url.endswith("/") or url.endswith(_HTML):
+            yield url, front
     yield from _paginated(view, pages)
 
 
@@ -169,5 +174,8 @@ PLUGIN = Plugin(
     "sitemap.xml of every written document, HTML page and HTML/PDF static file; robots.txt",
     generate=generate,
     needs=frozenset({Needs.POSTS, Needs.PAGES, Needs.DOCS, Needs.STATIC}),
-    post_fields=("url", "date", "last_modified_at", "sitemap", "redirect_to", "hidden"),
+    post_fields=(
+        *("url", "date", "last_modified_at", "sitemap", "redirect_to", "hidden"),
+        *("tags", "categories"),  # jekyll-archives' pages
+    ),
 )

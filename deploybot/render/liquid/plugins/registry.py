@@ -103,6 +103,15 @@ class SiteView(Protocol):
     def exists(self, path: str) -> bool:
         """Return whether the source tree holds the file ``path``."""
 
+    def site(self) -> Mapping[str, Any]:
+        """Return the Liquid ``site`` the documents rendered with (``site.posts``,
+        ``site.tags``...)."""
+
+    def render(self, path: str, front_matter: Mapping[str, Any], page: Mapping[str, Any]) -> bytes:
+        """Return a page of no body written to ``path`` rendered through the layout
+        ``front_matter`` names (and its parents) with ``page`` (a generator's page:
+        jekyll-archives'). Raises ``SourceError`` as a document's render does."""
+
 
 Generator = Callable[[SiteView], list[tuple[str, bytes]]]
 """A plugin's generator: the site -> ``(output path, bytes)`` pairs it writes."""
