@@ -129,12 +129,18 @@ class Scheduler:
             return
         if error:
             log.warning("site %s: poll: %s", name, error)
-        elif head is not None and head != state.known_head and not (state.wanted or state.building):
+        elif (
+            head is not None
+            and head != state.known_head
+            and _pollable(state)
+            and (not state.wanted or head != state.failed_for)  # queued: only a new commit
+        ):
             self.trigger(name, f"poll: source at {head[:12]}", head)
 
     async def poll_targets(self) -> list[Site]:
-        """The sites the poller reads: those neither building nor queued."""
-        return [s.site for s in self.states.values() if not (s.building or s.wanted)]
+        """The sites the poller reads: those neither building nor queued, and those queued
+        behind a backoff after a failure (a new commit lifts it: :meth:`trigger`)."""
+        return [s.site for s in self.states.values() if _pollable(s)]
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """``(HTTP status, JSON document)`` for ``/healthz`` (:mod:`.health`)."""
@@ -370,3 +376,13 @@ class Scheduler:
         states = self.states.values()
         self.metrics.queue_depth.set(sum(1 for s in states if s.wanted))
         self.metrics.running.set(sum(1 for s in states if s.building and not s.fetching))
+
+
+def _pollable(state: SiteState) -> bool:
+    """Whether the poller reads ``state``'s source: not while it builds; not while a build
+    is queued, unless that build waits out a failure's backoff (a build queued during the
+    failing one waited for it, and the poller, skipping a queued site, never saw the fix
+    that would have lifted it)."""
+    if state.building:
+        return False
+    return not state.wanted or (state.failures > 0 and state.backoff_until > time.time())
