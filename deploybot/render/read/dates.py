@@ -79,51 +79,93 @@ def rfc822(moment: datetime) -> str:
     return format_datetime(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
-def _utc_offset(moment: datetime, colon: bool) -> str:
+def _utc_offset(moment: datetime, colons: int) -> str:
+    """``+hhmm`` (``colons`` 0), ``+hh:mm`` (1) or ``+hh:mm:ss`` (2): Ruby's ``%z``,
+    ``%:z``, ``%::z``."""
     delta = moment.utcoffset() or timedelta(0)
-    minutes = int(delta.total_seconds()) // 60
-    sign = "-" if minutes < 0 else "+"
-    hours, mins = divmod(abs(minutes), 60)
-    return f"{sign}{hours:02d}{':' if colon else ''}{mins:02d}"
+    seconds = int(delta.total_seconds())
+    sign = "-" if seconds < 0 else "+"
+    hours, rest = divmod(abs(seconds), 3600)
+    mins, secs = divmod(rest, 60)
+    if colons == 0:
+        return f"{sign}{hours:02d}{mins:02d}"
+    return f"{sign}{hours:02d}:{mins:02d}" + (f":{secs:02d}" if colons == 2 else "")
 
 
-def _fields(moment: datetime) -> dict[str, str]:
-    return {
-        "a": DAYS[moment.weekday()][:3],
-        "A": DAYS[moment.weekday()],
-        "b": MONTHS[moment.month - 1][:3],
-        "h": MONTHS[moment.month - 1][:3],
-        "B": MONTHS[moment.month - 1],
-        "d": f"{moment.day:02d}",
-        "-d": str(moment.day),
-        "e": f"{moment.day:2d}",
-        "m": f"{moment.month:02d}",
-        "-m": str(moment.month),
-        "Y": f"{moment.year:04d}",
-        "y": f"{moment.year % 100:02d}",
-        "H": f"{moment.hour:02d}",
-        "-H": str(moment.hour),
-        "I": f"{(moment.hour % 12) or 12:02d}",
-        "-I": str((moment.hour % 12) or 12),
-        "p": "AM" if moment.hour < 12 else "PM",
-        "M": f"{moment.minute:02d}",
-        "S": f"{moment.second:02d}",
-        "j": f"{moment.timetuple().tm_yday:03d}",
-        "z": _utc_offset(moment, colon=False),
-        ":z": _utc_offset(moment, colon=True),
-        "Z": moment.tzname() or "",
-        "%": "%",
-    }
+_DIRECTIVE_RE = re.compile(r"%([-_0^#]*)(\d*)(:{1,2}z|[a-zA-Z%+])")
+"""A directive of Ruby's ``Time#strftime``: flags, a width, then the conversion."""
+
+_COMPOSITE = {
+    "F": "%Y-%m-%d", "T": "%H:%M:%S", "D": "%m/%d/%y", "x": "%m/%d/%y", "X": "%H:%M:%S",
+    "R": "%H:%M", "r": "%I:%M:%S %p", "c": "%a %b %e %H:%M:%S %Y", "v": "%e-%^b-%Y",
+}  # fmt: skip
+"""Conversions that stand for others (their width is ignored, as Ruby 3.1 ignores it)."""
+
+_SPACE_PADDED = frozenset("ekl")
+"""Numbers padded with spaces, not zeros, by default."""
 
 
-_STRFTIME_RE = re.compile(r"%(-?[a-zA-Z%]|:z)")
+def _number(moment: datetime, conversion: str) -> tuple[int, int] | None:
+    """The value and default width of a numeric conversion; None for another."""
+    iso = moment.isocalendar()
+    numbers = {
+        "Y": (moment.year, 4), "C": (moment.year // 100, 2), "y": (moment.year % 100, 2),
+        "m": (moment.month, 2), "d": (moment.day, 2), "e": (moment.day, 2),
+        "j": (moment.timetuple().tm_yday, 3), "H": (moment.hour, 2), "k": (moment.hour, 2),
+        "I": ((moment.hour % 12) or 12, 2), "l": ((moment.hour % 12) or 12, 2),
+        "M": (moment.minute, 2), "S": (moment.second, 2), "u": (moment.isoweekday(), 1),
+        "w": (moment.isoweekday() % 7, 1), "U": (int(moment.strftime("%U")), 2),
+        "W": (int(moment.strftime("%W")), 2), "V": (iso.week, 2), "G": (iso.year, 4),
+        "g": (iso.year % 100, 2), "s": (int(moment.timestamp()), 1),
+    }  # fmt: skip
+    return numbers.get(conversion)
+
+
+def _text(moment: datetime, conversion: str) -> str | None:
+    """The text of an alphabetic conversion (English names, as Ruby's, no locale)."""
+    texts = {
+        "A": DAYS[moment.weekday()], "a": DAYS[moment.weekday()][:3],
+        "B": MONTHS[moment.month - 1], "b": MONTHS[moment.month - 1][:3],
+        "h": MONTHS[moment.month - 1][:3], "p": "AM" if moment.hour < 12 else "PM",
+        "P": "am" if moment.hour < 12 else "pm", "Z": moment.tzname() or "",
+        "n": "\n", "t": "\t", "%": "%",
+    }  # fmt: skip
+    return texts.get(conversion)
+
+
+def _directive(moment: datetime, match: re.Match[str]) -> str:
+    flags, width_text, conversion = match.groups()
+    width = int(width_text) if width_text else None
+    if conversion in _COMPOSITE:
+        return strftime(moment, _COMPOSITE[conversion])
+    if conversion in ("z", ":z", "::z"):
+        return _utc_offset(moment, colons=len(conversion) - 1)
+    if conversion in ("L", "N"):  # the fraction of the second, cut to ``width`` digits
+        digits = width or (3 if conversion == "L" else 9)
+        return f"{moment.microsecond:06d}000"[:digits].ljust(digits, "0")
+    number = _number(moment, conversion)
+    if number is not None:
+        value, default = number
+        pad = " " if conversion in _SPACE_PADDED else "0"
+        pad = " " if "_" in flags else "0" if "0" in flags else pad
+        return str(value) if "-" in flags else str(value).rjust(width or default, pad)
+    text = _text(moment, conversion)
+    if text is None:
+        return match.group(0)  # not a directive Ruby knows: written as it is, as Ruby does
+    if "#" in flags:
+        text = text.lower() if conversion == "p" else text.upper()
+    if "^" in flags:
+        text = text.upper()
+    if width is None or "-" in flags:
+        return text
+    return text.rjust(width, "0" if "0" in flags else " ")
 
 
 def strftime(moment: datetime, fmt: str) -> str:
-    """Format ``moment`` like Ruby's ``strftime`` for the common directives, without locale.
-
-    Supports ``%a %A %b %h %B %d %-d %e %m %-m %Y %y %H %-H %I %-I %p %M %S %j %z %:z %Z %%``;
-    an unknown directive is left as written.
+    """Format ``moment`` as Ruby 3.1's ``Time#strftime`` does, without locale (English
+    names): every conversion (``%Y %C %y %m %B %b %h %d %e %j %H %k %I %l %P %p %M %S %L
+    %N %z %:z %::z %Z %A %a %u %w %G %g %V %U %W %s %n %t %%`` and the combined ``%c %D %F
+    %R %r %T %v %x %X``), with the flags ``- _ 0 ^ #`` and a width. An unknown directive
+    (``%Q``, ``%E``) is left as written, as Ruby leaves it.
     """
-    values = _fields(moment)
-    return _STRFTIME_RE.sub(lambda m: values.get(m.group(1), m.group(0)), fmt)
+    return _DIRECTIVE_RE.sub(lambda match: _directive(moment, match), fmt)
