@@ -357,3 +357,21 @@ def test_the_newline_after_the_last_tag_stays(source: str, expected: str) -> Non
     # newline became a text of its own, stripped by the `-%}` before it (minima's head.html
     # lost its last newline in every page).
     assert Liquid(None).env.from_string(source).render() == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "args", "output"),
+    [
+        ("a b c d e", ": 5", "a b c d e"),  # exactly as many words: not cut
+        ("a b c d e", ": 0", "a..."),
+        ("  a\nb  c d", ": 2", "a b..."),
+        ("a b c d", ": 3, 1", "a b c1"),
+        (None, "", ""),
+        ("a b c\n", ": 5", "a b c\n"),  # under the limit: the input as it is
+    ],
+)
+def test_truncatewords_as_ruby_liquid_5_4(value: str | None, args: str, output: str) -> None:
+    """What Ruby Liquid 5.4.0 (Debian's, Jekyll's here) printed for each (``ruby -e``)."""
+    source = "{{ v | truncatewords" + args + " }}"
+    text = render_liquid(source, path="p.md", variables={"v": value})
+    assert text.text == output

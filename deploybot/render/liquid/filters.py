@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from liquid import Environment
 from liquid.builtin.expressions import BooleanExpression, FilteredExpression
 from liquid.builtin.expressions._tokenize import tokenize
-from liquid.exceptions import OutputStreamLimitError
+from liquid.exceptions import FilterArgumentError, OutputStreamLimitError
 from liquid.filter import with_context
 from liquid.stream import TokenStream
 from liquid.token import TOKEN_EXPRESSION, Token
@@ -419,6 +419,30 @@ JEKYLL_FILTERS: Mapping[str, Callable[..., Any]] = {
 """Jekyll's filters by name (python-liquid filter functions)."""
 
 
+def truncatewords(value: Any, words: Any = 15, end: Any = "...") -> Any:
+    """Ruby Liquid 5.4's ``truncatewords`` (``standardfilters.rb``: ``input.split(" ",
+    words + 1)``): the input as it is, whitespace and all, when it has at most ``words``
+    words; else its first ``words`` joined by one space, then ``end``. python-liquid's
+    rejoined the words of any input (dropping a trailing newline) and cut one of exactly
+    ``words``. A ``words`` under 1 is 1; nil is nil."""
+    value = nil(value)
+    if value is None:
+        return None
+    text = jf.to_text(value)
+    try:
+        count = max(int(nil(words) or 0), 1)
+    except (TypeError, ValueError) as exc:
+        raise FilterArgumentError(f"invalid integer: {words!r}", token=None) from exc
+    parts = text.split(None, count)  # Ruby's split(" "): runs of whitespace, leading ones dropped
+    if len(parts) <= count:
+        return text
+    return " ".join(parts[:count]) + jf.to_text(nil(end))
+
+
+RUBY_LIQUID_FILTERS: Mapping[str, Callable[..., Any]] = {"truncatewords": truncatewords}
+"""Liquid's standard filters as Ruby Liquid 5.4 has them, where python-liquid's differ."""
+
+
 def _size(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
@@ -486,7 +510,7 @@ def _text_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
 def register(env: Environment, limit: int) -> None:
     """Add Jekyll's filters to ``env``, give Liquid's :data:`TEXT_ARGUMENT_FILTERS` their
     arguments as Ruby's ``to_s`` does, and wrap every filter with :func:`guarded`."""
-    for name, fn in JEKYLL_FILTERS.items():
+    for name, fn in {**RUBY_LIQUID_FILTERS, **JEKYLL_FILTERS}.items():
         env.add_filter(name, fn)
     for name in TEXT_ARGUMENT_FILTERS:
         env.add_filter(name, _text_arguments(env.filters[name]))
