@@ -137,6 +137,7 @@ def test_sitemap_writes_what_jekyll_sitemap_writes() -> None:
     left out), the pages jekyll-paginate adds, ``sitemap.xsl``, ``robots.txt``."""
     site = same_as_jekyll("plugins_sitemap")
     assert b"Sitemap: https://map.example.org/m/sitemap.xml" in site.files["robots.txt"]
+    assert site.files["sitemap.xml"] == expected("plugins_sitemap")["sitemap.xml"]  # bytes
 
 
 def test_sitemap_lists_html_and_pdf_static_files_dated_at_the_build() -> None:

@@ -108,7 +108,7 @@ def sitemap_xml(view: SiteView) -> str:
         out.append(
             f"<url>\n<loc>{absolute(_static_path(static))}</loc>\n{lastmod(view.time)}</url>\n"
         )
-    out.append("</urlset>")
+    out.append("</urlset>\n")  # the template ends with a newline, as the file Jekyll writes
     return "".join(out)
 
 
