@@ -326,3 +326,21 @@ def test_a_ruby_plugin_of_the_site_is_warned_about_once() -> None:
         ("_plugins/tags.rb", RUBY_PLUGIN)
     ]
     assert "lib/x.rb" in built.files  # a .rb elsewhere is a static file, as in Jekyll
+
+
+def test_a_false_title_is_false_on_a_page_and_the_slug_s_title_on_a_post() -> None:
+    """YAML's ``Off``/``No`` are false (YAML 1.1, as Psych reads them). Jekyll 4.3.1 (run on
+    these files) prints ``false`` for a page's and gives a post the title of its slug
+    (``data["title"] ||= titleize(slug)``); deploybot printed ``False`` and took it as true."""
+    files = {
+        "_config.yml": b"title: S\n",
+        "_layouts/p.html": b"[{{ page.title }}]{{ content }}",
+        "index.md": b"---\ntitle: Off\n---\n"
+        b"{{ page.title }} {{ page.title | upcase }} {% if page.title %}t{% else %}f{% endif %}\n",
+        "_posts/2024-01-02-my-post.md": b"---\ntitle: No\nlayout: p\n---\nx\n",
+        "_posts/2024-01-03-num.md": b"---\ntitle: 2024\nlayout: p\n---\ny\n",
+    }
+    out = build_site(MemoryTree(files), RenderOptions()).files
+    assert out["index.html"] == b"<p>false FALSE f</p>\n"
+    assert out["2024/01/02/my-post.html"] == b"[My Post]<p>x</p>\n"
+    assert out["2024/01/03/num.html"] == b"[2024]<p>y</p>\n"

@@ -148,9 +148,10 @@ def post_variables(
         for name, other in (("previous", previous), ("next", next))
         if other is not None
     }
+    given = post.doc.front_matter.get("title")
     values: dict[str, Any] = {
         **post.doc.front_matter,
-        "title": post.title,
+        "title": post.title if given is None or given is False else given,  # as YAML gave it
         "date": post.date,
         "url": post.url,
         "id": post.id,
@@ -174,7 +175,7 @@ def page_variables(page: Page) -> dict[str, Any]:
     url = page.url
     values = {
         **page.doc.front_matter,
-        "title": page.title,
+        "title": page.doc.front_matter.get("title", page.title),  # as YAML gave it: false too
         "url": url,
         "date": page.date,
         "path": page.doc.path,

@@ -484,7 +484,8 @@ def _read_document(
         date, dated = time, False
     own_slug = data.get("slug")
     slug_text = slug if own_slug is None else str(own_slug)
-    title = str(data["title"]) if data.get("title") is not None else _titleize(slug)
+    given = data.get("title")  # Jekyll's data["title"] ||= titleize(slug): false is none
+    title = _titleize(slug) if given is None or given is False else str(given)
     fm_categories = _words(data.get("categories", data.get("category")))
     cats = tuple(dict.fromkeys(categories + fm_categories))
     tags = _words(data.get("tags", data.get("tag")))
