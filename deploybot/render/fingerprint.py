@@ -46,10 +46,11 @@ OUTPUT_LIBRARIES = (
     "MarkupSafe",
     "PyYAML",
     "lxml",
+    "libsass",
 )
 """The distributions whose code makes the output: Markdown, highlighting, Liquid, the
 Jinja2 theme and its escaping, YAML, the HTML jekyll-mentions and jemoji write again
-(lxml, with the libxml2 it bundles)."""
+(lxml, with the libxml2 it bundles), the CSS of Sass (libsass, with its LibSass)."""
 
 
 def bundled_templates_dir() -> str:
