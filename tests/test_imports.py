@@ -107,3 +107,18 @@ def test_help_loads_no_render_or_pipeline_module(tmp_path: Path) -> None:
     assert "click" in loaded
     heavy = ("deploybot.render", "deploybot.pipeline", "deploybot.notify", "jinja2", "mistune")
     assert sorted(m for m in loaded if m.startswith(heavy)) == []
+
+
+def test_the_pipeline_loads_git_log_and_diff_code_only_to_compose_an_email() -> None:
+    """Importing the pipeline (every ``run-once``) loads no diff, log or composer module:
+    a run with mail off never needs them; only the subject reader (the build journal's)."""
+    probe = (
+        "import sys, deploybot.pipeline.run, deploybot.cli.report\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('deploybot.notify.gitlog'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [
+        "deploybot.notify.gitlog",
+        "deploybot.notify.gitlog.excerpt",
+        "deploybot.notify.gitlog.message",
+    ]
