@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.measure import Results, Sample, run
+from tests.bench.measure import Results, Sample, import_profile, run
 from tests.bench.peers import find_peers, to_hugo, to_pelican
 from tests.bench.report import BEGIN, END, markdown, peer_table, targets, update_doc
 
@@ -87,6 +87,10 @@ def test_every_measurement_is_taken_once(bench_run: tuple[Path, str, str]) -> No
         assert len(table[name]["seconds"]) == 1, name
         assert table[name]["seconds"][0] > 0 and table[name]["median_peak_mb"] > 0, name
         assert table[name]["cpu_seconds"][0] >= 0, name
+        if "git " in name:  # git's own: not Python, not profiled
+            assert table[name]["modules"] == [None], name
+        else:  # deploybot's start-up, even the no-op's (os, fcntl)
+            assert table[name]["modules"][0] > 20 and table[name]["import_ms"][0] > 0, name
     for name in ("deploybot build", "run-once first publish", "pipeline full build"):
         assert table[name]["median_tree_pss_mb"] > 10, name  # deploybot's interpreter at least
     assert data["run"]["repeat"] == 1 and data["run"]["sizes"] == [12]
@@ -275,3 +279,23 @@ def test_the_peer_table_has_as_many_cells_as_its_header(peers: tuple[str, ...]) 
     lines = list(peer_table(results))
     assert [line.count("|") for line in lines] == [3 + 2 * len(peers) + 1] * len(lines)
     assert lines[2].startswith("| 100 | full build | 1.000 s |")
+
+
+def test_import_profile_sums_the_self_times_of_distinct_modules() -> None:
+    stderr = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       120 |        120 |   _io\n"
+        "import time:      1500 |       1620 | deploybot.cli\n"
+        "warning: something else\n"
+        "import time:        30 |         30 |   _io\n"  # a forked child's, the same module
+    )
+    assert import_profile(stderr) == (1.65, 2)
+    assert import_profile("no profile\n") is None
+
+
+def test_a_profiled_python_command_reports_its_imports() -> None:
+    plain = run([sys.executable, "-c", "import json"])
+    profiled = run([sys.executable, "-c", "import json"], imports=True)
+    assert plain.modules is None and plain.import_ms is None
+    assert profiled.modules is not None and profiled.modules >= 3  # json, json.decoder, ...
+    assert profiled.import_ms is not None and profiled.import_ms > 0

@@ -56,3 +56,69 @@ def test_the_no_op_path_loads_no_library_it_does_without() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == []
+
+
+def modules_of_command(tmp_path: Path, *argv: str) -> set[str]:
+    """Every module in ``sys.modules`` when ``deploybot ARGV`` (``python -m deploybot``, run
+    by :mod:`runpy` in a new interpreter) has ended, whatever its exit status."""
+    listing = tmp_path / "modules.txt"
+    probe = (
+        "import runpy, sys\n"
+        "out, sys.argv = sys.argv[1], ['deploybot', *sys.argv[2:]]\n"
+        "try:\n    runpy.run_module('deploybot', run_name='__main__', alter_sys=True)\n"
+        "except SystemExit:\n    pass\n"
+        "open(out, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", probe, str(listing), *argv], capture_output=True, check=True
+    )
+    return set(listing.read_text().split("\n"))
+
+
+NOT_FOR_PLAIN_MARKDOWN = (
+    "liquid",  # python-liquid: no page holds Liquid
+    "sass",  # libsass: no stylesheet
+    "ctypes",
+    "lxml",  # no link check (build does not check links) and no plugin needs it
+    "pygments.lexers",  # no code block
+    "pygments.formatters",
+    "multiprocessing",  # too small for worker processes
+    "deploybot.notify.gitlog",  # no email is composed
+    "deploybot.notify.compose.email",
+    "deploybot.pipeline.run",
+)
+
+
+def test_a_plain_markdown_build_loads_only_what_it_uses(tmp_path: Path) -> None:
+    """``deploybot build`` of a Markdown-only site (no Liquid, no code, no stylesheet, no
+    ``_layouts``: the bundled theme) loads none of the libraries it has no use for."""
+    site = tmp_path / "site"
+    (site / "_posts").mkdir(parents=True)
+    (site / "index.md").write_text("# Home\n\nHello *world*.\n")
+    (site / "_posts/2024-01-02-a.md").write_text("---\ntitle: A\n---\nSome **text**.\n")
+    loaded = modules_of_command(tmp_path, "build", str(site), str(tmp_path / "out"))
+    assert (tmp_path / "out/2024/01/02/a.html").is_file()
+    assert {"mistune", "jinja2", "deploybot.render.engine.full"} <= loaded  # it did build
+    assert sorted(m for m in NOT_FOR_PLAIN_MARKDOWN if m in loaded) == []
+
+
+def test_help_loads_no_render_or_pipeline_module(tmp_path: Path) -> None:
+    loaded = modules_of_command(tmp_path, "serve", "--help")
+    assert "click" in loaded
+    heavy = ("deploybot.render", "deploybot.pipeline", "deploybot.notify", "jinja2", "mistune")
+    assert sorted(m for m in loaded if m.startswith(heavy)) == []
+
+
+def test_the_pipeline_loads_git_log_and_diff_code_only_to_compose_an_email() -> None:
+    """Importing the pipeline (every ``run-once``) loads no diff, log or composer module:
+    a run with mail off never needs them; only the subject reader (the build journal's)."""
+    probe = (
+        "import sys, deploybot.pipeline.run, deploybot.cli.report\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('deploybot.notify.gitlog'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [
+        "deploybot.notify.gitlog",
+        "deploybot.notify.gitlog.excerpt",
+        "deploybot.notify.gitlog.message",
+    ]

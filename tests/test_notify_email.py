@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deploybot.config.schema import NotifyConfig
-from deploybot.notify.commit_email import build_email, read_commit_subject
+from deploybot.notify.commit_email import build_email
 from deploybot.notify.compose.email import (
     DEFAULT_LIMITS,
     compose_combined_email,
@@ -29,8 +29,8 @@ from deploybot.notify.compose.email import (
 )
 from deploybot.notify.compose.envelope import Envelope, Limits
 from deploybot.notify.compose.names import repo_name_from_url
-from deploybot.notify.gitlog.commit_log import commit_subject
 from deploybot.notify.gitlog.excerpt import abbrev_length
+from deploybot.notify.gitlog.message import commit_subject, read_commit_subject
 from tests.gitcli import run_git
 
 LIST = "commits@tvm.apache.org"

@@ -1,4 +1,9 @@
-"""What the CLI prints: one short paragraph per run, in plain text."""
+"""What the CLI prints: one short paragraph per run, in plain text.
+
+The pipeline's and the outbox's modules are imported by the functions that print their
+results, not at the top: ``deploybot build`` prints through this module too, and would
+otherwise import the whole pipeline and the email code it never runs.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from deploybot.config.schema import Config
-from deploybot.notify.deliver.outbox import describe_key, refusal_line
-from deploybot.pipeline.preview import PreviewResult, PreviewStatus
-from deploybot.pipeline.run import RunResult, RunStatus
 
 if TYPE_CHECKING:
+    from deploybot.pipeline.preview import PreviewResult
+    from deploybot.pipeline.run import RunResult
     from deploybot.render.model import RenderWarning
 
 
@@ -25,6 +29,10 @@ def print_run(
     """Print what :func:`deploybot.pipeline.run.run_once` did (stdout; warnings and failures
     on stderr); ``quiet``: only the emails not delivered (the run exits 75) or refused for
     good (78)."""
+    # lazy on purpose (see the module docstring); the run has imported both already
+    from deploybot.notify.deliver.outbox import describe_key
+    from deploybot.pipeline.run import RunStatus
+
     if quiet:
         _print_mail_failures(result, config)
         return
@@ -78,6 +86,8 @@ def print_preview(preview: PreviewResult, config: Config) -> None:
     """One line for a branch preview of the run (a failure on stderr): ``preview of
     feature/x at 1a2b3c4d5e6f: published 9f8e7d6c5b4a to previews (preview/feature-x/, 12
     files changed): https://previews.example.org/preview/feature-x/``."""
+    from deploybot.pipeline.preview import PreviewStatus  # lazy on purpose: module docstring
+
     branch = config.preview.publish_branch
     at = f" at {preview.source_commit[:12]}" if preview.source_commit else ""
     head = f"preview of {preview.branch}{at}"
@@ -124,6 +134,9 @@ def print_log(
 
 
 def _print_mail_failures(result: RunResult, config: Config) -> None:
+    # lazy on purpose (see the module docstring)
+    from deploybot.notify.deliver.outbox import describe_key, refusal_line
+
     for key, reason in result.mail_failures:
         click.echo(f"{describe_key(key)} not delivered (kept in the outbox): {reason}", err=True)
     for key, reason in result.mail_refused:
@@ -194,6 +207,8 @@ def print_outbox(pending: Sequence[Any]) -> None:
 def print_delivery(report: Any, config: Config) -> None:
     """Print what an outbox delivery did: one line per message sent, failed or refused
     (:func:`deploybot.notify.deliver.outbox.refusal_line`)."""
+    from deploybot.notify.deliver.outbox import refusal_line  # lazy on purpose: module doc
+
     for key in report.sent:
         click.echo(f"sent {key}")
     for key, reason in report.failed:

@@ -20,6 +20,10 @@ uncertain outcome (state ``queued`` or ``failed``, no message of their batch sen
 down become one summary and three commit emails when it is back, not three combined emails.
 A commit email keeps the Message-ID of the combined email it replaces (both derive from the
 commit id), so even a failed attempt that did reach the list is recognisable as a duplicate.
+
+The email composer and git's log and diff code (:mod:`.compose.email`, :mod:`.compose.series`,
+:mod:`.gitlog`) are imported by the functions that plan and make an email, not with this
+module: every run imports it, and a run with mail off (``transport = "none"``) needs neither.
 """
 
 from __future__ import annotations
@@ -30,17 +34,10 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deploybot.config.schema import NotifyConfig
-from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope, Limits
-from deploybot.notify.compose.links import BrokenLinks
-from deploybot.notify.compose.series import (
-    compose_commit_email,
-    compose_summary_email,
-    summary_message_id,
-)
 from deploybot.notify.compose.sources import SourceLog, SourceRepo
 from deploybot.notify.deliver.outbox import (
     EMAIL,
@@ -51,14 +48,10 @@ from deploybot.notify.deliver.outbox import (
     withdraw,
     write_json,
 )
-from deploybot.notify.gitlog.commit_log import read_log_excerpt
-from deploybot.notify.gitlog.excerpt import LogExcerpt
-from deploybot.notify.gitlog.summary import (
-    brief_summary,
-    diff_tree_summary,
-    is_ancestor,
-    new_commits,
-)
+
+if TYPE_CHECKING:
+    from deploybot.notify.compose.links import BrokenLinks
+    from deploybot.notify.gitlog.excerpt import LogExcerpt
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +173,8 @@ def write_record(state_dir: Path, refname: str, commit: str, record: Path = RECO
 def plan(ctx: Context, old: str | None, new: str, outbox: Path, state_dir: Path) -> Plan | None:
     """Return what to announce for ``new`` (whose parent on the branch is ``old``), or None
     when ``new`` was already announced. See the module docstring for the rules."""
+    from deploybot.notify.gitlog.summary import is_ancestor, new_commits  # lazy: module doc
+
     record = read_record(state_dir, ctx.envelope.refname)
     if record == new:
         return None
@@ -234,6 +229,9 @@ def queue_plan(ctx: Context, chosen: Plan, outbox: Path) -> list[str]:
 
 
 def _combined(ctx: Context, old: str | None, new: str) -> bytes:
+    from deploybot.notify.compose.email import compose_combined_email  # lazy: module doc
+    from deploybot.notify.gitlog.summary import brief_summary
+
     [(short, subject)] = brief_summary(ctx.repo_path, [new])
     return compose_combined_email(
         envelope=ctx.envelope,
@@ -250,6 +248,12 @@ def _combined(ctx: Context, old: str | None, new: str) -> bytes:
 
 def _series(ctx: Context, chosen: Plan) -> list[Queued]:
     """The summary email, then (within ``max_commit_emails``) one email per commit."""
+    from deploybot.notify.compose.series import (  # lazy on purpose: module docstring
+        compose_summary_email,
+        summary_message_id,
+    )
+    from deploybot.notify.gitlog.summary import brief_summary, diff_tree_summary
+
     assert chosen.start is not None  # a created branch is always announced as one email
     start, commits, n = chosen.start, list(chosen.commits), ctx.notify
     [old_brief, *new_brief] = brief_summary(ctx.repo_path, [start, *commits])
@@ -278,6 +282,8 @@ def _series(ctx: Context, chosen: Plan) -> list[Queued]:
 
 
 def _commit_email(ctx: Context, commit: str, num: int, tot: int, subject: str, msgid: str) -> bytes:
+    from deploybot.notify.compose.series import compose_commit_email  # lazy: module doc
+
     # git-multimail's IncrementalDateTime: one second apart, so clients sort them.
     date = ctx.envelope.date + timedelta(seconds=num)
     return compose_commit_email(
@@ -296,6 +302,8 @@ def _commit_email(ctx: Context, commit: str, num: int, tot: int, subject: str, m
 
 def _log(ctx: Context, commit: str) -> LogExcerpt:
     """The part of ``commit``'s ``git log`` text its email shows (cost bounded by that)."""
+    from deploybot.notify.gitlog.commit_log import read_log_excerpt  # lazy: module doc
+
     return read_log_excerpt(
         ctx.repo_path,
         commit,
@@ -354,6 +362,7 @@ def _never_delivered(outbox: Path, keys: list[str]) -> bool:
 def broken_links(repo_path: Path, build: str) -> BrokenLinks | None:
     """The broken links build commit ``build`` of ``repo_path`` has, as its record lists
     them (:meth:`.compose.links.BrokenLinks.from_record`), or None."""
+    from deploybot.notify.compose.links import BrokenLinks  # lazy on purpose: module doc
     from deploybot.notify.source_read import read_record
 
     return BrokenLinks.from_record(read_record(repo_path, build))

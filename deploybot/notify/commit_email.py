@@ -1,5 +1,5 @@
 """The combined email of one build commit, read from a repository: what ``deploybot notify
---commit`` and the tests compose, and the commit's subject as git prints it."""
+--commit`` and the tests compose."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from deploybot.config.schema import NotifyConfig
 from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope, Limits
 from deploybot.notify.compose.sources import SourceRepo
-from deploybot.notify.gitlog.commit_log import commit_subject
 
 
 def build_email(
@@ -64,24 +63,3 @@ def build_email(
         short=short,
         sources=source_log(repo_path, new, sources),
     )
-
-
-def read_commit_subject(repo_path: Path, commit: str) -> str:
-    """Return commit ``commit``'s subject as ``git log --format=%s`` prints it (dulwich read).
-
-    The message is decoded with the commit's ``encoding`` header (default UTF-8), invalid
-    bytes replaced by U+FFFD.
-
-    Raises:
-        KeyError: no such commit, or the object is not a commit.
-    """
-    from dulwich.objects import Commit
-    from dulwich.repo import Repo
-
-    from deploybot.notify.gitlog.summary import commit_message
-
-    with Repo(str(repo_path)) as repo:
-        obj = repo[commit.encode("ascii")]
-    if not isinstance(obj, Commit):
-        raise KeyError(f"{commit} is not a commit")
-    return commit_subject(commit_message(obj))

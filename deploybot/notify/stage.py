@@ -51,7 +51,6 @@ from deploybot.notify.deliver.webhook import (
     webhook_payload,
     webhook_url,
 )
-from deploybot.notify.gitlog.summary import brief_summary, diff_tree, is_ancestor
 from deploybot.state import checkpoint
 
 log = logging.getLogger("deploybot.notify.delivery")
@@ -122,9 +121,14 @@ def unannounced(repo_path: Path, refname: str, head: str, state_dir: Path) -> Re
     record = read_record(state_dir, refname)
     if record == head:
         return None
-    pushed_here = read_record(state_dir, refname, PUBLISHED) == head
-    if not pushed_here and (record is None or not is_ancestor(repo_path, record, head)):
-        return None
+    if read_record(state_dir, refname, PUBLISHED) != head:  # not pushed here
+        if record is None:
+            return None
+        # lazy on purpose, as in .announce: git's log and diff code only when it is needed
+        from deploybot.notify.gitlog.summary import is_ancestor
+
+        if not is_ancestor(repo_path, record, head):
+            return None
     with Repo(str(repo_path)) as repo:
         commit = repo[ObjectID(head.encode("ascii"))]
         assert isinstance(commit, Commit)
@@ -164,6 +168,8 @@ def queue_emails(
 
 
 def _payload(update: RefUpdate, notify: NotifyConfig) -> dict[str, object]:
+    from deploybot.notify.gitlog.summary import brief_summary, diff_tree  # lazy: .announce
+
     repo_path, refname, old, new = update.repo_path, update.refname, update.old, update.new
     with Repo(str(repo_path)) as repo:
         obj = repo[new.encode("ascii")]

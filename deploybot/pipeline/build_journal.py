@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from deploybot.notify.commit_email import read_commit_subject
+from deploybot.notify.gitlog.message import read_commit_subject
 from deploybot.state import builds
 from deploybot.support.capture import capture
 from deploybot.support.errors import DeploybotError, one_line

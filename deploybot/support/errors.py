@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import errno
-import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -165,15 +165,25 @@ class DiskFullError(TemporaryError):
 
 
 NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+SQLITE_FULL = 13  # sqlite3.SQLITE_FULL (sqlite3.h): the module is not imported here
 
 
 def is_disk_full(exc: BaseException) -> bool:
     """True for an OSError with errno ENOSPC or EDQUOT, or sqlite's SQLITE_FULL error."""
     if isinstance(exc, OSError):
         return exc.errno in NO_SPACE_ERRNOS
-    if isinstance(exc, sqlite3.Error):
-        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    if _is_sqlite_error(exc):
+        code: int | None = getattr(exc, "sqlite_errorcode", None)
+        return code == SQLITE_FULL
     return False
+
+
+def _is_sqlite_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``sqlite3.Error``. The module is not imported for this: every
+    command imports this module, and no sqlite error can have been raised in a process that
+    has not imported sqlite3."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(exc, sqlite3.Error)
 
 
 def disk_full(exc: BaseException, what: str | object) -> DiskFullError:
@@ -189,9 +199,9 @@ def no_space_left(state_dir: Path) -> Iterator[None]:
     naming the file, or the build cache (sqlite), or else ``state_dir``."""
     try:
         yield
-    except (OSError, sqlite3.Error) as exc:
-        if not is_disk_full(exc):
+    except Exception as exc:
+        if not is_disk_full(exc):  # an OSError or sqlite3.Error of a full disk
             raise
-        if isinstance(exc, sqlite3.Error):
+        if _is_sqlite_error(exc):
             raise disk_full(exc, f"the build cache in {state_dir / 'cache'}") from exc
         raise disk_full(exc, getattr(exc, "filename", None) or f"into {state_dir}") from exc

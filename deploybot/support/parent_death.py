@@ -10,7 +10,6 @@ whose end-of-file says the parent is gone), since the kernel call exists only on
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import signal
@@ -27,6 +26,8 @@ def set_pdeathsig() -> bool:
     (then a warning is logged)."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # lazy on purpose: only a child process calls this, once
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         failed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0

@@ -21,6 +21,12 @@ Two memory figures are taken of each command:
 
 Standard output is read from a pipe and dropped, not sent to ``/dev/null``, so no program
 can skip work because nobody reads its output.
+
+A Python command can also report its imports (``run(..., imports=True)``): it runs with
+``PYTHONPROFILEIMPORTTIME=1`` (``python -X importtime``), whose lines on stderr give the
+modules its processes imported and the sum of their self times (:func:`import_profile`).
+It is the measured run itself, not another one (a ``run-once`` that publishes cannot be run
+twice the same); the profiling costs a few microseconds an import, within the noise.
 """
 
 from __future__ import annotations
@@ -50,7 +56,9 @@ class Sample:
     ``tree_pss_mb`` and ``tree_rss_mb`` the peak PSS and RSS summed over its process tree,
     None when no sample saw the command (it ended within the first sampling interval).
     ``cpu_seconds`` is the user + system time of the command and every descendant it
-    waited for (None in results written before it was measured).
+    waited for (None in results written before it was measured). ``import_ms`` and
+    ``modules``: the sum of the self times (ms) of the modules the command's Python
+    processes imported, and how many (:func:`import_profile`); None when not profiled.
     """
 
     seconds: float
@@ -58,6 +66,8 @@ class Sample:
     tree_pss_mb: float | None = None
     tree_rss_mb: float | None = None
     cpu_seconds: float | None = None
+    import_ms: float | None = None
+    modules: float | None = None
 
     def then(self, other: Sample) -> Sample:
         """The sample of running this command, then ``other``: times add, peaks are the max."""
@@ -69,11 +79,33 @@ class Sample:
             None
             if self.cpu_seconds is None or other.cpu_seconds is None
             else self.cpu_seconds + other.cpu_seconds,
+            _sum(self.import_ms, other.import_ms),
+            _sum(self.modules, other.modules),
         )
 
 
 def _max(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else max(a, b)
+
+
+def _sum(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+IMPORT_TIME = "import time:"
+
+
+def import_profile(stderr: str) -> tuple[float, int] | None:
+    """``(self-time sum in ms, distinct modules)`` of the ``-X importtime`` lines in
+    ``stderr`` (``import time: <self us> | <cumulative us> | <indented name>``, CPython's
+    ``Python/import.c``; its header line skipped), or None when it has none."""
+    total_us, names = 0, set()
+    for line in stderr.splitlines():
+        fields = line.removeprefix(IMPORT_TIME).split("|") if line.startswith(IMPORT_TIME) else []
+        if len(fields) == 3 and fields[0].strip().isdigit():
+            total_us += int(fields[0])
+            names.add(fields[2].strip())
+    return (total_us / 1000, len(names)) if names else None
 
 
 INTERVAL = 0.02  # seconds between samples of the process tree, at least
@@ -195,13 +227,22 @@ def launcher(report: Path) -> list[str]:
     return ["python3", "-I", "-S", "-c", LAUNCHER, str(report)]
 
 
-def run(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None) -> Sample:
+def run(
+    argv: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    imports: bool = False,
+) -> Sample:
     """Run ``argv`` to its end under :func:`launcher`, sampling its process tree's memory
-    (:func:`sample_tree`); return its :class:`Sample`.
+    (:func:`sample_tree`); return its :class:`Sample`, with its imports if ``imports`` (a
+    Python command: see the module docstring).
 
     Raises:
         MeasureError: the command failed; the message names it and ends with its stderr.
     """
+    if imports:
+        env = {**(os.environ if env is None else env), "PYTHONPROFILEIMPORTTIME": "1"}
     with tempfile.TemporaryDirectory() as tmp:
         report, err_path = Path(tmp) / "rss", Path(tmp) / "stderr"
         # stderr goes to a file: a pipe could fill while stdout is being read
@@ -223,6 +264,7 @@ def run(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None 
         words = report.read_text().split()
         if len(words) == 4:  # the Python launcher's own timing of the child
             seconds = float(words[3])
+        profile = import_profile(err_path.read_text("utf-8", "replace")) if imports else None
     tree = peak.samples > 0
     return Sample(
         seconds,
@@ -230,6 +272,8 @@ def run(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None 
         peak.pss_kib / 1024 if tree else None,
         peak.rss_kib / 1024 if tree else None,
         float(words[1]) + float(words[2]),
+        None if profile is None else profile[0],
+        None if profile is None else profile[1],
     )
 
 
@@ -261,6 +305,8 @@ class Results:
             _median([s.tree_pss_mb for s in runs]),
             _median([s.tree_rss_mb for s in runs]),
             _median([s.cpu_seconds for s in runs]),
+            _median([s.import_ms for s in runs]),
+            _median([s.modules for s in runs]),
         )
 
     def to_json(self) -> dict[str, object]:
@@ -306,6 +352,8 @@ FIGURES = (
     ("tree_pss_mb", 1),
     ("tree_rss_mb", 1),
     ("cpu_seconds", 3),
+    ("import_ms", 1),
+    ("modules", 1),
 )
 
 

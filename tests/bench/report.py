@@ -32,6 +32,13 @@ MEMORY_NOTE = (
 )
 
 
+IMPORTS_NOTE = (
+    "Each deploybot run's start-up is in the table of every measurement: the modules its "
+    "Python processes imported and the sum of their self times (`python -X importtime`, "
+    "`PYTHONPROFILEIMPORTTIME=1` on the measured run itself)."
+)
+
+
 @dataclass(frozen=True)
 class Target:
     """One target: what it says, the measured value (a ratio or MB) and the limit it needs."""
@@ -208,26 +215,29 @@ def peer_table(results: Results) -> Iterator[str]:
 
 
 def medians_table(results: Results) -> Iterator[str]:
-    """Rows of every measurement's medians: wall time, CPU time, peak memory (tree PSS) and
-    ru_maxrss, four columns per size."""
+    """Rows of every measurement's medians: wall time, CPU time, peak memory (tree PSS),
+    ru_maxrss, and deploybot's imports (modules, and the sum of their self times: ``python -X
+    importtime``), six columns per size."""
     sizes = sorted(results.samples)
     names = list(dict.fromkeys(n for s in sizes for n in results.samples[s]))
-    columns = "{:,} posts | CPU | memory (tree PSS) | ru_maxrss"
+    columns = "{:,} posts | CPU | memory (tree PSS) | ru_maxrss | modules | imports"
     yield "| measurement | " + " | ".join(columns.format(s) for s in sizes) + " |"
-    yield "|---|" + "---:|---:|---:|---:|" * len(sizes)
+    yield "|---|" + "---:|---:|---:|---:|---:|---:|" * len(sizes)
     for name in names:
         cells = [name]
         for size in sizes:
             sample = results.median(size, name)
             runs = len(results.samples[size].get(name, []))
             if sample is None:
-                cells += ["-"] * 4
+                cells += ["-"] * 6
                 continue
             cells += [
                 f"{sample.seconds:.3f} s" + ("" if runs > 1 else " (1 run)"),
                 "-" if sample.cpu_seconds is None else f"{sample.cpu_seconds:.2f} s",
                 "-" if sample.tree_pss_mb is None else f"{sample.tree_pss_mb:.0f} MB",
                 f"{sample.peak_mb:.0f} MB",
+                "-" if sample.modules is None else f"{sample.modules:.0f}",
+                "-" if sample.import_ms is None else f"{sample.import_ms:.0f} ms",
             ]
         yield "| " + " | ".join(cells) + " |"
 
@@ -241,7 +251,7 @@ def markdown(results: Results, header: str, plot: str | None) -> str:
         lines += [*(f"- {s}" for s in results.skipped), ""]
     if plot:
         lines += [f"![time against site size]({plot})", ""]
-    lines += ["<details><summary>Every measurement (medians)</summary>", ""]
+    lines += [IMPORTS_NOTE, "", "<details><summary>Every measurement (medians)</summary>", ""]
     lines += [*medians_table(results), "", "</details>"]
     return "\n".join(lines) + "\n"
 

@@ -121,11 +121,18 @@ class SizeBench:
 
     def measure(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Sample:
         """Run ``argv`` as measurement ``name``; record, log and return the sample."""
-        sample = self.results.add(self.size, name, run(argv, env=env or self.env, cwd=self.root))
+        ours = argv[: len(deploybot_argv())] == deploybot_argv()  # its imports are profiled
+        sample = run(argv, env=env or self.env, cwd=self.root, imports=ours)
+        self.results.add(self.size, name, sample)
         tree = "-" if sample.tree_pss_mb is None else f"{sample.tree_pss_mb:.0f} MB"
+        imports = (
+            ""
+            if sample.modules is None
+            else f", imports {sample.modules:.0f} modules in {sample.import_ms:.0f} ms"
+        )
         self.log(
             f"  {self.size} {name}: {sample.seconds:.3f} s (CPU {sample.cpu_seconds:.2f} s), "
-            f"tree PSS {tree}, ru_maxrss {sample.peak_mb:.0f} MB"
+            f"tree PSS {tree}, ru_maxrss {sample.peak_mb:.0f} MB{imports}"
         )
         return sample
 

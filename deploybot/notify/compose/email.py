@@ -89,7 +89,7 @@ def compose_combined_email(
         old: previous 40-hex tip, or None when the branch was created.
         new: the new 40-hex tip (the build commit).
         subject_line: the commit subject (``git log --format=%s``; see
-            :func:`deploybot.notify.gitlog.commit_log.commit_subject`).
+            :func:`deploybot.notify.gitlog.message.commit_subject`).
         limits: line length, line count and subject length limits (:class:`.envelope.Limits`;
             default 500 / 10000 / 500 as git-multimail).
         short: ``new`` abbreviated as ``git rev-parse --short`` does in its repository

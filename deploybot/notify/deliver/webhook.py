@@ -28,13 +28,14 @@ from deploybot.config.schema import WebhookConfig
 from deploybot.notify.compose.email import ZERO_SHA, one_line, redact_url
 from deploybot.notify.compose.envelope import BRANCH_PREFIX
 from deploybot.notify.deliver.outbox import WEBHOOK_KEY_PREFIX, queue_email
-from deploybot.notify.gitlog.summary import DiffTree
 from deploybot.support.deadline import Deadline
 from deploybot.support.errors import ConfigError, NotifyError
 from deploybot.support.redact import register_url_secrets, url_origin
 
 if TYPE_CHECKING:
     import requests
+
+    from deploybot.notify.gitlog.summary import DiffTree
 
 WEBHOOK = ".http"
 """The outbox suffix of a webhook entry."""

@@ -480,21 +480,3 @@ def read_log_excerpt(
     builder.add_text(b"---\n" + _stat_text(entries, width) + b"\n")
     builder.extend(patches)
     return builder.build(short or DEFAULT_ABBREV)
-
-
-def commit_subject(message: str) -> str:
-    """Return the subject of a commit message the way ``git log --format=%s`` prints it.
-
-    git's ``pretty.c`` (``format_subject``): skip leading blank lines, then join the lines of
-    the first paragraph with one space, each stripped of trailing whitespace; a line that is
-    empty or only whitespace ends the paragraph.
-    """
-    lines = message.split("\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    parts: list[str] = []
-    for line in lines:
-        if not line.strip():
-            break
-        parts.append(line.rstrip())
-    return " ".join(parts)

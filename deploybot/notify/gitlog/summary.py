@@ -26,7 +26,6 @@ from dulwich.walk import ORDER_TOPO, Walker
 from deploybot.notify.gitlog.commit_log import (
     BlobReader,
     abbrev_length,
-    commit_subject,
     tree_changes,
     unique_abbrev,
 )
@@ -34,6 +33,7 @@ from deploybot.notify.gitlog.diff import file_script
 from deploybot.notify.gitlog.diff_patch import stat_entry
 from deploybot.notify.gitlog.diff_renames import FilePair, Side, detect_copies, similarity_percent
 from deploybot.notify.gitlog.diffstat import StatEntry, format_diffstat, path_name, rename_name
+from deploybot.notify.gitlog.message import commit_message, commit_subject
 
 DIFF_TREE_WIDTH = 80
 S_IFMT = 0o170000
@@ -42,7 +42,6 @@ S_IFGITLINK = 0o160000
 __all__ = [
     "DiffTree",
     "brief_summary",
-    "commit_message",
     "diff_tree",
     "diff_tree_summary",
     "is_ancestor",
@@ -120,17 +119,6 @@ def brief_summary(repo_path: Path, commits: list[str]) -> list[tuple[str, str]]:
                 raise KeyError(f"{sha} is not a commit")
             out.append((short_id(repo, sha), commit_subject(commit_message(obj))))
         return out
-
-
-def commit_message(commit: Commit) -> str:
-    """Return ``commit``'s message decoded with its ``encoding`` header (default UTF-8),
-    invalid bytes (or an unknown encoding name, then read as UTF-8) replaced by U+FFFD."""
-    encoding = (commit.encoding or b"utf-8").decode("ascii", "replace")
-    raw: bytes = commit.message
-    try:
-        return raw.decode(encoding, "replace")
-    except LookupError:
-        return raw.decode("utf-8", "replace")
 
 
 def diff_tree(repo_path: Path, old: str | None, new: str, *, harder: bool = True) -> DiffTree:

@@ -32,19 +32,20 @@ sees its pipe close. On any error or interruption the parent kills its workers b
 error goes on. A worker's ``SourceError`` reaches the parent as the same one-line error
 naming the file, at the place in order where the serial build would have raised it (an
 earlier source's error, or an output limit, comes first).
+
+:mod:`multiprocessing` is imported when workers are started, not with this module: a build
+too small for workers (most one-post runs) never needs it.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from deploybot.render.engine.cache import BuildCache, SourceRow
 from deploybot.render.highlight import cache as highlight_cache
@@ -53,6 +54,10 @@ from deploybot.render.outputs.sinks import RenderedSource
 from deploybot.support import progress
 from deploybot.support.errors import SourceError
 from deploybot.support.parent_death import set_pdeathsig
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 Neighbours = tuple[Post | None, Post | None]
 Doc = tuple[int, tuple[int | None, int | None] | None]
@@ -115,7 +120,7 @@ class Workers:
         parallel = (
             count > 1
             and len(paths) >= max(engine.options.parallel_from, 1)
-            and "fork" in multiprocessing.get_all_start_methods()
+            and hasattr(os, "fork")  # multiprocessing's "fork" start method
         )
         self.pool = _Pool(engine, paths, count) if parallel else None
 
@@ -183,7 +188,9 @@ class _Pool:
     def __init__(self, engine: WorkerEngine, paths: Sequence[str], workers: int) -> None:
         global _JOB
         self.workers = workers
-        self.procs: list[multiprocessing.process.BaseProcess] = []
+        import multiprocessing  # lazy on purpose (module docstring)
+
+        self.procs: list[BaseProcess] = []
         self.conns: list[Connection] = []
         self.busy: dict[Connection, int] = {}
         self.ranges: list[tuple[int, int]] = []
@@ -230,6 +237,8 @@ class _Pool:
             self.busy[conn] += 1
 
     def _results(self) -> Iterator[Any]:
+        from multiprocessing.connection import Connection, wait  # lazy: _Pool imported it
+
         done: dict[int, list[Any]] = {}
         for start, stop in self.ranges:
             while start not in done:

@@ -30,10 +30,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygments
-from pygments.lexer import Lexer
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
 
 FILE_NAME = "highlight.sqlite"
 FORMATTER = "HtmlFormatter(nowrap=True), whitespace as text"

@@ -25,12 +25,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
-
-from pygments.lexer import Lexer
+from typing import TYPE_CHECKING, Any
 
 from deploybot.render.limits import LimitError
 from deploybot.render.model import HIGHLIGHT_TIMEOUT
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
 
 DEFAULT_TIMEOUT = HIGHLIGHT_TIMEOUT
 """The budget of a block highlighted outside any page (``[render] highlight_timeout``'s

@@ -8,6 +8,9 @@ Some Pygments lexers backtrack catastrophically (``systemd`` on 2 KB of blanks: 
 highlighting is timed (:mod:`.clock`): past a page's budget it raises
 :class:`~.clock.HighlightTimeout` rather than falling back to plain text, so the
 output never depends on the machine's speed.
+
+Pygments' lexers and formatter are imported at the first code block, not with this module:
+most pages of most sites have none.
 """
 
 from __future__ import annotations
@@ -16,18 +19,24 @@ import html
 import io
 import re
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
-
-from pygments.formatters import HtmlFormatter
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.token import Text, Whitespace, _TokenType
-from pygments.util import ClassNotFound
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 from deploybot.render.highlight.cache import cached
 from deploybot.render.highlight.clock import timed_tokens
 
-_SPANS = HtmlFormatter(nowrap=True)  # highlight_cache.FORMATTER: change both together
+if TYPE_CHECKING:
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexer import Lexer
+    from pygments.token import _TokenType
+
+
+@cache
+def _spans_formatter() -> HtmlFormatter:
+    """The formatter of every block (highlight_cache.FORMATTER: change both together)."""
+    from pygments.formatters import HtmlFormatter  # lazy on purpose (module docstring)
+
+    return HtmlFormatter(nowrap=True)
 
 
 @lru_cache(maxsize=256)
@@ -36,6 +45,9 @@ def lexer_for(lang: str) -> Lexer | None:
 
     ``stripnl=False`` keeps leading blank lines, as Rouge does.
     """
+    from pygments.lexers import get_lexer_by_name  # lazy on purpose (module docstring)
+    from pygments.util import ClassNotFound
+
     try:
         lexer: Lexer = get_lexer_by_name(lang.lower(), stripnl=False)
     except ClassNotFound:
@@ -60,7 +72,8 @@ def code_spans(code: str, lang: str | None) -> str:
 def _spans(lexer: Lexer, code: str, lang: str) -> str:
     out = io.StringIO()
     with timed_tokens(lexer, code, lang) as tokens:
-        _SPANS.format(rouge_whitespace(tokens), out)  # pygments.highlight, the tokens timed
+        # pygments.highlight, the tokens timed
+        _spans_formatter().format(rouge_whitespace(tokens), out)
     spans = out.getvalue()
     if not code.endswith("\n") and spans.endswith("\n"):
         spans = spans[:-1]  # Pygments ensures a final newline; keep the source's ending
@@ -73,6 +86,8 @@ def rouge_whitespace(
     """Yield ``tokens`` with whitespace as plain text: Pygments' lexers mark it
     ``Text.Whitespace`` (written ``<span class="w">``), Rouge's write it bare (Rouge 3.30:
     ``def f`` is ``<span class="k">def</span> <span class="nf">f</span>``)."""
+    from pygments.token import Text, Whitespace  # lazy on purpose (module docstring)
+
     for kind, value in tokens:
         yield (Text if kind in Whitespace else kind), value
 
@@ -129,6 +144,8 @@ def figure_block(code: str, lang: str, *, linenos: bool = False) -> str:
 
 def stylesheet(style: str = "default") -> str:
     """Return Pygments CSS rules for ``.highlight`` in ``style`` (a Pygments style name)."""
+    from pygments.formatters import HtmlFormatter  # lazy on purpose (module docstring)
+
     rules: str = HtmlFormatter(style=style).get_style_defs(".highlight")
     return rules
 

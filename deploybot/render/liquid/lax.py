@@ -110,6 +110,7 @@ from liquid.token import (
 
 from deploybot.render.liquid import jekyll_filters
 from deploybot.render.liquid.settings import ErrorMode
+from deploybot.support.lazy_regex import LazyPattern
 
 if TYPE_CHECKING:
     from liquid import Environment
@@ -163,27 +164,28 @@ _SPECIALS = {
 # Markups the strict parser surely accepts, told without lexing them (most of them): a
 # path, string or number, then filters with such arguments; for a condition, comparisons
 # of such values joined by and/or. No word in them is `contains` before a space (an
-# operator to the lexer).
+# operator to the lexer). Compiled at their first use: about 5 ms, and ``case``, ``when``
+# and ``tablerow`` are rare (:mod:`deploybot.support.lazy_regex`).
 _ID = r"(?!contains\s)[a-zA-Z_][\w-]*\??"
 _VALUE = (
     rf"(?:{_ID}(?:\.{_ID}|\[(?:-?\d+|'[^']*'|\"[^\"]*\")\])*"
     r"|'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?(?![\w.]))"
 )
 _ARG = rf"(?:{_ID}\s*:\s*)?{_VALUE}"
-_PLAIN_VARIABLE = re.compile(
+_PLAIN_VARIABLE = LazyPattern(
     rf"\s*(?:{_VALUE}(?:\s*\|\s*{_ID}(?:\s*:\s*{_ARG}(?:\s*,\s*{_ARG})*)?)*)?\s*", _A
 )
 _COMPARE = rf"{_VALUE}(?:\s*(?:==|!=|<>|<=?|>=?)\s*{_VALUE}|\s+contains\s+{_VALUE})?"
-_PLAIN_CONDITION = re.compile(rf"\s*{_COMPARE}(?:\s+(?:and|or)\s+{_COMPARE})*\s*", _A)
+_PLAIN_CONDITION = LazyPattern(rf"\s*{_COMPARE}(?:\s+(?:and|or)\s+{_COMPARE})*\s*", _A)
 _BOUND = rf"(?:{_VALUE}|-?\d+)"
 _COLLECTION = rf"(?:{_VALUE}|\(\s*{_BOUND}\s*\.\.\s*{_BOUND}\s*\))"
-_PLAIN_FOR = re.compile(
+_PLAIN_FOR = LazyPattern(
     rf"\s*{_ID}\s+in\s+{_COLLECTION}(?:\s+reversed)?(?:\s+(?:limit|offset)\s*:\s*{_VALUE})*\s*",
     _A,
 )
-_PLAIN_CASE = re.compile(rf"\s*{_VALUE}\s*", _A)
-_PLAIN_WHEN = re.compile(rf"\s*{_VALUE}(?:(?:\s*,\s*|\s+or\s+){_VALUE})*\s*", _A)
-_PLAIN_TABLEROW = re.compile(
+_PLAIN_CASE = LazyPattern(rf"\s*{_VALUE}\s*", _A)
+_PLAIN_WHEN = LazyPattern(rf"\s*{_VALUE}(?:(?:\s*,\s*|\s+or\s+){_VALUE})*\s*", _A)
+_PLAIN_TABLEROW = LazyPattern(
     rf"\s*\w+\s+in\s+{_COLLECTION}(?:\s+(?:cols|limit|offset)\s*:\s*{_VALUE})*\s*", _A
 )
 
@@ -855,7 +857,7 @@ class _Grammar:
     lax_text: Callable[[str], str]
     trial: Callable[[Environment, TokenStream], object]
     context: Context
-    plain: re.Pattern[str] | None
+    plain: LazyPattern | None
     lax_only: bool = False
 
 

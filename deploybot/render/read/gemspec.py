@@ -19,7 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_DEPENDENCY = re.compile(
+from deploybot.support.lazy_regex import LazyPattern
+
+# Compiled at their first use: only a gem theme has a gemspec (deploybot.support.lazy_regex).
+_DEPENDENCY = LazyPattern(
     r"\badd_(runtime_|development_)?dependency\s*\(?\s*"
     r"(?:%q<([^>\n]{1,100})>|\"([^\"\n]{1,100})\"|'([^'\n]{1,100})')"
 )
@@ -43,22 +46,22 @@ def runtime_dependencies(text: str) -> tuple[str, ...]:
     return tuple(n for n in dict.fromkeys(names) if n not in development)
 
 
-_FILES = re.compile(r"^[ \t]*\w+\.files[ \t]*=[ \t]*", re.MULTILINE)
-_GIT_LS_FILES = re.compile(
+_FILES = LazyPattern(r"^[ \t]*\w+\.files[ \t]*=[ \t]*", re.MULTILINE)
+_GIT_LS_FILES = LazyPattern(
     r"`git ls-files(?P<args>[^`\n]*)`\s*\.split\(\s*(?:\"\\x0\"|\"\\0\"|\"\\x00\"|\$/)?\s*\)"
 )
-_LS_FILES_ARG = re.compile(r"-z|--|'?:(?:!|\(exclude\)):?[^'\s]*'?")
-_GLOBS = re.compile(r"Dir(?:\.glob\(|\[)(?P<globs>[^\]\)]*)[\]\)]")
-_STRING = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
+_LS_FILES_ARG = LazyPattern(r"-z|--|'?:(?:!|\(exclude\)):?[^'\s]*'?")
+_GLOBS = LazyPattern(r"Dir(?:\.glob\(|\[)(?P<globs>[^\]\)]*)[\]\)]")
+_STRING = LazyPattern(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 _REGEXP = (
     r"(?:%r!(?P<bang>[^!]*)!|%r\{(?P<brace>(?:[^{}]|\{[^{}]*\})*)\}|/(?P<slash>(?:\\.|[^/\n])*)/)"
     r"(?P<flags>[imx]*)"
 )
-_BLOCK_FILTER = re.compile(
+_BLOCK_FILTER = LazyPattern(
     r"\s*\.(?P<how>select|reject|filter)\s*(?:\{|do)\s*\|\s*(?P<var>\w+)\s*\|\s*"
     r"(?P=var)\s*(?:\.match\??\s*\(?|=~)\s*" + _REGEXP + r"\s*\)?\s*(?:\}|end)"
 )
-_GREP_FILTER = re.compile(r"\s*\.(?P<how>grep_v|grep)\s*\(?\s*" + _REGEXP + r"\s*\)?")
+_GREP_FILTER = LazyPattern(r"\s*\.(?P<how>grep_v|grep)\s*\(?\s*" + _REGEXP + r"\s*\)?")
 
 
 def ships_file(text: str, path: str) -> bool | None:

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
+from deploybot.support.lazy_regex import LazyPattern
+
 ABBR_DAYS = "sun|mon|tue|wed|thu|fri|sat"
 ABBR_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _MONTHS = ABBR_MONTHS.split("|")
@@ -60,7 +62,7 @@ class _Scan:
     text: str
     found: dict[str, Any] = field(default_factory=dict)
 
-    def sub(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    def sub(self, pattern: LazyPattern) -> re.Match[str] | None:
         """Find ``pattern``; blank its match to one space (Ruby's ``subx``)."""
         m = pattern.search(self.text)
         if m is not None:
@@ -68,8 +70,10 @@ class _Scan:
         return m
 
 
-def _compile(source: str, flags: int = _FLAGS) -> re.Pattern[str]:
-    return re.compile(source, flags)
+def _compile(source: str, flags: int = _FLAGS) -> LazyPattern:
+    """Date._parse's patterns are compiled at their first use: most sites' dates are read
+    by YAML, and this module is imported by every build (:mod:`deploybot.support.lazy_regex`)."""
+    return LazyPattern(source, flags)
 
 
 _NOISE = _compile(r"[^-+',./:@A-Za-z0-9\[\]]+", re.ASCII)

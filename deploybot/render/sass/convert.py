@@ -38,7 +38,6 @@ memory (:mod:`.bounded`): LibSass cannot be interrupted from Python.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import functools
 import os
@@ -50,9 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
-
-import sass
+from typing import TYPE_CHECKING, Any
 
 from deploybot.render.read.source import SourceTree
 from deploybot.render.sass.bounded import (
@@ -62,6 +59,9 @@ from deploybot.render.sass.bounded import (
     run_bounded,
 )
 from deploybot.support.errors import SourceError
+
+if TYPE_CHECKING:
+    import ctypes
 
 SASS_EXTS = frozenset({".sass", ".scss"})
 STYLES = ("nested", "expanded", "compact", "compressed")
@@ -337,8 +337,21 @@ _PRETTIFY_1_KEEP_COMMENT = 1 | 32  # sass2scss.h; what LibSass uses for a .sass 
 
 
 @functools.cache
+def _libsass_python() -> Any:
+    """libsass-python's ``sass`` module. It is imported at the first stylesheet, not with
+    this module (lazy on purpose: it loads LibSass, which only a stylesheet needs), and in
+    the build's process: :func:`compile_stylesheet` loads it before the bounded child is
+    forked, so the child's memory and time limits do not pay for loading it again."""
+    import sass
+
+    return sass
+
+
+@functools.cache
 def _libsass() -> ctypes.CDLL:
     """The LibSass inside libsass-python's extension (its C API is exported)."""
+    import ctypes  # lazy on purpose (see _libsass_python)
+
     import _sass
 
     lib = ctypes.CDLL(_sass.__file__)
@@ -352,6 +365,8 @@ def sass2scss(text: str) -> str:
     """Return indented-syntax Sass ``text`` as SCSS, as LibSass converts a ``.sass`` file
     it reads from disk (sass2scss, prettify 1, comments kept); an importer's sources are
     not converted by LibSass, so :class:`TreeImporter` calls this for ``.sass`` partials."""
+    import ctypes  # lazy on purpose (see _libsass)
+
     lib = _libsass()
     pointer = lib.sass2scss(text.encode("utf-8"), _PRETTIFY_1_KEEP_COMMENT)
     try:
@@ -419,6 +434,7 @@ def _compile_here(
             "output_filename_hint": stem + ".css",
             "source_map_contents": True,
         }
+    sass = _libsass_python()
     try:
         result = sass.compile(**options)
     except sass.CompileError as exc:
@@ -461,6 +477,7 @@ def compile_stylesheet(
             of ``limits`` passed (time, memory, output size).
     """
     limits = limits or SassLimits()
+    _libsass_python(), _libsass()  # loaded here, once, not in each forked child
     paths = load_paths(settings, folders)
     folder = tempfile.mkdtemp(prefix="deploybot-sass-")
     work = functools.partial(

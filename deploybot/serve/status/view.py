@@ -32,10 +32,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from deploybot.config.schema import Config
 from deploybot.git import repository
 from deploybot.notify import stage as notify
-from deploybot.notify.commit_email import read_commit_subject
 from deploybot.notify.compose.links import BrokenLinks
 from deploybot.notify.deliver import outbox as box
 from deploybot.notify.deliver.forge_status import STATUS
+from deploybot.notify.gitlog.message import read_commit_subject
 from deploybot.publish import commit, history
 from deploybot.record import note
 from deploybot.serve.settings import Site
