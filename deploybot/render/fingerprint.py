@@ -77,16 +77,42 @@ def renderer_files() -> list[tuple[str, str]]:
 
 def library_versions() -> dict[str, str]:
     """``{distribution: version}`` of :data:`OUTPUT_LIBRARIES` (``"absent"`` for one not
-    installed), from their installed metadata (nothing is imported)."""
-    from importlib import metadata
-
+    installed), nothing imported: read off the names of the ``NAME-VERSION.dist-info``
+    folders on ``sys.path`` (the wheel's installed metadata, PEP 427 and the packaging
+    spec's "Recording installed projects"; the first on the path wins, as at import), and
+    for a distribution installed otherwise (an ``.egg-info``), from its metadata. One listing
+    of each folder instead of importing :mod:`importlib.metadata` (about 10 ms a build)."""
+    wanted = {_normal(name): name for name in OUTPUT_LIBRARIES}
     versions: dict[str, str] = {}
-    for name in OUTPUT_LIBRARIES:
+    for folder in sys.path:
         try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "absent"
-    return versions
+            entries = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.endswith(".dist-info"):
+                continue
+            name, _, version = entry.removesuffix(".dist-info").partition("-")
+            found = wanted.get(_normal(name))
+            if found is not None and version:
+                versions.setdefault(found, version)
+    missing = [name for name in OUTPUT_LIBRARIES if name not in versions]
+    if missing:
+        from importlib import metadata  # lazy: only for what no dist-info folder names
+
+        for name in missing:
+            try:
+                versions[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                versions[name] = "absent"
+    return {name: versions[name] for name in OUTPUT_LIBRARIES}
+
+
+def _normal(name: str) -> str:
+    """A distribution name as the packaging spec normalises it (``python_liquid``; no run
+    of separators in these names to collapse). No :mod:`re`: the no-op shortcut imports
+    this module (:mod:`deploybot.pipeline.noop`)."""
+    return name.lower().replace("-", "_").replace(".", "_")
 
 
 def renderer_digest() -> str:
