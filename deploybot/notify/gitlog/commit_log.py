@@ -24,7 +24,7 @@ from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
-from deploybot.git.repository import DAMAGE_ERRORS
+from deploybot.git.damage import DAMAGE_ERRORS
 from deploybot.git.tree import Entry, iter_changes
 from deploybot.notify.gitlog.damage import note_holder
 from deploybot.notify.gitlog.diff import file_script
