@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dulwich.repo import Repo
+
 from tests.gitrepo import commit_files
 from tests.smallsite import SmallSite
 
@@ -122,3 +124,39 @@ def test_the_pipeline_loads_git_log_and_diff_code_only_to_compose_an_email() -> 
         "deploybot.notify.gitlog.excerpt",
         "deploybot.notify.gitlog.message",
     ]
+
+
+NOT_FOR_NOTIFY = (
+    "dulwich.client",  # no fetch or push: the commit is read from the repository on disk
+    "dulwich.index",
+    "deploybot.git.repository",  # the transports (damage is deploybot.git.damage's)
+    "deploybot.notify.stage",  # no outbox: the email goes straight to its transport
+    "deploybot.notify.announce",
+    "deploybot.notify.deliver.outbox",
+    "deploybot.notify.deliver.webhook",
+    "deploybot.notify.gitlog.merge",  # not a merge
+    "deploybot.state.statedir",  # no config, so no state folder
+)
+
+
+def test_notify_of_a_commit_loads_no_transport_outbox_or_merge_code(tmp_path: Path) -> None:
+    """``deploybot notify --commit X --transport stdout`` (the bench's email measurement)
+    reads the commit and prints its email: none of the pipeline's fetch, push, outbox or
+    webhook code, and the merge diff only for a merge."""
+    repo = tmp_path / "repo.git"
+    Repo.init_bare(str(repo), mkdir=True).close()
+    commit = commit_files(repo, {"a.txt": b"one\n", "b.bin": b"\0\1"})
+    loaded = modules_of_command(
+        tmp_path,
+        "notify",
+        "--commit",
+        commit,
+        "--repo",
+        str(repo),
+        "--branch",
+        "main",
+        "--transport",
+        "stdout",
+    )
+    assert {"deploybot.notify.gitlog.commit_log", "deploybot.notify.compose.email"} <= loaded
+    assert sorted(m for m in NOT_FOR_NOTIFY if m in loaded) == []

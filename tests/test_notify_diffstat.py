@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 
 from deploybot.notify.gitlog.diffstat import (
     StatEntry,
+    char_width,
     format_diffstat,
     print_name,
     quote_path,
     rename_name,
     scale_linear,
+    str_width,
     summary_line,
 )
 
@@ -80,6 +82,25 @@ def test_names() -> None:
     assert print_name(b"x", b"x") == "x"
     assert scale_linear(0, 20, 100) == 0
     assert scale_linear(1, 20, 100) == 1
+
+
+def test_each_byte_is_quoted_as_git_quotes_it() -> None:
+    """The one-call test for a plain path (``bytes.translate``) agrees with git's rule for
+    every byte: controls, ``"``, ``\\``, DEL and bytes from 0x80 need quoting."""
+    for c in range(256):
+        needs = c < 0x20 or c in (0x22, 0x5C) or c >= 0x7F
+        quoted = quote_path(b"a" + bytes([c]) + b"z")
+        assert (quoted is not None) == needs, c
+        if needs:
+            assert quoted is not None and quoted.startswith('"a\\') and quoted.endswith('z"')
+
+
+@pytest.mark.parametrize(
+    "text", ["plain/name.txt", " spaced ", "a\tb", "\x7f", "café", "日本語.md", "e\u0301", ""]
+)
+def test_the_width_of_a_name_is_the_sum_of_its_characters(text: str) -> None:
+    assert str_width(text) == sum(char_width(ch) for ch in text)
+    assert str_width("".join(map(chr, range(128)))) == 95  # the printable ASCII
 
 
 def test_binary_lines() -> None:

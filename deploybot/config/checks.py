@@ -14,7 +14,6 @@ import math
 import os
 import re
 import stat
-import zoneinfo
 from pathlib import Path
 from urllib.parse import SplitResult, unquote, urlsplit
 
@@ -586,6 +585,8 @@ def check_timezone(tz: str | None, key: str, path: Path) -> None:
     """Check an IANA timezone name (``zoneinfo``); None passes. Raises ConfigError."""
     if tz is None:
         return
+    import zoneinfo  # here: its import reads sysconfig (4 ms), and most commands set no timezone
+
     try:
         zoneinfo.ZoneInfo(tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):

@@ -14,7 +14,7 @@ from dulwich.objects import Commit
 from dulwich.objectspec import parse_commit, parse_ref
 from dulwich.repo import Repo
 
-from deploybot.git import repository
+from deploybot.git import damage as git_damage
 from deploybot.support.errors import DamagedRepositoryError, SourceError
 
 _SUFFIX_RE = re.compile(r"(~\d*|\^\d*)$")
@@ -28,7 +28,7 @@ def resolve_commit(repo: Repo, rev: str) -> Commit:
             a parent the commit does not have.
         DamagedRepositoryError: the commit ``rev`` names (a ref's) is missing from ``repo``,
             or it, or the pack or index holding it, cannot be read
-            (:func:`deploybot.git.repository.damaged_object`; the line names the repository
+            (:func:`deploybot.git.damage.damaged_object`; the line names the repository
             and ``git fsck``).
     """
     steps: list[str] = []
@@ -38,8 +38,8 @@ def resolve_commit(repo: Repo, rev: str) -> Commit:
         base = base[: m.start()]
     try:
         commit = parse_commit(repo, base.encode("utf-8"))
-    except repository.DAMAGE_ERRORS as exc:
-        damage = repository.damaged_object(exc)
+    except git_damage.DAMAGE_ERRORS as exc:
+        damage = git_damage.damaged_object(exc)
         typed = (
             damage is not None and damage.missing and (damage.sha or "").startswith(base.lower())
         )
@@ -62,7 +62,7 @@ def _check_ref_target(repo: Repo, name: str) -> None:
     except (KeyError, ValueError):
         return  # no such ref: an unknown revision indeed
     if sha not in repo.object_store:
-        damage = repository.DamagedObject(sha.decode("ascii", "replace"), None, missing=True)
+        damage = git_damage.DamagedObject(sha.decode("ascii", "replace"), None, missing=True)
         raise DamagedRepositoryError(damage.message(fallback=repo.path))
 
 

@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deploybot.config.schema import NotifyConfig
+from deploybot.notify.commit_email import source_log
 from deploybot.notify.compose.envelope import Envelope, Limits
-from deploybot.notify.compose.sources import SourceLog, SourceRepo
+from deploybot.notify.compose.sources import SourceRepo
 from deploybot.notify.deliver.outbox import (
     EMAIL,
     SENT_DIR,
@@ -310,16 +311,6 @@ def _log(ctx: Context, commit: str) -> LogExcerpt:
         max_lines=ctx.limits.max_lines,
         max_line_length=ctx.limits.max_line_length,
     )
-
-
-def source_log(repo_path: Path, build: str, sources: SourceRepo | None) -> SourceLog | None:
-    """What build commit ``build`` of ``repo_path`` was made from
-    (:func:`.source_read.read_source_log`), or None without ``sources``."""
-    if sources is None:
-        return None
-    from deploybot.notify.source_read import read_source_log
-
-    return read_source_log(repo_path, build, sources)
 
 
 def _subject_of(message: bytes) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from deploybot.config.schema import NotifyConfig
 from deploybot.notify.compose.email import compose_combined_email
 from deploybot.notify.compose.envelope import Envelope, Limits
-from deploybot.notify.compose.sources import SourceRepo
+from deploybot.notify.compose.sources import SourceLog, SourceRepo
 
 
 def build_email(
@@ -42,7 +42,6 @@ def build_email(
         ValueError: see :func:`compose_combined_email`.
         KeyError: ``new`` is not in the repository.
     """
-    from deploybot.notify.announce import source_log
     from deploybot.notify.gitlog.commit_log import read_log_excerpt
     from deploybot.notify.gitlog.summary import brief_summary
 
@@ -63,3 +62,13 @@ def build_email(
         short=short,
         sources=source_log(repo_path, new, sources),
     )
+
+
+def source_log(repo_path: Path, build: str, sources: SourceRepo | None) -> SourceLog | None:
+    """What build commit ``build`` of ``repo_path`` was made from
+    (:func:`.source_read.read_source_log`), or None without ``sources``."""
+    if sources is None:
+        return None
+    from deploybot.notify.source_read import read_source_log
+
+    return read_source_log(repo_path, build, sources)

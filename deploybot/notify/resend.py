@@ -20,7 +20,7 @@ from dulwich.repo import Repo
 
 from deploybot.config.checks import author_name
 from deploybot.config.schema import NotifyConfig
-from deploybot.git import repository
+from deploybot.git import damage as git_damage
 from deploybot.git.rev_parse import resolve_commit
 from deploybot.notify.compose.envelope import BRANCH_PREFIX
 from deploybot.notify.compose.sources import SourceRepo
@@ -149,7 +149,7 @@ def resend_commit(
     send = make_transport(notify, stream=stream)
     try:
         message = commit_email(repo_path, target, notify, now=now, host=host, sources=sources)
-    except repository.DAMAGE_ERRORS as exc:
+    except git_damage.DAMAGE_ERRORS as exc:
         damaged = damaged_repository_error(exc, repo_path)
         if damaged is None:
             raise

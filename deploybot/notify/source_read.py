@@ -34,7 +34,7 @@ from dulwich.repo import Repo
 
 from deploybot.config.checks import author_name
 from deploybot.git import repository
-from deploybot.git.repository import UNREADABLE_OBJECT_ERRORS
+from deploybot.git.damage import UNREADABLE_OBJECT_ERRORS
 from deploybot.notify.compose.sources import MAX_LISTED, SourceCommit, SourceLog, SourceRepo
 from deploybot.notify.gitlog.commit_log import abbrev_length, unique_abbrev
 from deploybot.notify.gitlog.message import commit_message, commit_subject

@@ -3,6 +3,10 @@
 No build happens here: :func:`deliver_outbox` retries what waits in the outbox under the state
 directory's lock, and :func:`resend` composes and sends the email of any existing commit.
 The pipeline uses :func:`deliver` too, to send what waits before each run.
+
+The notify stage, the outbox and the state folder are imported by the functions that use
+them: ``deploybot notify`` without a config (:func:`resend`) needs none of them, and their
+imports (dulwich's client, the webhook and forge transports) were a third of its start.
 """
 
 from __future__ import annotations
@@ -10,19 +14,23 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deploybot.config.schema import Config
-from deploybot.notify import stage as notify
-from deploybot.notify.compose.sources import SourceRepo
-from deploybot.notify.deliver import outbox as outbox_files
-from deploybot.notify.deliver.outbox import DeliveryReport
-from deploybot.state import statedir
 from deploybot.support.errors import NotifyError, UsageError
+
+if TYPE_CHECKING:
+    from deploybot.notify.compose.sources import SourceRepo
+    from deploybot.notify.deliver.outbox import DeliveryReport
+    from deploybot.state import statedir
 
 
 def deliver(config: Config, outbox: Path, *, retry_now: bool = False) -> DeliveryReport:
     """Deliver what waits in ``outbox``; a transport that cannot even be made (NotifyError)
     is reported as one failure ``("*", reason)`` instead of raised."""
+    from deploybot.notify import stage as notify
+    from deploybot.notify.deliver.outbox import DeliveryReport
+
     try:
         return notify.deliver_all(config.notify, outbox, retry_now=retry_now, status=config.status)
     except NotifyError as exc:
@@ -38,6 +46,8 @@ def deliver_outbox(config: Config, *, retry_now: bool = False) -> DeliveryReport
         LockHeldError: a run holds the lock (75). ConfigError: state.dir unusable (78).
         DiskFullError: no space to record a delivery (75).
     """
+    from deploybot.state import statedir
+
     with statedir.held(config, sweep=False) as paths:
         return deliver(config, paths.outbox, retry_now=retry_now)
 
@@ -51,6 +61,9 @@ def drop_waiting(config: Config, key: str) -> str:
         UsageError: no such message waits (2). LockHeldError: a run holds the lock (75).
         ConfigError: state.dir unusable (78).
     """
+    from deploybot.notify.deliver import outbox as outbox_files
+    from deploybot.state import statedir
+
     with statedir.held(config, sweep=False) as paths:
         path = _waiting(paths.outbox, key)
         outbox_files.drop(path)
@@ -68,6 +81,9 @@ def retry_waiting(config: Config, key: str) -> DeliveryReport:
         UsageError: no such message waits (2). LockHeldError: a run holds the lock (75).
         ConfigError: state.dir unusable (78). DiskFullError: no space to record it (75).
     """
+    from deploybot.notify.deliver import outbox as outbox_files
+    from deploybot.state import statedir
+
     with statedir.held(config, sweep=False) as paths:
         outbox_files.requeue(_waiting(paths.outbox, key))
         return deliver(config, paths.outbox)
@@ -84,6 +100,8 @@ def _waiting(folder: Path, key: str) -> Path:
         raise UsageError(
             f"{key!r}: give at least {MIN_KEY} characters of a key (deploybot outbox lists them)"
         )
+    from deploybot.notify.deliver import outbox as outbox_files
+
     found = outbox_files.find_waiting(folder, key)
     if not found:
         raise UsageError(f"{key} is not waiting in the outbox (deploybot outbox lists it)")
@@ -118,7 +136,7 @@ def resend(
     """
     from deploybot.notify.resend import default_notify, resend_commit
 
-    repo = repo or (statedir.state_paths(config).publish if config else Path("."))
+    repo = repo or (_state_paths(config).publish if config else Path("."))
     settings = config.notify if config else default_notify(repo)
     settings = dataclasses.replace(settings, transport=transport or settings.transport)
     if branch is None and config is not None:
@@ -133,7 +151,15 @@ def resend(
 def source_repo(config: Config) -> SourceRepo | None:
     """The source mirror of ``config``'s state directory, where the emails read the source
     commits a build was made from; None when no run has fetched it yet."""
-    mirror = statedir.state_paths(config).source
+    from deploybot.notify.compose.sources import SourceRepo
+
+    mirror = _state_paths(config).source
     if not mirror.is_dir():
         return None
     return SourceRepo(mirror, config.source.url, config.source.branch)
+
+
+def _state_paths(config: Config) -> statedir.StatePaths:
+    from deploybot.state import statedir
+
+    return statedir.state_paths(config)

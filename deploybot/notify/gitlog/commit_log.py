@@ -24,7 +24,7 @@ from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
-from deploybot.git.repository import DAMAGE_ERRORS
+from deploybot.git.damage import DAMAGE_ERRORS
 from deploybot.git.tree import Entry, iter_changes
 from deploybot.notify.gitlog.damage import note_holder
 from deploybot.notify.gitlog.diff import file_script
@@ -38,7 +38,6 @@ from deploybot.notify.gitlog.diff_patch import (
 from deploybot.notify.gitlog.diff_renames import RENAME_LIMIT, FilePair, Side, detect_copies
 from deploybot.notify.gitlog.diffstat import StatEntry, format_diffstat, str_width
 from deploybot.notify.gitlog.excerpt import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt, index_abbrev
-from deploybot.notify.gitlog.merge import combined_diff, first_parent_stat
 
 log = logging.getLogger("deploybot.notify.gitlog")
 
@@ -348,6 +347,8 @@ def _parent_pairs(
 
 def _merge_text(repo: Repo, obj: _Objects, target: Commit, width: int, rename_limit: int) -> bytes:
     """A merge's whole log text: header, blank line, first-parent stat, ``--cc`` patch."""
+    from deploybot.notify.gitlog.merge import combined_diff, first_parent_stat  # merges only
+
     queues = [_parent_pairs(repo, obj, target, n, rename_limit) for n in range(len(target.parents))]
     entries = first_parent_stat(queues[0], obj)
     return _header(target, obj) + b"\n" + _stat_text(entries, width) + combined_diff(queues, obj)

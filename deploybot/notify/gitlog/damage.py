@@ -2,8 +2,8 @@
 file held it, and the one line that says so.
 
 The notify stage lets dulwich's exception for a damaged object travel up as it is (its
-``KeyError`` for a missing one, :data:`deploybot.git.repository.UNREADABLE_OBJECT_ERRORS` for one
-overwritten with garbage): the pipeline reads it (:func:`deploybot.git.repository.damaged_object`)
+``KeyError`` for a missing one, :data:`deploybot.git.damage.UNREADABLE_OBJECT_ERRORS` for one
+overwritten with garbage): the pipeline reads it (:func:`deploybot.git.damage.damaged_object`)
 to delete a damaged mirror and fetch it again. On its way the blob reader notes which
 file's contents it was reading (:func:`note_holder`, a PEP 678 note, so ``-v`` tracebacks
 show it too); a command that cannot heal the repository turns the error into
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploybot.git import repository
+from deploybot.git import damage as git_damage
 from deploybot.notify.gitlog.diffstat import path_name
 from deploybot.support.errors import DamagedRepositoryError
 
@@ -42,9 +42,9 @@ def damaged_repository_error(exc: BaseException, repo_path: Path) -> DamagedRepo
     <repository>: the repository is damaged (check it with: git -C <repository> fsck)``
     (or ``... in <repository> cannot be read: ...``), the repository being the innermost
     one the traceback went through (else ``repo_path``), as an absolute path, and
-    ``(<file>)`` there when known (:meth:`deploybot.git.repository.DamagedObject.message`). None
+    ``(<file>)`` there when known (:meth:`deploybot.git.damage.DamagedObject.message`). None
     when ``exc`` is about no git object (a ``KeyError`` of another kind)."""
-    damage = repository.damaged_object(exc)
+    damage = git_damage.damaged_object(exc)
     if damage is None:
         return None
     return DamagedRepositoryError(damage.message(holder_of(exc), fallback=repo_path))

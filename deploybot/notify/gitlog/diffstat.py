@@ -36,13 +36,18 @@ def _needs_quote(c: int) -> bool:
     return c < 0x20 or c in (0x22, 0x5C) or c >= 0x7F
 
 
+# The bytes a path may hold unquoted: deleting them (``bytes.translate``, in C) leaves the
+# ones that need quoting, so a plain path is told in one call instead of one per byte.
+_PLAIN_BYTES = bytes(c for c in range(256) if not _needs_quote(c))
+
+
 def quote_path(path: bytes) -> str | None:
     """``quote_c_style``: the double-quoted form of ``path``, or None if it needs none.
 
     Control characters, ``"``, ``\\``, DEL and every byte >= 0x80 are escaped (``\\t``,
     ``\\"``, octal ``\\303`` and so on), as with git's default ``core.quotePath=true``.
     """
-    if not any(_needs_quote(c) for c in path):
+    if not path.translate(None, _PLAIN_BYTES):
         return None
     out = ['"']
     for c in path:
@@ -114,7 +119,12 @@ def char_width(ch: str) -> int:
 
 
 def str_width(s: str) -> int:
-    """Display columns of a string (``utf8_strwidth``)."""
+    """Display columns of a string (``utf8_strwidth``).
+
+    Printable ASCII (every quoted path name) is one column a character, as
+    :func:`char_width` says for each: counted without looking at each."""
+    if s.isascii() and s.isprintable():
+        return len(s)
     return sum(char_width(ch) for ch in s)
 
 

@@ -44,8 +44,8 @@ from pathlib import Path
 
 from dulwich.repo import Repo
 
+from deploybot.git.damage import DAMAGE_ERRORS
 from deploybot.git.object_size import object_size
-from deploybot.git.repository import DAMAGE_ERRORS
 from deploybot.notify.gitlog.damage import note_holder
 from deploybot.notify.gitlog.diff_renames import FilePair
 from deploybot.notify.gitlog.excerpt import DEFAULT_ABBREV, ExcerptBuilder, LogExcerpt
