@@ -30,6 +30,7 @@ import importlib
 import json
 import logging
 import os
+import pkgutil
 import random
 import selectors
 import signal
@@ -45,37 +46,68 @@ CONTROL_FD = "DEPLOYBOT_ZYGOTE_FD"
 """The environment variable naming the zygote's end of its control socket."""
 REQUEST_BYTES = 4 * 1024 * 1024
 """The largest request (its JSON: the environment is most of it)."""
+WARM_PACKAGES = (
+    "deploybot.config",
+    "deploybot.git",
+    "deploybot.notify",
+    "deploybot.pipeline",
+    "deploybot.publish",
+    "deploybot.record",
+    "deploybot.render",
+    "deploybot.state",
+    "deploybot.support",
+    "deploybot.watch",
+)
+"""The packages the zygote imports whole (each module in them), so that no build
+imports them again: the stages of a run (:func:`deploybot.pipeline.run.run_once`)."""
 WARM_MODULES = (
     "deploybot.serve.build_process",
-    "deploybot.config.load",
-    "deploybot.pipeline.run",
-    "deploybot.pipeline.mail",
-    "deploybot.render.markdown",
-    "deploybot.render.liquid",
-    "deploybot.render.highlight",
-    "deploybot.render.engine",
-    "deploybot.notify.compose",
-    "deploybot.notify.gitlog",
-    "deploybot.notify.deliver.outbox",
-    "deploybot.support.logs",
+    "dulwich.commit_graph",
+    "email.policy",
+    "encodings.unicode_escape",
+    "encodings.utf_8_sig",
+    "jinja2.sandbox",
+    "liquid",
+    "lxml.etree",
+    "mistune",
+    "pygments.formatters.html",
+    "pygments.lexers",
+    "requests",
+    "sqlite3",
+    "yaml",
 )
-"""What the zygote imports once, so that no build imports it again. Modules a run imports
-only when it needs them (Liquid, the Jinja2 theme) are here too: imported once, they cost
-a warm build nothing."""
+"""What the build's modules import only inside a function, when a run needs it (the
+Jinja2 theme, Liquid, highlighting, HTTP): imported once in the zygote, it costs a warm
+build nothing."""
 
 log = logging.getLogger("deploybot.daemon.zygote")
 
 
-def warm_up(modules: tuple[str, ...] = WARM_MODULES) -> float:
-    """Import ``modules``; return the seconds it took. A module that fails to import is
-    left to the build that needs it (it fails there, as a cold build would)."""
+def warm_up(
+    packages: tuple[str, ...] = WARM_PACKAGES, modules: tuple[str, ...] = WARM_MODULES
+) -> float:
+    """Import every module of ``packages``, then ``modules``; return the seconds it took.
+    A module that fails to import is left to the build that needs it (it fails there, as
+    a cold build would)."""
     clock = time.monotonic()
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            log.warning("not warmed up: %s: %s", name, exc)
+    names = list(modules)
+    for package in packages:
+        if _load(package):
+            path = sys.modules[package].__path__
+            names += [info.name for info in pkgutil.walk_packages(path, package + ".")]
+    for name in names:
+        _load(name)
     return time.monotonic() - clock
+
+
+def _load(name: str) -> bool:
+    """Import module ``name``; False (logged at DEBUG) when it does not import."""
+    try:
+        importlib.import_module(name)
+    except Exception as exc:  # any error a module raises at import: the build will see it
+        log.debug("not warmed up: %s: %s", name, exc)
+        return False
+    return True
 
 
 def child(request: dict[str, Any], fds: list[int], keep: int | None, zygote: int) -> None:
