@@ -7,9 +7,16 @@ Real processes throughout: a real ``deploybot serve``, its zygote and its builds
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import signal
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+from deploybot.serve.runner import Runner
+from deploybot.serve.warm import WarmProcess
 
 from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
 from tests.fleetproc import process_children
@@ -101,3 +108,50 @@ def test_kill_9_of_the_daemon_leaves_no_zygote_nor_build(tmp_path: Path) -> None
     finally:
         site.open_gate()
         daemon.stop()
+
+
+def test_a_forked_job_answers_as_a_cold_one(tmp_path: Path) -> None:
+    """The same job through the warm builder and as a new interpreter: the same result
+    line and exit code (here a config that does not load: 78); and a forked child holds
+    no fd of the zygote's: only 0, 1, 2, its result's and the daemon's lifeline (a
+    ``heads`` job, waiting on stdin)."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[source\n")
+
+    async def both() -> tuple[tuple[bytes, int], tuple[bytes, int], tuple[bytes, int]]:
+        runner = Runner()
+        runner.start_warm()
+        assert runner.warm is not None
+        cold = await _job(await runner._start("deliver", str(bad), "bad"))
+        await wait_async(lambda: runner.warm is not None and runner.warm._ready)
+        warm = await runner._start("deliver", str(bad), "bad")
+        assert isinstance(warm, WarmProcess)
+        answer = await _job(warm)
+        heads = await runner._start("heads")
+        assert isinstance(heads, WarmProcess) and heads.stdin is not None
+        # 3: build_process.main's copy of stdout for its result (a cold job has it too)
+        allowed = {"0", "1", "2", "3", str(runner._lifeline)}
+        await wait_async(lambda: set(os.listdir(f"/proc/{heads.pid}/fd")) <= allowed)
+        heads.stdin.write(b"[]")
+        heads.stdin.close()
+        polled = await _job(heads)
+        await runner.close()
+        return cold, answer, polled
+
+    cold, warm, heads = asyncio.run(both())
+    assert warm == cold and cold[1] == 78, (cold, warm)
+    assert json.loads(cold[0])["error_kind"] == "ConfigError"
+    assert heads == (b"", 0)
+
+
+async def _job(proc: asyncio.subprocess.Process | WarmProcess) -> tuple[bytes, int]:
+    assert proc.stdout is not None
+    out = await proc.stdout.read()
+    return out, await proc.wait()
+
+
+async def wait_async(what: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, f"not within {timeout} s"
+        await asyncio.sleep(0.05)

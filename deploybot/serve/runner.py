@@ -6,8 +6,11 @@ the memory a build takes goes back to the system when it ends, so a long-running
 does not grow with the biggest site it ever built; and each job's process group can be
 ended alone. Each process starts in a session of its own, so the terminal's Ctrl-C (a
 SIGINT to the foreground process group) reaches only the daemon, which then lets the
-builds finish; under systemd, ``KillMode=mixed`` does the same for SIGTERM. The price is
-an interpreter start per job (about 0.3 s), small next to a fetch, a build and a push.
+builds finish; under systemd, ``KillMode=mixed`` does the same for SIGTERM. The price,
+an interpreter start and the build's imports per job (about 0.7 s on the test machine),
+is paid once: each job process is forked from the warm builder (:mod:`deploybot.serve.zygote`,
+a process that imported them and nothing of the server), and started cold as above only
+while it is not ready (:mod:`deploybot.serve.warm`).
 
 A job process never outlives the daemon (a ``kill -9`` of the daemon would leave it
 holding the site's lock, and the restarted daemon waiting on it): it asks Linux for
