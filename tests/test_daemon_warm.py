@@ -17,7 +17,6 @@ from pathlib import Path
 
 from deploybot.serve.runner import Runner
 from deploybot.serve.warm import WarmProcess
-
 from tests.daemonproc import Daemon, GatedSite, daemon_table, github, wait_until
 from tests.fleetproc import process_children
 from tests.test_daemon_kill import _alive
