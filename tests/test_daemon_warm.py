@@ -154,3 +154,34 @@ async def wait_async(what: Callable[[], bool], timeout: float = 60.0) -> None:
     while not what():
         assert time.monotonic() < deadline, f"not within {timeout} s"
         await asyncio.sleep(0.05)
+
+
+def test_new_code_on_disk_restarts_the_warm_builder(tmp_path: Path) -> None:
+    """A ``.py`` file of the code that changed (an upgrade in place): the next job starts
+    cold, never from the stale zygote, and a new zygote takes the jobs after it."""
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "module.py").write_text("A = 1\n")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[source\n")
+
+    async def jobs() -> list[str]:
+        runner = Runner()
+        runner.start_warm(code)
+        warm = runner.warm
+        assert warm is not None
+        await wait_async(lambda: warm._ready)
+        first = warm._proc
+        how = [type(await runner._start("deliver", str(bad), "bad")).__name__]
+        (code / "module.py").write_text("A = 22\n")  # another size: a new fingerprint
+        how.append(type(await runner._start("deliver", str(bad), "bad")).__name__)
+        await wait_async(lambda: warm._ready and warm._proc is not first)
+        how.append(type(await runner._start("deliver", str(bad), "bad")).__name__)
+        assert first is not None
+        await asyncio.wait_for(first.wait(), 20)  # retired, with no build: it ended
+        for proc in list(runner._running.values()):
+            await _job(proc)
+        await runner.close()
+        return how
+
+    assert asyncio.run(jobs()) == ["WarmProcess", "Process", "WarmProcess"]

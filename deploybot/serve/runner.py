@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from deploybot.serve.build_process import DAEMON_PID, LIFELINE_FD
@@ -107,10 +108,11 @@ class Runner:
         self.warm: WarmBuilder | None = None
         """The zygote builds fork from (:mod:`deploybot.serve.warm`); None: all start cold."""
 
-    def start_warm(self) -> None:
-        """Start the warm builder (in the event loop); jobs start cold until it is ready."""
+    def start_warm(self, code: Path | None = None) -> None:
+        """Start the warm builder (in the event loop); jobs start cold until it is ready.
+        ``code``: as :class:`~deploybot.serve.warm.WarmBuilder` takes it."""
         if self.warm is None:
-            self.warm = WarmBuilder(self._lifeline)
+            self.warm = WarmBuilder(self._lifeline, code)
         self.warm.start()
 
     async def close(self) -> None:

@@ -85,10 +85,11 @@ class WarmProcess:
 
 
 class WarmBuilder:
-    """One zygote at a time, started from ``lifeline`` (the daemon's pipe read end)."""
+    """One zygote at a time, started from ``lifeline`` (the daemon's pipe read end);
+    ``code``: the folder whose ``.py`` files are the code it runs (default the package's)."""
 
-    def __init__(self, lifeline: int) -> None:
-        self.lifeline = lifeline
+    def __init__(self, lifeline: int, code: Path | None = None) -> None:
+        self.lifeline, self.code = lifeline, code
         self._proc: asyncio.subprocess.Process | None = None
         self._control: socket.socket | None = None
         self._ready = False
@@ -108,7 +109,7 @@ class WarmBuilder:
         env = dict(os.environ)
         env[LIFELINE_FD], env[DAEMON_PID] = str(self.lifeline), str(os.getpid())
         env[CONTROL_FD] = str(theirs.fileno())
-        fingerprint = await asyncio.to_thread(code_fingerprint)
+        fingerprint = await asyncio.to_thread(code_fingerprint, self.code)
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "deploybot.serve.zygote", env=env,
@@ -171,7 +172,7 @@ class WarmBuilder:
             if time.monotonic() - self._failed_at > RESTART_AFTER:
                 self.start()
             return None
-        if await asyncio.to_thread(code_fingerprint) != self._fingerprint:
+        if await asyncio.to_thread(code_fingerprint, self.code) != self._fingerprint:
             self.restart("deploybot's code changed on disk")
             return None
         try:
@@ -197,20 +198,26 @@ class WarmBuilder:
             theirs.close()
         status, status_writer = await asyncio.open_unix_connection(sock=ours)
         stdout = asyncio.StreamReader(limit=64 * 1024 * 1024, loop=loop)
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(stdout_r, "rb", 0)
+        read_end = os.fdopen(stdout_r, "rb", 0)
+        reader, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stdout), read_end
         )
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(stdin_w, "wb", 0)
         )
         stdin = asyncio.StreamWriter(transport, protocol, None, loop)
-        line = await asyncio.wait_for(status.readline(), FORK_TIMEOUT)
+        try:
+            line = await asyncio.wait_for(status.readline(), FORK_TIMEOUT)
+        except TimeoutError:
+            line = b""
         words = line.decode("ascii", "replace").split()
         if len(words) == 2 and words[0] == "pid":
             return WarmProcess(int(words[1]), stdin, stdout, status, [status_writer])
+        # No child (or one we will not talk to): its stdin at end-of-file ends it at its gate.
         for writer in (stdin, status_writer):
             writer.close()
-        raise ValueError(line.decode("utf-8", "replace").strip() or "no answer")
+        reader.close()
+        raise ValueError(line.decode("utf-8", "replace").strip() or "no answer in time")
 
     async def close(self) -> None:
         """Retire the zygote and wait (briefly) for every zygote to end."""
