@@ -59,22 +59,44 @@ def test_builds_fork_from_the_warm_builder(tmp_path: Path) -> None:
     wait_until(lambda: not _alive(zygote), timeout=20)  # a stopped daemon's zygote ends
 
 
-def test_a_killed_zygote_falls_back_to_a_cold_start_and_comes_back(tmp_path: Path) -> None:
+def test_a_killed_zygote_is_told_once_and_comes_back(tmp_path: Path) -> None:
     site = GatedSite(tmp_path, gated=False, extra=daemon_table())
     with Daemon(site.config) as daemon:
         daemon.wait_log("warm builder ready")
         first = _zygote(daemon)
         os.kill(first, signal.SIGKILL)
-        wait_until(lambda: not _alive(first), timeout=20)
-        _publish(daemon, site, 1)  # cold: the zygote is gone
-        assert _starts(daemon, "cold") == 1
-        daemon.wait_log("warm builder: .*builds start cold")
+        daemon.wait_log(r"warm builder: the zygote ended \(exit code -9\); builds start cold")
         wait_until(lambda: len([x for x in daemon.log if "warm builder ready" in x]) == 2)
-        assert _zygote(daemon) != first
-        _publish(daemon, site, 2)
-        assert _starts(daemon, "warm") == 1 and _starts(daemon, "cold") == 1
+        assert _zygote(daemon) != first and not _alive(first)
+        _publish(daemon, site, 1)
+        assert _starts(daemon, "warm") == 1 and _starts(daemon, "cold") == 0
         warned = [x for x in daemon.log if "builds start cold" in x]
         assert len(warned) == 1, warned  # told once
+
+
+def test_a_job_starts_cold_when_the_zygote_is_gone(tmp_path: Path) -> None:
+    """Killed, the zygote is noticed either by its exit or by the next request failing:
+    either way that job starts cold, and a new zygote comes."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[source\n")
+
+    async def jobs() -> tuple[str, tuple[bytes, int]]:
+        runner = Runner()
+        runner.start_warm()
+        warm = runner.warm
+        assert warm is not None
+        await wait_async(lambda: warm._ready)
+        first = warm._proc
+        assert first is not None
+        os.kill(first.pid, signal.SIGKILL)
+        proc = await runner._start("deliver", str(bad), "bad")
+        answer = await _job(proc)
+        await wait_async(lambda: warm._ready and warm._proc is not first)
+        await runner.close()
+        return type(proc).__name__, answer
+
+    how, (out, code) = asyncio.run(jobs())
+    assert how == "Process" and code == 78 and b"ConfigError" in out
 
 
 def test_sighup_restarts_the_warm_builder(tmp_path: Path) -> None:
@@ -185,3 +207,25 @@ def test_new_code_on_disk_restarts_the_warm_builder(tmp_path: Path) -> None:
         return how
 
     assert asyncio.run(jobs()) == ["WarmProcess", "Process", "WarmProcess"]
+
+
+def test_a_zygote_killed_during_a_build_fails_it_as_killed_and_the_next_push_builds(
+    tmp_path: Path,
+) -> None:
+    site = GatedSite(tmp_path, extra=daemon_table())
+    with Daemon(site.config) as daemon:
+        daemon.wait_log("warm builder ready")
+        zygote = _zygote(daemon)
+        assert daemon.push(HOOK, github(site.commit(1))).status_code == 202
+        wait_until(lambda: site.pushes_reached() == 1)  # the build is inside its push
+        builds = process_children().get(zygote, [])
+        os.kill(zygote, signal.SIGKILL)
+        wait_until(lambda: not any(_alive(p) for p in [zygote, *builds]), timeout=20)
+        run = wait_until(lambda: daemon.last_run("deploybot"))
+        assert run["result"] == "failed" and "signal 9" in run["error"], run
+        site.open_gate()
+        wait_until(lambda: len([x for x in daemon.log if "warm builder ready" in x]) == 2)
+        newer = site.commit(2)
+        assert daemon.push(HOOK, github(newer)).status_code == 202  # lifts the backoff
+        wait_until(lambda: site.published_source() == newer)
+        assert _starts(daemon, "warm") == 2

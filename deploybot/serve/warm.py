@@ -98,6 +98,8 @@ class WarmBuilder:
         self._failed_at = 0.0
         self._told = False
         self._retired: list[asyncio.subprocess.Process] = []
+        self._watch: asyncio.Task[None] | None = None
+        self._died_at = -RESTART_AFTER - 1.0
 
     def start(self) -> None:
         """Start a zygote in the background (none while one starts)."""
@@ -139,10 +141,25 @@ class WarmBuilder:
         self._retire()
         self._proc, self._control, self._ready = proc, ours, True
         self._fingerprint = fingerprint
+        self._watch = loop.create_task(self._watched(proc))
         log.info(
             "warm builder ready (pid %d, imports took %.2f s)", proc.pid, ready.get("seconds", 0)
         )
         self._told = False
+
+    async def _watched(self, proc: asyncio.subprocess.Process) -> None:
+        """Wait for ``proc`` (the zygote) to end; when it was still the one in use (not
+        retired), say so once and start another: at once, unless the one before also
+        ended less than :data:`RESTART_AFTER` s ago (then at a later job: no loop of
+        restarts)."""
+        code = await proc.wait()
+        if proc is not self._proc:
+            return
+        self._retire()
+        self._failed(f"the zygote ended (exit code {code})")
+        if self._failed_at - self._died_at > RESTART_AFTER:
+            self.start()
+        self._died_at = self._failed_at
 
     def _failed(self, why: str) -> None:
         self._failed_at = time.monotonic()
@@ -221,6 +238,8 @@ class WarmBuilder:
 
     async def close(self) -> None:
         """Retire the zygote and wait (briefly) for every zygote to end."""
+        if self._watch is not None:
+            self._watch.cancel()
         if self._starting is not None:
             self._starting.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
