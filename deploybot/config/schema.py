@@ -563,6 +563,11 @@ class DaemonConfig:
         help=f"Seconds a client has to send its headers, and again its body {_TIMEOUT}",
         check=checks.check_timeout,
     )
+    warm_builder: bool = key(
+        True,
+        help="Fork each build from a process that imported the build's modules once (no "
+        "start-up per build); false: a new interpreter per build. Read at start",
+    )
     sites: str = key(
         "",
         help="More site configs: a glob, relative to this file",

@@ -88,6 +88,12 @@ class Metrics:
             "deploybot_outbox_waiting", "Messages waiting in the outbox.", ["site", "kind"],
             registry=r,
         )  # fmt: skip
+        self.starts = Counter(
+            "deploybot_job_starts", "Job processes started: forked warm, or a cold start.",
+            ["start"], registry=r,
+        )  # fmt: skip
+        for how in ("warm", "cold"):
+            self.starts.labels(how)
         self._fleet: FleetGauges | None = None
 
     def fleet(self) -> FleetGauges:
@@ -106,6 +112,11 @@ class Metrics:
         self.duration.labels(site).observe(seconds)
         if result != "failed":
             self.last_success.labels(site).set(finished_at)
+
+    def job_start(self, how: str) -> None:
+        """Count one job process started ``how`` (``warm``: the zygote forked it, or
+        ``cold``: a new interpreter)."""
+        self.starts.labels(how).inc()
 
     def outbox_waiting(self, site: str, emails: int, webhooks: int) -> None:
         """Set the number of messages waiting in ``site``'s outbox."""

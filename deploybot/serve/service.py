@@ -63,7 +63,7 @@ log = logging.getLogger("deploybot.daemon")
 
 OUTBOX_LOOK = 30.0
 """Seconds between two looks into every site's outbox (for retries and ``/metrics``)."""
-_RESTART_KEYS = ("listen", "workers", "read_timeout")
+_RESTART_KEYS = ("listen", "workers", "read_timeout", "warm_builder")
 
 
 def serve(paths: Sequence[Path], *, verbose: bool = False) -> int:
@@ -85,7 +85,7 @@ class Service:
         self.paths = paths
         self.settings = settings
         self.metrics = Metrics()
-        self.runner = Runner(verbose=verbose)
+        self.runner = Runner(verbose=verbose, started=self.metrics.job_start)
         self.runner.hidden = secret_variables(settings)
         self.scheduler: Scheduler | FleetScheduler
         if settings.queue.backend == "redis":
@@ -127,6 +127,8 @@ class Service:
         for site_ in self.settings.sites:
             if site_.secret is None:
                 log.warning("site %s: no webhook secret (daemon.secret_env): poll only", site_.name)
+        if daemon.warm_builder and self.settings.queue.backend != "redis":
+            self.runner.start_warm()
         _sd_notify("READY=1")
         self._signals()
         tasks = [asyncio.create_task(self._poll()), asyncio.create_task(self._outboxes())]
@@ -138,6 +140,7 @@ class Service:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await runner.cleanup()
+        await self.runner.close()
         _remove_socket(daemon.listen)
 
     def _signals(self) -> None:
@@ -177,6 +180,8 @@ class Service:
         for broken in new.broken:  # its builds would read the file: not served until fixed
             log.error("SIGHUP: not serving a site: %s", broken.error)
         self.scheduler.set_sites(new.sites)
+        if self.runner.warm is not None:
+            self.runner.warm.restart("SIGHUP")
         log.info("SIGHUP: configuration read again: %d site(s)", len(new.sites))
 
     async def _poll(self) -> None:
