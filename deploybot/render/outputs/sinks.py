@@ -11,6 +11,7 @@ from typing import Protocol
 
 from deploybot.git import path_rules
 from deploybot.render.limits import site_too_large
+from deploybot.render.links.extract import PageLinks
 from deploybot.render.links.report import LinkReport
 from deploybot.render.model import EPOCH, RenderWarning
 from deploybot.render.read.siteconfig import CONFIG_PATH
@@ -170,12 +171,16 @@ class RenderedSource:
             ``site.pages``: its first output's).
         deps: the dependencies the render read (``{key: fingerprint}``,
         :mod:`deploybot.render.engine.deps`). warnings: the render's warnings.
+        links: the links of its HTML outputs by output path, when a render worker parsed
+            them (:meth:`deploybot.render.engine.full.Engine.links_of`); empty otherwise
+            (the link check, if on, parses the pages as they are written).
     """
 
     outputs: list[tuple[str, bytes]]
     content: str | None
     deps: dict[str, str]
     warnings: list[RenderWarning]
+    links: dict[str, PageLinks] = dataclasses.field(default_factory=dict)
 
 
 class SubsetTree:
