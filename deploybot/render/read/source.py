@@ -115,12 +115,13 @@ class DirTree:
         self.skip = skip
         self._submodules: list[str] | None = None
         # A tree is one build's: a build asks each path several times whether it is a
-        # symlink, for its blob id and its bytes (reading, then rendering), so what the
-        # listing saw, the blob ids and the last file read are kept (each ask was 2 to 4
-        # system calls, a tenth of a folder build's time).
+        # symlink, for its blob id, its size and its bytes (reading, then rendering; the
+        # layouts with every post), so what the listing saw, the blob ids and the last few
+        # small files read are kept (each ask was 2 to 4 system calls: a tenth of a folder
+        # build's time).
         self._listed: dict[str, bool] = {}  # listed path -> whether it is a symlink
         self._blobs: dict[str, str] = {}
-        self._last: tuple[str, bytes] | None = None
+        self._recent: dict[str, bytes] = {}  # the last _RECENT files read, oldest first
 
     def paths(self) -> Iterator[str]:
         found: list[str] = []
@@ -166,11 +167,15 @@ class DirTree:
         return self._at(path, _is_link) if link is None else link
 
     def read(self, path: str) -> bytes:
-        last = self._last
-        if last is not None and last[0] == path:
-            return last[1]
-        data = self._at(path, _read_entry)
-        self._last = (path, data)
+        recent = self._recent
+        data = recent.pop(path, None)
+        if data is None:
+            data = self._at(path, _read_entry)
+            if len(data) > _RECENT_BYTES:
+                return data
+            if len(recent) >= _RECENT:
+                del recent[next(iter(recent))]
+        recent[path] = data
         return data
 
     def _at(self, path: str, action: Callable[[int, str], T]) -> T:
@@ -201,12 +206,12 @@ class DirTree:
         return found
 
     def size(self, path: str) -> int:
-        last = self._last
-        if last is not None and last[0] == path:
-            return len(last[1])
-        return self._at(path, _entry_size)
+        data = self._recent.get(path)
+        return self._at(path, _entry_size) if data is None else len(data)
 
 
+_RECENT = 8  # files kept by a DirTree (the last read: a post's and its layouts)
+_RECENT_BYTES = 1 << 18  # and only files up to this size (bytes): at most 2 MiB in all
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
