@@ -8,11 +8,15 @@ pipeline's full build: the broken-link check on, the highlight cache warm, nothi
 publish). Each run is its own process, timed by :func:`tests.bench.measure.run` (wall, and
 CPU of the process and its render workers); medians are printed with the ratios to Jekyll.
 
+``--old DIR`` also times a checkout of an earlier deploybot in DIR (``git worktree add DIR
+REV``; run as ``python -m deploybot`` with ``PYTHONPATH=DIR``, its own published copy), in the
+same rounds.
+
 ``--profile DIR`` also runs each deploybot command once under cProfile (the parent process
 only: the render workers are forked and not profiled) and writes ``DIR/build.prof`` and
 ``DIR/full.prof`` (``python -m pstats``).
 
-    python -m tests.bench_full [--posts 1000] [--rounds 3] [--keep DIR] [--profile DIR]
+    python -m tests.bench_full [--posts 1000] [--rounds 3] [--keep DIR] [--old DIR] [--profile DIR]
 """
 
 from __future__ import annotations
@@ -33,10 +37,10 @@ from tests.bench.scenarios import Instance, deploybot_argv
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _commands(root: Path, inst: Instance, prefix: list[str]) -> dict[str, list[str]]:
+def _commands(root: Path, inst: Instance, prefix: list[str], tag: str = "") -> dict[str, list[str]]:
     return {
-        "deploybot build": [*prefix, "build", "site", "deploybot-out"],
-        "run-once --full": [*prefix, "run-once", "--config", str(inst.config), "--full"],
+        f"deploybot build{tag}": [*prefix, "build", "site", "deploybot-out"],
+        f"run-once --full{tag}": [*prefix, "run-once", "--config", str(inst.config), "--full"],
     }
 
 
@@ -53,9 +57,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep", type=Path)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--old", type=Path)
     args = parser.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "deploybot")], check=True)
+    for tree in (ROOT, *([args.old] if args.old else [])):
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(tree / "deploybot")], check=True
+        )
     env = {**python_env(), "JEKYLL_NO_BUNDLER_REQUIRE": "1"}
+    old_env = {**env, "PYTHONPATH": str(args.old.resolve()) if args.old else ""}
     with tempfile.TemporaryDirectory() as tmp_name:
         root = args.keep or Path(tmp_name)
         root.mkdir(parents=True, exist_ok=True)
@@ -63,6 +72,14 @@ def main() -> None:
         inst = Instance(root / "run", site)
         run(inst.run_once(), env=env, cwd=root)  # the first publish: the state to build from
         commands = {"jekyll build": _jekyll(root), **_commands(root, inst, deploybot_argv())}
+        envs = dict.fromkeys(commands, env)
+        if args.old is not None:
+            old = Instance(root / "run-old", site)
+            old_argv = [sys.executable, "-m", "deploybot"]
+            run([*old_argv, *old.run_once()[len(deploybot_argv()) :]], env=old_env, cwd=root)
+            olds = _commands(root, old, old_argv, " (old)")
+            commands.update(olds)
+            envs.update(dict.fromkeys(olds, old_env))
         if args.profile is not None:
             args.profile.mkdir(parents=True, exist_ok=True)
             for name, out in (("deploybot build", "build"), ("run-once --full", "full")):
@@ -75,7 +92,7 @@ def main() -> None:
             for name, argv in commands.items():
                 shutil.rmtree(root / "deploybot-out", ignore_errors=True)
                 shutil.rmtree(root / "jekyll-out", ignore_errors=True)
-                sample = run(argv, env=env, cwd=root)
+                sample = run(argv, env=envs[name], cwd=root)
                 cpu = sample.cpu_seconds or 0.0
                 times[name].append((sample.seconds, cpu))
                 print(f"  {name}: {sample.seconds:.3f} s (CPU {cpu:.2f} s)", flush=True)
@@ -84,7 +101,7 @@ def main() -> None:
     for name, samples in times.items():
         wall, cpu = (statistics.median(x) for x in zip(*samples, strict=True))
         print(
-            f"  {name:18} {wall:6.3f} s  CPU {cpu:6.2f} s  "
+            f"  {name:24} {wall:6.3f} s  CPU {cpu:6.2f} s  "
             f"ratio to Jekyll {wall / jekyll[0]:.2f}x wall, {cpu / jekyll[1]:.2f}x CPU"
         )
 
