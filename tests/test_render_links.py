@@ -245,6 +245,33 @@ def test_an_incremental_build_parses_only_the_pages_it_writes(
     assert BrokenLink("c.html", "/gone/", 2) in report.listed
 
 
+def test_render_workers_parse_their_pages_and_the_report_is_the_serial_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    files = _site()
+    for i in range(8):  # enough sources for the workers to share
+        files[f"_posts/2021-02-0{i + 1}-p{i}.md"] = (
+            f"---\nlayout: default\n---\n[a](/2021/01/01/a.html) [no](/none{i}/)\n".encode()
+        )
+    serial_cache, parallel_cache = open_cache(None), open_cache(None)
+    serial = build_into(MemoryTree(files), OPTIONS, serial_cache, MemorySink(), None)
+    parsed: list[str] = []  # in this process only: a worker's appends stay in the worker
+
+    def counted(data: bytes, page: str, site: SiteAddress) -> PageLinks:
+        parsed.append(page)
+        return page_links(data, page, site)
+
+    monkeypatch.setattr(check, "page_links", counted)
+    options = RenderOptions(**{**OPTIONS.__dict__, "jobs": 2, "parallel_from": 1})
+    parallel = build_into(MemoryTree(files), options, parallel_cache, MemorySink(), None)
+    assert parsed == []  # every page here is a post or a page: rendered by the workers
+    assert parallel.links == serial.links
+    assert parallel.links is not None and parallel.links.total == 11
+    query = "SELECT * FROM links ORDER BY page, target, link, line"
+    rows = parallel_cache.conn.execute(query).fetchall()
+    assert rows == serial_cache.conn.execute(query).fetchall()
+
+
 pages = st.sampled_from(["a.md", "b/index.md", "c.html", "d.md", "e/f.md"])
 targets = st.sampled_from(["/a.html", "/a", "/b/", "/b", "c.html", "/d", "/e/f.html", "/z/"])
 

@@ -170,7 +170,7 @@ def _build(
     try:
         try:
             scratch.mkdir(parents=True, exist_ok=True)
-            cache = BuildCache.open(scratch / "build.sqlite", renderer_version())
+            cache = BuildCache.open(scratch / "build.sqlite", renderer_version(), durable=False)
         except OSError:  # no room for it in OUT (too deep a path…): the writing says why
             cache = BuildCache.open(None, renderer_version())
         with highlight_cache.opened(cache_dir, options.highlight_cache_bytes), cache:

@@ -99,8 +99,10 @@ class BuildCache:
         self.conn.execute("BEGIN")
 
     @classmethod
-    def open(cls, path: Path | None, version: str) -> BuildCache:
-        """Open (or create) the cache at ``path`` (``None``: in memory) for ``version``.
+    def open(cls, path: Path | None, version: str, durable: bool = True) -> BuildCache:
+        """Open (or create) the cache at ``path`` (``None``: in memory) for ``version``;
+        not ``durable``: a scratch file thrown away after the build, never synced to disk
+        (sqlite's ``synchronous=OFF``, its journal in memory).
 
         A file sqlite cannot read or with another version is emptied. Raises ``OSError``
         when the folder cannot be created.
@@ -109,7 +111,7 @@ class BuildCache:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         conn: sqlite3.Connection | None = None
         try:
-            conn = _connect(path)
+            conn = _connect(path, durable)
             ok = _version(conn) == version
         except sqlite3.DatabaseError:
             ok = False
@@ -120,7 +122,7 @@ class BuildCache:
                 path.unlink(missing_ok=True)
                 for extra in ("-journal", "-wal", "-shm"):
                     path.with_name(path.name + extra).unlink(missing_ok=True)
-            conn = _connect(path)
+            conn = _connect(path, durable)
             conn.executescript(SCHEMA)
             conn.execute("INSERT INTO meta VALUES ('version', ?)", (version,))
         return cls(conn, path)
@@ -423,13 +425,13 @@ class BuildCache:
             raise CacheError(str(exc)) from exc
 
 
-def _connect(path: Path | None) -> sqlite3.Connection:
+def _connect(path: Path | None, durable: bool = True) -> sqlite3.Connection:
     if path is not None and not path.exists():
         # Private (0600); sqlite gives its journal the database file's mode.
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     conn = sqlite3.connect(":memory:" if path is None else str(path), isolation_level=None)
-    conn.execute("PRAGMA journal_mode=DELETE")
-    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(f"PRAGMA journal_mode={'DELETE' if durable else 'MEMORY'}")
+    conn.execute(f"PRAGMA synchronous={'NORMAL' if durable else 'OFF'}")
     return conn
 
 

@@ -41,7 +41,8 @@ from deploybot.render.engine.plugin_outputs import PRODUCER, CacheView, deps_of,
 from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteLists, doc_date_us
 from deploybot.render.limits import out_of_memory
 from deploybot.render.links.check import LinkRecorder
-from deploybot.render.links.resolve import SiteAddress
+from deploybot.render.links.extract import PageLinks, page_links
+from deploybot.render.links.resolve import SiteAddress, is_page
 from deploybot.render.liquid.excerpt import CUT, excerpt_source
 from deploybot.render.liquid.plugins import registry
 from deploybot.render.liquid.plugins.registry import Plugin, PrerenderContext, Promotion
@@ -382,17 +383,29 @@ class Engine(SiteLists):
         warnings.extend(hooked.warnings)
         return RenderedSource(outputs, content, deps, warnings)
 
+    def links_of(self, outputs: list[tuple[str, bytes]]) -> dict[str, PageLinks]:
+        """Return the links of each HTML page of ``outputs`` (:func:`.links.extract.page_links`,
+        by output path), or nothing when links are not checked: what a render worker sends
+        with a render, so the parent need not parse the page (:meth:`apply`)."""
+        if self.link_recorder is None:
+            return {}
+        site = self.link_recorder.site
+        return {path: page_links(data, path, site) for path, data in outputs if is_page(path)}
+
     def apply(self, row: SourceRow, done: RenderedSource) -> None:
-        """Store ``row``'s render ``done``: its outputs into the sink, its content, outputs,
-        dependencies and warnings into the cache, and its whole output too while a listing
-        reads it (:meth:`~.site_lists.EngineContents.watched`). Raises ``SourceError`` for
-        an output path refused or past ``max_site_bytes``."""
+        """Store ``row``'s render ``done``: its outputs into the sink (with their links when
+        ``done`` has them), its content, outputs, dependencies and warnings into the cache,
+        and its whole output too while a listing reads it
+        (:meth:`~.site_lists.EngineContents.watched`). Raises ``SourceError`` for an output
+        path refused or past ``max_site_bytes``."""
         if done.content is not None:
             self.cache.put_content(row.path, done.content)
         self.contents.note_readers(done.deps)
         if row.kind in ("post", "doc") and row.path in self.contents.watched():
             text = done.outputs[0][1].decode("utf-8", "surrogatepass")
             self.cache.put_listed_output(row.path, text)
+        if done.links and self.link_recorder is not None:
+            self.link_recorder.expect(done.links)
         for output_path, data in done.outputs:
             self._put(output_path, row.path)
             self.sink.write(output_path, data)

@@ -11,7 +11,8 @@ parent:
 2. rendering: once the parent has stored every row it sends the workers the rows and the
    document list (indices into the rows), and each page or post comes back as a
    :class:`~deploybot.render.outputs.sinks.RenderedSource` (outputs, content, dependencies,
-   warnings).
+   warnings, and, when links are checked, the links of the pages it made: the workers parse
+   them, so the parent only stores them).
 
 The parent takes both rounds' results **in order**, exactly as the serial build makes
 them, so the output, the cache and the warnings are the same byte for byte whatever the
@@ -39,6 +40,7 @@ too small for workers (most one-post runs) never needs it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import signal
@@ -49,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from deploybot.render.engine.cache import BuildCache, SourceRow
 from deploybot.render.highlight import cache as highlight_cache
+from deploybot.render.links.extract import PageLinks
 from deploybot.render.model import Post, RenderOptions
 from deploybot.render.outputs.sinks import RenderedSource
 from deploybot.support import progress
@@ -78,6 +81,9 @@ class WorkerEngine(Protocol):
 
     def render_row(self, row: SourceRow, neighbours: Neighbours | None = None) -> RenderedSource:
         """The rendered outputs of one stored row (see the Engine's)."""
+
+    def links_of(self, outputs: list[tuple[str, bytes]]) -> dict[str, PageLinks]:
+        """The links of the HTML pages of ``outputs``, if links are checked (the Engine's)."""
 
 
 _BACKLOG = 2  # ranges sent ahead to each worker, so none waits for the next
@@ -325,7 +331,11 @@ def _serve(conn: Connection) -> None:
 
 
 def _render(engine: WorkerEngine, stored: Sequence[SourceRow], doc: Doc) -> RenderedSource:
-    return engine.render_row(*resolve(stored, doc))
+    """Render ``doc`` and parse the pages it makes for their links (here, in parallel, not
+    in the parent, which stores them in order)."""
+    done = engine.render_row(*resolve(stored, doc))
+    links = engine.links_of(done.outputs)
+    return dataclasses.replace(done, links=links) if links else done
 
 
 def _run(work: Sequence[Callable[[], Any]]) -> list[Any]:

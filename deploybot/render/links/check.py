@@ -5,6 +5,10 @@ copied as a static file) is parsed once (:mod:`.extract`) and its links replace 
 in the cache (:meth:`~deploybot.render.engine.cache.BuildCache.put_links`); a page deleted drops
 them. An incremental build writes only what it re-rendered, so only those pages are parsed.
 
+:meth:`LinkRecorder.expect` hands it a page's links found elsewhere: a full build's render
+workers parse the pages they render (:mod:`deploybot.render.engine.parallel`), so the parent
+only stores their links.
+
 :func:`settle`, after the build, decides again only what can have changed: the targets of the
 links just recorded, and the targets an output path written or deleted in this build can serve
 (:func:`.resolve.targets_for`), looked up against the built tree (every output path of the
@@ -21,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from deploybot.git.path_rules import is_kept
-from deploybot.render.links.extract import page_links
+from deploybot.render.links.extract import PageLinks, page_links
 from deploybot.render.links.report import LISTED, BrokenLink, LinkReport
 from deploybot.render.links.resolve import (
     SiteAddress,
@@ -67,6 +71,12 @@ class LinkRecorder:
         self.inner, self.cache, self.site, self.kept = inner, cache, site, kept
         self.touched: set[str] = set()
         self.pending: set[str] = set()
+        self.parsed: dict[str, PageLinks] = {}
+
+    def expect(self, links: dict[str, PageLinks]) -> None:
+        """Take ``links`` (output path -> the links of the page about to be written there,
+        :func:`.extract.page_links` of the same bytes) instead of parsing those pages."""
+        self.parsed.update(links)
 
     def write(self, path: str, data: bytes) -> None:
         """Pass ``write`` on; record ``path``'s links when it is a page."""
@@ -89,7 +99,7 @@ class LinkRecorder:
         self.touched.add(path)
         if not is_page(path):
             return
-        found = page_links(data, path, self.site)
+        found = self.parsed.pop(path, None) or page_links(data, path, self.site)
         self.cache.put_links(path, ((k.target, k.link, k.line) for k in found.links), found.dropped)
         self.pending.update(k.target for k in found.links)
 

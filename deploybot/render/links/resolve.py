@@ -23,6 +23,7 @@ exactly the links that can have changed.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from dataclasses import dataclass
@@ -57,28 +58,39 @@ def target_of(link: str, page: str, site: SiteAddress, base: str | None = None) 
     """The target of ``link`` on the page at output path ``page`` (``2020/01/01/a.html``), or
     None when it is not the site's (see the module docstring). ``base``: the page's ``<base
     href>`` as a target (a folder ending in ``/``), when it has one."""
-    link = link.strip(_WHITESPACE)
+    relative, found = _rooted(link.strip(_WHITESPACE), site)
+    if not relative or found is None:
+        return found
+    folder = base if base is not None else posixpath.dirname(page) + "/"
+    return _clean("/" + folder.lstrip("/") + found)
+
+
+@functools.lru_cache(maxsize=8192)
+def _rooted(link: str, site: SiteAddress) -> tuple[bool, str | None]:
+    """``(False, target or None)`` for a ``link`` (stripped) whose target does not depend
+    on the page (a root-relative or absolute URL, or none of the site's); ``(True, path)``
+    for a relative one: its percent-decoded path. Cached: most links of a site are the
+    same few (its navigation, stylesheets, posts) on every page."""
     if not link or link[0] in "#?":
-        return None
+        return False, None
     parts = urlsplit(link)
     path = parts.path
     if parts.scheme or parts.netloc:
         if parts.scheme not in ("", "http", "https") or not site.host:
-            return None
+            return False, None
         if parts.netloc.lower() != site.host:
-            return None
+            return False, None
         path = path or "/"  # https://example.org is its root
         if not _under(path, site.baseurl):
-            return None  # another site on the same host
+            return False, None  # another site on the same host
     if not path:
-        return None  # "?q" after a scheme-less, netloc-less split: the page itself
+        return False, None  # "?q" after a scheme-less, netloc-less split: the page itself
     path = unquote(path, errors="replace")
     if path.startswith("/"):
         if not _under(path, site.baseurl):
-            return OUTSIDE + _clean(path)
-        return _clean(path[len(site.baseurl) :])
-    folder = base if base is not None else posixpath.dirname(page) + "/"
-    return _clean("/" + folder.lstrip("/") + path)
+            return False, OUTSIDE + _clean(path)
+        return False, _clean(path[len(site.baseurl) :])
+    return True, path
 
 
 def _under(path: str, baseurl: str) -> bool:

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from deploybot.git import path_rules
 from deploybot.render.limits import site_too_large
+from deploybot.render.links.extract import PageLinks
 from deploybot.render.links.report import LinkReport
 from deploybot.render.model import EPOCH, RenderWarning
 from deploybot.render.read.siteconfig import CONFIG_PATH
@@ -58,38 +59,58 @@ class MemorySink:
         self.files.pop(path, None)
 
 
-class PackedSink(Mapping[str, bytes]):
-    """An :class:`OutputSink` keeping outputs zlib-compressed in memory, and copies of
-    source blobs as the means to read them, until they are read back as a mapping of
-    ``{path: bytes}`` (``deploybot build`` writes them out only once the whole build
-    succeeded). Rendered HTML packs to about a tenth, so a 10k-post site's output stays in
-    tens of megabytes; a static file is read from the source again when it is looked up
-    (the source must still be open then)."""
+RAW_BYTES = 48 << 20
+"""The output a :class:`PackedSink` keeps uncompressed (bytes): a 1,000-post site's."""
 
-    def __init__(self) -> None:
+
+class PackedSink(Mapping[str, bytes]):
+    """An :class:`OutputSink` keeping outputs in memory, and copies of source blobs as the
+    means to read them, until they are read back as a mapping of ``{path: bytes}``
+    (``deploybot build`` writes them out only once the whole build succeeded). The first
+    ``raw_bytes`` of output are kept as they are; past them, zlib-compressed (rendered HTML
+    packs to about a tenth), so a 10k-post site's output stays in tens of megabytes while
+    a small site's pays no compression (at 1,000 posts of the bench, 28 MB: compressing
+    and expanding it was a twentieth of the build's CPU time). A static file is read from
+    the source again when it is looked up (the source must still be open then)."""
+
+    def __init__(self, raw_bytes: int = RAW_BYTES) -> None:
         self._files: dict[str, bytes | Callable[[], bytes]] = {}
+        self._raw: dict[str, bytes] = {}  # outputs kept as they are
+        self._room = raw_bytes  # how many more bytes may be kept as they are
 
     def write(self, path: str, data: bytes) -> None:
-        """Keep ``data`` (compressed) as ``path``."""
-        self._files[path] = zlib.compress(data, 1)
+        """Keep ``data`` as ``path`` (compressed once the raw room is used)."""
+        self.delete(path)
+        if len(data) <= self._room:
+            self._room -= len(data)
+            self._raw[path] = data
+        else:
+            self._files[path] = zlib.compress(data, 1)
 
     def copy(self, path: str, blob_id: str, read: Callable[[], bytes]) -> None:
         """Keep ``read`` as the way to ``path``'s bytes."""
+        self.delete(path)
         self._files[path] = read
 
     def delete(self, path: str) -> None:
         """Forget ``path``."""
+        raw = self._raw.pop(path, None)
+        if raw is not None:
+            self._room += len(raw)
         self._files.pop(path, None)
 
     def __getitem__(self, path: str) -> bytes:
+        raw = self._raw.get(path)
+        if raw is not None:
+            return raw
         kept = self._files[path]
         return kept() if callable(kept) else zlib.decompress(kept)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._files))
+        return iter(sorted([*self._files, *self._raw]))
 
     def __len__(self) -> int:
-        return len(self._files)
+        return len(self._files) + len(self._raw)
 
 
 class CheckedSink:
@@ -170,12 +191,16 @@ class RenderedSource:
             ``site.pages``: its first output's).
         deps: the dependencies the render read (``{key: fingerprint}``,
         :mod:`deploybot.render.engine.deps`). warnings: the render's warnings.
+        links: the links of its HTML outputs by output path, when a render worker parsed
+            them (:meth:`deploybot.render.engine.full.Engine.links_of`); empty otherwise
+            (the link check, if on, parses the pages as they are written).
     """
 
     outputs: list[tuple[str, bytes]]
     content: str | None
     deps: dict[str, str]
     warnings: list[RenderWarning]
+    links: dict[str, PageLinks] = dataclasses.field(default_factory=dict)
 
 
 class SubsetTree:

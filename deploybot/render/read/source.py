@@ -102,7 +102,8 @@ class DirTree:
     files is listed. FIFOs, sockets and devices are skipped (git does not store them
     either). Paths are checked by :mod:`deploybot.git.path_rules`. ``skip``: a folder below
     the root (``/``-separated) not listed either, as Jekyll skips its destination:
-    ``deploybot build src src/_site`` writes there.
+    ``deploybot build src src/_site`` writes there. A tree is one build's: a file's blob id
+    and whether it is a symlink are what it was when first asked (or listed).
 
     Raises:
         SourceError: from :meth:`paths`, :meth:`read` and :meth:`blob_id` when a name is
@@ -113,10 +114,19 @@ class DirTree:
         self.root = Path(root)
         self.skip = skip
         self._submodules: list[str] | None = None
+        # A tree is one build's: a build asks each path several times whether it is a
+        # symlink, for its blob id, its size and its bytes (reading, then rendering; the
+        # layouts with every post), so what the listing saw, the blob ids and the last few
+        # small files read are kept (each ask was 2 to 4 system calls: a tenth of a folder
+        # build's time).
+        self._listed: dict[str, bool] = {}  # listed path -> whether it is a symlink
+        self._blobs: dict[str, str] = {}
+        self._recent: dict[str, bytes] = {}  # the last _RECENT files read, oldest first
 
     def paths(self) -> Iterator[str]:
         found: list[str] = []
         self._submodules = []
+        self._listed = {}
         self._scan(self.root, "", found)
         return iter(sorted(found))
 
@@ -129,8 +139,10 @@ class DirTree:
                 path = f"{prefix}/{entry.name}" if prefix else entry.name
                 if path == self.skip:
                     continue
-                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                link = entry.is_symlink()
+                if link or entry.is_file(follow_symlinks=False):
                     found.append(path)
+                    self._listed[path] = link
                 elif entry.is_dir(follow_symlinks=False):
                     if os.path.lexists(os.path.join(entry.path, ".git")):
                         assert self._submodules is not None
@@ -149,11 +161,22 @@ class DirTree:
         return path in self.submodules()
 
     def is_symlink(self, path: str) -> bool:
-        """Whether ``path`` is a symlink (not followed). Raises ``KeyError`` when absent."""
-        return self._at(path, _is_link)
+        """Whether ``path`` is a symlink (not followed), as the listing (:meth:`paths`) saw
+        it. Raises ``KeyError`` when absent."""
+        link = self._listed.get(path)
+        return self._at(path, _is_link) if link is None else link
 
     def read(self, path: str) -> bytes:
-        return self._at(path, _read_entry)
+        recent = self._recent
+        data = recent.pop(path, None)
+        if data is None:
+            data = self._at(path, _read_entry)
+            if len(data) > _RECENT_BYTES:
+                return data
+            if len(recent) >= _RECENT:
+                del recent[next(iter(recent))]
+        recent[path] = data
+        return data
 
     def _at(self, path: str, action: Callable[[int, str], T]) -> T:
         """Run ``action(folder fd, name)`` on ``path``'s entry, reached without following a
@@ -177,12 +200,18 @@ class DirTree:
             os.close(fd)
 
     def blob_id(self, path: str) -> str:
-        return git_blob_id(self.read(path))
+        found = self._blobs.get(path)
+        if found is None:
+            found = self._blobs[path] = git_blob_id(self.read(path))
+        return found
 
     def size(self, path: str) -> int:
-        return self._at(path, _entry_size)
+        data = self._recent.get(path)
+        return self._at(path, _entry_size) if data is None else len(data)
 
 
+_RECENT = 8  # files kept by a DirTree (the last read: a post's and its layouts)
+_RECENT_BYTES = 1 << 18  # and only files up to this size (bytes): at most 2 MiB in all
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
