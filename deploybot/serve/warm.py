@@ -192,6 +192,8 @@ class WarmBuilder:
         if await asyncio.to_thread(code_fingerprint, self.code) != self._fingerprint:
             self.restart("deploybot's code changed on disk")
             return None
+        if not self._ready or self._control is None:
+            return None  # it ended while the code was checked (its watcher retired it): cold
         try:
             return await self._fork(argv, env)
         except (OSError, TimeoutError, ValueError) as exc:

@@ -59,8 +59,11 @@ class MemorySink:
         self.files.pop(path, None)
 
 
-RAW_BYTES = 48 << 20
-"""The output a :class:`PackedSink` keeps uncompressed (bytes): a 1,000-post site's."""
+RAW_BYTES = 16 << 20
+"""The output a :class:`PackedSink` keeps uncompressed (bytes): more than half of a
+1,000-post site's. At 48 MiB a build near its memory limit ran out while it rendered a post
+(exit 1, the post blamed) instead of in the feeds after it (exit 75: tests/test_out_of_memory.py),
+for a twentieth of the CPU time at most."""
 
 
 class PackedSink(Mapping[str, bytes]):
