@@ -240,20 +240,6 @@ def _count(value: Any) -> int | None:
 
 
 def _write(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` atomically: a temp file in its folder, fsync, rename,
-    fsync of the folder (mode 0600: :mod:`deploybot.state.private`)."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(private.create(tmp), "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
-    fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Write ``data`` to ``target`` atomically (:func:`deploybot.state.private.write_file`);
+    a full disk stays an OSError here: the journal is best effort, never a run's failure."""
+    private.write_file(target, data)

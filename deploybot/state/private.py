@@ -31,3 +31,36 @@ def _remove(path: str | os.PathLike[str]) -> None:
         os.unlink(path)
     except FileNotFoundError:
         return  # (contextlib.suppress: an import the no-op shortcut does without)
+
+
+def write_file(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temp file of mode :data:`FILE_MODE` in the
+    same folder, fsynced, renamed over ``path``, then the folder fsynced. A failed write
+    removes its temp file and leaves ``path`` as it was.
+
+    Raises:
+        OSError: the folder cannot be written (a full disk included: the caller says so).
+    """
+    name = os.fspath(path)
+    folder, base = os.path.split(name)
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
+    try:
+        with open(create(tmp), "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, name)
+    except OSError:
+        _remove(tmp)
+        raise
+    fsync_folder(folder or ".")
+
+
+def fsync_folder(folder: str | os.PathLike[str]) -> None:
+    """Make a rename or a new file in ``folder`` durable (fsync of the folder itself).
+    Raises OSError."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

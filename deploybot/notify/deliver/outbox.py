@@ -381,8 +381,8 @@ def withdraw(paths: list[Path], into: Path | None = None) -> None:
         if _sidecar(path).exists():
             write_json(_sidecar(folder / path.name), _read_status(path))
         os.replace(path, folder / path.name)
-        _fsync_dir(folder)
-        _fsync_dir(path.parent)
+        private.fsync_folder(folder)
+        private.fsync_folder(path.parent)
         _sidecar(path).unlink(missing_ok=True)
 
 
@@ -430,8 +430,8 @@ def _file(path: Path, folder: Path, status: Mapping[str, Any]) -> Path:
     target = folder / path.name
     write_json(_sidecar(target), status)
     os.replace(path, target)
-    _fsync_dir(folder)
-    _fsync_dir(path.parent)
+    private.fsync_folder(folder)
+    private.fsync_folder(path.parent)
     _sidecar(path).unlink(missing_ok=True)
     return target
 
@@ -524,27 +524,12 @@ def write_atomic(path: Path, data: bytes) -> None:
         DiskFullError: no space left (or quota exceeded); names ``path``.
         OSError: the folder cannot be written.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(private.create(tmp), "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        private.write_file(path, data)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         if is_disk_full(exc):
             raise disk_full(exc, path) from exc
         raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def short_key(key: str) -> str:
