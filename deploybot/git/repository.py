@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from dulwich.client import (
+    FetchPackResult,
     GitClient,
     HttpGitClient,
     HTTPProxyUnauthorized,
@@ -347,16 +348,7 @@ def fetch_refs(
         return sorted(tip for tip in tips if tip not in repo.object_store)
 
     check_refs(repo)
-    with _session(remote) as (client, path, bounds):
-        try:
-            with writing(repo), _idle_timeout(remote.timeout):
-                result = client.fetch(path, repo, determine_wants=wants, ref_prefix=names)
-        except _FETCH_ERRORS as exc:
-            _drop_received_pack(repo, exc)
-            _raise_if_damage(remote, exc)
-            if not isinstance(exc, _TRANSPORT_ERRORS):
-                raise
-            raise failure.failure(remote, exc, bounds.overrun(), "fetch from", error) from exc
+    result = _fetch(remote, repo, wants, error, names)
     fetched = result.refs or {}
     tips: dict[str, str | None] = {}
     for name in names:
@@ -456,6 +448,29 @@ def branch_tips(remote: Remote | str, *, errors: str = "strict") -> dict[str, st
     return tips
 
 
+def _fetch(
+    remote: Remote,
+    repo: Repo,
+    wants: Callable[..., list[ObjectID]],
+    error: type[TemporaryError],
+    prefixes: Sequence[Ref] | None = None,
+) -> FetchPackResult:
+    """One bounded fetch into ``repo`` of what ``wants`` picks of the advertised refs (those
+    under ``prefixes``, when given): a pack cut short is dropped, damage the server reports
+    is a SourceError, a transport failure ``error`` or ConfigError
+    (:func:`deploybot.git.failure.failure`)."""
+    with _session(remote) as (client, path, bounds):
+        try:
+            with writing(repo), _idle_timeout(remote.timeout):
+                return client.fetch(path, repo, determine_wants=wants, ref_prefix=prefixes)
+        except _FETCH_ERRORS as exc:
+            _drop_received_pack(repo, exc)
+            _raise_if_damage(remote, exc)
+            if not isinstance(exc, _TRANSPORT_ERRORS):
+                raise
+            raise failure.failure(remote, exc, bounds.overrun(), "fetch from", error) from exc
+
+
 def fetch_commit(remote: Remote, repo: Repo, commit: str) -> str | None:
     """Fetch the commit ``commit`` (40 hex) by its id from ``remote`` into ``repo``, with its
     history, whether or not a ref still holds it.
@@ -503,16 +518,7 @@ def fetch_branches_and_tags(remote: Remote, repo: Repo, commit: str) -> str | No
         tips = {sha for name, sha in refs.items() if name.startswith(prefixes) and sha}
         return sorted(tip for tip in tips if tip not in repo.object_store)
 
-    with _session(remote) as (client, path, bounds):
-        try:
-            with writing(repo), _idle_timeout(remote.timeout):
-                client.fetch(path, repo, determine_wants=wants)
-        except _FETCH_ERRORS as exc:
-            _drop_received_pack(repo, exc)
-            _raise_if_damage(remote, exc)
-            if not isinstance(exc, _TRANSPORT_ERRORS):
-                raise
-            raise failure.failure(remote, exc, bounds.overrun(), "fetch from", FetchError) from exc
+    _fetch(remote, repo, wants, FetchError)
     if oid(commit) in repo.object_store:
         return None
     return "no branch or tag of the repository holds that commit"
