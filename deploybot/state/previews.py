@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,17 +68,9 @@ def read_record(state_dir: Path) -> dict[str, Shown]:
 
 
 def write_record(state_dir: Path, shown: dict[str, Shown]) -> None:
-    """Write ``shown`` as the record of ``state_dir``, atomically (temp file, fsync,
-    rename). Raises OSError (a full disk: the caller's ``no_space_left`` tells it)."""
+    """Write ``shown`` as the record of ``state_dir``, atomically
+    (:func:`deploybot.state.private.write_file`). Raises OSError (a full disk: the caller's
+    ``no_space_left`` tells it)."""
     data = {name: dataclasses.asdict(entry) for name, entry in sorted(shown.items())}
-    path = state_dir / RECORD
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(private.create(tmp), "wb") as f:
-            f.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8") + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    body = json.dumps(data, indent=1, sort_keys=True).encode("utf-8") + b"\n"
+    private.write_file(state_dir / RECORD, body)
