@@ -133,6 +133,7 @@ def test_builds_show_with_subject_result_time_files_and_email_after_a_restart(
         failed, by_run_once, by_daemon = rows
         assert "Broken" in failed["Source"] and "_posts/2023-06-09-<i>bad.md" in failed["Source"]
         assert "_posts/2023-06-09-&lt;i&gt;bad.md" in page.text
+        assert built_by_run_once and built_by_daemon  # both builds made a commit
         assert by_run_once["Source"].strip() == f"{second[:12]} A second post, by run-once"
         assert by_run_once["Build"].strip() == (built_by_run_once or "")[:12]
         assert by_daemon["Source"].strip() == f"{first[:12]} {SUBJECT}"
@@ -288,6 +289,8 @@ def test_the_token_is_taken_from_a_header_a_cookie_or_the_query() -> None:
     assert access.given_token({"Authorization": f"bearer  {TOKEN} "}, {}, {}) == TOKEN
     assert access.given_token({}, {access.COOKIE: TOKEN}, {}) == TOKEN
     assert access.given_token({}, {}, {access.QUERY: TOKEN}) == TOKEN
+    # a token changed since: the new one in the query wins over the old cookie
+    assert access.given_token({}, {access.COOKIE: "old"}, {access.QUERY: TOKEN}) == TOKEN
     assert access.given_token({"Authorization": "Basic abc"}, {}, {}) is None
     assert access.admits(gate, TOKEN)
     assert not access.admits(gate, TOKEN[:-1])

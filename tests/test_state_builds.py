@@ -124,11 +124,16 @@ def test_capture_keeps_info_lines_and_prints_only_what_it_printed_before(capsys:
         with capture() as captured:
             logger.info("an info line %s", "token=x")
             logger.warning("a warning")
+            logger.info("fetched https://bot:s3cret@git.example.org/site.git")
         logger.info("after")
     finally:
         root.removeHandler(keep)
         root.setLevel(before)
-    assert [text for _, _, text in captured.lines] == ["an info line token=x", "a warning"]
+    assert [text for _, _, text in captured.lines] == [
+        "an info line token=x",
+        "a warning",
+        "fetched https://git.example.org/site.git",  # the credentials redacted away
+    ]
     assert seen == ["a warning"]
     assert logging.getLogger("deploybot").propagate is True
 

@@ -97,12 +97,13 @@ def gate_of(settings: Settings) -> Gate:
 def given_token(
     headers: Mapping[str, str], cookies: Mapping[str, str], query: Mapping[str, str]
 ) -> str | None:
-    """The token a request gives: ``Authorization: Bearer``, else the cookie, else the
-    query; None when none."""
+    """The token a request gives: ``Authorization: Bearer``, else the query, else the
+    cookie (a ``?token=`` given after the token was changed wins over the old cookie,
+    which the page then replaces); None when none."""
     scheme, _, value = headers.get("Authorization", "").partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
-    return cookies.get(COOKIE) or query.get(QUERY) or None
+    return query.get(QUERY) or cookies.get(COOKIE) or None
 
 
 def admits(gate: Gate, given: str | None) -> bool:
