@@ -239,7 +239,8 @@ class _Run:
         return result
 
     def _told(self, report: DeliveryReport) -> None:
-        """Log what of a preview's commit statuses was not delivered (never its failure)."""
+        """Log what of a preview's emails and commit statuses was not delivered, or was
+        refused for good (never the preview's failure)."""
         for key, reason in report.failed:
             log.warning("preview: %s waiting in the outbox: %s", describe_key(key), reason)
         for key, reason in report.refused:
@@ -382,8 +383,7 @@ class _Run:
             self.config.notify, self.paths.outbox, retry_now=self.retry_now,
             status=self.config.status,
         )  # fmt: skip
-        for key, reason in report.failed:
-            log.warning("preview email %s still waiting: %s", key, reason)
+        self._told(report)
 
 
 def _waiting(report: DeliveryReport) -> tuple[tuple[str, str], ...]:

@@ -32,7 +32,6 @@ from deploybot.notify.deliver.outbox import DeliveryReport, prune_delivered
 from deploybot.pipeline import build_journal, links, noop, statuses
 from deploybot.pipeline import mail as mailcmd
 from deploybot.pipeline.options import render_options
-from deploybot.pipeline.preview import PreviewResult, run_previews
 from deploybot.publish import commit
 from deploybot.record import note, reasons
 from deploybot.render import fingerprint
@@ -41,6 +40,7 @@ from deploybot.support.errors import ConfigError
 from deploybot.watch import fetch
 
 if TYPE_CHECKING:
+    from deploybot.pipeline.preview import PreviewResult
     from deploybot.pipeline.theme import ThemedSource
     from deploybot.render.engine.cache import BuildCache
     from deploybot.render.model import RenderOptions, RenderWarning
@@ -179,6 +179,9 @@ def run_once(
     if not config.preview.branches:
         return result
     with _config_errors_name(config):
+        # lazy: the previews' modules (publish, state, notify, watch) only for a site with any
+        from deploybot.pipeline.preview import run_previews
+
         shown = run_previews(config, now=clock, before_build=gate.pending(), retry_now=retry_now)
     return dataclasses.replace(result, previews=shown)
 
