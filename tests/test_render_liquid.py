@@ -368,6 +368,8 @@ def test_the_newline_after_the_last_tag_stays(source: str, expected: str) -> Non
         ("a b c d", ": 3, 1", "a b c1"),
         (None, "", ""),
         ("a b c\n", ": 5", "a b c\n"),  # under the limit: the input as it is
+        ("a\u00a0b c", ": 1", "a\u00a0b..."),  # a no-break space breaks no word in Ruby
+        ("a b ", ": 2", "a b..."),  # Ruby's split keeps the empty field after a space
     ],
 )
 def test_truncatewords_as_ruby_liquid_5_4(value: str | None, args: str, output: str) -> None:

@@ -15,6 +15,7 @@ gigabytes out of a small template.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -419,6 +420,10 @@ JEKYLL_FILTERS: Mapping[str, Callable[..., Any]] = {
 """Jekyll's filters by name (python-liquid filter functions)."""
 
 
+_RUBY_SPACES = " \t\n\v\f\r"
+_RUBY_SPACE = re.compile(r"[ \t\n\v\f\r]+")
+
+
 def truncatewords(value: Any, words: Any = 15, end: Any = "...") -> Any:
     """Ruby Liquid 5.4's ``truncatewords`` (``standardfilters.rb``: ``input.split(" ",
     words + 1)``): the input as it is, whitespace and all, when it has at most ``words``
@@ -433,7 +438,9 @@ def truncatewords(value: Any, words: Any = 15, end: Any = "...") -> Any:
         count = max(int(nil(words) or 0), 1)
     except (TypeError, ValueError) as exc:
         raise FilterArgumentError(f"invalid integer: {words!r}", token=None) from exc
-    parts = text.split(None, count)  # Ruby's split(" "): runs of whitespace, leading ones dropped
+    # Ruby's split(" "): runs of ASCII whitespace, leading ones dropped (a no-break space
+    # is no word break there, where Python's split() breaks on it)
+    parts = _RUBY_SPACE.split(text.lstrip(_RUBY_SPACES), count)
     if len(parts) <= count:
         return text
     return " ".join(parts[:count]) + jf.to_text(nil(end))

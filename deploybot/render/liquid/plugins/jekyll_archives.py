@@ -32,12 +32,13 @@ import posixpath
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
 from deploybot.render.liquid.plugins.registry import Needs, Plugin, SiteView, is_enabled
 from deploybot.render.model import Post, SiteConfig
+from deploybot.render.read import dates
 from deploybot.render.read.defaults import deep_merge, defaults_for
 from deploybot.render.read.permalink import output_path
 from deploybot.render.read.siteconfig import CONFIG_PATH
@@ -145,7 +146,9 @@ def _grouped(posts: Sequence[Any], form: str) -> dict[str, list[Any]]:
     for post in posts:
         when = post.get("date") if isinstance(post, Mapping) else None
         if isinstance(when, date):
-            groups.setdefault(when.strftime(form), []).append(post)
+            moment = when if isinstance(when, datetime) else datetime(*when.timetuple()[:3])
+            # Ruby's strftime: %Y of the year 99 is 0099, where Python's gives 99
+            groups.setdefault(dates.strftime(moment, form), []).append(post)
     return groups
 
 
