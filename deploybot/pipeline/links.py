@@ -81,8 +81,9 @@ def stops(report: LinkReport | None, mode: str, force: bool) -> bool:
 def stop_if_broken(report: LinkReport | None, mode: str, force: bool) -> None:
     """Raise :class:`BrokenLinksError` naming the first broken links when they stop the
     publish (:func:`stops`); with ``force``, say that it goes on past them."""
-    if report is None or not report.total or mode != "fail":
+    if not stops(report, mode, force=False):
         return
+    assert report is not None
     if force:
         log.warning("publishing past publish.broken_links = fail: --force given")
         return

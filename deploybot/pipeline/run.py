@@ -673,10 +673,13 @@ class _Build:
             record |= self.themed.record
         mode = config.publish.broken_links
         record |= links.tell(report.links, mode)
-        stops = links.stops(report.links, mode, self.force)
-        links.record(self.paths.links, report.links, mode, snap.commit, published=not stops)
+        if links.stops(report.links, mode, self.force):
+            links.record(self.paths.links, report.links, mode, snap.commit, published=False)
         links.stop_if_broken(report.links, mode, self.force)
-        return self._push(when, record, blobs, patch)
+        pushed = self._push(when, record, blobs, patch)
+        # once pushed: a guard, a push that fails or a moved head publishes nothing
+        links.record(self.paths.links, report.links, mode, snap.commit, published=True)
+        return pushed
 
     def record_only(self, head: commit.PublishHead) -> commit.PublishResult:
         """Record that ``head`` (which exists) is also the build of this run's source
