@@ -33,8 +33,25 @@ def one_line(what: BaseException | str | bytes) -> str:
 def holds(exc: BaseException, kind: type[BaseException]) -> bool:
     """Whether ``exc``, or an exception it was raised from or while handling (its
     ``__cause__`` and ``__context__``, all the way down), is a ``kind``: a library's
-    ``BufferError`` raised while it cleaned up after a MemoryError holds the MemoryError."""
-    return any(isinstance(here, kind) for here in exception_chain(exc))
+    ``BufferError`` raised while it cleaned up after a MemoryError holds the MemoryError.
+    For ``MemoryError``, an extension module the loader could not map counts too
+    (:func:`unmappable`): a lazy import under the build's memory cap meets it."""
+    return any(
+        isinstance(here, kind) or (kind is MemoryError and unmappable(here))
+        for here in exception_chain(exc)
+    )
+
+
+_NO_ROOM_TO_LOAD = ("failed to map segment from shared object", "cannot allocate memory")
+"""What glibc's dlopen(3) says when mmap(2) finds no address space (ENOMEM)."""
+
+
+def unmappable(exc: BaseException) -> bool:
+    """Whether ``exc`` is an ImportError of an extension module that could not be mapped
+    for want of memory (``lxml/etree...so: failed to map segment from shared object``), not
+    a module that is missing or broken."""
+    text = str(exc).lower()
+    return isinstance(exc, ImportError) and any(words in text for words in _NO_ROOM_TO_LOAD)
 
 
 def exception_chain(
