@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from deploybot.support.errors import holds
 from deploybot.support.parent_death import set_pdeathsig
 
 T = TypeVar("T")
@@ -152,21 +153,22 @@ def _child(work: Callable[[], T], limits: ProcessLimits, fd: int) -> None:
         _limit(limits)
         try:
             answer: tuple[str, object] = ("ok", work())
-        except MemoryError:
-            answer = ("over", f"needs more than {limits.memory // 2**20:,} MB of memory")
         except Exception as exc:
+            if holds(exc, MemoryError):  # an extension that could not be mapped counts
+                raise MemoryError from exc
             answer = ("raise", _portable(exc))
         data = pickle.dumps(answer)
         if len(data) > limits.max_result:
             data = pickle.dumps(("over", f"its result passes {limits.max_result:,} bytes"))
         _write_all(fd, data)
-    except MemoryError:
-        try:
-            _write_all(fd, out_of_memory)
-        except BaseException:
-            code = 1
-    except BaseException:
+    except BaseException as exc:
         code = 1
+        if holds(exc, MemoryError):  # however it came (making the answer, a lazy import)
+            try:
+                _write_all(fd, out_of_memory)
+                code = 0
+            except BaseException:
+                code = 1
     finally:
         os._exit(code)
 
