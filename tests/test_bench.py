@@ -1,9 +1,9 @@
 """``make bench``'s harness (tests/bench/) runs end to end on a tiny site; no speed is asserted.
 
 The whole harness runs once at 12 posts, one round, with the peers that are installed (the
-others must be skipped with their line), and must write the JSON, the plot when matplotlib
-is there, and the report into a copy of docs/performance.md between its markers (the plot
-linked beside it).
+others must be skipped with their line) and two pushes to each daemon, and must write the
+JSON, the plot when matplotlib is there, and the report into a copy of docs/performance.md
+between its markers (the plot linked beside it).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench.daemon import COLD, WARM
 from tests.bench.measure import Results, Sample, import_profile, run
 from tests.bench.peers import find_peers, to_hugo, to_pelican
 from tests.bench.report import BEGIN, END, markdown, peer_table, targets, update_doc
@@ -35,6 +36,8 @@ DEPLOYBOT = [
     "run-once renames",
     "email first build: deploybot",
     "email first build: git log",
+    "email edit commit: deploybot",
+    "email edit commit: git log",
     "email renames commit: deploybot",
     "email renames commit: git log",
 ]
@@ -65,7 +68,7 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]
     doc = tmp / "docs" / "performance.md"
     doc.parent.mkdir()
     doc.write_text(f"# x\n\nbefore\n\n{BEGIN}\nold\n{END}\n\nafter\n", encoding="utf-8")
-    args = ["--sizes", "12", "--repeat", "1", "--keep", str(tmp / "sites")]
+    args = ["--sizes", "12", "--repeat", "1", "--pushes", "2", "--keep", str(tmp / "sites")]
     args += ["--json", str(tmp / "bench.json"), "--plot", str(tmp / "docs" / "bench.png")]
     args += ["--doc", str(doc), "--update-doc"]
     proc = subprocess.run(
@@ -94,6 +97,10 @@ def test_every_measurement_is_taken_once(bench_run: tuple[Path, str, str]) -> No
     for name in ("deploybot build", "run-once first publish", "pipeline full build"):
         assert table[name]["median_tree_pss_mb"] > 10, name  # deploybot's interpreter at least
     assert data["run"]["repeat"] == 1 and data["run"]["sizes"] == [12]
+    assert data["run"]["pushes"] == 2
+    for name in (WARM, COLD):  # the daemon's pushes: wall time only, under the run's size
+        assert len(table[name]["seconds"]) == 2 and 0 < table[name]["median_seconds"] < 60
+        assert table[name]["peak_mb"] == [None, None] and table[name]["modules"] == [None] * 2
     for peer in find_peers(["jekyll", "hugo", "pelican"]):
         if peer.missing:
             assert peer.missing in data["skipped"]

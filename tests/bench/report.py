@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.bench.measure import BUDGET, INTERVAL, Results, Sample
+from tests.bench.measure import BUDGET, INTERVAL, Results, Sample, mb
 from tests.bench.site import rename_count
 
 PEERS = ("jekyll", "hugo", "pelican")
@@ -158,7 +158,7 @@ def targets(results: Results) -> list[Target]:
         )
     kinds = ("no-op", "edit", "add", "delete")
     incremental = [_memory(med(large, f"run-once {k}")) for k in kinds]
-    peaks = [mb for mb in incremental if mb is not None]
+    peaks = [peak for peak in incremental if peak is not None]
     rows.append(
         Target(
             f"peak memory (tree PSS), incremental run-once ({', '.join(kinds)}), "
@@ -234,8 +234,8 @@ def medians_table(results: Results) -> Iterator[str]:
             cells += [
                 f"{sample.seconds:.3f} s" + ("" if runs > 1 else " (1 run)"),
                 "-" if sample.cpu_seconds is None else f"{sample.cpu_seconds:.2f} s",
-                "-" if sample.tree_pss_mb is None else f"{sample.tree_pss_mb:.0f} MB",
-                f"{sample.peak_mb:.0f} MB",
+                mb(sample.tree_pss_mb),
+                mb(sample.peak_mb),
                 "-" if sample.modules is None else f"{sample.modules:.0f}",
                 "-" if sample.import_ms is None else f"{sample.import_ms:.0f} ms",
             ]
