@@ -1,12 +1,16 @@
 """``python -m tests.bench``: run the benchmark, write the JSON, the report and the plot.
 
     python -m tests.bench [--sizes 1000,10000] [--repeat 3] [--peers jekyll,hugo,pelican]
-        [--json docs/bench.json] [--plot docs/bench.png] [--update-doc] [--keep DIR]
+        [--pushes 10] [--json docs/bench.json] [--plot docs/bench.png] [--update-doc]
+        [--keep DIR]
     python -m tests.bench --from-json docs/bench.json --update-doc   # report only
 
 Each site size is made afresh (``--keep DIR`` keeps them), then measured in rounds (see
-:mod:`tests.bench.scenarios`); progress goes to stderr, the Markdown report to stdout and,
-with ``--update-doc``, between the bench markers of ``--doc`` (docs/performance.md).
+:mod:`tests.bench.scenarios`); after the sizes, the daemon's push to the live branch is
+timed ``--pushes`` times with the warm builder and with a cold start (0: not at all; see
+:mod:`tests.bench.daemon`). Progress goes to stderr, the Markdown report (the targets of
+issue 21 first: :func:`tests.bench.report.targets`) to stdout and, with ``--update-doc``,
+between the bench markers of ``--doc`` (docs/performance.md).
 ``make bench`` compiles deploybot's bytecode first (``python -m compileall -q deploybot``):
 without it (and with ``PYTHONDONTWRITEBYTECODE`` set), every measured run would compile
 every module it imports.
@@ -24,6 +28,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tests.bench.daemon import measure_push_to_live
 from tests.bench.measure import Results
 from tests.bench.peers import ROOT, find_peers
 from tests.bench.plot import plot
@@ -42,6 +47,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", default="1000,10000", help="posts per site, comma-separated")
     parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are taken")
     parser.add_argument("--peers", default="jekyll,hugo,pelican", help='or "none"')
+    parser.add_argument(
+        "--pushes", type=int, default=10, help="daemon pushes to live, each way (0: none)"
+    )
     parser.add_argument("--json", type=Path, default=ROOT / "docs" / "bench.json")
     parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "bench.png")
     parser.add_argument("--no-plot", action="store_true")
@@ -52,6 +60,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.pushes < 0:
+        parser.error("--pushes must be 0 or more")
     return args
 
 
@@ -69,6 +79,7 @@ def measure_all(args: argparse.Namespace) -> tuple[Results, dict[str, object]]:
         "command": "python -m tests.bench " + " ".join(sys.argv[1:]),
         "sizes": sizes,
         "repeat": args.repeat,
+        "pushes": args.pushes,
         "machine": f"{platform.machine()}, {_cores()} cores, Python {platform.python_version()}",
         "peers": {p.name: p.version() for p in peers if p.program},
     }
@@ -86,6 +97,9 @@ def measure_all(args: argparse.Namespace) -> tuple[Results, dict[str, object]]:
                 log(f"{size} posts: round {r + 1} of {args.repeat}")
                 bench.round(r)
                 save(args.json, run, results)
+    if args.pushes:
+        measure_push_to_live(results, min(sizes), args.pushes, log)
+        save(args.json, run, results)
     return results, run
 
 

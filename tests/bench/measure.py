@@ -52,7 +52,8 @@ class MeasureError(RuntimeError):
 class Sample:
     """One run: wall and CPU seconds, and peak memory in MiB (see the module docstring).
 
-    ``peak_mb`` is the command's ``ru_maxrss`` (its largest single process);
+    ``peak_mb`` is the command's ``ru_maxrss`` (its largest single process; None for a
+    time that is no process of its own, such as a daemon's push to live);
     ``tree_pss_mb`` and ``tree_rss_mb`` the peak PSS and RSS summed over its process tree,
     None when no sample saw the command (it ended within the first sampling interval).
     ``cpu_seconds`` is the user + system time of the command and every descendant it
@@ -62,7 +63,7 @@ class Sample:
     """
 
     seconds: float
-    peak_mb: float
+    peak_mb: float | None
     tree_pss_mb: float | None = None
     tree_rss_mb: float | None = None
     cpu_seconds: float | None = None
@@ -73,7 +74,7 @@ class Sample:
         """The sample of running this command, then ``other``: times add, peaks are the max."""
         return Sample(
             self.seconds + other.seconds,
-            max(self.peak_mb, other.peak_mb),
+            _max(self.peak_mb, other.peak_mb),
             _max(self.tree_pss_mb, other.tree_pss_mb),
             _max(self.tree_rss_mb, other.tree_rss_mb),
             None
@@ -82,6 +83,12 @@ class Sample:
             _sum(self.import_ms, other.import_ms),
             _sum(self.modules, other.modules),
         )
+
+
+def mb(value: float | None) -> str:
+    """A memory figure (MiB) as the report and the log show it: ``"123 MB"``, ``"-"`` for
+    None (not measured)."""
+    return "-" if value is None else f"{value:.0f} MB"
 
 
 def _max(a: float | None, b: float | None) -> float | None:
@@ -301,7 +308,7 @@ class Results:
             return None
         return Sample(
             statistics.median(s.seconds for s in runs),
-            statistics.median(s.peak_mb for s in runs),
+            _median([s.peak_mb for s in runs]),
             _median([s.tree_pss_mb for s in runs]),
             _median([s.tree_rss_mb for s in runs]),
             _median([s.cpu_seconds for s in runs]),

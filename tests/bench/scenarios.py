@@ -17,9 +17,10 @@ the machine hits one sample of each tool rather than all samples of one):
    ``run-once`` (fetch -> render -> commit -> push -> email); ``run-once --full`` (the
    pipeline's full build, with nothing to publish; its highlight cache is warm);
 4. in the first round only, 50 posts (a quarter of a smaller site) are renamed (new name
-   and date) and published; every round then times the email of the first build and of
-   that rename build
-   (``deploybot notify --transport stdout``) against ``git log -C --stat -p --cc -1``.
+   and date) and published; every round then times the email of three build commits of
+   that first round, the first build, the one-post edit's (a small commit) and the rename
+   build (``deploybot notify --transport stdout``), each against ``git log -C --stat -p
+   --cc -1`` of the same commit.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.bench import site as sitemod
-from tests.bench.measure import MeasureError, Results, Sample, run
+from tests.bench.measure import MeasureError, Results, Sample, mb, run
 from tests.bench.peers import Peer, SeedRepo, python_env
 from tests.bench.site import Site, commit_and_push, git
 
@@ -124,7 +125,6 @@ class SizeBench:
         ours = argv[: len(deploybot_argv())] == deploybot_argv()  # its imports are profiled
         sample = run(argv, env=env or self.env, cwd=self.root, imports=ours)
         self.results.add(self.size, name, sample)
-        tree = "-" if sample.tree_pss_mb is None else f"{sample.tree_pss_mb:.0f} MB"
         imports = (
             ""
             if sample.modules is None
@@ -132,7 +132,7 @@ class SizeBench:
         )
         self.log(
             f"  {self.size} {name}: {sample.seconds:.3f} s (CPU {sample.cpu_seconds:.2f} s), "
-            f"tree PSS {tree}, ru_maxrss {sample.peak_mb:.0f} MB{imports}"
+            f"tree PSS {mb(sample.tree_pss_mb)}, ru_maxrss {mb(sample.peak_mb)}{imports}"
         )
         return sample
 
@@ -153,7 +153,7 @@ class SizeBench:
         self.publish(inst, "run-once no-op", moves=False)
         self.measure("git fetch (no-op floor)", ["git", "-C", "floor.git", "fetch", "-q", "origin"])
         self.change(sitemod.edit_post(self.site, _pick(self.site, half + 2 * r + 1)), "Edit")
-        self.publish(inst, "run-once edit")
+        edited = self.publish(inst, "run-once edit")
         self.change(sitemod.add_post(self.site, self.next_post), "Add")
         self.next_post += 1
         self.publish(inst, "run-once add")
@@ -165,7 +165,11 @@ class SizeBench:
             numbers = [_pick(self.site, k * step) for k in range(self.renames)]
             self.change(sitemod.rename_posts(self.site, sorted(set(numbers))), "Rename")
             renamed = self.publish(inst, "run-once renames")
-            self.emails = {"first build": first, "renames commit": renamed}
+            self.emails = {
+                "first build": first,
+                "edit commit": edited,
+                "renames commit": renamed,
+            }
             self.keep = inst
         else:
             shutil.rmtree(inst.dir)  # its repo and state: up to GBs at 10k posts
