@@ -70,6 +70,7 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]
     doc.parent.mkdir()
     doc.write_text(f"# x\n\nbefore\n\n{BEGIN}\nold\n{END}\n\nafter\n", encoding="utf-8")
     args = ["--sizes", "12", "--repeat", "1", "--pushes", "2", "--keep", str(tmp / "sites")]
+    args += ["--peers-at", "12=jekyll,hugo"]  # Pelican, if installed, is left out
     args += ["--json", str(tmp / "bench.json"), "--plot", str(tmp / "docs" / "bench.png")]
     args += ["--doc", str(doc), "--update-doc"]
     proc = subprocess.run(
@@ -105,6 +106,9 @@ def test_every_measurement_is_taken_once(bench_run: tuple[Path, str, str]) -> No
     for peer in find_peers(["jekyll", "hugo", "pelican"]):
         if peer.missing:
             assert peer.missing in data["skipped"]
+        elif peer.name == "pelican":
+            assert "pelican: not run at 12 posts (--peers-at)" in data["skipped"]
+            assert "pelican build" not in table
         else:
             for part in ("build", "git add/commit/push", "seed pipeline", "seed first publish"):
                 assert len(table[f"{peer.name} {part}"]["seconds"]) == 1

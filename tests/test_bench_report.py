@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.bench.__main__ import parse_args
 from tests.bench.daemon import COLD, WARM
 from tests.bench.measure import Results, Sample
 from tests.bench.report import Target, markdown, medians_table, targets
@@ -269,3 +270,11 @@ def test_the_report_has_issue_21s_heading_and_the_peer_ratios() -> None:
     assert "| target (issue 21) | measured | needs | |\n|---|---:|---:|---|\n" in text
     assert "| full build, 1,000 posts: ≤ 0.7 × Jekyll's | 0.50x | ≤ 0.70x | met |" in text
     assert "| 1,000 | full build | 2.000 s | 4.000 s | 0.50x | 3.000 s | 0.67x |" in text
+
+
+def test_peers_at_names_the_peers_of_one_size() -> None:
+    args = parse_args(["--peers", "jekyll,hugo", "--peers-at", "10000=hugo"])
+    assert args.peers_at == {10000: ["hugo"]}
+    assert parse_args(["--peers-at", "100000=none"]).peers_at == {100000: []}
+    with pytest.raises(SystemExit):
+        parse_args(["--peers-at", "hugo"])
