@@ -317,8 +317,7 @@ class RenderState:
 
     def fragment(self, html: str) -> str:
         """Keep ``html`` aside and return its placeholder word."""
-        nonce = hashlib.sha1(self.page_path.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-        key = f"DEPLOYBOTLIQUID{nonce}N{len(self.fragments)}X"
+        key = f"DEPLOYBOTLIQUID{_NONCE}N{len(self.fragments)}X"
         self.fragments[key] = html
         return key
 
@@ -360,6 +359,10 @@ def page_folder(path: str) -> str:
 # A literal start, so the scan jumps between placeholders (with an optional ``(<p>)?``
 # first, the regex engine tried every position of the page: 0.9 ms a themed page).
 _PLACEHOLDER = re.compile(r"DEPLOYBOTLIQUID[0-9a-f]+N[0-9]+X")
+# The same for every page (it was a digest of the page's path): two pages with the same body
+# then give Markdown the same text, which it converts once (markdown_to_html's memo), as
+# Jekyll 4 converts the same content once. A page restores its own fragments only.
+_NONCE = hashlib.sha1(b"deploybot liquid fragment").hexdigest()[:10]
 _OPEN, _CLOSE = "<p>", "</p>"
 
 
