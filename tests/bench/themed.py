@@ -161,19 +161,25 @@ class ThemedBench:
         measure(JEKYLL, self.jekyll_argv())
 
 
+OLD = "themed deploybot build (old)"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the themed scenario alone: ``--repeat`` rounds; print each median and the ratio."""
+    """Run the themed scenario alone: ``--repeat`` rounds; print the medians (wall and CPU
+    seconds) and their ratios to Jekyll's. ``--old DIR``: each round also times the
+    deploybot checked out in DIR (``git worktree add DIR COMMIT``), first."""
     from tests.bench.peers import find_peers, python_env
     from tests.bench.scenarios import deploybot_argv
     from tests.bench.site import make_site
 
     parser = argparse.ArgumentParser(prog="python -m tests.bench.themed")
     parser.add_argument("--repeat", type=int, default=3, help="rounds; medians are taken")
+    parser.add_argument("--old", type=Path, help="an earlier deploybot's checkout, timed too")
     args = parser.parse_args(argv)
-    samples: dict[str, list[Sample]] = {DEPLOYBOT: [], JEKYLL: []}
+    samples: dict[str, list[Sample]] = {OLD: [], DEPLOYBOT: [], JEKYLL: []}
 
-    def measure(name: str, command: list[str]) -> Sample:
-        sample = run(command, env=env, cwd=site.root)
+    def measure(name: str, command: list[str], extra: dict[str, str] | None = None) -> Sample:
+        sample = run(command, env={**env, **(extra or {})}, cwd=site.root)
         samples[name].append(sample)
         cpu = f"{sample.cpu_seconds:.2f}" if sample.cpu_seconds is not None else "-"
         print(f"  {name}: {sample.seconds:.3f} s (CPU {cpu} s)", file=sys.stderr, flush=True)
@@ -189,9 +195,26 @@ def main(argv: list[str] | None = None) -> None:
         if bench is None:
             sys.exit("jekyll is not on PATH")
         for _ in range(args.repeat):
+            if args.old is not None:  # its build command, into the emptied output folder
+                old = [sys.executable, "-m", "deploybot.cli.commands", *bench.deploybot_argv()[-3:]]
+                measure(OLD, old, {"PYTHONPATH": str(args.old.resolve())})
             bench.round(measure)
-    ours, theirs = (statistics.median(s.seconds for s in samples[k]) for k in (DEPLOYBOT, JEKYLL))
-    print(f"{DEPLOYBOT} {ours:.3f} s, {JEKYLL} {theirs:.3f} s: {ours / theirs:.2f}x (medians)")
+    jekyll = samples[JEKYLL]
+    for name, found in samples.items():
+        if found:
+            print(_medians(name, found, jekyll))
+
+
+def _medians(name: str, found: list[Sample], jekyll: list[Sample]) -> str:
+    """``NAME: W s wall, C s CPU`` (medians), with their ratios to Jekyll's medians."""
+    wall, cpu = (statistics.median(s.seconds for s in found),
+                 statistics.median(s.cpu_seconds or 0.0 for s in found))  # fmt: skip
+    line = f"{name}: {wall:.3f} s wall, {cpu:.2f} s CPU"
+    if found is jekyll:
+        return line
+    their_wall = statistics.median(s.seconds for s in jekyll)
+    their_cpu = statistics.median(s.cpu_seconds or 0.0 for s in jekyll)
+    return line + f" ({wall / their_wall:.2f}x Jekyll's wall time, {cpu / their_cpu:.2f}x CPU)"
 
 
 if __name__ == "__main__":
