@@ -133,6 +133,11 @@ class Liquid:
             )
         return self._env
 
+    def prepare(self) -> None:
+        """Make the environment now (python-liquid imported, the tags registered), as a build
+        whose layouts are Liquid does before it forks its render workers."""
+        self.env.from_string("{{ x }}", name="")
+
     def parse(self, text: str, path: str, first_line: int = 1, keep: bool = True) -> BoundTemplate:
         """Return ``text`` (the file ``path`` from line ``first_line``) parsed; ``keep``
         caches it (layouts and includes; a page body is parsed once and dropped).
