@@ -377,3 +377,25 @@ def test_truncatewords_as_ruby_liquid_5_4(value: str | None, args: str, output: 
     source = "{{ v | truncatewords" + args + " }}"
     text = render_liquid(source, path="p.md", variables={"v": value})
     assert text.text == output
+
+
+def test_escape_reads_its_input_as_ruby_to_s() -> None:
+    """What Ruby Liquid 5.4.0 printed (``ruby -e``) for ``escape``/``escape_once`` of a
+    mapping (minima's footer escapes ``site.author``), ``true``, ``nil``, a float, a list."""
+    source = (
+        "{{ v | escape }}|{{ t | escape }}|{{ n | escape }}|{{ f | escape_once }}|"
+        "{{ l | escape }}|{{ x | escape_once }}"
+    )
+    values = {
+        "v": {"name": None, "a": [1, "<b>"]},
+        "t": True,
+        "n": None,
+        "f": 1.0,
+        "l": ["a", "<"],
+        "x": {"k": "&amp;"},
+    }
+    text = render_liquid(source, path="p.md", variables=values).text
+    assert text == (
+        "{&quot;name&quot;=&gt;nil, &quot;a&quot;=&gt;[1, &quot;&lt;b&gt;&quot;]}|true||1.0|"
+        "[&quot;a&quot;, &quot;&lt;&quot;]|{&quot;k&quot;=&gt;&quot;&amp;&quot;}"
+    )

@@ -104,6 +104,38 @@ def test_seo_tag_on_a_bare_site() -> None:
     assert b"canonical" not in site.files["index.html"]
 
 
+def test_seo_plain_text_is_formatted_as_its_markdown_would_be() -> None:
+    """A plain title is not converted: the shortcut gives what the conversion gives, for
+    texts of every character it lets through (list markers, colons, brackets, runs of
+    spaces) and not for those it does not (quotes, dashes, emphasis)."""
+    import random
+
+    from deploybot.render.liquid.plugins.jekyll_seo_tag import _PLAIN, formatted
+    from deploybot.render.markdown.renderer import make_markdown, markdown_to_html
+
+    md = make_markdown()
+
+    def convert(text: str) -> str:
+        return markdown_to_html(text, md)
+
+    def slow(text: str) -> str | None:
+        from deploybot.render.liquid.plugins import jekyll_seo_tag as seo
+
+        found = seo.escape_once(seo.normalize_whitespace(seo.strip_html(convert(text))))
+        return found or None
+
+    pieces = ["A", "b", "TVM", "1", "0)", " ", "  ", ",", ":", "(", ")", "?", "!", "IR", "x:y"]
+    rng = random.Random(21)
+    texts = ["TVM: An End to End IR Stack (0)", "Q1 (draft)", "Why? Because!", "A  b ", "a:b"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    plain = [t for t in texts if _PLAIN.fullmatch(t)]
+    assert len(plain) > 1000
+    for text in plain:
+        assert formatted(convert, text) == slow(text), text
+    for text in ("1. List", "It's", "A -- b", "*em*", "a & b", "x\ny", "- item", "# H"):
+        assert not _PLAIN.fullmatch(text)
+
+
 # jekyll-feed
 
 

@@ -34,6 +34,7 @@ from tests.bench import site as sitemod
 from tests.bench.measure import MeasureError, Results, Sample, mb, run
 from tests.bench.peers import Peer, SeedRepo, python_env
 from tests.bench.site import Site, commit_and_push, git
+from tests.bench.themed import ThemedBench
 
 Log = Callable[[str], None]
 
@@ -89,6 +90,9 @@ class SizeBench:
         self.peers = [p for p in peers if p.missing is None]
         self.env = python_env()
         self.site = sitemod.make_site(root, size)
+        self.themed = ThemedBench.maybe(
+            size, self.site, self.peers, deploybot_argv(), self.env, log
+        )
         self.next_post = size
         self.renames = sitemod.rename_count(size)
         self.emails: dict[str, str] = {}  # which build commit each email measurement reads
@@ -190,6 +194,8 @@ class SizeBench:
         )
         for peer in list(self.peers):
             self.seed_pipeline(peer, "seed pipeline")
+        if self.themed is not None:  # the theme-and-Sass site: tests.bench.themed
+            self.themed.round(self.measure)
 
     def seed_pipeline(self, peer: Peer, name: str) -> None:
         """A peer's full build into its seed folder, then git add/commit/push; record the sum.

@@ -579,6 +579,10 @@ class Engine(SiteLists):
         for path in paths:
             if self.links.is_symlink(path):
                 self.chains[path] = list(self.links.resolve(path).chain)
+        if self.liquid_theme and self.ctx.liquid is not None:
+            # Made (python-liquid imported: 0.35 s) before the render workers fork, which
+            # then share it; each made its own, after the fork, when it met a layout.
+            self.ctx.liquid.prepare()
         with Workers(self, paths) as workers:
             stored = self._read_all(workers)
             stored = self.promote(stored)

@@ -504,6 +504,33 @@ TEXT_ARGUMENT_FILTERS = (
 and ``true`` is ``"true"``, where python-liquid's ``str()`` writes ``None``/``True``."""
 
 
+TEXT_INPUT_FILTERS = ("escape", "escape_once")
+"""Liquid's standard filters that read their input with Ruby's ``to_s`` (Liquid 5.4:
+``CGI.escapeHTML(input.to_s)``): a mapping is ``{"name"=>nil}`` (minima's footer escapes
+``site.author``), a list ``["a", "b"]``, ``true`` is ``true``, where python-liquid's
+``str()`` writes Python's ``{'name': None}``, ``['a', 'b']``, ``True``. ``nil`` stays
+``nil`` (it prints nothing)."""
+
+
+def ruby_to_s(value: Any) -> str:
+    """Return ``value`` as Ruby's ``to_s`` writes it: lists (``Array#to_s``) and mappings
+    as their ``inspect``, everything else as Liquid prints it (:func:`jf.to_text`)."""
+    return jf.ruby_inspect(value) if isinstance(value, list | tuple) else jf.to_text(value)
+
+
+def _text_input(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` given a value that is not a string (nor ``nil``) as :func:`ruby_to_s` prints it."""
+
+    @functools.wraps(fn)
+    def call(value: Any, *args: Any, **kwargs: Any) -> Any:
+        value = nil(value)
+        if value is not None and not isinstance(value, str):
+            value = ruby_to_s(value)
+        return fn(value, *args, **kwargs)
+
+    return call
+
+
 def _text_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` given its arguments as Ruby's ``to_s`` prints them (:func:`jf.to_text`)."""
 
@@ -516,10 +543,13 @@ def _text_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def register(env: Environment, limit: int) -> None:
     """Add Jekyll's filters to ``env``, give Liquid's :data:`TEXT_ARGUMENT_FILTERS` their
-    arguments as Ruby's ``to_s`` does, and wrap every filter with :func:`guarded`."""
+    arguments and :data:`TEXT_INPUT_FILTERS` their input as Ruby's ``to_s`` does, and wrap
+    every filter with :func:`guarded`."""
     for name, fn in {**RUBY_LIQUID_FILTERS, **JEKYLL_FILTERS}.items():
         env.add_filter(name, fn)
     for name in TEXT_ARGUMENT_FILTERS:
         env.add_filter(name, _text_arguments(env.filters[name]))
+    for name in TEXT_INPUT_FILTERS:
+        env.add_filter(name, _text_input(env.filters[name]))
     for name, fn in list(env.filters.items()):
         env.add_filter(name, guarded(name, fn, limit))

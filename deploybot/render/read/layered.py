@@ -153,6 +153,11 @@ class LayeredTree:
     def __init__(self, site: SourceTree, theme: Theme) -> None:
         self.site = site
         self.theme = theme
+        # path -> whether it reads from the theme. A tree is one build's, and the build asks
+        # this of every layout and include of every page, three times a read (blob id, size,
+        # bytes), each ask 2 to 3 walks of the site folder: 21,000 walks a 1,000-post
+        # minima site.
+        self._theme_side: dict[str, bool] = {}
 
     @cached_property
     def _theme_files(self) -> dict[str, str]:
@@ -165,6 +170,12 @@ class LayeredTree:
 
     def _from_theme(self, path: str) -> bool:
         """Whether ``path`` reads from the theme (it shows there, the site hides it not)."""
+        found = self._theme_side.get(path)
+        if found is None:
+            found = self._theme_side[path] = self._shows_theme(path)
+        return found
+
+    def _shows_theme(self, path: str) -> bool:
         if path not in self._theme_files or self._in_site(path):
             return False
         name = layout_name(path)
@@ -197,7 +208,8 @@ class LayeredTree:
 
     def is_symlink(self, path: str) -> bool:
         """Whether ``path`` is a symlink of the site."""
-        return is_symlink(self.site, path)
+        # A path read from the theme is none of the site's (asking the site folder walks it).
+        return not self._from_theme(path) and is_symlink(self.site, path)
 
     def is_submodule(self, path: str) -> bool:
         """Whether ``path`` is a submodule of the site."""
