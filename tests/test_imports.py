@@ -160,3 +160,41 @@ def test_notify_of_a_commit_loads_no_transport_outbox_or_merge_code(tmp_path: Pa
     )
     assert {"deploybot.notify.gitlog.commit_log", "deploybot.notify.compose.email"} <= loaded
     assert sorted(m for m in NOT_FOR_NOTIFY if m in loaded) == []
+
+
+LIQUID_SITE = {
+    "_layouts/default.html": b"<html><body>{{ content }}</body></html>\n",
+    "_layouts/post.html": b"---\nlayout: default\n---\n<h1>{{ page.title }}</h1>{{ content }}\n",
+    "_posts/2023-01-05-code.md": (
+        b"---\nlayout: post\ntitle: Code\n---\nSome code:\n\n```python\ndef f(x):\n"
+        b"    return x + 1\n```\n\n{% highlight ruby %}\nx = 1\n{% endhighlight %}\n"
+    ),
+}
+
+NOT_FOR_A_LIQUID_EDIT = (
+    "jinja2",  # the site has _layouts/: the bundled Jinja2 theme is never made
+    "deploybot.render.theme.layouts",
+    "deploybot.render.theme.sandbox",
+    "deploybot.render.engine.tracking_loader",
+    "pygments.lexers.python",  # its blocks are in the highlight cache: no lexer is made
+    "pygments.lexers.ruby",
+    "pygments.formatters",
+    "multiprocessing",  # one post: no render workers
+)
+
+
+def test_a_one_post_edit_of_a_liquid_site_loads_no_jinja2_and_no_lexer(tmp_path: Path) -> None:
+    """``run-once`` after a one-post edit of a site with its own Liquid layouts and code
+    blocks (the bench's shape): Liquid renders it, its code comes from the highlight cache,
+    and it is published and emailed, with none of :data:`NOT_FOR_A_LIQUID_EDIT` loaded."""
+    site = SmallSite(tmp_path)
+    commit_files(site.source, LIQUID_SITE, "Layouts")
+    first = modules_of_command(tmp_path, "run-once", "--config", str(site.config))
+    assert {"liquid", "pygments.lexers.python"} <= first  # the first build highlighted
+    before = site.head()
+    edit = {"_posts/2023-01-05-code.md": LIQUID_SITE["_posts/2023-01-05-code.md"] + b"More.\n"}
+    commit_files(site.source, edit, "Edit")
+    loaded = modules_of_command(tmp_path, "run-once", "--config", str(site.config))
+    assert site.head() != before and site.emails()[-1] == site.head()  # published, emailed
+    assert {"liquid", "deploybot.render.engine.incremental", "deploybot.notify.gitlog"} <= loaded
+    assert sorted(m for m in NOT_FOR_A_LIQUID_EDIT if m in loaded) == []

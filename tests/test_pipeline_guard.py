@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from dulwich.repo import Repo
 
 from deploybot.cli.commands import main
+from deploybot.publish.commit import Guard, guard_problem
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, read_branch
 from tests.smallsite import SmallSite
@@ -145,3 +147,40 @@ def test_the_example_config_gives_the_defaults(tmp_path: Path) -> None:
     assert notify == NotifyConfig()
     for key in ("nojekyll", "max_removed", "min_files"):
         assert f"{key} = " in example.read_text(), key
+
+
+def _guard_by_full_count(removed: int, added: int, published: int, guard: Guard) -> str | None:
+    """The guard's verdict from the whole count of published files (the rule as documented)."""
+    if removed == 0 and added >= guard.min_files:
+        return None
+    if published and removed > guard.max_removed * published:
+        share = f"{removed / published:.0%}"
+        return f"remove {removed} of the {published} published files ({share}"
+    left = published - removed + added
+    return f"leave {left} file" if left < guard.min_files else None
+
+
+@pytest.mark.parametrize("max_removed", [0.0, 0.25, 0.5, 1.0])
+@pytest.mark.parametrize("min_files", [1, 3, 12])
+def test_the_guard_counts_only_as_far_as_it_could_trip(
+    tmp_path: Path, max_removed: float, min_files: int
+) -> None:
+    """The published files are counted only up to where no limit could trip: every verdict
+    is the one the whole count gives, for removals and additions on 10 files in folders."""
+    repo_path = tmp_path / "p.git"
+    Repo.init_bare(str(repo_path), mkdir=True).close()
+    files = {f"d{i % 3}/s{i % 2}/f{i}.html": b"%d\n" % i for i in range(10)}
+    old = commit_files(repo_path, files, "Old", branch="old")
+    guard = Guard(max_removed, min_files)
+    with Repo(str(repo_path)) as repo:
+        old_tree = repo[old.encode()].tree.decode()
+        for removed in (0, 1, 2, 5, 6, 10):
+            for added in (0, 1, 4):
+                kept = dict(list(files.items())[removed:])
+                new_files = {**kept, **{f"new/n{j}.html": b"n\n" for j in range(added)}}
+                new = commit_files(repo_path, new_files, "New", branch=f"n{removed}-{added}")
+                new_tree = repo[new.encode()].tree.decode()
+                got = guard_problem(repo, old_tree, new_tree, guard)
+                want = _guard_by_full_count(removed, added, len(files), guard)
+                assert (got is None) == (want is None), (removed, added, got, want)
+                assert want is None or want in str(got), (removed, added, got, want)

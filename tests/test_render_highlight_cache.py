@@ -4,15 +4,18 @@ again; the size bound holds; incremental builds through the cache equal full bui
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from deploybot.render.engine.build import build_site
 from deploybot.render.engine.incremental import build_into, open_cache
-from deploybot.render.highlight.cache import FILE_NAME, block_key
-from deploybot.render.highlight.highlighter import lexer_for
+from deploybot.render.highlight.cache import FILE_NAME, block_key, kind_key
+from deploybot.render.highlight.highlighter import LEXER_OPTIONS, builtin_lexer, lexer_for
 from deploybot.render.model import RenderOptions
 from deploybot.render.outputs.sinks import MemorySink
 from deploybot.render.read.source import MemoryTree
@@ -117,3 +120,53 @@ def test_incremental_builds_through_the_cache_equal_full_builds(tmp_path: Path) 
         inc.build(files, options)
         assert inc.outputs == dict(build_site(MemoryTree(files), options).files)
     assert _rows(tmp_path)
+
+
+LANGS = ["python", "ruby", "c++", "cpp", "bash", "sh", "yaml", "html", "json", "js", "diff"]
+
+
+@pytest.mark.parametrize("lang", [*LANGS, "Python", "console", "text"])
+def test_the_table_names_the_lexer_get_lexer_by_name_gives(lang: str) -> None:
+    """A hit is found by the class path Pygments' table gives (no lexer made): it is the
+    class ``lexer_for`` makes, and its key is the one of the lexer itself."""
+    lexer = lexer_for(lang)
+    assert lexer is not None
+    kind = type(lexer)
+    assert builtin_lexer(lang) == f"{kind.__module__}.{kind.__qualname__}"
+    assert kind_key(f"{kind.__module__}.{kind.__qualname__}", LEXER_OPTIONS, "x") == block_key(
+        lexer, "x"
+    )
+
+
+def test_an_unknown_language_is_in_no_table() -> None:
+    assert builtin_lexer("no-such-language") is None and lexer_for("no-such-language") is None
+
+
+def test_a_hit_makes_no_lexer(tmp_path: Path) -> None:
+    """A build whose blocks are all in the store imports no lexer module (a one-post edit of
+    a code-heavy post: Python's lexer compiles its regexes at its first instance)."""
+    files = _site(2)
+    first = _build(files, tmp_path)
+    options = pickle.dumps(RenderOptions(build_time=T0)).hex()
+    probe = (
+        "import sys, pickle\nfrom pathlib import Path\n"  # not pytest: it imports lexers
+        "from deploybot.render.engine.incremental import build_into, open_cache\n"
+        "from deploybot.render.model import RenderOptions\n"
+        "from deploybot.render.outputs.sinks import MemorySink\n"
+        "from deploybot.render.read.source import MemoryTree\n"
+        "files, folder = pickle.loads(bytes.fromhex(sys.argv[1])), Path(sys.argv[2])\n"
+        "sink = MemorySink()\nwith open_cache(folder) as cache:\n"
+        "    build_into(MemoryTree(files), pickle.loads(bytes.fromhex(sys.argv[3])), cache,"
+        " sink, None)\n"
+        "sys.stdout.write(pickle.dumps(sink.files).hex() + '\\n')\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('pygments.lexers.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, pickle.dumps(files).hex(), str(tmp_path), options],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    built, modules = done.stdout.split("\n")[:2]
+    assert pickle.loads(bytes.fromhex(built)) == first
+    assert modules.split() == ["pygments.lexers._mapping"]

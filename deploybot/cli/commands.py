@@ -11,19 +11,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from deploybot import __version__
-from deploybot.cli import stdio
-from deploybot.config.load import default_config_path, load_build_config, load_config
-from deploybot.config.schema import Config
+from deploybot.cli import entry, stdio
 from deploybot.support import journal, logs
 from deploybot.support.errors import (
     EX_CONFIG,
@@ -35,6 +34,9 @@ from deploybot.support.errors import (
     memory_error,
 )
 from deploybot.support.redact import redact_text
+
+if TYPE_CHECKING:
+    from deploybot.config.schema import Config, RenderConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -108,6 +110,27 @@ def _command() -> str:
 def _verbose() -> bool:
     ctx = click.get_current_context(silent=True)
     return bool(ctx and ctx.find_root().obj and ctx.find_root().obj.get("verbose"))
+
+
+def default_config_path() -> Path:
+    """:func:`deploybot.config.load.default_config_path`, by the names :mod:`.entry` keeps
+    of it: the config loader (TOML, the schema's checks) is imported only by a command
+    that reads a config (``notify --repo`` without one does not)."""
+    return Path(os.environ.get(entry.CONFIG_ENV) or entry.DEFAULT_CONFIG_NAME)
+
+
+def load_config(path: Path) -> Config:
+    """:func:`deploybot.config.load.load_config` (raises ``ConfigError``)."""
+    from deploybot.config import load
+
+    return load.load_config(path)
+
+
+def load_build_config(path: Path) -> tuple[RenderConfig, Path]:
+    """:func:`deploybot.config.load.load_build_config` (raises ``ConfigError``)."""
+    from deploybot.config import load
+
+    return load.load_build_config(path)
 
 
 def _load(config_path: Path | None) -> Config:

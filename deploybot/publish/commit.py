@@ -156,7 +156,8 @@ def guard_problem(repo: Repo, old_tree: str | None, new_tree: str, guard: Guard)
     (57%, more than publish.max_removed = 0.5)``); None when it passes. Files are every
     entry that is not a folder, kept paths included. The trees are compared folder by
     folder (:func:`deploybot.git.tree.iter_changes`); the published files are counted only
-    when something is removed or too few files are added to tell otherwise."""
+    when something is removed or too few files are added to tell otherwise, and then only as
+    far as a count could still trip the guard (:func:`_guard_count_limit`)."""
     removed = added = 0
     old_id = repository.oid(old_tree) if old_tree else None
     for _path, before, after in gittree.iter_changes(repo, old_id, repository.oid(new_tree)):
@@ -166,7 +167,11 @@ def guard_problem(repo: Repo, old_tree: str | None, new_tree: str, guard: Guard)
             added += 1
     if removed == 0 and added >= guard.min_files:
         return None  # nothing removed, and the new tree holds at least what was added
-    published = len(repository.tree_entries(repo, old_tree, include_gitlinks=True))
+    limit = _guard_count_limit(removed, added, guard)
+    if limit is None:
+        published = len(repository.tree_entries(repo, old_tree, include_gitlinks=True))
+    else:
+        published = gittree.count_files(repo, old_tree, limit)
     if published and removed > guard.max_removed * published:
         return (
             f"the build would remove {removed} of the {published} published files "
@@ -179,6 +184,22 @@ def guard_problem(repo: Repo, old_tree: str | None, new_tree: str, guard: Guard)
             f"(fewer than publish.min_files = {guard.min_files})"
         )
     return None
+
+
+def _guard_count_limit(removed: int, added: int, guard: Guard) -> int | None:
+    """A count of published files at or past which neither limit of ``guard`` can trip, so
+    :func:`guard_problem` need not count further (a one-post edit of a 1,000-post site
+    counts one file, not the 1,001 published); None when every file must be counted
+    (``max_removed`` 0: any removal trips it, and the message names the whole count).
+
+    The removal limit trips when ``removed > max_removed * published``, so only for fewer
+    than ``removed / max_removed`` published files; the floor trips when
+    ``published - removed + added < min_files``, so only for fewer than
+    ``min_files + removed - added``. Below the returned limit the count is exact."""
+    if removed and guard.max_removed <= 0:
+        return None
+    by_removal = int(removed / guard.max_removed) + 1 if removed else 0
+    return max(by_removal, guard.min_files + removed - added, 0) + 1
 
 
 class StaleBaseError(PublishError):

@@ -14,12 +14,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import mistune
 
 from deploybot.git import path_rules
+from deploybot.render import fingerprint
 from deploybot.render.engine import plugin_outputs
 from deploybot.render.engine.contents import (
     DOC_GROUP,
@@ -74,10 +75,24 @@ from deploybot.render.read.source import SourceTree
 from deploybot.render.read.symlinks import ResolvedTree
 from deploybot.render.sass.convert import is_sass
 from deploybot.render.theme import site_theme
-from deploybot.render.theme.layouts import bundled_templates_dir, make_environment, render_template
+from deploybot.render.theme.deferred import DeferredEnvironment, check_theme_folder
 from deploybot.support.errors import SourceError
 
+if TYPE_CHECKING:
+    import jinja2
+
 __all__ = ["RenderContext", "RenderedDocument", "build_site", "render_document"]
+
+
+def _environment(
+    tree: SourceTree, config: SiteConfig, options: RenderOptions
+) -> jinja2.Environment:
+    """The build's Jinja2 environment (:class:`DeferredEnvironment` makes it at its first use:
+    never for a site with Liquid layouts), its theme folder checked already."""
+    from deploybot.render.theme.layouts import make_environment
+
+    limits = options.layout_limits
+    return make_environment(tree, options.theme, config, limits, check=False)
 
 
 def site_variables(
@@ -278,9 +293,13 @@ def render_index(ctx: RenderContext) -> bytes | None:
     """Return the theme's ``index.html`` listing ``site.posts``, or ``None`` when the theme
     has none. Raises ``SourceError`` as :func:`layout_errors` and
     :func:`~deploybot.render.theme.layouts.render_template` do."""
+    import jinja2  # lazy on purpose: only a Jinja2 theme has this index
+
+    from deploybot.render.theme.layouts import render_template
+
     with layout_errors("index.html"), highlight_budget(ctx.highlight_timeout):
         try:
-            template = ctx.env.get_template("index.html")
+            template = ctx.env.get().get_template("index.html")
         except jinja2.TemplateNotFound:
             return None
         page = {"title": ctx.site.get("title", ""), "url": "/"}
@@ -290,7 +309,7 @@ def render_index(ctx: RenderContext) -> bytes | None:
 def theme_assets(tree: SourceTree, theme: str) -> Iterator[tuple[str, bytes]]:
     """Yield ``(output path, bytes)`` for the theme's ``assets/`` files, sorted by path."""
     if theme == "default":
-        root = bundled_templates_dir() / "assets"
+        root = Path(fingerprint.bundled_templates_dir()) / "assets"
         files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
         for file in files:
             yield "assets/" + file.relative_to(root).as_posix(), file.read_bytes()
@@ -390,7 +409,8 @@ def build_site(tree: SourceTree, options: RenderOptions) -> SiteBuild:
     warnings = [*config.warnings, *registry.unknown_warnings(config), *notes, *warnings]
     md = markdown_for(options, config.data)
     model = plugin_outputs.adjust_model(model, lambda text: markdown_to_html(text, md))
-    env = make_environment(tree, options.theme, config, options.layout_limits)
+    check_theme_folder(tree, options.theme)
+    env = DeferredEnvironment(lambda: _environment(tree, config, options))
     names = site_theme.site_layouts(tree.paths(), options.theme)
     shown = BuildContents(model)
     site = site_variables(model, md, shown)

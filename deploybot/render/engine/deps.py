@@ -3,8 +3,8 @@
 Nothing here is a hand-kept list. The objects the templates and the Liquid layer see record
 every read into the current :class:`Recorder` frame:
 
-- :class:`TrackingLoader` wraps the Jinja2 loader: every ``get_template`` (layouts, and what
-  they ``extends``/``include``/``import``, also on Jinja2's cache hits) records
+- :class:`~.tracking_loader.TrackingLoader` wraps the Jinja2 loader: every ``get_template``
+  (layouts, and what they ``extends``/``include``/``import``, also on Jinja2's cache hits) records
   ``t:NAME`` with a fingerprint of the template source ('' when it does not exist).
 - :class:`TrackedDict` is a ``dict`` whose reads record ``PREFIX+KEY``: ``page`` (``p:``),
   ``site`` (``s:``) and each post of ``site.posts`` (``k:``, a key read on *some* post).
@@ -33,8 +33,6 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
-
-import jinja2
 
 from deploybot.render.engine.related import RELATED_POSTS, related_posts
 from deploybot.render.liquid.documents import document_identity
@@ -541,44 +539,6 @@ class LazySite(TrackedDict):
             self._load(key)
         dict.__setitem__(self, RELATED_POSTS, self._related())
         super()._note_all()
-
-
-class TrackingLoader(jinja2.BaseLoader):
-    """Wraps a Jinja2 loader; every template lookup records ``t:NAME`` -> source fingerprint.
-
-    Jinja2 calls the ``uptodate`` callable on each cache hit (``auto_reload``, the default),
-    so reuse of a cached layout is recorded too. A missing template records ``''``.
-    """
-
-    def __init__(self, inner: jinja2.BaseLoader, recorder: Recorder) -> None:
-        self.inner = inner
-        self.recorder = recorder
-
-    def get_source(
-        self, environment: jinja2.Environment, template: str
-    ) -> tuple[str, str | None, Callable[[], bool] | None]:
-        """Return the inner loader's ``(source, filename, uptodate)``, recording the read.
-
-        Raises ``jinja2.TemplateNotFound`` as the inner loader does.
-        """
-        key = Kind.TEMPLATE + template
-        try:
-            source, filename, _ = self.inner.get_source(environment, template)
-        except jinja2.TemplateNotFound:
-            self.recorder.add(key, "")
-            raise
-        fp = fingerprint(source)
-        self.recorder.add(key, fp)
-
-        def uptodate() -> bool:
-            self.recorder.add(key, fp)
-            return True
-
-        return source, filename, uptodate
-
-    def list_templates(self) -> list[str]:
-        """Return the inner loader's template names."""
-        return self.inner.list_templates()
 
 
 class TrackingTree:

@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
 import mistune
 
 from deploybot.render.engine import related
@@ -28,7 +27,7 @@ from deploybot.render.liquid.templates import Liquid, RenderState, restore_fragm
 from deploybot.render.markdown.renderer import markdown_to_html
 from deploybot.render.model import Document, LayoutKind, RenderWarning
 from deploybot.render.read.source import SourceTree
-from deploybot.render.theme.layouts import choose_layout, render_layout
+from deploybot.render.theme.deferred import DeferredEnvironment
 from deploybot.support.errors import SourceError, one_line
 
 _HTML_OUTPUTS = (".html", ".htm", ".xhtml")
@@ -36,7 +35,8 @@ _HTML_OUTPUTS = (".html", ".htm", ".xhtml")
 
 @dataclass(frozen=True)
 class RenderContext:
-    """The read-only inputs every document render shares: the Jinja2 layouts ``env``,
+    """The read-only inputs every document render shares: the Jinja2 layouts ``env`` (made
+    at its first use),
     Markdown, ``site``, the source tree, the most bytes one page's output may have
     (``None``: no limit), the build's :class:`~deploybot.render.liquid.templates.Liquid`, when the
     site has its own ``_layouts/``, its :class:`~deploybot.render.liquid.layouts.LiquidLayouts`
@@ -46,7 +46,7 @@ class RenderContext:
     converted).
     """
 
-    env: jinja2.Environment
+    env: DeferredEnvironment
     md: mistune.Markdown
     site: Mapping[str, Any]
     tree: SourceTree | None = None
@@ -170,8 +170,11 @@ def _render_document(
     content, warnings = render_content(doc, ctx, page)
     if ctx.contents is not None:
         ctx.contents.converted(doc.path, content)
+    from deploybot.render.theme.layouts import choose_layout, render_layout  # Jinja2: lazy
+
     with layout_errors(doc.path):
-        template, warning = choose_layout(ctx.env, _default_layout(doc, out), kind, doc.path)
+        env = ctx.env.get()
+        template, warning = choose_layout(env, _default_layout(doc, out), kind, doc.path)
         html = (
             content
             if template is None
@@ -233,6 +236,8 @@ def layout_errors(path: str) -> Iterator[None]:
     """Turn what Jinja2 raises while loading or rendering a layout for the document ``path``
     into a ``SourceError`` (one line): a syntax error names the layout file and line, a
     missing layout or a sandbox refusal names ``path``."""
+    import jinja2  # lazy on purpose: only a Jinja2 theme's render comes here
+
     try:
         yield
     except jinja2.TemplateSyntaxError as exc:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deploybot.render.engine import build, plugin_outputs
 from deploybot.render.engine.cache import BuildCache, CacheError, SourceRow
@@ -33,7 +33,6 @@ from deploybot.render.engine.deps import (
     Recorder,
     SiteContent,
     TrackedDict,
-    TrackingLoader,
     TrackingTree,
 )
 from deploybot.render.engine.parallel import Doc, Workers
@@ -70,7 +69,10 @@ from deploybot.render.read.site import SourceFile, read_source_file
 from deploybot.render.read.siteconfig import CONFIG_PATH
 from deploybot.render.read.source import SourceTree
 from deploybot.render.theme import site_theme
-from deploybot.render.theme.layouts import make_environment
+from deploybot.render.theme.deferred import DeferredEnvironment, check_theme_folder
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ["BuildReport", "Engine", "MemorySink", "NeedFullBuild", "OutputSink"]
 
@@ -155,9 +157,8 @@ class Engine(SiteLists):
         self.hidden = () if options.theme == "default" else (options.theme.strip("/"),)
         self.recorder = Recorder()
         tracked_tree = TrackingTree(tree, self.recorder)
-        env = make_environment(tracked_tree, options.theme, self.config, options.layout_limits)
-        assert env.loader is not None
-        env.loader = TrackingLoader(env.loader, self.recorder)
+        check_theme_folder(tracked_tree, options.theme)
+        env = DeferredEnvironment(lambda: self._tracked_environment(tracked_tree))
         self.time = site_time(self.config, options)
         self.time_us = micros(self.time)
         cutoff = future_cutoff(self.config, options)
@@ -177,6 +178,19 @@ class Engine(SiteLists):
         self.chains: dict[str, list[str]] = {}
         self.overwrites: list[RenderWarning] = []
         self._urls: dict[str, str] | None = None  # source path -> URL, for plugins
+
+    def _tracked_environment(self, tracked_tree: TrackingTree) -> jinja2.Environment:
+        """The build's Jinja2 environment (made at its first use: a site with Liquid layouts
+        never asks), its loader recording each template a render reads."""
+        from deploybot.render.engine.tracking_loader import TrackingLoader
+        from deploybot.render.theme.layouts import make_environment
+
+        options = self.options
+        limits = options.layout_limits
+        env = make_environment(tracked_tree, options.theme, self.config, limits, check=False)
+        assert env.loader is not None
+        env.loader = TrackingLoader(env.loader, self.recorder)
+        return env
 
     def site_content(self) -> SiteContent:
         """Return the engine: it makes ``site``'s lists from the cache."""

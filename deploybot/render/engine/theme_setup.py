@@ -12,7 +12,6 @@ import json
 from datetime import datetime
 from typing import Any
 
-import jinja2
 import mistune
 
 from deploybot.render.engine import build
@@ -26,6 +25,7 @@ from deploybot.render.read.data import is_data_file, read_data
 from deploybot.render.read.layered import LayeredTree
 from deploybot.render.read.source import SourceTree
 from deploybot.render.theme import site_theme
+from deploybot.render.theme.deferred import DeferredEnvironment
 
 
 class ThemeSetup:
@@ -36,7 +36,7 @@ class ThemeSetup:
     cache: BuildCache
     config: SiteConfig
     recorder: Recorder
-    env: jinja2.Environment
+    env: DeferredEnvironment
     md: mistune.Markdown
     time: datetime
     tracked_tree: TrackingTree

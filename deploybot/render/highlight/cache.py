@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -56,10 +56,18 @@ News = tuple[dict[str, str], set[str]]
 def block_key(lexer: Lexer, code: str) -> str:
     """Return the cache key (40 hex) of ``code`` highlighted by ``lexer``: a BLAKE2b digest
     of Pygments' version, the lexer's class and options, :data:`FORMATTER` and the code."""
-    digest = hashlib.blake2b(digest_size=20)
     kind = type(lexer)
-    options = sorted((str(k), repr(v)) for k, v in lexer.options.items())
-    head = f"{pygments.__version__}\0{kind.__module__}.{kind.__qualname__}\0{options!r}"
+    return kind_key(f"{kind.__module__}.{kind.__qualname__}", lexer.options, code)
+
+
+def kind_key(kind: str, options: Mapping[str, Any], code: str) -> str:
+    """:func:`block_key` from the lexer's class path (``pygments.lexers.python.PythonLexer``)
+    and ``options``, without the lexer itself: a block the store holds is then found without
+    making its lexer, whose first instance compiles every regex of its class (Python's
+    lexer: about 250 M instructions, more than the rest of a one-post edit's render)."""
+    digest = hashlib.blake2b(digest_size=20)
+    listed = sorted((str(k), repr(v)) for k, v in options.items())
+    head = f"{pygments.__version__}\0{kind}\0{listed!r}"
     digest.update(f"{head}\0{FORMATTER}\0".encode())
     digest.update(code.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
@@ -225,18 +233,19 @@ def opened(folder: Path | None, max_bytes: int) -> Iterator[HighlightStore | Non
         store.close()
 
 
-def cached(lexer: Lexer, code: str, make: Callable[[], str]) -> str:
-    """Return ``make()`` (the HTML of ``code`` highlighted by ``lexer``), from the running
-    build's store when it has it; a block made anew is kept for the store. Raises what
-    ``make`` raises (a highlight timeout: nothing is kept)."""
+def cached(key: Callable[[], str], make: Callable[[], str]) -> str:
+    """Return ``make()`` (the HTML of a block highlighted), from the running build's store
+    under ``key()`` (:func:`block_key`, :func:`kind_key`; asked only when there is a store)
+    when it has it; a block made anew is kept for the store. Raises what ``make`` raises (a
+    highlight timeout: nothing is kept)."""
     store = _STORE.get()
     if store is None:
         return make()
-    key = block_key(lexer, code)
-    html = store.get(key)
+    digest = key()
+    html = store.get(digest)
     if html is None:
         html = make()
-        store.put(key, html)
+        store.put(digest, html)
     return html
 
 

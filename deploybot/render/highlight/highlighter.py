@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from deploybot.render.highlight.cache import cached
+from deploybot.render.highlight.cache import block_key, cached, kind_key
 from deploybot.render.highlight.clock import timed_tokens
 
 if TYPE_CHECKING:
@@ -39,34 +39,67 @@ def _spans_formatter() -> HtmlFormatter:
     return HtmlFormatter(nowrap=True)
 
 
+LEXER_OPTIONS = {"stripnl": False}
+"""The options of every lexer: ``stripnl=False`` keeps leading blank lines, as Rouge does."""
+
+
 @lru_cache(maxsize=256)
 def lexer_for(lang: str) -> Lexer | None:
-    """Return a (cached, reusable) Pygments lexer for ``lang``, or ``None`` when unknown.
-
-    ``stripnl=False`` keeps leading blank lines, as Rouge does.
-    """
+    """Return a (cached, reusable) Pygments lexer for ``lang`` (:data:`LEXER_OPTIONS`), or
+    ``None`` when unknown."""
     from pygments.lexers import get_lexer_by_name  # lazy on purpose (module docstring)
     from pygments.util import ClassNotFound
 
     try:
-        lexer: Lexer = get_lexer_by_name(lang.lower(), stripnl=False)
+        lexer: Lexer = get_lexer_by_name(lang.lower(), **LEXER_OPTIONS)
     except ClassNotFound:
         return None
     return lexer
+
+
+@lru_cache(maxsize=256)
+def builtin_lexer(lang: str) -> str | None:
+    """Return the class path (``pygments.lexers.python.PythonLexer``) of the built-in lexer
+    :func:`lexer_for` gives for ``lang``, read from Pygments' table of lexers
+    (``pygments.lexers._mapping``, which ``get_lexer_by_name`` searches first, in the same
+    order) without importing the lexer's module; None when no built-in lexer has that alias
+    (a plugin's lexer, or none: ask :func:`lexer_for`)."""
+    from pygments.lexers._mapping import LEXERS  # lazy on purpose (module docstring)
+
+    alias = lang.lower()
+    for class_name, (module, _name, aliases, _files, _types) in LEXERS.items():
+        if alias in aliases:
+            return f"{module}.{class_name}"
+    return None
 
 
 def code_spans(code: str, lang: str | None) -> str:
     """Return ``code`` as HTML: Pygments token spans, or escaped text for unknown languages.
 
     Only ``& < >`` are escaped in the fallback, like Rouge's plain-text output. A block
-    the running build's highlight cache holds is taken from it (:mod:`.cache`).
+    the running build's highlight cache holds is taken from it (:mod:`.cache`), found by
+    the lexer's class path, so that its lexer is made only to highlight a block anew.
     Raises
     :class:`~.clock.HighlightTimeout` when highlighting passes the page's budget.
     """
+    kind = builtin_lexer(lang) if lang else None
+    if kind is not None and lang is not None:
+        return cached(
+            lambda: kind_key(kind, LEXER_OPTIONS, code),
+            lambda: _spans(_known_lexer(lang), code, lang),
+        )
     lexer = lexer_for(lang) if lang else None
     if lang is None or lexer is None:
         return html.escape(code, quote=False)
-    return cached(lexer, code, lambda: _spans(lexer, code, lang))
+    return cached(lambda: block_key(lexer, code), lambda: _spans(lexer, code, lang))
+
+
+def _known_lexer(lang: str) -> Lexer:
+    """The lexer of a language :func:`builtin_lexer` found (so :func:`lexer_for` has one)."""
+    lexer = lexer_for(lang)
+    if lexer is None:
+        raise AssertionError(f"Pygments lists a lexer for {lang!r} but gives none")
+    return lexer
 
 
 def _spans(lexer: Lexer, code: str, lang: str) -> str:

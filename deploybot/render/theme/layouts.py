@@ -26,8 +26,9 @@ from deploybot.render.liquid.jekyll_filters import FILTERS, Filter
 from deploybot.render.model import LayoutLimits, RenderWarning, SiteConfig
 from deploybot.render.read.source import SourceTree
 from deploybot.render.theme.compiled import COMPILED
+from deploybot.render.theme.deferred import check_theme_folder
 from deploybot.render.theme.sandbox import LayoutLimitError, LayoutSandbox
-from deploybot.support.errors import ConfigError, DeploybotError, SourceError, one_line
+from deploybot.support.errors import DeploybotError, SourceError, one_line
 
 NO_LAYOUT = frozenset({"none", "null", "false"})
 ALIASES: Mapping[str, tuple[str, ...]] = {"default": ("default.html", "base.html")}
@@ -65,11 +66,20 @@ class SourceTreeLoader(jinja2.BaseLoader):
 
 
 def make_environment(
-    tree: SourceTree, theme: str, config: SiteConfig, limits: LayoutLimits | None = None
+    tree: SourceTree,
+    theme: str,
+    config: SiteConfig,
+    limits: LayoutLimits | None = None,
+    *,
+    check: bool = True,
 ) -> jinja2.Environment:
     """Return the sandboxed Jinja2 environment (:class:`~.sandbox.LayoutSandbox`, with
     ``limits``) for ``theme`` (``"default"`` or a source-tree folder). The bundled theme runs
     in the same sandbox: one set of rules for every layout.
+
+    ``check=False``: the folder was checked already (:func:`.deferred.check_theme_folder`,
+    when the environment is deferred; a check at first use would be a read of the tree
+    listing recorded as the first page's).
 
     Raises:
         ConfigError: ``theme`` names no folder of the source tree (``render.theme``).
@@ -78,7 +88,8 @@ def make_environment(
     if theme == "default":
         loader = jinja2.FileSystemLoader(str(bundled_templates_dir()))
     else:
-        _check_theme(tree, theme)
+        if check:
+            check_theme_folder(tree, theme)
         loader = SourceTreeLoader(tree, theme)
     env = LayoutSandbox(
         limits or LayoutLimits(),
@@ -113,15 +124,6 @@ def _jinja_filter(fn: Filter, site: Mapping[str, Any]) -> Callable[..., Any]:
         return fn(value, list(args), site)
 
     return apply
-
-
-def _check_theme(tree: SourceTree, theme: str) -> None:
-    folder = theme.strip("/") + "/"
-    if not any(path.startswith(folder) for path in tree.paths()):
-        raise ConfigError(
-            f"render.theme: no folder {theme!r} in the source tree "
-            '(use "default" for the bundled theme)'
-        )
 
 
 def choose_layout(
