@@ -403,8 +403,9 @@ class Engine(SiteLists):
         and its whole output too while a listing reads it
         (:meth:`~.site_lists.EngineContents.watched`). Raises ``SourceError`` for an output
         path refused or past ``max_site_bytes``."""
-        if done.content is not None:
-            self.cache.put_content(row.path, done.content)
+        content = done.content if done.packed is None else done.packed
+        if content is not None:
+            self.cache.put_content(row.path, content)
         self.contents.note_readers(done.deps)
         if row.kind in ("post", "doc") and row.path in self.contents.watched():
             text = done.outputs[0][1].decode("utf-8", "surrogatepass")

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from deploybot.render.engine.cache import BuildCache, SourceRow
+from deploybot.render.engine.cache import BuildCache, SourceRow, pack_text
 from deploybot.render.engine.reread import ReadMemo
 from deploybot.render.highlight import cache as highlight_cache
 from deploybot.render.links.extract import PageLinks
@@ -412,11 +412,13 @@ def _read(engine: WorkerEngine, path: str) -> tuple[SourceRow | None, bytes | No
 
 
 def _render(engine: WorkerEngine, stored: Sequence[SourceRow], doc: Doc) -> RenderedSource:
-    """Render ``doc`` and parse the pages it makes for their links (here, in parallel, not
-    in the parent, which stores them in order)."""
+    """Render ``doc``, parse the pages it makes for their links and pack its content (here,
+    in parallel, not in the parent, which stores them in order)."""
     done = engine.render_row(*resolve(stored, doc))
     links = engine.links_of(done.outputs)
-    return dataclasses.replace(done, links=links) if links else done
+    if done.content is None:
+        return dataclasses.replace(done, links=links)
+    return dataclasses.replace(done, links=links, content=None, packed=pack_text(done.content))
 
 
 def _run(work: Sequence[Callable[[], Any]]) -> list[Any]:
