@@ -21,7 +21,12 @@ from dulwich.repo import Repo
 from deploybot.cli.commands import main
 from deploybot.config.load import load_config
 from deploybot.git.tree import GitTree
-from deploybot.render.read.yamlload import ExpansionError, expanded_size, load_yaml
+from deploybot.render.read.yamlload import (
+    ExpansionError,
+    expanded_size,
+    load_yaml,
+    within_limits,
+)
 from deploybot.support.errors import ConfigError
 from tests.gitcli import run_git
 from tests.gitrepo import commit_files, commit_snapshot, head
@@ -140,6 +145,33 @@ def test_expanded_size_counts_nodes_and_scalar_characters() -> None:
     # the outer list 1 + 6 + 6
     assert expanded_size(root, 10**9) == 1 + 2 + 6 + 2 + 13
     assert expanded_size(root, 5) == 6  # stops at the cap + 1
+
+
+_TREES = [
+    "title: 'A: b'\ndate: 2020-01-02 10:00\ntags: [x, y]\n",
+    "a:\nb:\n? \n- \n",
+    "{a, b, c: [d, {e: f}]}\n",
+    'say: "\\x41\\U0001F600\\N"\nlong: |\n  one\n  two\n',
+    "- - - - - x\n",
+]
+
+
+@pytest.mark.parametrize("text", _TREES)
+def test_within_limits_only_when_the_walk_agrees(text: str) -> None:
+    # every text within the limits measures within them once composed
+    node = yaml.SafeLoader(text).get_single_node()
+    for cap in range(1, 8 * len(text) + 40):
+        if within_limits(text, cap):
+            assert expanded_size(node, cap) <= cap
+    assert within_limits(text, 10**6)
+
+
+def test_within_limits_refuses_aliases_and_deep_nesting() -> None:
+    assert not within_limits("a: &x 1\nb: *x\n", 10**6)
+    assert not within_limits("[" * 100 + "]" * 100, 10**6)
+    with pytest.raises(ExpansionError, match="nested more than 100 deep"):
+        load_yaml("[" * 101 + "]" * 101, 10**6)
+    assert load_yaml("[" * 99 + "]" * 99, 10**6) is not None
 
 
 def test_load_yaml_keeps_ordinary_aliases_and_merge_keys() -> None:

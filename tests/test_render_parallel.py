@@ -247,3 +247,11 @@ def test_kill_9_of_run_once_leaves_nothing_that_wedges_the_next_run(tmp_path: Pa
     wait_until(lambda: not [w for w in workers if _alive(w)], 60, "the workers outlived run-once")
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr  # the state lock was not held by an orphan
+
+
+def test_ranges_split_where_the_owner_changes() -> None:
+    from deploybot.render.engine.parallel import _ranges
+
+    assert _ranges(5, 2, ()) == [(0, 2), (2, 4), (4, 5)]
+    assert _ranges(7, 3, [0, 0, 1, 1, 1, 1, 0]) == [(0, 2), (2, 5), (5, 6), (6, 7)]
+    assert _ranges(0, 16, ()) == []

@@ -270,9 +270,10 @@ class BuildCache:
         Raises :class:`CacheError` for an undecodable row."""
         return self._text("SELECT content FROM contents WHERE path = ?", "content", path)
 
-    def put_content(self, path: str, content: str) -> None:
-        """Store the content HTML of the post, document or page ``path``."""
-        data = zlib.compress(content.encode("utf-8", "surrogatepass"), 1)
+    def put_content(self, path: str, content: str | bytes) -> None:
+        """Store the content HTML of the post, document or page ``path``: the text, or the
+        text as :func:`pack_text` packed it (a render worker packs it)."""
+        data = pack_text(content) if isinstance(content, str) else content
         self.conn.execute("INSERT OR REPLACE INTO contents VALUES (?, ?)", (path, data))
 
     def listed_output(self, path: str) -> str | None:
@@ -284,7 +285,7 @@ class BuildCache:
 
     def put_listed_output(self, path: str, output: str) -> None:
         """Store the whole output of the post or document ``path``."""
-        data = zlib.compress(output.encode("utf-8", "surrogatepass"), 1)
+        data = pack_text(output)
         self.conn.execute("INSERT OR REPLACE INTO listed_outputs VALUES (?, ?)", (path, data))
 
     def listed_output_paths(self) -> set[str]:
@@ -423,6 +424,11 @@ class BuildCache:
             return self.conn.execute(sql, tuple(args)).fetchall()
         except sqlite3.DatabaseError as exc:
             raise CacheError(str(exc)) from exc
+
+
+def pack_text(text: str) -> bytes:
+    """Return ``text`` as the cache stores a content or an output (UTF-8, zlib level 1)."""
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
 
 
 def _connect(path: Path | None, durable: bool = True) -> sqlite3.Connection:

@@ -37,6 +37,7 @@ from deploybot.render.engine.deps import (
 )
 from deploybot.render.engine.parallel import Doc, Workers
 from deploybot.render.engine.plugin_outputs import PRODUCER, CacheView, deps_of, generators
+from deploybot.render.engine.reread import ReadMemo
 from deploybot.render.engine.site_lists import EngineContents, Neighbours, SiteLists, doc_date_us
 from deploybot.render.limits import out_of_memory
 from deploybot.render.links.check import LinkRecorder
@@ -178,6 +179,7 @@ class Engine(SiteLists):
         self.chains: dict[str, list[str]] = {}
         self.overwrites: list[RenderWarning] = []
         self._urls: dict[str, str] | None = None  # source path -> URL, for plugins
+        self.first_reads = ReadMemo()  # for the render's second read (.reread)
 
     def _tracked_environment(self, tracked_tree: TrackingTree) -> jinja2.Environment:
         """The build's Jinja2 environment (made at its first use: a site with Liquid layouts
@@ -236,6 +238,7 @@ class Engine(SiteLists):
             blob = ""  # a symlink that does not resolve, or a submodule: a warning only
         with out_of_memory(path, "reading"):
             found = self._load(path, index)
+        self.first_reads.remember(self.tree, path, blob, index, found)
         notes = tuple((w.line, w.message) for w in found.warnings)
         if found.post is not None and found.post.is_post:
             post = found.post
@@ -347,8 +350,10 @@ class Engine(SiteLists):
         return done
 
     def _render_row(self, row: SourceRow, neighbours: Neighbours | None) -> RenderedSource:
-        path = row.path
-        found = self._load(path, promotion_of(row))
+        path, index = row.path, promotion_of(row)
+        found = self.first_reads.read_again(
+            self.tree, path, row.blob, index, lambda: self._load(path, index)
+        )
         doc: Post | Page | None = found.post if row.kind in ("post", "doc") else found.page
         assert doc is not None
         context = PrerenderContext(self.config, frozenset(self.layout_names), self.source_urls)
@@ -412,8 +417,9 @@ class Engine(SiteLists):
         and its whole output too while a listing reads it
         (:meth:`~.site_lists.EngineContents.watched`). Raises ``SourceError`` for an output
         path refused or past ``max_site_bytes``."""
-        if done.content is not None:
-            self.cache.put_content(row.path, done.content)
+        content = done.content if done.packed is None else done.packed
+        if content is not None:
+            self.cache.put_content(row.path, content)
         self.contents.note_readers(done.deps)
         if row.kind in ("post", "doc") and row.path in self.contents.watched():
             text = done.outputs[0][1].decode("utf-8", "surrogatepass")

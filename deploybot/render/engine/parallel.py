@@ -12,7 +12,9 @@ parent:
    document list (indices into the rows), and each page or post comes back as a
    :class:`~deploybot.render.outputs.sinks.RenderedSource` (outputs, content, dependencies,
    warnings, and, when links are checked, the links of the pages it made: the workers parse
-   them, so the parent only stores them).
+   them, so the parent only stores them). A document goes, when that worker is not far
+   behind, to the worker that read it, which renders it from its first read
+   (:mod:`.reread`: no second YAML parse); another worker reads it again.
 
 The parent takes both rounds' results **in order**, exactly as the serial build makes
 them, so the output, the cache and the warnings are the same byte for byte whatever the
@@ -44,12 +46,14 @@ import dataclasses
 import os
 import pickle
 import signal
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from deploybot.render.engine.cache import BuildCache, SourceRow
+from deploybot.render.engine.cache import BuildCache, SourceRow, pack_text
+from deploybot.render.engine.reread import ReadMemo
 from deploybot.render.highlight import cache as highlight_cache
 from deploybot.render.links.extract import PageLinks
 from deploybot.render.model import Post, RenderOptions
@@ -75,6 +79,7 @@ class WorkerEngine(Protocol):
 
     options: RenderOptions
     cache: BuildCache
+    first_reads: ReadMemo
 
     def read_source(self, path: str) -> SourceRow | None:
         """The cache row of the source file ``path``, or None (see the Engine's)."""
@@ -87,6 +92,7 @@ class WorkerEngine(Protocol):
 
 
 _BACKLOG = 2  # ranges sent ahead to each worker, so none waits for the next
+_AHEAD = 8  # how far past the first unsent range a worker's own next range may be
 
 
 def worker_count(jobs: int) -> int:
@@ -122,6 +128,8 @@ class Workers:
         self.engine = engine
         self.paths = paths
         self.stored: Sequence[SourceRow] = ()
+        self.owners: list[int] = []  # the worker best rendering each document (_owners)
+        self.bodies: list[bytes | None] = []  # each path's body digest, when read (_read)
         count = min(worker_count(engine.options.jobs), -(-len(paths) // 4))
         parallel = (
             count > 1
@@ -142,14 +150,43 @@ class Workers:
         if self.pool is None:
             yield from (self.engine.read_source(path) for path in self.paths)
             return
+        self.bodies = []
         for item in self.pool.run("read", len(self.paths)):
-            yield _unwrap(item)
+            row, key = _unwrap(item)
+            self.bodies.append(key)
+            yield row
 
     def share(self, stored: Sequence[SourceRow], docs: Sequence[Doc]) -> None:
         """Give the workers the rows the cache now holds and the documents to render."""
         self.stored, self.docs = stored, docs
         if self.pool is not None:
+            self.owners = self._owners(stored, docs)
             self.pool.share(stored, docs)
+
+    def _owners(self, stored: Sequence[SourceRow], docs: Sequence[Doc]) -> list[int]:
+        """Return the worker each of ``docs`` is best rendered by: for a body several
+        documents share, one worker for all of them (its Markdown converts that body once),
+        the one with the least work so far; for any other, the one that read it (its first
+        read is kept: :mod:`.reread`)."""
+        assert self.pool is not None
+        readers = self.pool.readers()
+        place = {path: i for i, path in enumerate(self.paths)}
+        keys = [self.bodies[place[stored[index].path]] for index, _ in docs]
+        counts = Counter(keys)
+        load = [0] * self.pool.workers
+        by_body: dict[bytes, int] = {}
+        owners = []
+        for (index, _), key in zip(docs, keys, strict=True):
+            owner = readers[place[stored[index].path]]
+            if key is not None and counts[key] > 1:
+                if key not in by_body:
+                    by_body[key] = load.index(min(load))
+                    load[by_body[key]] += counts[key]
+                owner = by_body[key]
+            else:
+                load[owner] += 1
+            owners.append(owner)
+        return owners
 
     def render(self) -> Iterator[tuple[SourceRow, RenderedSource]]:
         """Start rendering the shared documents (the workers begin at once) and return an
@@ -158,7 +195,7 @@ class Workers:
         progress.expect(len(self.docs))
         if self.pool is None:
             return self._serial()
-        return self._parallel(self.pool.run("render", len(self.docs)))
+        return self._parallel(self.pool.run("render", len(self.docs), self.owners))
 
     def _serial(self) -> Iterator[tuple[SourceRow, RenderedSource]]:
         for doc in self.docs:
@@ -201,7 +238,9 @@ class _Pool:
         self.busy: dict[Connection, int] = {}
         self.ranges: list[tuple[int, int]] = []
         self.kind = ""
-        self.sent = 0
+        self.owners: list[int] = []  # the worker each range is best sent to (-1: any)
+        self.unsent: list[int] = []  # the ranges not sent yet, in order
+        self.by: dict[int, int] = {}  # a done range's start -> the worker that did it
         context = multiprocessing.get_context("fork")
         _JOB = job = _Job(engine, paths, os.getpid())
         try:
@@ -225,22 +264,45 @@ class _Pool:
         for conn in self.conns:
             conn.send(("share", stored, docs))
 
-    def run(self, kind: str, count: int) -> Iterator[Any]:
+    def run(self, kind: str, count: int, owners: Sequence[int] = ()) -> Iterator[Any]:
         """Have the workers do ``kind`` for items ``0..count-1``, starting at once; return an
-        iterator of each item's result, in order."""
+        iterator of each item's result, in order. ``owners``: the worker (index) each item
+        is best done by (:meth:`readers`), when any."""
         size = max(1, min(16, count // (self.workers * 8)))  # small ranges near the end too
-        self.ranges = [(i, min(i + size, count)) for i in range(0, count, size)]
-        self.kind, self.sent = kind, 0
+        self.ranges = _ranges(count, size, owners)
+        self.owners = [owners[start] if owners else -1 for start, _ in self.ranges]
+        self.unsent = list(range(len(self.ranges)))
+        self.kind, self.by = kind, {}
         for conn in self.conns:
             self._feed(conn)
         return self._results()
 
+    def readers(self) -> list[int]:
+        """Return the worker (index) that did each item of the last :meth:`run`."""
+        found = [-1] * (self.ranges[-1][1] if self.ranges else 0)
+        for (start, stop), worker in zip(self.ranges, self.by_range(), strict=True):
+            found[start:stop] = [worker] * (stop - start)
+        return found
+
+    def by_range(self) -> list[int]:
+        """Return the worker (index) that did each range of the last :meth:`run`."""
+        return [self.by[start] for start, _ in self.ranges]
+
     def _feed(self, conn: Connection) -> None:
-        while self.busy[conn] < _BACKLOG and self.sent < len(self.ranges):
-            start, stop = self.ranges[self.sent]
+        worker = self.conns.index(conn)
+        while self.busy[conn] < _BACKLOG and self.unsent:
+            k = self._next_for(worker)
+            start, stop = self.ranges[k]
             conn.send((self.kind, start, stop))
-            self.sent += 1
             self.busy[conn] += 1
+
+    def _next_for(self, worker: int) -> int:
+        """Take the next range to send ``worker``: the first unsent one it owns, when it is
+        near the first unsent one (so that few results wait in the parent), else that."""
+        for pos, k in enumerate(self.unsent[:_AHEAD]):
+            if self.owners[k] == worker:
+                return self.unsent.pop(pos)
+        return self.unsent.pop(0)
 
     def _results(self) -> Iterator[Any]:
         from multiprocessing.connection import Connection, wait  # lazy: _Pool imported it
@@ -252,6 +314,7 @@ class _Pool:
                     assert isinstance(ready, Connection)
                     first, items = self._receive(ready)
                     done[first] = items
+                    self.by[first] = self.conns.index(ready)
                     self.busy[ready] -= 1
                     self._feed(ready)
             items = done.pop(start)
@@ -283,6 +346,18 @@ class _Pool:
                 proc.join()
         for conn in self.conns:
             conn.close()
+
+
+def _ranges(count: int, size: int, owners: Sequence[int]) -> list[tuple[int, int]]:
+    """Return ``(start, stop)`` ranges of at most ``size`` of the items ``0..count-1``, a
+    new one wherever the owner changes (``owners``: each item's, when any)."""
+    ranges: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, count + 1):
+        if i == count or i - start == size or (owners and owners[i] != owners[start]):
+            ranges.append((start, i))
+            start = i
+    return ranges
 
 
 def _unwrap(item: tuple[str, Any, Any]) -> Any:
@@ -324,18 +399,26 @@ def _serve(conn: Connection) -> None:
         kind, start, stop = task
         work: list[Callable[[], Any]]
         if kind == "read":
-            work = [partial(engine.read_source, path) for path in job.paths[start:stop]]
+            work = [partial(_read, engine, path) for path in job.paths[start:stop]]
         else:
             work = [partial(_render, engine, stored, doc) for doc in docs[start:stop]]
         conn.send((start, _run(work)))
 
 
+def _read(engine: WorkerEngine, path: str) -> tuple[SourceRow | None, bytes | None]:
+    """Read ``path``: its row, and the digest of its body when kept (:meth:`Workers._owners`)."""
+    row = engine.read_source(path)
+    return row, engine.first_reads.body_key(path)
+
+
 def _render(engine: WorkerEngine, stored: Sequence[SourceRow], doc: Doc) -> RenderedSource:
-    """Render ``doc`` and parse the pages it makes for their links (here, in parallel, not
-    in the parent, which stores them in order)."""
+    """Render ``doc``, parse the pages it makes for their links and pack its content (here,
+    in parallel, not in the parent, which stores them in order)."""
     done = engine.render_row(*resolve(stored, doc))
     links = engine.links_of(done.outputs)
-    return dataclasses.replace(done, links=links) if links else done
+    if done.content is None:
+        return dataclasses.replace(done, links=links)
+    return dataclasses.replace(done, links=links, content=None, packed=pack_text(done.content))
 
 
 def _run(work: Sequence[Callable[[], Any]]) -> list[Any]:

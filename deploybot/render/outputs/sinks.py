@@ -197,6 +197,11 @@ class RenderedSource:
         links: the links of its HTML outputs by output path, when a render worker parsed
             them (:meth:`deploybot.render.engine.full.Engine.links_of`); empty otherwise
             (the link check, if on, parses the pages as they are written).
+
+        packed: ``content`` as the build cache stores it
+            (:func:`deploybot.render.engine.cache.pack_text`), in its place (``content`` is
+            ``None`` then) when a render worker sends it: a tenth of the text to send, and
+            the parent need not compress it.
     """
 
     outputs: list[tuple[str, bytes]]
@@ -204,6 +209,7 @@ class RenderedSource:
     deps: dict[str, str]
     warnings: list[RenderWarning]
     links: dict[str, PageLinks] = dataclasses.field(default_factory=dict)
+    packed: bytes | None = None
 
 
 class SubsetTree:

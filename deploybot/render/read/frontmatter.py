@@ -92,16 +92,34 @@ def parse_front_matter(
     if not has_front_matter(data):
         return None
     text = decode(data, path)
-    first_nl = text.index("\n") + 1
-    close = _CLOSE_RE.search(text, first_nl)
-    if close is None:
+    split = _split(text)
+    if split is None:
         return FrontMatter({}, text, 1, "", closed=False)
-    yaml_text = text[first_nl : close.start()]
-    after = _AFTER_CLOSE_RE.match(text, close.start() + 3)
-    body_start = after.end() if after is not None else close.end()
+    yaml_text, body_start = split
     body_line = text.count("\n", 0, body_start) + 1
     values = _load_yaml(yaml_text, path, max_yaml_size)
     return FrontMatter(values, text[body_start:], body_line, yaml_text)
+
+
+def body_text(data: bytes, path: str) -> str:
+    """Return the body of the source file ``data`` (``path``) without parsing its YAML: the
+    text after the front matter (:attr:`FrontMatter.body` of :func:`parse_front_matter`),
+    or the whole decoded text when it has none or it is not closed. Raises ``SourceError``
+    for text that is not UTF-8."""
+    text = decode(data, path)
+    split = _split(text) if has_front_matter(data) else None
+    return text if split is None else text[split[1] :]
+
+
+def _split(text: str) -> tuple[str, int] | None:
+    """Return the YAML of ``text`` (which opens a front matter) and where its body starts,
+    or ``None`` when no fence closes it."""
+    first_nl = text.index("\n") + 1
+    close = _CLOSE_RE.search(text, first_nl)
+    if close is None:
+        return None
+    after = _AFTER_CLOSE_RE.match(text, close.start() + 3)
+    return text[first_nl : close.start()], after.end() if after is not None else close.end()
 
 
 def _load_yaml(yaml_text: str, path: str, max_size: int) -> Mapping[str, Any]:

@@ -167,10 +167,30 @@ def load_yaml(text: str, max_size: int) -> Any:
             raise yaml.YAMLError("nested too deeply") from exc
         if node is None:
             return None
-        _check_size(node, max_size)
+        if not within_limits(text, max_size):
+            _check_size(node, max_size)
         return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+_NESTING = ("[", "{", "-", "?", ":")
+"""The indicators one of which every collection brings: a sequence its first ``-`` or ``[``, a
+mapping its first ``:`` or ``?`` (``{`` in flow)."""
+
+
+def within_limits(text: str, max_size: int) -> bool:
+    """Return whether the YAML ``text`` is sure to pass :func:`expanded_size` with ``max_size``
+    without composing it (most front matter: no walk of the node graph then).
+
+    True when ``text`` has no ``*`` (so no alias: the graph is a tree and each scalar is no
+    longer than its text), a size bound from its length fits ``max_size`` (at most four
+    nodes per character, empty keys and values included, plus the characters), and its
+    indicators are too few to nest past :data:`MAX_DEPTH` (each collection brings one of
+    :data:`_NESTING`, so the depth is at most one more than their count)."""
+    if "*" in text or 8 * len(text) + 8 > max_size:
+        return False
+    return sum(text.count(c) for c in _NESTING) < MAX_DEPTH
 
 
 def _check_size(root: yaml.Node, max_size: int) -> None:
