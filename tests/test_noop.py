@@ -286,15 +286,12 @@ def test_quiet_takes_the_shortcut_and_prints_nothing(site: SmallSite) -> None:
 def test_the_light_modules_copies_of_constants_match_their_owners() -> None:
     """noop and entry copy a few constants rather than import their heavy owners."""
     from deploybot.cli import entry
-    from deploybot.config import load as config
     from deploybot.notify.deliver import outbox
     from deploybot.notify.deliver.forge_status import STATUS
     from deploybot.notify.deliver.webhook import WEBHOOK
     from deploybot.support import errors
 
     assert noop.KEEP_SENT == outbox.KEEP_SENT
-    assert entry.CONFIG_ENV == config.CONFIG_ENV
-    assert entry.DEFAULT_CONFIG_NAME == config.DEFAULT_CONFIG_NAME
     assert (entry.EX_TEMPFAIL, entry.EX_INTERRUPTED) == (errors.EX_TEMPFAIL, errors.EX_INTERRUPTED)
     assert entry.INTERRUPTED == errors.INTERRUPTED + "\n"
     assert noop.FILED == outbox.PRUNED
@@ -440,3 +437,15 @@ def test_the_stamp_records_the_urls_as_the_config_wrote_them(tmp_path: Path) -> 
     assert (stamp["source_raw"], stamp["publish_raw"]) == ("link/source.git", "link/source.git")
     assert stamp["publish_url"] == str(site.source)
     assert cli(site)[1] == f"up to date: asf-site was built from source {site.first[:12]}\n"
+
+
+def test_the_default_config_is_named_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console script's shortcut and the loader find the same default config file."""
+    from deploybot.cli.entry import noop_config
+    from deploybot.config.load import default_config_path
+
+    monkeypatch.delenv("DEPLOYBOT_CONFIG", raising=False)
+    assert noop_config(["run-once"]) == "deploybot.toml" == str(default_config_path())
+    monkeypatch.setenv("DEPLOYBOT_CONFIG", str(tmp_path / "site.toml"))
+    assert noop_config(["run-once", "-q"]) == str(tmp_path / "site.toml")
+    assert default_config_path() == tmp_path / "site.toml"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -22,7 +21,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from deploybot import __version__
-from deploybot.cli import entry, stdio
+from deploybot.cli import stdio
+from deploybot.config.where import default_config_name
 from deploybot.support import journal, logs
 from deploybot.support.errors import (
     EX_CONFIG,
@@ -113,10 +113,10 @@ def _verbose() -> bool:
 
 
 def default_config_path() -> Path:
-    """:func:`deploybot.config.load.default_config_path`, by the names :mod:`.entry` keeps
-    of it: the config loader (TOML, the schema's checks) is imported only by a command
-    that reads a config (``notify --repo`` without one does not)."""
-    return Path(os.environ.get(entry.CONFIG_ENV) or entry.DEFAULT_CONFIG_NAME)
+    """:func:`deploybot.config.load.default_config_path`, by :mod:`deploybot.config.where`
+    (the rule's one home): the config loader (TOML, the schema's checks) is imported only
+    by a command that reads a config (``notify --repo`` without one does not)."""
+    return Path(default_config_name())
 
 
 def load_config(path: Path) -> Config:

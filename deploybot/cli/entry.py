@@ -9,12 +9,9 @@ Every other command line, and every run that cannot be told so cheaply, is :mod:
 
 from __future__ import annotations
 
-import os
 import sys
 
-CONFIG_ENV = "DEPLOYBOT_CONFIG"  # deploybot.config.load.CONFIG_ENV (not imported: it is heavy)
-DEFAULT_CONFIG_NAME = "deploybot.toml"
-
+from deploybot.config.where import default_config_name
 
 QUIET = ("-q", "--quiet")
 
@@ -26,7 +23,7 @@ def noop_config(argv: list[str]) -> str | None:
         return None
     rest = [arg for arg in argv[1:] if arg not in QUIET]
     if not rest:
-        return os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME
+        return default_config_name()
     if len(rest) == 2 and rest[0] == "--config" and rest[1] and not rest[1].startswith("-"):
         return rest[1]
     if len(rest) == 1 and rest[0].startswith("--config=") and len(rest[0]) > len("--config="):

@@ -35,13 +35,12 @@ from deploybot.config.schema import (
     StateConfig,
     StatusConfig,
 )
+from deploybot.config.where import default_config_name
 from deploybot.git.locations import config_base, resolve_location
 from deploybot.support.errors import ConfigError
 
-DEFAULT_CONFIG_NAME = "deploybot.toml"
 GITHUB_PAGES_BRANCH = "gh-pages"
 """The branch GitHub Pages serves by default: ``publish.nojekyll`` is on for it."""
-CONFIG_ENV = "DEPLOYBOT_CONFIG"
 
 T = TypeVar("T")
 
@@ -50,7 +49,7 @@ _REMOTE_KEYS = ("source.url", "source.token_env", "publish.url", "publish.token_
 
 def default_config_path() -> Path:
     """Return ``$DEPLOYBOT_CONFIG`` when set, else ``./deploybot.toml``."""
-    return Path(os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME)
+    return Path(default_config_name())
 
 
 def load_config(path: Path) -> Config:
