@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+from dulwich.object_store import iter_tree_contents
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
@@ -156,7 +157,8 @@ def guard_problem(repo: Repo, old_tree: str | None, new_tree: str, guard: Guard)
     (57%, more than publish.max_removed = 0.5)``); None when it passes. Files are every
     entry that is not a folder, kept paths included. The trees are compared folder by
     folder (:func:`deploybot.git.tree.iter_changes`); the published files are counted only
-    when something is removed or too few files are added to tell otherwise."""
+    when something is removed or too few files are added to tell otherwise, and only as far
+    as the verdict needs (a one-post delete counts two files, not every tree of the site)."""
     removed = added = 0
     old_id = repository.oid(old_tree) if old_tree else None
     for _path, before, after in gittree.iter_changes(repo, old_id, repository.oid(new_tree)):
@@ -166,7 +168,20 @@ def guard_problem(repo: Repo, old_tree: str | None, new_tree: str, guard: Guard)
             added += 1
     if removed == 0 and added >= guard.min_files:
         return None  # nothing removed, and the new tree holds at least what was added
-    published = len(repository.tree_entries(repo, old_tree, include_gitlinks=True))
+    published = 0
+    if old_id is not None:
+        # The verdict only improves with more published files, so the count stops at the
+        # first number that passes; the message of a tripped guard has the whole count.
+        for _entry in iter_tree_contents(repo.object_store, old_id):
+            published += 1
+            if _guard_verdict(published, removed, added, guard) is None:
+                return None
+    return _guard_verdict(published, removed, added, guard)
+
+
+def _guard_verdict(published: int, removed: int, added: int, guard: Guard) -> str | None:
+    """:func:`guard_problem`'s answer for ``published`` files of which the build removes
+    ``removed`` and to which it adds ``added``."""
     if published and removed > guard.max_removed * published:
         return (
             f"the build would remove {removed} of the {published} published files "
