@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
             runs = samples[name]
             print(
                 f"median {name}: {statistics.median(s.seconds for s in runs):.3f} s, "
+                f"CPU {statistics.median(s.cpu_seconds or 0 for s in runs):.2f} s, "
                 f"tree PSS {statistics.median(s.tree_pss_mb or 0 for s in runs):.0f} MB "
                 f"(max {max(s.tree_pss_mb or 0 for s in runs):.0f} MB)"
             )
