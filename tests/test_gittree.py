@@ -67,3 +67,28 @@ def test_push_sends_only_what_the_new_commit_adds(tmp_path: Path) -> None:
         repository.push_refs(str(remote), repo, {"refs/heads/main": (c1, c2)}, PublishError)
     git(remote, "fsck", "--strict")
     assert git(remote, "show", "main:p/007/index.html") == "changed"
+
+
+def test_a_first_push_sends_commits_then_trees_then_blobs(tmp_path: Path) -> None:
+    """git's pack order (compute_write_order): the server keeps the pack as sent, and its
+    connectivity check reads every tree, so the trees must not be spread among the pages."""
+    remote, mirror = tmp_path / "remote.git", tmp_path / "mirror.git"
+    for bare in (remote, mirror):
+        git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(remote, "config", "receive.unpackLimit", "1")  # keep the pack as sent, as for a site
+    files = {f"2020/{i:02d}/post-{i}.html": b"page %d" % i for i in range(8)}  # 10 trees
+    with repository.bare_repo(mirror) as repo:
+        blobs = {p: (MODE_FILE, repository.add_blob(repo, data)) for p, data in files.items()}
+        tree = edit_tree(repo, None, blobs)
+        c1 = repository.make_commit(repo, tree, [], author=AUTHOR, message="m\n", when=WHEN)
+        new = new_objects(repo, set(), {repository.oid(c1)})
+        assert new is not None
+        kinds = [repo[sha].type_name for sha in new]
+        assert kinds == [b"commit"] + [b"tree"] * (1 + 1 + 8) + [b"blob"] * 8
+        repository.push_refs(str(remote), repo, {"refs/heads/main": (None, c1)}, PublishError)
+    git(remote, "fsck", "--strict")
+    packed = git(remote, "verify-pack", "-v", *map(str, remote.glob("objects/pack/*.idx")))
+    order = [line.split()[1] for line in packed.splitlines() if line[:1].isalnum() and " " in line]
+    order = [kind for kind in order if kind in ("commit", "tree", "blob")]
+    assert order == ["commit"] + ["tree"] * 10 + ["blob"] * 8
+    assert git(remote, "show", "main:2020/03/post-3.html") == "page 3"

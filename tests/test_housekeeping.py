@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from deploybot.git import repository
@@ -23,6 +24,14 @@ def test_packs_loose_objects_past_the_limit(tmp_path: Path) -> None:
         assert r.object_store.count_loose_objects() == 0
         assert len(r.object_store.packs) == 1
     assert read_branch(repo, "asf-site") == files
+    # git's order: the commit, every tree, then the pages (a walk of the trees reads a few
+    # pages of the pack, not all of it)
+    (idx,) = repo.glob("objects/pack/*.idx")
+    listed = subprocess.run(
+        ["git", "verify-pack", "-v", str(idx)], check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    kinds = [line.split()[1] for line in listed if len(line.split()) > 4]
+    assert kinds == ["commit", "tree", "tree"] + ["blob"] * 30
 
 
 def test_consolidates_packs_past_the_limit(tmp_path: Path) -> None:

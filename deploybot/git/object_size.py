@@ -52,6 +52,22 @@ def _header_size(store: object, hexsha: str) -> int | None:
     return None
 
 
+def loose_kind(path: str) -> bytes:
+    """The type (``b"blob"``, ``b"tree"``, ``b"commit"``, ``b"tag"``) of the loose object
+    file ``path``, from its header (a few dozen bytes inflated, not the object).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError, zlib.error: its header is not a loose object's.
+    """
+    with open(path, "rb") as f:
+        header, nul, _ = _inflate_prefix(f, 64).partition(b"\0")
+    kind, space, size = header.partition(b" ")
+    if not (nul and space and size.isdigit()):
+        raise ValueError("malformed loose object header")
+    return kind
+
+
 def _loose_size(f: BinaryIO) -> int:
     header, nul, _ = _inflate_prefix(f, 64).partition(b"\0")
     _kind, space, size = header.partition(b" ")

@@ -41,7 +41,7 @@ from dulwich.file import _GitFile
 from dulwich.index import commit_tree
 from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 from dulwich.objects import Blob, Commit, ObjectID, Tree
-from dulwich.pack import UnpackedObject, pack_object_chunks, pack_objects_to_data
+from dulwich.pack import UnpackedObject, full_unpacked_object, pack_object_chunks
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -555,9 +555,8 @@ def push_refs(
         new = new_objects(repo, set(have), set(want))
         if new is None:
             return repo.generate_pack_data(set(have), set(want), ofs_delta=ofs_delta)
-        count, records = pack_objects_to_data(
-            [(repo[sha], None) for sha in new], ofs_delta=ofs_delta
-        )
+        # One object at a time: a first build's push sends every page of the site.
+        count, records = len(new), (full_unpacked_object(repo[sha]) for sha in new)
         local = isinstance(client, (SubprocessGitClient, LocalGitClient))
         return count, _compressed(records, LOCAL_PACK_COMPRESSION) if local else records
 

@@ -177,34 +177,50 @@ def new_objects(
     repo: Repo, have: AbstractSet[ObjectID], want: AbstractSet[ObjectID]
 ) -> list[ObjectID] | None:
     """Return the objects a push of ``want`` must send when every wanted commit's parents
-    are in ``have`` (the fast-forward a build makes): each commit, and what its tree has
-    that its first parent's tree has not at the same path (only differing subtrees are
-    read, so the cost follows the change). ``None`` otherwise: the caller lets dulwich walk
-    the history. An object the remote has elsewhere may be sent again, which git accepts."""
-    found: dict[ObjectID, None] = {}
+    are in ``have`` (the fast-forward a build makes) or it has none (a first build): each
+    commit, and what its tree has that its first parent's tree has not at the same path
+    (only differing subtrees are read, so the cost follows the change). ``None`` otherwise:
+    the caller lets dulwich walk the history. An object the remote has elsewhere may be sent
+    again, which git accepts.
+
+    The commits come first, then every tree, then the blobs: git's own pack order
+    (``builtin/pack-objects.c``, ``compute_write_order``). The server keeps the pack as it
+    is sent, and its connectivity check (``rev-list --objects``) reads every tree of the
+    published site on each push: with the trees together it maps a few MB of the pack,
+    not all of it (54 MB of 55 at 10,000 posts when trees and pages alternated)."""
+    commits: dict[ObjectID, None] = {}
+    trees: dict[ObjectID, None] = {}
+    blobs: dict[ObjectID, None] = {}
     for sha in want - have:
         commit = repo[sha]
-        if not isinstance(commit, Commit) or not commit.parents:
+        if not isinstance(commit, Commit):
             return None
         if any(parent not in have for parent in commit.parents):
             return None
-        parent = repo[commit.parents[0]]
-        if not isinstance(parent, Commit):
-            return None
-        found[sha] = None
-        _new_tree_objects(repo, parent.tree, commit.tree, found)
-    return list(found)
+        parent_tree = None
+        if commit.parents:
+            parent = repo[commit.parents[0]]
+            if not isinstance(parent, Commit):
+                return None
+            parent_tree = parent.tree
+        commits[sha] = None
+        _new_tree_objects(repo, parent_tree, commit.tree, trees, blobs)
+    return [*commits, *trees, *blobs]
 
 
 def _new_tree_objects(
-    repo: Repo, old_id: ObjectID | None, new_id: ObjectID, found: dict[ObjectID, None]
+    repo: Repo,
+    old_id: ObjectID | None,
+    new_id: ObjectID,
+    trees: dict[ObjectID, None],
+    blobs: dict[ObjectID, None],
 ) -> None:
     pending: list[tuple[ObjectID | None, ObjectID]] = [(old_id, new_id)]
     while pending:
         old_id, new_id = pending.pop()
-        if old_id == new_id or new_id in found:
+        if old_id == new_id or new_id in trees:
             continue
-        found[new_id] = None
+        trees[new_id] = None
         old = read_tree(repo, old_id)
         for name, (mode, sha) in read_tree(repo, new_id).items():
             before = old.get(name)
@@ -214,7 +230,7 @@ def _new_tree_objects(
                 below = before[1] if before is not None and stat.S_ISDIR(before[0]) else None
                 pending.append((None if below is None else ObjectID(below), ObjectID(sha)))
             elif not S_ISGITLINK(mode):
-                found[ObjectID(sha)] = None
+                blobs[ObjectID(sha)] = None
 
 
 def _check_names(folder: bytes, items: Mapping[bytes, object]) -> None:

@@ -16,6 +16,12 @@ the machine hits one sample of each tool rather than all samples of one):
    floor); one-post edit, add and delete, each committed and pushed to the source, then
    ``run-once`` (fetch -> render -> commit -> push -> email); ``run-once --full`` (the
    pipeline's full build, with nothing to publish; its highlight cache is warm);
+At sizes past :data:`PEERS_UP_TO` (the 100,000-post size, run only when ``--sizes`` names
+it) a round measures only what issue 21 asks there: ``deploybot build`` (no highlight
+cache), the first publish, the no-op, the one-post edit, add and delete; the peers, the
+warm-cache build, ``run-once --full``, the rename commit and the emails are skipped, each
+with one line in the results' skipped list (:data:`LARGE_SKIPS`).
+
 4. in the first round only, 50 posts (a quarter of a smaller site) are renamed (new name
    and date) and published; every round then times the email of three build commits of
    that first round, the first build, the one-post edit's (a small commit) and the rename
@@ -38,6 +44,20 @@ from tests.bench.themed import ThemedBench
 
 Log = Callable[[str], None]
 
+PEERS_UP_TO = 10_000
+"""The largest size the peers, the warm-cache build, ``run-once --full``, the renames and
+the emails are measured at: at 10,000 posts Jekyll took 265 s a build and Hugo 4.6 GB."""
+LARGE_SKIPS = (
+    "peers (Jekyll ~265 s a build and Hugo 4.6 GB at 10,000 posts)",
+    "deploybot build with a warm highlight cache (and the build that fills it)",
+    "run-once --full (the pipeline's full build; the first publish is one)",
+    "the 50-rename commit and the emails (deploybot notify against git log)",
+)
+"""What a round skips at sizes past :data:`PEERS_UP_TO`, for the results' skipped lines."""
+LARGE_RENDER = "[render]\nmax_site_bytes = 20_000_000_000\n"
+"""A large site's outputs pass ``render.max_site_bytes`` (1 GB by default; 100,000 posts
+write about 1.7 GB), so its builds and runs raise it."""
+
 
 class BenchError(RuntimeError):
     """A run did not do what the benchmark expects of it (so its time would mean nothing)."""
@@ -52,7 +72,7 @@ def deploybot_argv() -> list[str]:
 class Instance:
     """A deploybot configuration with its own state dir, publish repo and mbox."""
 
-    def __init__(self, root: Path, site: Site) -> None:
+    def __init__(self, root: Path, site: Site, extra: str = "") -> None:
         self.dir = root
         self.publish = root / "publish.git"
         root.mkdir()
@@ -61,7 +81,7 @@ class Instance:
         self.config.write_text(
             f'[source]\nurl = "{site.source_repo}"\n[publish]\nurl = "publish.git"\n'
             'author = "Bot <bot@example.org>"\n[notify]\ntransport = "mbox"\n'
-            'mbox = "mail.mbox"\nto = ["commits@example.org"]\nfrom = "bot@example.org"\n',
+            'mbox = "mail.mbox"\nto = ["commits@example.org"]\nfrom = "bot@example.org"\n' + extra,
             encoding="utf-8",
         )
 
@@ -87,7 +107,13 @@ class SizeBench:
         self, root: Path, size: int, peers: list[Peer], results: Results, log: Log
     ) -> None:
         self.root, self.size, self.results, self.log = root, size, results, log
-        self.peers = [p for p in peers if p.missing is None]
+        self.large = size > PEERS_UP_TO
+        self.peers = [p for p in peers if p.missing is None and not self.large]
+        if self.large:
+            for what in LARGE_SKIPS:
+                line = f"skipped at {size:,} posts: {what}"
+                log(line)
+                results.skipped.append(line)
         self.env = python_env()
         self.site = sitemod.make_site(root, size)
         self.themed = ThemedBench.maybe(
@@ -103,6 +129,8 @@ class SizeBench:
         for peer in self.peers:  # the seed's first publish pushes every file, once
             self.seed_pipeline(peer, "seed first publish")
         git(root, "clone", "-q", "--mirror", str(self.site.source_repo), "floor.git")
+        if self.large:
+            return
         self.warm_config = root / "warm.toml"
         self.warm_config.write_text(
             f'[source]\nurl = "{self.site.source_repo}"\n[state]\ndir = "warm-state"\n',
@@ -151,7 +179,7 @@ class SizeBench:
         half = self.size // 2
         self.change(sitemod.edit_post(self.site, _pick(self.site, half + 2 * r)), "Edit")
         self.full_builds()
-        inst = Instance(self.root / f"run{r}", self.site)
+        inst = Instance(self.root / f"run{r}", self.site, LARGE_RENDER if self.large else "")
         first = self.publish(inst, "run-once first publish")
         git(self.root / "floor.git", "fetch", "-q", "origin")
         self.publish(inst, "run-once no-op", moves=False)
@@ -163,6 +191,9 @@ class SizeBench:
         self.publish(inst, "run-once add")
         self.change(sitemod.delete_post(self.site, _pick(self.site, self.size - 1 - r)), "Delete")
         self.publish(inst, "run-once delete")
+        if self.large:
+            shutil.rmtree(inst.dir)
+            return
         self.publish(inst, "pipeline full build", "--full", moves=False)
         if self.keep is None:
             step = max(1, half // self.renames)
@@ -187,6 +218,13 @@ class SizeBench:
 
     def full_builds(self) -> None:
         """``deploybot build`` cold and warm, then each peer's seed-style pipeline, in turn."""
+        if self.large:  # a config for the limit, its state (highlight cache) made afresh
+            shutil.rmtree(self.root / "large-state", ignore_errors=True)
+            config = self.root / "large.toml"
+            config.write_text(f'[state]\ndir = "large-state"\n{LARGE_RENDER}', encoding="utf-8")
+            self.measure("deploybot build", self.build_argv("deploybot-out", config))
+            shutil.rmtree(self.root / "deploybot-out")  # GBs at 100,000 posts
+            return
         self.measure("deploybot build", self.build_argv("deploybot-out"))
         self.measure(
             "deploybot build, warm highlight cache",

@@ -494,7 +494,7 @@ class Engine(SiteLists):
             self._urls = plugin_outputs.source_urls(
                 (r.model for r in self.cache.rows("page")),
                 (r.model for r in self.cache.rows("static")),
-                (r.model for r in self.cache.posts(self.cut_us)),
+                (r.model for r in self.cache.iter_posts(self.cut_us)),
                 docs,
             )
         return self._urls
@@ -612,7 +612,7 @@ class Engine(SiteLists):
                     self.render_source(row)
             index_of = {row.path: i for i, row in enumerate(stored)}
             pages = [i for i, row in enumerate(stored) if row.kind == "page"]
-            posts = [index_of[row.path] for row in self.cache.posts(self.cut_us)]
+            posts = [index_of[row.path] for row in self.cache.iter_posts(self.cut_us)]
             docs: list[Doc] = [(i, None) for i in pages]
             docs += [(j, _pair(posts, k)) for k, j in enumerate(posts)]
             workers.share(stored, docs)

@@ -66,7 +66,7 @@ class SiteLists(ThemeSetup):
                 r.model.categories,
                 r.model.tags,
             )
-            for r in self.cache.posts(self.cut_us)
+            for r in self.cache.iter_posts(self.cut_us)
         ]
 
     def site_pages(self) -> list[dict[str, Any]]:
