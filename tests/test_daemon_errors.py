@@ -86,9 +86,13 @@ def test_a_malformed_request_is_400_and_one_warning_line(tmp_path: Path) -> None
     assert all(" WARNING bad request from 127.0.0.1: 400 " in line for line in logged), logged
     assert "Too many headers received" in logged[2]
     assert not any("Traceback" in line or " ERROR " in line for line in daemon.log), daemon.log
-    # listening; whether the status page is served; 4 requests; stopping, stopped
-    assert len(daemon.log) == 1 + 1 + 4 + 2, daemon.log
-    assert " INFO the status page is open: 127.0.0.1:" in daemon.log[1], daemon.log
+    # listening; whether the status page is served; 4 requests; stopping, stopped; and,
+    # whenever its zygote is ready (before the requests or after: a race under load), the
+    # warm builder's line, which is none of this test's
+    lines = [line for line in daemon.log if " warm builder ready " not in line]
+    assert len(daemon.log) - len(lines) <= 1, daemon.log
+    assert len(lines) == 1 + 1 + 4 + 2, daemon.log
+    assert " INFO the status page is open: 127.0.0.1:" in lines[1], daemon.log
 
 
 def test_a_hostile_after_is_400_and_control_characters_are_escaped_in_the_log(
