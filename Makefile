@@ -105,7 +105,8 @@ bench-tools:
 	test -x /usr/bin/time || missing="$$missing time"; \
 	.ci/apt-install "Hugo is skipped if missing" $$missing
 
-# Not part of `make test`: takes about an hour at 1,000 and 10,000 posts. BENCH_ARGS overrides.
+# Not part of `make test`: about 20 minutes at 1,000 and 10,000 posts (15 without Pelican).
+# BENCH_ARGS overrides; --sizes 1000,100000 adds the 100,000-post size (about an hour).
 # deploybot's bytecode is compiled first, so no measured run pays for compiling it: an
 # editable install has none, and with PYTHONDONTWRITEBYTECODE set every run would compile
 # every module (compileall writes the .pyc files regardless; the interpreter still reads them).
