@@ -22,6 +22,7 @@ from tests.bench.daemon import COLD, WARM
 from tests.bench.measure import Results, Sample, import_profile, run
 from tests.bench.peers import find_peers, to_hugo, to_pelican
 from tests.bench.report import BEGIN, END, peer_table, update_doc
+from tests.bench.site import posts_source
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOYBOT = [
@@ -100,6 +101,7 @@ def test_every_measurement_is_taken_once(bench_run: tuple[Path, str, str]) -> No
         assert table[name]["median_tree_pss_mb"] > 10, name  # deploybot's interpreter at least
     assert data["run"]["repeat"] == 1 and data["run"]["sizes"] == [12]
     assert data["run"]["pushes"] == 2
+    assert data["run"]["posts"] == posts_source()  # a run on other posts is another site
     for name in (WARM, COLD):  # the daemon's pushes: wall time only, under the run's size
         assert len(table[name]["seconds"]) == 2 and 0 < table[name]["median_seconds"] < 60
         assert table[name]["peak_mb"] == [None, None] and table[name]["modules"] == [None] * 2
@@ -118,6 +120,7 @@ def test_the_report_goes_between_the_doc_markers(bench_run: tuple[Path, str, str
     tmp, out, _ = bench_run
     doc = (tmp / "docs" / "performance.md").read_text(encoding="utf-8")
     assert doc.startswith("# x\n\nbefore\n\n" + BEGIN + "\nMeasured ")
+    assert f"; {posts_source()}; medians of 1 alternating rounds" in doc
     assert doc.endswith(END + "\n\nafter\n") and "\nold\n" not in doc
     body = doc.split(BEGIN)[1].split(END)[0]
     assert body.strip() == out.strip()

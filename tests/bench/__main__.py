@@ -36,6 +36,7 @@ from tests.bench.peers import ROOT, find_peers
 from tests.bench.plot import plot
 from tests.bench.report import markdown, update_doc
 from tests.bench.scenarios import SizeBench
+from tests.bench.site import posts_source
 
 
 def log(line: str) -> None:
@@ -112,6 +113,7 @@ def measure_all(args: argparse.Namespace) -> tuple[Results, dict[str, object]]:
         "repeat": args.repeat,
         "pushes": args.pushes,
         "machine": f"{platform.machine()}, {_cores()} cores, Python {platform.python_version()}",
+        "posts": posts_source(),
         "peers": {p.name: p.version() for p in peers if p.program},
     }
     for peer in peers:
@@ -171,7 +173,8 @@ def main(argv: list[str] | None = None) -> None:
     assert isinstance(versions, dict)
     header = (
         f"Measured {run['date']} by `{run['command']}` ({run['machine']}; "
-        f"medians of {run['repeat']} alternating rounds"
+        + (f"{run['posts']}; " if run.get("posts") else "")
+        + f"medians of {run['repeat']} alternating rounds"
         + "".join(f"; {v}" for v in versions.values())
         + ")."
     )

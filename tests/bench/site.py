@@ -51,6 +51,15 @@ class Post:
     author: str | None = None
 
 
+def posts_source() -> str:
+    """Which posts the bench's sites repeat, for the report's header: the tvm corpus's, or
+    the generated ones when ``../shared`` is missing (a different site: its ratios are not
+    comparable with a run on the corpus)."""
+    if (TVM / "source" / "_posts").is_dir():
+        return "posts: the 21 tvm posts and _config.yml of ../shared, repeated"
+    return "posts: 21 generated ones, repeated (../shared is missing)"
+
+
 def corpus_posts() -> list[Post]:
     """The tvm posts (front matter parsed with PyYAML), or 21 generated ones without the corpus."""
     folder = TVM / "source" / "_posts"
