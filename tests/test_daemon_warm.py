@@ -229,3 +229,25 @@ def test_a_zygote_killed_during_a_build_fails_it_as_killed_and_the_next_push_bui
         assert daemon.push(HOOK, github(newer)).status_code == 202  # lifts the backoff
         wait_until(lambda: site.published_source() == newer)
         assert _starts(daemon, "warm") == 2
+
+
+def test_a_zygote_whose_daemon_left_while_it_warmed_up_ends_quietly() -> None:
+    """The daemon stopped (or retired it) before it was ready: its 'ready' meets a closed
+    socket; it ends with 0 and writes nothing (it shares the daemon's stderr: a traceback
+    there was a log line with no priority under journald, after 'stopped')."""
+    import socket
+    import subprocess
+    import sys
+
+    from deploybot.serve.zygote import CONTROL_FD
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.close()  # gone before the zygote has imported anything
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEPLOYBOT_")}
+    env[CONTROL_FD] = str(theirs.fileno())
+    proc = subprocess.run(
+        [sys.executable, "-m", "deploybot.serve.zygote"],
+        env=env, pass_fds=[theirs.fileno()], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    theirs.close()
+    assert (proc.returncode, proc.stderr, proc.stdout) == (0, "", "")

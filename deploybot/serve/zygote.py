@@ -283,7 +283,10 @@ def main() -> int:
     seconds = warm_up()
     lifeline_fd = None if lifeline is None else int(lifeline)
     zygote = Zygote(control, lifeline_fd)
-    control.sendall(json.dumps({"ready": os.getpid(), "seconds": seconds}).encode())
+    try:
+        control.sendall(json.dumps({"ready": os.getpid(), "seconds": seconds}).encode())
+    except OSError:  # the daemon stopped, or retired this zygote, while it warmed up
+        return 0
     return zygote.serve()
 
 
